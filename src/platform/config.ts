@@ -1,0 +1,257 @@
+/**
+ * Configuration: read once from the environment, validated, frozen, passed down.
+ *
+ * This is the only module that reads `process.env` (callers pass `process.env` in; tests pass
+ * a plain object). Every variable of the spec's configuration tables is here, plus PORT, HOST,
+ * DATA_DIR and ALLOW_PRIVATE_TARGETS from DESIGN.md. An invalid value stops startup with a
+ * `ConfigError` that names every bad variable at once.
+ *
+ * Embedded default: when none of DATABASE_URL, REDIS_URL and ENVIRONMENT is set, svc runs
+ * embedded (PGlite under DATA_DIR, in-memory cache and queue) in development mode, and the
+ * secrets are generated on first run and kept under DATA_DIR (see `embedded-secrets.ts`).
+ * As soon as ENVIRONMENT is production (its default whenever storage is configured), the
+ * storage URLs and both secrets are required, and the embedded schemes are accepted only when
+ * given explicitly (`pglite:<dir>`, `memory:`).
+ */
+
+export type Environment = 'production' | 'staging' | 'development';
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; appUrl: string | null }
+  | { kind: 'pglite'; dir: string | null }; // null: in-memory
+
+export type CacheTarget = { kind: 'redis'; url: string } | { kind: 'memory' };
+
+export interface FeatureFlags {
+  readonly mcpSecurity: boolean;
+  readonly aiGateway: boolean;
+  readonly geoBlocking: boolean;
+  readonly hipaaBaa: boolean;
+  readonly soc2Reports: boolean;
+}
+
+export interface Config {
+  readonly environment: Environment;
+  /** True when storage was not configured and svc chose PGlite + memory on its own. */
+  readonly embedded: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly database: DatabaseTarget;
+  readonly cache: CacheTarget;
+  /** Prefix for every cache key; lets several instances share one Redis without colliding. */
+  readonly cachePrefix: string;
+  /** null until resolved: embedded mode fills them from DATA_DIR (see resolveEmbeddedSecrets). */
+  readonly secretKey: string | null;
+  readonly apiEncryptionKey: string | null;
+  readonly metricsToken: string | null;
+  readonly logLevel: LogLevel;
+  readonly allowedOrigins: readonly string[];
+  readonly workers: number;
+  readonly allowPrivateTargets: boolean;
+  readonly trustProxy: boolean;
+  readonly errorMonitoringDsn: string | null;
+  readonly analyticsApiKey: string | null;
+  /** Upstream provider keys from the environment, by provider id (e.g. OPENAI_API_KEY → openai). */
+  readonly providerEnvKeys: Readonly<Record<string, string>>;
+  readonly features: FeatureFlags;
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Provider ids and the environment variable that carries each one's key. */
+export const PROVIDER_ENV_VARIABLES: Readonly<Record<string, string>> = {
+  openai: 'OPENAI_API_KEY',
+  azure_openai: 'AZURE_OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+  vertex_ai: 'VERTEX_AI_API_KEY',
+  bedrock: 'BEDROCK_API_KEY',
+  mistral: 'MISTRAL_API_KEY',
+  cohere: 'COHERE_API_KEY',
+  groq: 'GROQ_API_KEY',
+  together: 'TOGETHER_API_KEY',
+  fireworks: 'FIREWORKS_API_KEY',
+  deepseek: 'DEEPSEEK_API_KEY',
+  xai: 'XAI_API_KEY',
+  openrouter: 'OPENROUTER_API_KEY',
+  ollama: 'OLLAMA_API_KEY',
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warning', 'error'];
+const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'development'];
+
+export function loadConfig(env: Env): Config {
+  const problems: string[] = [];
+  const text = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+
+  const bool = (name: string, fallback: boolean): boolean => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    if (/^(1|true|yes|on)$/i.test(value)) return true;
+    if (/^(0|false|no|off)$/i.test(value)) return false;
+    problems.push(`${name} must be true or false (got "${value}")`);
+    return fallback;
+  };
+
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${value}")`);
+      return fallback;
+    }
+    return parsed;
+  };
+
+  const databaseUrl = text('DATABASE_URL');
+  const redisUrl = text('REDIS_URL');
+  const environmentText = text('ENVIRONMENT');
+  const embedded = databaseUrl === undefined && redisUrl === undefined && environmentText === undefined;
+
+  let environment: Environment = embedded ? 'development' : 'production';
+  if (environmentText !== undefined) {
+    if ((ENVIRONMENTS as readonly string[]).includes(environmentText)) environment = environmentText as Environment;
+    else problems.push(`ENVIRONMENT must be one of ${ENVIRONMENTS.join(', ')} (got "${environmentText}")`);
+  }
+  const strict = environment === 'production';
+
+  const dataDir = text('DATA_DIR') ?? './data';
+
+  let database: DatabaseTarget = { kind: 'pglite', dir: `${dataDir}/pglite` };
+  if (databaseUrl === undefined) {
+    if (strict) problems.push('DATABASE_URL is required in production (postgres://… or, explicitly, pglite:<dir>)');
+  } else if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    const appUrl = text('DATABASE_APP_URL') ?? null;
+    if (appUrl !== null && !/^postgres(ql)?:\/\//i.test(appUrl)) problems.push('DATABASE_APP_URL must be a postgres:// URL');
+    database = { kind: 'postgres', url: databaseUrl, appUrl };
+  } else if (databaseUrl.startsWith('pglite:')) {
+    const location = databaseUrl.slice('pglite:'.length);
+    if (location === '') problems.push('DATABASE_URL pglite: needs a directory or "memory"');
+    database = { kind: 'pglite', dir: location === 'memory' ? null : location };
+  } else {
+    problems.push('DATABASE_URL must start with postgres://, postgresql:// or pglite:');
+  }
+
+  let cache: CacheTarget = { kind: 'memory' };
+  if (redisUrl === undefined) {
+    if (strict) problems.push('REDIS_URL is required in production (redis://… or, explicitly, memory:)');
+  } else if (/^rediss?:\/\//i.test(redisUrl)) {
+    cache = { kind: 'redis', url: redisUrl };
+  } else if (redisUrl === 'memory:') {
+    cache = { kind: 'memory' };
+  } else {
+    problems.push('REDIS_URL must start with redis://, rediss:// or be memory:');
+  }
+
+  const secretKey = text('SECRET_KEY') ?? null;
+  if (secretKey === null) {
+    if (strict) problems.push('SECRET_KEY is required in production (32 or more characters)');
+  } else if (secretKey.length < 32) {
+    problems.push('SECRET_KEY must be at least 32 characters');
+  }
+
+  const apiEncryptionKey = text('API_ENCRYPTION_KEY') ?? null;
+  if (apiEncryptionKey === null) {
+    if (strict) problems.push('API_ENCRYPTION_KEY is required in production (32 or more characters, or 32 bytes in base64/hex)');
+  } else if (apiEncryptionKey.length < 32) {
+    problems.push('API_ENCRYPTION_KEY must be at least 32 characters');
+  }
+
+  const metricsToken = text('METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+
+  let logLevel: LogLevel = 'info';
+  const logLevelText = text('LOG_LEVEL');
+  if (logLevelText !== undefined) {
+    const normalized = logLevelText.toLowerCase() === 'warn' ? 'warning' : logLevelText.toLowerCase();
+    if ((LOG_LEVELS as readonly string[]).includes(normalized)) logLevel = normalized as LogLevel;
+    else problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelText}")`);
+  }
+
+  const allowedOrigins = (text('ALLOWED_ORIGINS') ?? '*')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  for (const origin of allowedOrigins) {
+    if (origin !== '*' && !/^https?:\/\/[^\s/]+$/.test(origin)) {
+      problems.push(`ALLOWED_ORIGINS entry "${origin}" must be * or an origin like https://app.example.com`);
+    }
+  }
+
+  const providerEnvKeys: Record<string, string> = {};
+  for (const [provider, variable] of Object.entries(PROVIDER_ENV_VARIABLES)) {
+    const value = text(variable);
+    if (value !== undefined) providerEnvKeys[provider] = value;
+  }
+
+  const config: Config = {
+    environment,
+    embedded,
+    port: integer('PORT', 8080, 0, 65535),
+    host: text('HOST') ?? '127.0.0.1',
+    dataDir,
+    database,
+    cache,
+    cachePrefix: text('CACHE_PREFIX') ?? 'svc:',
+    secretKey,
+    apiEncryptionKey,
+    metricsToken,
+    logLevel,
+    allowedOrigins,
+    workers: integer('WORKERS', 4, 1, 256),
+    allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
+    trustProxy: bool('TRUST_PROXY', false),
+    errorMonitoringDsn: text('ERROR_MONITORING_DSN') ?? null,
+    analyticsApiKey: text('ANALYTICS_API_KEY') ?? null,
+    providerEnvKeys,
+    features: {
+      mcpSecurity: bool('FEATURE_MCP_SECURITY', true),
+      aiGateway: bool('FEATURE_AI_GATEWAY', true),
+      geoBlocking: bool('FEATURE_GEO_BLOCKING', false),
+      hipaaBaa: bool('FEATURE_HIPAA_BAA', false),
+      soc2Reports: bool('FEATURE_SOC2_REPORTS', false),
+    },
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+/** A config whose secrets are known: what the rest of svc receives. */
+export type ResolvedConfig = Config & {
+  readonly secretKey: string;
+  readonly apiEncryptionKey: string;
+  readonly metricsToken: string;
+};
+
+export function withSecrets(config: Config, secrets: { secretKey: string; apiEncryptionKey: string; metricsToken: string }): ResolvedConfig {
+  return deepFreeze({
+    ...config,
+    secretKey: config.secretKey ?? secrets.secretKey,
+    apiEncryptionKey: config.apiEncryptionKey ?? secrets.apiEncryptionKey,
+    metricsToken: config.metricsToken ?? secrets.metricsToken,
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value as Record<string, unknown>)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,279 @@
+/**
+ * One database interface over node-postgres and PGlite.
+ *
+ * Security posture (row-level security): every org-scoped table has RLS enabled and forced,
+ * with a tenant policy for the role `svc_app` that admits only rows whose org_id equals the
+ * transaction's `app.org_id` setting. Tenant work goes through `withOrg(orgId, fn)`, which runs
+ * `fn` in a transaction on the application's connection with `app.org_id` set (local to that
+ * transaction). On PostgreSQL that connection logs in as the non-superuser role `svc_app`
+ * (DATABASE_APP_URL, or a login svc manages itself — see `ensureAppRole`), so no statement can
+ * escape its org. `system` work (migrations, API-key lookup by hash, jobs that span orgs) uses
+ * the owner connection from DATABASE_URL. PGlite has one session user, a superuser: there
+ * `withOrg` switches to `svc_app` with SET LOCAL ROLE, which applies the same policies to
+ * svc's own queries but is no boundary against SQL that could reset the role; embedded mode
+ * therefore never runs user-supplied SQL.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+import type { DatabaseTarget } from '../config.ts';
+
+export interface QueryResult<Row> {
+  rows: Row[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** A transaction on the owner connection (no org set). */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** A transaction as `svc_app` with `app.org_id` = orgId: row-level security applies. */
+  withOrg<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Open connections (svc_db_pool_size). */
+  poolSize(): number;
+  close(): Promise<void>;
+}
+
+const APP_ROLE = 'svc_app';
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+/** Arbitrary constant key for pg_advisory_lock around migrations, so replicas migrate one at a time. */
+const MIGRATION_LOCK = 815_204_117;
+
+// Return int8/numeric as JS numbers when they fit, timestamps as Date (pg's default).
+pg.types.setTypeParser(20, (value) => Number(value));
+pg.types.setTypeParser(1700, (value) => Number(value));
+
+export interface OpenOptions {
+  /** Password for the managed `svc_app` login (derived from SECRET_KEY). */
+  appRolePassword: string;
+  /** Pool size of each PostgreSQL pool. */
+  poolMax?: number;
+  /** PGlite only: start from a data-dir snapshot (tests). */
+  pgliteSnapshot?: Blob;
+}
+
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions): Promise<Database> {
+  return target.kind === 'postgres' ? openPostgres(target, options) : openPglite(target.dir, options);
+}
+
+// ---------------------------------------------------------------------------------- PostgreSQL
+
+async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }>, options: OpenOptions): Promise<PostgresDatabase> {
+  const owner = new pg.Pool({ connectionString: target.url, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+  owner.on('error', () => undefined); // idle client errors surface on the next query instead
+  const database = new PostgresDatabase(owner, target, options);
+  return database;
+}
+
+class PostgresDatabase implements Database {
+  readonly kind = 'postgres' as const;
+  private app: pg.Pool | null = null;
+
+  constructor(
+    private readonly owner: pg.Pool,
+    private readonly target: Extract<DatabaseTarget, { kind: 'postgres' }>,
+    private readonly options: OpenOptions,
+  ) {}
+
+  async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
+    const result = await this.owner.query(sql, params as unknown[] | undefined);
+    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.owner.query(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return runInTransaction(await this.owner.connect(), fn, null);
+  }
+
+  async withOrg<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return runInTransaction(await this.appPool().connect(), fn, orgId);
+  }
+
+  /** The application's pool, logging in as svc_app. Created after migrations made the role. */
+  private appPool(): pg.Pool {
+    if (this.app === null) {
+      const url = this.target.appUrl ?? appRoleUrl(this.target.url, this.options.appRolePassword);
+      this.app = new pg.Pool({ connectionString: url, max: this.options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+      this.app.on('error', () => undefined);
+    }
+    return this.app;
+  }
+
+  /**
+   * Makes sure `svc_app` can log in with the managed password, unless DATABASE_APP_URL names
+   * its own login. Needs CREATEROLE on the owner; when the owner lacks it, set DATABASE_APP_URL.
+   */
+  async ensureAppRole(): Promise<void> {
+    if (this.target.appUrl !== null) return;
+    // The password is a derived secret and cannot contain a quote; format() quotes it anyway.
+    await this.owner.query(`SELECT svc_set_app_password($1)`, [this.options.appRolePassword]);
+  }
+
+  poolSize(): number {
+    return this.owner.totalCount + (this.app?.totalCount ?? 0);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.owner.end(), this.app?.end()]);
+  }
+}
+
+function appRoleUrl(ownerUrl: string, password: string): string {
+  const url = new URL(ownerUrl);
+  url.username = APP_ROLE;
+  url.password = password;
+  return url.toString();
+}
+
+async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>, orgId: string | null): Promise<T> {
+  const tx: Queryable = {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+  };
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    if (orgId !== null) await client.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
+    const value = await fn(tx);
+    await client.query('COMMIT');
+    return value;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      broken = true;
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+// -------------------------------------------------------------------------------------- PGlite
+
+async function openPglite(dir: string | null, options: OpenOptions): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const instance = options.pgliteSnapshot
+    ? await PGlite.create({ loadDataDir: options.pgliteSnapshot })
+    : await PGlite.create(dir === null ? undefined : dir);
+  return new PgliteDatabase(instance);
+}
+
+class PgliteDatabase implements Database {
+  readonly kind = 'pglite' as const;
+  constructor(readonly instance: PGlite) {}
+
+  async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
+    const result = await this.instance.query<Row>(sql, params as unknown[] | undefined);
+    return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.instance.exec(sql);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.instance.transaction(async (transaction) => fn(wrapPgliteTransaction(transaction)));
+  }
+
+  withOrg<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.instance.transaction(async (transaction) => {
+      await transaction.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
+      await transaction.query(`SET LOCAL ROLE ${APP_ROLE}`);
+      return fn(wrapPgliteTransaction(transaction));
+    });
+  }
+
+  poolSize(): number {
+    return this.instance.closed ? 0 : 1;
+  }
+
+  async close(): Promise<void> {
+    if (!this.instance.closed) await this.instance.close();
+  }
+}
+
+type PgliteTransaction = Parameters<Parameters<PGlite['transaction']>[0]>[0];
+
+function wrapPgliteTransaction(transaction: PgliteTransaction): Queryable {
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      const result = await transaction.query<Row>(sql, params as unknown[] | undefined);
+      return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+    },
+    async exec(sql: string) {
+      await transaction.exec(sql);
+    },
+  };
+}
+
+/** Takes a migrated PGlite's data directory as a blob (tests restore it instead of re-migrating). */
+export async function pgliteSnapshot(database: Database): Promise<Blob> {
+  if (!(database instanceof PgliteDatabase)) throw new Error('snapshots exist only for PGlite');
+  return database.instance.dumpDataDir('none');
+}
+
+// ---------------------------------------------------------------------------------- migrations
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function listMigrations(directory = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(directory)
+    .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4),
+      sql: readFileSync(join(directory, file), 'utf8'),
+    }));
+}
+
+/**
+ * Applies pending migrations in order, each in its own transaction, under an advisory lock so
+ * that replicas starting together migrate once. Returns the versions applied now.
+ */
+export async function migrate(database: Database): Promise<number[]> {
+  const applied: number[] = [];
+  await database.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+  try {
+    await database.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = new Set(
+      (await database.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version),
+    );
+    for (const migration of listMigrations()) {
+      if (done.has(migration.version)) continue;
+      await database.transaction(async (tx) => {
+        await tx.exec(migration.sql);
+        await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      });
+      applied.push(migration.version);
+    }
+    if (database instanceof PostgresDatabase) await database.ensureAppRole();
+  } finally {
+    await database.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+  }
+  return applied;
+}

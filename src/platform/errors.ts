@@ -1,0 +1,70 @@
+/**
+ * The error catalogue: every error a client of /api/v1 can see, with its stable code and HTTP
+ * status. Codes are UPPER_SNAKE, never reused or renamed; `docs/errors.md` lists them and a test
+ * keeps the two in step. Clients (and tests) rely on `code`, never on `message`.
+ *
+ * Body of every non-2xx answer: { "error": { "code", "message", "request_id", ...details } }.
+ */
+
+export const ERRORS = {
+  // 400
+  VALIDATION_FAILED: { status: 400, message: 'The request is not valid.' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  // 401
+  AUTH_MISSING: { status: 401, message: 'No credential: send Authorization: Bearer <key> or X-API-Key.' },
+  AUTH_INVALID: { status: 401, message: 'The credential is not valid.' },
+  AUTH_REVOKED: { status: 401, message: 'The API key has been revoked.' },
+  LOGIN_FAILED: { status: 401, message: 'E-mail or password is wrong.' },
+  METRICS_TOKEN_INVALID: { status: 401, message: 'The metrics bearer token is missing or wrong.' },
+  // 403
+  SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
+  KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
+  FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
+  TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address.' },
+  THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
+  // 404
+  NOT_FOUND: { status: 404, message: 'No such resource.' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
+  // 405/409/413/415
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this endpoint.' },
+  CONFLICT: { status: 409, message: 'The resource already exists or changed meanwhile.' },
+  EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists.' },
+  TRIAL_LIMIT: { status: 409, message: 'The trial cannot be extended beyond 90 days.' },
+  BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
+  // 429
+  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },
+  CONCURRENCY_LIMITED: { status: 429, message: 'Too many requests in flight for this credential.' },
+  LOGIN_BLOCKED: { status: 429, message: 'Too many sign-in attempts; wait before trying again.' },
+  REGISTER_BLOCKED: { status: 429, message: 'Too many registrations from this address; wait before trying again.' },
+  // 5xx
+  INTERNAL: { status: 500, message: 'Internal error.' },
+  NO_PROVIDERS: { status: 502, message: 'No upstream provider or upstream key is configured.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error that maps to one catalogue entry. `details` are safe to show to the client. */
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(options.message ?? ERRORS[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SvcError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, requestId: string, details?: Readonly<Record<string, unknown>>) {
+  return { error: { code, message, request_id: requestId, ...details } };
+}

@@ -1,0 +1,60 @@
+/**
+ * JSON-lines logger (pino). Posture: secrets never reach a log line — redaction paths are fixed
+ * here, at creation, and cover credentials wherever they appear in logged objects.
+ *
+ * Request log lines carry exactly the spec's fields: level, time, request_id, org_id,
+ * gateway_id, method, path, status, duration_ms, threat_score, decision, pattern
+ * (see `requestLogLine`). Other lines carry level, time and msg plus context.
+ */
+import { pino, type Logger, type DestinationStream } from 'pino';
+import type { LogLevel } from './config.ts';
+
+export type { Logger };
+
+const PINO_LEVEL: Record<LogLevel, string> = { debug: 'debug', info: 'info', warning: 'warn', error: 'error' };
+
+export const REDACT_PATHS = [
+  'api_key',
+  'key',
+  'secret',
+  'password',
+  'token',
+  'authorization',
+  '*.api_key',
+  '*.key',
+  '*.secret',
+  '*.password',
+  '*.token',
+  '*.authorization',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+];
+
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level: PINO_LEVEL[level],
+      base: null,
+      messageKey: 'msg',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label === 'warn' ? 'warning' : label }) },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+export interface RequestLogFields {
+  request_id: string;
+  org_id: string | null;
+  gateway_id: string | null;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  threat_score: number | null;
+  decision: string | null;
+  pattern: string | null;
+}
