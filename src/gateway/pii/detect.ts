@@ -1,0 +1,268 @@
+/**
+ * PII detection: finds e-mail addresses, phone numbers, payment cards, IBANs, US SSNs, IP
+ * addresses, secrets and (where cues make it safe) person names in untrusted text.
+ *
+ * Security posture: every regular expression here runs on attacker-controlled input, so each one
+ * is linear-time (no nested or ambiguous quantifiers; every repetition is bounded or separated by
+ * a character class the next token cannot match — a test runs them through the recheck ReDoS
+ * analyser) and the input is cut at MAX_SCAN_CHARS per text. Precision is favoured over recall
+ * where a false positive would corrupt a prompt: payment cards must pass Luhn, IBANs must pass
+ * ISO 13616 mod-97, IPv6 candidates must parse, and names are only taken after explicit cues
+ * (honorifics, "my name is", salutations). Detection is a pure function of its input.
+ */
+import { isIPv4, isIPv6 } from 'node:net';
+
+export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON';
+
+export const PII_TYPES: readonly PiiType[] = ['EMAIL', 'PHONE', 'CARD', 'IBAN', 'SSN', 'IP', 'SECRET', 'PERSON'];
+
+export interface PiiSpan {
+  type: PiiType;
+  /** UTF-16 offsets into the scanned text, end exclusive. */
+  start: number;
+  end: number;
+  value: string;
+}
+
+/** Texts longer than this are scanned only up to this many characters (bounded work per message). */
+export const MAX_SCAN_CHARS = 262_144;
+
+interface Detector {
+  type: PiiType;
+  pattern: RegExp;
+  /** Returns the accepted span inside the match (or null to reject it). */
+  accept?: (match: RegExpExecArray, text: string) => { start: number; end: number } | null;
+}
+
+// Order matters: earlier detectors win overlaps (a card number is not also a phone number).
+const SECRET_PATTERNS: readonly RegExp[] = [
+  /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,200}/g, // OpenAI / Anthropic style
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, // AWS access key id
+  /\bgh[pousr]_[A-Za-z0-9]{36,255}\b/g, // GitHub tokens
+  /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,250}/g, // Slack tokens
+  /\beyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{10,1024}/g, // JWT
+  /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API key
+  /\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,247}\b/g, // Stripe
+  /\bsvc_org_(?:live|test|rstr)_[a-z0-9]{8}_[A-Za-z0-9]{16,128}\b/g, // svc's own keys
+];
+
+const DETECTORS: readonly Detector[] = [
+  ...SECRET_PATTERNS.map((pattern): Detector => ({ type: 'SECRET', pattern })),
+  {
+    type: 'EMAIL',
+    pattern: /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/g,
+    accept: (match) => {
+      const value = match[0];
+      const at = value.indexOf('@');
+      // Trim leading dots of the local part and require a letter TLD.
+      let start = match.index;
+      while (value[start - match.index] === '.' && start - match.index < at) start += 1;
+      const tld = value.slice(value.lastIndexOf('.') + 1);
+      if (!/^[A-Za-z]{2,24}$/.test(tld)) return null;
+      return { start, end: match.index + value.length };
+    },
+  },
+  {
+    type: 'IBAN',
+    pattern: /\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?\b/g,
+    accept: (match) => (ibanValid(match[0]) ? { start: match.index, end: match.index + match[0].length } : null),
+  },
+  {
+    type: 'CARD',
+    pattern: /\b\d(?:[ -]?\d){11,18}\b/g,
+    accept: (match) => {
+      const digits = match[0].replace(/[ -]/g, '');
+      if (digits.length < 12 || digits.length > 19 || !luhnValid(digits)) return null;
+      if (digits.length === 12 && !/^(?:5[0678]|6)/.test(digits)) return null; // 12 digits: Maestro only
+      return { start: match.index, end: match.index + match[0].length };
+    },
+  },
+  {
+    type: 'SSN',
+    pattern: /\b\d{3}-\d{2}-\d{4}\b/g,
+    accept: (match) => {
+      const [area, group, serial] = match[0].split('-') as [string, string, string];
+      if (area === '000' || area === '666' || area.startsWith('9') || group === '00' || serial === '0000') return null;
+      return { start: match.index, end: match.index + match[0].length };
+    },
+  },
+  {
+    type: 'IP',
+    pattern: /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g,
+    accept: (match, text) => {
+      if (!isIPv4(match[0])) return null;
+      // "1.2.3.4.5" is a version string, not an address.
+      const after = text.charCodeAt(match.index + match[0].length);
+      const afterNext = text.charCodeAt(match.index + match[0].length + 1);
+      if (after === 46 && afterNext >= 48 && afterNext <= 57) return null;
+      return { start: match.index, end: match.index + match[0].length };
+    },
+  },
+  {
+    type: 'IP',
+    pattern: /[0-9A-Fa-f:]{2,39}(?:%[0-9A-Za-z]{1,15})?/g,
+    accept: (match) => {
+      const value = match[0];
+      let colons = 0;
+      for (const character of value) if (character === ':') colons += 1;
+      if (colons < 2 || !isIPv6(value.split('%')[0] ?? '')) return null;
+      if (!/[0-9A-Fa-f]/.test(value)) return null; // "::" alone
+      return { start: match.index, end: match.index + value.length };
+    },
+  },
+  {
+    type: 'PHONE',
+    pattern: /(?:\+\(?|\(|\b)\d[\d ().-]{5,22}\d(?: ?(?:x|ext\.?) ?\d{1,6})?\b/g,
+    accept: (match, text) => phoneSpan(match, text),
+  },
+  {
+    type: 'PERSON',
+    // Honorific or cue, then one to three capitalised words.
+    pattern:
+      /\b(?:(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Madam|Dame|Lord|Lady)\.?|[Mm]y name is|[Nn]ame:|[Nn]amed|[Cc]alled|[Dd]ear|[Rr]egards,|[Ss]incerely,|[Tt]hanks,|[Ss]igned,?)[ \t]{1,4}(\p{Lu}[\p{Ll}'’-]{1,24}(?:[ \t]\p{Lu}\.?(?=[ \t]))?(?:[ \t]{1,2}\p{Lu}[\p{Ll}'’-]{1,24}){0,2})/gu,
+    accept: (match) => {
+      const name = match[1];
+      if (name === undefined) return null;
+      const firstWord = name.split(/[ \t]/)[0] ?? '';
+      if (NOT_NAMES.has(firstWord.toLowerCase())) return null;
+      const start = match.index + match[0].length - name.length;
+      return { start, end: start + name.length };
+    },
+  },
+];
+
+/** Capitalised words that follow our cues without being names ("Dear Sir", "called Monday"). */
+const NOT_NAMES = new Set([
+  'sir', 'madam', 'customer', 'team', 'all', 'everyone', 'friends', 'colleagues', 'support', 'user', 'client',
+  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'today', 'tomorrow', 'yesterday',
+  'the', 'a', 'an', 'this', 'that', 'it', 'i', 'you', 'he', 'she', 'we', 'they', 'my', 'our', 'your', 'hiring', 'manager',
+]);
+
+/** Detects PII in `text`; spans are sorted and never overlap. */
+export function detectPii(input: string, types: ReadonlySet<PiiType> | null = null): PiiSpan[] {
+  const text = input.length > MAX_SCAN_CHARS ? input.slice(0, MAX_SCAN_CHARS) : input;
+  const taken: PiiSpan[] = [];
+  const overlaps = (start: number, end: number) => taken.some((span) => start < span.end && span.start < end);
+
+  for (const detector of DETECTORS) {
+    if (types !== null && !types.has(detector.type)) continue;
+    const pattern = detector.pattern;
+    pattern.lastIndex = 0;
+    let match: RegExpExecArray | null;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match[0].length === 0) {
+        pattern.lastIndex += 1;
+        continue;
+      }
+      const accepted = detector.accept === undefined ? { start: match.index, end: match.index + match[0].length } : detector.accept(match, text);
+      if (accepted === null || overlaps(accepted.start, accepted.end)) continue;
+      taken.push({ type: detector.type, start: accepted.start, end: accepted.end, value: text.slice(accepted.start, accepted.end) });
+    }
+  }
+  for (const span of detectPrivateKeys(text)) if (!overlaps(span.start, span.end)) taken.push(span);
+  return taken.sort((left, right) => left.start - right.start);
+}
+
+/** PEM private-key blocks, found with indexOf (no regex over a multi-kilobyte body). */
+function detectPrivateKeys(text: string): PiiSpan[] {
+  const spans: PiiSpan[] = [];
+  let from = 0;
+  for (;;) {
+    const begin = text.indexOf('-----BEGIN ', from);
+    if (begin === -1) break;
+    const headerEnd = text.indexOf('-----', begin + 11);
+    if (headerEnd === -1 || headerEnd - begin > 60) break;
+    const label = text.slice(begin + 11, headerEnd);
+    if (!label.endsWith('PRIVATE KEY')) {
+      from = headerEnd + 5;
+      continue;
+    }
+    const footer = `-----END ${label}-----`;
+    const end = text.indexOf(footer, headerEnd);
+    const stop = end === -1 ? text.length : end + footer.length; // unterminated: redact to the end
+    spans.push({ type: 'SECRET', start: begin, end: stop, value: text.slice(begin, stop) });
+    from = stop;
+  }
+  return spans;
+}
+
+function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: number } | null {
+  let value = match[0];
+  let start = match.index;
+  // A "(" only belongs to the number when it closes inside it.
+  if (value.startsWith('(') && !value.includes(')')) {
+    value = value.slice(1);
+    start += 1;
+  }
+  const core = value.replace(/ ?(?:x|ext\.?) ?\d{1,6}$/, '');
+  const digits = core.replace(/\D/g, '');
+  if (digits.length < 7 || digits.length > 15) return null;
+  const groups = core.split(/[^\d]+/).filter((group) => group !== '');
+  const hasPlus = core.startsWith('+');
+  const hasParenthesis = core.includes('(');
+  if (groups.length === 1) {
+    // Bare digit runs: only with a + or 10+ digits (not an order number or a year).
+    if (!hasPlus && digits.length < 10) return null;
+  } else {
+    if (groups.some((group) => group.length > 5) && !hasPlus) return null;
+    if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
+    if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
+    const first = groups[0] ?? '';
+    if (!hasPlus && !hasParenthesis && first.length < 2) return null; // "3.14159 26"
+    if (!hasPlus && !hasParenthesis && first.length === 5 && !first.startsWith('0')) return null; // "17151 2450 Main St"
+  }
+  if (/[(][^)]*$/.test(core) || /^[^(]*[)]/.test(core)) return null; // unbalanced parenthesis
+  // Surrounding characters: not glued to letters (part of an identifier).
+  const before = text[start - 1];
+  if (before !== undefined && /[A-Za-z_]/.test(before)) return null;
+  // Trim trailing separators that the character class may have taken.
+  let end = start + value.length;
+  while (end > start && /[ .(-]/.test(text[end - 1] ?? '')) end -= 1;
+  return { start, end };
+}
+
+/** Luhn checksum over a digit string. */
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let index = digits.length - 1; index >= 0; index -= 1) {
+    let digit = digits.charCodeAt(index) - 48;
+    if (double) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+const IBAN_LENGTHS: Readonly<Record<string, number>> = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24,
+  DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27,
+  GT: 28, HR: 21, HU: 28, IE: 22, IL: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LI: 21, LT: 20, LU: 20,
+  LV: 21, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25,
+  QA: 29, RO: 24, RS: 22, SA: 24, SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
+};
+
+/** ISO 13616: country length and mod-97 == 1. */
+export function ibanValid(candidate: string): boolean {
+  const iban = candidate.replace(/ /g, '').toUpperCase();
+  const expected = IBAN_LENGTHS[iban.slice(0, 2)];
+  if (expected !== undefined && iban.length !== expected) return false;
+  if (iban.length < 15 || iban.length > 34) return false;
+  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  let remainder = 0;
+  for (const character of rearranged) {
+    const code = character.charCodeAt(0);
+    const value = code >= 65 ? code - 55 : code - 48;
+    remainder = value >= 10 ? (remainder * 100 + value) % 97 : (remainder * 10 + value) % 97;
+  }
+  return remainder === 1;
+}
+
+/** Every pattern, for the ReDoS test. */
+export function piiPatterns(): readonly RegExp[] {
+  return DETECTORS.map((detector) => detector.pattern);
+}

@@ -1,0 +1,4 @@
+export { detectPii, luhnValid, ibanValid, piiPatterns, PII_TYPES, MAX_SCAN_CHARS } from './detect.ts';
+export type { PiiSpan, PiiType } from './detect.ts';
+export { redactMessages, restorePlaceholders, createStreamRestorer } from './redact.ts';
+export type { PiiMode, RedactionResult, RedactionSummary } from './redact.ts';
