@@ -1,0 +1,105 @@
+/**
+ * SSRF guard for every URL a user supplies (webhook URLs, MCP upstreams, gateway backends,
+ * provider base URLs). Posture: deny by default. Only http and https; no credentials in the
+ * URL; the host is resolved and EVERY address it resolves to must be public — loopback,
+ * private, carrier-grade NAT, link-local (cloud metadata 169.254.169.254, fd00:ec2::254),
+ * multicast, reserved and IPv4-mapped/NAT64 forms of those are refused — unless the
+ * deployment sets ALLOW_PRIVATE_TARGETS=true. The WHATWG URL parser already turns decimal,
+ * hex and octal IPv4 spellings (http://2130706433/) into dotted form before the check.
+ * Callers must not follow redirects, or must re-check each Location with this function.
+ */
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { SvcError } from './errors.ts';
+
+const blocked = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  blocked.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const) {
+  blocked.addSubnet(network, prefix, 'ipv6');
+}
+
+/** True when the address is loopback, private, link-local or otherwise not publicly routable. */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const lower = address.toLowerCase();
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) forms.
+  const embedded = /^(?:::ffff:|::|64:ff9b::)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(lower);
+  if (embedded?.[1]) return blocked.check(embedded[1], 'ipv4');
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (mappedHex?.[1] && mappedHex[2]) {
+    const high = parseInt(mappedHex[1], 16);
+    const low = parseInt(mappedHex[2], 16);
+    return blocked.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
+  }
+  return blocked.check(lower, 'ipv6');
+}
+
+export interface TargetCheckOptions {
+  allowPrivate: boolean;
+  /** Field name reported in the error details. */
+  field?: string;
+  /** Resolver (tests); defaults to the system resolver. */
+  resolve?: (host: string) => Promise<string[]>;
+}
+
+/** Throws VALIDATION_FAILED for a malformed URL, TARGET_FORBIDDEN for a non-public target. */
+export async function assertPublicUrl(raw: string, options: TargetCheckOptions): Promise<URL> {
+  const field = options.field ?? 'url';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SvcError('VALIDATION_FAILED', { message: `${field} is not a valid URL`, details: { field } });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new SvcError('VALIDATION_FAILED', { message: `${field} must use http or https`, details: { field } });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new SvcError('VALIDATION_FAILED', { message: `${field} must not carry credentials`, details: { field } });
+  }
+  if (options.allowPrivate) return url;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (isIP(host) !== 0) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = options.resolve
+        ? await options.resolve(host)
+        : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+    } catch {
+      throw new SvcError('VALIDATION_FAILED', { message: `${field} host does not resolve`, details: { field } });
+    }
+  }
+  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
+    throw new SvcError('TARGET_FORBIDDEN', { details: { field } });
+  }
+  return url;
+}
