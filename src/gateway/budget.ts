@@ -1,0 +1,165 @@
+/**
+ * Daily token budgets by plan and an optional daily USD cap per org.
+ *
+ * Posture: reserve before the upstream call, settle after it. `reserve` atomically checks that
+ * used + estimate stays within the limit and adds the estimate in one step (a Lua script on
+ * Redis, a synchronous check-and-add in memory), so N concurrent requests can never together
+ * pass a limit that each alone would fit. `settle` replaces the estimate with the actual usage
+ * (or releases it when the call failed). Counters are per UTC day and expire after two days.
+ * The estimate of a request is its prompt (characters / 4, rounded up, plus 4 per message) plus
+ * its max_tokens (DEFAULT_COMPLETION_RESERVE when absent): the only way to end above the limit
+ * is a completion longer than the reserve of a request that set no max_tokens, or a prompt the
+ * estimate undercounts. Test-class keys are not counted (the caller skips budgets for them).
+ */
+import type { Cache } from '../platform/cache.ts';
+
+export const DAILY_TOKEN_BUDGETS: Readonly<Record<string, number>> = {
+  free: 10_000,
+  community: 10_000,
+  starter: 500_000,
+  pro: 5_000_000,
+  enterprise: 999_000_000,
+};
+
+export const DEFAULT_COMPLETION_RESERVE = 1_024;
+export const WARNING_RATIO = 0.8;
+const DAY_MS = 86_400_000;
+const COUNTER_TTL_MS = 2 * DAY_MS;
+
+export function dailyTokenBudget(plan: string): number {
+  return DAILY_TOKEN_BUDGETS[plan] ?? DAILY_TOKEN_BUDGETS.community!;
+}
+
+/** Rough token count of a prompt: ceil(characters / 4) + 4 per message (role and framing). */
+export function estimatePromptTokens(messages: ReadonlyArray<{ content: string }>): number {
+  let characters = 0;
+  for (const message of messages) characters += message.content.length;
+  return Math.ceil(characters / 4) + 4 * messages.length;
+}
+
+export function utcDay(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}
+
+export interface Reservation {
+  orgId: string;
+  day: string;
+  tokens: number;
+  /** Micro-dollars reserved against the USD cap (0 when no cap). */
+  microUsd: number;
+}
+
+export type ReserveOutcome =
+  | { ok: true; reservation: Reservation; usedTokens: number }
+  | { ok: false; budget: 'tokens' | 'usd'; limit: number; used: number; resetAt: string };
+
+// KEYS[1] tokens counter, KEYS[2] micro-USD counter; ARGV: token limit, tokens, usd limit (-1 none), micro-usd, ttl ms.
+const RESERVE_SCRIPT = `
+local tokensUsed = tonumber(redis.call('GET', KEYS[1]) or '0')
+local tokenLimit = tonumber(ARGV[1])
+local tokens = tonumber(ARGV[2])
+if tokensUsed + tokens > tokenLimit then return {0, 'tokens', tokensUsed} end
+local usdLimit = tonumber(ARGV[3])
+local microUsd = tonumber(ARGV[4])
+if usdLimit >= 0 then
+  local usdUsed = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if usdUsed + microUsd > usdLimit then return {0, 'usd', usdUsed} end
+  redis.call('INCRBY', KEYS[2], microUsd)
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+end
+local after = redis.call('INCRBY', KEYS[1], tokens)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {1, 'ok', after}
+`;
+
+export class BudgetLedger {
+  constructor(
+    private readonly cache: Cache,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private keys(orgId: string, day: string): [string, string] {
+    const base = `${this.cache.prefix}gw:budget:${orgId}:${day}`;
+    return [`${base}:tokens`, `${base}:usd`];
+  }
+
+  /**
+   * Reserves `tokens` (and `microUsd` when `microUsdLimit` is not null) for today.
+   * Fails without reserving anything when either limit would be passed.
+   */
+  async reserve(orgId: string, tokenLimit: number, tokens: number, microUsdLimit: number | null, microUsd: number): Promise<ReserveOutcome> {
+    const now = this.now();
+    const day = utcDay(now);
+    const [tokenKey, usdKey] = this.keys(orgId, day);
+    const resetAt = new Date(Math.floor(now / DAY_MS) * DAY_MS + DAY_MS).toISOString();
+    const redis = this.cache.redis();
+    if (redis !== null) {
+      try {
+        const [ok, which, used] = (await redis.eval(RESERVE_SCRIPT, 2, tokenKey, usdKey, tokenLimit, tokens, microUsdLimit ?? -1, microUsd, COUNTER_TTL_MS)) as [number, string, number];
+        if (ok === 1) return { ok: true, reservation: { orgId, day, tokens, microUsd: microUsdLimit === null ? 0 : microUsd }, usedTokens: Number(used) };
+        return which === 'usd'
+          ? { ok: false, budget: 'usd', limit: microUsdLimit ?? 0, used: Number(used), resetAt }
+          : { ok: false, budget: 'tokens', limit: tokenLimit, used: Number(used), resetAt };
+      } catch {
+        // Redis went away between the check and the call: fall through to memory.
+      }
+    }
+    const memory = this.cache.memory;
+    const tokensUsed = Number(memory.get(tokenKey) ?? '0');
+    if (tokensUsed + tokens > tokenLimit) return { ok: false, budget: 'tokens', limit: tokenLimit, used: tokensUsed, resetAt };
+    if (microUsdLimit !== null) {
+      const usdUsed = Number(memory.get(usdKey) ?? '0');
+      if (usdUsed + microUsd > microUsdLimit) return { ok: false, budget: 'usd', limit: microUsdLimit, used: usdUsed, resetAt };
+      memory.incr(usdKey, COUNTER_TTL_MS, microUsd);
+    }
+    const after = memory.incr(tokenKey, COUNTER_TTL_MS, tokens);
+    return { ok: true, reservation: { orgId, day, tokens, microUsd: microUsdLimit === null ? 0 : microUsd }, usedTokens: after };
+  }
+
+  /** Replaces a reservation by the actual usage (0 and 0 when the call failed); returns tokens used today after settling. */
+  async settle(reservation: Reservation, actualTokens: number, actualMicroUsd: number): Promise<number> {
+    const [tokenKey, usdKey] = this.keys(reservation.orgId, reservation.day);
+    const tokenDelta = actualTokens - reservation.tokens;
+    const usdDelta = reservation.microUsd === 0 && actualMicroUsd === 0 ? 0 : actualMicroUsd - reservation.microUsd;
+    const redis = this.cache.redis();
+    if (redis !== null) {
+      try {
+        const pipeline = redis.multi().incrby(tokenKey, tokenDelta).pexpire(tokenKey, COUNTER_TTL_MS);
+        if (usdDelta !== 0) pipeline.incrby(usdKey, usdDelta).pexpire(usdKey, COUNTER_TTL_MS);
+        const results = (await pipeline.exec()) ?? [];
+        return Number(results[0]?.[1] ?? 0);
+      } catch {
+        // fall through to memory
+      }
+    }
+    const memory = this.cache.memory;
+    if (usdDelta !== 0) memory.incr(usdKey, COUNTER_TTL_MS, usdDelta);
+    return memory.incr(tokenKey, COUNTER_TTL_MS, tokenDelta);
+  }
+
+  /** Today's usage: tokens and micro-dollars. */
+  async usage(orgId: string): Promise<{ day: string; tokens: number; microUsd: number }> {
+    const day = utcDay(this.now());
+    const [tokenKey, usdKey] = this.keys(orgId, day);
+    const [tokens, microUsd] = await Promise.all([this.read(tokenKey), this.read(usdKey)]);
+    return { day, tokens, microUsd };
+  }
+
+  private async read(key: string): Promise<number> {
+    const redis = this.cache.redis();
+    if (redis !== null) {
+      try {
+        return Number((await redis.get(key)) ?? '0');
+      } catch {
+        // fall through
+      }
+    }
+    return Number(this.cache.memory.get(key) ?? '0');
+  }
+
+  /** True once per org and day: the first caller after usage crossed WARNING_RATIO of the limit. */
+  async shouldWarn(orgId: string, usedTokens: number, tokenLimit: number): Promise<boolean> {
+    if (usedTokens < tokenLimit * WARNING_RATIO) return false;
+    return this.cache.setIfAbsent(`${this.cache.prefix}gw:budget-warned:${orgId}:${utcDay(this.now())}`, '1', COUNTER_TTL_MS);
+  }
+}

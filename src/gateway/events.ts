@@ -1,0 +1,19 @@
+/**
+ * Events the gateway raises for other capabilities (webhooks) to deliver. The webhooks engineer
+ * plugs a real bus in through `GatewayServiceOptions.events`; the default writes a log line.
+ */
+import type { Logger } from '../platform/logger.ts';
+
+export type GatewayEventName = 'budget.warning' | 'budget.exhausted' | 'cost.anomaly' | 'provider.down' | 'provider.up';
+
+export interface GatewayEvents {
+  emit(orgId: string | null, event: GatewayEventName, data: Record<string, unknown>): void;
+}
+
+export function loggingEvents(logger: Pick<Logger, 'warn'>): GatewayEvents {
+  return {
+    emit(orgId, event, data) {
+      logger.warn({ org_id: orgId, event, data }, `gateway event ${event}`);
+    },
+  };
+}
