@@ -32,15 +32,22 @@ export const ERRORS = {
   TRIAL_LIMIT: { status: 409, message: 'The trial cannot be extended beyond 90 days.' },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
+  PII_BLOCKED: { status: 422, message: 'The request contains personal data and the org blocks such requests.' },
+  UPSTREAM_REJECTED: { status: 422, message: 'The upstream provider rejected the request (unknown model, context too long, invalid parameters).' },
   // 429
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },
   CONCURRENCY_LIMITED: { status: 429, message: 'Too many requests in flight for this credential.' },
   LOGIN_BLOCKED: { status: 429, message: 'Too many sign-in attempts; wait before trying again.' },
   REGISTER_BLOCKED: { status: 429, message: 'Too many registrations from this address; wait before trying again.' },
+  BUDGET_EXHAUSTED: { status: 429, message: 'The org daily token budget or USD cap is used up; it resets at 00:00 UTC.' },
   // 5xx
   INTERNAL: { status: 500, message: 'Internal error.' },
   NO_PROVIDERS: { status: 502, message: 'No upstream provider or upstream key is configured.' },
+  UPSTREAM_AUTH_FAILED: { status: 502, message: 'The upstream provider refused the configured provider key.' },
+  UPSTREAM_ERROR: { status: 502, message: 'The upstream provider failed and no other provider could serve the request.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
+  UPSTREAM_UNAVAILABLE: { status: 503, message: 'Every candidate upstream provider is failing or has its circuit open; retry with backoff.' },
+  UPSTREAM_TIMEOUT: { status: 504, message: 'The upstream provider did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
