@@ -1,0 +1,130 @@
+/**
+ * Operator commands shared by the CLI (run locally or through a running server's control
+ * socket). Each returns a JSON object (what --json prints) and a line of text for humans.
+ */
+import type { ParseArgsConfig } from 'node:util';
+import { KEY_CLASSES, PLANS, SCOPES, type KeyClass, type Plan, type Scope } from './accounts/index.ts';
+import { migrate } from './platform/db/index.ts';
+import { SvcError } from './platform/errors.ts';
+import type { Services } from './services.ts';
+
+export interface CommandResult {
+  ok?: boolean;
+  json: Record<string, unknown>;
+  text: string;
+}
+
+type Options = Record<string, string | boolean | undefined>;
+
+interface CommandSpec {
+  summary: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(services: Services, options: Options): Promise<CommandResult>;
+}
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new SvcError('VALIDATION_FAILED', { message: `--${name} is required`, details: { field: name } });
+  }
+  return value;
+}
+
+function oneOf<T extends string>(options: Options, name: string, allowed: readonly T[], fallback?: T): T {
+  const value = options[name];
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw new SvcError('VALIDATION_FAILED', { message: `--${name} must be one of ${allowed.join(', ')}`, details: { field: name } });
+  }
+  return value as T;
+}
+
+function uuid(options: Options, name: string): string {
+  const value = required(options, name);
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+    throw new SvcError('VALIDATION_FAILED', { message: `--${name} must be an org id (uuid)`, details: { field: name } });
+  }
+  return value;
+}
+
+
+export const commandSpecs: Record<string, CommandSpec> = {
+  migrate: {
+    summary: 'apply pending database migrations',
+    options: {},
+    async run(services) {
+      const applied = await migrate(services.db);
+      return { json: { applied }, text: applied.length ? `applied migrations ${applied.join(', ')}` : 'database is up to date' };
+    },
+  },
+  'org create': {
+    summary: '--name N [--plan community|starter|pro|enterprise]  create an org and its admin key',
+    options: { name: { type: 'string' }, plan: { type: 'string' } },
+    async run(services, options) {
+      const plan = options.plan === undefined ? undefined : oneOf<Plan>(options, 'plan', PLANS);
+      const { org, apiKey } = await services.accounts.createOrg({ name: required(options, 'name'), ...(plan ? { plan } : {}) });
+      return {
+        json: { org_id: org.id, org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, api_key: apiKey },
+        text: `org ${org.id} (${org.tag}) plan ${org.plan}\nadmin key (shown once): ${apiKey}`,
+      };
+    },
+  },
+  'org list': {
+    summary: 'list organizations',
+    options: {},
+    async run(services) {
+      const orgs = await services.accounts.listOrgs();
+      return { json: { data: orgs }, text: orgs.map((org) => `${org.id}  ${org.tag}  ${org.effective_plan}  ${org.name}`).join('\n') };
+    },
+  },
+  'key create': {
+    summary: '--org ID --scope read|write|admin [--class live|test|rstr] [--name N]  create an API key',
+    options: { org: { type: 'string' }, scope: { type: 'string' }, class: { type: 'string' }, name: { type: 'string' } },
+    async run(services, options) {
+      const scope = oneOf<Scope>(options, 'scope', SCOPES);
+      const keyClass = oneOf<KeyClass>(options, 'class', KEY_CLASSES, 'live');
+      const name = typeof options.name === 'string' ? options.name : null;
+      const { key, apiKey } = await services.accounts.createKey(uuid(options, 'org'), { scope, keyClass, name });
+      return { json: { key_id: key.key_id, api_key: apiKey, scope: key.scope, class: key.class }, text: `key ${key.key_id} (${scope}, ${keyClass}): ${apiKey}` };
+    },
+  },
+  'key list': {
+    summary: '--org ID  list API keys (never the secrets)',
+    options: { org: { type: 'string' } },
+    async run(services, options) {
+      const keys = await services.accounts.listKeys(uuid(options, 'org'));
+      return { json: { data: keys }, text: keys.map((key) => `${key.key_id}  ${key.display}  ${key.scope}  ${key.revoked_at ? 'revoked' : 'active'}`).join('\n') };
+    },
+  },
+  'key revoke': {
+    summary: '--org ID --key KEY_ID  revoke an API key',
+    options: { org: { type: 'string' }, key: { type: 'string' } },
+    async run(services, options) {
+      const key = await services.accounts.revokeKey(uuid(options, 'org'), uuid(options, 'key'));
+      return { json: { ...key }, text: `revoked ${key.key_id}` };
+    },
+  },
+  'provider-key set': {
+    summary: '--org ID --provider P --key K [--base-url URL]  store an upstream provider key (encrypted)',
+    options: { org: { type: 'string' }, provider: { type: 'string' }, key: { type: 'string' }, 'base-url': { type: 'string' } },
+    async run(services, options) {
+      const baseUrl = typeof options['base-url'] === 'string' ? options['base-url'] : null;
+      if (baseUrl !== null) await services.checkTarget(baseUrl, 'base-url');
+      const record = await services.accounts.providerKeys.set(uuid(options, 'org'), required(options, 'provider'), required(options, 'key'), baseUrl);
+      return { json: { ...record }, text: `stored ${record.provider} key ${record.key}` };
+    },
+  },
+  'metrics-token': {
+    summary: 'print the bearer token /metrics expects',
+    options: {},
+    async run(services) {
+      return { json: { token: services.config.metricsToken }, text: services.config.metricsToken };
+    },
+  },
+};
+
+export async function runCommand(services: Services, name: string, options: Options): Promise<CommandResult> {
+  const spec = commandSpecs[name];
+  if (spec === undefined) throw new SvcError('VALIDATION_FAILED', { message: `unknown command "${name}"` });
+  return spec.run(services, options);
+}

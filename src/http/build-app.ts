@@ -1,0 +1,289 @@
+/**
+ * Builds the Fastify application from the services. `server.ts` only listens; tests call
+ * `buildApp` and use `app.inject()`.
+ *
+ * Request life cycle (hooks, in order):
+ *   onRequest   X-Request-ID; identify the credential (API key or dashboard session, never
+ *               rejecting yet); rate limit on the first axis that applies — API key, JWT user,
+ *               IP — and set X-RateLimit-* on every response; 429 with Retry-After when refused.
+ *   preHandler  enforce the route's declared scope: 401 AUTH_MISSING / AUTH_INVALID /
+ *               AUTH_REVOKED, 403 SCOPE_INSUFFICIENT.
+ *   onResponse  metrics, one JSON log line with the spec's fields, release the concurrency slot.
+ * Every route under /api/ must declare `config.scope` or `config.public`; one that does neither
+ * fails at boot, so no endpoint is ever public by omission.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  ANONYMOUS_POLICY,
+  OPERATIONS_POLICY,
+  PLAN_POLICIES,
+  scopeAllows,
+  type AuthContext,
+  type Scope,
+} from '../accounts/index.ts';
+import type { ResolvedConfig } from '../platform/config.ts';
+import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
+import type { RateLimitDecision, RateLimitPolicy } from '../platform/rate-limit.ts';
+import type { Services } from '../services.ts';
+import { registerAccountRoutes } from './routes/accounts.ts';
+import { registerOperationalRoutes } from './routes/operational.ts';
+import { CAPABILITY_PLUGINS } from './capabilities.ts';
+import type { AppInstance } from './app-types.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+    authFailure: ErrorCode | null;
+    rateLimit: { identity: string; holdsSlot: boolean } | null;
+    /** Set by whatever scored the request; logged and counted. */
+    threat: { score: number; decision: string; pattern: string | null } | null;
+    gatewayId: string | null;
+  }
+  interface FastifyContextConfig {
+    /** Scope the caller's credential must hold. */
+    scope?: Scope;
+    /** No credential needed (still rate limited per IP). */
+    public?: boolean;
+    /** Health and metrics: per-IP operations limit, no API credential parsing. */
+    operations?: boolean;
+  }
+}
+
+export type { AppInstance } from './app-types.ts';
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(config: ResolvedConfig, services: Services): Promise<AppInstance> {
+  const app = Fastify({
+    loggerInstance: services.logger,
+    disableRequestLogging: true,
+    trustProxy: config.trustProxy,
+    bodyLimit: 1_048_576,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+    },
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest('auth', null);
+  app.decorateRequest('authFailure', null);
+  app.decorateRequest('rateLimit', null);
+  app.decorateRequest('threat', null);
+  app.decorateRequest('gatewayId', null);
+
+  await app.register(cors, {
+    origin: config.allowedOrigins.includes('*') ? true : [...config.allowedOrigins],
+    exposedHeaders: ['X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'svc API', version: '1.0.0', description: 'Threat protection and AI gateway. See docs/ for details.' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_org_…) or dashboard session token' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+      security: [{ bearer: [] }, { apiKey: [] }],
+    },
+  });
+
+  app.addHook('onRoute', (route) => {
+    const url = route.url ?? route.path;
+    const routeConfig = (route.config ?? {}) as { scope?: Scope; public?: boolean; operations?: boolean };
+    if (url.startsWith('/api/') && routeConfig.scope === undefined && routeConfig.public !== true) {
+      throw new Error(`route ${String(route.method)} ${url} declares neither config.scope nor config.public`);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-ID', request.id);
+    const routeConfig = request.routeOptions.config;
+    if (routeConfig.operations !== true) await identify(services, request);
+
+    let identity: string;
+    let policy: RateLimitPolicy;
+    let scope: string;
+    const auth = request.auth;
+    if (routeConfig.operations === true) {
+      identity = `ops:${request.ip}`;
+      policy = OPERATIONS_POLICY;
+      scope = 'per_ip';
+    } else if (auth?.kind === 'api_key') {
+      identity = `key:${auth.keyId}`;
+      policy = PLAN_POLICIES[auth.plan];
+      scope = 'per_key';
+    } else if (auth?.kind === 'user') {
+      identity = `user:${auth.userId}`;
+      policy = PLAN_POLICIES[auth.plan];
+      scope = 'per_user';
+    } else {
+      identity = `ip:${request.ip}`;
+      policy = ANONYMOUS_POLICY;
+      scope = 'per_ip';
+    }
+    const decision = await services.rateLimiter.hit(identity, policy);
+    setRateLimitHeaders(reply, decision);
+    request.rateLimit = { identity, holdsSlot: decision.holdsSlot };
+    if (!decision.allowed) {
+      services.metrics.rateLimitHits.inc({ scope: decision.refusedBy === 'concurrency' ? 'concurrency' : scope, gateway: request.gatewayId ?? 'api' });
+      if (auth !== null) {
+        services.events.emit(auth.orgId, 'rate_limit.exceeded', {
+          scope,
+          identifier: auth.keyId ?? auth.userId ?? request.ip,
+          limit: decision.limit,
+          window_seconds: windowSeconds(policy, decision.refusedBy),
+          retry_after: decision.retryAfter,
+        });
+      }
+      throw new SvcError(decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED', {
+        headers: { 'Retry-After': String(decision.retryAfter) },
+        details: { retry_after: decision.retryAfter },
+      });
+    }
+  });
+
+  app.addHook('preHandler', async (request) => {
+    const routeConfig = request.routeOptions.config;
+    const needed = routeConfig.scope;
+    if (needed === undefined) return;
+    if (request.auth === null) throw new SvcError(request.authFailure ?? 'AUTH_MISSING');
+    if (!scopeAllows(request.auth.scope, needed)) {
+      throw new SvcError('SCOPE_INSUFFICIENT', { details: { required_scope: needed, key_scope: request.auth.scope } });
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const status = reply.statusCode;
+    const gateway = request.gatewayId ?? 'api';
+    const seconds = reply.elapsedTime / 1000;
+    services.metrics.requests.inc({ gateway, method: request.method, status: String(status) });
+    services.metrics.requestDuration.observe({ gateway, method: request.method }, seconds);
+    const threat = request.threat;
+    services.logger.info({
+      request_id: request.id,
+      org_id: request.auth?.orgId ?? null,
+      gateway_id: request.gatewayId,
+      method: request.method,
+      path: request.routeOptions.url ?? pathOf(request.url),
+      status,
+      duration_ms: Math.round(reply.elapsedTime * 1000) / 1000,
+      threat_score: threat?.score ?? null,
+      decision: threat?.decision ?? null,
+      pattern: threat?.pattern ?? null,
+    });
+    if (request.rateLimit?.holdsSlot) await services.rateLimiter.release(request.rateLimit.identity);
+  });
+
+  app.setNotFoundHandler({ preHandler: undefined }, async (request) => {
+    throw new SvcError('ROUTE_NOT_FOUND', { details: { method: request.method, path: pathOf(request.url) } });
+  });
+
+  app.setErrorHandler(async (error: FastifyError | SvcError, request, reply) => sendError(services, error, request, reply));
+
+  await registerOperationalRoutes(app as unknown as AppInstance, services);
+  await registerAccountRoutes(app as unknown as AppInstance, services);
+  for (const plugin of CAPABILITY_PLUGINS) await plugin(app as unknown as AppInstance, services);
+
+  app.get('/openapi.json', { config: { operations: true }, schema: { hide: true } }, async () => app.swagger());
+  return app as unknown as AppInstance;
+}
+
+async function identify(services: Services, request: FastifyRequest): Promise<void> {
+  let presented: string | undefined;
+  const header = request.headers.authorization;
+  if (typeof header === 'string' && header.length > 0) {
+    const match = /^Bearer[ ]+(\S{1,4096})[ ]*$/i.exec(header);
+    if (match === null) {
+      request.authFailure = 'AUTH_INVALID';
+      return;
+    }
+    presented = match[1];
+  } else {
+    const apiKey = request.headers['x-api-key'];
+    if (typeof apiKey === 'string' && apiKey.length > 0) presented = apiKey.trim();
+  }
+  if (presented === undefined) {
+    request.authFailure = 'AUTH_MISSING';
+    return;
+  }
+  if (presented.startsWith('svc_')) {
+    const result = await services.accounts.authenticateKey(presented);
+    if (result === 'invalid') request.authFailure = 'AUTH_INVALID';
+    else if (result === 'revoked') request.authFailure = 'AUTH_REVOKED';
+    else request.auth = result;
+    return;
+  }
+  const session = presented.split('.').length === 3 ? await services.accounts.users.authenticateSession(presented) : null;
+  if (session === null) request.authFailure = 'AUTH_INVALID';
+  else request.auth = session;
+}
+
+function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  reply.header('X-RateLimit-Limit', decision.limit);
+  reply.header('X-RateLimit-Remaining', decision.remaining);
+  reply.header('X-RateLimit-Reset', decision.resetAt);
+}
+
+function windowSeconds(policy: RateLimitPolicy, refusedBy: string | null): number {
+  const window = policy.windows.find((candidate) => candidate.name === refusedBy) ?? policy.windows[0];
+  return window ? Math.round(window.windowMs / 1000) : 0;
+}
+
+function pathOf(url: string): string {
+  const index = url.indexOf('?');
+  return index < 0 ? url : url.slice(0, index);
+}
+
+/** Maps any error to the catalogue; nothing a client sends can produce a raw 500. */
+async function sendError(services: Services, error: FastifyError | SvcError, request: FastifyRequest, reply: FastifyReply) {
+  let svcError: SvcError;
+  if (error instanceof SvcError) {
+    svcError = error;
+  } else if ((error as FastifyError).validation) {
+    const first = (error as FastifyError).validation![0];
+    const context = (error as FastifyError).validationContext ?? 'body';
+    const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
+    const path = [first?.instancePath?.replace(/^\//, '').replaceAll('/', '.'), missing].filter((part) => part).join('.');
+    svcError = new SvcError('VALIDATION_FAILED', {
+      message: `${context}${path ? `.${path}` : ''} ${first?.message ?? 'is not valid'}`,
+      details: { field: path === '' ? context : `${context}.${path}`, reason: first?.keyword ?? 'invalid' },
+    });
+  } else {
+    svcError = mapFastifyError(error as FastifyError);
+  }
+  if (svcError.status >= 500) {
+    services.logger.error({ err: error, request_id: request.id }, 'request failed');
+  }
+  if (svcError.headers) for (const [name, value] of Object.entries(svcError.headers)) reply.header(name, value);
+  reply.status(svcError.status);
+  return errorBody(svcError.code, svcError.message, request.id, svcError.details);
+}
+
+function mapFastifyError(error: FastifyError): SvcError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new SvcError('BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new SvcError('UNSUPPORTED_MEDIA_TYPE');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new SvcError('INVALID_JSON', { message: 'The request body is empty.' });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new SvcError('VALIDATION_FAILED', { message: 'Content-Length does not match the body.' });
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new SvcError('INVALID_JSON');
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return new SvcError('VALIDATION_FAILED', { message: 'The request is not valid.' });
+  }
+  return new SvcError('INTERNAL', { cause: error });
+}

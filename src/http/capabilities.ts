@@ -1,0 +1,7 @@
+/**
+ * The capabilities whose routes the app serves, in registration order. One line each; each
+ * capability exports its plugin from its index.ts.
+ */
+import type { CapabilityPlugin } from './app-types.ts';
+
+export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [];

@@ -1,0 +1,205 @@
+/**
+ * Accounts API: sign-up and sign-in (strict rate tiers), the caller's organization and trial,
+ * API keys (shown once), and upstream provider keys (stored encrypted, shown masked).
+ * Scopes: GET needs read; creating, revoking and setting keys needs admin.
+ */
+import { Type } from '@sinclair/typebox';
+import { KEY_CLASSES, LOGIN_POLICY, PLANS, REGISTER_POLICY, SCOPES, type AuthContext } from '../../accounts/index.ts';
+import { SvcError } from '../../platform/errors.ts';
+import type { RateLimitPolicy } from '../../platform/rate-limit.ts';
+import type { Services } from '../../services.ts';
+import type { AppInstance } from '../app-types.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+const Email = Type.String({ format: 'email', maxLength: 320 });
+const Password = Type.String({ minLength: 12, maxLength: 256 });
+const Org = Type.Object(
+  {
+    id: Type.String(),
+    tag: Type.String(),
+    name: Type.String(),
+    plan: Type.Union(PLANS.map((plan) => Type.Literal(plan))),
+    effective_plan: Type.String(),
+    trial_started_at: Type.Union([Type.String(), Type.Null()]),
+    trial_ends_at: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String(),
+  },
+  { additionalProperties: false },
+);
+const ApiKey = Type.Object(
+  {
+    key_id: Type.String(),
+    display: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    scope: Type.String(),
+    class: Type.String(),
+    created_at: Type.String(),
+    last_used_at: Type.Union([Type.String(), Type.Null()]),
+    revoked_at: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+const ProviderKey = Type.Object(
+  { provider: Type.String(), key: Type.String(), base_url: Type.Union([Type.String(), Type.Null()]), updated_at: Type.String() },
+  { additionalProperties: false },
+);
+
+export async function registerAccountRoutes(app: AppInstance, services: Services): Promise<void> {
+  const { accounts } = services;
+
+  app.post(
+    '/api/v1/auth/register',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['accounts'],
+        body: Type.Object(
+          { email: Email, password: Password, org_name: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      await strictTier(services, request, reply, 'register', REGISTER_POLICY, 'REGISTER_BLOCKED');
+      const { org, userId, role } = await accounts.users.register({
+        email: request.body.email,
+        password: request.body.password,
+        orgName: request.body.org_name,
+      });
+      const session = await accounts.users.issueSession({ userId, orgId: org.id, role });
+      reply.status(201);
+      return { org_id: org.id, org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, user_id: userId, role, ...session };
+    },
+  );
+
+  app.post(
+    '/api/v1/auth/login',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['accounts'],
+        body: Type.Object({ email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 256 }) }, { additionalProperties: false }),
+      },
+    },
+    async (request, reply) => {
+      await strictTier(services, request, reply, 'login', LOGIN_POLICY, 'LOGIN_BLOCKED');
+      const user = await accounts.users.login(request.body.email, request.body.password);
+      if (user === null) throw new SvcError('LOGIN_FAILED');
+      return { user_id: user.userId, org_id: user.orgId, role: user.role, ...(await accounts.users.issueSession(user)) };
+    },
+  );
+
+  app.get('/api/v1/org', { config: { scope: 'read' }, schema: { tags: ['accounts'], response: { 200: Org } } }, async (request) => {
+    const org = await accounts.getOrg(auth(request).orgId);
+    if (org === null) throw new SvcError('NOT_FOUND');
+    return org;
+  });
+
+  app.post(
+    '/api/v1/org/trial/extend',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['accounts'],
+        body: Type.Object({ days: Type.Integer({ minimum: 1, maximum: 60 }) }, { additionalProperties: false }),
+        response: { 200: Org },
+      },
+    },
+    async (request) => accounts.extendTrial(auth(request).orgId, request.body.days),
+  );
+
+  app.post(
+    '/api/v1/keys',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['accounts'],
+        body: Type.Object(
+          {
+            scope: Type.Union(SCOPES.map((scope) => Type.Literal(scope))),
+            class: Type.Optional(Type.Union(KEY_CLASSES.map((keyClass) => Type.Literal(keyClass)))),
+            name: Type.Optional(Type.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const { key, apiKey } = await accounts.createKey(auth(request).orgId, {
+        scope: request.body.scope,
+        keyClass: request.body.class ?? 'live',
+        name: request.body.name ?? null,
+      });
+      reply.status(201);
+      return { ...key, api_key: apiKey };
+    },
+  );
+
+  app.get('/api/v1/keys', { config: { scope: 'admin' }, schema: { tags: ['accounts'], response: { 200: Type.Object({ data: Type.Array(ApiKey) }) } } }, async (request) => ({
+    data: await accounts.listKeys(auth(request).orgId),
+  }));
+
+  app.delete(
+    '/api/v1/keys/:id',
+    { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ id: Type.String({ format: 'uuid' }) }), response: { 200: ApiKey } } },
+    async (request) => accounts.revokeKey(auth(request).orgId, request.params.id),
+  );
+
+  app.put(
+    '/api/v1/providers/:provider/key',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['accounts'],
+        params: Type.Object({ provider: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$' }) }),
+        body: Type.Object(
+          { key: Type.String({ minLength: 1, maxLength: 8192 }), base_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: ProviderKey },
+      },
+    },
+    async (request) => {
+      const baseUrl = request.body.base_url ?? null;
+      if (baseUrl !== null) await services.checkTarget(baseUrl, 'base_url');
+      return accounts.providerKeys.set(auth(request).orgId, request.params.provider, request.body.key, baseUrl);
+    },
+  );
+
+  app.get('/api/v1/providers', { config: { scope: 'read' }, schema: { tags: ['accounts'], response: { 200: Type.Object({ data: Type.Array(ProviderKey) }) } } }, async (request) => ({
+    data: await accounts.providerKeys.list(auth(request).orgId),
+  }));
+
+  app.delete(
+    '/api/v1/providers/:provider/key',
+    { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ provider: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$' }) }) } },
+    async (request, reply) => {
+      if (!(await accounts.providerKeys.remove(auth(request).orgId, request.params.provider))) throw new SvcError('NOT_FOUND');
+      reply.status(204);
+    },
+  );
+}
+
+/** The caller: preHandler has guaranteed it for routes with a scope. */
+export function auth(request: FastifyRequest): AuthContext {
+  if (request.auth === null) throw new SvcError('AUTH_MISSING');
+  return request.auth;
+}
+
+async function strictTier(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  name: string,
+  policy: RateLimitPolicy,
+  code: 'LOGIN_BLOCKED' | 'REGISTER_BLOCKED',
+): Promise<void> {
+  const decision = await services.rateLimiter.hit(`${name}:${request.ip}`, policy);
+  reply.header('X-RateLimit-Limit', decision.limit);
+  reply.header('X-RateLimit-Remaining', decision.remaining);
+  reply.header('X-RateLimit-Reset', decision.resetAt);
+  if (!decision.allowed) {
+    services.metrics.rateLimitHits.inc({ scope: name, gateway: 'api' });
+    throw new SvcError(code, { headers: { 'Retry-After': String(decision.retryAfter) }, details: { retry_after: decision.retryAfter } });
+  }
+}

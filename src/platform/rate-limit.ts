@@ -1,0 +1,234 @@
+/**
+ * Sliding-window rate limiting, atomic in Redis (one Lua script) with the same algorithm in
+ * memory for the embedded mode and for the fallback while Redis is unreachable.
+ *
+ * Algorithm: sliding-window counter. Each window of W ms keeps a counter for the current
+ * fixed bucket and the previous one; the estimate is prev × (1 − elapsed/W) + current, which
+ * tracks a true sliding log within a few percent at O(1) memory. A hit is admitted only if
+ * every window admits it, and only then is it counted in all of them, so refused requests do
+ * not consume quota. A window may carry a block duration: once it refuses, the identity is
+ * refused for that long (the strict login and register tiers). An optional concurrency limit
+ * counts requests in flight; `release()` gives the slot back.
+ */
+import type { Cache } from './cache.ts';
+
+export interface WindowRule {
+  /** Short name, reported when this window refuses (minute, day, burst, login…). */
+  name: string;
+  windowMs: number;
+  limit: number;
+  /** When set, a refusal blocks the identity for this long. */
+  blockMs?: number;
+}
+
+export interface RateLimitPolicy {
+  windows: readonly WindowRule[];
+  /** Max requests in flight, 0 for none. */
+  concurrency: number;
+  /** Which window the X-RateLimit-* headers describe (by name). */
+  headerWindow: string;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** The window the headers describe. */
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which that window's current bucket ends. */
+  resetAt: number;
+  /** Seconds to wait, when refused. */
+  retryAfter: number;
+  /** The window that refused ('concurrency' for the concurrency limit), or null. */
+  refusedBy: string | null;
+  /** Whether a concurrency slot was taken (release it when the request ends). */
+  holdsSlot: boolean;
+}
+
+// KEYS: [block_1, cur_1, prev_1, block_2, cur_2, prev_2, …, concurrency_key]
+// ARGV: [now_ms, n_windows, concurrency_limit, (window_ms, limit, block_ms) × n, header_index]
+const SCRIPT = `
+local now = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local concurrency = tonumber(ARGV[3])
+local header = tonumber(ARGV[4 + n * 3])
+local refused = 0
+local retry = 0
+local estimates = {}
+for i = 1, n do
+  local w = tonumber(ARGV[1 + i * 3])
+  local limit = tonumber(ARGV[2 + i * 3])
+  local blocked = redis.call('PTTL', KEYS[i * 3 - 2])
+  if blocked > 0 then
+    if refused == 0 then refused = i; retry = blocked end
+  else
+    local elapsed = now % w
+    local cur = tonumber(redis.call('GET', KEYS[i * 3 - 1]) or '0')
+    local prev = tonumber(redis.call('GET', KEYS[i * 3]) or '0')
+    local estimate = prev * (1 - elapsed / w) + cur
+    estimates[i] = estimate
+    if estimate + 1 > limit and refused == 0 then
+      refused = i
+      local block = tonumber(ARGV[3 + i * 3])
+      if block > 0 then
+        redis.call('SET', KEYS[i * 3 - 2], '1', 'PX', block)
+        retry = block
+      elseif cur + 1 > limit or prev == 0 then
+        retry = w - elapsed
+      else
+        retry = math.ceil((estimate + 1 - limit) * w / prev)
+        if retry > w - elapsed then retry = w - elapsed end
+      end
+    end
+  end
+end
+local slot = 0
+if refused == 0 and concurrency > 0 then
+  local key = KEYS[n * 3 + 1]
+  local inflight = redis.call('INCR', key)
+  redis.call('PEXPIRE', key, 300000)
+  if inflight > concurrency then
+    redis.call('DECR', key)
+    refused = -1
+    retry = 1000
+  else
+    slot = 1
+  end
+end
+if refused == 0 then
+  for i = 1, n do
+    local w = tonumber(ARGV[1 + i * 3])
+    redis.call('INCR', KEYS[i * 3 - 1])
+    redis.call('PEXPIRE', KEYS[i * 3 - 1], w * 2)
+    estimates[i] = (estimates[i] or 0) + 1
+  end
+end
+return {refused, retry, math.floor(estimates[header] or 0), slot}
+`;
+
+export interface RateLimiter {
+  hit(identity: string, policy: RateLimitPolicy, now?: number): Promise<RateLimitDecision>;
+  release(identity: string): Promise<void>;
+}
+
+export function createRateLimiter(cache: Cache): RateLimiter {
+  const prefix = `${cache.prefix}rl:`;
+  const memory = cache.memory;
+
+  const keysFor = (identity: string, policy: RateLimitPolicy, now: number): string[] => {
+    const keys: string[] = [];
+    for (const window of policy.windows) {
+      const bucket = Math.floor(now / window.windowMs);
+      const base = `${prefix}${identity}:${window.name}`;
+      keys.push(`${base}:block`, `${base}:${bucket}`, `${base}:${bucket - 1}`);
+    }
+    keys.push(`${prefix}${identity}:inflight`);
+    return keys;
+  };
+
+  const headerIndex = (policy: RateLimitPolicy): number => {
+    const index = policy.windows.findIndex((window) => window.name === policy.headerWindow);
+    return index < 0 ? 0 : index;
+  };
+
+  const decide = (policy: RateLimitPolicy, now: number, refused: number, retryMs: number, estimate: number, slot: boolean): RateLimitDecision => {
+    const window = policy.windows[headerIndex(policy)];
+    const limit = window?.limit ?? 0;
+    const windowMs = window?.windowMs ?? 60_000;
+    const refusedBy = refused === 0 ? null : refused === -1 ? 'concurrency' : (policy.windows[refused - 1]?.name ?? 'unknown');
+    return {
+      allowed: refused === 0,
+      limit,
+      remaining: Math.max(0, Math.floor(limit - estimate)),
+      resetAt: Math.ceil((Math.floor(now / windowMs) + 1) * windowMs / 1000),
+      retryAfter: refused === 0 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
+      refusedBy,
+      holdsSlot: slot,
+    };
+  };
+
+  const hitMemory = (identity: string, policy: RateLimitPolicy, now: number): RateLimitDecision => {
+    const keys = keysFor(identity, policy, now);
+    let refused = 0;
+    let retry = 0;
+    const estimates: number[] = [];
+    policy.windows.forEach((window, index) => {
+      const [blockKey, curKey, prevKey] = [keys[index * 3]!, keys[index * 3 + 1]!, keys[index * 3 + 2]!];
+      const blocked = memory.ttl(blockKey, now);
+      if (blocked > 0) {
+        if (refused === 0) {
+          refused = index + 1;
+          retry = blocked;
+        }
+        return;
+      }
+      const elapsed = now % window.windowMs;
+      const cur = Number(memory.get(curKey, now) ?? 0);
+      const prev = Number(memory.get(prevKey, now) ?? 0);
+      const estimate = prev * (1 - elapsed / window.windowMs) + cur;
+      estimates[index] = estimate;
+      if (estimate + 1 > window.limit && refused === 0) {
+        refused = index + 1;
+        if (window.blockMs) {
+          memory.set(blockKey, '1', window.blockMs, now);
+          retry = window.blockMs;
+        } else if (cur + 1 > window.limit || prev === 0) {
+          retry = window.windowMs - elapsed;
+        } else {
+          retry = Math.min(Math.ceil(((estimate + 1 - window.limit) * window.windowMs) / prev), window.windowMs - elapsed);
+        }
+      }
+    });
+    let slot = false;
+    if (refused === 0 && policy.concurrency > 0) {
+      const key = keys[keys.length - 1]!;
+      const inflight = memory.incr(key, 300_000, 1, now);
+      if (inflight > policy.concurrency) {
+        memory.incr(key, 300_000, -1, now);
+        refused = -1;
+        retry = 1000;
+      } else {
+        slot = true;
+      }
+    }
+    if (refused === 0) {
+      policy.windows.forEach((window, index) => {
+        memory.incr(keys[index * 3 + 1]!, window.windowMs * 2, 1, now);
+        estimates[index] = (estimates[index] ?? 0) + 1;
+      });
+    }
+    return decide(policy, now, refused, retry, estimates[headerIndex(policy)] ?? 0, slot);
+  };
+
+  return {
+    async hit(identity, policy, now = Date.now()) {
+      const redis = cache.redis();
+      if (redis !== null) {
+        try {
+          const args: (string | number)[] = [now, policy.windows.length, policy.concurrency];
+          for (const window of policy.windows) args.push(window.windowMs, window.limit, window.blockMs ?? 0);
+          args.push(headerIndex(policy) + 1);
+          const keys = keysFor(identity, policy, now);
+          const [refused, retry, estimate, slot] = (await redis.eval(SCRIPT, keys.length, ...keys, ...args)) as number[];
+          return decide(policy, now, refused ?? 0, retry ?? 0, estimate ?? 0, slot === 1);
+        } catch {
+          // fall through to memory: the spec's in-memory fallback
+        }
+      }
+      return hitMemory(identity, policy, now);
+    },
+
+    async release(identity) {
+      const key = `${prefix}${identity}:inflight`;
+      const redis = cache.redis();
+      if (redis !== null) {
+        try {
+          await redis.decr(key);
+          return;
+        } catch {
+          // fall back to memory below
+        }
+      }
+      if (memory.get(key) !== null) memory.incr(key, 300_000, -1);
+    },
+  };
+}

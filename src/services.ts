@@ -1,0 +1,112 @@
+/**
+ * Composition root: opens storage, runs migrations and builds every capability's service from
+ * a resolved config. `buildApp` (src/http/build-app.ts) turns the result into routes; the CLI
+ * uses it directly. Nothing here listens on a port.
+ */
+import { join } from 'node:path';
+import { createAccounts, type Accounts } from './accounts/index.ts';
+import { createCache, type Cache } from './platform/cache.ts';
+import type { ResolvedConfig } from './platform/config.ts';
+import { migrate, openDatabase, type Database } from './platform/db/index.ts';
+import { createEventBus, type EventBus } from './platform/events.ts';
+import { createLogger, type Logger } from './platform/logger.ts';
+import { createMetrics, type Metrics } from './platform/metrics.ts';
+import { createQueue, type JobQueue } from './platform/queue.ts';
+import { createRateLimiter, type RateLimiter } from './platform/rate-limit.ts';
+import { deriveSecret } from './platform/secrets.ts';
+import { assertPublicUrl } from './platform/ssrf.ts';
+
+export interface Services {
+  readonly config: ResolvedConfig;
+  readonly logger: Logger;
+  readonly db: Database;
+  readonly cache: Cache;
+  readonly queue: JobQueue;
+  readonly metrics: Metrics;
+  readonly rateLimiter: RateLimiter;
+  readonly events: EventBus;
+  readonly accounts: Accounts;
+  /** Hooks run by close(), last registered first (capabilities add their own). */
+  readonly onClose: Array<() => Promise<void> | void>;
+  /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
+  checkTarget(url: string, field?: string): Promise<URL>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  logger?: Logger;
+  /** Run migrations on open (default true). */
+  migrate?: boolean;
+  /** PGlite only: start from a migrated snapshot (tests). */
+  pgliteSnapshot?: Blob;
+  /** Collect prom-client's default process metrics (default true). */
+  defaultMetrics?: boolean;
+}
+
+export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = await openDatabase(
+    config.database.kind === 'pglite' && config.database.dir !== null
+      ? { kind: 'pglite', dir: config.database.dir }
+      : config.database,
+    {
+      appRolePassword: deriveSecret(config.secretKey, 'svc/db-app-role'),
+      ...(options.pgliteSnapshot ? { pgliteSnapshot: options.pgliteSnapshot } : {}),
+    },
+  );
+  try {
+    if (options.migrate ?? true) await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const cache = createCache(config.cache, config.cachePrefix);
+  const queue = createQueue(config.cache.kind === 'redis' ? config.cache.url : null, config.cachePrefix);
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics ?? true, dbPoolSize: () => db.poolSize() });
+  const events = createEventBus(logger);
+  const accounts = createAccounts({ db, config, logger });
+  const onClose: Array<() => Promise<void> | void> = [];
+
+  const redisProbe = setInterval(() => {
+    void cache.ping().then((seconds) => {
+      if (seconds !== null) metrics.redisLatency.observe(seconds);
+    });
+  }, 5_000);
+  redisProbe.unref();
+
+  let closed = false;
+  return {
+    config,
+    logger,
+    db,
+    cache,
+    queue,
+    metrics,
+    rateLimiter: createRateLimiter(cache),
+    events,
+    accounts,
+    onClose,
+    checkTarget: (url, field) => assertPublicUrl(url, { allowPrivate: config.allowPrivateTargets, ...(field ? { field } : {}) }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(redisProbe);
+      for (const hook of [...onClose].reverse()) {
+        try {
+          await hook();
+        } catch (error) {
+          logger.error({ err: error }, 'close hook failed');
+        }
+      }
+      await accounts.close();
+      await queue.close();
+      await cache.close();
+      await db.close();
+    },
+  };
+}
+
+/** Where the CLI's local socket lives for an embedded data directory. */
+export function controlSocketPath(config: ResolvedConfig): string {
+  return join(config.dataDir, 'svc.sock');
+}
