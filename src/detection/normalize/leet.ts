@@ -1,0 +1,33 @@
+/**
+ * Leet-speak reconstruction: inside tokens that mix letters with leet digits/symbols
+ * ("1gn0r3", "pr3v!0us", "@dm1n", "4ll"), map the symbols back to letters. Tokens without letters
+ * (numbers, dates, versions) are left alone so ordinary numbers never turn into words.
+ */
+
+const LEET: Readonly<Record<string, string>> = {
+  '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '6': 'g', '7': 't', '8': 'b', '9': 'g',
+  '@': 'a', '$': 's', '!': 'i', '€': 'e', '£': 'l', '¡': 'i',
+};
+
+const TOKEN = /[a-z0-9@$!€£¡]+/gi;
+const HAS_LETTER = /[a-z]/i;
+const HAS_LEET = /[0-9@$!€£¡]/;
+// A token is treated as leet only if it has at least two letters besides the symbols,
+// so "h2o", "mp3" or "4k" stay as they are.
+const LETTERS = /[a-z]/gi;
+
+export function reconstructLeet(input: string): { text: string; tokens: number } | null {
+  let tokens = 0;
+  const text = input.replace(TOKEN, (token) => {
+    if (!HAS_LETTER.test(token) || !HAS_LEET.test(token)) return token;
+    const letters = token.match(LETTERS)?.length ?? 0;
+    if (letters < 2 || token.length < 3) return token;
+    const core = token.replace(/^!+|!+$/g, ''); // a leading or trailing "!" is punctuation
+    if (!HAS_LEET.test(core)) return token;
+    tokens++;
+    let out = '';
+    for (const char of token) out += LEET[char] ?? char;
+    return out;
+  });
+  return tokens > 0 ? { text, tokens } : null;
+}
