@@ -1,0 +1,6 @@
+/** Audit capability: the per-org hash chain, its verification, checkpoints and retention. */
+export { createAuditLog, RETENTION_DAYS, CHECKPOINT_EVERY } from './audit-log.ts';
+export type { AuditLog, AuditEntryInput, AuditListOptions, AuditServices, VerifyOptions } from './audit-log.ts';
+export type { AuditRecord, BadReason, Checkpoint, FirstBad, VerifyResult } from './chain.ts';
+export { registerAuditRoutes } from './routes.ts';
+export { startAuditJobs } from './jobs.ts';

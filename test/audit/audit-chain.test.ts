@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { Database } from '../../src/platform/db/index.ts';
+import { createAuditLog, type AuditLog } from '../../src/audit/index.ts';
+import { ZERO_HASH } from '../../src/audit/chain.ts';
+import { TEST_SECRET_KEY, createTestOrg, openTestDatabase } from './database.ts';
+
+let database: Database;
+let audit: AuditLog;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  audit = createAuditLog({ config: { secretKey: TEST_SECRET_KEY }, db: database });
+});
+
+afterAll(async () => {
+  await database?.close();
+});
+
+async function buildChain(orgId: string, length: number): Promise<void> {
+  for (let index = 1; index <= length; index++) {
+    await audit.append(orgId, {
+      actor: `key:${index % 3}`,
+      action: index % 2 === 0 ? 'config.thresholds.set' : 'threat.blocked',
+      target: index % 4 === 0 ? null : `request-${index}`,
+      outcome: 'success',
+      details: { index, score: index / 10, nested: { list: [index, 'x'] } },
+    });
+  }
+}
+
+describe('audit hash chain', () => {
+  it('starts each org chain from the all-zero hash and links every record to the previous one', async () => {
+    const orgId = await createTestOrg(database);
+    const first = await audit.append(orgId, { actor: 'user:1', action: 'key.create', target: 'key-1', outcome: 'success' });
+    const second = await audit.append(orgId, { actor: 'user:1', action: 'key.revoke', target: 'key-1', outcome: 'success' });
+    expect(first.seq).toBe(1);
+    expect(first.prevHash).toBe(ZERO_HASH);
+    expect(second.prevHash).toBe(first.hash);
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 2, first_bad: null });
+  });
+
+  it('keeps one chain per org so that another org appending does not move this chain', async () => {
+    const orgA = await createTestOrg(database);
+    const orgB = await createTestOrg(database);
+    await buildChain(orgA, 3);
+    await buildChain(orgB, 5);
+    expect((await audit.verify(orgA)).checked).toBe(3);
+    expect((await audit.verify(orgB)).checked).toBe(5);
+  });
+
+  it('never forks the chain when many writers append at the same time', async () => {
+    const orgId = await createTestOrg(database);
+    const records = await Promise.all(
+      Array.from({ length: 25 }, (_, index) => audit.append(orgId, { actor: `writer:${index}`, action: 'concurrent', outcome: 'success' })),
+    );
+    expect(new Set(records.map((record) => record.seq)).size).toBe(25);
+    expect(Math.max(...records.map((record) => record.seq))).toBe(25);
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 25, first_bad: null });
+  });
+
+  it('verifies a single entry and the last N entries', async () => {
+    const orgId = await createTestOrg(database);
+    await buildChain(orgId, 8);
+    expect(await audit.verify(orgId, { level: 'entry', seq: 5 })).toEqual({ ok: true, checked: 1, first_bad: null });
+    expect(await audit.verify(orgId, { level: 'last', n: 3 })).toEqual({ ok: true, checked: 3, first_bad: null });
+    expect(await audit.verify(orgId, { level: 'entry', seq: 99 })).toMatchObject({ ok: false, first_bad: { seq: 99, reason: 'not_found' } });
+    await database.query(`UPDATE audit_log SET outcome = 'failure' WHERE org_id = $1 AND seq = 7`, [orgId]);
+    expect(await audit.verify(orgId, { level: 'entry', seq: 7 })).toMatchObject({ ok: false, first_bad: { seq: 7, reason: 'hash_mismatch' } });
+    expect(await audit.verify(orgId, { level: 'entry', seq: 5 })).toMatchObject({ ok: true });
+    expect(await audit.verify(orgId, { level: 'last', n: 1 })).toMatchObject({ ok: true, checked: 1 });
+    expect(await audit.verify(orgId, { level: 'last', n: 2 })).toMatchObject({ ok: false, first_bad: { seq: 7, reason: 'hash_mismatch' } });
+  });
+
+  it('refuses to let the application role rewrite or delete audit records', async () => {
+    const orgId = await createTestOrg(database);
+    await buildChain(orgId, 2);
+    await expect(database.withOrg(orgId, (tx) => tx.query(`UPDATE audit_log SET outcome = 'x' WHERE org_id = $1`, [orgId]))).rejects.toThrow();
+    await expect(database.withOrg(orgId, (tx) => tx.query(`DELETE FROM audit_log WHERE org_id = $1`, [orgId]))).rejects.toThrow();
+  });
+
+  it('rejects entries that could not be verified after a round trip through the database', async () => {
+    const orgId = await createTestOrg(database);
+    await expect(audit.append(orgId, { actor: '', action: 'x', outcome: 'success' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(audit.append(orgId, { actor: 'a', action: 'x', outcome: 'success', details: { big: 2 ** 60 } })).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
+  });
+
+  it('detects a forged checkpoint', async () => {
+    const orgId = await createTestOrg(database);
+    await buildChain(orgId, 3);
+    await audit.checkpoint(orgId);
+    await database.query(`UPDATE audit_checkpoints SET seq = 2 WHERE org_id = $1`, [orgId]);
+    expect(await audit.verify(orgId)).toMatchObject({ ok: false, first_bad: { seq: 2, reason: 'checkpoint_signature_invalid' } });
+  });
+});
+
+describe('audit retention purge', () => {
+  it('deletes records older than 2,555 days after checkpointing, and the rest still verifies', async () => {
+    const orgId = await createTestOrg(database);
+    const now = new Date('2030-06-01T00:00:00.000Z');
+    const old = new Date(now.getTime() - 2_600 * 86_400_000);
+    for (let index = 0; index < 4; index++) await audit.append(orgId, { actor: 'a', action: 'old', outcome: 'success' }, { now: old });
+    for (let index = 0; index < 3; index++) await audit.append(orgId, { actor: 'a', action: 'recent', outcome: 'success' }, { now });
+    const result = await audit.purge(now);
+    expect(result.deleted).toBeGreaterThanOrEqual(4);
+    const remaining = await audit.list(orgId);
+    expect(remaining.map((record) => record.seq)).toEqual([7, 6, 5]);
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 3, first_bad: null });
+    // Deleting the newest remaining records is still detected after the purge.
+    await database.query('DELETE FROM audit_log WHERE org_id = $1 AND seq = 7', [orgId]);
+    expect(await audit.verify(orgId)).toMatchObject({ ok: false, first_bad: { seq: 7, reason: 'missing_records' } });
+  });
+
+  it('detects deletion of the oldest records that was not done by the purge', async () => {
+    const orgId = await createTestOrg(database);
+    await buildChain(orgId, 4);
+    await database.query('DELETE FROM audit_log WHERE org_id = $1 AND seq = 1', [orgId]);
+    expect(await audit.verify(orgId)).toMatchObject({ ok: false, first_bad: { seq: 1, reason: 'seq_gap' } });
+  });
+});
+
+type Tamper =
+  | { kind: 'edit'; index: number; field: 'actor' | 'details' | 'occurred_at' | 'hash' | 'prev_hash' }
+  | { kind: 'delete'; index: number }
+  | { kind: 'reorder'; index: number; other: number }
+  | { kind: 'truncate'; count: number };
+
+const chainAndTamper = fc.integer({ min: 2, max: 12 }).chain((length) =>
+  fc.tuple(
+    fc.constant(length),
+    fc.oneof(
+      fc.record({
+        kind: fc.constant('edit' as const),
+        index: fc.integer({ min: 1, max: length }),
+        field: fc.constantFrom('actor' as const, 'details' as const, 'occurred_at' as const, 'hash' as const, 'prev_hash' as const),
+      }),
+      fc.record({ kind: fc.constant('delete' as const), index: fc.integer({ min: 1, max: length - 1 }) }),
+      fc
+        .tuple(fc.integer({ min: 1, max: length }), fc.integer({ min: 1, max: length }))
+        .filter(([a, b]) => a !== b)
+        .map(([a, b]) => ({ kind: 'reorder' as const, index: Math.min(a, b), other: Math.max(a, b) })),
+      fc.record({ kind: fc.constant('truncate' as const), count: fc.integer({ min: 1, max: length }) }),
+    ),
+    fc.boolean(),
+  ),
+);
+
+async function tamper(orgId: string, change: Tamper): Promise<void> {
+  switch (change.kind) {
+    case 'edit': {
+      const statement = {
+        actor: `UPDATE audit_log SET actor = actor || '!' WHERE org_id = $1 AND seq = $2`,
+        details: `UPDATE audit_log SET details = details || '{"tampered": true}'::jsonb WHERE org_id = $1 AND seq = $2`,
+        occurred_at: `UPDATE audit_log SET occurred_at = occurred_at + interval '1 millisecond' WHERE org_id = $1 AND seq = $2`,
+        hash: `UPDATE audit_log SET hash = repeat('a', 64) WHERE org_id = $1 AND seq = $2`,
+        prev_hash: `UPDATE audit_log SET prev_hash = repeat('b', 64) WHERE org_id = $1 AND seq = $2`,
+      }[change.field];
+      await database.query(statement, [orgId, change.index]);
+      return;
+    }
+    case 'delete':
+      await database.query('DELETE FROM audit_log WHERE org_id = $1 AND seq = $2', [orgId, change.index]);
+      return;
+    case 'reorder':
+      await database.transaction(async (tx) => {
+        await tx.query('UPDATE audit_log SET seq = -1 WHERE org_id = $1 AND seq = $2', [orgId, change.index]);
+        await tx.query('UPDATE audit_log SET seq = $3 WHERE org_id = $1 AND seq = $2', [orgId, change.other, change.index]);
+        await tx.query('UPDATE audit_log SET seq = $2 WHERE org_id = $1 AND seq = -1', [orgId, change.other]);
+      });
+      return;
+    case 'truncate': {
+      const { rows } = await database.query<{ max: number }>('SELECT max(seq)::int AS max FROM audit_log WHERE org_id = $1', [orgId]);
+      await database.query('DELETE FROM audit_log WHERE org_id = $1 AND seq > $2', [orgId, (rows[0]?.max ?? 0) - change.count]);
+      // A thorough attacker also rewinds the (unsigned) head row; the signed checkpoint still tells.
+      await database.query(
+        `UPDATE audit_chain_heads h SET seq = greatest(h.seq - $2, 0),
+           hash = coalesce((SELECT l.hash FROM audit_log l WHERE l.org_id = h.org_id AND l.seq = h.seq - $2), repeat('0', 64))
+         WHERE h.org_id = $1`,
+        [orgId, change.count],
+      );
+    }
+  }
+}
+
+function expectedFirstBad(length: number, change: Tamper): number {
+  switch (change.kind) {
+    case 'edit':
+    case 'delete':
+    case 'reorder':
+      return change.index;
+    case 'truncate':
+      return length - change.count + 1;
+  }
+}
+
+describe('audit chain tamper evidence (property)', () => {
+  it('reports the first tampered sequence number for any edit, deletion, reordering or truncation', async () => {
+    await fc.assert(
+      fc.asyncProperty(chainAndTamper, async ([length, change, viaLastN]) => {
+        const orgId = await createTestOrg(database);
+        await buildChain(orgId, length);
+        expect(await audit.verify(orgId)).toMatchObject({ ok: true, checked: length });
+        await audit.checkpoint(orgId);
+        await tamper(orgId, change);
+        const full = await audit.verify(orgId);
+        expect(full.ok).toBe(false);
+        expect(full.first_bad?.seq).toBe(expectedFirstBad(length, change));
+        if (viaLastN) {
+          // "last N" covering the whole chain reports the same first bad record.
+          const last = await audit.verify(orgId, { level: 'last', n: length });
+          expect(last.ok).toBe(false);
+          expect(last.first_bad?.seq).toBe(expectedFirstBad(length, change));
+        }
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});
