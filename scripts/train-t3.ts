@@ -15,6 +15,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createEmbedder, MAX_EMBED_CHARS } from '../src/detection/ml/embedder.ts';
 import { sha256Hex } from '../src/platform/crypto.ts';
+import type { FeatureConfig, SparseFeatures, T3Head, T3Weights } from '../src/detection/ml/t3.ts';
+import { EXTRA_FEATURES, T3_WEIGHTS_FILE, encodeWeights, extractFeatures, headLogit, sigmoid } from '../src/detection/ml/t3.ts';
+import { loadSeedPhrases } from '../src/detection/ml/vectors.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasets = path.resolve(repoRoot, '../shared/datasets');
@@ -113,12 +116,209 @@ export function embeddingOf(vectors: Map<string, Float32Array>, text: string): F
   return vector;
 }
 
+interface Row {
+  sample: Sample;
+  features: SparseFeatures;
+  embedding: Float32Array;
+  weight: number;
+}
+
+interface TrainOptions {
+  useEmbedding: boolean;
+  epochs: number;
+  learningRate: number;
+  l2: number;
+}
+
+const FEATURES: FeatureConfig = { hashBits: 14, wordNgrams: 2, charNgrams: [4] };
+const DIMENSIONS = 512;
+
+/** Per-sample weights: classes balanced overall, and no single source worth more than ~800 records. */
+function weigh(rows: Row[]): void {
+  const perSource = new Map<string, number>();
+  for (const row of rows) perSource.set(row.sample.source, (perSource.get(row.sample.source) ?? 0) + 1);
+  for (const row of rows) row.weight = Math.min(1, 800 / (perSource.get(row.sample.source) ?? 1)) * (row.sample.source === 'curated' ? 3 : 1);
+  let attack = 0;
+  let benign = 0;
+  for (const row of rows) {
+    if (row.sample.attack) attack += row.weight;
+    else benign += row.weight;
+  }
+  for (const row of rows) row.weight *= row.sample.attack ? (attack + benign) / (2 * attack) : (attack + benign) / (2 * benign);
+}
+
+/** Logistic regression by mini-batch Adam with L2 (decoupled weight decay). Deterministic. */
+function train(rows: Row[], options: TrainOptions): T3Head {
+  const hashSize = 1 << FEATURES.hashBits;
+  const size = DIMENSIONS + hashSize + EXTRA_FEATURES;
+  const weights = new Float64Array(size);
+  const m = new Float64Array(size);
+  const v = new Float64Array(size);
+  let bias = 0;
+  let mBias = 0;
+  let vBias = 0;
+  const beta1 = 0.9;
+  const beta2 = 0.999;
+  let step = 0;
+  const order = rows.map((_, index) => index);
+  let seed = 12345;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const gradient = new Float64Array(size);
+  const touched = new Set<number>();
+  const batchSize = 64;
+  for (let epoch = 0; epoch < options.epochs; epoch += 1) {
+    for (let index = order.length - 1; index > 0; index -= 1) {
+      const other = Math.floor(random() * (index + 1));
+      [order[index], order[other]] = [order[other] as number, order[index] as number];
+    }
+    for (let start = 0; start < order.length; start += batchSize) {
+      gradient.fill(0);
+      touched.clear();
+      let gradientBias = 0;
+      const batch = order.slice(start, start + batchSize);
+      for (const rowIndex of batch) {
+        const row = rows[rowIndex] as Row;
+        const logit = headLogit({ weights, bias }, DIMENSIONS, hashSize, row.features, options.useEmbedding ? row.embedding : undefined);
+        const error = (sigmoid(logit) - (row.sample.attack ? 1 : 0)) * row.weight;
+        gradientBias += error;
+        if (options.useEmbedding) for (let d = 0; d < DIMENSIONS; d += 1) gradient[d] = (gradient[d] as number) + error * (row.embedding[d] as number);
+        for (let k = 0; k < row.features.indices.length; k += 1) {
+          const position = DIMENSIONS + (row.features.indices[k] as number);
+          gradient[position] = (gradient[position] as number) + error * (row.features.values[k] as number);
+        }
+        for (let k = 0; k < EXTRA_FEATURES; k += 1) {
+          const position = DIMENSIONS + hashSize + k;
+          gradient[position] = (gradient[position] as number) + error * (row.features.extra[k] as number);
+        }
+      }
+      step += 1;
+      const correction1 = 1 - beta1 ** step;
+      const correction2 = 1 - beta2 ** step;
+      const scale = 1 / batch.length;
+      for (let position = 0; position < size; position += 1) {
+        const g = (gradient[position] as number) * scale;
+        m[position] = beta1 * (m[position] as number) + (1 - beta1) * g;
+        v[position] = beta2 * (v[position] as number) + (1 - beta2) * g * g;
+        weights[position] =
+          (weights[position] as number) * (1 - options.learningRate * options.l2) -
+          (options.learningRate * ((m[position] as number) / correction1)) / (Math.sqrt((v[position] as number) / correction2) + 1e-8);
+      }
+      const gb = gradientBias * scale;
+      mBias = beta1 * mBias + (1 - beta1) * gb;
+      vBias = beta2 * vBias + (1 - beta2) * gb * gb;
+      bias -= (options.learningRate * (mBias / correction1)) / (Math.sqrt(vBias / correction2) + 1e-8);
+    }
+  }
+  if (!options.useEmbedding) for (let d = 0; d < DIMENSIONS; d += 1) weights[d] = 0;
+  return { weights: Array.from(weights), bias };
+}
+
+function predict(head: T3Head, row: Row, useEmbedding: boolean): number {
+  return sigmoid(headLogit(head, DIMENSIONS, 1 << FEATURES.hashBits, row.features, useEmbedding ? row.embedding : undefined));
+}
+
+interface Counts {
+  tp: number;
+  fp: number;
+  fn: number;
+  tn: number;
+}
+
+function count(rows: Row[], head: T3Head, useEmbedding: boolean, threshold = 0.5): Counts {
+  const counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
+  for (const row of rows) {
+    const positive = predict(head, row, useEmbedding) >= threshold;
+    if (row.sample.attack) counts[positive ? 'tp' : 'fn'] += 1;
+    else counts[positive ? 'fp' : 'tn'] += 1;
+  }
+  return counts;
+}
+
+const percent = (part: number, whole: number) => (whole === 0 ? null : Math.round((1000 * part) / whole) / 10);
+
+function summary(counts: Counts) {
+  return {
+    precision: percent(counts.tp, counts.tp + counts.fp),
+    recall: percent(counts.tp, counts.tp + counts.fn),
+    false_positive_rate: percent(counts.fp, counts.fp + counts.tn),
+    attacks: counts.tp + counts.fn,
+    benign: counts.fp + counts.tn,
+  };
+}
+
+function curatedSamples(): Sample[] {
+  return loadSeedPhrases().map((seed) => ({ text: seed.text, attack: seed.category !== 'benign', source: 'curated', category: seed.category }));
+}
+
 async function main(): Promise<void> {
-  const samples = await loadCorpus();
+  const samples = [...(await loadCorpus()), ...curatedSamples()];
   process.stderr.write(`${samples.length} samples\n`);
-  await embedCorpus(samples);
+  const vectors = await embedCorpus(samples);
   if (process.argv.includes('--embed-only')) return;
-  void writeFileSync;
+  const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: embeddingOf(vectors, sample.text), weight: 1 }));
+  const epochs = Number(process.env.T3_EPOCHS ?? 8);
+  const l2 = Number(process.env.T3_L2 ?? 1e-3);
+  const learningRate = Number(process.env.T3_LR ?? 0.01);
+  const optionsFor = (useEmbedding: boolean): TrainOptions => ({ useEmbedding, epochs, learningRate, l2 });
+
+  // 1. Random stratified 80/20 split (optimistic: same sources on both sides).
+  let seed = 7;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const heldOut = new Set(rows.filter(() => random() < 0.2));
+  const trainRows = rows.filter((row) => !heldOut.has(row));
+  const testRows = rows.filter((row) => heldOut.has(row));
+  weigh(trainRows);
+  const random80 = {
+    full: summary(count(testRows, train(trainRows, optionsFor(true)), true)),
+    ngrams: summary(count(testRows, train(trainRows, optionsFor(false)), false)),
+  };
+  process.stderr.write(`random split: ${JSON.stringify(random80)}\n`);
+
+  // 2. Source-wise: leave one source out, train on all others, score the held-out source.
+  const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
+  const bySource: Record<string, unknown> = {};
+  const pooled = { full: { tp: 0, fp: 0, fn: 0, tn: 0 }, ngrams: { tp: 0, fp: 0, fn: 0, tn: 0 } };
+  if (!process.argv.includes('--quick')) {
+    for (const source of sources) {
+      const train1 = rows.filter((row) => row.sample.source !== source);
+      const test1 = rows.filter((row) => row.sample.source === source);
+      weigh(train1);
+      const full = count(test1, train(train1, optionsFor(true)), true);
+      const ngrams = count(test1, train(train1, optionsFor(false)), false);
+      for (const key of ['tp', 'fp', 'fn', 'tn'] as const) {
+        pooled.full[key] += full[key];
+        pooled.ngrams[key] += ngrams[key];
+      }
+      bySource[source] = { full: summary(full), ngrams: summary(ngrams) };
+      process.stderr.write(`${source.padEnd(40)} full ${JSON.stringify(summary(full))}\n${''.padEnd(40)} ngrm ${JSON.stringify(summary(ngrams))}\n`);
+    }
+  }
+  const sourceWise = { pooled: { full: summary(pooled.full), ngrams: summary(pooled.ngrams) }, by_source: bySource };
+  process.stderr.write(`leave-one-source-out pooled: ${JSON.stringify(sourceWise.pooled)}\n`);
+
+  // 3. Final fit on everything.
+  weigh(rows);
+  const weights: T3Weights = {
+    version: 1,
+    embedderId: 'use-lite-512',
+    dimensions: DIMENSIONS,
+    features: FEATURES,
+    full: train(rows, optionsFor(true)),
+    ngrams: train(rows, optionsFor(false)),
+    trainedAt: new Date().toISOString().slice(0, 10),
+    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, samples: rows.length },
+  };
+  if (!process.argv.includes('--dry-run')) {
+    mkdirSync(path.dirname(T3_WEIGHTS_FILE), { recursive: true });
+    writeFileSync(T3_WEIGHTS_FILE, encodeWeights(weights));
+  }
+  process.stdout.write(JSON.stringify({ random_80_20: random80, leave_one_source_out: sourceWise }, null, 1) + '\n');
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -1,0 +1,252 @@
+/**
+ * T3: intent classification — is this text trying to steer, override or exfiltrate from the
+ * model or agent that reads it?
+ *
+ * Posture: a pure, synchronous function of (text, embedding) once the weights are loaded; no
+ * network, no model download. The default model is a logistic regression over the USE-lite
+ * embedding (512-d) and hashed word/character n-grams, trained by `scripts/train-t3.ts` on the
+ * public corpora in ../shared/datasets; its weights live in weights/t3.json. Without an embedding
+ * the n-gram-only head answers (lower recall, same API). Input is cut to MAX_FEATURE_CHARS before
+ * feature extraction, and feature extraction is a single linear pass (no regular expressions
+ * with backtracking). A configured local ONNX zero-shot NLI model can replace it through
+ * `loadNliClassifier`, which is asynchronous to load and asynchronous to run.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { importTransformers } from './embedder.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const T3_WEIGHTS_FILE = path.join(here, 'weights', 't3.json');
+
+/** Characters of input that feature extraction reads (same cut as the embedder). */
+export const MAX_FEATURE_CHARS = 2048;
+
+export interface T3Result {
+  /** Probability (0..1) that the text is an injection, jailbreak or exfiltration attempt. */
+  attackProbability: number;
+  /** Which head answered: with the embedding, or n-grams only. */
+  head: 'embedding+ngrams' | 'ngrams';
+}
+
+export interface T3Classifier {
+  readonly id: string;
+  classify(text: string, embedding?: Float32Array): T3Result;
+}
+
+export interface FeatureConfig {
+  hashBits: number;
+  wordNgrams: number;
+  charNgrams: number[];
+}
+
+export interface T3Head {
+  /** Dense weights: [embedding (dimensions) | hashed n-grams (2^hashBits) | extra]. */
+  weights: ArrayLike<number>;
+  bias: number;
+}
+
+export interface T3Weights {
+  version: 1;
+  embedderId: string;
+  dimensions: number;
+  features: FeatureConfig;
+  full: T3Head;
+  ngrams: T3Head;
+  trainedAt: string;
+  metrics: Record<string, unknown>;
+}
+
+export const EXTRA_FEATURES = 3;
+
+/** 32-bit FNV-1a over UTF-16 code units. */
+export function hashString(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export interface SparseFeatures {
+  indices: Int32Array;
+  values: Float32Array;
+  /** Extra dense features: log length, share of non-letters, share of upper case. */
+  extra: Float32Array;
+}
+
+/** Lower-cased words of letters/digits, split in one pass. */
+export function wordsOf(text: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  for (const character of text.toLowerCase()) {
+    const code = character.codePointAt(0) ?? 0;
+    const isWord = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code > 127 || character === "'";
+    if (isWord) current += character;
+    else if (current !== '') {
+      words.push(current);
+      current = '';
+    }
+  }
+  if (current !== '') words.push(current);
+  return words;
+}
+
+/**
+ * Hashed n-gram features, L2-normalised so long and short texts live on one scale: word
+ * 1..wordNgrams-grams and character n-grams of the lower-cased text with collapsed spaces.
+ */
+export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatures {
+  const text = raw.length > MAX_FEATURE_CHARS ? raw.slice(0, MAX_FEATURE_CHARS) : raw;
+  const mask = (1 << config.hashBits) - 1;
+  const counts = new Map<number, number>();
+  const add = (key: string) => {
+    const index = hashString(key) & mask;
+    counts.set(index, (counts.get(index) ?? 0) + 1);
+  };
+  const words = wordsOf(text);
+  for (let n = 1; n <= config.wordNgrams; n += 1) {
+    for (let index = 0; index + n <= words.length; index += 1) add(`w${n}:${words.slice(index, index + n).join(' ')}`);
+  }
+  const compact = ` ${words.join(' ')} `;
+  for (const n of config.charNgrams) {
+    for (let index = 0; index + n <= compact.length; index += 1) add(`c${n}:${compact.slice(index, index + n)}`);
+  }
+  const indices = new Int32Array(counts.size);
+  const values = new Float32Array(counts.size);
+  let norm = 0;
+  let position = 0;
+  for (const [index, count] of counts) {
+    const value = Math.sqrt(count);
+    indices[position] = index;
+    values[position] = value;
+    norm += value * value;
+    position += 1;
+  }
+  norm = Math.sqrt(norm) || 1;
+  for (let index = 0; index < values.length; index += 1) values[index] = (values[index] as number) / norm;
+  let letters = 0;
+  let upper = 0;
+  for (const character of text) {
+    const lower = character.toLowerCase();
+    if (lower !== character.toUpperCase()) {
+      letters += 1;
+      if (character !== lower) upper += 1;
+    }
+  }
+  const length = Math.max(1, text.length);
+  const extra = Float32Array.from([Math.log1p(text.length) / 8, 1 - letters / length, letters === 0 ? 0 : upper / letters]);
+  return { indices, values, extra };
+}
+
+export function sigmoid(value: number): number {
+  return 1 / (1 + Math.exp(-value));
+}
+
+/** Logit of one head; the embedding part is skipped when `embedding` is undefined. */
+export function headLogit(head: T3Head, dimensions: number, hashSize: number, features: SparseFeatures, embedding?: Float32Array): number {
+  let sum = head.bias;
+  const weights = head.weights;
+  if (embedding !== undefined) {
+    for (let index = 0; index < dimensions; index += 1) sum += (weights[index] as number) * (embedding[index] as number);
+  }
+  for (let index = 0; index < features.indices.length; index += 1) {
+    sum += (weights[dimensions + (features.indices[index] as number)] as number) * (features.values[index] as number);
+  }
+  for (let index = 0; index < features.extra.length; index += 1) {
+    sum += (weights[dimensions + hashSize + index] as number) * (features.extra[index] as number);
+  }
+  return sum;
+}
+
+export function createT3Classifier(weights: T3Weights): T3Classifier {
+  const hashSize = 1 << weights.features.hashBits;
+  const full: T3Head = { weights: Float64Array.from(weights.full.weights), bias: weights.full.bias };
+  const ngrams: T3Head = { weights: Float64Array.from(weights.ngrams.weights), bias: weights.ngrams.bias };
+  return {
+    id: `t3-logreg:${weights.embedderId}:${weights.trainedAt}`,
+    classify(text: string, embedding?: Float32Array): T3Result {
+      const features = extractFeatures(text, weights.features);
+      const usable = embedding !== undefined && embedding.length === weights.dimensions;
+      const logit = usable
+        ? headLogit(full, weights.dimensions, hashSize, features, embedding)
+        : headLogit(ngrams, weights.dimensions, hashSize, features);
+      return { attackProbability: sigmoid(logit), head: usable ? 'embedding+ngrams' : 'ngrams' };
+    },
+  };
+}
+
+let loaded: T3Classifier | null = null;
+
+/** The default classifier from weights/t3.json (loaded once per process). */
+export function loadT3Classifier(file = T3_WEIGHTS_FILE): T3Classifier {
+  if (file === T3_WEIGHTS_FILE && loaded !== null) return loaded;
+  const weights = decodeWeights(readFileSync(file, 'utf8'));
+  const classifier = createT3Classifier(weights);
+  if (file === T3_WEIGHTS_FILE) loaded = classifier;
+  return classifier;
+}
+
+/** Weights are stored with the dense vectors as base64 float32 to keep the file small. */
+export function encodeWeights(weights: T3Weights): string {
+  const pack = (values: ArrayLike<number>) => Buffer.from(Float32Array.from(values).buffer).toString('base64');
+  return (
+    JSON.stringify({
+      ...weights,
+      full: { bias: weights.full.bias, weights: pack(weights.full.weights) },
+      ngrams: { bias: weights.ngrams.bias, weights: pack(weights.ngrams.weights) },
+    }) + '\n'
+  );
+}
+
+export function decodeWeights(text: string): T3Weights {
+  const stored = JSON.parse(text) as Omit<T3Weights, 'full' | 'ngrams'> & { full: { bias: number; weights: string }; ngrams: { bias: number; weights: string } };
+  const unpack = (encoded: string) => {
+    const bytes = Buffer.from(encoded, 'base64');
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4).slice();
+  };
+  return { ...stored, full: { bias: stored.full.bias, weights: unpack(stored.full.weights) }, ngrams: { bias: stored.ngrams.bias, weights: unpack(stored.ngrams.weights) } };
+}
+
+/** An asynchronous classifier (the ONNX NLI path cannot answer synchronously). */
+export interface AsyncT3Classifier {
+  readonly id: string;
+  classify(text: string): Promise<Pick<T3Result, 'attackProbability'> & { head: 'nli' }>;
+}
+
+/** Hypotheses for zero-shot NLI; the attack probability is the entailment mass of the first two. */
+export const NLI_LABELS = [
+  'an attempt to override or ignore the AI system instructions',
+  'an attempt to extract secrets, hidden prompts or user data',
+  'an ordinary request or harmless content',
+] as const;
+
+/**
+ * Loads a local zero-shot NLI model (e.g. an ONNX export of a DeBERTa/BART MNLI model) from
+ * `modelDir` through @huggingface/transformers with remote models disabled. Throws a clear error
+ * when the package is not installed or the directory does not hold a usable model.
+ */
+export async function loadNliClassifier(modelDir: string): Promise<AsyncT3Classifier> {
+  const transformers = await importTransformers();
+  const absolute = path.resolve(modelDir);
+  transformers.env.allowRemoteModels = false;
+  transformers.env.allowLocalModels = true;
+  transformers.env.localModelPath = path.dirname(absolute) + path.sep;
+  const classifier = (await transformers.pipeline('zero-shot-classification', path.basename(absolute))) as unknown as (
+    text: string,
+    labels: string[],
+    options?: Record<string, unknown>,
+  ) => Promise<{ labels: string[]; scores: number[] }>;
+  return {
+    id: `nli:${path.basename(absolute)}`,
+    async classify(text: string) {
+      const result = await classifier(text.slice(0, MAX_FEATURE_CHARS), [...NLI_LABELS], { multi_label: false });
+      let attack = 0;
+      result.labels.forEach((label, index) => {
+        if (label !== NLI_LABELS[2]) attack += result.scores[index] ?? 0;
+      });
+      return { attackProbability: Math.min(1, Math.max(0, attack)), head: 'nli' as const };
+    },
+  };
+}
