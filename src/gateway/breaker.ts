@@ -56,6 +56,8 @@ export interface BreakerSnapshot {
   probesInFlight: number;
   lastFailureAt: number | null;
   consecutiveFailures: number;
+  /** Start of the current run of consecutive failures. */
+  firstFailureAt: number | null;
 }
 
 /** One breaker. Every method takes `now` so the machine is deterministic under test. */
@@ -67,6 +69,7 @@ export class CircuitBreaker {
   private probeSuccesses = 0;
   private lastFailureAt: number | null = null;
   private consecutiveFailures = 0;
+  private firstFailureAt: number | null = null;
 
   constructor(
     readonly policy: BreakerPolicy = DEFAULT_BREAKER_POLICY,
@@ -98,8 +101,11 @@ export class CircuitBreaker {
   record(success: boolean | null, now: number, probe = false): void {
     if (probe) this.probesInFlight = Math.max(0, this.probesInFlight - 1);
     if (success === null) return;
-    if (success) this.consecutiveFailures = 0;
-    else {
+    if (success) {
+      this.consecutiveFailures = 0;
+      this.firstFailureAt = null;
+    } else {
+      if (this.consecutiveFailures === 0) this.firstFailureAt = now;
       this.consecutiveFailures += 1;
       this.lastFailureAt = now;
     }
@@ -150,6 +156,7 @@ export class CircuitBreaker {
       probesInFlight: this.probesInFlight,
       lastFailureAt: this.lastFailureAt,
       consecutiveFailures: this.consecutiveFailures,
+      firstFailureAt: this.firstFailureAt,
     };
   }
 

@@ -4,10 +4,10 @@
  */
 import type { Logger } from '../platform/logger.ts';
 
-export type GatewayEventName = 'budget.warning' | 'budget.exhausted' | 'cost.anomaly' | 'provider.down' | 'provider.up';
+export type GatewayEventName = 'budget.warning' | 'budget.exhausted' | 'cost.anomaly' | 'gateway.down';
 
 export interface GatewayEvents {
-  emit(orgId: string | null, event: GatewayEventName, data: Record<string, unknown>): void;
+  emit(orgId: string, event: GatewayEventName, data: Record<string, unknown>): void;
 }
 
 export function loggingEvents(logger: Pick<Logger, 'warn'>): GatewayEvents {

@@ -1,40 +1,57 @@
 /**
- * The provider registry: one line per provider (the ProviderId type derives from it) and the two
- * entry points the gateway core calls. PROVISIONAL: adapters are being filled in; an adapter not
- * yet implemented throws UpstreamError('server') when used.
+ * The provider registry — one line per provider; `ProviderId` derives from it — and the two entry
+ * points the gateway core calls: `invokeCompletion` and `invokeStream`.
+ *
+ * Invariants: every failure surfaces as an `UpstreamError` (never a raw undici/JSON error);
+ * `invokeStream` resolves only after the upstream answered 2xx headers, so the caller can still
+ * fail over to another provider when it rejects; once resolved, the iterable ends with a `done`
+ * event or throws (no silent truncation). Stopping the iteration early (break / return()) or
+ * aborting `options.signal` closes the upstream request.
  */
+import { anthropic } from './providers/anthropic.ts';
+import { azure_openai } from './providers/azure-openai.ts';
+import { bedrock } from './providers/bedrock.ts';
+import { cohere } from './providers/cohere.ts';
+import { deepseek } from './providers/deepseek.ts';
+import { fireworks } from './providers/fireworks.ts';
+import { gemini } from './providers/gemini.ts';
+import { groq } from './providers/groq.ts';
+import { mistral } from './providers/mistral.ts';
+import { ollama } from './providers/ollama.ts';
+import { openai } from './providers/openai.ts';
+import { openai_compatible } from './providers/openai-compatible.ts';
+import { openrouter } from './providers/openrouter.ts';
+import { together } from './providers/together.ts';
+import { vertex_ai } from './providers/vertex-ai.ts';
+import { xai } from './providers/xai.ts';
 import { UpstreamError } from './contract.ts';
-import type { CompletionRequest, CompletionResult, InvokeOptions, ProviderAdapter, ProviderTarget, StreamEvent } from './contract.ts';
-
-function pending(id: string): ProviderAdapter {
-  const fail = (): never => {
-    throw new UpstreamError({ provider: id, status: null, code: 'server', retryable: false, providerCode: 'adapter_pending' });
-  };
-  return { id, displayName: id, defaultBaseUrl: null, streamFormat: 'sse', buildRequest: fail, parseResponse: fail, parseError: fail, parseStream: fail };
-}
+import type { CompletionRequest, CompletionResult, InvokeOptions, ProviderAdapter, ProviderTarget, StreamEvent, UpstreamRequest } from './contract.ts';
+import { sendUpstream, toUpstreamError } from './http-client.ts';
+import type { UpstreamResponse } from './http-client.ts';
 
 export const providers = {
-  openai: pending('openai'),
-  azure_openai: pending('azure_openai'),
-  anthropic: pending('anthropic'),
-  gemini: pending('gemini'),
-  vertex_ai: pending('vertex_ai'),
-  bedrock: pending('bedrock'),
-  mistral: pending('mistral'),
-  cohere: pending('cohere'),
-  groq: pending('groq'),
-  together: pending('together'),
-  fireworks: pending('fireworks'),
-  deepseek: pending('deepseek'),
-  xai: pending('xai'),
-  openrouter: pending('openrouter'),
-  ollama: pending('ollama'),
-  openai_compatible: pending('openai_compatible'),
+  openai,
+  azure_openai,
+  anthropic,
+  gemini,
+  vertex_ai,
+  bedrock,
+  mistral,
+  cohere,
+  groq,
+  together,
+  fireworks,
+  deepseek,
+  xai,
+  openrouter,
+  ollama,
+  openai_compatible,
 } as const satisfies Record<string, ProviderAdapter>;
 
 export type ProviderId = keyof typeof providers;
 
-export const providerIds = Object.keys(providers) as ProviderId[];
+/** All provider ids, in registry order. */
+export const providerIds: readonly ProviderId[] = Object.freeze(Object.keys(providers) as ProviderId[]);
 
 export function isProviderId(value: string): value is ProviderId {
   return Object.hasOwn(providers, value);
@@ -44,25 +61,155 @@ export function getAdapter(id: ProviderId): ProviderAdapter {
   return providers[id];
 }
 
-/** Calls the provider and returns the mapped result; throws UpstreamError on any failure. */
-export async function invokeCompletion(
-  _providerId: ProviderId,
-  _request: CompletionRequest,
-  _target: ProviderTarget,
-  _options: InvokeOptions = {},
-): Promise<CompletionResult> {
-  throw new UpstreamError({ provider: _providerId, status: null, code: 'server', retryable: false, providerCode: 'adapter_pending' });
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+interface Deadline {
+  signal: AbortSignal;
+  timedOut: () => boolean;
+  /** Stops the deadline timer (headers arrived or call finished). */
+  clearTimer: () => void;
+  /** Detaches from the caller's signal. */
+  release: () => void;
+}
+
+function deadline(timeoutMs: number, callerSignal: AbortSignal | undefined): Deadline {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort(callerSignal?.reason);
+  if (callerSignal) {
+    if (callerSignal.aborted) controller.abort(callerSignal.reason);
+    else callerSignal.addEventListener('abort', onAbort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    clearTimer: () => clearTimeout(timer),
+    release: () => {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+async function build(adapter: ProviderAdapter, request: CompletionRequest, target: ProviderTarget): Promise<UpstreamRequest> {
+  try {
+    const built = adapter.buildRequest(request, target);
+    return built instanceof Promise ? await built : built;
+  } catch (error) {
+    if (error instanceof UpstreamError) throw error;
+    throw new UpstreamError({ provider: adapter.id, status: null, code: 'bad_request', retryable: false, providerCode: 'request_build_failed', cause: error });
+  }
+}
+
+function timeoutAware(error: unknown, provider: string, url: string, timedOut: boolean): UpstreamError {
+  if (timedOut && error instanceof UpstreamError && error.providerCode === 'aborted') {
+    return new UpstreamError({ provider, status: null, code: 'timeout', url, providerCode: 'timeout', cause: error.cause });
+  }
+  return toUpstreamError(error, provider, url, timedOut && !(error instanceof UpstreamError));
+}
+
+async function errorFromResponse(adapter: ProviderAdapter, response: UpstreamResponse, url: string): Promise<UpstreamError> {
+  let text = '';
+  try {
+    text = await response.body.text();
+  } catch {
+    // The status is what matters; a body cut short still maps by status.
+  }
+  return adapter.parseError(response.status, response.headers, text).withUrl(url);
 }
 
 /**
- * Starts a streamed call. Resolves once the upstream answered 2xx headers (failover is still
- * possible before then); rejects with UpstreamError otherwise. The iterable follows StreamEvent's rule.
+ * Calls `providerId` for a non-streamed completion (request.stream is forced to false).
+ * Rejects with UpstreamError: HTTP errors mapped by the adapter, 'timeout' after
+ * options.timeoutMs (default 60 s) for the whole call, 'network' on transport failures or abort.
+ */
+export async function invokeCompletion(
+  providerId: ProviderId,
+  request: CompletionRequest,
+  target: ProviderTarget,
+  options: InvokeOptions = {},
+): Promise<CompletionResult> {
+  const adapter = providers[providerId];
+  const upstream = await build(adapter, request.stream ? { ...request, stream: false } : request, target);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const limit = deadline(timeoutMs, options.signal);
+  try {
+    const response = await sendUpstream(upstream, { provider: providerId, signal: limit.signal, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs });
+    if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
+    const text = await response.body.text();
+    return adapter.parseResponse(response.status, response.headers, text, request.model);
+  } catch (error) {
+    throw timeoutAware(error, providerId, upstream.url, limit.timedOut());
+  } finally {
+    limit.release();
+  }
+}
+
+/** Wraps the body so that leaving the adapter's loop does not destroy it (we decide: dump or destroy). */
+function detached(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  const iterator = body[Symbol.asyncIterator]();
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => iterator.next(),
+      return: async () => ({ done: true as const, value: undefined }),
+    }),
+  };
+}
+
+/**
+ * Starts a streamed completion on `providerId` (request.stream is forced to true). Resolves once
+ * the upstream answered 2xx headers within options.timeoutMs; rejects with UpstreamError before
+ * that (failover is still possible). The iterable then yields StreamEvents and ends with `done`,
+ * or throws UpstreamError ('network' with providerCode 'stream_truncated' or 'connection_lost',
+ * 'timeout' after options.idleTimeoutMs of silence, or the provider's in-stream error).
+ * Consume it or call its return(): an unconsumed stream holds its connection until the idle timeout.
  */
 export async function invokeStream(
-  _providerId: ProviderId,
-  _request: CompletionRequest,
-  _target: ProviderTarget,
-  _options: InvokeOptions = {},
+  providerId: ProviderId,
+  request: CompletionRequest,
+  target: ProviderTarget,
+  options: InvokeOptions = {},
 ): Promise<AsyncIterable<StreamEvent>> {
-  throw new UpstreamError({ provider: _providerId, status: null, code: 'server', retryable: false, providerCode: 'adapter_pending' });
+  const adapter = providers[providerId];
+  const upstream = await build(adapter, request.stream ? request : { ...request, stream: true }, target);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const limit = deadline(timeoutMs, options.signal);
+  let response: UpstreamResponse;
+  try {
+    response = await sendUpstream(upstream, {
+      provider: providerId,
+      signal: limit.signal,
+      headersTimeoutMs: timeoutMs,
+      bodyTimeoutMs: options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    });
+    if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
+  } catch (error) {
+    limit.release();
+    throw timeoutAware(error, providerId, upstream.url, limit.timedOut());
+  }
+  limit.clearTimer();
+  const body = response.body;
+  async function* events(): AsyncGenerator<StreamEvent> {
+    let finished = false;
+    try {
+      for await (const event of adapter.parseStream(detached(body), request.model)) {
+        if (event.type === 'done') finished = true;
+        yield event;
+        if (finished) return;
+      }
+    } catch (error) {
+      throw toUpstreamError(error, providerId, upstream.url);
+    } finally {
+      limit.release();
+      // A completed stream leaves the connection reusable (read the few remaining bytes);
+      // anything else closes it so the upstream stops generating.
+      if (finished) body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      else body.destroy();
+    }
+  }
+  return events();
 }

@@ -1,0 +1,223 @@
+// Anthropic Messages API: POST /v1/messages, x-api-key + anthropic-version, top-level `system`,
+// tool_use / tool_result content blocks, named SSE events.
+import { UpstreamError } from '../contract.ts';
+import type {
+  ChatMessage,
+  CompletionRequest,
+  CompletionResult,
+  FinishReason,
+  ProviderAdapter,
+  ProviderTarget,
+  StreamEvent,
+  TokenUsage,
+  ToolCall,
+  UpstreamHeaders,
+  UpstreamRequest,
+} from '../contract.ts';
+import { sseEvents } from '../streaming/sse.ts';
+import {
+  argumentsObject,
+  arrayAt,
+  countAt,
+  finishFrom,
+  invalidResponse,
+  isObject,
+  joinUrl,
+  objectAt,
+  parseJsonObject,
+  stringAt,
+  truncatedStream,
+  tryParseJsonObject,
+  upstreamErrorFor,
+  usageOf,
+} from './shared/common.ts';
+import type { JsonObject } from './shared/common.ts';
+
+const PROVIDER = 'anthropic';
+export const ANTHROPIC_VERSION = '2023-06-01';
+/** max_tokens is required by the Messages API; used when the request sets none. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+export function mapFinishReason(raw: string | null | undefined): FinishReason {
+  return finishFrom(FINISH_REASONS, raw);
+}
+
+/** input_tokens excludes cache reads and writes; promptTokens adds them back. */
+export function toUsage(usage: unknown): TokenUsage | null {
+  if (!isObject(usage)) return null;
+  const input = countAt(usage, 'input_tokens');
+  const output = countAt(usage, 'output_tokens');
+  if (input === undefined && output === undefined) return null;
+  const cacheRead = countAt(usage, 'cache_read_input_tokens') ?? 0;
+  const cacheWrite = countAt(usage, 'cache_creation_input_tokens') ?? 0;
+  return usageOf((input ?? 0) + cacheRead + cacheWrite, output ?? 0, cacheRead > 0 ? { cached: cacheRead } : {});
+}
+
+type Block = JsonObject;
+
+function blocksOf(message: ChatMessage): Block[] {
+  if (message.role === 'tool') {
+    return [{ type: 'tool_result', tool_use_id: message.tool_call_id ?? '', content: message.content }];
+  }
+  const blocks: Block[] = [];
+  if (message.content.length > 0) blocks.push({ type: 'text', text: message.content });
+  if (message.role === 'assistant') {
+    for (const call of message.tool_calls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
+  }
+  return blocks;
+}
+
+export function buildBody(request: CompletionRequest): JsonObject {
+  const system = request.messages.filter((message) => message.role === 'system').map((message) => message.content);
+  // Consecutive turns of the same role are merged: tool results travel as user turns.
+  const messages: { role: 'user' | 'assistant'; content: Block[] }[] = [];
+  for (const message of request.messages) {
+    if (message.role === 'system') continue;
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const blocks = blocksOf(message);
+    if (blocks.length === 0) continue;
+    const last = messages.at(-1);
+    if (last && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  }
+  const body: JsonObject = { model: request.model, max_tokens: request.max_tokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS };
+  if (system.length > 0) body.system = system.join('\n\n');
+  body.messages = messages.map((message) =>
+    message.content.length === 1 && message.content[0]?.type === 'text' ? { role: message.role, content: message.content[0].text } : message,
+  );
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      input_schema: tool.parameters,
+    }));
+  }
+  if (request.stream) body.stream = true;
+  return body;
+}
+
+function parseError(status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
+  const body = tryParseJsonObject(bodyText);
+  const type = stringAt(objectAt(body, 'error'), 'type');
+  return upstreamErrorFor(PROVIDER, status, headers, type, type === 'overloaded_error' ? { code: 'overloaded' } : undefined);
+}
+
+function parseResponse(status: number, headers: UpstreamHeaders, bodyText: string, requestedModel?: string): CompletionResult {
+  if (status < 200 || status > 299) throw parseError(status, headers, bodyText);
+  const body = parseJsonObject(PROVIDER, bodyText);
+  const content = arrayAt(body, 'content');
+  if (!content) throw invalidResponse(PROVIDER);
+  let text = '';
+  const toolCalls: ToolCall[] = [];
+  for (const block of content) {
+    const type = stringAt(block, 'type');
+    if (type === 'text') text += stringAt(block, 'text') ?? '';
+    else if (type === 'tool_use') {
+      toolCalls.push({ id: stringAt(block, 'id') ?? `toolu_${toolCalls.length}`, name: stringAt(block, 'name') ?? '', arguments: JSON.stringify(objectAt(block, 'input') ?? {}) });
+    }
+  }
+  const rawFinishReason = stringAt(body, 'stop_reason') ?? null;
+  const result: CompletionResult = {
+    content: text,
+    finishReason: mapFinishReason(rawFinishReason),
+    rawFinishReason,
+    usage: toUsage(body.usage) ?? usageOf(0, 0),
+    model: stringAt(body, 'model') ?? requestedModel ?? '',
+  };
+  if (toolCalls.length > 0) result.toolCalls = toolCalls;
+  return result;
+}
+
+async function* parseStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
+  let usage: TokenUsage | null = null;
+  let model: string | undefined;
+  let rawFinishReason: string | null = null;
+  let inputUsage: unknown;
+  const toolIndexByBlock = new Map<number, number>();
+  for await (const event of sseEvents(body, PROVIDER)) {
+    if (event.event === 'ping' || event.data.length === 0) continue;
+    const data = parseJsonObject(PROVIDER, event.data);
+    const type = event.event ?? stringAt(data, 'type');
+    switch (type) {
+      case 'message_start': {
+        const message = objectAt(data, 'message');
+        model = stringAt(message, 'model');
+        inputUsage = message?.usage;
+        usage = toUsage(inputUsage);
+        break;
+      }
+      case 'content_block_start': {
+        const block = objectAt(data, 'content_block');
+        if (stringAt(block, 'type') === 'tool_use') {
+          const index = toolIndexByBlock.size;
+          toolIndexByBlock.set(countAt(data, 'index') ?? 0, index);
+          yield { type: 'tool_call_delta', index, id: stringAt(block, 'id') ?? `toolu_${index}`, name: stringAt(block, 'name') ?? '', argumentsDelta: '' };
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = objectAt(data, 'delta');
+        const deltaType = stringAt(delta, 'type');
+        if (deltaType === 'text_delta') {
+          const text = stringAt(delta, 'text') ?? '';
+          if (text.length > 0) yield { type: 'delta', text };
+        } else if (deltaType === 'input_json_delta') {
+          const index = toolIndexByBlock.get(countAt(data, 'index') ?? 0) ?? 0;
+          yield { type: 'tool_call_delta', index, argumentsDelta: stringAt(delta, 'partial_json') ?? '' };
+        }
+        break;
+      }
+      case 'message_delta': {
+        rawFinishReason = stringAt(objectAt(data, 'delta'), 'stop_reason') ?? rawFinishReason;
+        // message_delta usage is cumulative; input fields may be absent there, keep message_start's.
+        const merged = isObject(data.usage) ? { ...(isObject(inputUsage) ? inputUsage : {}), ...data.usage } : inputUsage;
+        usage = toUsage(merged) ?? usage;
+        break;
+      }
+      case 'message_stop':
+        yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
+        return;
+      case 'error': {
+        const errorType = stringAt(objectAt(data, 'error'), 'type') ?? 'stream_error';
+        throw new UpstreamError({ provider: PROVIDER, status: null, code: errorType === 'overloaded_error' ? 'overloaded' : 'server', providerCode: errorType });
+      }
+      default:
+        break;
+    }
+  }
+  throw truncatedStream(PROVIDER);
+}
+
+export const anthropic = {
+  id: 'anthropic',
+  displayName: 'Anthropic',
+  defaultBaseUrl: 'https://api.anthropic.com',
+  streamFormat: 'sse',
+  buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
+    return {
+      url: joinUrl(target.baseUrl ?? 'https://api.anthropic.com', '/v1/messages'),
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: request.stream ? 'text/event-stream' : 'application/json',
+        'x-api-key': target.apiKey,
+        'anthropic-version': target.extra?.anthropic_version ?? ANTHROPIC_VERSION,
+      },
+      body: JSON.stringify(buildBody(request)),
+    };
+  },
+  parseResponse,
+  parseError,
+  parseStream,
+} satisfies ProviderAdapter;

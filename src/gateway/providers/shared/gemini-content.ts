@@ -1,0 +1,210 @@
+// The shared base of Google's generateContent wire protocol, spoken by both the Gemini API
+// (gemini.ts) and Vertex AI (vertex-ai.ts): contents/parts, systemInstruction, functionDeclarations,
+// candidates + usageMetadata, and `alt=sse` streaming where every event is a full response chunk.
+import { UpstreamError } from '../../contract.ts';
+import type {
+  CompletionRequest,
+  CompletionResult,
+  FinishReason,
+  StreamEvent,
+  TokenUsage,
+  ToolCall,
+  UpstreamHeaders,
+} from '../../contract.ts';
+import { sseEvents } from '../../streaming/sse.ts';
+import {
+  argumentsObject,
+  arrayAt,
+  countAt,
+  finishFrom,
+  isObject,
+  objectAt,
+  parseJsonObject,
+  stringAt,
+  truncatedStream,
+  tryParseJsonObject,
+  upstreamErrorFor,
+  usageOf,
+} from './common.ts';
+import type { JsonObject } from './common.ts';
+
+const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  STOP: 'stop',
+  MAX_TOKENS: 'length',
+  SAFETY: 'content_filter',
+  RECITATION: 'content_filter',
+  BLOCKLIST: 'content_filter',
+  PROHIBITED_CONTENT: 'content_filter',
+  SPII: 'content_filter',
+  IMAGE_SAFETY: 'content_filter',
+  MALFORMED_FUNCTION_CALL: 'error',
+  UNEXPECTED_TOOL_CALL: 'error',
+};
+
+export function mapFinishReason(raw: string | null | undefined, hasToolCalls = false): FinishReason {
+  const mapped = finishFrom(FINISH_REASONS, raw);
+  return mapped === 'stop' && hasToolCalls ? 'tool_calls' : mapped;
+}
+
+/** candidatesTokenCount excludes thoughts; completionTokens adds thoughtsTokenCount back. */
+export function toUsage(metadata: unknown): TokenUsage | null {
+  if (!isObject(metadata)) return null;
+  const prompt = countAt(metadata, 'promptTokenCount');
+  const candidates = countAt(metadata, 'candidatesTokenCount') ?? 0;
+  const thoughts = countAt(metadata, 'thoughtsTokenCount');
+  const cached = countAt(metadata, 'cachedContentTokenCount');
+  if (prompt === undefined && candidates === 0 && thoughts === undefined) return null;
+  const extra: { total?: number; cached?: number; reasoning?: number } = {};
+  const total = countAt(metadata, 'totalTokenCount');
+  if (total !== undefined) extra.total = total;
+  if (cached !== undefined) extra.cached = cached;
+  if (thoughts !== undefined) extra.reasoning = thoughts;
+  return usageOf(prompt ?? 0, candidates + (thoughts ?? 0), extra);
+}
+
+/** Gemini's schema dialect is an OpenAPI subset: drop the JSON-Schema-only keys it rejects. */
+function toGeminiSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toGeminiSchema);
+  if (!isObject(schema)) return schema;
+  const result: JsonObject = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$schema' || key === 'additionalProperties' || key === '$id' || key === '$defs') continue;
+    result[key] = toGeminiSchema(value);
+  }
+  return result;
+}
+
+export function buildGenerateContentBody(request: CompletionRequest): JsonObject {
+  const toolNames = new Map<string, string>();
+  const contents: { role: 'user' | 'model'; parts: JsonObject[] }[] = [];
+  const system: JsonObject[] = [];
+  for (const message of request.messages) {
+    if (message.role === 'system') {
+      system.push({ text: message.content });
+      continue;
+    }
+    const parts: JsonObject[] = [];
+    let role: 'user' | 'model' = 'user';
+    if (message.role === 'assistant') {
+      role = 'model';
+      if (message.content.length > 0) parts.push({ text: message.content });
+      for (const call of message.tool_calls ?? []) {
+        toolNames.set(call.id, call.name);
+        parts.push({ functionCall: { name: call.name, args: argumentsObject(call.arguments) } });
+      }
+    } else if (message.role === 'tool') {
+      const name = (message.tool_call_id === undefined ? undefined : toolNames.get(message.tool_call_id)) ?? message.name ?? 'tool';
+      const parsed = argumentsObject(message.content);
+      parts.push({ functionResponse: { name, response: Object.keys(parsed).length > 0 ? parsed : { content: message.content } } });
+    } else {
+      parts.push({ text: message.content });
+    }
+    if (parts.length === 0) continue;
+    const last = contents.at(-1);
+    if (last && last.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  }
+  const body: JsonObject = { contents };
+  if (system.length > 0) body.systemInstruction = { parts: system };
+  const generationConfig: JsonObject = {};
+  if (request.max_tokens !== undefined) generationConfig.maxOutputTokens = request.max_tokens;
+  if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
+  if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
+  if (request.tools && request.tools.length > 0) {
+    body.tools = [
+      {
+        functionDeclarations: request.tools.map((tool) => ({
+          name: tool.name,
+          ...(tool.description === undefined ? {} : { description: tool.description }),
+          parameters: toGeminiSchema(tool.parameters),
+        })),
+      },
+    ];
+  }
+  return body;
+}
+
+/** google.rpc.Status errors; RetryInfo.retryDelay ("30s") backs up a missing Retry-After header. */
+export function parseGoogleError(provider: string, status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
+  const body = tryParseJsonObject(bodyText);
+  const error = objectAt(body, 'error');
+  let retryDelay: number | null = null;
+  for (const detail of arrayAt(error, 'details') ?? []) {
+    const delay = stringAt(detail, 'retryDelay');
+    if (delay !== undefined && /^\d{1,6}(\.\d{1,9})?s$/.test(delay)) retryDelay = Math.ceil(Number(delay.slice(0, -1)) * 1000);
+  }
+  return upstreamErrorFor(provider, status, headers, stringAt(error, 'status'), { retryAfterMs: retryDelay });
+}
+
+interface CandidateParts {
+  text: string;
+  toolCalls: ToolCall[];
+  rawFinishReason: string | null;
+}
+
+function readCandidate(provider: string, chunk: JsonObject, toolOffset: number): CandidateParts {
+  const candidate = arrayAt(chunk, 'candidates')?.[0];
+  const result: CandidateParts = { text: '', toolCalls: [], rawFinishReason: stringAt(candidate, 'finishReason') ?? null };
+  if (candidate === undefined) {
+    const blockReason = stringAt(objectAt(chunk, 'promptFeedback'), 'blockReason');
+    if (blockReason !== undefined) result.rawFinishReason = blockReason === 'OTHER' ? 'OTHER' : 'PROHIBITED_CONTENT';
+    return result;
+  }
+  if (!isObject(candidate)) throw new UpstreamError({ provider, status: null, code: 'invalid_response', retryable: false });
+  for (const part of arrayAt(objectAt(candidate, 'content'), 'parts') ?? []) {
+    if (!isObject(part) || part.thought === true) continue;
+    if (typeof part.text === 'string') result.text += part.text;
+    const call = objectAt(part, 'functionCall');
+    if (call) {
+      const index = toolOffset + result.toolCalls.length;
+      result.toolCalls.push({ id: stringAt(call, 'id') ?? `call_${index}`, name: stringAt(call, 'name') ?? '', arguments: JSON.stringify(objectAt(call, 'args') ?? {}) });
+    }
+  }
+  return result;
+}
+
+export function parseGenerateContentResponse(provider: string, bodyText: string, requestedModel: string | undefined): CompletionResult {
+  const body = parseJsonObject(provider, bodyText);
+  const candidate = readCandidate(provider, body, 0);
+  const result: CompletionResult = {
+    content: candidate.text,
+    finishReason: mapFinishReason(candidate.rawFinishReason, candidate.toolCalls.length > 0),
+    rawFinishReason: candidate.rawFinishReason,
+    usage: toUsage(body.usageMetadata) ?? usageOf(0, 0),
+    model: stringAt(body, 'modelVersion') ?? requestedModel ?? '',
+  };
+  if (candidate.toolCalls.length > 0) result.toolCalls = candidate.toolCalls;
+  return result;
+}
+
+/** `alt=sse`: each event is a GenerateContentResponse; the stream ends by closing after a finishReason. */
+export async function* parseGenerateContentStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
+  let rawFinishReason: string | null = null;
+  let usage: TokenUsage | null = null;
+  let model: string | undefined;
+  let toolCount = 0;
+  for await (const event of sseEvents(body, provider)) {
+    if (event.data.trim().length === 0) continue;
+    const chunk = parseJsonObject(provider, event.data);
+    if (isObject(chunk.error)) {
+      throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(chunk.error, 'status') ?? 'stream_error' });
+    }
+    model ??= stringAt(chunk, 'modelVersion');
+    usage = toUsage(chunk.usageMetadata) ?? usage;
+    const candidate = readCandidate(provider, chunk, toolCount);
+    if (candidate.text.length > 0) yield { type: 'delta', text: candidate.text };
+    for (const call of candidate.toolCalls) {
+      yield { type: 'tool_call_delta', index: toolCount, id: call.id, name: call.name, argumentsDelta: call.arguments };
+      toolCount += 1;
+    }
+    if (candidate.rawFinishReason !== null) rawFinishReason = candidate.rawFinishReason;
+  }
+  if (rawFinishReason === null) throw truncatedStream(provider);
+  yield {
+    type: 'done',
+    finishReason: mapFinishReason(rawFinishReason, toolCount > 0),
+    rawFinishReason,
+    usage,
+    ...(model === undefined ? {} : { model }),
+  };
+}

@@ -1,0 +1,232 @@
+// The shared base of every adapter that speaks OpenAI's Chat Completions wire protocol
+// (POST …/chat/completions, SSE chunks ending with `data: [DONE]`). Vendors differ only in the
+// settings below; their files are a few lines each.
+import { UpstreamError } from '../../contract.ts';
+import type {
+  ChatMessage,
+  CompletionRequest,
+  CompletionResult,
+  FinishReason,
+  ProviderAdapter,
+  ProviderTarget,
+  StreamEvent,
+  TokenUsage,
+  ToolCall,
+  UpstreamHeaders,
+  UpstreamRequest,
+} from '../../contract.ts';
+import { sseEvents } from '../../streaming/sse.ts';
+import {
+  arrayAt,
+  countAt,
+  finishFrom,
+  invalidResponse,
+  isObject,
+  joinUrl,
+  objectAt,
+  parseJsonObject,
+  stringAt,
+  truncatedStream,
+  tryParseJsonObject,
+  upstreamErrorFor,
+  usageOf,
+} from './common.ts';
+
+export interface OpenAiChatSettings {
+  id: string;
+  displayName: string;
+  defaultBaseUrl: string | null;
+  /** Send `stream_options: { include_usage: true }` (usage in the last chunk). Default true. */
+  streamUsageOption?: boolean;
+  /** Name of the output-limit field. Default 'max_tokens'. */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /** URL for a target; default `${baseUrl}/chat/completions`. */
+  url?: (request: CompletionRequest, target: ProviderTarget, baseUrl: string) => string;
+  /** Auth headers; default `Authorization: Bearer <key>`. */
+  authHeaders?: (target: ProviderTarget) => Record<string, string>;
+  /** Omit `model` from the body (Azure routes by deployment in the URL). */
+  omitModel?: boolean;
+}
+
+export const OPENAI_FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  stop: 'stop',
+  length: 'length',
+  model_length: 'length',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+  error: 'error',
+};
+
+export function mapFinishReason(raw: string | null | undefined): FinishReason {
+  return finishFrom(OPENAI_FINISH_REASONS, raw);
+}
+
+/** OpenAI usage incl. prompt_tokens_details.cached_tokens, completion_tokens_details.reasoning_tokens, DeepSeek prompt_cache_hit_tokens. */
+export function toUsage(usage: unknown): TokenUsage | null {
+  if (!isObject(usage)) return null;
+  const prompt = countAt(usage, 'prompt_tokens');
+  const completion = countAt(usage, 'completion_tokens');
+  if (prompt === undefined && completion === undefined) return null;
+  const cached = countAt(objectAt(usage, 'prompt_tokens_details'), 'cached_tokens') ?? countAt(usage, 'prompt_cache_hit_tokens');
+  const reasoning = countAt(objectAt(usage, 'completion_tokens_details'), 'reasoning_tokens');
+  const extra: { total?: number; cached?: number; reasoning?: number } = {};
+  const total = countAt(usage, 'total_tokens');
+  if (total !== undefined) extra.total = total;
+  if (cached !== undefined) extra.cached = cached;
+  if (reasoning !== undefined) extra.reasoning = reasoning;
+  return usageOf(prompt ?? 0, completion ?? 0, extra);
+}
+
+function toWireMessage(message: ChatMessage): Record<string, unknown> {
+  const wire: Record<string, unknown> = { role: message.role, content: message.content };
+  if (message.name !== undefined) wire.name = message.name;
+  if (message.role === 'tool' && message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
+  if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
+    wire.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  }
+  return wire;
+}
+
+export function buildOpenAiChatBody(request: CompletionRequest, settings: Pick<OpenAiChatSettings, 'streamUsageOption' | 'maxTokensField' | 'omitModel'>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (!settings.omitModel) body.model = request.model;
+  body.messages = request.messages.map(toWireMessage);
+  if (request.max_tokens !== undefined) body[settings.maxTokensField ?? 'max_tokens'] = request.max_tokens;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, ...(tool.description === undefined ? {} : { description: tool.description }), parameters: tool.parameters },
+    }));
+  }
+  body.stream = request.stream;
+  if (request.stream && (settings.streamUsageOption ?? true)) body.stream_options = { include_usage: true };
+  return body;
+}
+
+function toolCallsOf(message: unknown): ToolCall[] | undefined {
+  const calls = arrayAt(message, 'tool_calls');
+  if (!calls || calls.length === 0) return undefined;
+  const result: ToolCall[] = [];
+  for (const call of calls) {
+    const fn = objectAt(call, 'function');
+    const name = stringAt(fn, 'name');
+    if (name === undefined) continue;
+    const args = fn?.arguments;
+    result.push({ id: stringAt(call, 'id') ?? `call_${result.length}`, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
+  }
+  return result.length > 0 ? result : undefined;
+}
+
+export function parseOpenAiError(provider: string, status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
+  const body = tryParseJsonObject(bodyText);
+  const error = objectAt(body, 'error');
+  const providerCode = stringAt(error, 'code') ?? stringAt(error, 'type') ?? stringAt(body, 'code') ?? undefined;
+  return upstreamErrorFor(provider, status, headers, providerCode);
+}
+
+export function parseOpenAiResponse(provider: string, bodyText: string, requestedModel: string | undefined): CompletionResult {
+  const body = parseJsonObject(provider, bodyText);
+  const choice = arrayAt(body, 'choices')?.[0];
+  const message = objectAt(choice, 'message');
+  if (!message) throw invalidResponse(provider);
+  const content = message.content;
+  if (content !== null && content !== undefined && typeof content !== 'string') throw invalidResponse(provider);
+  const rawFinishReason = stringAt(choice, 'finish_reason') ?? null;
+  const result: CompletionResult = {
+    content: content ?? '',
+    finishReason: mapFinishReason(rawFinishReason),
+    rawFinishReason,
+    usage: toUsage(body.usage) ?? usageOf(0, 0),
+    model: stringAt(body, 'model') ?? requestedModel ?? '',
+  };
+  const toolCalls = toolCallsOf(message);
+  if (toolCalls) result.toolCalls = toolCalls;
+  return result;
+}
+
+export async function* parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
+  let rawFinishReason: string | null = null;
+  let usage: TokenUsage | null = null;
+  let model: string | undefined;
+  for await (const event of sseEvents(body, provider)) {
+    const data = event.data.trim();
+    if (data === '[DONE]') {
+      yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
+      return;
+    }
+    if (data.length === 0) continue;
+    const chunk = parseJsonObject(provider, data);
+    if (isObject(chunk.error)) {
+      const error = chunk.error;
+      throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(error, 'code') ?? stringAt(error, 'type') ?? 'stream_error' });
+    }
+    model ??= stringAt(chunk, 'model');
+    usage = toUsage(chunk.usage) ?? toUsage(objectAt(chunk, 'x_groq')?.usage) ?? usage;
+    const choice = arrayAt(chunk, 'choices')?.[0];
+    if (!isObject(choice)) continue;
+    const delta = objectAt(choice, 'delta');
+    const text = stringAt(delta, 'content');
+    if (text !== undefined && text.length > 0) yield { type: 'delta', text };
+    const calls = arrayAt(delta, 'tool_calls');
+    if (calls) {
+      for (const call of calls) {
+        const fn = objectAt(call, 'function');
+        const index = countAt(call, 'index') ?? 0;
+        const id = stringAt(call, 'id');
+        const name = stringAt(fn, 'name');
+        yield {
+          type: 'tool_call_delta',
+          index,
+          ...(id === undefined ? {} : { id }),
+          ...(name === undefined ? {} : { name }),
+          argumentsDelta: stringAt(fn, 'arguments') ?? '',
+        };
+      }
+    }
+    const finish = stringAt(choice, 'finish_reason');
+    if (finish !== undefined) rawFinishReason = finish;
+  }
+  // Some compatible servers close without [DONE]; a finish_reason already seen means the answer
+  // is complete. Without one the stream was cut: never a silent truncation.
+  if (rawFinishReason === null) throw truncatedStream(provider);
+  yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
+}
+
+function requireBaseUrl(settings: OpenAiChatSettings, target: ProviderTarget): string {
+  const base = target.baseUrl ?? settings.defaultBaseUrl;
+  if (!base) throw new UpstreamError({ provider: settings.id, status: null, code: 'bad_request', retryable: false, providerCode: 'base_url_required' });
+  return base;
+}
+
+export function createOpenAiChatAdapter(settings: OpenAiChatSettings): ProviderAdapter {
+  const provider = settings.id;
+  return {
+    id: settings.id,
+    displayName: settings.displayName,
+    defaultBaseUrl: settings.defaultBaseUrl,
+    streamFormat: 'sse',
+    buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
+      const base = requireBaseUrl(settings, target);
+      const url = settings.url ? settings.url(request, target, base) : joinUrl(base, '/chat/completions');
+      const auth = settings.authHeaders ? settings.authHeaders(target) : { authorization: `Bearer ${target.apiKey}` };
+      return {
+        url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json', ...auth },
+        body: JSON.stringify(buildOpenAiChatBody(request, settings)),
+      };
+    },
+    parseResponse(status: number, headers: UpstreamHeaders, bodyText: string, requestedModel?: string): CompletionResult {
+      if (status < 200 || status > 299) throw parseOpenAiError(provider, status, headers, bodyText);
+      return parseOpenAiResponse(provider, bodyText, requestedModel);
+    },
+    parseError(status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
+      return parseOpenAiError(provider, status, headers, bodyText);
+    },
+    parseStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamEvent> {
+      return parseOpenAiStream(provider, body);
+    },
+  };
+}

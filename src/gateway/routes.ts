@@ -1,0 +1,200 @@
+/**
+ * HTTP surface of the AI gateway:
+ *   POST /api/v1/gateway/completions        write  completion (JSON envelope or SSE stream)
+ *   GET|PUT|DELETE /api/v1/gateway/routing  admin  the org's routing configuration
+ *   GET|PUT /api/v1/gateway/pii             admin  PII mode (off|redact|block) and restoration
+ *   GET|PUT /api/v1/gateway/budget          admin  today's usage, token budget, daily USD cap
+ *   GET /api/v1/gateway/providers/health    admin  circuit-breaker state per provider
+ * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppInstance } from '../http/app-types.ts';
+import { SvcError } from '../platform/errors.ts';
+import { isProviderId } from './registry.ts';
+import {
+  BudgetSettingsSchema,
+  CompletionRequestSchema,
+  LIMITS,
+  PiiSettingsSchema,
+  RoutingConfigSchema,
+  type BudgetSettingsBody,
+  type CompletionBody,
+  type PiiSettingsBody,
+  type RoutingConfigBody,
+} from './schemas.ts';
+import { failureToError, toPublicUsage, type Caller, type GatewayService, type OpenedStream, type PreparedCompletion } from './service.ts';
+import { SSE_DONE, sseLine, SseWriter } from './sse-writer.ts';
+import { dailyTokenBudget } from './budget.ts';
+import { DEFAULT_HEALTH_CHECK_INTERVAL_S } from './routing.ts';
+import { UpstreamError } from './contract.ts';
+
+/** Transparency headers: output is AI-generated content, limited-risk class, no automated decision about a person. */
+export const AI_HEADERS = {
+  'X-AI-Risk-Class': 'limited_risk',
+  'X-AI-Generated': 'true',
+  'X-CCPA-Automated-Decision': 'false',
+} as const;
+
+export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayService, options: { enabled: boolean }): void {
+  const requireEnabled = () => {
+    if (!options.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'ai_gateway' } });
+  };
+
+  app.post(
+    '/api/v1/gateway/completions',
+    { config: { scope: 'write' }, bodyLimit: LIMITS.bodyBytes, schema: { body: CompletionRequestSchema } },
+    async (request, reply) => {
+      requireEnabled();
+      const caller = callerOf(request);
+      const controller = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+      };
+      reply.raw.once('close', onClose);
+      const body = request.body as CompletionBody;
+      const prepared = await gateway.prepare(body, caller);
+      for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
+      if (!prepared.request.stream) {
+        const envelope = await gateway.complete(prepared, controller.signal);
+        return envelope;
+      }
+      const opened = await gateway.openStream(prepared, controller.signal);
+      reply.hijack();
+      await pipeStream(gateway, prepared, opened, reply, controller);
+      return reply;
+    },
+  );
+
+  app.get('/api/v1/gateway/routing', { config: { scope: 'admin' } }, async (request) => {
+    const settings = await gateway.settings.get(callerOf(request).orgId);
+    if (settings.routing === null) throw new SvcError('NOT_FOUND', { details: { resource: 'routing' } });
+    return settings.routing;
+  });
+
+  app.put('/api/v1/gateway/routing', { config: { scope: 'admin' }, schema: { body: RoutingConfigSchema } }, async (request) => {
+    const body = request.body as RoutingConfigBody;
+    const unknown = body.providers.filter((provider) => !isProviderId(provider));
+    if (unknown.length > 0) throw new SvcError('VALIDATION_FAILED', { message: `unknown providers: ${unknown.join(', ')}`, details: { field: 'body.providers', reason: 'unknown_provider', providers: unknown } });
+    const routing = { strategy: body.strategy, providers: body.providers, health_check_interval_s: body.health_check_interval_s ?? DEFAULT_HEALTH_CHECK_INTERVAL_S };
+    const settings = await gateway.settings.update(callerOf(request).orgId, { routing });
+    return settings.routing;
+  });
+
+  app.delete('/api/v1/gateway/routing', { config: { scope: 'admin' } }, async (request, reply) => {
+    await gateway.settings.update(callerOf(request).orgId, { routing: null });
+    return reply.status(204).send();
+  });
+
+  app.get('/api/v1/gateway/pii', { config: { scope: 'admin' } }, async (request) => {
+    const settings = await gateway.settings.get(callerOf(request).orgId);
+    return { mode: settings.piiMode, restore_in_response: settings.piiRestore };
+  });
+
+  app.put('/api/v1/gateway/pii', { config: { scope: 'admin' }, schema: { body: PiiSettingsSchema } }, async (request) => {
+    const body = request.body as PiiSettingsBody;
+    const change = body.restore_in_response === undefined ? { piiMode: body.mode } : { piiMode: body.mode, piiRestore: body.restore_in_response };
+    const settings = await gateway.settings.update(callerOf(request).orgId, change);
+    return { mode: settings.piiMode, restore_in_response: settings.piiRestore };
+  });
+
+  const budgetView = async (caller: Caller) => {
+    const [settings, usage] = await Promise.all([gateway.settings.get(caller.orgId), gateway.budget.usage(caller.orgId)]);
+    const limit = dailyTokenBudget(caller.plan);
+    return {
+      day: usage.day,
+      plan: caller.plan,
+      daily_token_budget: limit,
+      tokens_used: usage.tokens,
+      tokens_remaining: Math.max(0, limit - usage.tokens),
+      daily_usd_cap: settings.dailyUsdCap,
+      usd_used: settings.dailyUsdCap === null ? null : usage.microUsd / 1_000_000,
+    };
+  };
+
+  app.get('/api/v1/gateway/budget', { config: { scope: 'admin' } }, async (request) => budgetView(callerOf(request)));
+
+  app.put('/api/v1/gateway/budget', { config: { scope: 'admin' }, schema: { body: BudgetSettingsSchema } }, async (request) => {
+    const body = request.body as BudgetSettingsBody;
+    const caller = callerOf(request);
+    await gateway.settings.update(caller.orgId, { dailyUsdCap: body.daily_usd_cap });
+    return budgetView(caller);
+  });
+
+  app.get('/api/v1/gateway/providers/health', { config: { scope: 'admin' } }, async () => ({ providers: gateway.health() }));
+}
+
+function callerOf(request: FastifyRequest): Caller {
+  const auth = request.auth;
+  if (auth === null) throw new SvcError('AUTH_MISSING');
+  return { orgId: auth.orgId, plan: auth.plan, keyClass: auth.keyClass, requestId: request.id };
+}
+
+/** Relays an opened stream to the client; failures after the first byte become an error event. */
+async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, controller: AbortController): Promise<void> {
+  const writer = new SseWriter(reply.raw);
+  const requestId = prepared.caller.requestId;
+  const headers: Record<string, string | number | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
+  let index = 0;
+  let content = '';
+  let started = false;
+  const send = async (text: string) => {
+    if (!started) {
+      started = true;
+      await writer.start(headers, text);
+    } else await writer.write(text);
+  };
+  let event = opened.first;
+  try {
+    for (;;) {
+      if (writer.isClosed || controller.signal.aborted) throw new Error('client disconnected');
+      if (event.type === 'delta') {
+        content += event.text;
+        const text = opened.restore.push(event.text);
+        if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
+      } else if (event.type === 'tool_call_delta') {
+        const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
+        if (event.id !== undefined) toolCall.id = event.id;
+        if (event.name !== undefined) toolCall.name = event.name;
+        await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
+      } else {
+        const rest = opened.restore.flush();
+        if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
+        const settled = await opened.finish({ kind: 'done', event, content });
+        const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+        await send(
+          sseLine({
+            request_id: requestId,
+            provider: opened.provider,
+            model: event.model ?? opened.model,
+            finish_reason: event.finishReason,
+            usage: toPublicUsage(usage),
+            cost_usd: settled?.costUsd ?? 0,
+            latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
+            verification: null,
+            response_filter: gateway.responseFilterOf(prepared),
+            done: true,
+          }),
+        );
+        await writer.write(SSE_DONE);
+        writer.end();
+        return;
+      }
+      const next = await opened.rest.next();
+      if (next.done === true) throw new UpstreamError({ provider: opened.provider, status: null, code: 'network', providerCode: 'stream_ended_without_done' });
+      event = next.value;
+    }
+  } catch (error) {
+    if (writer.isClosed || controller.signal.aborted) {
+      controller.abort();
+      await opened.rest.return?.().catch(() => undefined);
+      await opened.finish({ kind: 'aborted' });
+      writer.end();
+      return;
+    }
+    await opened.finish({ kind: 'error', error });
+    const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
+    await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message } }));
+    writer.end();
+  }
+}

@@ -1,0 +1,591 @@
+/**
+ * The AI gateway core: turns a validated completion request into upstream calls and the
+ * service's own envelope.
+ *
+ * Security posture: the request is redacted (per the org's PII mode) before any byte leaves for
+ * an upstream, and upstream credentials are resolved per call (org BYOK key first, then the
+ * deployment's environment key) and never logged or echoed. Spending is bounded before the call:
+ * the daily token budget (and the optional USD cap) is reserved atomically and settled after,
+ * so concurrent requests cannot overshoot. Upstream failures are retried and failed over only
+ * while nothing has reached the client; after the first streamed byte a failure becomes an
+ * explicit error event, never a silent truncation. Upstream error text never reaches clients:
+ * failures map to catalogue codes with the upstream status and code as details.
+ *
+ * Order of one completion: settings → provider check → PII (redact/block) → route plan → keys
+ * (NO_PROVIDERS) → budget reservation → attempts (breaker admission, retry with backoff,
+ * failover) → cost, metrics, budget settlement, anomaly check → envelope (placeholders restored
+ * when the org opted in).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Cache } from '../platform/cache.ts';
+import type { Database } from '../platform/db/index.ts';
+import { SvcError } from '../platform/errors.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Metrics } from '../platform/metrics.ts';
+import { SpendTracker } from './anomaly.ts';
+import { BreakerRegistry, DEFAULT_BREAKER_POLICY, type BreakerPolicy, type CircuitBreaker } from './breaker.ts';
+import { BudgetLedger, dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, type Reservation } from './budget.ts';
+import { safeUrl, UpstreamError } from './contract.ts';
+import type { ChatMessage, CompletionRequest, CompletionResult, ProviderTarget, StreamEvent, TokenUsage, ToolDefinition } from './contract.ts';
+import type { GatewayEvents } from './events.ts';
+import { resolveTarget, targetKey, type ProviderKeySource } from './keys.ts';
+import { createStreamRestorer, redactMessages, restorePlaceholders, detectPii, type RedactionSummary } from './pii/index.ts';
+import { getAdapter, invokeCompletion, invokeStream, isProviderId, type ProviderId } from './registry.ts';
+import { countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
+import { DEFAULT_HEALTH_CHECK_INTERVAL_S, LatencyWindows, planRoute, type RouteCandidate } from './routing.ts';
+import type { CompletionBody } from './schemas.ts';
+import { SettingsStore, type GatewaySettings } from './settings.ts';
+
+/** USD cost of a call, or null when the price of that model is unknown. */
+export type CostFunction = (provider: string, model: string, usage: TokenUsage) => number | null;
+
+export interface Invokers {
+  completion: typeof invokeCompletion;
+  stream: typeof invokeStream;
+}
+
+export interface GatewayServiceDeps {
+  db: Database;
+  cache: Cache;
+  logger: Logger;
+  metrics: Metrics;
+  /** Per-provider keys from the environment (config.providerEnvKeys). */
+  envKeys: Readonly<Record<string, string>>;
+  /** The org's stored provider keys (accounts.providerKeys). */
+  orgKeys: ProviderKeySource;
+  events: GatewayEvents;
+  costUsd?: CostFunction;
+  invokers?: Invokers;
+  breakerPolicy?: BreakerPolicy;
+  retryPolicy?: RetryPolicy;
+  /** Health-check and breaker-sync timers (default true; tests may drive `runHealthChecks` by hand). */
+  timers?: boolean;
+}
+
+/** Who is asking (from the authenticated request). */
+export interface Caller {
+  orgId: string;
+  plan: string;
+  /** 'test' keys are sandbox keys: not billed, not counted against budgets or spend baselines. */
+  keyClass: 'live' | 'test' | 'rstr';
+  requestId: string;
+}
+
+export interface CompletionEnvelope {
+  request_id: string;
+  provider: string;
+  model: string;
+  content: string;
+  finish_reason: string;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  cost_usd: number;
+  latency_ms: number;
+  verification: null;
+  response_filter: Record<string, unknown> | null;
+  tool_calls?: Array<{ id: string; name: string; arguments: string }>;
+}
+
+interface Viable extends RouteCandidate {
+  target: ProviderTarget;
+  key: string;
+}
+
+/** Everything decided before the first upstream call. */
+export interface PreparedCompletion {
+  caller: Caller;
+  request: CompletionRequest;
+  candidates: Viable[];
+  settings: GatewaySettings;
+  redaction: { mapping: Map<string, string>; summary: RedactionSummary } | null;
+  reservation: Reservation | null;
+  tokenLimit: number;
+  startedAt: number;
+}
+
+interface AttemptSuccess<T> {
+  value: T;
+  candidate: Viable;
+  breaker: CircuitBreaker;
+  probe: boolean;
+  latencyMs: number;
+}
+
+/** A stream whose first event has arrived: failover is over, the client may now be answered. */
+export interface OpenedStream {
+  provider: string;
+  model: string;
+  first: StreamEvent;
+  rest: AsyncIterator<StreamEvent>;
+  /** Call exactly once when the stream ended, failed or was abandoned. */
+  finish(outcome: { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown } | { kind: 'aborted' }): Promise<{
+    usage: TokenUsage;
+    costUsd: number;
+  } | null>;
+  /** Restores PII placeholders across chunks (identity when the org did not opt in). */
+  restore: { push(delta: string): string; flush(): string };
+}
+
+const MICRO = 1_000_000;
+const HEALTH_CHECK_TICK_MS = 5_000;
+const BREAKER_SYNC_MS = 1_000;
+
+export class GatewayService {
+  readonly settings: SettingsStore;
+  readonly budget: BudgetLedger;
+  readonly spend: SpendTracker;
+  readonly breakers: BreakerRegistry;
+  readonly latency = new LatencyWindows();
+  private readonly invokers: Invokers;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly costOf: CostFunction;
+  private readonly turns = new Map<string, number>();
+  /** Last target seen per breaker key: what an active health check calls. */
+  private readonly recentTargets = new Map<string, { provider: ProviderId; model: string; target: ProviderTarget; intervalS: number; lastCheckAt: number; orgId: string }>();
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly deps: GatewayServiceDeps) {
+    this.settings = new SettingsStore(deps.db);
+    this.budget = new BudgetLedger(deps.cache);
+    this.spend = new SpendTracker(deps.cache);
+    this.invokers = deps.invokers ?? { completion: invokeCompletion, stream: invokeStream };
+    this.retryPolicy = deps.retryPolicy ?? DEFAULT_RETRY_POLICY;
+    this.costOf = deps.costUsd ?? (() => null);
+    this.breakers = new BreakerRegistry({
+      policy: deps.breakerPolicy ?? DEFAULT_BREAKER_POLICY,
+      redis: () => deps.cache.redis(),
+      keyPrefix: deps.cache.prefix,
+      onTransition: (transition) => {
+        deps.metrics.gatewayHealth.set({ gateway_id: transition.key }, transition.to === 'open' ? 0 : 1);
+        deps.logger.info({ gateway_id: transition.key, from: transition.from, to: transition.to, remote: transition.remote }, 'gateway breaker transition');
+      },
+    });
+    if (deps.timers ?? true) {
+      const health = setInterval(() => void this.runHealthChecks(), HEALTH_CHECK_TICK_MS);
+      const sync = setInterval(() => void this.breakers.sync(), BREAKER_SYNC_MS);
+      health.unref();
+      sync.unref();
+      this.timers.push(health, sync);
+    }
+  }
+
+  close(): void {
+    for (const timer of this.timers) clearInterval(timer);
+  }
+
+  // ------------------------------------------------------------------------------- prepare
+
+  async prepare(body: CompletionBody, caller: Caller): Promise<PreparedCompletion> {
+    const startedAt = performance.now();
+    const settings = await this.settings.get(caller.orgId);
+    const provider = body.provider ?? (settings.routing !== null ? 'auto' : null);
+    if (provider === null) throw validation('body.provider', 'required', 'body.provider is required when the org has no routing configuration');
+    if (provider === 'auto' && settings.routing === null) throw validation('body.provider', 'routing_not_configured', 'provider "auto" needs a routing configuration (PUT /api/v1/gateway/routing)');
+    if (provider !== 'auto' && !isProviderId(provider)) throw validation('body.provider', 'unknown_provider', `unknown provider "${provider}"`);
+
+    const messages: ChatMessage[] = body.messages.map((message) => ({ ...message }));
+    let redaction: PreparedCompletion['redaction'] = null;
+    if (settings.piiMode === 'block') {
+      const types = new Set<string>();
+      for (const message of messages) for (const span of detectPii(message.content)) types.add(span.type);
+      if (types.size > 0) throw new SvcError('PII_BLOCKED', { details: { pii_types: [...types].sort() } });
+    } else if (settings.piiMode === 'redact') {
+      const result = redactMessages(messages, 'redact');
+      if (result.summary.total > 0) redaction = { mapping: result.mapping, summary: result.summary };
+      messages.splice(0, messages.length, ...result.messages);
+    }
+
+    const request: CompletionRequest = { model: body.model, messages, stream: body.stream === true };
+    if (body.max_tokens !== undefined) request.max_tokens = body.max_tokens;
+    if (body.temperature !== undefined) request.temperature = body.temperature;
+    if (body.tools !== undefined && body.tools.length > 0) request.tools = body.tools.map(normalizeTool);
+
+    const turn = (this.turns.get(caller.orgId) ?? 0) + 1;
+    this.turns.set(caller.orgId, turn);
+    if (this.turns.size > 100_000) this.turns.clear();
+    const planned = planRoute({
+      provider,
+      model: body.model,
+      routing: settings.routing,
+      isAvailable: (id) => this.breakers.get(id).available(Date.now()),
+      latencyOf: (id) => this.latency.mean(id),
+      priceOf: (id, model) => this.costOf(id, model, { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 }),
+      turn,
+    });
+    const resolved = await Promise.all(
+      planned.map(async (candidate) => {
+        if (!isProviderId(candidate.provider)) return null;
+        const target = await resolveTarget(this.deps.orgKeys, this.deps.envKeys, caller.orgId, candidate.provider);
+        return target === null ? null : { ...candidate, target, key: targetKey(candidate.provider, target) };
+      }),
+    );
+    const candidates = resolved.filter((candidate): candidate is Viable => candidate !== null);
+    if (candidates.length === 0) throw new SvcError('NO_PROVIDERS', { details: { providers: planned.map((candidate) => candidate.provider) } });
+
+    const tokenLimit = dailyTokenBudget(caller.plan);
+    let reservation: Reservation | null = null;
+    if (caller.keyClass !== 'test') {
+      const promptTokens = estimatePromptTokens(messages);
+      const completionTokens = request.max_tokens ?? DEFAULT_COMPLETION_RESERVE;
+      const first = candidates[0]!;
+      const estimatedUsd = this.costOf(first.provider, first.model, { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens }) ?? 0;
+      const outcome = await this.budget.reserve(
+        caller.orgId,
+        tokenLimit,
+        promptTokens + completionTokens,
+        settings.dailyUsdCap === null ? null : Math.round(settings.dailyUsdCap * MICRO),
+        Math.ceil(estimatedUsd * MICRO),
+      );
+      if (!outcome.ok) {
+        const retryAfter = Math.max(1, Math.ceil((Date.parse(outcome.resetAt) - Date.now()) / 1000));
+        if (await this.deps.cache.setIfAbsent(`${this.deps.cache.prefix}gw:budget-exhausted:${caller.orgId}:${outcome.resetAt}`, '1', retryAfter * 1000)) {
+          this.deps.events.emit(caller.orgId, 'budget.exhausted', { budget: outcome.budget, limit: outcome.limit, used: outcome.used, reset_at: outcome.resetAt });
+        }
+        throw new SvcError('BUDGET_EXHAUSTED', {
+          headers: { 'Retry-After': String(retryAfter) },
+          details:
+            outcome.budget === 'tokens'
+              ? { budget: 'daily_tokens', limit: outcome.limit, used: outcome.used, requested: promptTokens + completionTokens, reset_at: outcome.resetAt }
+              : { budget: 'daily_usd', limit_usd: outcome.limit / MICRO, used_usd: outcome.used / MICRO, reset_at: outcome.resetAt },
+        });
+      }
+      reservation = outcome.reservation;
+    }
+    return { caller, request, candidates, settings, redaction, reservation, tokenLimit, startedAt };
+  }
+
+  // ------------------------------------------------------------------------------- complete
+
+  async complete(prepared: PreparedCompletion, signal?: AbortSignal): Promise<CompletionEnvelope> {
+    let success: AttemptSuccess<CompletionResult>;
+    try {
+      success = await this.runAttempts(prepared, signal, (candidate, attemptSignal) =>
+        this.invokers.completion(candidate.provider as ProviderId, { ...prepared.request, model: candidate.model, stream: false }, candidate.target, {
+          signal: attemptSignal,
+          timeoutMs: this.retryPolicy.attemptTimeoutMs,
+        }),
+      );
+    } catch (error) {
+      await this.release(prepared);
+      throw error;
+    }
+    const { value: result, candidate, breaker, probe, latencyMs } = success;
+    breaker.record(true, Date.now(), probe);
+    this.latency.observe(candidate.key, latencyMs);
+    this.deps.metrics.gatewayHealth.set({ gateway_id: candidate.key }, 1);
+    const costUsd = await this.account(prepared, candidate, result.model, result.usage);
+    const restore = prepared.settings.piiRestore && prepared.redaction !== null;
+    const envelope: CompletionEnvelope = {
+      request_id: prepared.caller.requestId,
+      provider: candidate.provider,
+      model: result.model,
+      content: restore ? restorePlaceholders(result.content, prepared.redaction!.mapping) : result.content,
+      finish_reason: result.finishReason,
+      usage: toPublicUsage(result.usage),
+      cost_usd: costUsd,
+      latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
+      verification: null,
+      response_filter: responseFilter(prepared, restore),
+    };
+    if (result.toolCalls !== undefined && result.toolCalls.length > 0) envelope.tool_calls = result.toolCalls;
+    return envelope;
+  }
+
+  // ------------------------------------------------------------------------------- stream
+
+  /**
+   * Opens a stream: tries candidates until one yields its first event. Throws SvcError (no byte
+   * sent yet, the route answers with a normal error) when none does.
+   */
+  async openStream(prepared: PreparedCompletion, signal: AbortSignal): Promise<OpenedStream> {
+    let success: AttemptSuccess<{ first: StreamEvent; rest: AsyncIterator<StreamEvent> }>;
+    try {
+      success = await this.runAttempts(prepared, signal, async (candidate, attemptSignal) => {
+        const iterable = await this.invokers.stream(candidate.provider as ProviderId, { ...prepared.request, model: candidate.model, stream: true }, candidate.target, {
+          signal: attemptSignal,
+          timeoutMs: this.retryPolicy.attemptTimeoutMs,
+        });
+        const rest = iterable[Symbol.asyncIterator]();
+        const next = await rest.next();
+        if (next.done === true) throw new UpstreamError({ provider: candidate.provider, status: null, code: 'network', providerCode: 'stream_ended_early' });
+        return { first: next.value, rest };
+      });
+    } catch (error) {
+      await this.release(prepared);
+      throw error;
+    }
+    const { candidate, breaker, probe, latencyMs, value } = success;
+    this.latency.observe(candidate.key, latencyMs);
+    const restore = prepared.settings.piiRestore && prepared.redaction !== null;
+    let finished = false;
+    return {
+      provider: candidate.provider,
+      model: candidate.model,
+      first: value.first,
+      rest: value.rest,
+      restore: restore ? createStreamRestorer(prepared.redaction!.mapping) : { push: (delta) => delta, flush: () => '' },
+      finish: async (outcome) => {
+        if (finished) return null;
+        finished = true;
+        const now = Date.now();
+        if (outcome.kind === 'aborted') {
+          breaker.record(null, now, probe);
+          await this.release(prepared);
+          return null;
+        }
+        if (outcome.kind === 'error') {
+          const counts = outcome.error instanceof UpstreamError ? countsAgainstProvider(outcome.error) : true;
+          breaker.record(!counts, now, probe);
+          // The client received part of a completion: bill what was likely produced (the reservation).
+          if (prepared.reservation !== null) await this.budget.settle(prepared.reservation, prepared.reservation.tokens, prepared.reservation.microUsd);
+          return null;
+        }
+        breaker.record(true, now, probe);
+        this.deps.metrics.gatewayHealth.set({ gateway_id: candidate.key }, 1);
+        const usage = outcome.event.usage ?? estimateUsage(prepared.request.messages, outcome.content);
+        const costUsd = await this.account(prepared, candidate, outcome.event.model ?? candidate.model, usage);
+        return { usage, costUsd };
+      },
+    };
+  }
+
+  /** The response_filter summary for a stream's final event. */
+  responseFilterOf(prepared: PreparedCompletion): Record<string, unknown> | null {
+    return responseFilter(prepared, prepared.settings.piiRestore && prepared.redaction !== null);
+  }
+
+  // ------------------------------------------------------------------------------- attempts
+
+  private async runAttempts<T>(
+    prepared: PreparedCompletion,
+    signal: AbortSignal | undefined,
+    attempt: (candidate: Viable, signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<AttemptSuccess<T>> {
+    const started = performance.now();
+    let lastError: unknown = null;
+    let attempts = 0;
+    let skippedOpen = 0;
+    for (const candidate of prepared.candidates) {
+      this.remember(prepared, candidate);
+      const breaker = this.breakers.get(candidate.key);
+      for (let tries = 1; ; tries += 1) {
+        if (signal?.aborted) throw new SvcError('UPSTREAM_ERROR', { details: { reason: 'client_disconnected' } });
+        const admission = breaker.admit(Date.now());
+        if (admission === 'rejected') {
+          skippedOpen += 1;
+          break;
+        }
+        const probe = admission === 'probe';
+        const attemptStarted = performance.now();
+        attempts += 1;
+        try {
+          const value = await attempt(candidate, signal);
+          return { value, candidate, breaker, probe, latencyMs: performance.now() - attemptStarted };
+        } catch (raw) {
+          const error = raw instanceof UpstreamError ? raw : new UpstreamError({ provider: candidate.provider, status: null, code: 'server', retryable: false, providerCode: 'adapter_failure', cause: raw });
+          if (signal?.aborted) {
+            breaker.record(null, Date.now(), probe);
+            throw new SvcError('UPSTREAM_ERROR', { details: { reason: 'client_disconnected' } });
+          }
+          const counts = countsAgainstProvider(error);
+          const before = breaker.state(Date.now());
+          breaker.record(!counts, Date.now(), probe);
+          this.deps.metrics.gatewayHealth.set({ gateway_id: candidate.key }, breaker.state(Date.now()) === 'open' ? 0 : 1);
+          if (before !== 'open' && breaker.state(Date.now()) === 'open') this.announceDown(prepared.caller.orgId, candidate, error, 'circuit_breaker');
+          this.deps.logger.warn(
+            { request_id: prepared.caller.requestId, gateway_id: candidate.key, upstream_code: error.code, upstream_status: error.status, attempt: tries },
+            'upstream attempt failed',
+          );
+          lastError = error;
+          const decision = decideRetry(error, tries, performance.now() - started, this.retryPolicy);
+          if (decision.action === 'failover') break;
+          try {
+            await sleep(decision.delayMs, signal);
+          } catch {
+            throw new SvcError('UPSTREAM_ERROR', { details: { reason: 'client_disconnected' } });
+          }
+        }
+      }
+      if (performance.now() - started >= this.retryPolicy.totalBudgetMs) break;
+    }
+    throw failureToError(lastError, attempts, skippedOpen);
+  }
+
+  private remember(prepared: PreparedCompletion, candidate: Viable): void {
+    const existing = this.recentTargets.get(candidate.key);
+    const intervalS = prepared.settings.routing?.health_check_interval_s ?? DEFAULT_HEALTH_CHECK_INTERVAL_S;
+    if (existing !== undefined && existing.target.apiKey === candidate.target.apiKey && existing.intervalS === intervalS) return;
+    if (this.recentTargets.size > 10_000) this.recentTargets.clear();
+    this.recentTargets.set(candidate.key, {
+      provider: candidate.provider as ProviderId,
+      model: candidate.model,
+      target: candidate.target,
+      intervalS,
+      lastCheckAt: existing?.lastCheckAt ?? 0,
+      orgId: prepared.caller.orgId,
+    });
+  }
+
+  private announceDown(orgId: string, candidate: Viable, error: UpstreamError, checkType: 'circuit_breaker' | 'health_check'): void {
+    const snapshot = this.breakers.get(candidate.key).snapshot(Date.now());
+    const adapter = getAdapter(candidate.provider as ProviderId);
+    const backend = candidate.target.baseUrl ?? adapter.defaultBaseUrl ?? '';
+    this.deps.events.emit(orgId, 'gateway.down', {
+      gateway_name: candidate.key,
+      backend_url: backend === '' ? '' : safeUrl(backend),
+      check_type: checkType,
+      http_status: error.status ?? 0,
+      consecutive_failures: snapshot.consecutiveFailures,
+      first_failure_at: new Date(snapshot.firstFailureAt ?? Date.now()).toISOString(),
+    });
+  }
+
+  /**
+   * Active health checks: every provider whose breaker is not closed gets a 1-token completion
+   * (max_tokens 1) at most once per its org's health_check_interval_s, with the last key that
+   * used it on this replica; a success moves the breaker to half-open so real traffic can probe.
+   * Closed breakers are judged by live traffic alone, so healthy providers cost nothing extra.
+   */
+  async runHealthChecks(now = Date.now()): Promise<number> {
+    let checked = 0;
+    for (const [key, entry] of this.recentTargets) {
+      const breaker = this.breakers.get(key);
+      if (breaker.state(now) !== 'open') continue;
+      if (now - entry.lastCheckAt < entry.intervalS * 1000) continue;
+      entry.lastCheckAt = now;
+      checked += 1;
+      try {
+        await this.invokers.completion(entry.provider, { model: entry.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, entry.target, { timeoutMs: 10_000 });
+        breaker.healthCheckPassed(Date.now());
+        this.deps.metrics.gatewayHealth.set({ gateway_id: key }, 1);
+      } catch {
+        this.deps.metrics.gatewayHealth.set({ gateway_id: key }, 0);
+      }
+    }
+    return checked;
+  }
+
+  /** Breaker states for the admin endpoint. */
+  health(): Array<Record<string, unknown>> {
+    const now = Date.now();
+    return this.breakers.snapshot().map((entry) => ({
+      gateway_id: entry.key,
+      state: entry.state,
+      healthy: entry.state === 'closed',
+      requests_in_window: entry.requests,
+      failures_in_window: entry.failures,
+      failure_rate: Math.round(entry.failureRate * 1000) / 1000,
+      consecutive_failures: entry.consecutiveFailures,
+      open_until: entry.openUntil === null ? null : new Date(entry.openUntil).toISOString(),
+      last_failure_at: entry.lastFailureAt === null ? null : new Date(entry.lastFailureAt).toISOString(),
+      mean_latency_ms: roundOrNull(this.latency.mean(entry.key)),
+      health_check_interval_s: this.recentTargets.get(entry.key)?.intervalS ?? DEFAULT_HEALTH_CHECK_INTERVAL_S,
+      checked_at: new Date(now).toISOString(),
+    }));
+  }
+
+  // ------------------------------------------------------------------------------- money
+
+  private async account(prepared: PreparedCompletion, candidate: Viable, model: string, usage: TokenUsage): Promise<number> {
+    const cost = this.costOf(candidate.provider, model, usage) ?? this.costOf(candidate.provider, candidate.model, usage) ?? 0;
+    const costUsd = Math.round(cost * 1e10) / 1e10;
+    this.deps.metrics.aiTokens.inc({ model, provider: candidate.provider }, usage.totalTokens);
+    const { caller, reservation } = prepared;
+    if (reservation === null) return costUsd;
+    try {
+      const microUsd = Math.round(costUsd * MICRO);
+      const used = await this.budget.settle(reservation, usage.totalTokens, microUsd);
+      if (await this.budget.shouldWarn(caller.orgId, used, prepared.tokenLimit)) {
+        this.deps.events.emit(caller.orgId, 'budget.warning', {
+          budget: 'daily_tokens',
+          limit: prepared.tokenLimit,
+          used,
+          ratio: Math.round((used / prepared.tokenLimit) * 1000) / 1000,
+        });
+      }
+      const anomaly = await this.spend.add(caller.orgId, microUsd);
+      if (anomaly !== null) {
+        this.deps.events.emit(caller.orgId, 'cost.anomaly', {
+          hour_start: anomaly.hourStart,
+          spend_usd: anomaly.currentMicroUsd / MICRO,
+          baseline_mean_usd: anomaly.mean / MICRO,
+          baseline_stddev_usd: anomaly.stddev / MICRO,
+          z_score: Math.round(anomaly.z * 100) / 100,
+        });
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error, request_id: caller.requestId }, 'gateway accounting failed');
+    }
+    return costUsd;
+  }
+
+  private async release(prepared: PreparedCompletion): Promise<void> {
+    if (prepared.reservation === null) return;
+    try {
+      await this.budget.settle(prepared.reservation, 0, 0);
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'gateway budget release failed');
+    }
+  }
+}
+
+// --------------------------------------------------------------------------------- helpers
+
+function validation(field: string, reason: string, message: string): SvcError {
+  return new SvcError('VALIDATION_FAILED', { message, details: { field, reason } });
+}
+
+function normalizeTool(tool: NonNullable<CompletionBody['tools']>[number]): ToolDefinition {
+  const flat = 'function' in tool ? tool.function : tool;
+  const definition: ToolDefinition = { name: flat.name, parameters: flat.parameters ?? { type: 'object', properties: {} } };
+  if (flat.description !== undefined) definition.description = flat.description;
+  return definition;
+}
+
+function toPublicUsage(usage: TokenUsage): CompletionEnvelope['usage'] {
+  return { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens };
+}
+
+export { toPublicUsage };
+
+function estimateUsage(messages: ReadonlyArray<{ content: string }>, content: string): TokenUsage {
+  const promptTokens = estimatePromptTokens(messages);
+  const completionTokens = Math.ceil(content.length / 4);
+  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+}
+
+function responseFilter(prepared: PreparedCompletion, restored: boolean): Record<string, unknown> | null {
+  if (prepared.redaction === null) return null;
+  return { pii: { mode: prepared.redaction.summary.mode, redacted: prepared.redaction.summary.redacted, total: prepared.redaction.summary.total, restored } };
+}
+
+function roundOrNull(value: number | null): number | null {
+  return value === null ? null : Math.round(value * 1000) / 1000;
+}
+
+/** Maps the last upstream failure of a request to a catalogue error (no upstream text). */
+export function failureToError(lastError: unknown, attempts: number, skippedOpen: number): SvcError {
+  if (!(lastError instanceof UpstreamError)) {
+    return new SvcError('UPSTREAM_UNAVAILABLE', { details: { reason: 'circuit_open', attempts, providers_skipped: skippedOpen } });
+  }
+  const details = { provider: lastError.provider, upstream_status: lastError.status, upstream_code: lastError.code, attempts };
+  switch (lastError.code) {
+    case 'auth':
+      return new SvcError('UPSTREAM_AUTH_FAILED', { details });
+    case 'bad_request':
+    case 'not_found':
+      return new SvcError('UPSTREAM_REJECTED', { details });
+    case 'timeout':
+      return new SvcError('UPSTREAM_TIMEOUT', { details });
+    case 'rate_limited':
+    case 'overloaded': {
+      const seconds = Math.max(1, Math.ceil((lastError.retryAfterMs ?? 1_000) / 1000));
+      return new SvcError('UPSTREAM_UNAVAILABLE', { details, headers: { 'Retry-After': String(seconds) } });
+    }
+    default:
+      return new SvcError('UPSTREAM_ERROR', { details });
+  }
+}
+
+export function newRequestId(): string {
+  return randomUUID();
+}
