@@ -13,7 +13,7 @@
  * fails at boot, so no endpoint is ever public by omission.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -60,7 +60,8 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(config: ResolvedConfig, services: Services): Promise<AppInstance> {
   const app = Fastify({
     loggerInstance: services.logger,
-    disableRequestLogging: true,
+    // svc writes its own request line (onResponse) with exactly the spec's fields.
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.trustProxy,
     bodyLimit: 1_048_576,
     requestIdHeader: false,
@@ -70,6 +71,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     },
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON only on the API; a capability that proxies other media types adds its parser in its own scope.
+  app.removeContentTypeParser('text/plain');
 
   app.decorateRequest('auth', null);
   app.decorateRequest('authFailure', null);

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/platform/config.ts';
+
+describe('configuration', () => {
+  it('starts embedded (PGlite under DATA_DIR, memory cache, development) on an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.embedded).toBe(true);
+    expect(config.environment).toBe('development');
+    expect(config.database).toEqual({ kind: 'pglite', dir: './data/pglite' });
+    expect(config.cache).toEqual({ kind: 'memory' });
+    expect(config.port).toBe(8080);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.features).toEqual({ mcpSecurity: true, aiGateway: true, geoBlocking: false, hipaaBaa: false, soc2Reports: false });
+  });
+
+  it('requires storage and secrets in production and names every missing variable at once', () => {
+    try {
+      loadConfig({ ENVIRONMENT: 'production' });
+      expect.unreachable('production without storage must not load');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const text = (error as ConfigError).problems.join('\n');
+      for (const name of ['DATABASE_URL', 'REDIS_URL', 'SECRET_KEY', 'API_ENCRYPTION_KEY']) expect(text).toContain(name);
+    }
+  });
+
+  it('defaults to production as soon as storage is configured', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:p@127.0.0.1/db' })).toThrow(ConfigError);
+  });
+
+  it('accepts the embedded schemes in production only when given explicitly', () => {
+    const config = loadConfig({
+      ENVIRONMENT: 'production',
+      DATABASE_URL: 'pglite:memory',
+      REDIS_URL: 'memory:',
+      SECRET_KEY: 's'.repeat(32),
+      API_ENCRYPTION_KEY: 'k'.repeat(32),
+    });
+    expect(config.database).toEqual({ kind: 'pglite', dir: null });
+  });
+
+  it('names each invalid value', () => {
+    try {
+      loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud', SECRET_KEY: 'short', FEATURE_GEO_BLOCKING: 'maybe', REDIS_URL: 'http://x', ENVIRONMENT: 'development' });
+      expect.unreachable();
+    } catch (error) {
+      const problems = (error as ConfigError).problems.join('\n');
+      for (const name of ['PORT', 'LOG_LEVEL', 'SECRET_KEY', 'FEATURE_GEO_BLOCKING', 'REDIS_URL']) expect(problems).toContain(name);
+    }
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.features)).toBe(true);
+  });
+
+  it('reads upstream keys from the per-provider variables', () => {
+    const config = loadConfig({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b' });
+    expect(config.providerEnvKeys).toEqual({ openai: 'sk-a', anthropic: 'sk-b' });
+  });
+});

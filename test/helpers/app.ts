@@ -1,0 +1,87 @@
+/**
+ * Builds svc for a test: real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set (CI),
+ * otherwise PGlite restored from the suite's migrated snapshot and the in-memory cache. Every
+ * app gets its own cache prefix, so parallel test files never share rate-limit or session state.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
+import { loadConfig, type ResolvedConfig } from '../../src/platform/config.ts';
+import { createLogger, type Logger } from '../../src/platform/logger.ts';
+import { resolveSecrets } from '../../src/platform/secrets.ts';
+import { createServices, type Services } from '../../src/services.ts';
+import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from './constants.ts';
+
+export interface TestContext {
+  config: ResolvedConfig;
+  services: Services;
+  app: AppInstance;
+  /** Creates an org (plan optional; default Starter trial) and returns its admin key. */
+  createOrg(options?: { name?: string; plan?: 'community' | 'starter' | 'pro' | 'enterprise' }): Promise<{ orgId: string; orgTag: string; apiKey: string }>;
+  close(): Promise<void>;
+}
+
+export const usingPostgres = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '');
+export const usingRedis = /^rediss?:\/\//.test(process.env.REDIS_URL ?? '');
+
+let snapshot: Blob | undefined;
+function pgliteSnapshot(): Blob | undefined {
+  const path = process.env.SVC_TEST_PGLITE_SNAPSHOT;
+  if (!path) return undefined;
+  snapshot ??= new Blob([readFileSync(path)]);
+  return snapshot;
+}
+
+export function testConfig(overrides: Record<string, string | undefined> = {}): ResolvedConfig {
+  const env: Record<string, string | undefined> = {
+    ENVIRONMENT: 'development',
+    DATABASE_URL: usingPostgres ? process.env.DATABASE_URL : 'pglite:memory',
+    REDIS_URL: usingRedis ? process.env.REDIS_URL : 'memory:',
+    SECRET_KEY: TEST_SECRET_KEY,
+    API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    CACHE_PREFIX: `test:${randomUUID().slice(0, 8)}:`,
+    LOG_LEVEL: 'error',
+    ...overrides,
+  };
+  return resolveSecrets(loadConfig(env));
+}
+
+/** A logger that keeps lines in memory (tests can read them) instead of writing to stdout. */
+export function memoryLogger(level: 'debug' | 'info' | 'warning' | 'error' = 'info'): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return { logger: createLogger(level, { write: (line: string) => void lines.push(line) }), lines };
+}
+
+export async function createTestServices(options: { env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<Services> {
+  const config = testConfig(options.env);
+  const snapshotBlob = config.database.kind === 'pglite' ? pgliteSnapshot() : undefined;
+  return createServices(config, {
+    logger: options.logger ?? memoryLogger('error').logger,
+    defaultMetrics: false,
+    ...(snapshotBlob ? { pgliteSnapshot: snapshotBlob } : {}),
+  });
+}
+
+export async function createTestApp(options: { env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<TestContext> {
+  const services = await createTestServices(options);
+  const app = await buildApp(services.config, services);
+  await app.ready();
+  return {
+    config: services.config,
+    services,
+    app,
+    async createOrg(orgOptions = {}) {
+      const { org, apiKey } = await services.accounts.createOrg({
+        name: orgOptions.name ?? `org-${randomUUID().slice(0, 6)}`,
+        ...(orgOptions.plan ? { plan: orgOptions.plan } : {}),
+      });
+      return { orgId: org.id, orgTag: org.tag, apiKey };
+    },
+    async close() {
+      await app.close();
+      await services.close();
+    },
+  };
+}
