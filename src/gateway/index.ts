@@ -16,6 +16,22 @@ export { detectPii, redactMessages, restorePlaceholders } from './pii/index.ts';
 export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';
 
+const overridesByServices = new WeakMap<Services, Partial<GatewayServiceDeps>>();
+const instances = new WeakMap<Services, GatewayService>();
+
+/**
+ * Test and bench seam: dependencies to override (invokers, policies, cost function) for the
+ * gateway that `registerGatewayRoutes` will build on these services. Call before buildApp.
+ */
+export function configureGateway(services: Services, overrides: Partial<GatewayServiceDeps>): void {
+  overridesByServices.set(services, overrides);
+}
+
+/** The gateway service built for these services by `registerGatewayRoutes`, if any. */
+export function gatewayOf(services: Services): GatewayService | undefined {
+  return instances.get(services);
+}
+
 /** Builds the gateway service from the shared services (overrides are for tests and benches). */
 export function createGatewayService(services: Services, overrides: Partial<GatewayServiceDeps> = {}): GatewayService {
   const events: GatewayEvents = services.events;
@@ -37,6 +53,7 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
 
 /** The capability plugin: `registerGatewayRoutes(app, services)`. */
 export async function registerGatewayRoutes(app: AppInstance, services: Services): Promise<void> {
-  const gateway = createGatewayService(services);
+  const gateway = createGatewayService(services, overridesByServices.get(services) ?? {});
+  instances.set(services, gateway);
   registerGatewayRouteHandlers(app, gateway, { enabled: services.config.features.aiGateway });
 }

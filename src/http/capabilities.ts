@@ -2,6 +2,9 @@
  * The capabilities whose routes the app serves, in registration order. One line each; each
  * capability exports its plugin from its index.ts.
  */
+import { registerGatewayRoutes } from '../gateway/index.ts';
 import type { CapabilityPlugin } from './app-types.ts';
 
-export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [];
+export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [
+  registerGatewayRoutes,
+];
