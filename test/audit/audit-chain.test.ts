@@ -1,20 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Database } from '../../src/platform/db/index.ts';
+import type { Services } from '../../src/services.ts';
 import { createAuditLog, type AuditLog } from '../../src/audit/index.ts';
 import { ZERO_HASH } from '../../src/audit/chain.ts';
-import { TEST_SECRET_KEY, createTestOrg, openTestDatabase } from './database.ts';
+import { createTestServices } from '../helpers/app.ts';
+import { createTestOrg } from './database.ts';
 
+let services: Services;
 let database: Database;
 let audit: AuditLog;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  audit = createAuditLog({ config: { secretKey: TEST_SECRET_KEY }, db: database });
+  services = await createTestServices();
+  database = services.db;
+  audit = createAuditLog(services);
 });
 
 afterAll(async () => {
-  await database?.close();
+  await services?.close();
 });
 
 async function buildChain(orgId: string, length: number): Promise<void> {

@@ -1,21 +1,6 @@
-/**
- * A migrated database for the audit and webhook tests: real PostgreSQL when DATABASE_URL is a
- * postgres:// URL, otherwise an in-memory PGlite (one per test file; creating it takes seconds).
- */
+/** Test fixtures shared by the audit and webhook tests (services from the suite's helpers). */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { migrate, openDatabase, type Database } from '../../src/platform/db/index.ts';
-
-export const TEST_SECRET_KEY = 'test-secret-key-0123456789-abcdefghijklmnop';
-
-export async function openTestDatabase(): Promise<Database> {
-  const url = process.env.DATABASE_URL;
-  const database =
-    url !== undefined && /^postgres(ql)?:\/\//.test(url)
-      ? await openDatabase({ kind: 'postgres', url, appUrl: null }, { appRolePassword: 'svc-test-app-role-password' })
-      : await openDatabase({ kind: 'pglite', dir: null }, { appRolePassword: 'unused' });
-  await migrate(database);
-  return database;
-}
+import type { Database } from '../../src/platform/db/index.ts';
 
 export async function createTestOrg(database: Database): Promise<string> {
   const id = randomUUID();

@@ -1,0 +1,108 @@
+/**
+ * Webhook subscriptions API (admin scope): create (secret shown once), list, get, PATCH
+ * (url, events, description, state — { "state": "active" } re-enables a paused endpoint),
+ * delete, and the failure summary. Every change is written to the org's audit chain.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { createAuditLog } from '../audit/index.ts';
+import { SvcError } from '../platform/errors.ts';
+import type { AppInstance } from '../http/app-types.ts';
+import type { Services } from '../services.ts';
+import { WEBHOOK_EVENTS } from './events.ts';
+import { createWebhooks } from './webhooks.ts';
+
+const Url = Type.String({ minLength: 8, maxLength: 2_048 });
+const Events = Type.Array(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))), { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
+const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
+const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+function authOf(request: FastifyRequest): { orgId: string; actor: string } {
+  const auth = request.auth;
+  if (auth === null) throw new SvcError('AUTH_MISSING');
+  const actor = auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  return { orgId: auth.orgId, actor };
+}
+
+export async function registerWebhookRoutes(app: AppInstance, services: Services): Promise<void> {
+  const webhooks = createWebhooks(services);
+  const audit = createAuditLog(services);
+  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown> = {}) =>
+    audit.append(orgId, { actor, action, target, outcome: 'success', details });
+
+  app.post(
+    '/api/v1/webhooks',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['webhooks'],
+        body: Type.Object({ url: Url, events: Events, description: Type.Optional(Description) }, { additionalProperties: false }),
+      },
+    },
+    async (request, reply) => {
+      const { orgId, actor } = authOf(request);
+      const created = await webhooks.create(orgId, request.body);
+      await note(orgId, actor, 'webhook.create', created.id, { url: created.url, events: created.events });
+      reply.status(201);
+      return created;
+    },
+  );
+
+  app.get('/api/v1/webhooks', { config: { scope: 'admin' }, schema: { tags: ['webhooks'] } }, async (request) => {
+    return { webhooks: await webhooks.list(authOf(request).orgId) };
+  });
+
+  app.get('/api/v1/webhooks/:id', { config: { scope: 'admin' }, schema: { tags: ['webhooks'], params: Params } }, async (request) => {
+    return webhooks.get(authOf(request).orgId, request.params.id);
+  });
+
+  app.patch(
+    '/api/v1/webhooks/:id',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['webhooks'],
+        params: Params,
+        body: Type.Object(
+          {
+            url: Type.Optional(Url),
+            events: Type.Optional(Events),
+            description: Type.Optional(Description),
+            state: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('paused')])),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+      },
+    },
+    async (request) => {
+      const { orgId, actor } = authOf(request);
+      const updated = await webhooks.update(orgId, request.params.id, request.body);
+      await note(orgId, actor, 'webhook.update', updated.id, { changes: Object.keys(request.body), state: updated.state });
+      return updated;
+    },
+  );
+
+  app.delete('/api/v1/webhooks/:id', { config: { scope: 'admin' }, schema: { tags: ['webhooks'], params: Params } }, async (request, reply) => {
+    const { orgId, actor } = authOf(request);
+    await webhooks.remove(orgId, request.params.id);
+    await note(orgId, actor, 'webhook.delete', request.params.id);
+    reply.status(204);
+    return null;
+  });
+
+  app.get(
+    '/api/v1/webhooks/:id/failures/summary',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['webhooks'],
+        params: Params,
+        querystring: Type.Object({ since: Type.Optional(Type.String({ format: 'date-time' })) }, { additionalProperties: false }),
+      },
+    },
+    async (request) => {
+      const since = request.query.since === undefined ? undefined : new Date(request.query.since);
+      return webhooks.failureSummary(authOf(request).orgId, request.params.id, since);
+    },
+  );
+}

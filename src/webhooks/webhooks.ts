@@ -1,0 +1,506 @@
+/**
+ * Webhook subscriptions, fan-out and durable delivery.
+ *
+ * Security posture: endpoint URLs pass the SSRF check when saved and again at every connect
+ * (a guarded DNS lookup, so a name rebound to a private address is refused); redirects are
+ * never followed. Secrets are stored encrypted (AES-256-GCM, bound to the endpoint id) and
+ * returned only once, at creation. Deliveries are signed (see signing.ts).
+ *
+ * Durability: every delivery and every attempt is a database row. A job on the queue only
+ * says "try delivery X now"; the handler claims the row with a lease (a conditional UPDATE,
+ * so two workers never send the same attempt at once), checks it is still pending and its
+ * endpoint active, sends, records the attempt and schedules the next one. On start, pending
+ * deliveries are re-enqueued, so a restart loses nothing, and a confirmed delivery is never
+ * sent again. If a process dies after the receiver answered but before the attempt was
+ * recorded, the delivery is sent once more after its lease expires, with the same webhook-id
+ * (at-least-once; receivers de-duplicate on webhook-id).
+ */
+import { randomUUID } from 'node:crypto';
+import { Agent, request as httpRequest } from 'undici';
+import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { JobQueue } from '../platform/queue.ts';
+import type { EventBus } from '../platform/events.ts';
+import { decrypt, encrypt, encryptionKeyFrom } from '../platform/crypto.ts';
+import { SvcError } from '../platform/errors.ts';
+import { assertPublicUrl } from '../platform/ssrf.ts';
+import { buildEnvelope, isWebhookEvent, type WebhookEvent } from './events.ts';
+import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type StatusClass } from './retry-policy.ts';
+import { generateSecret, signatureHeaders } from './signing.ts';
+import { guardedLookup } from './outbound.ts';
+
+const JOB = 'webhook.deliver';
+const MAX_ENDPOINTS_PER_ORG = 100;
+const LEASE_MARGIN_MS = 30_000;
+const EARLY_TOLERANCE_MS = 20;
+const RESPONSE_BODY_LIMIT = 65_536;
+const USER_AGENT = 'svc-webhooks/1';
+
+export interface WebhookServices {
+  readonly config: { readonly allowPrivateTargets: boolean; readonly apiEncryptionKey: string };
+  readonly db: Database;
+  readonly queue: JobQueue;
+  readonly logger: Logger;
+  readonly events?: EventBus;
+  readonly onClose?: Array<() => Promise<void> | void>;
+}
+
+export type EndpointState = 'active' | 'paused';
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  description: string | null;
+  state: EndpointState;
+  consecutive_failures: number;
+  paused_at: string | null;
+  paused_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FailureSummary {
+  webhook_id: string;
+  state: EndpointState;
+  consecutive_failures: number;
+  since: string;
+  counts: Record<StatusClass, number>;
+  last_error: { at: string; delivery_id: string; status_class: StatusClass; status_code: number | null; error: string | null } | null;
+  next_retry_at: string | null;
+  deliveries: { pending: number; held: number; confirmed: number; exhausted: number };
+}
+
+export interface Webhooks {
+  readonly policy: DeliveryPolicy;
+  /** Fans an event out to the org's active subscriptions and enqueues the deliveries. */
+  emit(orgId: string, event: WebhookEvent, data: Record<string, unknown>, options?: { gatewayId?: string | null; at?: Date }): Promise<{ deliveries: string[] }>;
+  create(orgId: string, input: { url: string; events: WebhookEvent[]; description?: string | null }): Promise<WebhookEndpoint & { secret: string }>;
+  list(orgId: string): Promise<WebhookEndpoint[]>;
+  get(orgId: string, id: string): Promise<WebhookEndpoint>;
+  update(orgId: string, id: string, changes: { url?: string; events?: WebhookEvent[]; description?: string | null; state?: EndpointState }): Promise<WebhookEndpoint>;
+  remove(orgId: string, id: string): Promise<void>;
+  failureSummary(orgId: string, id: string, since?: Date): Promise<FailureSummary>;
+  /** Re-enqueues every pending delivery (called on start). Returns how many. */
+  recover(): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: WebhookEvent[] | string;
+  description: string | null;
+  state: EndpointState;
+  consecutive_failures: number;
+  paused_at: Date | null;
+  paused_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const ENDPOINT_COLUMNS = 'id::text, url, events, description, state, consecutive_failures, paused_at, paused_reason, created_at, updated_at';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface DeliveryJob {
+  deliveryId: string;
+  orgId: string;
+}
+
+const instances = new WeakMap<object, Webhooks>();
+
+/**
+ * The webhooks service of a `services` object: created on first call, the same instance after
+ * (so routes, the event bus and other capabilities share it). `options.policy` only applies to
+ * the first call; tests make that call before building the app.
+ */
+export function createWebhooks(services: WebhookServices, options: { policy?: Partial<DeliveryPolicy>; random?: () => number } = {}): Webhooks {
+  const existing = instances.get(services);
+  if (existing !== undefined) return existing;
+  const webhooks = buildWebhooks(services, { ...DEFAULT_POLICY, ...options.policy }, options.random ?? Math.random);
+  instances.set(services, webhooks);
+  return webhooks;
+}
+
+function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random: () => number): Webhooks {
+  const { db, queue, logger } = services;
+  const allowPrivate = services.config.allowPrivateTargets;
+  const encryptionKey = encryptionKeyFrom(services.config.apiEncryptionKey);
+  const agent = new Agent({
+    connect: { lookup: guardedLookup({ allowPrivate }) as never, timeout: policy.timeoutMs },
+    keepAliveTimeout: 10_000,
+    connections: 64,
+  });
+  let closed = false;
+  const inFlight = new Set<Promise<void>>();
+
+  const secretContext = (endpointId: string) => `webhook-secret:${endpointId}`;
+
+  const enqueue = async (job: DeliveryJob, delayMs: number, jobId: string) => {
+    if (closed) return;
+    await queue.enqueue(JOB, job, { delayMs: Math.max(0, Math.round(delayMs)), jobId });
+  };
+
+  const findEndpoint = async (orgId: string, id: string): Promise<EndpointRow> => {
+    if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+    const result = await db.withOrg(orgId, (tx) => tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id]));
+    const row = result.rows[0];
+    if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+    return row;
+  };
+
+  const releaseHeld = async (orgId: string, endpointId: string) => {
+    const now = new Date();
+    const released = await db.withOrg(orgId, (tx) =>
+      tx.query<{ id: string; attempts: number }>(
+        `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = $2, lease_until = NULL
+          WHERE endpoint_id = $1 AND state = 'held' RETURNING id::text, attempts`,
+        [endpointId, now.toISOString()],
+      ),
+    );
+    for (const row of released.rows) await enqueue({ deliveryId: row.id, orgId }, 0, `${row.id}:${row.attempts + 1}:${now.getTime()}`);
+  };
+
+  // ------------------------------------------------------------------------------ delivery
+
+  const deliver = async (job: DeliveryJob): Promise<void> => {
+    if (closed) return;
+    const { deliveryId, orgId } = job;
+    const startedAt = new Date();
+    const leaseUntil = new Date(startedAt.getTime() + policy.timeoutMs + LEASE_MARGIN_MS);
+    const claimed = await db.withOrg(orgId, (tx) =>
+      tx.query<{ attempts: number; payload: string; endpoint_id: string; url: string; secret_ciphertext: string }>(
+        `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_until = $3
+           FROM webhook_endpoints e
+          WHERE d.id = $1 AND e.id = d.endpoint_id AND e.state = 'active' AND d.state = 'pending'
+            AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $2)
+            AND (d.lease_until IS NULL OR d.lease_until < $4)
+        RETURNING d.attempts, d.payload, d.endpoint_id::text, e.url, e.secret_ciphertext`,
+        [deliveryId, new Date(startedAt.getTime() + EARLY_TOLERANCE_MS).toISOString(), leaseUntil.toISOString(), startedAt.toISOString()],
+      ),
+    );
+    const claim = claimed.rows[0];
+    if (claim === undefined) return reschedule(job, startedAt);
+
+    let secret: string;
+    try {
+      secret = decrypt(encryptionKey, claim.secret_ciphertext, secretContext(claim.endpoint_id));
+    } catch (error) {
+      logger.error({ err: error, webhook_id: claim.endpoint_id }, 'webhook secret cannot be decrypted');
+      return record(job, claim.endpoint_id, claim.attempts, startedAt, 0, { kind: 'error', code: 'ESECRET', name: null }, 'secret cannot be decrypted');
+    }
+
+    const messageId = `msg_${deliveryId.replaceAll('-', '')}`;
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-svc-delivery': deliveryId,
+      ...signatureHeaders(secret, messageId, claim.payload, new Date()),
+    };
+    let result: AttemptResult;
+    let errorText: string | null = null;
+    const clock = performance.now();
+    try {
+      await assertPublicUrl(claim.url, { allowPrivate });
+      const response = await httpRequest(claim.url, {
+        method: 'POST',
+        body: claim.payload,
+        headers,
+        dispatcher: agent,
+        signal: AbortSignal.timeout(policy.timeoutMs),
+        headersTimeout: policy.timeoutMs,
+        bodyTimeout: policy.timeoutMs,
+      });
+      try {
+        await response.body.dump({ limit: RESPONSE_BODY_LIMIT });
+      } catch {
+        // The status is what counts; a body cut short is not a failed delivery.
+      }
+      const retryAfter = response.headers['retry-after'];
+      result = { kind: 'response', status: response.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : null };
+      if (response.statusCode >= 300) errorText = `HTTP ${response.statusCode}`;
+    } catch (error) {
+      const failure = error as { code?: unknown; name?: unknown; message?: unknown };
+      const code = error instanceof SvcError ? (error.code === 'TARGET_FORBIDDEN' ? 'ETARGETFORBIDDEN' : error.code) : typeof failure.code === 'string' ? failure.code : null;
+      const cause = (error as { cause?: { code?: unknown } }).cause;
+      const causeCode = typeof cause?.code === 'string' ? cause.code : null;
+      result = { kind: 'error', code: code ?? causeCode, name: typeof failure.name === 'string' ? failure.name : null };
+      errorText = `${code ?? causeCode ?? (typeof failure.name === 'string' ? failure.name : 'error')}`.slice(0, 200);
+    }
+    return record(job, claim.endpoint_id, claim.attempts, startedAt, performance.now() - clock, result, errorText);
+  };
+
+  /** The claim failed: done, held, leased elsewhere, or too early. */
+  const reschedule = async (job: DeliveryJob, now: Date): Promise<void> => {
+    const current = await db.withOrg(job.orgId, (tx) =>
+      tx.query<{ state: string; attempts: number; next_attempt_at: Date | null; lease_until: Date | null; endpoint_state: EndpointState }>(
+        `SELECT d.state, d.attempts, d.next_attempt_at, d.lease_until, e.state AS endpoint_state
+           FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1`,
+        [job.deliveryId],
+      ),
+    );
+    const row = current.rows[0];
+    if (row === undefined || row.state !== 'pending') return;
+    if (row.endpoint_state === 'paused') {
+      await db.withOrg(job.orgId, (tx) =>
+        tx.query(`UPDATE webhook_deliveries SET state = 'held', lease_until = NULL WHERE id = $1 AND state = 'pending'`, [job.deliveryId]),
+      );
+      return;
+    }
+    const due = Math.max(row.next_attempt_at?.getTime() ?? 0, row.lease_until?.getTime() ?? 0);
+    await enqueue(job, Math.max(10, due - now.getTime()), `${job.deliveryId}:${row.attempts + 1}:${due}`);
+  };
+
+  const record = async (
+    job: DeliveryJob,
+    endpointId: string,
+    attempt: number,
+    startedAt: Date,
+    durationMs: number,
+    result: AttemptResult,
+    errorText: string | null,
+  ): Promise<void> => {
+    const now = Date.now();
+    const decision = decide(result, attempt, policy, now, random);
+    const statusCode = result.kind === 'response' ? result.status : null;
+    const nextAttemptAt = decision.delayMs === null ? null : new Date(now + decision.delayMs);
+    let paused = false;
+    await db.withOrg(job.orgId, async (tx) => {
+      await tx.query(
+        `INSERT INTO webhook_attempts (id, org_id, delivery_id, endpoint_id, attempt, started_at, duration_ms, status_code, status_class, outcome, error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
+        [randomUUID(), job.orgId, job.deliveryId, endpointId, attempt, startedAt.toISOString(), Math.round(durationMs), statusCode, decision.statusClass, decision.outcome, errorText],
+      );
+      await tx.query(
+        `UPDATE webhook_deliveries
+            SET state = $2, next_attempt_at = $3, lease_until = NULL, last_status = $4, last_error = $5,
+                completed_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END
+          WHERE id = $1`,
+        [job.deliveryId, decision.outcome === 'retry' ? 'pending' : decision.outcome, nextAttemptAt?.toISOString() ?? null, statusCode, errorText],
+      );
+      if (decision.outcome === 'confirmed') {
+        await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [endpointId]);
+      } else if (decision.outcome === 'exhausted') {
+        const updated = await tx.query<{ state: EndpointState }>(
+          `UPDATE webhook_endpoints
+              SET consecutive_failures = consecutive_failures + 1,
+                  state = CASE WHEN consecutive_failures + 1 >= $2 THEN 'paused' ELSE state END,
+                  paused_at = CASE WHEN consecutive_failures + 1 >= $2 AND state = 'active' THEN now() ELSE paused_at END,
+                  paused_reason = CASE WHEN consecutive_failures + 1 >= $2 AND state = 'active' THEN 'consecutive_failures' ELSE paused_reason END,
+                  updated_at = now()
+            WHERE id = $1 RETURNING state`,
+          [endpointId, policy.pauseAfterExhausted],
+        );
+        paused = updated.rows[0]?.state === 'paused';
+      }
+    });
+    if (paused) logger.warn({ webhook_id: endpointId, org_id: job.orgId }, 'webhook endpoint paused after repeated failures');
+    if (decision.outcome === 'retry' && nextAttemptAt !== null) {
+      await enqueue(job, decision.delayMs ?? 0, `${job.deliveryId}:${attempt + 1}:${nextAttemptAt.getTime()}`);
+    }
+  };
+
+  queue.register<DeliveryJob>(
+    JOB,
+    async (job) => {
+      const run = deliver(job).catch((error: unknown) => {
+        logger.error({ err: error, delivery_id: job.deliveryId }, 'webhook delivery failed unexpectedly');
+      });
+      inFlight.add(run);
+      try {
+        await run;
+      } finally {
+        inFlight.delete(run);
+      }
+    },
+    { concurrency: 16 },
+  );
+
+  const unsubscribe = services.events?.subscribe(async (event) => {
+    if (!isWebhookEvent(event.event)) return;
+    await webhooks.emit(event.orgId, event.event, event.data, { gatewayId: event.gatewayId, at: event.at });
+  });
+
+  // ------------------------------------------------------------------------------ API
+
+  const webhooks: Webhooks = {
+    policy,
+
+    async emit(orgId, event, data, options = {}) {
+      if (!isWebhookEvent(event)) throw new Error(`unknown webhook event ${String(event)}`);
+      const at = options.at ?? new Date();
+      const payload = JSON.stringify(buildEnvelope(orgId, event, data, options.gatewayId ?? null, at));
+      const ids = await db.withOrg(orgId, async (tx) => {
+        const endpoints = await tx.query<{ id: string }>(
+          `SELECT id::text FROM webhook_endpoints WHERE state = 'active' AND events @> jsonb_build_array($1::text)`,
+          [event],
+        );
+        const created: string[] = [];
+        for (const endpoint of endpoints.rows) {
+          const id = randomUUID();
+          await tx.query(
+            `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
+            [id, orgId, endpoint.id, event, payload, at.toISOString()],
+          );
+          created.push(id);
+        }
+        return created;
+      });
+      for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}:1`);
+      return { deliveries: ids };
+    },
+
+    async create(orgId, input) {
+      await assertPublicUrl(input.url, { allowPrivate });
+      const events = uniqueEvents(input.events);
+      const id = randomUUID();
+      const secret = generateSecret();
+      const row = await db.withOrg(orgId, async (tx) => {
+        const count = await tx.query<{ count: number }>('SELECT count(*)::int AS count FROM webhook_endpoints');
+        if ((count.rows[0]?.count ?? 0) >= MAX_ENDPOINTS_PER_ORG) {
+          throw new SvcError('VALIDATION_FAILED', { details: { reason: 'too_many_webhooks', limit: MAX_ENDPOINTS_PER_ORG } });
+        }
+        const inserted = await tx.query<EndpointRow>(
+          `INSERT INTO webhook_endpoints (id, org_id, url, events, description, secret_ciphertext, state)
+           VALUES ($1, $2, $3, $4, $5, $6, 'active') RETURNING ${ENDPOINT_COLUMNS}`,
+          [id, orgId, input.url, JSON.stringify(events), input.description ?? null, encrypt(encryptionKey, secret, secretContext(id))],
+        );
+        return inserted.rows[0]!;
+      });
+      return { ...endpointView(row), secret };
+    },
+
+    async list(orgId) {
+      const result = await db.withOrg(orgId, (tx) => tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`));
+      return result.rows.map(endpointView);
+    },
+
+    async get(orgId, id) {
+      return endpointView(await findEndpoint(orgId, id));
+    },
+
+    async update(orgId, id, changes) {
+      const before = await findEndpoint(orgId, id);
+      if (changes.url !== undefined) await assertPublicUrl(changes.url, { allowPrivate });
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      const set = (column: string, value: unknown) => {
+        params.push(value);
+        sets.push(`${column} = $${params.length}`);
+      };
+      if (changes.url !== undefined) set('url', changes.url);
+      if (changes.events !== undefined) set('events', JSON.stringify(uniqueEvents(changes.events)));
+      if (changes.description !== undefined) set('description', changes.description);
+      const reenable = changes.state === 'active' && before.state === 'paused';
+      if (reenable) {
+        sets.push(`state = 'active'`, 'consecutive_failures = 0', 'paused_at = NULL', 'paused_reason = NULL');
+      } else if (changes.state === 'paused' && before.state === 'active') {
+        sets.push(`state = 'paused'`, 'paused_at = now()', `paused_reason = 'manual'`);
+      }
+      if (sets.length === 0) return endpointView(before);
+      sets.push('updated_at = now()');
+      const result = await db.withOrg(orgId, (tx) =>
+        tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params),
+      );
+      const row = result.rows[0];
+      if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      if (reenable) await releaseHeld(orgId, id);
+      return endpointView(row);
+    },
+
+    async remove(orgId, id) {
+      await findEndpoint(orgId, id);
+      await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]));
+    },
+
+    async failureSummary(orgId, id, since = new Date(Date.now() - 30 * 86_400_000)) {
+      const endpoint = await findEndpoint(orgId, id);
+      return db.withOrg(orgId, async (tx) => {
+        const counts = await tx.query<{ status_class: StatusClass; count: number }>(
+          `SELECT status_class, count(*)::int AS count FROM webhook_attempts WHERE endpoint_id = $1 AND started_at >= $2 GROUP BY status_class`,
+          [id, since.toISOString()],
+        );
+        const lastError = await tx.query<{ started_at: Date; delivery_id: string; status_class: StatusClass; status_code: number | null; error: string | null }>(
+          `SELECT started_at, delivery_id::text, status_class, status_code, error FROM webhook_attempts
+            WHERE endpoint_id = $1 AND outcome <> 'confirmed' ORDER BY started_at DESC LIMIT 1`,
+          [id],
+        );
+        const deliveries = await tx.query<{ state: string; count: number; next_retry_at: Date | null }>(
+          `SELECT state, count(*)::int AS count, min(next_attempt_at) FILTER (WHERE state = 'pending') AS next_retry_at
+             FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY state`,
+          [id],
+        );
+        const summary: FailureSummary = {
+          webhook_id: id,
+          state: endpoint.state,
+          consecutive_failures: endpoint.consecutive_failures,
+          since: since.toISOString(),
+          counts: { '2xx': 0, '3xx': 0, '4xx': 0, '429': 0, '5xx': 0, timeout: 0, network: 0, forbidden: 0 },
+          last_error: null,
+          next_retry_at: null,
+          deliveries: { pending: 0, held: 0, confirmed: 0, exhausted: 0 },
+        };
+        for (const row of counts.rows) summary.counts[row.status_class] = row.count;
+        for (const row of deliveries.rows) {
+          summary.deliveries[row.state as keyof FailureSummary['deliveries']] = row.count;
+          if (row.next_retry_at !== null) summary.next_retry_at = row.next_retry_at.toISOString();
+        }
+        const last = lastError.rows[0];
+        if (last !== undefined) {
+          summary.last_error = {
+            at: last.started_at.toISOString(),
+            delivery_id: last.delivery_id,
+            status_class: last.status_class,
+            status_code: last.status_code,
+            error: last.error,
+          };
+        }
+        return summary;
+      });
+    },
+
+    async recover() {
+      const pending = await db.query<{ id: string; org_id: string; attempts: number; due: Date | null }>(
+        `SELECT id::text, org_id::text, attempts, greatest(next_attempt_at, lease_until) AS due
+           FROM webhook_deliveries WHERE state = 'pending' ORDER BY next_attempt_at LIMIT 100000`,
+      );
+      const now = Date.now();
+      for (const row of pending.rows) {
+        const due = row.due?.getTime() ?? now;
+        await enqueue({ deliveryId: row.id, orgId: row.org_id }, Math.max(0, due - now), `${row.id}:${row.attempts + 1}:${due}`);
+      }
+      return pending.rows.length;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      unsubscribe?.();
+      await Promise.allSettled([...inFlight]);
+      await agent.close();
+    },
+  };
+  services.onClose?.push(() => webhooks.close());
+  return webhooks;
+}
+
+function uniqueEvents(events: readonly string[]): WebhookEvent[] {
+  const unique = [...new Set(events)];
+  if (unique.length === 0 || !unique.every(isWebhookEvent)) throw new SvcError('VALIDATION_FAILED', { details: { field: 'events' } });
+  return unique;
+}
+
+function endpointView(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    events: typeof row.events === 'string' ? (JSON.parse(row.events) as WebhookEvent[]) : row.events,
+    description: row.description,
+    state: row.state,
+    consecutive_failures: row.consecutive_failures,
+    paused_at: row.paused_at?.toISOString() ?? null,
+    paused_reason: row.paused_reason,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
