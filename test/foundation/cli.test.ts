@@ -1,0 +1,113 @@
+/**
+ * The newcomer's path on the embedded default: `svc org create --json` prints an org and an
+ * admin key, `svc serve` starts with no database or Redis installed, the CLI keeps working
+ * while the server holds the data directory, and the key authenticates over real HTTP.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+const baseEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'warning' };
+
+function cli(args: string[]) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 60_000 });
+  const lines = result.stdout.trim().split('\n');
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
+}
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('svc CLI on the embedded default', () => {
+  let orgId = '';
+
+  it('creates an org and prints exactly one JSON object with an admin key', () => {
+    const result = cli(['org', 'create', '--name', 'acme', '--json']);
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    expect(result.json).toMatchObject({ plan: 'starter' });
+    expect(result.json.api_key).toMatch(new RegExp(`^svc_org_live_${result.json.org_tag}_[A-Za-z0-9]{32,}$`));
+    expect(Date.parse(result.json.trial_ends_at)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+    orgId = result.json.org_id;
+    expect(statSync(join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('answers bad input with an error code: 1 for an invalid value, 2 for an unknown command', () => {
+    const result = cli(['key', 'create', '--org', orgId, '--scope', 'root', '--json']);
+    expect(result.status).toBe(1);
+    expect(result.json.error.code).toBe('VALIDATION_FAILED');
+    const unknown = cli(['frobnicate', '--json']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.json.error.code).toBe('USAGE');
+  });
+
+  it('keeps working while `svc serve` holds the data directory, and its keys authenticate', async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      cwd: root,
+      env: { ...baseEnv, PORT: String(port), LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await waitForHealth(port);
+      expect(output).toContain('embedded mode');
+      expect(statSync(join(dataDir, 'svc.sock')).mode & 0o777).toBe(0o600);
+
+      const key = cli(['key', 'create', '--org', orgId, '--scope', 'write', '--json']);
+      expect(key.status).toBe(0);
+      expect(key.json).toMatchObject({ scope: 'write', class: 'live' });
+
+      const ok = await fetch(`http://127.0.0.1:${port}/api/v1/org`, { headers: { authorization: `Bearer ${key.json.api_key}` } });
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as { id: string }).id).toBe(orgId);
+      for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id']) expect(ok.headers.get(header)).not.toBeNull();
+
+      const bad = await fetch(`http://127.0.0.1:${port}/api/v1/org`, { headers: { authorization: 'Bearer svc_org_live_abcdefgh_madeupmadeupmadeupmadeupmadeup12' } });
+      expect(bad.status).toBe(401);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('AUTH_INVALID');
+
+      const logLine = output.split('\n').find((line) => line.includes('"path":"/api/v1/org"'));
+      expect(logLine).toBeDefined();
+      expect(Object.keys(JSON.parse(logLine!)).sort()).toEqual(
+        ['level', 'time', 'request_id', 'org_id', 'gateway_id', 'method', 'path', 'status', 'duration_ms', 'threat_score', 'decision', 'pattern'].sort(),
+      );
+      expect(output).not.toContain(key.json.api_key);
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolveExit) => server.once('exit', resolveExit));
+    }
+    expect(existsSync(join(dataDir, 'svc.sock'))).toBe(false);
+    // And with the server gone the CLI opens the data directory itself again.
+    expect(cli(['key', 'list', '--org', orgId, '--json']).json.data).toHaveLength(2);
+  }, 90_000);
+});
+
+async function waitForHealth(port: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+  throw new Error('svc serve did not become healthy');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
