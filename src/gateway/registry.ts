@@ -149,14 +149,28 @@ export async function invokeCompletion(
   }
 }
 
-/** Wraps the body so that leaving the adapter's loop does not destroy it (we decide: dump or destroy). */
-function detached(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  const iterator = body[Symbol.asyncIterator]();
+/**
+ * Wraps the body so that leaving the adapter's loop does not destroy it (the caller decides: dump
+ * or destroy), and enforces the idle timeout: one timer, refreshed on every chunk.
+ */
+function guardedBody(body: UpstreamResponse['body'], idleTimeoutMs: number, onIdle: () => void): { iterable: AsyncIterable<Uint8Array>; stop: () => void } {
+  const iterator = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const timer = setTimeout(() => {
+    onIdle();
+    body.destroy(new Error('upstream stream idle timeout'));
+  }, idleTimeoutMs);
   return {
-    [Symbol.asyncIterator]: () => ({
-      next: () => iterator.next(),
-      return: async () => ({ done: true as const, value: undefined }),
-    }),
+    iterable: {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          const step = await iterator.next();
+          timer.refresh();
+          return step;
+        },
+        return: async () => ({ done: true as const, value: undefined }),
+      }),
+    },
+    stop: () => clearTimeout(timer),
   };
 }
 
@@ -184,7 +198,7 @@ export async function invokeStream(
       provider: providerId,
       signal: limit.signal,
       headersTimeoutMs: timeoutMs,
-      bodyTimeoutMs: options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+      bodyTimeoutMs: (options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS) + 1_000,
     });
     if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
   } catch (error) {
@@ -193,21 +207,28 @@ export async function invokeStream(
   }
   limit.clearTimer();
   const body = response.body;
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let idle = false;
+  const guarded = guardedBody(body, idleTimeoutMs, () => {
+    idle = true;
+  });
   async function* events(): AsyncGenerator<StreamEvent> {
     let finished = false;
     try {
-      for await (const event of adapter.parseStream(detached(body), request.model)) {
+      for await (const event of adapter.parseStream(guarded.iterable, request.model)) {
         if (event.type === 'done') finished = true;
         yield event;
         if (finished) return;
       }
     } catch (error) {
+      if (idle) throw new UpstreamError({ provider: providerId, status: null, code: 'timeout', url: upstream.url, providerCode: 'stream_idle_timeout', cause: error });
       throw toUpstreamError(error, providerId, upstream.url);
     } finally {
+      guarded.stop();
       limit.release();
       // A completed stream leaves the connection reusable (read the few remaining bytes);
       // anything else closes it so the upstream stops generating.
-      if (finished) body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      if (finished) await body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       else body.destroy();
     }
   }

@@ -41,7 +41,7 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\bgh[pousr]_[A-Za-z0-9]{36,255}\b/g, // GitHub tokens
   /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g,
   /\bxox[abprs]-[A-Za-z0-9-]{10,250}/g, // Slack tokens
-  /\beyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{10,1024}/g, // JWT
+  /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{10,1024}/g, // JWT
   /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API key
   /\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,247}\b/g, // Stripe
   /\bsvc_org_(?:live|test|rstr)_[a-z0-9]{8}_[A-Za-z0-9]{16,128}\b/g, // svc's own keys
@@ -51,7 +51,7 @@ const DETECTORS: readonly Detector[] = [
   ...SECRET_PATTERNS.map((pattern): Detector => ({ type: 'SECRET', pattern })),
   {
     type: 'EMAIL',
-    pattern: /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/g,
+    pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/g,
     accept: (match) => {
       const value = match[0];
       const at = value.indexOf('@');
