@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { checkSync } from 'recheck';
+import { createStreamRestorer, detectPii, ibanValid, luhnValid, piiPatterns, redactMessages, restorePlaceholders } from '../../src/gateway/pii/index.ts';
+import { PII_DATASET_DIR, runPiiBench } from '../../bench/pii.ts';
+
+const types = (text: string) => detectPii(text).map((span) => `${span.type}:${span.value}`);
+
+describe('PII detection', () => {
+  it.each([
+    ['write to jane.doe+news@example.co.uk today', 'EMAIL:jane.doe+news@example.co.uk'],
+    ['call (415) 555-0132 now', 'PHONE:(415) 555-0132'],
+    ['call +44 20 7946 0958', 'PHONE:+44 20 7946 0958'],
+    ['card 4111 1111 1111 1111 expires', 'CARD:4111 1111 1111 1111'],
+    ['iban GB82 WEST 1234 5698 7654 32 ok', 'IBAN:GB82 WEST 1234 5698 7654 32'],
+    ['ssn 123-45-6789.', 'SSN:123-45-6789'],
+    ['from 192.168.10.4 at noon', 'IP:192.168.10.4'],
+    ['v6 2001:db8::8a2e:370:7334 here', 'IP:2001:db8::8a2e:370:7334'],
+    ['key sk-proj-abcdefghijklmnopqrstuvwxyz012345', 'SECRET:sk-proj-abcdefghijklmnopqrstuvwxyz012345'],
+    ['aws AKIAIOSFODNN7EXAMPLE', 'SECRET:AKIAIOSFODNN7EXAMPLE'],
+    ['gh ghp_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ', 'SECRET:ghp_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ'],
+    ['slack xoxb-123456789012-abcdefABCDEF', 'SECRET:xoxb-123456789012-abcdefABCDEF'],
+    ['jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', 'SECRET:eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'],
+    ['Hello, my name is Ada Lovelace and', 'PERSON:Ada Lovelace'],
+    ['ask Dr. Gregory House about it', 'PERSON:Gregory House'],
+  ])('finds the PII in %j', (text, expected) => {
+    expect(types(text)).toContain(expected);
+  });
+
+  it('finds a PEM private key block', () => {
+    const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----';
+    expect(detectPii(`key:\n${pem}\nend`).map((span) => span.value)).toEqual([pem]);
+  });
+
+  it.each([
+    'version 1.2.3.4.5 of the tool',
+    'order number 4111 1111 1111 1112 (fails Luhn)',
+    'IBAN GB82WEST12345698765433 (fails mod-97)',
+    'meet at 2024-05-17 10:30',
+    'pi is 3.14159265',
+    'Dear Sir, thanks',
+    'the time is 10:30:00',
+    'it costs 1,299.99 dollars',
+  ])('finds nothing in %j', (text) => {
+    expect(types(text)).toEqual([]);
+  });
+
+  it('checks payment cards with Luhn and IBANs with mod-97', () => {
+    expect(luhnValid('4111111111111111')).toBe(true);
+    expect(luhnValid('4111111111111112')).toBe(false);
+    expect(ibanValid('DE89370400440532013000')).toBe(true);
+    expect(ibanValid('DE89370400440532013001')).toBe(false);
+  });
+
+  it('uses only patterns that the recheck ReDoS analyser judges safe', { timeout: 120_000 }, () => {
+    const verdicts = piiPatterns().map((pattern) => ({ source: pattern.source, status: checkSync(pattern.source, pattern.flags).status }));
+    expect(verdicts.filter((verdict) => verdict.status !== 'safe')).toEqual([]);
+  });
+
+  it('scans a hostile 250 KB input in well under a second', () => {
+    const hostile = ['a@'.repeat(20_000), '1-'.repeat(20_000), 'eyJ'.repeat(20_000), ':'.repeat(20_000), 'Mr '.repeat(20_000)].join(' ');
+    const started = performance.now();
+    detectPii(hostile);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('redaction', () => {
+  it('gives the same value the same placeholder across messages and restores it', () => {
+    const result = redactMessages([
+      { role: 'user', content: 'mail a@b.io and c@d.io' },
+      { role: 'user', content: 'again a@b.io' },
+    ]);
+    expect(result.messages.map((message) => message.content)).toEqual(['mail [EMAIL_1] and [EMAIL_2]', 'again [EMAIL_1]']);
+    expect(result.summary).toEqual({ mode: 'redact', redacted: { EMAIL: 3 }, total: 3 });
+    expect(restorePlaceholders('to [EMAIL_2], [EMAIL_9]', result.mapping)).toBe('to c@d.io, [EMAIL_9]');
+  });
+
+  it('restores a placeholder split across stream chunks', () => {
+    const mapping = new Map([['[EMAIL_1]', 'a@b.io']]);
+    const restorer = createStreamRestorer(mapping);
+    const output = ['write [EMA', 'IL_1', '] now [', 'x] done'].map((chunk) => restorer.push(chunk)).join('') + restorer.flush();
+    expect(output).toBe('write a@b.io now [x] done');
+  });
+});
+
+describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-research corpora', () => {
+  it('keeps precision and recall of the checked types at their measured level', () => {
+    const result = runPiiBench()!;
+    const row = (type: string) => result.types.find((entry) => entry.type === type)!;
+    for (const type of ['EMAIL', 'CARD', 'IBAN', 'SSN', 'IP']) {
+      expect(row(type).recall).toBeGreaterThanOrEqual(0.95);
+      expect(row(type).precision).toBeGreaterThanOrEqual(0.95);
+    }
+    expect(row('PHONE').recall).toBeGreaterThanOrEqual(0.85);
+    expect(row('PHONE').precision).toBeGreaterThanOrEqual(0.8);
+    expect(row('PERSON').precision).toBeGreaterThanOrEqual(0.95);
+  });
+});
+if (!existsSync(PII_DATASET_DIR)) console.warn(`[pii.test] skipping corpus measurements: ${PII_DATASET_DIR} is absent`);
