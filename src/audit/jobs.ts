@@ -20,7 +20,12 @@ export interface AuditJobServices {
   readonly onClose?: Array<() => Promise<void> | void>;
 }
 
+const started = new WeakMap<object, () => void>();
+
+/** Registers the audit jobs and their schedule once per services object; returns a stop function. */
 export function startAuditJobs(services: AuditJobServices, options: { checkpointEveryMs?: number; purgeEveryMs?: number } = {}): () => void {
+  const running = started.get(services);
+  if (running !== undefined) return running;
   const audit = createAuditLog(services);
   services.queue.register('audit.checkpoint', async () => {
     const stale = await services.db.query<{ org_id: string }>(
@@ -48,5 +53,6 @@ export function startAuditJobs(services: AuditJobServices, options: { checkpoint
   const timers = [schedule('audit.checkpoint', checkpointEvery), schedule('audit.purge', purgeEvery)];
   const stop = () => timers.forEach((timer) => clearInterval(timer));
   services.onClose?.push(stop);
+  started.set(services, stop);
   return stop;
 }

@@ -9,6 +9,7 @@ import type { AppInstance } from '../http/app-types.ts';
 import type { Services } from '../services.ts';
 import type { FastifyRequest } from 'fastify';
 import { createAuditLog, type VerifyOptions } from './audit-log.ts';
+import { startAuditJobs } from './jobs.ts';
 import type { AuditRecord } from './chain.ts';
 
 const FirstBad = Type.Union([Type.Object({ seq: Type.Integer(), reason: Type.String() }), Type.Null()]);
@@ -37,6 +38,7 @@ export function recordView(record: AuditRecord) {
 
 export async function registerAuditRoutes(app: AppInstance, services: Services): Promise<void> {
   const audit = createAuditLog(services);
+  startAuditJobs(services);
 
   app.get(
     '/api/v1/audit/verify',

@@ -3,8 +3,12 @@
  * capability exports its plugin from its index.ts.
  */
 import { registerGatewayRoutes } from '../gateway/index.ts';
+import { registerAuditRoutes } from '../audit/index.ts';
+import { registerWebhookRoutes } from '../webhooks/index.ts';
 import type { CapabilityPlugin } from './app-types.ts';
 
 export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [
   registerGatewayRoutes,
+  registerAuditRoutes,
+  registerWebhookRoutes,
 ];

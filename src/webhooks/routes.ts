@@ -26,6 +26,11 @@ function authOf(request: FastifyRequest): { orgId: string; actor: string } {
 
 export async function registerWebhookRoutes(app: AppInstance, services: Services): Promise<void> {
   const webhooks = createWebhooks(services);
+  // Pending deliveries of a previous run (or another replica) are queued again on start.
+  app.addHook('onReady', async () => {
+    const count = await webhooks.recover();
+    if (count > 0) services.logger.info({ pending: count }, 'webhook deliveries re-enqueued');
+  });
   const audit = createAuditLog(services);
   const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown> = {}) =>
     audit.append(orgId, { actor, action, target, outcome: 'success', details });
