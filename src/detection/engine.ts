@@ -1,0 +1,244 @@
+/**
+ * The detection engine: normalization → cascade (pure tiers) → fragments and session
+ * escalation (cache) → response policy (per-org thresholds) → Threat decision, plus the
+ * asynchronous threat_events record. Posture: never forwards anything; fails safe per tier
+ * (see pipeline.ts); the only awaited I/O on the request path is the cache (session counter,
+ * fragments) and a per-replica-cached threshold read.
+ */
+import type { Cache } from '../platform/cache.ts';
+import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Metrics } from '../platform/metrics.ts';
+import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
+import { createEventWriter, type EventWriter } from './events.ts';
+import { explain } from './explain.ts';
+import { httpScanText } from './http-text.ts';
+import { normalize } from './normalize/index.ts';
+import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
+import { decide, escalate, escalationTier, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
+import { noisyOr, round } from './score.ts';
+import { createSessionStore, type SessionStore } from './session.ts';
+import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
+import { runT1, scanVariants } from './tiers/t1.ts';
+import { evasionSignals } from './tiers/t3-signals.ts';
+import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, Verdict } from './types.ts';
+
+/** T2 as the ML capability provides it (structural, so tests can pass a fake). */
+export interface T2Like {
+  score(text: string): Promise<{ score: number; nearestId: string; nearestCategory: string; embedding?: Float32Array }>;
+}
+export interface T3ClassifierLike {
+  readonly id: string;
+  classify(text: string, embedding?: Float32Array): { attackProbability: number };
+}
+export interface T4Like {
+  classify(text: string): Promise<{ outcome: 'attack' | 'benign' | 'timeout' | 'error'; confidence: number; category?: string }>;
+}
+/** T5: behavioural baselines, given the request metadata; returns a 0..1 anomaly score. */
+export type BehaviourTier = (request: InspectRequest) => Promise<{ score: number; findings: readonly Finding[] }>;
+
+export interface DetectionDeps {
+  readonly cache?: Cache;
+  readonly db?: Database;
+  readonly logger?: Logger;
+  readonly metrics?: Pick<Metrics, 'threats' | 'threatScore' | 'sessionEscalations'>;
+  readonly t2?: T2Like;
+  readonly t3Classifier?: T3ClassifierLike;
+  readonly t4?: T4Like;
+  readonly t5?: BehaviourTier;
+  readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
+  /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
+  readonly onEscalation?: (tier: string) => void;
+}
+
+export interface InspectRequest {
+  readonly kind: InspectKind;
+  /** Text for prompt/tool_output; for http, a raw parameter value or request text. */
+  readonly content?: string;
+  readonly request?: HttpRequestShape;
+  readonly sessionId?: string;
+  readonly orgId?: string;
+  readonly requestId?: string;
+  readonly pillar?: string;
+  readonly gatewayId?: string;
+  readonly sourceIp?: string;
+  /** Write a threat_events row for decisions >= log (default true when orgId and a db are present). */
+  readonly record?: boolean;
+}
+
+export interface DetectionEngine {
+  inspect(request: InspectRequest): Promise<ThreatDecision>;
+  readonly thresholds: ThresholdStore;
+  readonly tiers: readonly TierName[];
+  readonly catalogue: CompiledCatalogue;
+  /** Waits for buffered threat_events rows to be written. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool_output: 'mcp', http: 'api_security' };
+
+export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
+  const catalogue = compileCatalogue();
+  const policy: PipelinePolicy = { ...DEFAULT_PIPELINE_POLICY, ...deps.policy };
+  const sessions: SessionStore | null = deps.cache === undefined ? null : createSessionStore(deps.cache);
+  const thresholds = createThresholdStore(deps.db);
+  const events: EventWriter | null = deps.db === undefined ? null : createEventWriter(deps.db, deps.logger);
+
+  // Per-inspection scratch shared between T2 and T3 (the embedding), keyed by the normalized object.
+  const embeddings = new WeakMap<object, Float32Array>();
+  const rawText = new WeakMap<object, string>();
+  const requests = new WeakMap<object, InspectRequest>();
+
+  const definitions: TierDefinition[] = [{ name: 't1', failMode: 'closed', stage: 'always', run: (context) => runT1(catalogue, context.input.kind, context.normalized) }];
+  if (deps.t5 !== undefined) {
+    const t5 = deps.t5;
+    definitions.push({
+      name: 't5', failMode: 'open', stage: 'always',
+      async run(context) {
+        const request = requests.get(context.normalized);
+        if (request === undefined) return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'no request metadata' };
+        const result = await t5(request);
+        return { outcome: result.score > 0 ? 'match' : 'clean', score: result.score, findings: result.findings, failMode: 'open' };
+      },
+    });
+  }
+  if (deps.t2 !== undefined) {
+    const t2 = deps.t2;
+    definitions.push({
+      name: 't2', failMode: 'open', stage: 'uncertain',
+      async run(context): Promise<Verdict> {
+        if (context.input.kind === 'http') return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'not natural language' };
+        const result = await t2.score(rawText.get(context.normalized) ?? context.input.text);
+        if (result.embedding !== undefined) embeddings.set(context.normalized, result.embedding);
+        const finding: Finding = { id: `ml.t2.${result.nearestId}`, name: 'Similar to a known injection', category: result.nearestCategory, confidence: round(result.score), tier: 't2' };
+        return result.score >= 0.3 ? { outcome: 'match', score: result.score, findings: [finding], failMode: 'open' } : { outcome: 'clean', score: result.score, findings: [], failMode: 'open' };
+      },
+    });
+  }
+  const classifier = deps.t3Classifier;
+  definitions.push({
+    name: 't3', failMode: 'open', stage: 'always',
+    run(context): Verdict {
+      const signals = evasionSignals(context.input.kind, context.normalized, context.findings);
+      const findings: Finding[] = [...signals.findings];
+      const scores = [signals.score];
+      if (classifier !== undefined && context.escalate && context.input.kind !== 'http') {
+        const probability = classifier.classify(rawText.get(context.normalized) ?? context.input.text, embeddings.get(context.normalized)).attackProbability;
+        if (probability >= 0.5) {
+          findings.push({ id: `ml.${classifier.id}`, name: 'Intent classifier: injection or jailbreak', category: 'intent', confidence: round(probability), tier: 't3' });
+          scores.push(probability);
+        }
+      }
+      const score = noisyOr(scores);
+      return { outcome: findings.length > 0 ? 'match' : 'clean', score, findings, failMode: 'open' };
+    },
+  });
+  if (deps.t4 !== undefined) {
+    const t4 = deps.t4;
+    definitions.push({
+      name: 't4', failMode: 'open', stage: 'last-resort',
+      async run(context): Promise<Verdict> {
+        const result = await t4.classify(rawText.get(context.normalized) ?? context.input.text);
+        if (result.outcome === 'timeout' || result.outcome === 'error') return { outcome: 'error', score: 0, findings: [], failMode: 'open', error: result.outcome };
+        if (result.outcome === 'benign') return { outcome: 'clean', score: 0, findings: [], failMode: 'open' };
+        return { outcome: 'match', score: result.confidence, findings: [{ id: 'ml.t4', name: 'LLM judge: attack', category: result.category ?? 'intent', confidence: round(result.confidence), tier: 't4' }], failMode: 'open' };
+      },
+    });
+  }
+  const pipeline: Pipeline = createPipeline(definitions);
+
+  return {
+    tiers: pipeline.tiers,
+    thresholds,
+    catalogue,
+    async inspect(request) {
+      const started = performance.now();
+      const kind = request.kind;
+      let text: string;
+      let headerNames: string[] | undefined;
+      if (kind === 'http' && request.request !== undefined) ({ text, headerNames } = httpScanText(request.request));
+      else text = request.content ?? '';
+
+      const normalized = normalize(text, { kind });
+      rawText.set(normalized, text.slice(0, 65_536));
+      requests.set(normalized, request);
+      const limits = request.orgId === undefined ? policy.thresholds : await thresholds.get(request.orgId).catch(() => policy.thresholds);
+      const result = await pipeline.run({ kind, text, ...(headerNames === undefined ? {} : { headerNames }) }, normalized, { ...policy, thresholds: limits });
+
+      let findings: Finding[] = [...result.findings];
+      let base = result.score;
+      let requestCount = 1;
+      let fragmentMatch = false;
+      if (request.sessionId !== undefined && request.sessionId !== '' && sessions !== null) {
+        const orgId = request.orgId ?? 'anonymous';
+        const [count, previous] = await Promise.all([
+          sessions.count(orgId, request.sessionId).catch(() => 1),
+          sessions.fragments(`${orgId}:${kind}`, request.sessionId, text).catch(() => [] as string[]),
+        ]);
+        requestCount = count;
+        if (previous.length > 0) {
+          const known = new Set(findings.map((finding) => finding.id));
+          const joined = [...previous, text];
+          const variants = [...normalize(joined.join(' '), { kind }).variants, ...normalize(joined.join(''), { kind }).variants];
+          const fragmentScan = scanVariants(catalogue, kind, variants);
+          const added = fragmentScan.findings.filter((finding) => !known.has(finding.id)).map((finding) => ({ ...finding, variant: 'fragments' }));
+          if (added.length > 0) {
+            fragmentMatch = true;
+            findings = [...findings, ...added];
+            base = noisyOr([base, ...added.map((finding) => finding.confidence)]);
+          }
+        }
+      }
+      const escalation = escalate(base, requestCount, limits);
+      const score = round(escalation.score);
+      const decision = decide(score, limits);
+      if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
+        const tier = escalationTier(requestCount);
+        deps.metrics?.sessionEscalations.inc({ tier });
+        deps.onEscalation?.(tier);
+      }
+      deps.metrics?.threatScore.observe(score);
+      if (decision === 'block' || decision === 'alert' || decision === 'log') deps.metrics?.threats.inc({ decision });
+
+      const patterns = findings.map((finding) => ({ id: finding.id, name: finding.name, confidence: finding.confidence }));
+      const threat: ThreatDecision = {
+        allowed: isAllowed(decision),
+        threat_score: score,
+        decision,
+        explanation: explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch }),
+        patterns_matched: patterns,
+        session_escalation_factor: escalation.factor,
+        session_request_count: requestCount,
+        base_score: round(base),
+        kind,
+        categories: [...new Set(findings.map((finding) => finding.category))],
+        tiers: result.reports,
+        evidence: normalized.evidence,
+        thresholds: limits,
+        latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      };
+      if (events !== null && request.orgId !== undefined && request.record !== false && decision !== 'allow') {
+        events.record({
+          orgId: request.orgId,
+          requestId: request.requestId ?? 'inspect',
+          pillar: request.pillar ?? DEFAULT_PILLAR[kind],
+          kind,
+          threatScore: score,
+          decision,
+          patterns,
+          sessionId: request.sessionId ?? null,
+          gatewayId: request.gatewayId ?? null,
+          details: { categories: threat.categories, base_score: threat.base_score, session_request_count: requestCount, session_escalation_factor: escalation.factor },
+        });
+      }
+      return threat;
+    },
+    flush: async () => {
+      await events?.flush();
+    },
+    close: async () => {
+      await events?.close();
+    },
+  };
+}

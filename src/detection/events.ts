@@ -1,0 +1,85 @@
+/**
+ * threat_events writer: decisions at or above `log` are buffered and inserted in batches off
+ * the request path (every second or every 100 rows), per org under row-level security. A
+ * failed batch is logged and dropped: detection never waits on, or fails because of, the DB.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/logger.ts';
+
+export interface ThreatEventRow {
+  readonly orgId: string;
+  readonly requestId: string;
+  readonly pillar: string;
+  readonly kind: string;
+  readonly threatScore: number;
+  readonly decision: string;
+  readonly patterns: readonly { id: string; name: string; confidence: number }[];
+  readonly sessionId: string | null;
+  readonly gatewayId: string | null;
+  readonly details: Record<string, unknown>;
+}
+
+export interface EventWriter {
+  record(row: ThreatEventRow): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const FLUSH_EVERY_MS = 1_000;
+const FLUSH_AT = 100;
+const MAX_BUFFER = 10_000;
+
+export function createEventWriter(db: Database, logger?: Logger): EventWriter {
+  let buffer: ThreatEventRow[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let inFlight: Promise<void> = Promise.resolve();
+
+  const write = async (rows: ThreatEventRow[]) => {
+    const byOrg = new Map<string, ThreatEventRow[]>();
+    for (const row of rows) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
+    for (const [orgId, list] of byOrg) {
+      try {
+        await db.withOrg(orgId, async (tx) => {
+          const values: unknown[] = [];
+          const tuples = list.map((row, index) => {
+            values.push(randomUUID(), row.orgId, row.requestId, row.pillar, row.kind, row.threatScore, row.decision, JSON.stringify(row.patterns), row.sessionId, row.gatewayId, JSON.stringify(row.details));
+            const base = index * 11;
+            return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8}::jsonb, $${base + 9}, $${base + 10}, $${base + 11}::jsonb)`;
+          });
+          await tx.query(
+            `INSERT INTO threat_events (id, org_id, request_id, pillar, kind, threat_score, decision, patterns, session_id, gateway_id, details) VALUES ${tuples.join(', ')}`,
+            values,
+          );
+        });
+      } catch (error) {
+        logger?.warn({ err: error instanceof Error ? error.message : String(error), rows: list.length }, 'threat_events batch dropped');
+      }
+    }
+  };
+
+  const flush = async () => {
+    if (timer !== null) {
+      clearTimeout(timer);
+      timer = null;
+    }
+    const rows = buffer;
+    buffer = [];
+    if (rows.length > 0) inFlight = inFlight.then(() => write(rows));
+    await inFlight;
+  };
+
+  return {
+    record(row) {
+      if (buffer.length >= MAX_BUFFER) return; // shed load rather than grow without bound
+      buffer.push(row);
+      if (buffer.length >= FLUSH_AT) void flush();
+      else if (timer === null) {
+        timer = setTimeout(() => void flush(), FLUSH_EVERY_MS);
+        timer.unref();
+      }
+    },
+    flush,
+    close: flush,
+  };
+}

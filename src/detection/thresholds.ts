@@ -1,0 +1,62 @@
+/**
+ * Per-org response thresholds, stored in detection_thresholds (migration 010, row-level
+ * security) and cached per replica for 10 seconds (a change made on one replica reaches the
+ * others within that time; the replica that made it sees it at once).
+ */
+import type { Database } from '../platform/db/index.ts';
+import { DEFAULT_THRESHOLDS, resolveThresholds } from './policy.ts';
+import type { Thresholds } from './types.ts';
+
+export const THRESHOLD_CACHE_MS = 10_000;
+
+export interface ThresholdStore {
+  get(orgId: string): Promise<Thresholds>;
+  set(orgId: string, update: Partial<Thresholds>): Promise<{ thresholds: Thresholds; updatedAt: Date }>;
+}
+
+interface Row {
+  log_threshold: number;
+  alert_threshold: number;
+  challenge_threshold: number;
+  block_threshold: number;
+  updated_at: Date;
+}
+
+export function createThresholdStore(db: Database | undefined): ThresholdStore {
+  const cached = new Map<string, { value: Thresholds; until: number }>();
+  const read = async (orgId: string): Promise<Thresholds> => {
+    if (db === undefined) return DEFAULT_THRESHOLDS;
+    const result = await db.withOrg(orgId, (tx) =>
+      tx.query<Row>('SELECT log_threshold, alert_threshold, challenge_threshold, block_threshold, updated_at FROM detection_thresholds WHERE org_id = $1', [orgId]),
+    );
+    const row = result.rows[0];
+    if (row === undefined) return DEFAULT_THRESHOLDS;
+    return Object.freeze({ log: row.log_threshold, alert: row.alert_threshold, challenge: row.challenge_threshold, block: row.block_threshold });
+  };
+  return {
+    async get(orgId) {
+      const hit = cached.get(orgId);
+      if (hit !== undefined && hit.until > Date.now()) return hit.value;
+      const value = await read(orgId);
+      cached.set(orgId, { value, until: Date.now() + THRESHOLD_CACHE_MS });
+      return value;
+    },
+    async set(orgId, update) {
+      if (db === undefined) throw new Error('threshold store has no database');
+      const current = await read(orgId);
+      const thresholds = resolveThresholds(update, current);
+      const result = await db.withOrg(orgId, (tx) =>
+        tx.query<{ updated_at: Date }>(
+          `INSERT INTO detection_thresholds (org_id, log_threshold, alert_threshold, challenge_threshold, block_threshold, updated_at)
+           VALUES ($1, $2, $3, $4, $5, now())
+           ON CONFLICT (org_id) DO UPDATE SET log_threshold = EXCLUDED.log_threshold, alert_threshold = EXCLUDED.alert_threshold,
+             challenge_threshold = EXCLUDED.challenge_threshold, block_threshold = EXCLUDED.block_threshold, updated_at = now()
+           RETURNING updated_at`,
+          [orgId, thresholds.log, thresholds.alert, thresholds.challenge, thresholds.block],
+        ),
+      );
+      cached.set(orgId, { value: thresholds, until: Date.now() + THRESHOLD_CACHE_MS });
+      return { thresholds, updatedAt: result.rows[0]?.updated_at ?? new Date() };
+    },
+  };
+}
