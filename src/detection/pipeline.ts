@@ -15,7 +15,6 @@
  * `error`; fail-open tiers then contribute nothing (and the explanation says so), fail-closed
  * tiers raise the score to at least the challenge threshold.
  */
-import type { CompiledCatalogue } from './catalogue/index.ts';
 import type { Normalized } from './normalize/index.ts';
 import { DEFAULT_THRESHOLDS, IMMEDIATE_BLOCK_SCORE } from './policy.ts';
 import { noisyOr, round } from './score.ts';
