@@ -77,6 +77,8 @@ export function retryAfterMs(headers: UpstreamHeaders, now: number = Date.now())
   const value = headerValue(headers, 'retry-after')?.trim();
   if (value === undefined || value.length === 0 || value.length > 64) return null;
   if (/^\d{1,10}(\.\d{1,6})?$/.test(value)) return Math.min(Math.ceil(Number(value) * 1000), MAX_RETRY_AFTER_MS);
+  // An HTTP date always names its weekday/month; anything else ("-5", "soon") is ignored.
+  if (!/^[A-Za-z]{3}, /.test(value)) return null;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return null;
   return Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
