@@ -1,0 +1,153 @@
+/**
+ * End to end through the Fastify app, the real provider registry and adapters, against the fake
+ * upstream servers on loopback (test/fakes/providers).
+ */
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configureGateway } from '../../src/gateway/index.ts';
+import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
+import type { Services } from '../../src/services.ts';
+import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
+import { createTestServices } from '../helpers/app.ts';
+
+let services: Services;
+let app: AppInstance;
+let openai: FakeProvider;
+let anthropic: FakeProvider;
+
+beforeAll(async () => {
+  services = await createTestServices();
+  configureGateway(services, {
+    timers: false,
+    retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 5, maxDelayMs: 50, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 },
+  });
+  app = await buildApp(services.config, services);
+  await app.ready();
+  [openai, anthropic] = await Promise.all([startFakeProvider('openai'), startFakeProvider('anthropic')]);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await services?.close();
+  await Promise.allSettled([openai?.close(), anthropic?.close()]);
+});
+
+async function orgWithFakes(providers: Array<[string, FakeProvider]>) {
+  const { org, apiKey } = await services.accounts.createOrg({ name: `e2e-${Math.random().toString(36).slice(2, 8)}` });
+  for (const [provider, fake] of providers) await services.accounts.providerKeys.set(org.id, provider, FAKE_CREDENTIALS.default, fake.baseUrl);
+  return { orgId: org.id as string, headers: { authorization: `Bearer ${apiKey as string}` } };
+}
+
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
+
+describe('completions against fake upstreams', () => {
+  it('sends a valid OpenAI request with PII redacted and returns the svc envelope', async () => {
+    openai.reset();
+    const { headers } = await orgWithFakes([['openai', openai]]);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('Contact bob@example.org or 555-867-5309 please', { max_tokens: 50 }) });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ provider: 'openai', content: 'Hello from the fake upstream.', finish_reason: 'stop', usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } });
+    const received = openai.requests.at(-1)!;
+    expect(received.problems).toEqual([]);
+    const sent = JSON.stringify(received.body);
+    expect(sent).not.toContain('bob@example.org');
+    expect(sent).not.toContain('867-5309');
+    expect(sent).toContain('[EMAIL_1]');
+    expect(sent).toContain('[PHONE_1]');
+  });
+
+  it('streams the fake upstream answer as svc chunks ending in [DONE]', async () => {
+    openai.reset();
+    const { headers } = await orgWithFakes([['openai', openai]]);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('hi', { stream: true }) });
+    expect(response.statusCode).toBe(200);
+    const lines = response.payload.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+    expect(lines.at(-1)).toBe('[DONE]');
+    const chunks = lines.slice(0, -1).map((line) => JSON.parse(line));
+    expect(chunks.filter((chunk) => 'delta' in chunk).map((chunk) => chunk.delta).join('')).toBe('Hello from the fake upstream.');
+    expect(chunks.at(-1)).toMatchObject({ done: true, usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } });
+    expect(openai.requests.at(-1)!.problems).toEqual([]);
+  });
+
+  it('keeps answering without a client-visible error when one provider is killed mid-run', async () => {
+    const primary = await startFakeProvider('openai');
+    anthropic.reset();
+    const { headers } = await orgWithFakes([
+      ['openai', primary],
+      ['anthropic', anthropic],
+    ]);
+    const put = await app.inject({ method: 'PUT', url: '/api/v1/gateway/routing', headers, payload: { strategy: 'failover', providers: ['openai', 'anthropic'], health_check_interval_s: 10 } });
+    expect(put.statusCode).toBe(200);
+    const statuses: number[] = [];
+    const served: string[] = [];
+    for (let index = 0; index < 24; index += 1) {
+      if (index === 8) await primary.close(); // the primary dies mid-run
+      const stream = index % 3 === 0;
+      const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: { provider: 'auto', model: 'fast', messages: [{ role: 'user', content: `q${index}` }], stream } });
+      statuses.push(response.statusCode);
+      if (stream) {
+        const lines = response.payload.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+        expect(lines.at(-1)).toBe('[DONE]');
+        served.push(JSON.parse(lines.at(-2)!).provider);
+      } else served.push(response.json().provider);
+    }
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(served.slice(0, 8).every((provider) => provider === 'openai')).toBe(true);
+    expect(served.slice(8).every((provider) => provider === 'anthropic')).toBe(true);
+    expect(anthropic.requests.every((received) => received.problems.length === 0)).toBe(true);
+  });
+
+  it('fails over when the upstream answers 500 before any byte of a stream', async () => {
+    const broken = await startFakeProvider('openai', { behaviour: { status: 500 } });
+    anthropic.reset();
+    const { headers } = await orgWithFakes([
+      ['openai', broken],
+      ['anthropic', anthropic],
+    ]);
+    await app.inject({ method: 'PUT', url: '/api/v1/gateway/routing', headers, payload: { strategy: 'failover', providers: ['openai', 'anthropic'] } });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('hi', { stream: true }) });
+    const lines = response.payload.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+    expect(lines.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(lines.at(-2)!).provider).toBe('anthropic');
+    expect(broken.requests.length).toBe(2); // first attempt + one retry, then failover
+    await broken.close();
+  });
+
+  it('ends a stream dropped mid-way by the upstream with an explicit error event', async () => {
+    openai.reset();
+    openai.setBehaviour({ dropAfterChunks: 3, chunkDelayMs: 20 });
+    const { headers } = await orgWithFakes([['openai', openai]]);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('hi', { stream: true }) });
+    const lines = response.payload.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(lines[0]!).delta).toBeTypeOf('string'); // bytes reached the client before the drop
+    expect(lines).not.toContain('[DONE]');
+    expect(JSON.parse(lines.at(-1)!).error.code).toMatch(/^UPSTREAM_/);
+    openai.reset();
+  });
+
+  it('aborts the upstream and releases the budget reservation when the client disconnects', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: Array.from({ length: 40 }, (_, index) => `w${index}`).join(' '), chunkDelayMs: 50 });
+    const { headers } = await orgWithFakes([['openai', openai]]);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const body = JSON.stringify(ask('hi', { stream: true, max_tokens: 500 }));
+    await new Promise<void>((resolve, reject) => {
+      const client = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/gateway/completions', headers: { ...headers, 'content-type': 'application/json' } }, (response) => {
+        response.once('data', () => {
+          client.destroy(); // the client goes away after the first chunk
+          resolve();
+        });
+      });
+      client.on('error', () => undefined);
+      client.once('error', reject);
+      client.end(body);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const usage = await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers });
+    expect(usage.json().tokens_used).toBe(0);
+    openai.reset();
+  });
+});
