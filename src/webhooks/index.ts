@@ -7,3 +7,12 @@ export { DEFAULT_POLICY, decide, backoffDelay, parseRetryAfter } from './retry-p
 export type { DeliveryPolicy, StatusClass } from './retry-policy.ts';
 export { svcSignature, standardSignature, signatureHeaders } from './signing.ts';
 export { registerWebhookRoutes } from './routes.ts';
+export {
+  ALERT_THRESHOLDS,
+  evaluateAlerts,
+  histogramQuantile,
+  setTokenBudgetUsedRatio,
+  startOperationalAlerts,
+  tokenBudgetGauge,
+} from './operational-alerts.ts';
+export type { AlertEvaluator, AlertName, AlertSample, FiringAlert } from './operational-alerts.ts';

@@ -11,6 +11,7 @@ import type { AppInstance } from '../http/app-types.ts';
 import type { Services } from '../services.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
 import { createWebhooks } from './webhooks.ts';
+import { startOperationalAlerts } from './operational-alerts.ts';
 
 const Url = Type.String({ minLength: 8, maxLength: 2_048 });
 const Events = Type.Array(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))), { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
@@ -26,6 +27,7 @@ function authOf(request: FastifyRequest): { orgId: string; actor: string } {
 
 export async function registerWebhookRoutes(app: AppInstance, services: Services): Promise<void> {
   const webhooks = createWebhooks(services);
+  startOperationalAlerts(services);
   // Pending deliveries of a previous run (or another replica) are queued again on start.
   app.addHook('onReady', async () => {
     const count = await webhooks.recover();

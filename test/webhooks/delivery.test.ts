@@ -3,8 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { InProcessQueue } from '../../src/platform/queue.ts';
 import type { Services } from '../../src/services.ts';
 import { createWebhooks, svcSignature, type DeliveryPolicy, type WebhookEvent, type Webhooks } from '../../src/webhooks/index.ts';
-import { createTestServices, memoryLogger } from '../helpers/app.ts';
-import { createTestOrg } from '../audit/database.ts';
+import { createTestServices } from '../helpers/app.ts';
+import { createTestOrg, memoryLogger } from '../audit/database.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
 
 const POLICY: Partial<DeliveryPolicy> = { baseDelayMs: 150, maxDelayMs: 5_000, maxAttempts: 4, timeoutMs: 400, pauseAfterExhausted: 3 };
