@@ -325,3 +325,11 @@ describe('Cohere adapter', () => {
     expect(cohere.parseError(498, {}, '{"message":"invalid api token"}').code).toBe('auth');
   });
 });
+
+describe('message names', () => {
+  it('passes the participant name to OpenAI but not to Mistral, which forbids unknown fields', async () => {
+    const request: CompletionRequest = { model: 'm', messages: [{ role: 'user', content: 'hi', name: 'alice' }], stream: false };
+    expect((await built(openai, request, { apiKey: 'k' })).json.messages).toEqual([{ role: 'user', content: 'hi', name: 'alice' }]);
+    expect((await built(mistral, request, { apiKey: 'k' })).json.messages).toEqual([{ role: 'user', content: 'hi' }]);
+  });
+});

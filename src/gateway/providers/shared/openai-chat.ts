@@ -46,6 +46,8 @@ export interface OpenAiChatSettings {
   authHeaders?: (target: ProviderTarget) => Record<string, string>;
   /** Omit `model` from the body (Azure routes by deployment in the URL). */
   omitModel?: boolean;
+  /** Send the optional participant `name` of messages. Default true (Mistral rejects it). */
+  sendName?: boolean;
 }
 
 export const OPENAI_FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
@@ -78,9 +80,9 @@ export function toUsage(usage: unknown): TokenUsage | null {
   return usageOf(prompt ?? 0, completion ?? 0, extra);
 }
 
-function toWireMessage(message: ChatMessage): Record<string, unknown> {
+function toWireMessage(message: ChatMessage, sendName: boolean): Record<string, unknown> {
   const wire: Record<string, unknown> = { role: message.role, content: message.content };
-  if (message.name !== undefined) wire.name = message.name;
+  if (sendName && message.name !== undefined && message.role !== 'tool') wire.name = message.name;
   if (message.role === 'tool' && message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
   if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
     wire.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
@@ -88,10 +90,11 @@ function toWireMessage(message: ChatMessage): Record<string, unknown> {
   return wire;
 }
 
-export function buildOpenAiChatBody(request: CompletionRequest, settings: Pick<OpenAiChatSettings, 'streamUsageOption' | 'maxTokensField' | 'omitModel'>): Record<string, unknown> {
+export function buildOpenAiChatBody(request: CompletionRequest, settings: Pick<OpenAiChatSettings, 'streamUsageOption' | 'maxTokensField' | 'omitModel' | 'sendName'>): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (!settings.omitModel) body.model = request.model;
-  body.messages = request.messages.map(toWireMessage);
+  const sendName = settings.sendName ?? true;
+  body.messages = request.messages.map((message) => toWireMessage(message, sendName));
   if (request.max_tokens !== undefined) body[settings.maxTokensField ?? 'max_tokens'] = request.max_tokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.tools && request.tools.length > 0) {

@@ -71,6 +71,10 @@ export function openAiProtocol(settings: OpenAiFakeSettings): FakeProtocol {
       }
       if (settings.allowedFields) {
         for (const key of Object.keys(body)) if (!settings.allowedFields.includes(key)) problems.push(`extra field ${key}`);
+        for (const message of Array.isArray(body.messages) ? body.messages : []) {
+          const allowed = isRecord(message) && message.role === 'tool' ? ['role', 'content', 'tool_call_id', 'name'] : ['role', 'content', 'tool_calls', 'prefix'];
+          if (isRecord(message)) for (const key of Object.keys(message)) if (!allowed.includes(key)) problems.push(`extra message field ${key}`);
+        }
       }
       const model = settings.azure ? decodeURIComponent(request.path.split('/')[3] ?? '') : String(body.model ?? '');
       return { problems, authFailed, stream, model };
