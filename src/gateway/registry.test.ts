@@ -308,3 +308,25 @@ describe('transport behaviour', () => {
     expect(error.code).toBe('timeout');
   });
 });
+
+describe('idle timeout and slow consumers', () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startFakeProvider('openai');
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  it('does not count the time a slow consumer spends between chunks against the upstream idle timeout', async () => {
+    fake.reset();
+    fake.setBehaviour({ content: 'a b c' });
+    const stream = await invokeStream('openai', requestFor('openai', { stream: true }), fakeTarget('openai', fake), { idleTimeoutMs: 100 });
+    const events: StreamEvent[] = [];
+    for await (const event of stream) {
+      events.push(event);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(events.at(-1)?.type).toBe('done');
+  });
+});

@@ -151,21 +151,35 @@ export async function invokeCompletion(
 
 /**
  * Wraps the body so that leaving the adapter's loop does not destroy it (the caller decides: dump
- * or destroy), and enforces the idle timeout: one timer, refreshed on every chunk.
+ * or destroy), and enforces the idle timeout on the UPSTREAM only: the clock runs while we wait
+ * for a chunk, not while a slow client is still writing the previous one. A stream nobody starts
+ * reading within the idle timeout is destroyed.
  */
 function guardedBody(body: UpstreamResponse['body'], idleTimeoutMs: number, onIdle: () => void): { iterable: AsyncIterable<Uint8Array>; stop: () => void } {
   const iterator = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-  const timer = setTimeout(() => {
+  let started = false;
+  let waiting = false;
+  const timer = setTimeout(function expire() {
+    if (started && !waiting) {
+      timer.refresh();
+      return;
+    }
     onIdle();
     body.destroy(new Error('upstream stream idle timeout'));
   }, idleTimeoutMs);
+  timer.unref();
   return {
     iterable: {
       [Symbol.asyncIterator]: () => ({
         next: async () => {
-          const step = await iterator.next();
+          started = true;
+          waiting = true;
           timer.refresh();
-          return step;
+          try {
+            return await iterator.next();
+          } finally {
+            waiting = false;
+          }
         },
         return: async () => ({ done: true as const, value: undefined }),
       }),
