@@ -121,20 +121,24 @@ export function createAuditLog(services: AuditServices): AuditLog {
 
   const appendIn = async (tx: Queryable, orgId: string, input: AuditEntryInput, now: Date): Promise<AuditRecord> => {
     const entry = normalizeEntry(input);
-    await tx.query('INSERT INTO audit_chain_heads (org_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (org_id) DO NOTHING', [orgId, ZERO_HASH]);
-    const head = await tx.query<{ seq: string; hash: string }>('SELECT seq::text, hash FROM audit_chain_heads WHERE org_id = $1 FOR UPDATE', [
-      orgId,
-    ]);
+    // One statement creates the head on the first append and otherwise locks it (ON CONFLICT DO
+    // UPDATE takes the row lock): concurrent appends of this org wait here, in order.
+    const head = await tx.query<{ seq: string; hash: string }>(
+      `INSERT INTO audit_chain_heads AS h (org_id, seq, hash) VALUES ($1, 0, $2)
+       ON CONFLICT (org_id) DO UPDATE SET seq = h.seq RETURNING h.seq::text, h.hash`,
+      [orgId, ZERO_HASH],
+    );
     const current = head.rows[0];
-    if (current === undefined) throw new Error('audit chain head missing after insert');
+    if (current === undefined) throw new Error('audit chain head missing after upsert');
     const unsigned = { orgId, seq: Number(current.seq) + 1, occurredAt: now.toISOString(), ...entry, prevHash: current.hash };
     const record: AuditRecord = { ...unsigned, hash: recordHash(chainKey, unsigned) };
     await tx.query(
-      `INSERT INTO audit_log (id, org_id, seq, occurred_at, actor, action, target, outcome, details, prev_hash, hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `WITH appended AS (
+         INSERT INTO audit_log (id, org_id, seq, occurred_at, actor, action, target, outcome, details, prev_hash, hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq)
+       UPDATE audit_chain_heads SET seq = (SELECT seq FROM appended), hash = $11, updated_at = now() WHERE org_id = $2`,
       [randomUUID(), orgId, record.seq, record.occurredAt, record.actor, record.action, record.target, record.outcome, JSON.stringify(record.details), record.prevHash, record.hash],
     );
-    await tx.query('UPDATE audit_chain_heads SET seq = $2, hash = $3, updated_at = now() WHERE org_id = $1', [orgId, record.seq, record.hash]);
     if (record.seq % CHECKPOINT_EVERY === 0) await writeCheckpoint(tx, orgId, record.seq, record.hash, 'periodic');
     return record;
   };

@@ -264,36 +264,38 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     const decision = decide(result, attempt, policy, now, random);
     const statusCode = result.kind === 'response' ? result.status : null;
     const nextAttemptAt = decision.delayMs === null ? null : new Date(now + decision.delayMs);
-    let paused = false;
-    await db.withOrg(job.orgId, async (tx) => {
-      await tx.query(
-        `INSERT INTO webhook_attempts (id, org_id, delivery_id, endpoint_id, attempt, started_at, duration_ms, status_code, status_class, outcome, error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
-        [randomUUID(), job.orgId, job.deliveryId, endpointId, attempt, startedAt.toISOString(), Math.round(durationMs), statusCode, decision.statusClass, decision.outcome, errorText],
-      );
-      await tx.query(
-        `UPDATE webhook_deliveries
-            SET state = $2, next_attempt_at = $3, lease_until = NULL, last_status = $4, last_error = $5,
-                completed_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END
-          WHERE id = $1`,
-        [job.deliveryId, decision.outcome === 'retry' ? 'pending' : decision.outcome, nextAttemptAt?.toISOString() ?? null, statusCode, errorText],
-      );
-      if (decision.outcome === 'confirmed') {
-        await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [endpointId]);
-      } else if (decision.outcome === 'exhausted') {
-        const updated = await tx.query<{ state: EndpointState }>(
-          `UPDATE webhook_endpoints
-              SET consecutive_failures = consecutive_failures + 1,
-                  state = CASE WHEN consecutive_failures + 1 >= $2 THEN 'paused' ELSE state END,
-                  paused_at = CASE WHEN consecutive_failures + 1 >= $2 AND state = 'active' THEN now() ELSE paused_at END,
-                  paused_reason = CASE WHEN consecutive_failures + 1 >= $2 AND state = 'active' THEN 'consecutive_failures' ELSE paused_reason END,
-                  updated_at = now()
-            WHERE id = $1 RETURNING state`,
-          [endpointId, policy.pauseAfterExhausted],
-        );
-        paused = updated.rows[0]?.state === 'paused';
-      }
-    });
+    // One statement: the attempt row, the delivery's new state and the endpoint's failure counter.
+    const endpointUpdate =
+      decision.outcome === 'confirmed'
+        ? `UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $4 AND consecutive_failures <> 0 RETURNING state`
+        : decision.outcome === 'exhausted'
+          ? `UPDATE webhook_endpoints
+                SET consecutive_failures = consecutive_failures + 1,
+                    state = CASE WHEN consecutive_failures + 1 >= $14 THEN 'paused' ELSE state END,
+                    paused_at = CASE WHEN consecutive_failures + 1 >= $14 AND state = 'active' THEN now() ELSE paused_at END,
+                    paused_reason = CASE WHEN consecutive_failures + 1 >= $14 AND state = 'active' THEN 'consecutive_failures' ELSE paused_reason END,
+                    updated_at = now()
+              WHERE id = $4 RETURNING state`
+          : `SELECT state FROM webhook_endpoints WHERE id = $4`;
+    const recorded = await db.withOrg(job.orgId, (tx) =>
+      tx.query<{ state: EndpointState }>(
+        `WITH attempt AS (
+           INSERT INTO webhook_attempts (id, org_id, delivery_id, endpoint_id, attempt, started_at, duration_ms, status_code, status_class, outcome, error)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id, attempt) DO NOTHING),
+         delivery AS (
+           UPDATE webhook_deliveries
+              SET state = $12, next_attempt_at = $13, lease_until = NULL, last_status = $8, last_error = $11,
+                  completed_at = CASE WHEN $12 = 'pending' THEN NULL ELSE now() END
+            WHERE id = $3)
+         ${endpointUpdate}`,
+        [
+          randomUUID(), job.orgId, job.deliveryId, endpointId, attempt, startedAt.toISOString(), Math.round(durationMs), statusCode,
+          decision.statusClass, decision.outcome, errorText, decision.outcome === 'retry' ? 'pending' : decision.outcome,
+          nextAttemptAt?.toISOString() ?? null, ...(decision.outcome === 'exhausted' ? [policy.pauseAfterExhausted] : []),
+        ],
+      ),
+    );
+    const paused = decision.outcome === 'exhausted' && recorded.rows[0]?.state === 'paused';
     if (paused) logger.warn({ webhook_id: endpointId, org_id: job.orgId }, 'webhook endpoint paused after repeated failures');
     if (decision.outcome === 'retry' && nextAttemptAt !== null) {
       await enqueue(job, decision.delayMs ?? 0, `${job.deliveryId}:${attempt + 1}:${nextAttemptAt.getTime()}`);
@@ -330,22 +332,16 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       if (!isWebhookEvent(event)) throw new Error(`unknown webhook event ${String(event)}`);
       const at = options.at ?? new Date();
       const payload = JSON.stringify(buildEnvelope(orgId, event, data, options.gatewayId ?? null, at));
-      const ids = await db.withOrg(orgId, async (tx) => {
-        const endpoints = await tx.query<{ id: string }>(
-          `SELECT id::text FROM webhook_endpoints WHERE state = 'active' AND events @> jsonb_build_array($1::text)`,
-          [event],
-        );
-        const created: string[] = [];
-        for (const endpoint of endpoints.rows) {
-          const id = randomUUID();
-          await tx.query(
-            `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
-            [id, orgId, endpoint.id, event, payload, at.toISOString()],
-          );
-          created.push(id);
-        }
-        return created;
-      });
+      const inserted = await db.withOrg(orgId, (tx) =>
+        tx.query<{ id: string }>(
+          `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
+           SELECT gen_random_uuid(), $1, id, $2, $3, 'pending', $4 FROM webhook_endpoints
+            WHERE state = 'active' AND events @> jsonb_build_array($2::text)
+           RETURNING id::text`,
+          [orgId, event, payload, at.toISOString()],
+        ),
+      );
+      const ids = inserted.rows.map((row) => row.id);
       for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}:1`);
       return { deliveries: ids };
     },
