@@ -123,6 +123,7 @@ describe.each(providerIds)('provider %s against its fake upstream', (providerId)
     if (last?.type !== 'done') return;
     expect(last.finishReason).toBe('stop');
     expect(last.usage).toMatchObject({ promptTokens: 11, completionTokens: 4, totalTokens: 15 });
+    if (last.model !== undefined) expect(last.model).toBe(MODELS[providerId]);
   });
 
   it('returns the tool call the model asked for, non-streamed and streamed', async () => {

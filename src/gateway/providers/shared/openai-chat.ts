@@ -142,7 +142,7 @@ export function parseOpenAiResponse(provider: string, bodyText: string, requeste
     finishReason: mapFinishReason(rawFinishReason),
     rawFinishReason,
     usage: toUsage(body.usage) ?? usageOf(0, 0),
-    model: stringAt(body, 'model') ?? requestedModel ?? '',
+    model: stringAt(body, 'model') || requestedModel || '',
   };
   const toolCalls = toolCallsOf(message);
   if (toolCalls) result.toolCalls = toolCalls;
@@ -165,7 +165,8 @@ export async function* parseOpenAiStream(provider: string, body: AsyncIterable<U
       const error = chunk.error;
       throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(error, 'code') ?? stringAt(error, 'type') ?? 'stream_error' });
     }
-    model ??= stringAt(chunk, 'model');
+    // Azure's first chunk (prompt filter results) carries model "": keep the first real one.
+    if (model === undefined) model = stringAt(chunk, 'model') || undefined;
     usage = toUsage(chunk.usage) ?? toUsage(objectAt(chunk, 'x_groq')?.usage) ?? usage;
     const choice = arrayAt(chunk, 'choices')?.[0];
     if (!isObject(choice)) continue;
