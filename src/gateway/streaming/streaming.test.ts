@@ -1,0 +1,90 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { encodeEvent } from '../../../test/fakes/providers/protocols/bedrock.ts';
+import { UpstreamError } from '../contract.ts';
+import { awsEventMessages } from './aws-event-stream.ts';
+import { sseEvents } from './sse.ts';
+
+async function* pieces(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Uint8Array> {
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+  let start = 0;
+  for (const point of points) {
+    if (point > start) yield bytes.subarray(start, point);
+    start = Math.max(start, point);
+  }
+  if (start < bytes.length) yield bytes.subarray(start);
+}
+
+async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
+}
+
+const SSE_TEXT = 'event: message_start\ndata: {"a":"héllo 👋"}\n\n: comment\n\ndata: {"b":"line"}\r\n\r\nevent: x\ndata: one\ndata: two\n\n';
+const SSE_EXPECTED = [
+  { event: 'message_start', data: '{"a":"héllo 👋"}' },
+  { event: undefined, data: '{"b":"line"}' },
+  { event: 'x', data: 'one\ntwo' },
+];
+
+describe('sseEvents', () => {
+  it('yields the same events whatever the chunk boundaries, including inside multi-byte characters', async () => {
+    const bytes = new TextEncoder().encode(SSE_TEXT);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.nat(), { maxLength: 12 }), async (cuts) => {
+        expect(await all(sseEvents(pieces(bytes, cuts), 'test'))).toEqual(SSE_EXPECTED);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('drops a final event that lacks its terminating blank line', async () => {
+    const bytes = new TextEncoder().encode('data: complete\n\ndata: cut');
+    expect(await all(sseEvents(pieces(bytes, []), 'test'))).toEqual([{ event: undefined, data: 'complete' }]);
+  });
+
+  it('refuses an event larger than the bound', async () => {
+    async function* huge(): AsyncGenerator<Uint8Array> {
+      const block = new TextEncoder().encode('x'.repeat(1024 * 1024));
+      yield new TextEncoder().encode('data: ');
+      for (let index = 0; index < 6; index += 1) yield block;
+    }
+    await expect(all(sseEvents(huge(), 'test'))).rejects.toMatchObject({ code: 'invalid_response', providerCode: 'sse_event_too_large' });
+  });
+});
+
+describe('awsEventMessages', () => {
+  const frames = [encodeEvent('messageStart', { role: 'assistant' }), encodeEvent('contentBlockDelta', { delta: { text: 'hé 👋' } }), encodeEvent('metadata', { usage: {} })];
+  const joined = new Uint8Array(frames.reduce((sum, frame) => sum + frame.length, 0));
+  let offset = 0;
+  for (const frame of frames) {
+    joined.set(frame, offset);
+    offset += frame.length;
+  }
+
+  it('decodes the same messages whatever the chunk boundaries', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.nat(), { maxLength: 12 }), async (cuts) => {
+        const messages = await all(awsEventMessages(pieces(joined, cuts), 'bedrock'));
+        expect(messages.map((message) => message.type)).toEqual(['messageStart', 'contentBlockDelta', 'metadata']);
+        expect(JSON.parse(messages[1]?.payload ?? '')).toEqual({ delta: { text: 'hé 👋' } });
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('rejects a frame whose checksum does not match', async () => {
+    const corrupted = new Uint8Array(frames[1] as Uint8Array);
+    const position = corrupted.length - 6;
+    corrupted[position] = (corrupted[position] ?? 0) ^ 0xff;
+    const error = await all(awsEventMessages(pieces(corrupted, []), 'bedrock')).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).providerCode).toBe('eventstream_bad_frame');
+  });
+
+  it('reports a stream cut inside a frame as truncated', async () => {
+    const cut = joined.subarray(0, joined.length - 5);
+    await expect(all(awsEventMessages(pieces(cut, []), 'bedrock'))).rejects.toMatchObject({ code: 'network', providerCode: 'stream_truncated' });
+  });
+});
