@@ -4,3 +4,5 @@ export type { AuditLog, AuditEntryInput, AuditListOptions, AuditServices, Verify
 export type { AuditRecord, BadReason, Checkpoint, FirstBad, VerifyResult } from './chain.ts';
 export { registerAuditRoutes } from './routes.ts';
 export { startAuditJobs } from './jobs.ts';
+export { runAuditVerify } from './verify-command.ts';
+export type { AuditVerifyReport } from './verify-command.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Services } from '../../src/services.ts';
-import { createAuditLog, type AuditLog } from '../../src/audit/index.ts';
+import { createAuditLog, runAuditVerify, type AuditLog } from '../../src/audit/index.ts';
 import { ZERO_HASH } from '../../src/audit/chain.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { createTestOrg } from './database.ts';
@@ -97,6 +97,26 @@ describe('audit hash chain', () => {
     await audit.checkpoint(orgId);
     await database.query(`UPDATE audit_checkpoints SET seq = 2 WHERE org_id = $1`, [orgId]);
     expect(await audit.verify(orgId)).toMatchObject({ ok: false, first_bad: { seq: 2, reason: 'checkpoint_signature_invalid' } });
+  });
+});
+
+describe('audit verify command', () => {
+  it('verifies one org or every org and names the org of the first bad record', async () => {
+    const good = await createTestOrg(database);
+    const bad = await createTestOrg(database);
+    await buildChain(good, 3);
+    await buildChain(bad, 3);
+    expect(await runAuditVerify(services, { orgId: good })).toMatchObject({ ok: true, checked: 3, first_bad: null, orgs: 1 });
+    expect(await runAuditVerify(services, { orgId: good, last: 2 })).toMatchObject({ ok: true, checked: 2 });
+    await database.query(`UPDATE audit_log SET target = 'x' WHERE org_id = $1 AND seq = 3`, [bad]);
+    const all = await runAuditVerify(services);
+    expect(all.ok).toBe(false);
+    expect(all.orgs).toBeGreaterThanOrEqual(2);
+    // Other tests of this file tampered with their own orgs too: look this one up.
+    expect(all.results.find((result) => result.org_id === bad)).toMatchObject({ ok: false, first_bad: { seq: 3, reason: 'hash_mismatch' } });
+    expect(all.results.find((result) => result.org_id === good)).toMatchObject({ ok: true });
+    const firstBadOrg = all.results.find((result) => !result.ok)!;
+    expect(all.first_bad).toEqual({ org_id: firstBadOrg.org_id, ...firstBadOrg.first_bad });
   });
 });
 
