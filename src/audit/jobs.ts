@@ -43,7 +43,7 @@ export function startAuditJobs(services: AuditJobServices, options: { checkpoint
   const purgeEvery = options.purgeEveryMs ?? DAY_MS;
   const schedule = (name: string, every: number) => {
     const enqueue = () =>
-      services.queue.enqueue(name, {}, { jobId: `${name}:${Math.floor(Date.now() / every)}` }).catch((error: unknown) => {
+      services.queue.enqueue(name, {}, { jobId: `${name}_${Math.floor(Date.now() / every)}` }).catch((error: unknown) => {
         services.logger.error({ err: error, job: name }, 'could not enqueue audit job');
       });
     const timer = setInterval(() => void enqueue(), every);

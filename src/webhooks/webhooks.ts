@@ -158,7 +158,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         [endpointId, now.toISOString()],
       ),
     );
-    for (const row of released.rows) await enqueue({ deliveryId: row.id, orgId }, 0, `${row.id}:${row.attempts + 1}:${now.getTime()}`);
+    for (const row of released.rows) await enqueue({ deliveryId: row.id, orgId }, 0, `${row.id}_${row.attempts + 1}_${now.getTime()}`);
   };
 
   // ------------------------------------------------------------------------------ delivery
@@ -248,7 +248,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return;
     }
     const due = Math.max(row.next_attempt_at?.getTime() ?? 0, row.lease_until?.getTime() ?? 0);
-    await enqueue(job, Math.max(10, due - now.getTime()), `${job.deliveryId}:${row.attempts + 1}:${due}`);
+    await enqueue(job, Math.max(10, due - now.getTime()), `${job.deliveryId}_${row.attempts + 1}_${due}_${now.getTime()}`);
   };
 
   const record = async (
@@ -298,7 +298,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     const paused = decision.outcome === 'exhausted' && recorded.rows[0]?.state === 'paused';
     if (paused) logger.warn({ webhook_id: endpointId, org_id: job.orgId }, 'webhook endpoint paused after repeated failures');
     if (decision.outcome === 'retry' && nextAttemptAt !== null) {
-      await enqueue(job, decision.delayMs ?? 0, `${job.deliveryId}:${attempt + 1}:${nextAttemptAt.getTime()}`);
+      await enqueue(job, decision.delayMs ?? 0, `${job.deliveryId}_${attempt + 1}_${nextAttemptAt.getTime()}`);
     }
   };
 
@@ -342,7 +342,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         ),
       );
       const ids = inserted.rows.map((row) => row.id);
-      for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}:1`);
+      for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}_1`);
       return { deliveries: ids };
     },
 
@@ -463,7 +463,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       const now = Date.now();
       for (const row of pending.rows) {
         const due = row.due?.getTime() ?? now;
-        await enqueue({ deliveryId: row.id, orgId: row.org_id }, Math.max(0, due - now), `${row.id}:${row.attempts + 1}:${due}`);
+        await enqueue({ deliveryId: row.id, orgId: row.org_id }, Math.max(0, due - now), `${row.id}_${row.attempts + 1}_${due}`);
       }
       return pending.rows.length;
     },
