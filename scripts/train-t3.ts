@@ -17,10 +17,12 @@ import { createEmbedder, MAX_EMBED_CHARS } from '../src/detection/ml/embedder.ts
 import { sha256Hex } from '../src/platform/crypto.ts';
 import type { FeatureConfig, SparseFeatures, T3Head, T3Weights } from '../src/detection/ml/t3.ts';
 import { EXTRA_FEATURES, T3_WEIGHTS_FILE, encodeWeights, extractFeatures, headLogit, sigmoid } from '../src/detection/ml/t3.ts';
+import type { SeedPhrase } from '../src/detection/ml/vectors.ts';
 import { loadSeedPhrases } from '../src/detection/ml/vectors.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasets = path.resolve(repoRoot, '../shared/datasets');
+const BENIGN_TRAINING_FILE = path.join(repoRoot, 'src/detection/ml/seeds/benign-training.json');
 
 export interface Sample {
   text: string;
@@ -90,7 +92,8 @@ export async function embedCorpus(samples: Sample[]): Promise<Map<string, Float3
       vectors.set(key, new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4).slice());
     }
   }
-  const todo = [...new Set(samples.map((sample) => sample.text.slice(0, MAX_EMBED_CHARS)))].filter((text) => !vectors.has(sha256Hex(text)));
+  const wanted = process.argv.includes('--cached-only') ? samples.filter((sample) => sample.source === 'curated') : samples;
+  const todo = [...new Set(wanted.map((sample) => sample.text.slice(0, MAX_EMBED_CHARS)))].filter((text) => !vectors.has(sha256Hex(text)));
   // Short texts first: faster feedback, and similar lengths batch well.
   todo.sort((a, b) => a.length - b.length);
   const started = Date.now();
@@ -130,14 +133,20 @@ interface TrainOptions {
   l2: number;
 }
 
-const FEATURES: FeatureConfig = { hashBits: 14, wordNgrams: 2, charNgrams: [4] };
+const FEATURES: FeatureConfig = {
+  hashBits: Number(process.env.T3_HASH_BITS ?? 14),
+  wordNgrams: Number(process.env.T3_WORD_NGRAMS ?? 2),
+  charNgrams: (process.env.T3_CHAR_NGRAMS ?? '4').split(',').filter((value) => value !== '').map(Number),
+};
 const DIMENSIONS = 512;
 
 /** Per-sample weights: classes balanced overall, and no single source worth more than ~800 records. */
 function weigh(rows: Row[]): void {
   const perSource = new Map<string, number>();
   for (const row of rows) perSource.set(row.sample.source, (perSource.get(row.sample.source) ?? 0) + 1);
-  for (const row of rows) row.weight = Math.min(1, 800 / (perSource.get(row.sample.source) ?? 1)) * (row.sample.source === 'curated' ? 3 : 1);
+  // Everyday PII sentences are easy negatives far from any prompt: keep their share small.
+  const cap = (source: string) => (source.startsWith('pii/') ? 150 : 800);
+  for (const row of rows) row.weight = Math.min(1, cap(row.sample.source) / (perSource.get(row.sample.source) ?? 1)) * (row.sample.source === 'curated' ? 3 : 1);
   let attack = 0;
   let benign = 0;
   for (const row of rows) {
@@ -249,8 +258,10 @@ function summary(counts: Counts) {
   };
 }
 
+/** Our own phrasings: T2 seeds (attacks and benign anchors) and benign training prompts. */
 function curatedSamples(): Sample[] {
-  return loadSeedPhrases().map((seed) => ({ text: seed.text, attack: seed.category !== 'benign', source: 'curated', category: seed.category }));
+  const training = JSON.parse(readFileSync(BENIGN_TRAINING_FILE, 'utf8')) as SeedPhrase[];
+  return [...loadSeedPhrases(), ...training].map((seed) => ({ text: seed.text, attack: seed.category !== 'benign', source: 'curated', category: seed.category }));
 }
 
 async function main(): Promise<void> {
@@ -258,7 +269,17 @@ async function main(): Promise<void> {
   process.stderr.write(`${samples.length} samples\n`);
   const vectors = await embedCorpus(samples);
   if (process.argv.includes('--embed-only')) return;
-  const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: embeddingOf(vectors, sample.text), weight: 1 }));
+  const noNgrams = process.env.T3_NO_NGRAMS === '1';
+  const rows: Row[] = samples
+    .filter((sample) => vectors.has(sha256Hex(sample.text.slice(0, MAX_EMBED_CHARS))))
+    .map((sample) => {
+      const features = extractFeatures(sample.text, FEATURES);
+      if (noNgrams) {
+        features.indices = new Int32Array(0);
+        features.values = new Float32Array(0);
+      }
+      return { sample, features, embedding: embeddingOf(vectors, sample.text), weight: 1 };
+    });
   const epochs = Number(process.env.T3_EPOCHS ?? 8);
   const l2 = Number(process.env.T3_L2 ?? 1e-3);
   const learningRate = Number(process.env.T3_LR ?? 0.01);
@@ -284,12 +305,15 @@ async function main(): Promise<void> {
   const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
   const bySource: Record<string, unknown> = {};
   const pooled = { full: { tp: 0, fp: 0, fn: 0, tn: 0 }, ngrams: { tp: 0, fp: 0, fn: 0, tn: 0 } };
+  const scored: Array<{ probability: number; attack: boolean }> = [];
   if (!process.argv.includes('--quick')) {
     for (const source of sources) {
       const train1 = rows.filter((row) => row.sample.source !== source);
       const test1 = rows.filter((row) => row.sample.source === source);
       weigh(train1);
-      const full = count(test1, train(train1, optionsFor(true)), true);
+      const fullHead = train(train1, optionsFor(true));
+      for (const row of test1) scored.push({ probability: predict(fullHead, row, true), attack: row.sample.attack });
+      const full = count(test1, fullHead, true);
       const ngrams = count(test1, train(train1, optionsFor(false)), false);
       for (const key of ['tp', 'fp', 'fn', 'tn'] as const) {
         pooled.full[key] += full[key];
@@ -299,7 +323,17 @@ async function main(): Promise<void> {
       process.stderr.write(`${source.padEnd(40)} full ${JSON.stringify(summary(full))}\n${''.padEnd(40)} ngrm ${JSON.stringify(summary(ngrams))}\n`);
     }
   }
-  const sourceWise = { pooled: { full: summary(pooled.full), ngrams: summary(pooled.ngrams) }, by_source: bySource };
+  const sweep = [0.5, 0.7, 0.8, 0.9, 0.95].map((threshold) => {
+    const counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
+    for (const item of scored) {
+      const positive = item.probability >= threshold;
+      if (item.attack) counts[positive ? 'tp' : 'fn'] += 1;
+      else counts[positive ? 'fp' : 'tn'] += 1;
+    }
+    return { threshold, ...summary(counts) };
+  });
+  process.stderr.write(`leave-one-source-out threshold sweep (full head): ${JSON.stringify(sweep)}\n`);
+  const sourceWise = { pooled: { full: summary(pooled.full), ngrams: summary(pooled.ngrams) }, threshold_sweep_full: sweep, by_source: bySource };
   process.stderr.write(`leave-one-source-out pooled: ${JSON.stringify(sourceWise.pooled)}\n`);
 
   // 3. Final fit on everything.
@@ -312,7 +346,7 @@ async function main(): Promise<void> {
     full: train(rows, optionsFor(true)),
     ngrams: train(rows, optionsFor(false)),
     trainedAt: new Date().toISOString().slice(0, 10),
-    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, samples: rows.length },
+    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, leave_one_source_out_sweep: sweep, samples: rows.length },
   };
   if (!process.argv.includes('--dry-run')) {
     mkdirSync(path.dirname(T3_WEIGHTS_FILE), { recursive: true });

@@ -39,14 +39,18 @@ export interface T2 {
   readonly source: 'stored' | 'embedded' | 'given' | 'pending';
 }
 
-/** Calibration of `score` from (similarity, margin); chosen on the development corpora. */
-export const T2_CALIBRATION = { low: 0.45, high: 0.75, marginWeight: 0.5 } as const;
+/**
+ * Calibration of `score` (see docs/detection-ml.md): score = clamp((similarity + marginWeight ×
+ * (similarity − benignSimilarity) − offset) / span). On the development corpora (whole texts)
+ * score ≥ 0.5 flags ~44% of attacks at ~8% of benign records, score ≥ 0.75 ~25% at ~4%: T2 is a
+ * supporting signal for paraphrases, not a detector to block on alone.
+ */
+export const T2_CALIBRATION = { offset: 0.6, span: 0.4, marginWeight: 2 } as const;
 
 export function t2Score(similarity: number, benignSimilarity: number): number {
   const margin = similarity - benignSimilarity;
-  const base = (similarity - T2_CALIBRATION.low) / (T2_CALIBRATION.high - T2_CALIBRATION.low);
-  const adjusted = base + T2_CALIBRATION.marginWeight * margin * 2;
-  return Math.min(1, Math.max(0, adjusted));
+  const value = (similarity + T2_CALIBRATION.marginWeight * margin - T2_CALIBRATION.offset) / T2_CALIBRATION.span;
+  return Math.min(1, Math.max(0, value));
 }
 
 /** Words that make a sentence worth its own embedding when a long text is windowed. */
@@ -130,19 +134,19 @@ export function createT2(embedder: Embedder, vectors?: VectorSet): T2 {
       const reference = await load();
       const parts = [text, ...windowsOf(text)];
       const embeddings = await embedder.embed(parts);
-      let best = { similarity: -1, id: '', category: '', benign: -1 };
+      let best = { similarity: -1, id: '', category: '', benign: -1, score: -1 };
       for (const embedding of embeddings) {
         const found = nearest(embedding, reference.entries);
-        if (found.attack.similarity - Math.max(0, found.benign - found.attack.similarity) > best.similarity - Math.max(0, best.benign - best.similarity)) {
-          best = { similarity: found.attack.similarity, id: found.attack.entry?.id ?? '', category: found.attack.entry?.category ?? '', benign: found.benign };
-        }
+        const score = t2Score(found.attack.similarity, found.benign);
+        const better = score > best.score || (score === best.score && found.attack.similarity > best.similarity);
+        if (better) best = { similarity: found.attack.similarity, id: found.attack.entry?.id ?? '', category: found.attack.entry?.category ?? '', benign: found.benign, score };
       }
       return {
         similarity: best.similarity,
         nearestId: best.id,
         nearestCategory: best.category,
         benignSimilarity: best.benign,
-        score: t2Score(best.similarity, best.benign),
+        score: best.score,
         embedding: embeddings[0] as Float32Array,
         windows: embeddings.length,
       };

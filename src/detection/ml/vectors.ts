@@ -1,6 +1,6 @@
 /**
- * The T2 reference vector set: curated injection phrasings (data/seed-injections.json) and benign
- * hard negatives (data/seed-benign.json), embedded once by `scripts/train-t2-vectors.ts` and
+ * The T2 reference vector set: curated injection phrasings (seeds/seed-injections.json) and benign
+ * hard negatives (seeds/seed-benign.json), embedded once by `scripts/train-t2-vectors.ts` and
  * stored as int8-quantised vectors in weights/t2-vectors.json, so startup does not re-embed them.
  *
  * The stored file records the embedder id and a hash of the seed texts; when either differs from
@@ -15,8 +15,8 @@ import type { Embedder } from './embedder.ts';
 import { normalise } from './embedder.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const SEED_INJECTIONS_FILE = path.join(here, 'data', 'seed-injections.json');
-export const SEED_BENIGN_FILE = path.join(here, 'data', 'seed-benign.json');
+export const SEED_INJECTIONS_FILE = path.join(here, 'seeds', 'seed-injections.json');
+export const SEED_BENIGN_FILE = path.join(here, 'seeds', 'seed-benign.json');
 export const T2_VECTORS_FILE = path.join(here, 'weights', 't2-vectors.json');
 
 export interface SeedPhrase {
