@@ -13,9 +13,71 @@ export type { CatalogueEntry, Category } from './entry.ts';
 
 export const CATALOGUE: readonly CatalogueEntry[] = [...PROMPT_PATTERNS, ...AGENT_PATTERNS, ...API_PATTERNS];
 
+/** A bounded gap between two parts of a sequence: at most `max` characters, none in the class `excluded`. */
+export interface Gap {
+  readonly max: number;
+  /** Body of a regular-expression character class, e.g. ".\\n" or "a-z\\n". */
+  readonly excluded: string;
+}
+
+export interface Sequence {
+  /** Parts in order, each a linear regular expression (flags gm). */
+  readonly parts: readonly RegExp[];
+  /** gaps[i] sits between parts[i] and parts[i + 1]. */
+  readonly gaps: readonly Gap[];
+}
+
 export interface CompiledPattern {
   readonly entry: CatalogueEntry;
-  readonly regex: RegExp;
+  /** Top-level alternatives; the pattern matches when any one matches. */
+  readonly sequences: readonly Sequence[];
+}
+
+const GAP_TOKEN = /⟪(\d+):([^⟫]*)⟫/g;
+/** Splits a source at each "|" outside every group and character class. */
+export function topLevelAlternatives(source: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let last = 0;
+  for (let index = 0; index < source.length; index++) {
+    const char = source[index];
+    if (char === '\\') {
+      index++;
+      continue;
+    }
+    if (inClass) {
+      if (char === ']') inClass = false;
+      continue;
+    }
+    if (char === '⟪') {
+      index = source.indexOf('⟫', index);
+      if (index < 0) break;
+      continue;
+    }
+    if (char === '[') inClass = true;
+    else if (char === '(') depth++;
+    else if (char === ')') depth--;
+    else if (char === '|' && depth === 0) {
+      out.push(source.slice(last, index));
+      last = index + 1;
+    }
+  }
+  out.push(source.slice(last));
+  return out;
+}
+
+export function splitPattern(pattern: string): { parts: string[]; gaps: Gap[] } {
+  const parts: string[] = [];
+  const gaps: Gap[] = [];
+  let last = 0;
+  for (const match of pattern.matchAll(GAP_TOKEN)) {
+    parts.push(pattern.slice(last, match.index));
+    gaps.push({ max: Number(match[1]), excluded: match[2] ?? '' });
+    last = (match.index ?? 0) + match[0].length;
+  }
+  parts.push(pattern.slice(last));
+  return { parts, gaps };
 }
 
 export interface CompiledCatalogue {
@@ -35,7 +97,26 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
       throw new Error(`detection catalogue: ${entry.id} needs lower-case keywords`);
     }
     seen.set(entry.id, entry);
-    compiled.push({ entry, regex: new RegExp(entry.pattern, 'm') });
+    // A pattern without gaps stays one regular expression; with gaps, each top-level
+    // alternative becomes its own sequence.
+    const alternatives = splitPattern(entry.pattern).gaps.length === 0 ? [entry.pattern] : topLevelAlternatives(entry.pattern);
+    const sequences: Sequence[] = [];
+    try {
+      for (const alternative of alternatives) {
+        const { parts, gaps } = splitPattern(alternative);
+        for (const gap of gaps) new RegExp(`[${gap.excluded}]`);
+        sequences.push({
+          gaps,
+          parts: parts.map((part) => {
+            if (part.length === 0) throw new Error('empty part');
+            return new RegExp(part, 'gm');
+          }),
+        });
+      }
+    } catch (error) {
+      throw new Error(`detection catalogue: ${entry.id} does not compile (${error instanceof Error ? error.message : String(error)})`);
+    }
+    compiled.push({ entry, sequences });
   }
   const byKind = new Map<InspectKind, CompiledPattern[]>();
   for (const kind of ['prompt', 'tool_output', 'http'] as const) byKind.set(kind, compiled.filter((pattern) => pattern.entry.kinds.includes(kind)));

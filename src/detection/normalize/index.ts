@@ -129,8 +129,7 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
   let unicodeFolded = first.unicodeFolded;
   const mixedScriptWords = first.mixedScriptWords;
 
-  let canonical = first.text;
-  if (kind === 'http') canonical = canonical.replace(SQL_COMMENT, ' ');
+  const canonical = first.text;
   add('canonical', canonical);
   if (first.tagText.length > 0) add('tag-characters', first.tagText);
 
@@ -163,7 +162,7 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     homoglyphs += step.homoglyphs;
     selectors += step.selectors;
     unicodeFolded ||= step.unicodeFolded;
-    next = kind === 'http' ? step.text.replace(SQL_COMMENT, ' ') : step.text;
+    next = step.text;
     for (const name of kinds) decodeKinds.add(name);
     decodeLayers = depth;
     evidence.push({ transform: `decode:${kinds.join('+')}`, detail: `layer ${depth}` });
@@ -185,6 +184,10 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     add('char-split', split.text);
     const splitLeet = reconstructLeet(split.text);
     if (splitLeet !== null) add('char-split+leet', splitLeet.text);
+  }
+  // SQL inline comments used as separators ("union/**/select", "/*!50000select*/").
+  if (kind === 'http') {
+    for (const variant of [...variants]) if (variant.text.includes('/*')) add(`${variant.name}+sql-uncommented`, variant.text.replace(SQL_COMMENT, ' '));
   }
   const unwrapped = kind === 'http' ? { text: null, wrappers: [] as string[] } : unwrapPrompt(canonical);
   if (unwrapped.text !== null) add('unwrapped', unwrapped.text);
