@@ -5,9 +5,11 @@
 import { registerGatewayRoutes } from '../gateway/index.ts';
 import { registerAuditRoutes } from '../audit/index.ts';
 import { registerWebhookRoutes } from '../webhooks/index.ts';
+import { registerDetectionRoutes } from '../detection/index.ts';
 import type { CapabilityPlugin } from './app-types.ts';
 
 export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [
+  registerDetectionRoutes,
   registerGatewayRoutes,
   registerAuditRoutes,
   registerWebhookRoutes,
