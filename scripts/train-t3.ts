@@ -280,8 +280,8 @@ async function main(): Promise<void> {
       }
       return { sample, features, embedding: embeddingOf(vectors, sample.text), weight: 1 };
     });
-  const epochs = Number(process.env.T3_EPOCHS ?? 8);
-  const l2 = Number(process.env.T3_L2 ?? 1e-3);
+  const epochs = Number(process.env.T3_EPOCHS ?? 5);
+  const l2 = Number(process.env.T3_L2 ?? 3e-3);
   const learningRate = Number(process.env.T3_LR ?? 0.01);
   const optionsFor = (useEmbedding: boolean): TrainOptions => ({ useEmbedding, epochs, learningRate, l2 });
 
