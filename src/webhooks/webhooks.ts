@@ -30,6 +30,10 @@ import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedLookup } from './outbound.ts';
 
 const JOB = 'webhook.deliver';
+const CLEANUP_JOB = 'webhook.cleanup';
+/** Finished deliveries (and their attempts) are kept this long. */
+export const DELIVERY_RETENTION_DAYS = 30;
+const DAY_MS = 86_400_000;
 const MAX_ENDPOINTS_PER_ORG = 100;
 const LEASE_MARGIN_MS = 30_000;
 const EARLY_TOLERANCE_MS = 20;
@@ -81,6 +85,8 @@ export interface Webhooks {
   update(orgId: string, id: string, changes: { url?: string; events?: WebhookEvent[]; description?: string | null; state?: EndpointState }): Promise<WebhookEndpoint>;
   remove(orgId: string, id: string): Promise<void>;
   failureSummary(orgId: string, id: string, since?: Date): Promise<FailureSummary>;
+  /** Deletes confirmed and exhausted deliveries older than the retention; returns how many. */
+  cleanup(now?: Date): Promise<number>;
   /** Re-enqueues every pending delivery (called on start). Returns how many. */
   recover(): Promise<number>;
   close(): Promise<void>;
@@ -318,6 +324,17 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     { concurrency: 16 },
   );
 
+  queue.register(CLEANUP_JOB, async () => {
+    const deleted = await webhooks.cleanup();
+    if (deleted > 0) logger.info({ deleted }, 'old webhook deliveries deleted');
+  });
+  const cleanupTimer = setInterval(() => {
+    queue.enqueue(CLEANUP_JOB, {}, { jobId: `${CLEANUP_JOB}_${Math.floor(Date.now() / DAY_MS)}` }).catch((error: unknown) => {
+      logger.error({ err: error }, 'could not enqueue webhook cleanup');
+    });
+  }, DAY_MS);
+  cleanupTimer.unref();
+
   const unsubscribe = services.events?.subscribe(async (event) => {
     if (!isWebhookEvent(event.event)) return;
     await webhooks.emit(event.orgId, event.event, event.data, { gatewayId: event.gatewayId, at: event.at });
@@ -455,6 +472,15 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       });
     },
 
+    async cleanup(now = new Date()) {
+      const cutoff = new Date(now.getTime() - DELIVERY_RETENTION_DAYS * DAY_MS);
+      const result = await db.query(
+        `DELETE FROM webhook_deliveries WHERE state IN ('confirmed', 'exhausted') AND completed_at < $1`,
+        [cutoff.toISOString()],
+      );
+      return result.rowCount;
+    },
+
     async recover() {
       const pending = await db.query<{ id: string; org_id: string; attempts: number; due: Date | null }>(
         `SELECT id::text, org_id::text, attempts, greatest(next_attempt_at, lease_until) AS due
@@ -471,6 +497,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(cleanupTimer);
       unsubscribe?.();
       await Promise.allSettled([...inFlight]);
       await agent.close();

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Services } from '../../src/services.ts';
-import { createAuditLog, runAuditVerify, type AuditLog } from '../../src/audit/index.ts';
+import { createAuditLog, runAuditVerify, startAuditJobs, type AuditLog } from '../../src/audit/index.ts';
+import { InProcessQueue } from '../../src/platform/queue.ts';
 import { ZERO_HASH } from '../../src/audit/chain.ts';
 import { createTestServices } from '../helpers/app.ts';
-import { createTestOrg } from './database.ts';
+import { createTestOrg, memoryLogger } from './database.ts';
 
 let services: Services;
 let database: Database;
@@ -117,6 +118,29 @@ describe('audit verify command', () => {
     expect(all.results.find((result) => result.org_id === good)).toMatchObject({ ok: true });
     const firstBadOrg = all.results.find((result) => !result.ok)!;
     expect(all.first_bad).toEqual({ org_id: firstBadOrg.org_id, ...firstBadOrg.first_bad });
+  });
+});
+
+describe('audit background jobs', () => {
+  it('checkpoints every chain whose head moved when the checkpoint job runs on the queue', async () => {
+    const orgId = await createTestOrg(database);
+    await buildChain(orgId, 3);
+    const queue = new InProcessQueue();
+    const { logger, lines } = memoryLogger('info');
+    const stop = startAuditJobs({ config: services.config, db: database, queue, logger });
+    try {
+      await queue.enqueue('audit.checkpoint', {});
+      await queue.idle();
+      const checkpoints = await database.query<{ seq: number; kind: string }>('SELECT seq::int AS seq, kind FROM audit_checkpoints WHERE org_id = $1', [orgId]);
+      expect(checkpoints.rows).toEqual([{ seq: 3, kind: 'periodic' }]);
+      expect(lines.some((line) => line.includes('"audit_checkpoint"') && line.includes(orgId))).toBe(true);
+      await queue.enqueue('audit.purge', {});
+      await queue.idle();
+      expect((await audit.verify(orgId)).ok).toBe(true);
+    } finally {
+      stop();
+      await queue.close();
+    }
   });
 });
 

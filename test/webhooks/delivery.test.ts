@@ -196,6 +196,19 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('webhook delivery retention', () => {
+  it('deletes finished deliveries after 30 days and keeps pending ones', async () => {
+    receiver.on('/retention', { status: 200 });
+    const { orgId } = await endpoint('/retention');
+    const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', BLOCKED_DATA);
+    await settled(deliveries[0]!);
+    expect(await webhooks.cleanup(new Date(Date.now() + 29 * 86_400_000))).toBe(0);
+    expect(await webhooks.cleanup(new Date(Date.now() + 31 * 86_400_000))).toBeGreaterThanOrEqual(1);
+    const left = await services.db.query('SELECT 1 FROM webhook_deliveries WHERE id = $1', [deliveries[0]]);
+    expect(left.rows).toHaveLength(0);
+  });
+});
+
 describe('webhook delivery across a restart', () => {
   it('completes a delivery that was waiting for a retry after the process restarts, exactly once', async () => {
     receiver.on('/restart', { status: 502 }, { status: 200 });
