@@ -3,6 +3,7 @@
  * embedding (cache misses), T2 score and T3 classify, as p50/p99 milliseconds. Inputs are our own
  * seed phrases with a varying suffix, so every embedding is a cache miss.
  */
+import { loadavg } from 'node:os';
 import { createEmbedder } from './embedder.ts';
 import { createT2 } from './t2.ts';
 import { loadT3Classifier } from './t3.ts';
@@ -52,7 +53,7 @@ export async function runMlBench(options: { iterations?: number } = {}): Promise
   const t2Long: number[] = [];
   for (let index = 0; index < Math.min(20, iterations); index += 1) {
     const at = performance.now();
-    await t2.score(`${long} ${index}`);
+    await t2.score(`Document ${index} ${Math.random().toString(36).slice(2, 8)}. ${long}`);
     t2Long.push(performance.now() - at);
   }
   return {
@@ -66,5 +67,6 @@ export async function runMlBench(options: { iterations?: number } = {}): Promise
     t3_classify_with_embedding_ms: percentiles(t3Times),
     t3_classify_ngrams_only_ms: percentiles(t3NoEmbedding),
     rss_mb: Math.round(process.memoryUsage().rss / 1e6),
+    load_average_1m: Math.round(loadavg()[0] ?? 0),
   };
 }
