@@ -12,7 +12,6 @@ import { parseArgs } from 'node:util';
 import { commandSpecs, runCommand, type CommandResult } from './commands.ts';
 import { ConfigError, loadConfig, type ResolvedConfig } from './platform/config.ts';
 import { SvcError } from './platform/errors.ts';
-import { createLogger } from './platform/logger.ts';
 import { resolveSecrets } from './platform/secrets.ts';
 import { controlSocketPath, createServices } from './services.ts';
 import { serve } from './server.ts';
@@ -79,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function runLocally(config: ResolvedConfig, name: string, options: Record<string, string | boolean | undefined>): Promise<CommandResult> {
-  const services = await createServices(config, { logger: createLogger('warning', stderrDestination()), defaultMetrics: false });
+  const services = await createServices({ ...config, logLevel: 'warning' }, { logDestination: stderrDestination(), defaultMetrics: false });
   try {
     return await runCommand(services, name, options);
   } finally {

@@ -9,7 +9,8 @@ import { createCache, type Cache } from './platform/cache.ts';
 import type { ResolvedConfig } from './platform/config.ts';
 import { migrate, openDatabase, type Database } from './platform/db/index.ts';
 import { createEventBus, type EventBus } from './platform/events.ts';
-import { createLogger, type Logger } from './platform/logger.ts';
+import { createLogger, createRequestLogger, stdoutDestination, type Logger } from './platform/logger.ts';
+import type { DestinationStream } from 'pino';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createQueue, type JobQueue } from './platform/queue.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limit.ts';
@@ -19,6 +20,8 @@ import { assertPublicUrl } from './platform/ssrf.ts';
 export interface Services {
   readonly config: ResolvedConfig;
   readonly logger: Logger;
+  /** One line per request with exactly the spec's fields (see logger.ts). */
+  readonly requestLogger: Logger;
   readonly db: Database;
   readonly cache: Cache;
   readonly queue: JobQueue;
@@ -34,7 +37,8 @@ export interface Services {
 }
 
 export interface ServiceOptions {
-  logger?: Logger;
+  /** Where log lines go (default: buffered standard output). */
+  logDestination?: DestinationStream;
   /** Run migrations on open (default true). */
   migrate?: boolean;
   /** PGlite only: start from a migrated snapshot (tests). */
@@ -44,7 +48,9 @@ export interface ServiceOptions {
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const destination = options.logDestination ?? stdoutDestination();
+  const logger = createLogger(config.logLevel, destination);
+  const requestLogger = createRequestLogger(config.logLevel, destination);
   const db = await openDatabase(
     config.database.kind === 'pglite' && config.database.dir !== null
       ? { kind: 'pglite', dir: config.database.dir }
@@ -78,6 +84,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   return {
     config,
     logger,
+    requestLogger,
     db,
     cache,
     queue,
@@ -102,6 +109,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await queue.close();
       await cache.close();
       await db.close();
+      logger.flush();
     },
   };
 }

@@ -26,6 +26,7 @@ export {
   PLAN_LIMITS,
   PLAN_POLICIES,
   ANONYMOUS_POLICY,
+  KEY_LOOKUP_POLICY,
   OPERATIONS_POLICY,
   LOGIN_POLICY,
   REGISTER_POLICY,
@@ -257,6 +258,13 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
         if (entry.context !== 'revoked' && entry.context.keyId === keyId) keyCache.delete(hash);
       }
       return keyRow(row);
+    },
+
+    /** True when `authenticateKey` can answer from memory (no database round trip). */
+    isKeyCached(presented: string): boolean {
+      if (!KEY_PATTERN.test(presented)) return true;
+      const cached = keyCache.get(sha256Hex(presented));
+      return cached !== undefined && cached.expiresAt > Date.now();
     },
 
     /**

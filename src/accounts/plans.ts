@@ -57,6 +57,20 @@ export const PLAN_POLICIES: Record<Plan, RateLimitPolicy> = {
 /** Unauthenticated traffic, limited per IP with the Free row. */
 export const ANONYMOUS_POLICY: RateLimitPolicy = ratePolicy(RATE_ROWS.free);
 
+/**
+ * Lookups of API keys svc has not cached, per IP: a key's first request in 30 s costs a
+ * database round trip, so a flood of made-up keys is cut off here before it reaches the
+ * database, while a busy NAT with many real keys still fits.
+ */
+export const KEY_LOOKUP_POLICY: RateLimitPolicy = {
+  windows: [
+    { name: 'minute', windowMs: 60_000, limit: 300 },
+    { name: 'burst', windowMs: 1_000, limit: 50 },
+  ],
+  concurrency: 0,
+  headerWindow: 'minute',
+};
+
 /** Probes and scrapers (/health*, /metrics), per IP: generous, so load balancers never trip it. */
 export const OPERATIONS_POLICY: RateLimitPolicy = {
   windows: [{ name: 'minute', windowMs: 60_000, limit: 1_200 }],

@@ -19,6 +19,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   ANONYMOUS_POLICY,
+  KEY_LOOKUP_POLICY,
   OPERATIONS_POLICY,
   PLAN_POLICIES,
   scopeAllows,
@@ -82,7 +83,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.decorateRequest('gatewayId', null);
 
   await app.register(cors, {
-    origin: config.allowedOrigins.includes('*') ? true : [...config.allowedOrigins],
+    origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
     exposedHeaders: ['X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
   });
 
@@ -111,7 +112,20 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
     const routeConfig = request.routeOptions.config;
-    if (routeConfig.operations !== true) await identify(services, request);
+    if (routeConfig.operations !== true) {
+      // A key svc has not seen lately costs a database lookup: charge it to the caller's IP
+      // first, so a flood of made-up keys is refused before it reaches the database.
+      const presented = presentedCredential(request);
+      if (presented !== null && presented.startsWith('svc_') && !services.accounts.isKeyCached(presented)) {
+        const gate = await services.rateLimiter.hit(`keylookup:${request.ip}`, KEY_LOOKUP_POLICY);
+        if (!gate.allowed) {
+          setRateLimitHeaders(reply, gate);
+          services.metrics.rateLimitHits.inc({ scope: 'per_ip', gateway: request.gatewayId ?? 'api' });
+          throw new SvcError('RATE_LIMITED', { headers: { 'Retry-After': String(gate.retryAfter) }, details: { retry_after: gate.retryAfter } });
+        }
+      }
+      await identify(services, request, presented);
+    }
 
     let identity: string;
     let policy: RateLimitPolicy;
@@ -172,7 +186,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     services.metrics.requests.inc({ gateway, method: request.method, status: String(status) });
     services.metrics.requestDuration.observe({ gateway, method: request.method }, seconds);
     const threat = request.threat;
-    services.logger.info({
+    services.requestLogger.info({
       request_id: request.id,
       org_id: request.auth?.orgId ?? null,
       gateway_id: request.gatewayId,
@@ -201,22 +215,24 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   return app as unknown as AppInstance;
 }
 
-async function identify(services: Services, request: FastifyRequest): Promise<void> {
-  let presented: string | undefined;
+/** The credential text from Authorization: Bearer or X-API-Key; '' when malformed; null when absent. */
+function presentedCredential(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (typeof header === 'string' && header.length > 0) {
     const match = /^Bearer[ ]+(\S{1,4096})[ ]*$/i.exec(header);
-    if (match === null) {
-      request.authFailure = 'AUTH_INVALID';
-      return;
-    }
-    presented = match[1];
-  } else {
-    const apiKey = request.headers['x-api-key'];
-    if (typeof apiKey === 'string' && apiKey.length > 0) presented = apiKey.trim();
+    return match?.[1] ?? '';
   }
-  if (presented === undefined) {
+  const apiKey = request.headers['x-api-key'];
+  return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey.trim() : null;
+}
+
+async function identify(services: Services, request: FastifyRequest, presented: string | null): Promise<void> {
+  if (presented === null) {
     request.authFailure = 'AUTH_MISSING';
+    return;
+  }
+  if (presented === '') {
+    request.authFailure = 'AUTH_INVALID';
     return;
   }
   if (presented.startsWith('svc_')) {

@@ -205,9 +205,27 @@ export class BullQueue implements JobQueue {
     }
   }
 
+  /**
+   * Stops taking jobs and closes connections. An active job is not waited for beyond 5 s (it
+   * stays in BullMQ and is retried by the next worker); a worker whose blocking connection
+   * hangs after a Redis restart is disconnected instead of holding shutdown forever.
+   */
   async close(): Promise<void> {
-    await Promise.allSettled(this.workers.map((worker) => worker.close()));
-    await Promise.allSettled([...this.queues.values()].map((queue) => queue.close()));
+    const closing = Promise.allSettled([
+      ...this.workers.map((worker) => worker.close()),
+      ...[...this.queues.values()].map((queue) => queue.close()),
+    ]);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      closing.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), 5_000);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      await Promise.allSettled([...this.workers, ...this.queues.values()].map((item) => item.disconnect()));
+    }
   }
 }
 

@@ -40,6 +40,34 @@ describe('authentication', () => {
     }
   });
 
+  it('refuses a flood of made-up keys from one address before they reach the database', async () => {
+    const original = context.services.db.query.bind(context.services.db);
+    let lookups = 0;
+    context.services.db.query = (async (sql: string, params?: readonly unknown[]) => {
+      if (sql.includes('FROM api_keys')) lookups++;
+      return original(sql, params);
+    }) as typeof context.services.db.query;
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 120 }, (_, i) =>
+          context.app.inject({
+            method: 'GET',
+            url: '/api/v1/org',
+            headers: { 'x-api-key': `svc_org_live_${admin.orgTag}_${String(i).padStart(40, 'Z')}` },
+            remoteAddress: '203.0.113.50',
+          }),
+        ),
+      );
+      const statuses = responses.map((response) => response.statusCode);
+      expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+      // At most 50 lookups per second per address (KEY_LOOKUP_POLICY); the rest are refused up front.
+      expect(lookups).toBeLessThanOrEqual(60);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(60);
+    } finally {
+      context.services.db.query = original;
+    }
+  });
+
   it('answers 401 AUTH_REVOKED once a key is revoked', async () => {
     const created = await context.app.inject({
       method: 'POST',

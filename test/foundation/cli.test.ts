@@ -22,7 +22,7 @@ function cli(args: string[]) {
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-describe('svc CLI on the embedded default', () => {
+describe('svc CLI on the embedded default', { timeout: 120_000 }, () => {
   let orgId = '';
 
   it('creates an org and prints exactly one JSON object with an admin key', () => {
@@ -85,7 +85,7 @@ describe('svc CLI on the embedded default', () => {
     expect(existsSync(join(dataDir, 'svc.sock'))).toBe(false);
     // And with the server gone the CLI opens the data directory itself again.
     expect(cli(['key', 'list', '--org', orgId, '--json']).json.data).toHaveLength(2);
-  }, 90_000);
+  }, 180_000);
 });
 
 async function waitForHealth(port: number): Promise<void> {

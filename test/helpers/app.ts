@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import { loadConfig, type ResolvedConfig } from '../../src/platform/config.ts';
-import { createLogger, type Logger } from '../../src/platform/logger.ts';
 import { resolveSecrets } from '../../src/platform/secrets.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from './constants.ts';
@@ -48,23 +47,23 @@ export function testConfig(overrides: Record<string, string | undefined> = {}): 
   return resolveSecrets(loadConfig(env));
 }
 
-/** A logger that keeps lines in memory (tests can read them) instead of writing to stdout. */
-export function memoryLogger(level: 'debug' | 'info' | 'warning' | 'error' = 'info'): { logger: Logger; lines: string[] } {
+/** A log destination that keeps lines in memory (tests can read them) instead of writing to stdout. */
+export function memoryLog(): { destination: { write(line: string): void }; lines: string[] } {
   const lines: string[] = [];
-  return { logger: createLogger(level, { write: (line: string) => void lines.push(line) }), lines };
+  return { destination: { write: (line: string) => void lines.push(line) }, lines };
 }
 
-export async function createTestServices(options: { env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<Services> {
+export async function createTestServices(options: { env?: Record<string, string | undefined>; logDestination?: { write(line: string): void } } = {}): Promise<Services> {
   const config = testConfig(options.env);
   const snapshotBlob = config.database.kind === 'pglite' ? pgliteSnapshot() : undefined;
   return createServices(config, {
-    logger: options.logger ?? memoryLogger('error').logger,
+    logDestination: options.logDestination ?? memoryLog().destination,
     defaultMetrics: false,
     ...(snapshotBlob ? { pgliteSnapshot: snapshotBlob } : {}),
   });
 }
 
-export async function createTestApp(options: { env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<TestContext> {
+export async function createTestApp(options: { env?: Record<string, string | undefined>; logDestination?: { write(line: string): void } } = {}): Promise<TestContext> {
   const services = await createTestServices(options);
   const app = await buildApp(services.config, services);
   await app.ready();

@@ -89,6 +89,30 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
     },
   );
 
+  app.get(
+    '/api/v1/whoami',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['accounts'],
+        description: 'Who the credential belongs to: org, plan, scope and key class. Answered from memory; no database round trip.',
+      },
+    },
+    async (request) => {
+      const caller = auth(request);
+      return {
+        org_id: caller.orgId,
+        org_tag: caller.orgTag,
+        plan: caller.plan,
+        scope: caller.scope,
+        class: caller.keyClass,
+        key_id: caller.keyId,
+        user_id: caller.userId,
+        role: caller.role,
+      };
+    },
+  );
+
   app.get('/api/v1/org', { config: { scope: 'read' }, schema: { tags: ['accounts'], response: { 200: Org } } }, async (request) => {
     const org = await accounts.getOrg(auth(request).orgId);
     if (org === null) throw new SvcError('NOT_FOUND');

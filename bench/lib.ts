@@ -1,0 +1,124 @@
+/**
+ * Benchmark helpers. Servers under test run as child processes (so the load generator does not
+ * share their event loop); latency is measured with a sequential keep-alive probe at hrtime
+ * resolution (autocannon reports whole milliseconds, too coarse for sub-millisecond overhead),
+ * and throughput with autocannon. Targets are interleaved in rounds so that drift on this
+ * shared machine hits both sides alike.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+
+export const repoRoot = resolve(import.meta.dirname, '..');
+
+export interface ChildServer {
+  port: number;
+  info: Record<string, unknown>;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `tsx <script>`; the script prints one JSON line `{ "port": n, … }` when ready. */
+export async function startChild(script: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const info = await new Promise<Record<string, unknown>>((resolveInfo, reject) => {
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const line = buffer.split('\n').find((candidate) => candidate.startsWith('{') && candidate.includes('"port"'));
+      if (line) {
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolveInfo(JSON.parse(line) as Record<string, unknown>);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
+  });
+  return {
+    port: Number(info.port),
+    info,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      await new Promise<void>((resolveExit) => {
+        child.once('exit', () => resolveExit());
+        child.kill('SIGTERM');
+      });
+    },
+  };
+}
+
+export interface ProbeTarget {
+  name: string;
+  origin: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Expected status; any other aborts the run (a benchmark of errors measures nothing). */
+  status?: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
+
+/** Sequential keep-alive requests, interleaved over targets in rounds; latencies in ms. */
+export async function probeLatency(targets: ProbeTarget[], options: { rounds?: number; perRound?: number; warmup?: number } = {}) {
+  const rounds = options.rounds ?? 10;
+  const perRound = options.perRound ?? 500;
+  const samples = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+  const pools = new Map(targets.map((target) => [target.name, new Pool(target.origin, { connections: 1, pipelining: 1 })]));
+  const once = async (target: ProbeTarget): Promise<number> => {
+    const started = process.hrtime.bigint();
+    const response = await pools.get(target.name)!.request({
+      path: target.path,
+      method: target.method ?? 'GET',
+      headers: target.headers ?? {},
+      ...(target.body === undefined ? {} : { body: target.body }),
+    });
+    await response.body.dump();
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    if (response.statusCode !== (target.status ?? 200)) throw new Error(`${target.name}: status ${response.statusCode}`);
+    return elapsed;
+  };
+  for (const target of targets) for (let i = 0; i < (options.warmup ?? 300); i++) await once(target);
+  for (let round = 0; round < rounds; round++) {
+    for (const target of targets) {
+      const list = samples.get(target.name)!;
+      for (let i = 0; i < perRound; i++) list.push(await once(target));
+    }
+  }
+  await Promise.all([...pools.values()].map((pool) => pool.close()));
+  const result: Record<string, { p50_ms: number; p99_ms: number; n: number }> = {};
+  for (const [name, list] of samples) {
+    list.sort((a, b) => a - b);
+    result[name] = { p50_ms: round3(percentile(list, 50)), p99_ms: round3(percentile(list, 99)), n: list.length };
+  }
+  return result;
+}
+
+/** Throughput with autocannon: requests/s and non-2xx count. */
+export async function throughput(target: ProbeTarget, options: { connections: number; durationSeconds?: number }) {
+  const result = await autocannon({
+    url: `${target.origin}${target.path}`,
+    method: target.method ?? 'GET',
+    headers: target.headers ?? {},
+    ...(target.body === undefined ? {} : { body: target.body }),
+    connections: options.connections,
+    duration: options.durationSeconds ?? 5,
+  });
+  return { requests_per_s: Math.round(result.requests.average), non_2xx: result.non2xx, errors: result.errors, latency_p50_ms: result.latency.p50, latency_p99_ms: result.latency.p99 };
+}
+
+export { round3 };

@@ -1,0 +1,28 @@
+// svc with its full middleware stack (auth, rate limit, request log line, metrics) on the
+// embedded engines; logs go to /dev/null so the terminal is not the bottleneck. Prints the port
+// and an admin key for an Enterprise org (rate limited, but with room for the benchmark).
+import pino from 'pino';
+import { buildApp } from '../../src/http/build-app.ts';
+import { loadConfig } from '../../src/platform/config.ts';
+import { resolveSecrets } from '../../src/platform/secrets.ts';
+import { createServices } from '../../src/services.ts';
+
+const config = resolveSecrets(
+  loadConfig({
+    ENVIRONMENT: 'development',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'pglite:memory',
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'memory:',
+    SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz',
+    API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
+    ALLOW_PRIVATE_TARGETS: 'true',
+    CACHE_PREFIX: `bench:${process.pid}:`,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  }),
+);
+const services = await createServices(config, { logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
+const app = await buildApp(config, services);
+await app.listen({ port: 0, host: '127.0.0.1' });
+const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
+const address = app.server.address();
+process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id })}\n`);
+process.on('SIGTERM', () => void app.close().then(() => services.close()).then(() => process.exit(0)));
