@@ -4,6 +4,7 @@
  */
 import type { ParseArgsConfig } from 'node:util';
 import { KEY_CLASSES, PLANS, SCOPES, type KeyClass, type Plan, type Scope } from './accounts/index.ts';
+import { runAuditVerify } from './audit/index.ts';
 import { migrate } from './platform/db/index.ts';
 import { SvcError } from './platform/errors.ts';
 import type { Services } from './services.ts';
@@ -112,6 +113,25 @@ export const commandSpecs: Record<string, CommandSpec> = {
       if (baseUrl !== null) await services.checkTarget(baseUrl, 'base-url');
       const record = await services.accounts.providerKeys.set(uuid(options, 'org'), required(options, 'provider'), required(options, 'key'), baseUrl);
       return { json: { ...record }, text: `stored ${record.provider} key ${record.key}` };
+    },
+  },
+  'audit verify': {
+    summary: '[--org ID] [--last N]  verify the audit hash chain (every org, or one; all records, or the last N)',
+    options: { org: { type: 'string' }, last: { type: 'string' } },
+    async run(services, options) {
+      const orgId = options.org === undefined ? undefined : uuid(options, 'org');
+      let last: number | undefined;
+      if (options.last !== undefined) {
+        last = Number(options.last);
+        if (!Number.isInteger(last) || last < 1) throw new SvcError('VALIDATION_FAILED', { message: '--last must be a positive integer', details: { field: 'last' } });
+      }
+      const report = await runAuditVerify(services, { ...(orgId ? { orgId } : {}), ...(last ? { last } : {}) });
+      const bad = report.first_bad;
+      return {
+        ok: report.ok,
+        json: { ...report },
+        text: report.ok ? `audit chain intact: ${report.checked} records in ${report.orgs} org(s)` : `audit chain BROKEN in org ${bad?.org_id} at seq ${bad?.seq}: ${bad?.reason}`,
+      };
     },
   },
   'metrics-token': {

@@ -1,0 +1,42 @@
+/**
+ * `npm run bench [-- name …] [-- --quick]`: runs the benchmarks one after another and prints one
+ * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
+ * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
+ * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, ml.
+ */
+type Bench = (options: { quick?: boolean }) => Promise<object>;
+
+const benches: Record<string, () => Promise<Bench>> = {
+  foundation: async () => (await import('./foundation.ts')).runFoundationBench,
+  gateway: async () => (await import('./gateway.ts')).runGatewayBench,
+  detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
+  pii: async () => {
+    const { runPiiBench } = await import('./pii.ts');
+    return async () => runPiiBench() ?? { skipped: 'needs ../shared/datasets/pii' };
+  },
+  'audit-webhooks': async () => (await import('./audit-webhooks.ts')).runAuditWebhooksBench,
+  ml: async () => (await import('../src/detection/ml/bench.ts')).runMlBench as Bench,
+};
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const selected = args.filter((arg) => !arg.startsWith('--'));
+const names = selected.length > 0 ? selected : Object.keys(benches);
+let failed = false;
+for (const name of names) {
+  const load = benches[name];
+  if (load === undefined) {
+    process.stderr.write(`unknown benchmark "${name}"; known: ${Object.keys(benches).join(', ')}\n`);
+    process.exitCode = 2;
+    continue;
+  }
+  const started = Date.now();
+  try {
+    const result = await (await load())({ quick });
+    process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10 })}\n`);
+  } catch (error) {
+    failed = true;
+    process.stdout.write(`${JSON.stringify({ bench: name, error: error instanceof Error ? error.message : String(error) })}\n`);
+  }
+}
+if (failed) process.exitCode = 1;
