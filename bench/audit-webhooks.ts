@@ -2,7 +2,7 @@
  * Audit and webhook benchmark (short runs): audit appends per second on PGlite, and on
  * PostgreSQL when BENCH_DATABASE_URL or DATABASE_URL is a postgres:// URL (one writer, then
  * eight concurrent writers on one org chain, which serialize on the chain-head row lock, and
- * eight writers on eight orgs), full-chain verification rate, and webhook deliveries per second
+ * eight writers on eight orgs, batches of 100 as the block-audit writer does), full-chain verification rate, and webhook deliveries per second
  * to a loopback receiver (in-process queue, 16 concurrent deliveries, each one leased, signed,
  * POSTed and recorded). Prints one JSON line.
  */
@@ -49,6 +49,11 @@ async function auditBench(database: Database, appends: number) {
   }));
   const eightChains = appends / ((performance.now() - started) / 1000);
 
+  const batched = await createOrg(database);
+  started = performance.now();
+  for (let index = 0; index < appends; index += 100) await audit.appendMany(batched, Array.from({ length: 100 }, (_, offset) => entry(index + offset)));
+  const batchedRate = appends / ((performance.now() - started) / 1000);
+
   started = performance.now();
   const verified = await audit.verify(single);
   const verifyRate = verified.checked / ((performance.now() - started) / 1000);
@@ -59,6 +64,7 @@ async function auditBench(database: Database, appends: number) {
     appends_per_s_sequential: round(sequential),
     appends_per_s_8_writers_one_chain: round(oneChainConcurrent),
     appends_per_s_8_writers_8_chains: round(eightChains),
+    appends_per_s_batches_of_100: round(batchedRate),
     verify_records_per_s: round(verifyRate),
   };
 }

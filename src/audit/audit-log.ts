@@ -58,11 +58,15 @@ export interface AuditListOptions {
   /** Records with seq below this (pagination cursor, newest first). */
   before?: number;
   action?: string;
+  /** Records whose details.session_id is this (MCP session audit). */
+  sessionId?: string;
 }
 
 export interface AuditLog {
   /** Appends one record to the org's chain; with `tx`, inside the caller's org transaction. */
   append(orgId: string, entry: AuditEntryInput, options?: { tx?: Queryable; now?: Date }): Promise<AuditRecord>;
+  /** Appends several entries in order in one transaction (one lock of the chain head). */
+  appendMany(orgId: string, entries: readonly AuditEntryInput[], options?: { tx?: Queryable; now?: Date }): Promise<AuditRecord[]>;
   verify(orgId: string, options?: VerifyOptions): Promise<VerifyResult>;
   /** Writes a signed checkpoint of the current head; null when the chain is empty. */
   checkpoint(orgId: string, kind?: CheckpointKind): Promise<Checkpoint | null>;
@@ -119,8 +123,10 @@ export function createAuditLog(services: AuditServices): AuditLog {
     return checkpoint;
   };
 
-  const appendIn = async (tx: Queryable, orgId: string, input: AuditEntryInput, now: Date): Promise<AuditRecord> => {
-    const entry = normalizeEntry(input);
+  /** Appends entries in order under one lock of the org's chain head; returns the records. */
+  const appendIn = async (tx: Queryable, orgId: string, inputs: readonly AuditEntryInput[], now: Date): Promise<AuditRecord[]> => {
+    const entries = inputs.map(normalizeEntry);
+    if (entries.length === 0) return [];
     // One statement creates the head on the first append and otherwise locks it (ON CONFLICT DO
     // UPDATE takes the row lock): concurrent appends of this org wait here, in order.
     const head = await tx.query<{ seq: string; hash: string }>(
@@ -130,17 +136,36 @@ export function createAuditLog(services: AuditServices): AuditLog {
     );
     const current = head.rows[0];
     if (current === undefined) throw new Error('audit chain head missing after upsert');
-    const unsigned = { orgId, seq: Number(current.seq) + 1, occurredAt: now.toISOString(), ...entry, prevHash: current.hash };
-    const record: AuditRecord = { ...unsigned, hash: recordHash(chainKey, unsigned) };
+    let seq = Number(current.seq);
+    let prevHash = current.hash;
+    const records: AuditRecord[] = [];
+    for (const entry of entries) {
+      seq += 1;
+      const unsigned = { orgId, seq, occurredAt: now.toISOString(), ...entry, prevHash };
+      const record: AuditRecord = { ...unsigned, hash: recordHash(chainKey, unsigned) };
+      records.push(record);
+      prevHash = record.hash;
+    }
+    const params: unknown[] = [orgId];
+    const rows = records.map((record) => {
+      const base = params.length;
+      params.push(randomUUID(), record.seq, record.occurredAt, record.actor, record.action, record.target, record.outcome, JSON.stringify(record.details), record.prevHash, record.hash);
+      return `($${base + 1}, $1, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8}, $${base + 9}, $${base + 10})`;
+    });
+    const last = records[records.length - 1]!;
+    params.push(last.seq, last.hash);
     await tx.query(
       `WITH appended AS (
          INSERT INTO audit_log (id, org_id, seq, occurred_at, actor, action, target, outcome, details, prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq)
-       UPDATE audit_chain_heads SET seq = (SELECT seq FROM appended), hash = $11, updated_at = now() WHERE org_id = $2`,
-      [randomUUID(), orgId, record.seq, record.occurredAt, record.actor, record.action, record.target, record.outcome, JSON.stringify(record.details), record.prevHash, record.hash],
+         VALUES ${rows.join(', ')} RETURNING seq)
+       UPDATE audit_chain_heads SET seq = $${params.length - 1}, hash = $${params.length}, updated_at = now()
+        WHERE org_id = $1`,
+      params,
     );
-    if (record.seq % CHECKPOINT_EVERY === 0) await writeCheckpoint(tx, orgId, record.seq, record.hash, 'periodic');
-    return record;
+    for (const record of records) {
+      if (record.seq % CHECKPOINT_EVERY === 0) await writeCheckpoint(tx, orgId, record.seq, record.hash, 'periodic');
+    }
+    return records;
   };
 
   const readStart = async (tx: Queryable, orgId: string): Promise<{ start: ChainStart; bad: VerifyResult | null }> => {
@@ -300,6 +325,10 @@ export function createAuditLog(services: AuditServices): AuditLog {
         params.push(options.action);
         conditions.push(`action = $${params.length}`);
       }
+      if (options.sessionId !== undefined) {
+        params.push(options.sessionId);
+        conditions.push(`details->>'session_id' = $${params.length}`);
+      }
       const result = await tx.query<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM audit_log WHERE ${conditions.join(' AND ')} ORDER BY audit_log.seq DESC LIMIT $2`, params);
       return result.rows.map(toRecord);
     });
@@ -307,8 +336,13 @@ export function createAuditLog(services: AuditServices): AuditLog {
   return {
     async append(orgId, entry, options = {}) {
       const now = options.now ?? new Date();
-      if (options.tx !== undefined) return appendIn(options.tx, orgId, entry, now);
-      return db.withOrg(orgId, (tx) => appendIn(tx, orgId, entry, now));
+      const records = options.tx !== undefined ? await appendIn(options.tx, orgId, [entry], now) : await db.withOrg(orgId, (tx) => appendIn(tx, orgId, [entry], now));
+      return records[0]!;
+    },
+    async appendMany(orgId, entries, options = {}) {
+      const now = options.now ?? new Date();
+      if (options.tx !== undefined) return appendIn(options.tx, orgId, entries, now);
+      return db.withOrg(orgId, (tx) => appendIn(tx, orgId, entries, now));
     },
     verify,
     checkpoint,

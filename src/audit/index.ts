@@ -4,5 +4,7 @@ export type { AuditLog, AuditEntryInput, AuditListOptions, AuditServices, Verify
 export type { AuditRecord, BadReason, Checkpoint, FirstBad, VerifyResult } from './chain.ts';
 export { registerAuditRoutes } from './routes.ts';
 export { startAuditJobs } from './jobs.ts';
+export { startBlockAudit, blockEntry } from './block-writer.ts';
+export type { BlockAuditWriter } from './block-writer.ts';
 export { runAuditVerify } from './verify-command.ts';
 export type { AuditVerifyReport } from './verify-command.ts';

@@ -10,6 +10,7 @@ import type { Services } from '../services.ts';
 import type { FastifyRequest } from 'fastify';
 import { createAuditLog, type VerifyOptions } from './audit-log.ts';
 import { startAuditJobs } from './jobs.ts';
+import { startBlockAudit } from './block-writer.ts';
 import type { AuditRecord } from './chain.ts';
 
 const FirstBad = Type.Union([Type.Object({ seq: Type.Integer(), reason: Type.String() }), Type.Null()]);
@@ -39,6 +40,7 @@ export function recordView(record: AuditRecord) {
 export async function registerAuditRoutes(app: AppInstance, services: Services): Promise<void> {
   const audit = createAuditLog(services);
   startAuditJobs(services);
+  startBlockAudit(services);
 
   app.get(
     '/api/v1/audit/verify',
@@ -81,6 +83,7 @@ export async function registerAuditRoutes(app: AppInstance, services: Services):
             limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
             before: Type.Optional(Seq),
             action: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
           },
           { additionalProperties: false },
         ),
@@ -93,6 +96,7 @@ export async function registerAuditRoutes(app: AppInstance, services: Services):
         limit,
         ...(request.query.before === undefined ? {} : { before: Number(request.query.before) }),
         ...(request.query.action === undefined ? {} : { action: request.query.action }),
+        ...(request.query.session_id === undefined ? {} : { sessionId: request.query.session_id }),
       });
       const last = records[records.length - 1];
       return { records: records.map(recordView), next_before: records.length === limit && last !== undefined ? last.seq : null };

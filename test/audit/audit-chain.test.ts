@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Services } from '../../src/services.ts';
-import { createAuditLog, runAuditVerify, startAuditJobs, type AuditLog } from '../../src/audit/index.ts';
+import { createAuditLog, runAuditVerify, startAuditJobs, startBlockAudit, type AuditLog } from '../../src/audit/index.ts';
+import { createEventBus } from '../../src/platform/events.ts';
 import { InProcessQueue } from '../../src/platform/queue.ts';
 import { ZERO_HASH } from '../../src/audit/chain.ts';
 import { createTestServices } from '../helpers/app.ts';
@@ -118,6 +119,44 @@ describe('audit verify command', () => {
     expect(all.results.find((result) => result.org_id === good)).toMatchObject({ ok: true });
     const firstBadOrg = all.results.find((result) => !result.ok)!;
     expect(all.first_bad).toEqual({ org_id: firstBadOrg.org_id, ...firstBadOrg.first_bad });
+  });
+});
+
+describe('batched appends and block entries', () => {
+  it('appends many entries under one lock, checkpointing when a batch crosses a multiple of 100', async () => {
+    const orgId = await createTestOrg(database);
+    await buildChain(orgId, 95);
+    const records = await audit.appendMany(orgId, Array.from({ length: 10 }, (_, index) => ({ actor: 'a', action: 'batch', outcome: 'success', details: { index } })));
+    expect(records.map((record) => record.seq)).toEqual([96, 97, 98, 99, 100, 101, 102, 103, 104, 105]);
+    const checkpoints = await database.query<{ seq: number }>('SELECT seq::int AS seq FROM audit_checkpoints WHERE org_id = $1', [orgId]);
+    expect(checkpoints.rows).toEqual([{ seq: 100 }]);
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 105, first_bad: null });
+  });
+
+  it('writes one audit entry per threat.blocked event, in batches, and finds them by session', async () => {
+    const orgId = await createTestOrg(database);
+    const { logger } = memoryLogger('error');
+    const events = createEventBus(logger);
+    const writer = startBlockAudit({ config: services.config, db: database, events, logger }, { batch: 40 });
+    for (let index = 0; index < 130; index++) {
+      events.emit(orgId, 'threat.blocked', { request_id: `r-${index}`, threat_score: 0.95, decision: 'block', pattern_ids: ['p1'], session_id: index < 5 ? 'sess-A' : 'sess-B' }, { gatewayId: 'gw-1' });
+    }
+    await writer.stop();
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 130, first_bad: null });
+    const sessionA = await audit.list(orgId, { sessionId: 'sess-A' });
+    expect(sessionA.map((record) => record.target).sort()).toEqual(['r-0', 'r-1', 'r-2', 'r-3', 'r-4']);
+    expect(sessionA[0]).toMatchObject({ actor: 'system:response-policy', action: 'threat.blocked', outcome: 'blocked', details: { gateway_id: 'gw-1', threat_score: 0.95 } });
+  });
+
+  it('drops block entries beyond its backlog bound and says so in the log', async () => {
+    const orgId = await createTestOrg(database);
+    const { logger, lines } = memoryLogger('warning');
+    const events = createEventBus(logger);
+    const writer = startBlockAudit({ config: services.config, db: database, events, logger }, { maxBacklog: 10, flushMs: 10_000 });
+    for (let index = 0; index < 25; index++) events.emit(orgId, 'threat.blocked', { request_id: `r-${index}` });
+    await writer.stop();
+    expect((await audit.verify(orgId)).checked).toBe(10);
+    expect(lines.some((line) => line.includes('"dropped":15'))).toBe(true);
   });
 });
 
