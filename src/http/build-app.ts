@@ -56,6 +56,13 @@ declare module 'fastify' {
 
 export type { AppInstance } from './app-types.ts';
 
+/** Who may call a route: a scope, 'public', 'operations' (health/metrics) or 'none' (outside /api). */
+export interface RouteAccess {
+  method: string;
+  url: string;
+  access: Scope | 'public' | 'operations' | 'none';
+}
+
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(config: ResolvedConfig, services: Services): Promise<AppInstance> {
@@ -101,9 +108,16 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     },
   });
 
+  const routes: RouteAccess[] = [];
+  app.decorate('routeAccess', routes);
   app.addHook('onRoute', (route) => {
     const url = route.url ?? route.path;
     const routeConfig = (route.config ?? {}) as { scope?: Scope; public?: boolean; operations?: boolean };
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD' || method === 'OPTIONS') continue;
+      const access = routeConfig.scope ?? (routeConfig.operations ? 'operations' : routeConfig.public ? 'public' : 'none');
+      routes.push({ method, url, access });
+    }
     if (url.startsWith('/api/') && routeConfig.scope === undefined && routeConfig.public !== true) {
       throw new Error(`route ${String(route.method)} ${url} declares neither config.scope nor config.public`);
     }
