@@ -304,4 +304,30 @@ describe('audit chain tamper evidence (property)', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+
+  it('reports the lowest tampered sequence number when several records are edited or deleted', async () => {
+    const several = fc.integer({ min: 2, max: 12 }).chain((length) =>
+      fc.tuple(
+        fc.constant(length),
+        fc.uniqueArray(
+          fc.record({ index: fc.integer({ min: 1, max: length }), remove: fc.boolean(), field: fc.constantFrom('actor' as const, 'details' as const, 'hash' as const) }),
+          { minLength: 2, maxLength: 4, selector: (change) => change.index },
+        ),
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(several, async ([length, changes]) => {
+        const orgId = await createTestOrg(database);
+        await buildChain(orgId, length);
+        await audit.checkpoint(orgId);
+        for (const change of changes) {
+          await tamper(orgId, change.remove ? { kind: 'delete', index: change.index } : { kind: 'edit', index: change.index, field: change.field });
+        }
+        const result = await audit.verify(orgId);
+        expect(result.ok).toBe(false);
+        expect(result.first_bad?.seq).toBe(Math.min(...changes.map((change) => change.index)));
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
 });
