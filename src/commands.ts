@@ -4,7 +4,7 @@
  */
 import type { ParseArgsConfig } from 'node:util';
 import { KEY_CLASSES, PLANS, SCOPES, type KeyClass, type Plan, type Scope } from './accounts/index.ts';
-import { runAuditVerify } from './audit/index.ts';
+import { createAuditLog, runAuditVerify } from './audit/index.ts';
 import { migrate } from './platform/db/index.ts';
 import { SvcError } from './platform/errors.ts';
 import type { Services } from './services.ts';
@@ -63,7 +63,8 @@ export const commandSpecs: Record<string, CommandSpec> = {
     options: { name: { type: 'string' }, plan: { type: 'string' } },
     async run(services, options) {
       const plan = options.plan === undefined ? undefined : oneOf<Plan>(options, 'plan', PLANS);
-      const { org, apiKey } = await services.accounts.createOrg({ name: required(options, 'name'), ...(plan ? { plan } : {}) });
+      const { org, key, apiKey } = await services.accounts.createOrg({ name: required(options, 'name'), ...(plan ? { plan } : {}) });
+      await createAuditLog(services).append(org.id, { actor: 'cli', action: 'org.created', target: org.id, outcome: 'success', details: { plan: org.plan, initial_key_id: key.key_id } });
       return {
         json: { org_id: org.id, org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, api_key: apiKey },
         text: `org ${org.id} (${org.tag}) plan ${org.plan}\nadmin key (shown once): ${apiKey}`,
@@ -85,7 +86,9 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const scope = oneOf<Scope>(options, 'scope', SCOPES);
       const keyClass = oneOf<KeyClass>(options, 'class', KEY_CLASSES, 'live');
       const name = typeof options.name === 'string' ? options.name : null;
-      const { key, apiKey } = await services.accounts.createKey(uuid(options, 'org'), { scope, keyClass, name });
+      const orgId = uuid(options, 'org');
+      const { key, apiKey } = await services.accounts.createKey(orgId, { scope, keyClass, name });
+      await createAuditLog(services).append(orgId, { actor: 'cli', action: 'api_key.created', target: key.key_id, outcome: 'success', details: { scope, class: keyClass } });
       return { json: { key_id: key.key_id, api_key: apiKey, scope: key.scope, class: key.class }, text: `key ${key.key_id} (${scope}, ${keyClass}): ${apiKey}` };
     },
   },
@@ -101,7 +104,9 @@ export const commandSpecs: Record<string, CommandSpec> = {
     summary: '--org ID --key KEY_ID  revoke an API key',
     options: { org: { type: 'string' }, key: { type: 'string' } },
     async run(services, options) {
-      const key = await services.accounts.revokeKey(uuid(options, 'org'), uuid(options, 'key'));
+      const orgId = uuid(options, 'org');
+      const key = await services.accounts.revokeKey(orgId, uuid(options, 'key'));
+      await createAuditLog(services).append(orgId, { actor: 'cli', action: 'api_key.revoked', target: key.key_id, outcome: 'success' });
       return { json: { ...key }, text: `revoked ${key.key_id}` };
     },
   },
@@ -111,7 +116,9 @@ export const commandSpecs: Record<string, CommandSpec> = {
     async run(services, options) {
       const baseUrl = typeof options['base-url'] === 'string' ? options['base-url'] : null;
       if (baseUrl !== null) await services.checkTarget(baseUrl, 'base-url');
-      const record = await services.accounts.providerKeys.set(uuid(options, 'org'), required(options, 'provider'), required(options, 'key'), baseUrl);
+      const orgId = uuid(options, 'org');
+      const record = await services.accounts.providerKeys.set(orgId, required(options, 'provider'), required(options, 'key'), baseUrl);
+      await createAuditLog(services).append(orgId, { actor: 'cli', action: 'provider_key.set', target: record.provider, outcome: 'success', details: { base_url: record.base_url } });
       return { json: { ...record }, text: `stored ${record.provider} key ${record.key}` };
     },
   },

@@ -83,6 +83,10 @@ describe('authentication', () => {
     const after = await context.app.inject({ method: 'GET', url: '/api/v1/org', headers: { 'x-api-key': apiKey } });
     expect(after.statusCode).toBe(401);
     expect(after.json().error.code).toBe('AUTH_REVOKED');
+    const trail = await context.services.db.withOrg(admin.orgId, (tx) =>
+      tx.query<{ action: string; target: string }>(`SELECT action, target FROM audit_log WHERE target = $1 ORDER BY seq`, [keyId]),
+    );
+    expect(trail.rows.map((row) => row.action)).toEqual(['api_key.created', 'api_key.revoked']);
   });
 
   it('answers 403 SCOPE_INSUFFICIENT when a read key calls an admin endpoint', async () => {

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { KEY_CLASSES, LOGIN_POLICY, PLANS, REGISTER_POLICY, SCOPES, type AuthContext } from '../../accounts/index.ts';
+import { createAuditLog } from '../../audit/index.ts';
 import { SvcError } from '../../platform/errors.ts';
 import type { RateLimitPolicy } from '../../platform/rate-limit.ts';
 import type { Services } from '../../services.ts';
@@ -46,6 +47,18 @@ const ProviderKey = Type.Object(
 
 export async function registerAccountRoutes(app: AppInstance, services: Services): Promise<void> {
   const { accounts } = services;
+  const audit = createAuditLog(services);
+  /** Key and configuration changes are written to the org's audit chain. */
+  const record = (request: FastifyRequest, action: string, target: string | null, details: Record<string, unknown> = {}) => {
+    const caller = auth(request);
+    return audit.append(caller.orgId, {
+      actor: caller.keyId ? `api_key:${caller.keyId}` : `user:${caller.userId}`,
+      action,
+      target,
+      outcome: 'success',
+      details: { request_id: request.id, ...details },
+    });
+  };
 
   app.post(
     '/api/v1/auth/register',
@@ -129,7 +142,11 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
         response: { 200: Org },
       },
     },
-    async (request) => accounts.extendTrial(auth(request).orgId, request.body.days),
+    async (request) => {
+      const org = await accounts.extendTrial(auth(request).orgId, request.body.days);
+      await record(request, 'org.trial_extended', org.id, { days: request.body.days, trial_ends_at: org.trial_ends_at });
+      return org;
+    },
   );
 
   app.post(
@@ -154,6 +171,7 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
         keyClass: request.body.class ?? 'live',
         name: request.body.name ?? null,
       });
+      await record(request, 'api_key.created', key.key_id, { scope: key.scope, class: key.class });
       reply.status(201);
       return { ...key, api_key: apiKey };
     },
@@ -166,7 +184,11 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
   app.delete(
     '/api/v1/keys/:id',
     { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ id: Type.String({ format: 'uuid' }) }), response: { 200: ApiKey } } },
-    async (request) => accounts.revokeKey(auth(request).orgId, request.params.id),
+    async (request) => {
+      const key = await accounts.revokeKey(auth(request).orgId, request.params.id);
+      await record(request, 'api_key.revoked', key.key_id);
+      return key;
+    },
   );
 
   app.put(
@@ -186,7 +208,9 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
     async (request) => {
       const baseUrl = request.body.base_url ?? null;
       if (baseUrl !== null) await services.checkTarget(baseUrl, 'base_url');
-      return accounts.providerKeys.set(auth(request).orgId, request.params.provider, request.body.key, baseUrl);
+      const stored = await accounts.providerKeys.set(auth(request).orgId, request.params.provider, request.body.key, baseUrl);
+      await record(request, 'provider_key.set', stored.provider, { base_url: stored.base_url });
+      return stored;
     },
   );
 
@@ -199,6 +223,7 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
     { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ provider: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$' }) }) } },
     async (request, reply) => {
       if (!(await accounts.providerKeys.remove(auth(request).orgId, request.params.provider))) throw new SvcError('NOT_FOUND');
+      await record(request, 'provider_key.removed', request.params.provider);
       reply.status(204);
     },
   );
