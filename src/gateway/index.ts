@@ -4,6 +4,7 @@
 import type { AppInstance } from '../http/app-types.ts';
 import type { Services } from '../services.ts';
 import type { GatewayEvents } from './events.ts';
+import { costUsd as listedCostUsd } from './pricing/pricing.ts';
 import { registerGatewayRouteHandlers } from './routes.ts';
 import { GatewayService, type CostFunction, type GatewayServiceDeps } from './service.ts';
 
@@ -35,7 +36,7 @@ export function gatewayOf(services: Services): GatewayService | undefined {
 /** Builds the gateway service from the shared services (overrides are for tests and benches). */
 export function createGatewayService(services: Services, overrides: Partial<GatewayServiceDeps> = {}): GatewayService {
   const events: GatewayEvents = services.events;
-  const costUsd: CostFunction | undefined = overrides.costUsd;
+  const costUsd: CostFunction = overrides.costUsd ?? listedCostUsd;
   const gateway = new GatewayService({
     db: services.db,
     cache: services.cache,
@@ -44,8 +45,8 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
     envKeys: services.config.providerEnvKeys,
     orgKeys: services.accounts.providerKeys,
     events,
-    ...(costUsd === undefined ? {} : { costUsd }),
     ...overrides,
+    costUsd,
   });
   services.onClose.push(() => gateway.close());
   return gateway;

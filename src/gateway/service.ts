@@ -142,6 +142,8 @@ export class GatewayService {
   /** Last target seen per breaker key: what an active health check calls. */
   private readonly recentTargets = new Map<string, { provider: ProviderId; model: string; target: ProviderTarget; intervalS: number; lastCheckAt: number; orgId: string }>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Breaker keys whose svc_gateway_health is currently 1 (the gauge is written on changes only). */
+  private readonly reportedHealthy = new Set<string>();
 
   constructor(private readonly deps: GatewayServiceDeps) {
     this.settings = new SettingsStore(deps.db);
@@ -155,7 +157,7 @@ export class GatewayService {
       redis: () => deps.cache.redis(),
       keyPrefix: deps.cache.prefix,
       onTransition: (transition) => {
-        deps.metrics.gatewayHealth.set({ gateway_id: transition.key }, transition.to === 'open' ? 0 : 1);
+        this.reportHealth(transition.key, transition.to !== 'open');
         deps.logger.info({ gateway_id: transition.key, from: transition.from, to: transition.to, remote: transition.remote }, 'gateway breaker transition');
       },
     });
@@ -170,6 +172,13 @@ export class GatewayService {
 
   close(): void {
     for (const timer of this.timers) clearInterval(timer);
+  }
+
+  private reportHealth(key: string, healthy: boolean): void {
+    if (healthy === this.reportedHealthy.has(key)) return;
+    if (healthy) this.reportedHealthy.add(key);
+    else this.reportedHealthy.delete(key);
+    this.deps.metrics.gatewayHealth.set({ gateway_id: key }, healthy ? 1 : 0);
   }
 
   // ------------------------------------------------------------------------------- prepare
@@ -271,7 +280,7 @@ export class GatewayService {
     const { value: result, candidate, breaker, probe, latencyMs } = success;
     breaker.record(true, Date.now(), probe);
     this.latency.observe(candidate.key, latencyMs);
-    this.deps.metrics.gatewayHealth.set({ gateway_id: candidate.key }, 1);
+    this.reportHealth(candidate.key, breaker.state(Date.now()) !== 'open');
     const costUsd = await this.account(prepared, candidate, result.model, result.usage);
     const restore = prepared.settings.piiRestore && prepared.redaction !== null;
     const envelope: CompletionEnvelope = {
@@ -340,7 +349,7 @@ export class GatewayService {
           return null;
         }
         breaker.record(true, now, probe);
-        this.deps.metrics.gatewayHealth.set({ gateway_id: candidate.key }, 1);
+        this.reportHealth(candidate.key, breaker.state(now) !== 'open');
         const usage = outcome.event.usage ?? estimateUsage(prepared.request.messages, outcome.content);
         const costUsd = await this.account(prepared, candidate, outcome.event.model ?? candidate.model, usage);
         return { usage, costUsd };
@@ -389,7 +398,7 @@ export class GatewayService {
           const counts = countsAgainstProvider(error);
           const before = breaker.state(Date.now());
           breaker.record(!counts, Date.now(), probe);
-          this.deps.metrics.gatewayHealth.set({ gateway_id: candidate.key }, breaker.state(Date.now()) === 'open' ? 0 : 1);
+          this.reportHealth(candidate.key, breaker.state(Date.now()) !== 'open');
           if (before !== 'open' && breaker.state(Date.now()) === 'open') this.announceDown(prepared.caller.orgId, candidate, error, 'circuit_breaker');
           this.deps.logger.warn(
             { request_id: prepared.caller.requestId, gateway_id: candidate.key, upstream_code: error.code, upstream_status: error.status, attempt: tries },
@@ -456,9 +465,9 @@ export class GatewayService {
       try {
         await this.invokers.completion(entry.provider, { model: entry.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, entry.target, { timeoutMs: 10_000 });
         breaker.healthCheckPassed(Date.now());
-        this.deps.metrics.gatewayHealth.set({ gateway_id: key }, 1);
+        this.reportHealth(key, true);
       } catch {
-        this.deps.metrics.gatewayHealth.set({ gateway_id: key }, 0);
+        this.reportHealth(key, false);
       }
     }
     return checked;

@@ -48,6 +48,11 @@ describe('completions against fake upstreams', () => {
     const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('Contact bob@example.org or 555-867-5309 please', { max_tokens: 50 }) });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({ provider: 'openai', content: 'Hello from the fake upstream.', finish_reason: 'stop', usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } });
+    // gpt-4o-mini at the price table's listed rates: 12 prompt + 6 completion tokens.
+    expect(response.json().cost_usd).toBeGreaterThan(0);
+    expect(response.json().cost_usd).toBeLessThan(0.001);
+    const tokens = await services.metrics.registry.getSingleMetricAsString('svc_ai_tokens_total');
+    expect(tokens).toMatch(/svc_ai_tokens_total\{model="gpt-4o-mini",provider="openai"\} \d+/);
     const received = openai.requests.at(-1)!;
     expect(received.problems).toEqual([]);
     const sent = JSON.stringify(received.body);

@@ -1,0 +1,175 @@
+/**
+ * AI-gateway benchmark: a fast OpenAI-compatible fake upstream on loopback, called
+ *   direct   — straight at the fake upstream,
+ *   svc      — POST /api/v1/gateway/completions through svc's full stack (auth, rate limit, budget
+ *              reservation and settlement, PII redaction, routing, breaker, cost, request log,
+ *              metrics),
+ *   portkey  — Portkey's open-source gateway (@portkey-ai/gateway 1.15.2) pointed at the same fake
+ *              with x-portkey-provider: openai and x-portkey-custom-host,
+ * each in its own child process, on the same machine in the same run. Reports p50/p99 latency
+ * (sequential keep-alive probe, hrtime, interleaved rounds), time to the first streamed chunk,
+ * and requests/s at 1 and 10 connections (autocannon), as one JSON object.
+ * Targets: ≤ 0.5 ms added at p50 non-streaming, ≤ 1 ms added to the first streamed chunk,
+ * svc ≥ 5× Portkey's requests/s at 10 connections.
+ *
+ *   npx tsx bench/gateway.ts [--quick]
+ */
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Pool } from 'undici';
+import { percentile, probeLatency, repoRoot, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+
+const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
+const UPSTREAM_KEY = 'sk-bench-upstream-key';
+
+interface Portkey {
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function startPortkey(): Promise<Portkey> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(
+    process.execPath,
+    ['--require', resolve(repoRoot, 'bench/portkey-loopback.cjs'), resolve(repoRoot, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'],
+    { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production' }, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`portkey exited with ${child.exitCode}`);
+    const open = await new Promise<boolean>((done) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        done(true);
+      });
+      socket.once('error', () => done(false));
+    });
+    if (open) break;
+    if (Date.now() > deadline) throw new Error('portkey did not start');
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  return {
+    port,
+    async stop() {
+      if (child.exitCode !== null) return;
+      await new Promise<void>((done) => {
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      });
+    },
+  };
+}
+
+/** Sequential streamed requests, interleaved over targets; time until the first `data: ` chunk with content, ms. */
+async function probeFirstChunk(targets: ProbeTarget[], options: { rounds: number; perRound: number; warmup: number }) {
+  const pools = new Map(targets.map((target) => [target.name, new Pool(target.origin, { connections: 1, pipelining: 1 })]));
+  const samples = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+  const once = async (target: ProbeTarget): Promise<number> => {
+    const started = process.hrtime.bigint();
+    const response = await pools.get(target.name)!.request({ path: target.path, method: 'POST', headers: target.headers ?? {}, body: target.body ?? '' });
+    if (response.statusCode !== 200) throw new Error(`${target.name}: status ${response.statusCode}`);
+    let first = -1;
+    let seen = '';
+    for await (const chunk of response.body) {
+      if (first < 0) {
+        seen += (chunk as Buffer).toString('utf8');
+        // The first chunk that carries generated text (OpenAI's role-only chunk does not count).
+        if (/"(content|delta)":"[^"]/.test(seen)) first = Number(process.hrtime.bigint() - started) / 1e6;
+      }
+    }
+    if (first < 0) throw new Error(`${target.name}: no content chunk in the stream`);
+    return first;
+  };
+  for (const target of targets) for (let index = 0; index < options.warmup; index += 1) await once(target);
+  for (let round = 0; round < options.rounds; round += 1) {
+    for (const target of targets) {
+      const list = samples.get(target.name)!;
+      for (let index = 0; index < options.perRound; index += 1) list.push(await once(target));
+    }
+  }
+  await Promise.all([...pools.values()].map((pool) => pool.close()));
+  const result: Record<string, { p50_ms: number; p99_ms: number; n: number }> = {};
+  for (const [name, list] of samples) {
+    list.sort((left, right) => left - right);
+    result[name] = { p50_ms: round3(percentile(list, 50)), p99_ms: round3(percentile(list, 99)), n: list.length };
+  }
+  return result;
+}
+
+export async function runGatewayBench(options: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
+  const quick = options.quick ?? false;
+  const children: Array<ChildServer | Portkey> = [];
+  try {
+    const upstream = await startChild('bench/gateway-upstream.ts');
+    children.push(upstream);
+    const baseUrl = String(upstream.info.base_url);
+    const svc = await startChild('bench/gateway-svc.ts', {
+      BENCH_UPSTREAM_BASE_URL: baseUrl,
+      ...(process.env.BENCH_DATABASE_URL ? { BENCH_DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
+      ...(process.env.BENCH_REDIS_URL ? { BENCH_REDIS_URL: process.env.BENCH_REDIS_URL } : {}),
+    });
+    children.push(svc);
+    const portkey = await startPortkey();
+    children.push(portkey);
+
+    const openAiBody = (stream: boolean) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
+    const svcBody = (stream: boolean) => JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+    const json = { 'content-type': 'application/json' };
+    const targetsFor = (stream: boolean): ProbeTarget[] => [
+      { name: 'direct', origin: `http://127.0.0.1:${upstream.port}`, path: '/v1/chat/completions', method: 'POST', headers: { ...json, authorization: `Bearer ${UPSTREAM_KEY}` }, body: openAiBody(stream) },
+      { name: 'svc', origin: `http://127.0.0.1:${svc.port}`, path: '/api/v1/gateway/completions', method: 'POST', headers: { ...json, authorization: `Bearer ${String(svc.info.api_key)}` }, body: svcBody(stream) },
+      {
+        name: 'portkey',
+        origin: `http://127.0.0.1:${portkey.port}`,
+        path: '/v1/chat/completions',
+        method: 'POST',
+        headers: { ...json, authorization: `Bearer ${UPSTREAM_KEY}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': baseUrl },
+        body: openAiBody(stream),
+      },
+    ];
+
+    const latencyOptions = quick ? { rounds: 3, perRound: 200, warmup: 200 } : { rounds: 6, perRound: 400, warmup: 300 };
+    const latency = await probeLatency(targetsFor(false), latencyOptions);
+    const firstChunk = await probeFirstChunk(targetsFor(true), quick ? { rounds: 3, perRound: 100, warmup: 100 } : { rounds: 5, perRound: 200, warmup: 200 });
+
+    const durationSeconds = quick ? 2 : 4;
+    const rates: Record<string, Record<string, unknown>> = {};
+    for (const stream of [false, true]) {
+      for (const connections of [1, 10]) {
+        for (const target of targetsFor(stream)) {
+          rates[`${target.name}_${stream ? 'stream' : 'json'}_c${connections}`] = await throughput(target, { connections, durationSeconds });
+        }
+      }
+    }
+    const rps = (key: string) => Number(rates[key]?.requests_per_s ?? 0);
+    const addedP50 = round3(latency.svc!.p50_ms - latency.direct!.p50_ms);
+    const addedFirstChunk = round3(firstChunk.svc!.p50_ms - firstChunk.direct!.p50_ms);
+    const ratioJson = round3(rps('svc_json_c10') / Math.max(1, rps('portkey_json_c10')));
+    const ratioStream = round3(rps('svc_stream_c10') / Math.max(1, rps('portkey_stream_c10')));
+    return {
+      bench: 'gateway',
+      what: 'chat completion through svc (full stack) and Portkey 1.15.2 vs straight to a fast OpenAI-compatible fake upstream, all on loopback',
+      latency_json: latency,
+      first_chunk_stream: firstChunk,
+      added_p50_ms: addedP50,
+      added_p99_ms: round3(latency.svc!.p99_ms - latency.direct!.p99_ms),
+      added_first_chunk_p50_ms: addedFirstChunk,
+      added_first_chunk_p99_ms: round3(firstChunk.svc!.p99_ms - firstChunk.direct!.p99_ms),
+      portkey_added_p50_ms: round3(latency.portkey!.p50_ms - latency.direct!.p50_ms),
+      portkey_added_first_chunk_p50_ms: round3(firstChunk.portkey!.p50_ms - firstChunk.direct!.p50_ms),
+      throughput: rates,
+      svc_vs_portkey_rps_c10: { json: ratioJson, stream: ratioStream },
+      targets: { added_p50_ms: 0.5, added_first_chunk_ms: 1, svc_vs_portkey_rps_c10: 5 },
+      met: { added_p50: addedP50 <= 0.5, added_first_chunk: addedFirstChunk <= 1, throughput_json: ratioJson >= 5, throughput_stream: ratioStream >= 5 },
+    };
+  } finally {
+    await Promise.allSettled(children.map((child) => child.stop()));
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.stdout.write(`${JSON.stringify(await runGatewayBench({ quick: process.argv.includes('--quick') }))}\n`);
+}
