@@ -23,6 +23,7 @@ import { loadSeedPhrases } from '../src/detection/ml/vectors.ts';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasets = path.resolve(repoRoot, '../shared/datasets');
 const BENIGN_TRAINING_FILE = path.join(repoRoot, 'src/detection/ml/seeds/benign-training.json');
+const ATTACK_TRAINING_FILE = path.join(repoRoot, 'src/detection/ml/seeds/attack-training.json');
 
 export interface Sample {
   text: string;
@@ -260,7 +261,7 @@ function summary(counts: Counts) {
 
 /** Our own phrasings: T2 seeds (attacks and benign anchors) and benign training prompts. */
 function curatedSamples(): Sample[] {
-  const training = JSON.parse(readFileSync(BENIGN_TRAINING_FILE, 'utf8')) as SeedPhrase[];
+  const training = [BENIGN_TRAINING_FILE, ATTACK_TRAINING_FILE].flatMap((file) => JSON.parse(readFileSync(file, 'utf8')) as SeedPhrase[]);
   return [...loadSeedPhrases(), ...training].map((seed) => ({ text: seed.text, attack: seed.category !== 'benign', source: 'curated', category: seed.category }));
 }
 
@@ -306,6 +307,7 @@ async function main(): Promise<void> {
   const bySource: Record<string, unknown> = {};
   const pooled = { full: { tp: 0, fp: 0, fn: 0, tn: 0 }, ngrams: { tp: 0, fp: 0, fn: 0, tn: 0 } };
   const scored: Array<{ probability: number; attack: boolean }> = [];
+  const scoredNgrams: Array<{ probability: number; attack: boolean }> = [];
   if (!process.argv.includes('--quick')) {
     for (const source of sources) {
       const train1 = rows.filter((row) => row.sample.source !== source);
@@ -314,7 +316,9 @@ async function main(): Promise<void> {
       const fullHead = train(train1, optionsFor(true));
       for (const row of test1) scored.push({ probability: predict(fullHead, row, true), attack: row.sample.attack });
       const full = count(test1, fullHead, true);
-      const ngrams = count(test1, train(train1, optionsFor(false)), false);
+      const ngramHead = train(train1, optionsFor(false));
+      for (const row of test1) scoredNgrams.push({ probability: predict(ngramHead, row, false), attack: row.sample.attack });
+      const ngrams = count(test1, ngramHead, false);
       for (const key of ['tp', 'fp', 'fn', 'tn'] as const) {
         pooled.full[key] += full[key];
         pooled.ngrams[key] += ngrams[key];
@@ -323,17 +327,20 @@ async function main(): Promise<void> {
       process.stderr.write(`${source.padEnd(40)} full ${JSON.stringify(summary(full))}\n${''.padEnd(40)} ngrm ${JSON.stringify(summary(ngrams))}\n`);
     }
   }
-  const sweep = [0.5, 0.7, 0.8, 0.9, 0.95].map((threshold) => {
+  const sweepOf = (items: Array<{ probability: number; attack: boolean }>) => [0.5, 0.7, 0.8, 0.9, 0.95].map((threshold) => {
     const counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
-    for (const item of scored) {
+    for (const item of items) {
       const positive = item.probability >= threshold;
       if (item.attack) counts[positive ? 'tp' : 'fn'] += 1;
       else counts[positive ? 'fp' : 'tn'] += 1;
     }
     return { threshold, ...summary(counts) };
   });
+  const sweep = sweepOf(scored);
+  const sweepNgrams = sweepOf(scoredNgrams);
   process.stderr.write(`leave-one-source-out threshold sweep (full head): ${JSON.stringify(sweep)}\n`);
-  const sourceWise = { pooled: { full: summary(pooled.full), ngrams: summary(pooled.ngrams) }, threshold_sweep_full: sweep, by_source: bySource };
+  process.stderr.write(`leave-one-source-out threshold sweep (n-grams head): ${JSON.stringify(sweepNgrams)}\n`);
+  const sourceWise = { pooled: { full: summary(pooled.full), ngrams: summary(pooled.ngrams) }, threshold_sweep_full: sweep, threshold_sweep_ngrams: sweepNgrams, by_source: bySource };
   process.stderr.write(`leave-one-source-out pooled: ${JSON.stringify(sourceWise.pooled)}\n`);
 
   // 3. Final fit on everything.
@@ -346,7 +353,7 @@ async function main(): Promise<void> {
     full: train(rows, optionsFor(true)),
     ngrams: train(rows, optionsFor(false)),
     trainedAt: new Date().toISOString().slice(0, 10),
-    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, leave_one_source_out_sweep: sweep, samples: rows.length },
+    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, leave_one_source_out_sweep: { full: sweep, ngrams: sweepNgrams }, samples: rows.length },
   };
   if (!process.argv.includes('--dry-run')) {
     mkdirSync(path.dirname(T3_WEIGHTS_FILE), { recursive: true });
