@@ -6,6 +6,7 @@ import { createWebhooks, svcSignature, type DeliveryPolicy, type WebhookEvent, t
 import { createTestServices } from '../helpers/app.ts';
 import { createTestOrg, memoryLogger } from '../audit/database.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
+import { guardedLookup } from '../../src/webhooks/outbound.ts';
 
 const POLICY: Partial<DeliveryPolicy> = { baseDelayMs: 150, maxDelayMs: 5_000, maxAttempts: 4, timeoutMs: 400, pauseAfterExhausted: 3 };
 /** Slack for timers and the database on a busy two-core machine. */
@@ -193,6 +194,39 @@ describe('webhook delivery', () => {
     expect(receiver.received('/held')).toHaveLength(1);
     await webhooks.update(orgId, id, { state: 'active' });
     expect(await settled(deliveryId)).toMatchObject({ state: 'confirmed', attempts: 2 });
+  });
+});
+
+describe('webhook delivery SSRF guard', () => {
+  it('exhausts a delivery whose saved URL now points at a private address, without sending it', async () => {
+    receiver.on('/private', { status: 200 });
+    const orgId = await createTestOrg(services.db);
+    const { logger } = memoryLogger('error');
+    const strict = { config: { ...services.config, allowPrivateTargets: false }, db: services.db, queue: new InProcessQueue(), logger };
+    const guarded = createWebhooks(strict, { policy: POLICY });
+    try {
+      // Saved while allowed (or before DNS changed): the check at delivery time still applies.
+      const { id } = await webhooks.create(orgId, { url: receiver.url('/private').replace('127.0.0.1', 'localhost'), events: ['threat.blocked'] });
+      const { deliveries } = await guarded.emit(orgId, 'threat.blocked', BLOCKED_DATA);
+      const row = await waitFor(async () => {
+        const current = await deliveryRow(deliveries[0]!);
+        return current.state === 'exhausted' ? current : undefined;
+      });
+      expect(row.attempts).toBe(1);
+      expect(receiver.received('/private')).toHaveLength(0);
+      expect((await guarded.failureSummary(orgId, id)).counts.forbidden).toBe(1);
+    } finally {
+      await guarded.close();
+      await strict.queue.close();
+    }
+  });
+
+  it('refuses at connect time a host name that resolves to a non-public address', async () => {
+    const lookup = guardedLookup({ allowPrivate: false });
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) => lookup('localhost', { all: true }, (failure) => resolve(failure)));
+    expect(error?.code).toBe('ETARGETFORBIDDEN');
+    const allowed = await new Promise<NodeJS.ErrnoException | null>((resolve) => guardedLookup({ allowPrivate: true })('localhost', { all: true }, (failure) => resolve(failure)));
+    expect(allowed).toBeNull();
   });
 });
 
