@@ -2,6 +2,7 @@
  * The AI gateway capability. Outside code uses only these exports.
  */
 import type { AppInstance } from '../http/app-types.ts';
+import { setTokenBudgetUsedRatio } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';
 import type { GatewayEvents } from './events.ts';
 import { costUsd as listedCostUsd } from './pricing/pricing.ts';
@@ -45,6 +46,7 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
     envKeys: services.config.providerEnvKeys,
     orgKeys: services.accounts.providerKeys,
     events,
+    onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(services.metrics.registry, orgId, ratio),
     ...overrides,
     costUsd,
   });

@@ -58,6 +58,8 @@ export interface GatewayServiceDeps {
   invokers?: Invokers;
   breakerPolicy?: BreakerPolicy;
   retryPolicy?: RetryPolicy;
+  /** Told the share of the daily token budget an org has used after each settled call (TokenBudgetNearing gauge). */
+  onBudgetUsage?: (orgId: string, ratio: number) => void;
   /** Health-check and breaker-sync timers (default true; tests may drive `runHealthChecks` by hand). */
   timers?: boolean;
 }
@@ -503,6 +505,7 @@ export class GatewayService {
     try {
       const microUsd = Math.round(costUsd * MICRO);
       const used = await this.budget.settle(reservation, usage.totalTokens, microUsd);
+      this.deps.onBudgetUsage?.(caller.orgId, used / prepared.tokenLimit);
       if (await this.budget.shouldWarn(caller.orgId, used, prepared.tokenLimit)) {
         this.deps.events.emit(caller.orgId, 'budget.warning', {
           budget: 'daily_tokens',

@@ -266,6 +266,8 @@ describe('budgets', () => {
     script.set('openai', { kind: 'ok', promptTokens: 4_000, completionTokens: 4_100 });
     expect((await complete(apiKey, { ...hello, max_tokens: 10 })).statusCode).toBe(200);
     expect(events.some((event) => event.event === 'budget.warning' && event.orgId === orgId)).toBe(true);
+    const ratio = await services.metrics.registry.getSingleMetricAsString('svc_token_budget_used_ratio');
+    expect(ratio).toContain(`svc_token_budget_used_ratio{org_id="${orgId}"} 0.8`);
     const refused = await complete(apiKey, { ...hello, max_tokens: 2_000 });
     expect(refused.statusCode).toBe(429);
     expect(refused.json().error.code).toBe('BUDGET_EXHAUSTED');
