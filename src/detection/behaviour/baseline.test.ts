@@ -48,7 +48,13 @@ describe.each(engines)('T5 behavioural baseline on %s', (engine, makeCache, skip
   }, 120_000);
 
   afterAll(async () => {
-    if (!skip) await cache.close();
+    if (skip) return;
+    const client = cache.redis();
+    if (client !== null) {
+      const keys = await client.keys(`${cache.prefix}*`);
+      if (keys.length > 0) await client.del(...keys);
+    }
+    await cache.close();
   });
 
   it.skipIf(skip)('finds nothing unusual in a request that matches the baseline', async () => {
