@@ -36,6 +36,7 @@ for (const [network, prefix] of [
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
   ['2001:db8::', 32],
   ['100::', 64],
@@ -49,16 +50,36 @@ export function isPrivateAddress(address: string): boolean {
   if (family === 4) return blocked.check(address, 'ipv4');
   if (family !== 6) return true;
   const lower = address.toLowerCase();
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) forms.
-  const embedded = /^(?:::ffff:|::|64:ff9b::)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(lower);
-  if (embedded?.[1]) return blocked.check(embedded[1], 'ipv4');
-  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (mappedHex?.[1] && mappedHex[2]) {
-    const high = parseInt(mappedHex[1], 16);
-    const low = parseInt(mappedHex[2], 16);
-    return blocked.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
-  }
+  // IPv4 inside IPv6 in any spelling (the URL parser writes [::ffff:127.0.0.1] as ::ffff:7f00:1):
+  // mapped, SIIT, IPv4-compatible, NAT64 64:ff9b::/96 and 6to4 2002::/16.
+  const embedded = embeddedIpv4(lower);
+  if (embedded !== null) return blocked.check(embedded, 'ipv4');
   return blocked.check(lower, 'ipv6');
+}
+
+/** The IPv4 address embedded in an IPv6 address (mapped, SIIT, compatible, NAT64, 6to4), or null. */
+function embeddedIpv4(address: string): string | null {
+  let text = address.split('%')[0]!;
+  const groups: number[] = [];
+  const dotted = /:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
+  if (dotted?.[1]) {
+    const octets = dotted[1].split('.').map(Number);
+    text = `${text.slice(0, dotted.index + 1)}${((octets[0]! << 8) | octets[1]!).toString(16)}:${((octets[2]! << 8) | octets[3]!).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const fill = tail === undefined ? 0 : 8 - headGroups.length - tailGroups.length;
+  for (const group of [...headGroups, ...Array<string>(Math.max(0, fill)).fill('0'), ...tailGroups]) groups.push(parseInt(group, 16));
+  if (groups.length !== 8 || groups.some((group) => Number.isNaN(group))) return null;
+  const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const zero = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  if (zero(0, 5) && groups[5] === 0xffff) return v4(groups[6]!, groups[7]!); // ::ffff:a.b.c.d
+  if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6]!, groups[7]!); // ::ffff:0:a.b.c.d
+  if (zero(0, 6) && (groups[6] !== 0 || groups[7]! > 1)) return v4(groups[6]!, groups[7]!); // ::a.b.c.d
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return v4(groups[6]!, groups[7]!); // NAT64
+  if (groups[0] === 0x2002) return v4(groups[1]!, groups[2]!); // 6to4
+  return null;
 }
 
 export interface TargetCheckOptions {
