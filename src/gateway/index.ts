@@ -46,6 +46,7 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
     envKeys: services.config.providerEnvKeys,
     orgKeys: services.accounts.providerKeys,
     events,
+    checkTarget: (url) => services.checkTarget(url, 'base_url'),
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(services.metrics.registry, orgId, ratio),
     ...overrides,
     costUsd,

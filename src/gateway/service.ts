@@ -58,6 +58,11 @@ export interface GatewayServiceDeps {
   invokers?: Invokers;
   breakerPolicy?: BreakerPolicy;
   retryPolicy?: RetryPolicy;
+  /**
+   * SSRF screen of an org-supplied base URL (services.checkTarget), re-run at call time so a
+   * host that changed its DNS after the key was stored is caught; results are cached 60 s.
+   */
+  checkTarget?: (url: string) => Promise<unknown>;
   /** Told the share of the daily token budget an org has used after each settled call (TokenBudgetNearing gauge). */
   onBudgetUsage?: (orgId: string, ratio: number) => void;
   /** Health-check and breaker-sync timers (default true; tests may drive `runHealthChecks` by hand). */
@@ -146,6 +151,7 @@ export class GatewayService {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Breaker keys whose svc_gateway_health is currently 1 (the gauge is written on changes only). */
   private readonly reportedHealthy = new Set<string>();
+  private readonly screened = new Map<string, { error: unknown; until: number }>();
 
   constructor(private readonly deps: GatewayServiceDeps) {
     this.settings = new SettingsStore(deps.db);
@@ -222,15 +228,27 @@ export class GatewayService {
       priceOf: (id, model) => this.costOf(id, model, { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 }),
       turn,
     });
+    let screenError: unknown = null;
     const resolved = await Promise.all(
       planned.map(async (candidate) => {
         if (!isProviderId(candidate.provider)) return null;
         const target = await resolveTarget(this.deps.orgKeys, this.deps.envKeys, caller.orgId, candidate.provider);
-        return target === null ? null : { ...candidate, target, key: targetKey(candidate.provider, target) };
+        if (target === null) return null;
+        if (target.baseUrl !== undefined) {
+          const error = await this.screen(target.baseUrl);
+          if (error !== null) {
+            screenError = error;
+            return null;
+          }
+        }
+        return { ...candidate, target, key: targetKey(candidate.provider, target) };
       }),
     );
     const candidates = resolved.filter((candidate): candidate is Viable => candidate !== null);
-    if (candidates.length === 0) throw new SvcError('NO_PROVIDERS', { details: { providers: planned.map((candidate) => candidate.provider) } });
+    if (candidates.length === 0) {
+      if (screenError !== null) throw screenError;
+      throw new SvcError('NO_PROVIDERS', { details: { providers: planned.map((candidate) => candidate.provider) } });
+    }
 
     const tokenLimit = dailyTokenBudget(caller.plan);
     let reservation: Reservation | null = null;
@@ -262,6 +280,24 @@ export class GatewayService {
       reservation = outcome.reservation;
     }
     return { caller, request, candidates, settings, redaction, reservation, tokenLimit, startedAt };
+  }
+
+  /** null when the URL may be called, else the error to answer with (cached 60 s per URL). */
+  private async screen(url: string): Promise<unknown> {
+    const check = this.deps.checkTarget;
+    if (check === undefined) return null;
+    const now = Date.now();
+    const hit = this.screened.get(url);
+    if (hit !== undefined && hit.until > now) return hit.error;
+    let error: unknown = null;
+    try {
+      await check(url);
+    } catch (caught) {
+      error = caught instanceof SvcError ? caught : new SvcError('TARGET_FORBIDDEN', { details: { field: 'base_url' } });
+    }
+    if (this.screened.size > 10_000) this.screened.clear();
+    this.screened.set(url, { error, until: now + 60_000 });
+    return error;
   }
 
   // ------------------------------------------------------------------------------- complete

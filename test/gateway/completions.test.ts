@@ -5,6 +5,8 @@ import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { scriptedInvokers } from './scripted-invokers.ts';
 import type { GatewayService } from '../../src/gateway/index.ts';
+import { createGatewayService } from '../../src/gateway/index.ts';
+import { assertPublicUrl } from '../../src/platform/ssrf.ts';
 
 const script = scriptedInvokers();
 const events: Array<{ orgId: string; event: string; data: Record<string, unknown> }> = [];
@@ -185,6 +187,18 @@ describe('POST /api/v1/gateway/completions', () => {
     expect((await complete(adminKey, hello)).statusCode).toBe(200);
     const after = await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers: { authorization: `Bearer ${adminKey}` } });
     expect(after.json().tokens_used).toBe(15);
+  });
+});
+
+describe('SSRF screening at call time', () => {
+  it('refuses an org base URL that points at a private address when private targets are not allowed', async () => {
+    const { orgId } = await newOrg({ providers: [] });
+    await services.accounts.providerKeys.set(orgId, 'openai', 'sk-openai-key-000000000000', 'http://127.0.0.1:9/v1');
+    const strict = createGatewayService(services, { invokers: script.invokers, timers: false, checkTarget: (url) => assertPublicUrl(url, { allowPrivate: false }) });
+    const caller = { orgId, plan: 'starter', keyClass: 'live' as const, requestId: 'r' };
+    await expect(strict.prepare({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, caller)).rejects.toMatchObject({ code: 'TARGET_FORBIDDEN' });
+    expect(script.calls).toHaveLength(0);
+    strict.close();
   });
 });
 
