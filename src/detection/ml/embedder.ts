@@ -103,8 +103,21 @@ export function wrapBackend(backend: EmbeddingBackend, options: EmbedderOptions 
   };
 }
 
-/** Universal Sentence Encoder lite (512-d, Apache-2.0) from the @energetic-ai packages. */
-async function loadUseLite(): Promise<EmbeddingBackend> {
+let sharedUseLite: Promise<EmbeddingBackend> | null = null;
+
+/**
+ * Universal Sentence Encoder lite (512-d, Apache-2.0) from the @energetic-ai packages. The model
+ * (~240 MB resident) is loaded once per process and shared by every embedder created after it.
+ */
+function loadUseLite(): Promise<EmbeddingBackend> {
+  sharedUseLite ??= loadUseLiteOnce().catch((error: unknown) => {
+    sharedUseLite = null;
+    throw error;
+  });
+  return sharedUseLite;
+}
+
+async function loadUseLiteOnce(): Promise<EmbeddingBackend> {
   const core = (await import('@energetic-ai/core')) as unknown as { setThreadsCount?: (count: number) => void };
   try {
     core.setThreadsCount?.(1);
