@@ -1,6 +1,6 @@
 /** Webhooks capability: subscriptions, signed durable deliveries with retries and circuit break. */
 export { createWebhooks } from './webhooks.ts';
-export type { Webhooks, WebhookEndpoint, WebhookServices, FailureSummary, EndpointState } from './webhooks.ts';
+export type { Webhooks, DeliveryView, WebhookEndpoint, WebhookServices, FailureSummary, EndpointState } from './webhooks.ts';
 export { WEBHOOK_EVENTS, ENVELOPE_VERSION, buildEnvelope, isWebhookEvent } from './events.ts';
 export type { Envelope, WebhookEvent } from './events.ts';
 export { DEFAULT_POLICY, decide, backoffDelay, parseRetryAfter } from './retry-policy.ts';

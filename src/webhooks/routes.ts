@@ -1,7 +1,7 @@
 /**
  * Webhook subscriptions API (admin scope): create (secret shown once), list, get, PATCH
  * (url, events, description, state — { "state": "active" } re-enables a paused endpoint),
- * delete, and the failure summary. Every change is written to the org's audit chain.
+ * delete, recent deliveries, and the failure summary. Every change is written to the org's audit chain.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
@@ -96,6 +96,22 @@ export async function registerWebhookRoutes(app: AppInstance, services: Services
     reply.status(204);
     return null;
   });
+
+  app.get(
+    '/api/v1/webhooks/:id/deliveries',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['webhooks'],
+        params: Params,
+        querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })) }, { additionalProperties: false }),
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
+      return { deliveries: await webhooks.deliveries(authOf(request).orgId, request.params.id, limit) };
+    },
+  );
 
   app.get(
     '/api/v1/webhooks/:id/failures/summary',

@@ -75,6 +75,18 @@ export interface FailureSummary {
   deliveries: { pending: number; held: number; confirmed: number; exhausted: number };
 }
 
+export interface DeliveryView {
+  id: string;
+  event: string;
+  state: 'pending' | 'held' | 'confirmed' | 'exhausted';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
 export interface Webhooks {
   readonly policy: DeliveryPolicy;
   /** Fans an event out to the org's active subscriptions and enqueues the deliveries. */
@@ -85,6 +97,8 @@ export interface Webhooks {
   update(orgId: string, id: string, changes: { url?: string; events?: WebhookEvent[]; description?: string | null; state?: EndpointState }): Promise<WebhookEndpoint>;
   remove(orgId: string, id: string): Promise<void>;
   failureSummary(orgId: string, id: string, since?: Date): Promise<FailureSummary>;
+  /** Recent deliveries of one endpoint, newest first. */
+  deliveries(orgId: string, id: string, limit?: number): Promise<DeliveryView[]>;
   /** Deletes confirmed and exhausted deliveries older than the retention; returns how many. */
   cleanup(now?: Date): Promise<number>;
   /** Re-enqueues every pending delivery (called on start). Returns how many. */
@@ -470,6 +484,28 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         }
         return summary;
       });
+    },
+
+    async deliveries(orgId, id, limit = 50) {
+      await findEndpoint(orgId, id);
+      const result = await db.withOrg(orgId, (tx) =>
+        tx.query<{ id: string; event: string; state: DeliveryView['state']; attempts: number; last_status: number | null; last_error: string | null; next_attempt_at: Date | null; created_at: Date; completed_at: Date | null }>(
+          `SELECT id::text, event, state, attempts, last_status, last_error, next_attempt_at, created_at, completed_at
+             FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at DESC, id LIMIT $2`,
+          [id, Math.min(Math.max(1, Math.floor(limit)), 200)],
+        ),
+      );
+      return result.rows.map((row) => ({
+        id: row.id,
+        event: row.event,
+        state: row.state,
+        attempts: row.attempts,
+        last_status: row.last_status,
+        last_error: row.last_error,
+        next_attempt_at: row.state === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
+        created_at: row.created_at.toISOString(),
+        completed_at: row.completed_at?.toISOString() ?? null,
+      }));
     },
 
     async cleanup(now = new Date()) {

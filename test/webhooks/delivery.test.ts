@@ -111,6 +111,9 @@ describe('webhook delivery', () => {
     expect(gap).toBeLessThan(1_000 + SLACK_MS);
     const summary = await webhooks.failureSummary(orgId, id);
     expect(summary.counts).toMatchObject({ '429': 1, '2xx': 1 });
+    expect(await webhooks.deliveries(orgId, id)).toEqual([
+      expect.objectContaining({ id: deliveries[0], event: 'threat.blocked', state: 'confirmed', attempts: 2, last_status: 200, next_attempt_at: null }),
+    ]);
     expect(summary.consecutive_failures).toBe(0);
     const ids = receiver.received('/429').map((entry) => entry.headers['webhook-id']);
     expect(ids[0]).toBe(ids[1]);

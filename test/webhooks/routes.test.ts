@@ -106,6 +106,8 @@ describe('webhook subscriptions API', () => {
     const empty = await context.app.inject({ method: 'PATCH', url: `/api/v1/webhooks/${created.id}`, headers: auth(admin), payload: {} });
     expect(empty.json().error.code).toBe('VALIDATION_FAILED');
 
+    const deliveries = await context.app.inject({ method: 'GET', url: `/api/v1/webhooks/${created.id}/deliveries?limit=10`, headers: auth(admin) });
+    expect(deliveries.json()).toEqual({ deliveries: [] });
     const summary = await context.app.inject({ method: 'GET', url: `/api/v1/webhooks/${created.id}/failures/summary`, headers: auth(admin) });
     expect(summary.statusCode).toBe(200);
     expect(summary.json()).toMatchObject({
