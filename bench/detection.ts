@@ -36,11 +36,13 @@ function toInspect(group: string, record: RecordShape): InspectRequest {
   return { kind: 'prompt', content: record.text ?? '' };
 }
 
-export async function runDetectionBench(options: { limit?: number } = {}): Promise<object> {
-  if (!existsSync(DATASETS)) return { skipped: true, reason: `${DATASETS} not found` };
+async function runConfiguration(withClassifier: boolean, limit: number | undefined): Promise<object> {
   let t3Classifier;
-  try { t3Classifier = loadT3Classifier(); } catch { t3Classifier = undefined; }
+  if (withClassifier) {
+    try { t3Classifier = loadT3Classifier(); } catch { t3Classifier = undefined; }
+  }
   const engine = createDetectionEngine(t3Classifier === undefined ? {} : { t3Classifier });
+  const options = { limit };
   const bySource: Record<string, Counter> = {};
   const byCategory: Record<string, Counter> = {};
   const byGroup: Record<string, Counter> = {};
@@ -73,9 +75,7 @@ export async function runDetectionBench(options: { limit?: number } = {}): Promi
     benign: c.benign, false_positive_rate: c.benign === 0 ? null : Math.round((c.falsePositives / c.benign) * 1000) / 1000,
   }]));
   return {
-    bench: 'detection',
-    tiers: engine.tiers,
-    definition: 'detected = decision challenge or block',
+    classifier: t3Classifier === undefined ? null : t3Classifier.id,
     by_group: rates(byGroup),
     by_source: rates(bySource),
     by_category: rates(byCategory),
@@ -83,6 +83,23 @@ export async function runDetectionBench(options: { limit?: number } = {}): Promi
       total: { p50: percentile(total, 50), p99: percentile(total, 99) },
       ...Object.fromEntries(Object.entries(latency).map(([tier, values]) => [tier, { p50: percentile(values, 50), p99: percentile(values, 99), n: values.length }])),
     },
+  };
+}
+
+/**
+ * Two configurations: `rules` (T1 + T3 evasion signals only: nothing in it was fitted to these
+ * files, so it estimates behaviour on unseen sources) and `default` (what the service runs: plus
+ * the T3 classifier, which was trained on these same corpora — in-sample for prompt_injection
+ * and mcp; see docs/detection-ml.md for its leave-one-source-out figures).
+ */
+export async function runDetectionBench(options: { limit?: number } = {}): Promise<object> {
+  if (!existsSync(DATASETS)) return { bench: 'detection', skipped: true, reason: `${DATASETS} not found` };
+  return {
+    bench: 'detection',
+    definition: 'detected = decision challenge or block (allowed: false); false positive = a benign record detected',
+    limit_per_file: options.limit ?? null,
+    rules: await runConfiguration(false, options.limit),
+    default: await runConfiguration(true, options.limit),
   };
 }
 

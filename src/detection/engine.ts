@@ -76,6 +76,17 @@ export interface DetectionEngine {
   close(): Promise<void>;
 }
 
+/**
+ * Maps the T3 classifier probability to a score contribution, following its leave-one-source-out
+ * calibration (docs/detection-ml.md): below 0.5 no evidence; 0.5–0.9 uncertain (0.2–0.55: log or
+ * alert on its own, a block only together with other evidence); 0.9 and above strong (0.75–1).
+ */
+export function classifierContribution(probability: number): number {
+  if (!(probability >= 0.5)) return 0;
+  if (probability < 0.9) return round(0.2 + ((probability - 0.5) / 0.4) * 0.35);
+  return round(0.75 + ((Math.min(probability, 1) - 0.9) / 0.1) * 0.25);
+}
+
 const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool_output: 'mcp', http: 'api_security' };
 
 export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
@@ -125,9 +136,10 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const scores = [signals.score];
       if (classifier !== undefined && context.escalate && context.input.kind !== 'http') {
         const probability = classifier.classify(rawText.get(context.normalized) ?? context.input.text, embeddings.get(context.normalized)).attackProbability;
-        if (probability >= 0.5) {
-          findings.push({ id: `ml.${classifier.id}`, name: 'Intent classifier: injection or jailbreak', category: 'intent', confidence: round(probability), tier: 't3' });
-          scores.push(probability);
+        const contribution = classifierContribution(probability);
+        if (contribution > 0) {
+          findings.push({ id: `ml.${classifier.id}`, name: 'Intent classifier: injection or jailbreak', category: 'intent', confidence: contribution, tier: 't3' });
+          scores.push(contribution);
         }
       }
       const score = noisyOr(scores);

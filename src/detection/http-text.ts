@@ -1,7 +1,7 @@
 /**
- * Assembles the scan text of an HTTP request: one line per part (request line, each query
- * value, each header that can carry an attack, the body), so line-anchored patterns see each
- * value on its own. Bounded by normalization afterwards.
+ * Assembles the scan text of an HTTP request: one line per part (path, each query value, each
+ * header that can carry an attack, the body), so line-anchored patterns see each value on its
+ * own. Bounded by normalization afterwards.
  */
 import type { HttpRequestShape } from './types.ts';
 
@@ -10,8 +10,10 @@ const SCANNED_HEADERS = new Set([
   'user-agent', 'referer', 'cookie', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip', 'x-client-ip', 'x-remote-ip', 'x-remote-addr',
   'x-originating-ip', 'x-custom-ip-authorization', 'client-ip', 'true-client-ip', 'cluster-client-ip', 'x-host', 'forwarded',
   'x-original-url', 'x-rewrite-url', 'x-override-url', 'x-http-method-override', 'x-http-method', 'x-method-override', 'authorization',
-  'origin', 'x-api-version', 'content-type', 'accept-language', 'x-requested-with',
+  'origin', 'x-api-version', 'x-requested-with',
 ]);
+
+export const PART_SEPARATOR = '\u2029';
 
 function queryLines(query: HttpRequestShape['query']): string[] {
   if (query === undefined) return [];
@@ -40,5 +42,7 @@ export function httpScanText(request: HttpRequestShape): { text: string; headerN
   if (request.body !== undefined && request.body !== null) {
     lines.push(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));
   }
-  return { text: lines.join('\n'), headerNames };
+  // U+2029 separates the parts: a line terminator for ^/$ (patterns run with the m flag), yet
+  // distinct from CR/LF, so a CRLF-injection pattern only fires on a CR or LF inside a value.
+  return { text: lines.join(PART_SEPARATOR), headerNames };
 }

@@ -46,7 +46,9 @@ function decodeBytes(bytes: number[]): string {
       index += 4;
       continue;
     }
-    out += String.fromCharCode(first);
+    // A lead byte without its continuation: overlong-encoding probes such as %c0%2f are read as
+    // IIS-style decoders read them (the stray C0/C1/E0 lead is dropped); others map to Latin-1.
+    if (first !== 0xc0 && first !== 0xc1 && first !== 0xe0) out += String.fromCharCode(first);
     index += 1;
   }
   return out;
@@ -217,3 +219,16 @@ export function hexDecode(input: string): string | null {
   });
 }
 
+
+// Single 0xHH tokens for path punctuation ("0x2e0x2e/", "..0x5c"): filter-evasion spellings.
+const HEX_PUNCTUATION = /0x(2e|2f|5c|3a|3c|3e|27|22|00)/gi;
+
+export function hexPunctuationDecode(input: string): string | null {
+  if (!input.includes('0x') && !input.includes('0X')) return null;
+  let changed = false;
+  const out = input.replace(HEX_PUNCTUATION, (_whole, byte: string) => {
+    changed = true;
+    return String.fromCharCode(Number.parseInt(byte, 16));
+  });
+  return changed ? out : null;
+}
