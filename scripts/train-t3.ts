@@ -286,6 +286,19 @@ async function main(): Promise<void> {
   const learningRate = Number(process.env.T3_LR ?? 0.01);
   const optionsFor = (useEmbedding: boolean): TrainOptions => ({ useEmbedding, epochs, learningRate, l2 });
 
+  const inspect = process.argv.find((argument) => argument.startsWith('--inspect-source='))?.slice('--inspect-source='.length);
+  if (inspect !== undefined) {
+    // Debugging aid: train without one source and print its highest-scored benign / lowest-scored attack records.
+    const rest = rows.filter((row) => row.sample.source !== inspect);
+    const held = rows.filter((row) => row.sample.source === inspect);
+    weigh(rest);
+    const head = train(rest, optionsFor(true));
+    const scoredHeld = held.map((row) => ({ row, probability: predict(head, row, true) }));
+    scoredHeld.sort((left, right) => (left.row.sample.attack ? left.probability : -left.probability) - (right.row.sample.attack ? right.probability : -right.probability));
+    for (const item of scoredHeld.slice(0, 25)) process.stdout.write(`${item.probability.toFixed(2)} ${item.row.sample.attack ? 'A' : 'B'} ${item.row.sample.text.slice(0, 140).replace(/\s+/g, ' ')}\n`);
+    return;
+  }
+
   // 1. Random stratified 80/20 split (optimistic: same sources on both sides).
   let seed = 7;
   const random = () => {
