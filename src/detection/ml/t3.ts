@@ -169,12 +169,33 @@ export function createT3Classifier(weights: T3Weights): T3Classifier {
     classify(text: string, embedding?: Float32Array): T3Result {
       const features = extractFeatures(text, weights.features);
       const usable = embedding !== undefined && embedding.length === weights.dimensions;
-      const logit = usable
+      let logit = usable
         ? headLogit(full, weights.dimensions, hashSize, features, embedding)
         : headLogit(ngrams, weights.dimensions, hashSize, features);
+      // The embedding and the features above cover the first MAX_FEATURE_CHARS; an injection at
+      // the end of a long document or tool output is scored by the n-gram head on later windows.
+      for (const window of laterWindows(text)) {
+        logit = Math.max(logit, headLogit(ngrams, weights.dimensions, hashSize, extractFeatures(window, weights.features)));
+      }
       return { attackProbability: sigmoid(logit), head: usable ? 'embedding+ngrams' : 'ngrams' };
     },
   };
+}
+
+/** Extra windows scored for long texts (each MAX_FEATURE_CHARS long; the last one ends the text). */
+export const MAX_LATER_WINDOWS = 3;
+
+/** Up to MAX_LATER_WINDOWS windows after the first MAX_FEATURE_CHARS, evenly spread, the last at the end. */
+export function laterWindows(text: string): string[] {
+  if (text.length <= MAX_FEATURE_CHARS) return [];
+  const span = text.length - MAX_FEATURE_CHARS;
+  const count = Math.min(MAX_LATER_WINDOWS, Math.ceil(span / MAX_FEATURE_CHARS));
+  const windows: string[] = [];
+  for (let index = 1; index <= count; index += 1) {
+    const start = Math.round((span * index) / count);
+    windows.push(text.slice(start, start + MAX_FEATURE_CHARS));
+  }
+  return windows;
 }
 
 let loaded: T3Classifier | null = null;
