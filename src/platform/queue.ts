@@ -180,7 +180,8 @@ export class BullQueue implements JobQueue {
 
   async enqueue<Data>(name: string, data: Data, options: JobOptions = {}): Promise<void> {
     await this.queue(name).add(name, data, {
-      ...(options.jobId === undefined ? {} : { jobId: options.jobId }),
+      // BullMQ refuses custom ids containing ':' (its own key separator) unless they have exactly three parts.
+      ...(options.jobId === undefined ? {} : { jobId: options.jobId.replaceAll(':', '_') }),
       delay: options.delayMs ?? 0,
       attempts: options.attempts ?? 1,
       backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
