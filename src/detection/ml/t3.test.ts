@@ -50,9 +50,16 @@ describe('T3 intent classifier', () => {
     const embedding = new Float32Array(512).fill(0.04);
     const text = 'please review the attached shipping schedule and report delays; '.repeat(130);
     classifier.classify(text, embedding);
-    const started = performance.now();
-    for (let round = 0; round < 20; round += 1) classifier.classify(`${text}${round}`, embedding);
-    expect((performance.now() - started) / 20).toBeLessThan(15);
+    // CPU time of this process (not wall time), median of 21 calls: other test files share the cores.
+    const costs: number[] = [];
+    for (let round = 0; round < 21; round += 1) {
+      const before = process.cpuUsage();
+      classifier.classify(`${round}${text}`, embedding);
+      const spent = process.cpuUsage(before);
+      costs.push((spent.user + spent.system) / 1000);
+    }
+    costs.sort((left, right) => left - right);
+    expect(costs[10]).toBeLessThan(15);
   });
 
   it('extracts bounded, normalised n-gram features in one pass', () => {

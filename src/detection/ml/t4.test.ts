@@ -13,7 +13,7 @@ describe('T4 LLM escalation', () => {
     const result = await t4.classify('anything');
     expect(result.outcome).toBe('timeout');
     expect(result.confidence).toBe(0);
-    expect(result.elapsedMs).toBeLessThan(500);
+    expect(result.elapsedMs).toBeLessThan(900); // the fake answers at 1,000 ms
   });
 
   it('aborts the completion through its signal on timeout', async () => {
