@@ -5,12 +5,13 @@
  */
 import type { HttpRequestShape } from './types.ts';
 
-// Headers whose values are attacker-controlled and interpreted by applications.
-const SCANNED_HEADERS = new Set([
-  'user-agent', 'referer', 'cookie', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip', 'x-client-ip', 'x-remote-ip', 'x-remote-addr',
-  'x-originating-ip', 'x-custom-ip-authorization', 'client-ip', 'true-client-ip', 'cluster-client-ip', 'x-host', 'forwarded',
-  'x-original-url', 'x-rewrite-url', 'x-override-url', 'x-http-method-override', 'x-http-method', 'x-method-override', 'authorization',
-  'origin', 'x-api-version', 'x-requested-with',
+// Every header is scanned (attacks ride on arbitrary headers such as X-Filename) except the
+// structural ones whose values browsers and proxies set and applications do not interpret.
+const SKIPPED_HEADERS = new Set([
+  'host', 'accept', 'accept-encoding', 'accept-language', 'accept-charset', 'connection', 'content-length', 'content-type',
+  'cache-control', 'pragma', 'upgrade-insecure-requests', 'te', 'keep-alive', 'proxy-connection', 'if-none-match',
+  'if-modified-since', 'dnt', 'priority', 'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest', 'sec-fetch-user',
+  'sec-ch-ua', 'sec-ch-ua-mobile', 'sec-ch-ua-platform', 'content-encoding', 'transfer-encoding', 'expect',
 ]);
 
 export const PART_SEPARATOR = '\u2029';
@@ -36,7 +37,7 @@ export function httpScanText(request: HttpRequestShape): { text: string; headerN
   for (const [name, value] of Object.entries(request.headers ?? {})) {
     const lower = name.toLowerCase();
     headerNames.push(lower);
-    if (value === undefined || !SCANNED_HEADERS.has(lower)) continue;
+    if (value === undefined || SKIPPED_HEADERS.has(lower)) continue;
     for (const item of Array.isArray(value) ? value : [value]) lines.push(`${lower}: ${String(item)}`);
   }
   if (request.body !== undefined && request.body !== null) {

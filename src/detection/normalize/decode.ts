@@ -232,3 +232,47 @@ export function hexPunctuationDecode(input: string): string | null {
   });
   return changed ? out : null;
 }
+
+// Numeric host spellings after a scheme or userinfo ("http://2130706433", "http:0251.0376.0251.0376",
+// "//0x7f.1"), read with inet_aton rules and rewritten as dotted decimal.
+const NUMERIC_HOST = /(\/\/|@|https?:)((?:0x[0-9a-f]{1,8}|[0-9]{1,10})(?:\.(?:0x[0-9a-f]{1,8}|[0-9]{1,10})){0,3})(?![0-9a-z.])/gi;
+
+function parsePart(part: string): number {
+  if (/^0x/i.test(part)) return Number.parseInt(part.slice(2), 16);
+  if (part.length > 1 && part.startsWith('0')) return /^[0-7]+$/.test(part) ? Number.parseInt(part, 8) : Number.NaN;
+  return Number(part);
+}
+
+export function canonicalIp(host: string): string | null {
+  const parts = host.split('.').map(parsePart);
+  if (parts.some((part) => !Number.isFinite(part) || part < 0)) return null;
+  const limits = [[0xffffffff], [0xff, 0xffffff], [0xff, 0xff, 0xffff], [0xff, 0xff, 0xff, 0xff]][parts.length - 1];
+  if (limits === undefined || parts.some((part, index) => part > limits[index]!)) return null;
+  let value = 0;
+  const last = parts.length - 1;
+  parts.forEach((part, index) => {
+    value += index === last ? part : part * 2 ** (8 * (3 - index));
+  });
+  if (value > 0xffffffff) return null;
+  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
+}
+
+export function ipDecode(input: string): string | null {
+  let changed = false;
+  const out = input.replace(NUMERIC_HOST, (whole, prefix: string, host: string) => {
+    const canonical = canonicalIp(host);
+    if (canonical === null || canonical === host) return whole;
+    changed = true;
+    return `${prefix === 'http:' || prefix === 'https:' ? `${prefix}//` : prefix}${canonical}`;
+  });
+  return changed ? out : null;
+}
+
+// Backslash-escaped path punctuation ("\.\.\/"), a filter-evasion spelling.
+const ESCAPED_PUNCTUATION = /\\([./\\])/g;
+
+export function unescapePunctuation(input: string): string | null {
+  if (!input.includes('\\.') && !input.includes('\\/')) return null;
+  const out = input.replace(ESCAPED_PUNCTUATION, '$1');
+  return out === input ? null : out;
+}

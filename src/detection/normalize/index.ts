@@ -8,7 +8,7 @@
  */
 import type { Evidence, InspectKind } from '../types.ts';
 import { foldConfusables, unicodeFold } from './confusables.ts';
-import { base64Decode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, urlDecode } from './decode.ts';
+import { base64Decode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, ipDecode, unescapePunctuation, urlDecode } from './decode.ts';
 import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
 import { reconstructLeet } from './leet.ts';
@@ -143,6 +143,8 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     const steps: readonly (readonly [string, (text: string) => string | null])[] = [
       ['url', (text) => urlDecode(text, kind === 'http')],
       ['hex-byte', (text) => (kind === 'http' ? hexPunctuationDecode(text) : null)],
+      ['ip', (text) => (kind === 'http' ? ipDecode(text) : null)],
+      ['unescape', (text) => (kind === 'http' ? unescapePunctuation(text) : null)],
       ['html', htmlDecode],
       ['escape', escapeDecode],
       ['base64', base64Decode],
