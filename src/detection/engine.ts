@@ -87,6 +87,10 @@ export function classifierContribution(probability: number): number {
   return round(0.75 + ((Math.min(probability, 1) - 0.9) / 0.1) * 0.25);
 }
 
+/** Categories of the spec's agent-hijacking classes; they default to block. */
+export const HIJACKING_CATEGORIES: ReadonlySet<string> = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
+const HIJACKING_BLOCK_CONFIDENCE = 0.6;
+
 const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool_output: 'mcp', http: 'api_security' };
 
 export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
@@ -203,7 +207,10 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         }
       }
       const escalation = escalate(base, requestCount, limits);
-      const score = round(escalation.score);
+      // Spec: the agent-hijacking classes default to block (and alert): a confident finding of
+      // one of them raises the score to the block threshold.
+      const hijack = findings.some((finding) => HIJACKING_CATEGORIES.has(finding.category) && finding.confidence >= HIJACKING_BLOCK_CONFIDENCE);
+      const score = round(hijack ? Math.max(escalation.score, limits.block) : escalation.score);
       const decision = decide(score, limits);
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
@@ -218,7 +225,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         allowed: isAllowed(decision),
         threat_score: score,
         decision,
-        explanation: explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch }),
+        explanation: explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack }),
         patterns_matched: patterns,
         session_escalation_factor: escalation.factor,
         session_request_count: requestCount,

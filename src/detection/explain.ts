@@ -12,6 +12,7 @@ export function explain(options: {
   immediateBlock: boolean;
   failedOpen: readonly TierName[];
   fragmentMatch: boolean;
+  hijack?: boolean;
 }): string {
   const parts: string[] = [];
   const top = [...options.findings].sort((left, right) => right.confidence - left.confidence).slice(0, 3);
@@ -22,6 +23,7 @@ export function explain(options: {
   if (options.immediateBlock) parts.push('T1 confidence above 0.9: blocked immediately.');
   if (options.fragmentMatch) parts.push('An attack was found across this session\'s recent fragments.');
   if (options.factor > 1) parts.push(`Session escalation x${options.factor} at request ${options.requestCount}.`);
+  if (options.hijack === true) parts.push('Agent-hijacking class: blocked by default.');
   if (options.autoBlocked) parts.push('Automatic block: 8 or more requests in the session and this request carries a threat signal.');
   if (options.failedOpen.length > 0) parts.push(`Tier(s) ${options.failedOpen.join(', ')} failed and were skipped (fail open).`);
   parts.push(`Threat score ${options.score.toFixed(2)} → ${options.decision}.`);
