@@ -188,11 +188,11 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
     if (writer.isClosed || controller.signal.aborted) {
       controller.abort();
       await opened.rest.return?.().catch(() => undefined);
-      await opened.finish({ kind: 'aborted' });
+      await opened.finish({ kind: 'aborted', content });
       writer.end();
       return;
     }
-    await opened.finish({ kind: 'error', error });
+    await opened.finish({ kind: 'error', error, content });
     const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
     await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message } }));
     writer.end();

@@ -124,7 +124,9 @@ export interface OpenedStream {
   first: StreamEvent;
   rest: AsyncIterator<StreamEvent>;
   /** Call exactly once when the stream ended, failed or was abandoned. */
-  finish(outcome: { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown } | { kind: 'aborted' }): Promise<{
+  finish(
+    outcome: { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown; content: string } | { kind: 'aborted'; content: string },
+  ): Promise<{
     usage: TokenUsage;
     costUsd: number;
   } | null>;
@@ -375,16 +377,19 @@ export class GatewayService {
         finished = true;
         const now = Date.now();
         if (outcome.kind === 'aborted') {
+          // The client left mid-stream; what it was sent still counts (estimated), the rest of the reservation is released.
           breaker.record(null, now, probe);
-          await this.release(prepared);
+          const usage = estimateUsage(prepared.request.messages, outcome.content);
+          await this.account(prepared, candidate, candidate.model, usage);
           return null;
         }
         if (outcome.kind === 'error') {
           const counts = outcome.error instanceof UpstreamError ? countsAgainstProvider(outcome.error) : true;
           breaker.record(!counts, now, probe);
-          // The client received part of a completion: bill what was likely produced (the reservation).
-          if (prepared.reservation !== null) await this.budget.settle(prepared.reservation, prepared.reservation.tokens, prepared.reservation.microUsd);
-          return null;
+          // The client received part of a completion: account for the estimated part it got.
+          const usage = estimateUsage(prepared.request.messages, outcome.content);
+          const costUsd = await this.account(prepared, candidate, candidate.model, usage);
+          return { usage, costUsd };
         }
         breaker.record(true, now, probe);
         this.reportHealth(candidate.key, breaker.state(now) !== 'open');
