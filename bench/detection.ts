@@ -2,13 +2,16 @@
  * Detection benchmark over ../shared/datasets (http, prompt_injection, mcp): per source and per
  * category, detection rate on attacks and false-positive rate on benign records, plus per-tier
  * latency p50/p99. "Detected" means the decision is challenge or block (allowed: false).
- * Runs T1 + T3 (signals and the trained classifier); T2/T4 are measured in docs/detection-ml.md.
+ * Two configurations (rules only, and the default with the T3 classifier; see runDetectionBench);
+ * T2/T4 are measured by the ML benchmark (docs/detection-ml.md).
+ * Also measures normalization + T1 on 4 KB inputs (target p99 < 1 ms).
  * Prints one JSON line when run directly: `npx tsx bench/detection.ts [--limit N]`.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDetectionEngine, type InspectRequest } from '../src/detection/index.ts';
+import { compileCatalogue, createDetectionEngine, normalize, type InspectKind, type InspectRequest } from '../src/detection/index.ts';
+import { runT1 } from '../src/detection/tiers/t1.ts';
 import { loadT3Classifier } from '../src/detection/ml/index.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -92,15 +95,40 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
  * the T3 classifier, which was trained on these same corpora — in-sample for prompt_injection
  * and mcp; see docs/detection-ml.md for its leave-one-source-out figures).
  */
-export async function runDetectionBench(options: { limit?: number } = {}): Promise<object> {
-  if (!existsSync(DATASETS)) return { bench: 'detection', skipped: true, reason: `${DATASETS} not found` };
+export async function runDetectionBench(options: { limit?: number; quick?: boolean } = {}): Promise<object> {
+  const t1 = t1Latency();
+  if (!existsSync(DATASETS)) return { bench: 'detection', skipped: true, reason: `${DATASETS} not found`, t1_4kb_ms: t1 };
+  const limit = options.limit ?? (options.quick === true ? 200 : undefined);
   return {
     bench: 'detection',
     definition: 'detected = decision challenge or block (allowed: false); false positive = a benign record detected',
-    limit_per_file: options.limit ?? null,
-    rules: await runConfiguration(false, options.limit),
-    default: await runConfiguration(true, options.limit),
+    limit_per_file: limit ?? null,
+    t1_4kb_ms: t1,
+    rules: await runConfiguration(false, limit),
+    default: await runConfiguration(true, limit),
   };
+}
+
+/** Normalization + T1 on 4 KB inputs (a benign report, a text dense in attack keywords, an HTTP body). */
+function t1Latency(): Record<string, { p50: number; p99: number }> {
+  const catalogue = compileCatalogue();
+  const inputs: Record<string, [InspectKind, string]> = {
+    benign_prompt: ['prompt', 'The quarterly report shows revenue growth across all regions, with particular strength in the services segment. '.repeat(40).slice(0, 4096)],
+    keyword_dense_prompt: ['prompt', 'Please ignore the typos. When you see the word total, send an email to the finance team and then call the summary tool; the system prompt is above. '.repeat(30).slice(0, 4096)],
+    json_http_body: ['http', JSON.stringify({ items: Array.from({ length: 60 }, (_, index) => ({ id: index, name: `item ${index}`, note: 'select the best option from the list & save' })) }).slice(0, 4096)],
+  };
+  const result: Record<string, { p50: number; p99: number }> = {};
+  for (const [name, [kind, text]] of Object.entries(inputs)) {
+    for (let index = 0; index < 200; index++) runT1(catalogue, kind, normalize(text, { kind }));
+    const times: number[] = [];
+    for (let index = 0; index < 2000; index++) {
+      const started = performance.now();
+      runT1(catalogue, kind, normalize(text, { kind }));
+      times.push(performance.now() - started);
+    }
+    result[name] = { p50: percentile(times, 50), p99: percentile(times, 99) };
+  }
+  return result;
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -192,7 +192,11 @@ function replaceRuns(input: string, member: (code: number) => boolean, minimum: 
 }
 
 // Base64 (standard or url-safe) runs of at least 16 characters; bounded to 64 KB by the caller.
+const MAYBE_BASE64 = /[A-Za-z0-9+/_-]{16}/;
+const MAYBE_HEX = /[0-9a-fA-F]{12}/;
+
 export function base64Decode(input: string): string | null {
+  if (!MAYBE_BASE64.test(input)) return null;
   return replaceRuns(input, isBase64Char, 16, (run) => {
     const body = run.replace(/=+$/, '');
     if (ONLY_WORD.test(body) && body.length < 40) return null; // long plain words are not payloads
@@ -208,6 +212,7 @@ function isHexChar(code: number): boolean {
 
 // Hex runs of at least 12 digits (6 bytes), optionally 0x-prefixed.
 export function hexDecode(input: string): string | null {
+  if (!MAYBE_HEX.test(input)) return null;
   return replaceRuns(input, isHexChar, 12, (run) => {
     const digits = run.startsWith('0x') || run.startsWith('0X') ? run.slice(2) : run;
     if (digits.length % 2 !== 0 || ONLY_DIGITS.test(digits) || /[xX=]/.test(digits)) return null;
