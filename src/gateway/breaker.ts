@@ -6,7 +6,8 @@
  * seen to judge), the breaker opens and requests skip that provider at once; after `openMs` it
  * lets a bounded number of probe requests through (half-open); enough probe successes close it,
  * any probe failure re-opens it. Only failures that say something about the provider count
- * (429, 5xx, timeouts, network); an org's bad key or a malformed request does not.
+ * (5xx, 529, timeouts, network); an org's bad key, its rate limit (429) or a malformed request
+ * does not, since one breaker serves every org that uses the provider.
  *
  * `CircuitBreaker` is a pure state machine over an injected clock. `BreakerRegistry` holds one
  * per breaker key (provider id, or provider@host for a custom base URL), reports transitions to

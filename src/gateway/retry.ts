@@ -58,9 +58,15 @@ export function decideRetry(
   return { action: 'retry', delayMs };
 }
 
-/** Whether an upstream failure says something about the provider's health (breaker input). */
+/**
+ * Whether an upstream failure says something about the provider's health (breaker input).
+ * Breakers are shared by every org using the provider, so 429 does not count: a rate limit is
+ * usually one org's key or quota, and must not cut the provider off for everyone (it is retried
+ * and failed over per request instead). Overload (503/529), other 5xx, timeouts and network
+ * failures are provider-wide.
+ */
 export function countsAgainstProvider(error: Pick<UpstreamError, 'code'>): boolean {
-  return error.code === 'rate_limited' || error.code === 'overloaded' || error.code === 'server' || error.code === 'timeout' || error.code === 'network';
+  return error.code === 'overloaded' || error.code === 'server' || error.code === 'timeout' || error.code === 'network';
 }
 
 /** Sleeps `ms`, waking early (rejecting) when the signal aborts. */

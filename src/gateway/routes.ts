@@ -120,7 +120,7 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
     return budgetView(caller);
   });
 
-  app.get('/api/v1/gateway/providers/health', { config: { scope: 'admin' } }, async () => ({ providers: gateway.health() }));
+  app.get('/api/v1/gateway/providers/health', { config: { scope: 'admin' } }, async (request) => ({ providers: await gateway.health(callerOf(request).orgId) }));
 }
 
 function callerOf(request: FastifyRequest): Caller {

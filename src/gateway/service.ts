@@ -30,7 +30,7 @@ import type { ChatMessage, CompletionRequest, CompletionResult, ProviderTarget, 
 import type { GatewayEvents } from './events.ts';
 import { resolveTarget, targetKey, type ProviderKeySource } from './keys.ts';
 import { createStreamRestorer, redactMessages, restorePlaceholders, detectPii, type RedactionSummary } from './pii/index.ts';
-import { getAdapter, invokeCompletion, invokeStream, isProviderId, type ProviderId } from './registry.ts';
+import { getAdapter, invokeCompletion, invokeStream, isProviderId, providerIds, type ProviderId } from './registry.ts';
 import { countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S, LatencyWindows, planRoute, type RouteCandidate } from './routing.ts';
 import type { CompletionBody } from './schemas.ts';
@@ -516,10 +516,21 @@ export class GatewayService {
     return checked;
   }
 
-  /** Breaker states for the admin endpoint. */
-  health(): Array<Record<string, unknown>> {
+  /**
+   * Breaker states for the admin endpoint of one org: the shared public providers, plus the
+   * breakers of the org's own custom base URLs (another org's self-hosted hosts are not shown).
+   */
+  async health(orgId: string): Promise<Array<Record<string, unknown>>> {
     const now = Date.now();
-    return this.breakers.snapshot().map((entry) => ({
+    const ownKeys = new Set<string>();
+    await Promise.all(
+      providerIds.map(async (provider) => {
+        const stored = await this.deps.orgKeys.get(orgId, provider);
+        if (stored?.baseUrl) ownKeys.add(targetKey(provider, { apiKey: '', baseUrl: stored.baseUrl }));
+      }),
+    );
+    const visible = this.breakers.snapshot().filter((entry) => !entry.key.includes('@') || ownKeys.has(entry.key));
+    return visible.map((entry) => ({
       gateway_id: entry.key,
       state: entry.state,
       healthy: entry.state === 'closed',

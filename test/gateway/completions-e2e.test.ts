@@ -103,6 +103,17 @@ describe('completions against fake upstreams', () => {
     expect(anthropic.requests.every((received) => received.problems.length === 0)).toBe(true);
   });
 
+  it("shows an org the breakers of public providers and of its own base URLs, not another org's hosts", async () => {
+    const mine = await orgWithFakes([['anthropic', anthropic]]);
+    const other = await orgWithFakes([['openai', openai]]);
+    await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: mine.headers, payload: { ...ask('hi'), provider: 'anthropic', model: 'claude-3-5-haiku-latest' } });
+    await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: other.headers, payload: ask('hi') });
+    const health = await app.inject({ method: 'GET', url: '/api/v1/gateway/providers/health', headers: mine.headers });
+    const ids = health.json().providers.map((entry: { gateway_id: string }) => entry.gateway_id);
+    expect(ids).toContain(`anthropic@${new URL(anthropic.baseUrl).host}`);
+    expect(ids).not.toContain(`openai@${new URL(openai.baseUrl).host}`);
+  });
+
   it('fails over when the upstream answers 500 before any byte of a stream', async () => {
     const broken = await startFakeProvider('openai', { behaviour: { status: 500 } });
     anthropic.reset();

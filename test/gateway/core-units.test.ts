@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spendZScore, SpendTracker } from '../../src/gateway/anomaly.ts';
 import { BreakerRegistry, CircuitBreaker, type BreakerPolicy } from '../../src/gateway/breaker.ts';
 import { BudgetLedger, estimatePromptTokens, dailyTokenBudget } from '../../src/gateway/budget.ts';
-import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY } from '../../src/gateway/retry.ts';
+import { backoffDelay, countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY } from '../../src/gateway/retry.ts';
 import { equivalentModel, LatencyWindows, modelClassOf, planRoute, type RouteInput } from '../../src/gateway/routing.ts';
 import { createCache } from '../../src/platform/cache.ts';
 
@@ -100,6 +100,14 @@ describe('retry decisions', () => {
     expect(decideRetry({ retryable: true, retryAfterMs: null }, 1, 0, policy, () => 1)).toEqual({ action: 'retry', delayMs: 100 });
     expect(decideRetry({ retryable: true, retryAfterMs: 700 }, 1, 0, policy)).toEqual({ action: 'retry', delayMs: 700 });
     expect(decideRetry({ retryable: true, retryAfterMs: 30_000 }, 1, 0, policy)).toEqual({ action: 'failover' });
+  });
+
+  it("does not let one org's rate limit or bad key count against the shared provider breaker", () => {
+    expect(countsAgainstProvider({ code: 'rate_limited' })).toBe(false);
+    expect(countsAgainstProvider({ code: 'auth' })).toBe(false);
+    expect(countsAgainstProvider({ code: 'bad_request' })).toBe(false);
+    expect(countsAgainstProvider({ code: 'overloaded' })).toBe(true);
+    expect(countsAgainstProvider({ code: 'timeout' })).toBe(true);
   });
 
   it('fails over on non-retryable failures, after the last attempt and when the time budget is spent', () => {
