@@ -35,7 +35,9 @@ export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Find
   if (natural && s.bidi > 0) findings.push(signal('bidi-controls', 'Bidirectional control characters', 0.2));
   if (s.zeroWidth >= 3) findings.push(signal('zero-width', 'Zero-width characters inside text', natural ? 0.2 : 0.3));
   if (natural && s.mixedScriptWords > 0) findings.push(signal('homoglyphs', 'Words mixing Latin and lookalike letters', 0.3));
-  const hidden = t1Findings.filter((finding) => finding.variant !== undefined && finding.variant !== 'canonical' && finding.variant !== 'unwrapped');
+  // On HTTP one layer of URL/HTML encoding is the transport's, not obfuscation.
+  const ordinary = natural ? new Set(['canonical', 'unwrapped']) : new Set(['canonical', 'decoded:url', 'decoded:html', 'decoded:url+html', 'canonical+sql-uncommented']);
+  const hidden = t1Findings.filter((finding) => finding.variant !== undefined && !ordinary.has(finding.variant));
   if (hidden.length > 0) findings.push(signal('obfuscated-match', 'Pattern visible only after decoding or de-obfuscation', 0.3));
   if (s.decodeLayers >= 2) findings.push(signal('nested-encoding', 'Nested encoding layers', natural ? 0.2 : 0.3));
   if (natural && s.decodeKinds.includes('base64')) findings.push(signal('base64', 'Base64 payload in natural-language input', 0.15));
