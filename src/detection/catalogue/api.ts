@@ -71,7 +71,7 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'xss.attribute-payload', name: 'Dangerous attribute', category: 'xss', weight: 0.7, kinds: H, keywords: ['srcdoc', 'formaction', 'xlink:href', 'autofocus', 'dynsrc', 'lowsrc', 'background'],
     pattern: String.raw`\b(?:srcdoc|formaction|xlink:href|dynsrc|lowsrc)\s?=|\bautofocus\b⟪60:>⟫\bon[a-z]{3,20}\s?=|\bbackground\s?=\s?['"]?\s?(?:java|vb)script`, examples: ['<iframe srcdoc="<script>x</script>">'] },
   // Path traversal and file inclusion
-  { id: 'pt.dot-dot-slash', name: 'Directory traversal step', category: 'path-traversal', weight: 0.55, kinds: H, keywords: ['..'],
+  { id: 'pt.dot-dot-slash', name: 'Directory traversal step', category: 'path-traversal', weight: 0.6, kinds: H, keywords: ['..'],
     pattern: String.raw`(?:^|[\\/=;:'"\s])\.{2,}[\\/]|[\\/]\.\.(?:[\\/;]|$)|\.\.;/`, examples: ['../x', '/foo/..;/admin'] },
   { id: 'pt.dot-dot-slash-repeated', name: 'Directory traversal', category: 'path-traversal', weight: 0.9, kinds: H, keywords: ['..'],
     pattern: String.raw`\.{2,}[\\/]{1,2}\.{2,}[\\/]|[\\/]\.\.[\\/]{1,2}\.\.(?:[\\/;]|$)`, examples: ['../../etc/passwd', '..\\..\\windows\\win.ini', '....//....//etc'] },

@@ -281,3 +281,12 @@ export function unescapePunctuation(input: string): string | null {
   const out = input.replace(ESCAPED_PUNCTUATION, '$1');
   return out === input ? null : out;
 }
+
+// Private-use code points (e.g. %uF025, %uEFC8) used by traversal fuzzers as separators that
+// some Windows best-fit mappings turn into "/" or "\\"; read as "/" in the HTTP scan variant.
+const PRIVATE_USE = /[\ue000-\uf8ff]/g;
+
+export function privateUseAsSeparator(input: string): string | null {
+  const out = input.replace(PRIVATE_USE, '/');
+  return out === input ? null : out;
+}

@@ -8,7 +8,7 @@
  */
 import type { Evidence, InspectKind } from '../types.ts';
 import { foldConfusables, unicodeFold } from './confusables.ts';
-import { base64Decode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, ipDecode, unescapePunctuation, urlDecode } from './decode.ts';
+import { base64Decode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, ipDecode, privateUseAsSeparator, unescapePunctuation, urlDecode } from './decode.ts';
 import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
 import { reconstructLeet } from './leet.ts';
@@ -145,6 +145,7 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
       ['hex-byte', (text) => (kind === 'http' ? hexPunctuationDecode(text) : null)],
       ['ip', (text) => (kind === 'http' ? ipDecode(text) : null)],
       ['unescape', (text) => (kind === 'http' ? unescapePunctuation(text) : null)],
+      ['private-use', (text) => (kind === 'http' ? privateUseAsSeparator(text) : null)],
       ['html', htmlDecode],
       ['escape', escapeDecode],
       ['base64', base64Decode],
