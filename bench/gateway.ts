@@ -15,6 +15,7 @@
  *   npx tsx bench/gateway.ts [--quick]
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,7 +27,39 @@ const UPSTREAM_KEY = 'sk-bench-upstream-key';
 
 interface Portkey {
   port: number;
+  pid: number;
   stop(): Promise<void>;
+}
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc; null elsewhere). */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time the server process spends per request, µs, over `count` requests on 4 keep-alive
+ * connections: a contention-robust measure of per-request cost (throughput on a shared machine
+ * swings with everyone else's load; CPU per request much less).
+ */
+async function cpuPerRequest(target: ProbeTarget, pid: number, count: number): Promise<number | null> {
+  const pool = new Pool(target.origin, { connections: 4 });
+  const once = async () => {
+    const response = await pool.request({ path: target.path, method: target.method ?? 'GET', headers: target.headers ?? {}, ...(target.body === undefined ? {} : { body: target.body }) });
+    await response.body.dump();
+  };
+  for (let index = 0; index < 200; index += 1) await once();
+  const before = cpuMs(pid);
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    for (let index = 0; index < count / 4; index += 1) await once();
+  }));
+  const after = cpuMs(pid);
+  await pool.close();
+  return before === null || after === null ? null : Math.round(((after - before) * 1000) / count);
 }
 
 async function startPortkey(): Promise<Portkey> {
@@ -53,6 +86,7 @@ async function startPortkey(): Promise<Portkey> {
   }
   return {
     port,
+    pid: child.pid ?? 0,
     async stop() {
       if (child.exitCode !== null) return;
       await new Promise<void>((done) => {
@@ -135,6 +169,13 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
     const latency = await probeLatency(targetsFor(false), latencyOptions);
     const firstChunk = await probeFirstChunk(targetsFor(true), quick ? { rounds: 3, perRound: 100, warmup: 100 } : { rounds: 5, perRound: 200, warmup: 200 });
 
+    const cpuCount = quick ? 1_000 : 3_000;
+    const pids: Record<string, number> = { direct: upstream.process.pid ?? 0, svc: svc.process.pid ?? 0, portkey: portkey.pid };
+    const cpu: Record<string, number | null> = {};
+    for (const stream of [false, true]) {
+      for (const target of targetsFor(stream)) cpu[`${target.name}_${stream ? 'stream' : 'json'}`] = await cpuPerRequest(target, pids[target.name]!, cpuCount);
+    }
+
     const durationSeconds = quick ? 2 : 4;
     const rates: Record<string, Record<string, unknown>> = {};
     for (const stream of [false, true]) {
@@ -161,6 +202,11 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
       portkey_added_p50_ms: round3(latency.portkey!.p50_ms - latency.direct!.p50_ms),
       portkey_added_first_chunk_p50_ms: round3(firstChunk.portkey!.p50_ms - firstChunk.direct!.p50_ms),
       throughput: rates,
+      server_cpu_us_per_request: cpu,
+      svc_vs_portkey_cpu_per_request: {
+        json: cpu.svc_json && cpu.portkey_json ? round3(cpu.portkey_json / cpu.svc_json) : null,
+        stream: cpu.svc_stream && cpu.portkey_stream ? round3(cpu.portkey_stream / cpu.svc_stream) : null,
+      },
       svc_vs_portkey_rps_c10: { json: ratioJson, stream: ratioStream },
       targets: { added_p50_ms: 0.5, added_first_chunk_ms: 1, svc_vs_portkey_rps_c10: 5 },
       met: { added_p50: addedP50 <= 0.5, added_first_chunk: addedFirstChunk <= 1, throughput_json: ratioJson >= 5, throughput_stream: ratioStream >= 5 },
