@@ -312,7 +312,7 @@ export const AGENT_PATTERNS: readonly CatalogueEntry[] = [
     weight: 0.75,
     kinds: TEXT_KINDS,
     keywords: ['system', 'admin', 'developer', 'hidden'],
-    pattern: String.raw`(?:#{2,}|\[|\*{2,}|={2,}|<)\s?(?:system|admin|developer|hidden)\s+(?:instructions?|prompt|message|override|note|directive)s?\b|\b_?system_(?:injection|instructions?|prompt|override)\b`,
+    pattern: String.raw`(?:##|\[|\*\*|==|<)\s?(?:system|admin|developer|hidden)\s+(?:instructions?|prompt|message|override|note|directive)s?\b|\b_?system_(?:injection|instructions?|prompt|override)\b`,
     examples: ['### SYSTEM INSTRUCTION ###', '{"_system_injection": "x"}'],
   },
   {

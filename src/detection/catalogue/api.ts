@@ -74,7 +74,7 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'pt.dot-dot-slash', name: 'Directory traversal step', category: 'path-traversal', weight: 0.6, kinds: H, keywords: ['..'],
     pattern: String.raw`(?:^|[\\/=;:'"\s])\.{2,}[\\/]|[\\/]\.\.(?:[\\/;]|$)|\.\.;/`, examples: ['../x', '/foo/..;/admin'] },
   { id: 'pt.dot-dot-slash-repeated', name: 'Directory traversal', category: 'path-traversal', weight: 0.9, kinds: H, keywords: ['..'],
-    pattern: String.raw`\.{2,}[\\/]{1,2}\.{2,}[\\/]|[\\/]\.\.[\\/]{1,2}\.\.(?:[\\/;]|$)`, examples: ['../../etc/passwd', '..\\..\\windows\\win.ini', '....//....//etc'] },
+    pattern: String.raw`\.\.[\\/]{1,2}\.\.(?:\.{0,2}[\\/;]|$)`, examples: ['../../etc/passwd', '..\\..\\windows\\win.ini', '....//....//etc'] },
   { id: 'pt.sensitive-unix', name: 'Sensitive Unix file', category: 'path-traversal', weight: 0.85, kinds: H, keywords: ['/etc/', '/proc/', '/var/', '/root/', '/home/', '/usr/', '/bin/', '/dev/', '/sys/', 'etc/'],
     pattern: String.raw`(?:^|[\\/])etc[\\/](?:passwd|shadow|group|hosts|issue|motd|hostname|crontab|sudoers|fstab|resolv\.conf|mysql|apache2|httpd|nginx|ssh|ssl|php|profile|environment|master\.passwd|security|gshadow|inetd\.conf|networks|rc\.d|init\.d|lighttpd|syslog|redhat-release|os-release|network)|(?:^|[\\/])proc[\\/](?:self|\d+)[\\/](?:environ|cmdline|fd|maps|status|exe|cwd|mounts|root)|(?:^|[\\/])proc[\\/](?:version|cpuinfo|meminfo|net)|(?:^|[\\/])var[\\/](?:log|www|mail|spool|lib|run)[\\/]|(?:^|[\\/])root[\\/]\.|(?:^|[\\/])(?:usr[\\/]local[\\/])?(?:apache|apache2|httpd|nginx)[\\/](?:conf|logs)|(?:^|[\\/])bin[\\/](?:ba|z|k|c|tc|da)?sh\b|(?:^|[\\/])dev[\\/](?:null|tcp|udp|zero|random)`, examples: ['/etc/passwd', '/proc/self/environ', 'file=/var/log/apache/access.log'] },
   { id: 'pt.sensitive-windows', name: 'Sensitive Windows file', category: 'path-traversal', weight: 0.85, kinds: H, keywords: ['win', 'boot.ini', 'system32', 'inetpub', 'sam', 'autoexec', 'c:', 'program files'],
@@ -176,7 +176,7 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'jwt.key-url', name: 'JWT key URL header (jku/x5u/jwk)', category: 'token-manipulation', weight: 0.75, kinds: H, keywords: ['jku', 'x5u', 'jwk', 'x5c'],
     pattern: String.raw`"(?:jku|x5u)"\s?:\s?"https?://|"jwk"\s?:\s?\{|"x5c"\s?:\s?\[`, examples: ['{"alg":"RS256","jku":"https://evil.example/jwks.json"}'] },
   { id: 'jwt.unsigned', name: 'JWT without signature', category: 'token-manipulation', weight: 0.7, kinds: H, keywords: ['eyj'],
-    pattern: String.raw`\beyj[a-z0-9_-]{8,}\.eyj[a-z0-9_-]{8,}\.(?:$|[\s"';,&])`, examples: ['Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.'] },
+    pattern: String.raw`(?<![a-z0-9_-])eyj[a-z0-9_-]{8,}\.eyj[a-z0-9_-]{8,}\.(?:$|[\s"';,&])`, examples: ['Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.'] },
   // CRLF, open redirect, scanners, format strings
   { id: 'crlf.header-injection', name: 'CRLF header injection', category: 'crlf-injection', weight: 0.8, kinds: H, keywords: ['\r', '\n'],
     pattern: String.raw`[\r\n]\s{0,3}(?:set-cookie|location|content-length|transfer-encoding|x-[a-z-]{1,30}|refresh|http/1\.[01])\s?:?`, examples: ['x\r\nSet-Cookie: a=b'] },
