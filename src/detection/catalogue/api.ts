@@ -185,5 +185,5 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'scanner.user-agent', name: 'Attack tool signature', category: 'scanner', weight: 0.7, kinds: H, keywords: ['sqlmap', 'nikto', 'nmap', 'masscan', 'acunetix', 'netsparker', 'wpscan', 'dirbuster', 'gobuster', 'ffuf', 'wfuzz', 'zgrab', 'nuclei', 'havij', 'appscan', 'w3af', 'openvas', 'nessus', 'arachni', 'skipfish', 'whatweb', 'jaeles', 'commix', 'burp', 'zap', 'fimap', 'hydra'],
     pattern: String.raw`\b(?:sqlmap|nikto|nmap|masscan|acunetix|netsparker|wpscan|dirbuster|gobuster|ffuf|wfuzz|zgrab|nuclei|havij|appscan|w3af|openvas|nessus|arachni|skipfish|whatweb|jaeles|commix|burpcollaborator|owasp zap|zaproxy|fimap|hydra)\b`, examples: ['user-agent: sqlmap/1.7'] },
   { id: 'fmt.format-string', name: 'Format-string payload', category: 'format-string', weight: 0.65, kinds: H, keywords: ['%'],
-    pattern: String.raw`(?:%\d{0,4}[npsxd]){3,}|%\d{1,4}\$[nsx]|(?:%[npsx]\s?){2,}%n`, examples: ['%s%p%x%d', '%1$n'] },
+    pattern: String.raw`(?:%\d{0,4}[npsxd]){3}|%\d{1,4}\$[nsx]|(?:%[npsx]\s?){2}%n`, examples: ['%s%p%x%d', '%1$n'] },
 ];
