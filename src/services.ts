@@ -98,17 +98,27 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       if (closed) return;
       closed = true;
       clearInterval(redisProbe);
-      for (const hook of [...onClose].reverse()) {
+      // Each step gets a bounded time, so one stuck dependency cannot hold shutdown forever.
+      const step = async (name: string, run: () => Promise<void> | void) => {
+        let timer: NodeJS.Timeout | undefined;
         try {
-          await hook();
+          await Promise.race([
+            Promise.resolve().then(run),
+            new Promise<void>((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`${name} did not close within 10 s`)), 10_000);
+            }),
+          ]);
         } catch (error) {
-          logger.error({ err: error }, 'close hook failed');
+          logger.error({ err: error, step: name }, 'close step failed');
+        } finally {
+          clearTimeout(timer);
         }
-      }
-      await accounts.close();
-      await queue.close();
-      await cache.close();
-      await db.close();
+      };
+      for (const hook of [...onClose].reverse()) await step('capability', hook);
+      await step('accounts', () => accounts.close());
+      await step('queue', () => queue.close());
+      await step('cache', () => cache.close());
+      await step('database', () => db.close());
       logger.flush();
     },
   };

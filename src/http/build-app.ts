@@ -165,6 +165,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     const decision = await services.rateLimiter.hit(identity, policy);
     setRateLimitHeaders(reply, decision);
     request.rateLimit = { identity, holdsSlot: decision.holdsSlot };
+    // A client that goes away before the response is sent never reaches onResponse; the
+    // response's 'close' fires either way, so the slot is always given back (idempotent).
+    if (decision.holdsSlot) reply.raw.once('close', () => void releaseSlot(services, request));
     if (!decision.allowed) {
       services.metrics.rateLimitHits.inc({ scope: decision.refusedBy === 'concurrency' ? 'concurrency' : scope, gateway: request.gatewayId ?? 'api' });
       if (auth !== null) {
@@ -212,8 +215,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
       decision: threat?.decision ?? null,
       pattern: threat?.pattern ?? null,
     });
-    if (request.rateLimit?.holdsSlot) await services.rateLimiter.release(request.rateLimit.identity);
+    await releaseSlot(services, request);
   });
+
 
   app.setNotFoundHandler({ preHandler: undefined }, async (request) => {
     throw new SvcError('ROUTE_NOT_FOUND', { details: { method: request.method, path: pathOf(request.url) } });
@@ -259,6 +263,13 @@ async function identify(services: Services, request: FastifyRequest, presented: 
   const session = presented.split('.').length === 3 ? await services.accounts.users.authenticateSession(presented) : null;
   if (session === null) request.authFailure = 'AUTH_INVALID';
   else request.auth = session;
+}
+
+async function releaseSlot(services: Services, request: FastifyRequest): Promise<void> {
+  const held = request.rateLimit;
+  if (held === null || !held.holdsSlot) return;
+  held.holdsSlot = false;
+  await services.rateLimiter.release(held.identity);
 }
 
 function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {

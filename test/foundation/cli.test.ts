@@ -72,7 +72,12 @@ describe('svc CLI on the embedded default', { timeout: 120_000 }, () => {
       expect(bad.status).toBe(401);
       expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('AUTH_INVALID');
 
-      const logLine = output.split('\n').find((line) => line.includes('"path":"/api/v1/org"'));
+      // Standard output is buffered (flushed at 4 KiB or every 200 ms).
+      let logLine: string | undefined;
+      for (let i = 0; i < 50 && logLine === undefined; i++) {
+        logLine = output.split('\n').find((line) => line.includes('"path":"/api/v1/org"'));
+        if (logLine === undefined) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+      }
       expect(logLine).toBeDefined();
       expect(Object.keys(JSON.parse(logLine!)).sort()).toEqual(
         ['level', 'time', 'request_id', 'org_id', 'gateway_id', 'method', 'path', 'status', 'duration_ms', 'threat_score', 'decision', 'pattern'].sort(),
