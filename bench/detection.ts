@@ -8,6 +8,7 @@
  * Prints one JSON line when run directly: `npx tsx bench/detection.ts [--limit N]`.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileCatalogue, createDetectionEngine, normalize, type InspectKind, type InspectRequest } from '../src/detection/index.ts';
@@ -103,6 +104,7 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
     bench: 'detection',
     definition: 'detected = decision challenge or block (allowed: false); false positive = a benign record detected',
     limit_per_file: limit ?? null,
+    load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
     t1_4kb_ms: t1,
     rules: await runConfiguration(false, limit),
     default: await runConfiguration(true, limit),
