@@ -68,6 +68,10 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
     pattern: String.raw`\b(?:alert|prompt|confirm)\s?(?:\(|\x60)|\bdocument\.(?:cookie|domain|write|writeln|location|body)\b|\bwindow\.(?:location|open|name)\b|\beval\s?\(|\bstring\.fromcharcode\b|\batob\s?\(|\bset(?:timeout|interval)\s?\(|\bconstructor\s?\(|\b(?:top|self|parent|window|this)\s?\[`, examples: ['alert(document.cookie)', 'eval(atob("YWxlcnQoMSk="))'] },
   { id: 'xss.css-expression', name: 'CSS expression or binding', category: 'xss', weight: 0.8, kinds: H, keywords: ['expression', 'binding', 'behavior', '@import'],
     pattern: String.raw`\bexpression\s?\(|-moz-binding|\bbehavior\s?:|@import\b`, examples: ['style="width:expression(alert(1))"'] },
+  { id: 'xss.style-injection', name: 'Style attribute loading code or URLs', category: 'xss', weight: 0.6, kinds: H, keywords: ['style'],
+    pattern: String.raw`\bstyle\s?=⟪200:<>⟫(?:url\s?\(|expression\s?\(|behaviou?r\s?:|@import|javascript:|-moz-binding)`, examples: ['<div style="background:url(http://x/y.jpg)">', '<x style="behaviour: url(a.htc)">'] },
+  { id: 'xss.legacy-vectors', name: 'Legacy browser script vectors', category: 'xss', weight: 0.75, kinds: H, keywords: ['<?import', '<?xml-stylesheet', 'xsl:stylesheet', 'ev:', '#default#', 'datasrc', 'dataformatas', 'datafld'],
+    pattern: String.raw`<\?(?:import|xml-stylesheet)\b|\bxsl:stylesheet\b|\bev:(?:event|handler)\s?=|\bimplementation\s?=\s?["']?#default#|\b(?:datasrc|dataformatas|datafld)\s?=`, examples: ['<?import namespace="t" implementation="#default#time2">', '<span datasrc=#i datafld=c dataformatas=html>'] },
   { id: 'xss.attribute-payload', name: 'Dangerous attribute', category: 'xss', weight: 0.7, kinds: H, keywords: ['srcdoc', 'formaction', 'xlink:href', 'autofocus', 'dynsrc', 'lowsrc', 'background'],
     pattern: String.raw`\b(?:srcdoc|formaction|xlink:href|dynsrc|lowsrc)\s?=|\bautofocus\b⟪60:>⟫\bon[a-z]{3,20}\s?=|\bbackground\s?=\s?['"]?\s?(?:java|vb)script`, examples: ['<iframe srcdoc="<script>x</script>">'] },
   // Path traversal and file inclusion

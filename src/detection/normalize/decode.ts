@@ -290,3 +290,18 @@ export function privateUseAsSeparator(input: string): string | null {
   const out = input.replace(PRIVATE_USE, '/');
   return out === input ? null : out;
 }
+
+// CSS escapes ("\\0075\\0072\\006C", "\\3c"), which browsers decode inside style attributes.
+const CSS_ESCAPE = /\\([0-9a-f]{2,6})\s?/gi;
+
+export function cssEscapeDecode(input: string): string | null {
+  if (!input.includes('\\')) return null;
+  let changed = false;
+  const out = input.replace(CSS_ESCAPE, (whole, hex: string) => {
+    const point = Number.parseInt(hex, 16);
+    if (point === 0 || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return whole;
+    changed = true;
+    return String.fromCodePoint(point);
+  });
+  return changed ? out : null;
+}
