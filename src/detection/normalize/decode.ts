@@ -305,3 +305,13 @@ export function cssEscapeDecode(input: string): string | null {
   });
   return changed ? out : null;
 }
+
+// C-style control escapes ("\\nid\\n"): newline smuggling into shells and headers.
+const CONTROL_ESCAPE = /\\([nrt0])/g;
+const CONTROL: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '\t', '0': '\u0000' };
+
+export function controlEscapeDecode(input: string): string | null {
+  if (!input.includes('\\')) return null;
+  const out = input.replace(CONTROL_ESCAPE, (_whole, name: string) => CONTROL[name] ?? '');
+  return out === input ? null : out;
+}

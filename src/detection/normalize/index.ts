@@ -8,7 +8,7 @@
  */
 import type { Evidence, InspectKind } from '../types.ts';
 import { foldConfusables, unicodeFold } from './confusables.ts';
-import { base64Decode, cssEscapeDecode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, ipDecode, privateUseAsSeparator, unescapePunctuation, urlDecode } from './decode.ts';
+import { base64Decode, controlEscapeDecode, cssEscapeDecode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, ipDecode, privateUseAsSeparator, unescapePunctuation, urlDecode } from './decode.ts';
 import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
 import { reconstructLeet } from './leet.ts';
@@ -192,10 +192,13 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
   // SQL inline comments used as separators ("union/**/select", "/*!50000select*/").
   if (kind === 'http') {
     for (const variant of [...variants]) if (variant.text.includes('/*')) add(`${variant.name}+sql-uncommented`, variant.text.replace(SQL_COMMENT, ' '));
-    // CSS escapes get their own variant: decoding them in place would corrupt Windows paths.
+    // CSS and control escapes get their own variants: decoding them in place would corrupt
+    // Windows paths ("c:\\new\\bad").
     for (const variant of [...variants]) {
       const css = cssEscapeDecode(variant.text);
       if (css !== null) add(`${variant.name}+css`, css);
+      const control = controlEscapeDecode(variant.text);
+      if (control !== null) add(`${variant.name}+control`, control);
     }
   }
   const unwrapped = kind === 'http' ? { text: null, wrappers: [] as string[] } : unwrapPrompt(canonical);
