@@ -62,7 +62,7 @@ export const PROMPT_PATTERNS: readonly CatalogueEntry[] = [
     weight: 0.55,
     kinds: TEXT_KINDS,
     keywords: ['%%', '==', '##', '--', '**', '[[', '<<', '__'],
-    pattern: String.raw`(?:%{2,}|={3,}|#{3,}|-{3,}|\*{3,}|\[\[|<<|_{3,})\s?(?:end|begin|start|new|system|admin|override|real|actual)\b`,
+    pattern: String.raw`(?:%%|===|###|---|\*\*\*|\[\[|<<|___)\s?(?:end|begin|start|new|system|admin|override|real|actual)\b`,
     examples: ['%%% end user ambiguity %%%', '=== END OF PROMPT ==='],
   },
   {
