@@ -49,3 +49,4 @@ export function getDetectionEngine(services: Services, extra: Partial<DetectionD
 export async function registerDetectionRoutes(app: AppInstance, services: Services): Promise<void> {
   registerRoutesWith(app, services, getDetectionEngine(services));
 }
+export { reportDecision, sessionIdOf } from './report.ts';

@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppInstance } from '../http/app-types.ts';
+import { reportDecision } from './report.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Services } from '../services.ts';
 import type { DetectionEngine } from './engine.ts';
@@ -57,7 +58,7 @@ function thresholdsView(thresholds: Thresholds, updatedAt?: Date) {
   };
 }
 
-export function registerRoutesWith(app: AppInstance, _services: Services, engine: DetectionEngine): void {
+export function registerRoutesWith(app: AppInstance, services: Services, engine: DetectionEngine): void {
   app.post('/api/v1/inspect', { config: { scope: 'write' }, schema: { body: InspectBody, tags: ['detection'] } }, async (request) => {
     const body = request.body as Static<typeof InspectBody>;
     const auth = request.auth;
@@ -67,7 +68,7 @@ export function registerRoutesWith(app: AppInstance, _services: Services, engine
     }
     const header = request.headers['x-session-id'];
     const sessionId = body.session_id ?? (typeof header === 'string' && header.length > 0 ? header.slice(0, 256) : undefined);
-    return engine.inspect({
+    const decision = await engine.inspect({
       kind: body.kind,
       ...(body.content === undefined ? {} : { content: body.content }),
       ...(body.request === undefined ? {} : { request: body.request }),
@@ -76,6 +77,8 @@ export function registerRoutesWith(app: AppInstance, _services: Services, engine
       requestId: String(request.id),
       sourceIp: request.ip,
     });
+    reportDecision(services.events, request, decision, sessionId === undefined ? {} : { sessionId });
+    return decision;
   });
 
   app.get('/api/v1/config/thresholds', { config: { scope: 'read' }, schema: { tags: ['detection'] } }, async (request) => {

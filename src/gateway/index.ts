@@ -1,6 +1,8 @@
 /**
  * The AI gateway capability. Outside code uses only these exports.
  */
+import { getDetectionEngine } from '../detection/index.ts';
+import { screenCompletion } from './screen.ts';
 import type { AppInstance } from '../http/app-types.ts';
 import { setTokenBudgetUsedRatio } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';
@@ -59,5 +61,9 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
 export async function registerGatewayRoutes(app: AppInstance, services: Services): Promise<void> {
   const gateway = createGatewayService(services, overridesByServices.get(services) ?? {});
   instances.set(services, gateway);
-  registerGatewayRouteHandlers(app, gateway, { enabled: services.config.features.aiGateway });
+  const detection = getDetectionEngine(services);
+  registerGatewayRouteHandlers(app, gateway, {
+    enabled: services.config.features.aiGateway,
+    screen: (request, body) => screenCompletion(detection, services.events, request, body),
+  });
 }

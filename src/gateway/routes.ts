@@ -35,7 +35,13 @@ export const AI_HEADERS = {
   'X-CCPA-Automated-Decision': 'false',
 } as const;
 
-export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayService, options: { enabled: boolean }): void {
+export interface GatewayRouteOptions {
+  enabled: boolean;
+  /** Inspects the request before it is prepared; throws to refuse it (see screen.ts). */
+  screen?: (request: FastifyRequest, body: CompletionBody) => Promise<unknown>;
+}
+
+export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayService, options: GatewayRouteOptions): void {
   const requireEnabled = () => {
     if (!options.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'ai_gateway' } });
   };
@@ -52,6 +58,7 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
       };
       reply.raw.once('close', onClose);
       const body = request.body as CompletionBody;
+      if (options.screen) await options.screen(request, body);
       const prepared = await gateway.prepare(body, caller);
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {

@@ -22,6 +22,7 @@ export const ERRORS = {
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
   TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
+  CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
   // 404
   NOT_FOUND: { status: 404, message: 'No such resource.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },

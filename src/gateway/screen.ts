@@ -1,0 +1,42 @@
+/**
+ * Screening of a completion request before anything leaves svc: the user (and system) turns are
+ * inspected as a prompt, with the caller's X-Session-ID for session escalation and fragment
+ * correlation; tool results and RAG `sources` are inspected as tool output (indirect
+ * injection), outside the session count. The stricter decision applies: block → 403
+ * THREAT_BLOCKED, challenge → 403 CHALLENGE_REQUIRED, alert → notify and go on, log → go on.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { DetectionEngine, ThreatDecision } from '../detection/index.ts';
+import { reportDecision, sessionIdOf } from '../detection/index.ts';
+import type { EventBus } from '../platform/events.ts';
+import { SvcError } from '../platform/errors.ts';
+import type { CompletionBody } from './schemas.ts';
+
+const RANK: Record<string, number> = { allow: 0, log: 1, alert: 2, challenge: 3, block: 4 };
+
+export async function screenCompletion(engine: DetectionEngine, events: EventBus, request: FastifyRequest, body: CompletionBody): Promise<ThreatDecision | null> {
+  const orgId = request.auth?.orgId;
+  const sessionId = sessionIdOf(request);
+  const prompt = body.messages
+    .filter((message) => message.role === 'user' || message.role === 'system')
+    .map((message) => message.content)
+    .join('\n');
+  const retrieved = [
+    ...body.messages.filter((message) => message.role === 'tool').map((message) => message.content),
+    ...(body.sources ?? []).map((source) => (typeof source === 'string' ? source : source.content)),
+  ].join('\n');
+  const common = { ...(orgId === undefined ? {} : { orgId }), requestId: String(request.id), sourceIp: request.ip, pillar: 'ai_gateway' };
+  const decisions = await Promise.all([
+    prompt === '' ? null : engine.inspect({ kind: 'prompt', content: prompt, ...(sessionId === undefined ? {} : { sessionId }), ...common }),
+    retrieved === '' ? null : engine.inspect({ kind: 'tool_output', content: retrieved, ...common }),
+  ]);
+  let worst: ThreatDecision | null = null;
+  for (const decision of decisions) {
+    if (decision !== null && (worst === null || RANK[decision.decision]! > RANK[worst.decision]!)) worst = decision;
+  }
+  if (worst === null) return null;
+  reportDecision(events, request, worst, { ...(sessionId === undefined ? {} : { sessionId }), gatewayId: 'ai_gateway' });
+  if (worst.decision === 'block') throw new SvcError('THREAT_BLOCKED', { details: { threat: worst } });
+  if (worst.decision === 'challenge') throw new SvcError('CHALLENGE_REQUIRED', { details: { threat: worst } });
+  return worst;
+}
