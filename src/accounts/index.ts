@@ -105,6 +105,10 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
   const encryptionKey = encryptionKeyFrom(config.apiEncryptionKey);
   const sessionKey = new TextEncoder().encode(deriveSecret(config.secretKey, 'svc/session-jwt'));
   const keyCache = new Map<string, { context: AuthContext | 'revoked'; expiresAt: number }>();
+  /** Lookups in flight, by key hash: concurrent first requests of one key share one query. */
+  const keyLookups = new Map<string, Promise<AuthContext | 'revoked' | 'invalid'>>();
+  /** Bumped by every revocation: a lookup that raced one is answered but not cached. */
+  let revocations = 0;
   const providerKeyCache = new Map<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>();
   const lastUsed = new Map<string, { orgId: string; at: Date }>();
 
@@ -189,6 +193,40 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     }
   }
 
+  async function lookUpKey(hash: string, tag: string, now: number): Promise<AuthContext | 'revoked' | 'invalid'> {
+    const generation = revocations;
+    const result = await db.query(
+      `SELECT k.id, k.key_hash, k.scope, k.class, k.revoked_at, o.id AS org_id, o.tag, o.plan, o.trial_started_at, o.trial_ends_at
+         FROM api_keys k JOIN orgs o ON o.id = k.org_id WHERE k.key_hash = $1`,
+      [hash],
+    );
+    const row = result.rows[0];
+    if (row === undefined || !safeEqual(row.key_hash as string, hash) || row.tag !== tag) return 'invalid';
+    const context: AuthContext | 'revoked' =
+      row.revoked_at !== null
+        ? 'revoked'
+        : {
+            kind: 'api_key',
+            orgId: row.org_id as string,
+            orgTag: row.tag as string,
+            plan: effectivePlan({
+              plan: row.plan as Plan,
+              trialStartedAt: row.trial_started_at as Date | null,
+              trialEndsAt: row.trial_ends_at as Date | null,
+            }),
+            scope: row.scope as Scope,
+            keyClass: row.class as KeyClass,
+            keyId: row.id as string,
+            userId: null,
+            role: null,
+          };
+    if (generation === revocations) {
+      if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+      keyCache.set(hash, { context, expiresAt: now + KEY_CACHE_TTL_MS });
+    }
+    return context;
+  }
+
   const accounts = {
     /** Creates an org (Starter trial unless a plan is given) and its first admin key (live). */
     async createOrg(input: { name: string; plan?: Plan }) {
@@ -254,6 +292,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
       );
       const row = result.rows[0];
       if (!row) throw new SvcError('NOT_FOUND');
+      revocations++;
       for (const [hash, entry] of keyCache) {
         if (entry.context !== 'revoked' && entry.context.keyId === keyId) keyCache.delete(hash);
       }
@@ -263,8 +302,9 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     /** True when `authenticateKey` can answer from memory (no database round trip). */
     isKeyCached(presented: string): boolean {
       if (!KEY_PATTERN.test(presented)) return true;
-      const cached = keyCache.get(sha256Hex(presented));
-      return cached !== undefined && cached.expiresAt > Date.now();
+      const hash = sha256Hex(presented);
+      const cached = keyCache.get(hash);
+      return (cached !== undefined && cached.expiresAt > Date.now()) || keyLookups.has(hash);
     },
 
     /**
@@ -277,38 +317,18 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
       const hash = sha256Hex(presented);
       const now = Date.now();
       const cached = keyCache.get(hash);
-      let context: AuthContext | 'revoked' | null = null;
+      let context: AuthContext | 'revoked' | 'invalid';
       if (cached !== undefined && cached.expiresAt > now) {
         context = cached.context;
       } else {
-        const result = await db.query(
-          `SELECT k.id, k.key_hash, k.scope, k.class, k.revoked_at, o.id AS org_id, o.tag, o.plan, o.trial_started_at, o.trial_ends_at
-             FROM api_keys k JOIN orgs o ON o.id = k.org_id WHERE k.key_hash = $1`,
-          [hash],
-        );
-        const row = result.rows[0];
-        if (row === undefined || !safeEqual(row.key_hash as string, hash) || row.tag !== match[2]) return 'invalid';
-        context =
-          row.revoked_at !== null
-            ? 'revoked'
-            : {
-                kind: 'api_key',
-                orgId: row.org_id as string,
-                orgTag: row.tag as string,
-                plan: effectivePlan({
-                  plan: row.plan as Plan,
-                  trialStartedAt: row.trial_started_at as Date | null,
-                  trialEndsAt: row.trial_ends_at as Date | null,
-                }),
-                scope: row.scope as Scope,
-                keyClass: row.class as KeyClass,
-                keyId: row.id as string,
-                userId: null,
-                role: null,
-              };
-        if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
-        keyCache.set(hash, { context, expiresAt: now + KEY_CACHE_TTL_MS });
+        let lookup = keyLookups.get(hash);
+        if (lookup === undefined) {
+          lookup = lookUpKey(hash, match[2]!, now).finally(() => keyLookups.delete(hash));
+          keyLookups.set(hash, lookup);
+        }
+        context = await lookup;
       }
+      if (context === 'invalid') return 'invalid';
       if (context !== 'revoked') lastUsed.set(context.keyId!, { orgId: context.orgId, at: new Date(now) });
       return context;
     },
