@@ -140,7 +140,7 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
     const upstream = await startChild('bench/gateway-upstream.ts');
     children.push(upstream);
     const baseUrl = String(upstream.info.base_url);
-    const svc = await startChild('bench/gateway-svc.ts', {
+    const svc = await startChild('bench/servers/svc.ts', {
       BENCH_UPSTREAM_BASE_URL: baseUrl,
       ...(process.env.BENCH_DATABASE_URL ? { BENCH_DATABASE_URL: process.env.BENCH_DATABASE_URL } : {}),
       ...(process.env.BENCH_REDIS_URL ? { BENCH_REDIS_URL: process.env.BENCH_REDIS_URL } : {}),

@@ -1,6 +1,8 @@
-// svc with its full middleware stack (auth, rate limit, request log line, metrics) on the
-// embedded engines; logs go to /dev/null so the terminal is not the bottleneck. Prints the port
-// and an admin key for an Enterprise org (rate limited, but with room for the benchmark).
+// svc with its full stack (auth, rate limit, request log line, metrics; for completions also
+// detection screening, budget and PII redaction) on the embedded engines, or on BENCH_DATABASE_URL
+// / BENCH_REDIS_URL; logs go to /dev/null so the terminal is not the bottleneck. Prints the port
+// and an admin key for an Enterprise org (rate limited, but with room for the benchmark), whose
+// OpenAI key points at BENCH_UPSTREAM_BASE_URL when that is set (the gateway benchmark).
 import pino from 'pino';
 import { buildApp } from '../../src/http/build-app.ts';
 import { loadConfig } from '../../src/platform/config.ts';
@@ -23,6 +25,9 @@ const services = await createServices(config, { logDestination: pino.destination
 const app = await buildApp(config, services);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
+if (process.env.BENCH_UPSTREAM_BASE_URL) {
+  await services.accounts.providerKeys.set(org.id, 'openai', 'sk-bench-upstream-key', process.env.BENCH_UPSTREAM_BASE_URL);
+}
 const address = app.server.address();
 process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id })}\n`);
 process.on('SIGTERM', () => void app.close().then(() => services.close()).then(() => process.exit(0)));
