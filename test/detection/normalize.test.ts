@@ -80,4 +80,20 @@ describe('normalization', () => {
     expect(shannonEntropy('abcd')).toBe(2);
     expect(urlDecode('no-escapes', false)).toBeNull();
   });
+
+  it('decodes five- and six-byte overlong UTF-8 and IIS lenient-hex pairs on HTTP', () => {
+    expect(texts('..%f8%80%80%80%afetc%fc%80%80%80%80%afpasswd', 'http')).toContain('../etc/passwd');
+    expect(texts('..%c0%9vboot.ini', 'http')).toContain('../boot.ini');
+    expect(texts('..%c1%pcwin.ini', 'http')).toContain('..\\win.ini');
+    expect(texts('..%bg%qfetc', 'http')).toContain('../etc');
+    // Only C0/C1 overlong pairs are rewritten: ordinary text with a stray percent stays as it is.
+    expect(texts('100%go%od', 'http')).toEqual(['100%go%od']);
+  });
+
+  it('reads shell quoting tricks in an HTTP variant of their own', () => {
+    expect(texts("c'a't /etc/pa[s]swd", 'http')).toContain("cat /etc/passwd");
+    expect(texts('c$@at${IFS}/e${x}tc/passwd', 'http')).toContain('cat /etc/passwd');
+    expect(texts('{"a":"b"}', 'http')).toEqual(['{"a":"b"}']);
+    expect(texts("c'a't", 'prompt')).toEqual(["c'a't"]);
+  });
 });

@@ -46,6 +46,26 @@ function decodeBytes(bytes: number[]): string {
       index += 4;
       continue;
     }
+    // Five- and six-byte forms (obsolete, only ever overlong): "%f8%80%80%80%af" is "/" to
+    // lenient decoders; anything that is not ASCII becomes U+FFFD.
+    if (first >= 0xf8 && first <= 0xfd) {
+      const length = first >= 0xfc ? 6 : 5;
+      let point = first & (length === 6 ? 0x01 : 0x03);
+      let valid = true;
+      for (let offset = 1; offset < length; offset++) {
+        const value = cont(offset);
+        if (value < 0) {
+          valid = false;
+          break;
+        }
+        point = point * 64 + value;
+      }
+      if (valid) {
+        out += point < 0x80 ? String.fromCharCode(point) : '\ufffd';
+        index += length;
+        continue;
+      }
+    }
     // A lead byte without its continuation: overlong-encoding probes such as %c0%2f are read as
     // IIS-style decoders read them (the stray C0/C1/E0 lead is dropped); others map to Latin-1.
     if (first !== 0xc0 && first !== 0xc1 && first !== 0xe0) out += String.fromCharCode(first);
@@ -313,5 +333,49 @@ const CONTROL: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '\t', '
 export function controlEscapeDecode(input: string): string | null {
   if (!input.includes('\\')) return null;
   const out = input.replace(CONTROL_ESCAPE, (_whole, name: string) => CONTROL[name] ?? '');
+  return out === input ? null : out;
+}
+
+// IIS-style lenient hex: a decoder that does not validate digits reads "%c0%9v", "%c1%pc" or
+// "%bg%qf" as the overlong pairs C0 AF ("/") and C1 9C ("\\"). Only such pairs (a C0/C1 lead and
+// a continuation byte, at least one digit out of range) are rewritten.
+const IIS_PAIR = /%([0-9a-z]{2})%([0-9a-z]{2})/gi;
+
+function iisDigit(code: number): number {
+  const lower = code | 0x20;
+  if (code >= 48 && code <= 57) return code - 48;
+  if (lower >= 97 && lower <= 122) return lower - 87;
+  return -1;
+}
+
+function iisByte(pair: string): number {
+  return (iisDigit(pair.charCodeAt(0)) * 16 + iisDigit(pair.charCodeAt(1))) & 0xff;
+}
+
+export function iisOverlongDecode(input: string): string | null {
+  if (!input.includes('%')) return null;
+  let changed = false;
+  const out = input.replace(IIS_PAIR, (whole, lead: string, next: string) => {
+    if (/^[0-9a-f]{2}$/i.test(lead) && /^[0-9a-f]{2}$/i.test(next)) return whole;
+    const first = iisByte(lead);
+    const second = iisByte(next);
+    if ((first !== 0xc0 && first !== 0xc1) || (second & 0xc0) !== 0x80) return whole;
+    changed = true;
+    return String.fromCharCode(((first & 0x1f) << 6) | (second & 0x3f));
+  });
+  return changed ? out : null;
+}
+
+// Shell quoting and expansion tricks that split a command word without changing what the shell
+// runs: "c'a't", "ca\\t", "c$@at", "c${x}url", "cat${IFS}/etc/pa[s]swd". Read as the shell reads them
+// in an HTTP scan variant of its own (only empty quote pairs and quotes inside a word are
+// dropped, so JSON and SQL quoting keep their shape; the original is scanned as well).
+const SHELL_IFS = /\$\{ifs\}|\$ifs(?:\$\d|\b)/gi;
+const SHELL_EMPTY = /\$[@*]|\$\{[a-z_][a-z0-9_]{0,20}\}|''|""|(?<=[a-z])['"](?=[a-z])|\\(?=[a-z/])/gi;
+const SHELL_CLASS = /\[([a-z0-9./])\]/gi;
+
+export function shellDeobfuscate(input: string): string | null {
+  if (!/[$'"\\[]/.test(input)) return null;
+  const out = input.replace(SHELL_IFS, ' ').replace(SHELL_EMPTY, '').replace(SHELL_CLASS, '$1');
   return out === input ? null : out;
 }

@@ -8,7 +8,7 @@
  */
 import type { Evidence, InspectKind } from '../types.ts';
 import { foldConfusables, unicodeFold } from './confusables.ts';
-import { base64Decode, controlEscapeDecode, cssEscapeDecode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, ipDecode, privateUseAsSeparator, unescapePunctuation, urlDecode } from './decode.ts';
+import { base64Decode, controlEscapeDecode, cssEscapeDecode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, iisOverlongDecode, ipDecode, privateUseAsSeparator, shellDeobfuscate, unescapePunctuation, urlDecode } from './decode.ts';
 import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
 import { reconstructLeet } from './leet.ts';
@@ -141,6 +141,7 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     let next = current;
     const kinds: string[] = [];
     const steps: readonly (readonly [string, (text: string) => string | null])[] = [
+      ['iis', (text) => (kind === 'http' ? iisOverlongDecode(text) : null)],
       ['url', (text) => urlDecode(text, kind === 'http')],
       ['hex-byte', (text) => (kind === 'http' ? hexPunctuationDecode(text) : null)],
       ['ip', (text) => (kind === 'http' ? ipDecode(text) : null)],
@@ -176,6 +177,12 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     current = next;
   }
 
+  // Shell quoting/expansion tricks, read as the shell reads them (HTTP only, own variant).
+  const shell = kind === 'http' ? shellDeobfuscate(current) : null;
+  if (shell !== null) {
+    evidence.push({ transform: 'shell-unquote', detail: 'shell quotes, empty expansions and $IFS removed' });
+    add('shell', shell);
+  }
   // Leet and split reconstruction are for natural language; on HTTP values they only add noise.
   const leet = kind === 'http' ? null : reconstructLeet(current);
   if (leet !== null) {
