@@ -4,7 +4,7 @@
  * the cache (micro-dollars, 8-day expiry); the check runs at most once a minute per org and the
  * alert fires at most once per org and hour. `spendZScore` is the pure part.
  */
-import type { Cache } from '../platform/cache.ts';
+import { redisIncrBy, type Cache } from '../platform/cache.ts';
 
 export const BASELINE_HOURS = 24;
 export const Z_THRESHOLD = 3;
@@ -62,8 +62,7 @@ export class SpendTracker {
     const redis = this.cache.redis();
     if (redis !== null) {
       try {
-        const [[, value]] = (await redis.multi().incrby(key, amount).pexpire(key, BUCKET_TTL_MS).exec()) as [[null, number], [null, number]];
-        return Number(value);
+        return await redisIncrBy(redis, key, amount, BUCKET_TTL_MS, true);
       } catch {
         // fall through
       }

@@ -11,7 +11,7 @@
  * is a completion longer than the reserve of a request that set no max_tokens, or a prompt the
  * estimate undercounts. Test-class keys are not counted (the caller skips budgets for them).
  */
-import type { Cache } from '../platform/cache.ts';
+import { redisIncrBy, type Cache } from '../platform/cache.ts';
 
 export const DAILY_TOKEN_BUDGETS: Readonly<Record<string, number>> = {
   free: 10_000,
@@ -124,10 +124,10 @@ export class BudgetLedger {
     const redis = this.cache.redis();
     if (redis !== null) {
       try {
-        const pipeline = redis.multi().incrby(tokenKey, tokenDelta).pexpire(tokenKey, COUNTER_TTL_MS);
-        if (usdDelta !== 0) pipeline.incrby(usdKey, usdDelta).pexpire(usdKey, COUNTER_TTL_MS);
-        const results = (await pipeline.exec()) ?? [];
-        return Number(results[0]?.[1] ?? 0);
+        const tokens = await redisIncrBy(redis, tokenKey, tokenDelta, COUNTER_TTL_MS, true);
+        // Tokens are settled; a failed USD settle must not send the tokens through memory again.
+        if (usdDelta !== 0) await redisIncrBy(redis, usdKey, usdDelta, COUNTER_TTL_MS, true).catch(() => undefined);
+        return tokens;
       } catch {
         // fall through to memory
       }

@@ -12,6 +12,20 @@ import type { CacheTarget } from './config.ts';
 
 export type CacheMode = 'redis' | 'memory' | 'fallback';
 
+const INCRBY_SCRIPT = `
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+if ARGV[3] == '1' or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return value`;
+
+/**
+ * INCRBY with an expiry as ONE command (a Lua script). Not MULTI: when the connection drops,
+ * ioredis rejects each queued MULTI command's own promise, which nobody awaits — unhandled
+ * rejections. `refresh` renews the TTL on every call; otherwise it is set when the key is created.
+ */
+export async function redisIncrBy(client: Redis, key: string, amount: number, ttlMs: number, refresh = false): Promise<number> {
+  return Number(await client.eval(INCRBY_SCRIPT, 1, key, amount, ttlMs, refresh ? '1' : '0'));
+}
+
 export interface Cache {
   readonly configured: 'redis' | 'memory';
   readonly prefix: string;
@@ -208,10 +222,7 @@ class RedisCache implements Cache {
 
   incr(key: string, ttlMs: number) {
     return this.either(
-      async (client) => {
-        const [[, value]] = (await client.multi().incr(key).pexpire(key, ttlMs, 'NX').exec()) as [[null, number], [null, number]];
-        return value;
-      },
+      (client) => redisIncrBy(client, key, 1, ttlMs),
       () => this.memory.incr(key, ttlMs),
     );
   }

@@ -40,7 +40,9 @@ describe('health', () => {
   });
 
   it('answers 503 on /health/db and /health/full when the database is gone', async () => {
-    const broken = await createTestApp();
+    // The in-memory cache and queue: this test is about the database, and job workers on a
+    // closed database would only add noise at shutdown.
+    const broken = await createTestApp({ env: { REDIS_URL: 'memory:' } });
     await broken.services.db.close();
     try {
       const db = await broken.app.inject({ method: 'GET', url: '/health/db' });
