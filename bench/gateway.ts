@@ -20,7 +20,7 @@ import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
-import { percentile, probeLatency, repoRoot, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+import { probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
@@ -125,12 +125,7 @@ async function probeFirstChunk(targets: ProbeTarget[], options: { rounds: number
     }
   }
   await Promise.all([...pools.values()].map((pool) => pool.close()));
-  const result: Record<string, { p50_ms: number; p99_ms: number; n: number }> = {};
-  for (const [name, list] of samples) {
-    list.sort((left, right) => left - right);
-    result[name] = { p50_ms: round3(percentile(list, 50)), p99_ms: round3(percentile(list, 99)), n: list.length };
-  }
-  return result;
+  return summarize(samples);
 }
 
 export async function runGatewayBench(options: { quick?: boolean } = {}): Promise<Record<string, unknown>> {

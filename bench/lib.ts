@@ -100,6 +100,11 @@ export async function probeLatency(targets: ProbeTarget[], options: { rounds?: n
     }
   }
   await Promise.all([...pools.values()].map((pool) => pool.close()));
+  return summarize(samples);
+}
+
+/** p50/p99 (ms, 3 decimals) and count of each target's samples. */
+export function summarize(samples: Map<string, number[]>): Record<string, { p50_ms: number; p99_ms: number; n: number }> {
   const result: Record<string, { p50_ms: number; p99_ms: number; n: number }> = {};
   for (const [name, list] of samples) {
     list.sort((a, b) => a - b);

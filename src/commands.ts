@@ -23,6 +23,11 @@ interface CommandSpec {
   run(services: Services, options: Options): Promise<CommandResult>;
 }
 
+/** Operator changes made through the CLI go to the org's audit chain with actor "cli". */
+function auditCli(services: Services, orgId: string, action: string, target: string, details: Record<string, unknown> = {}) {
+  return createAuditLog(services).append(orgId, { actor: 'cli', action, target, outcome: 'success', details });
+}
+
 function required(options: Options, name: string): string {
   const value = options[name];
   if (typeof value !== 'string' || value.trim() === '') {
@@ -64,7 +69,7 @@ export const commandSpecs: Record<string, CommandSpec> = {
     async run(services, options) {
       const plan = options.plan === undefined ? undefined : oneOf<Plan>(options, 'plan', PLANS);
       const { org, key, apiKey } = await services.accounts.createOrg({ name: required(options, 'name'), ...(plan ? { plan } : {}) });
-      await createAuditLog(services).append(org.id, { actor: 'cli', action: 'org.created', target: org.id, outcome: 'success', details: { plan: org.plan, initial_key_id: key.key_id } });
+      await auditCli(services, org.id, 'org.created', org.id, { plan: org.plan, initial_key_id: key.key_id });
       return {
         json: { org_id: org.id, org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, api_key: apiKey },
         text: `org ${org.id} (${org.tag}) plan ${org.plan}\nadmin key (shown once): ${apiKey}`,
@@ -88,7 +93,7 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const name = typeof options.name === 'string' ? options.name : null;
       const orgId = uuid(options, 'org');
       const { key, apiKey } = await services.accounts.createKey(orgId, { scope, keyClass, name });
-      await createAuditLog(services).append(orgId, { actor: 'cli', action: 'api_key.created', target: key.key_id, outcome: 'success', details: { scope, class: keyClass } });
+      await auditCli(services, orgId, 'api_key.created', key.key_id, { scope, class: keyClass });
       return { json: { key_id: key.key_id, api_key: apiKey, scope: key.scope, class: key.class }, text: `key ${key.key_id} (${scope}, ${keyClass}): ${apiKey}` };
     },
   },
@@ -106,7 +111,7 @@ export const commandSpecs: Record<string, CommandSpec> = {
     async run(services, options) {
       const orgId = uuid(options, 'org');
       const key = await services.accounts.revokeKey(orgId, uuid(options, 'key'));
-      await createAuditLog(services).append(orgId, { actor: 'cli', action: 'api_key.revoked', target: key.key_id, outcome: 'success' });
+      await auditCli(services, orgId, 'api_key.revoked', key.key_id);
       return { json: { ...key }, text: `revoked ${key.key_id}` };
     },
   },
@@ -118,7 +123,7 @@ export const commandSpecs: Record<string, CommandSpec> = {
       if (baseUrl !== null) await services.checkTarget(baseUrl, 'base-url');
       const orgId = uuid(options, 'org');
       const record = await services.accounts.providerKeys.set(orgId, required(options, 'provider'), required(options, 'key'), baseUrl);
-      await createAuditLog(services).append(orgId, { actor: 'cli', action: 'provider_key.set', target: record.provider, outcome: 'success', details: { base_url: record.base_url } });
+      await auditCli(services, orgId, 'provider_key.set', record.provider, { base_url: record.base_url });
       return { json: { ...record }, text: `stored ${record.provider} key ${record.key}` };
     },
   },

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppInstance } from '../http/app-types.ts';
-import { reportDecision } from './report.ts';
+import { reportDecision, sessionIdOf } from './report.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Services } from '../services.ts';
 import type { DetectionEngine } from './engine.ts';
@@ -66,8 +66,7 @@ export function registerRoutesWith(app: AppInstance, services: Services, engine:
     if (body.kind === 'http' ? body.request === undefined && body.content === undefined : body.content === undefined) {
       throw new SvcError('VALIDATION_FAILED', { details: { field: body.kind === 'http' ? 'request' : 'content' } });
     }
-    const header = request.headers['x-session-id'];
-    const sessionId = body.session_id ?? (typeof header === 'string' && header.length > 0 ? header.slice(0, 256) : undefined);
+    const sessionId = body.session_id ?? sessionIdOf(request);
     const decision = await engine.inspect({
       kind: body.kind,
       ...(body.content === undefined ? {} : { content: body.content }),

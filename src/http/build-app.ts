@@ -28,7 +28,8 @@ import {
 } from '../accounts/index.ts';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
-import type { RateLimitDecision, RateLimitPolicy } from '../platform/rate-limit.ts';
+import type { RateLimitPolicy } from '../platform/rate-limit.ts';
+import { rateLimitError, setRateLimitHeaders } from './rate-limit-reply.ts';
 import type { Services } from '../services.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerOperationalRoutes } from './routes/operational.ts';
@@ -135,7 +136,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
         if (!gate.allowed) {
           setRateLimitHeaders(reply, gate);
           services.metrics.rateLimitHits.inc({ scope: 'per_ip', gateway: request.gatewayId ?? 'api' });
-          throw new SvcError('RATE_LIMITED', { headers: { 'Retry-After': String(gate.retryAfter) }, details: { retry_after: gate.retryAfter } });
+          throw rateLimitError(gate, 'RATE_LIMITED');
         }
       }
       await identify(services, request, presented);
@@ -179,10 +180,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
           retry_after: decision.retryAfter,
         });
       }
-      throw new SvcError(decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED', {
-        headers: { 'Retry-After': String(decision.retryAfter) },
-        details: { retry_after: decision.retryAfter },
-      });
+      throw rateLimitError(decision, decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED');
     }
   });
 
@@ -270,12 +268,6 @@ async function releaseSlot(services: Services, request: FastifyRequest): Promise
   if (held === null || !held.holdsSlot) return;
   held.holdsSlot = false;
   await services.rateLimiter.release(held.identity);
-}
-
-function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
-  reply.header('X-RateLimit-Limit', decision.limit);
-  reply.header('X-RateLimit-Remaining', decision.remaining);
-  reply.header('X-RateLimit-Reset', decision.resetAt);
 }
 
 function windowSeconds(policy: RateLimitPolicy, refusedBy: string | null): number {

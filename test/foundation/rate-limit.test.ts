@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCache, type Cache } from '../../src/platform/cache.ts';
 import { createRateLimiter, type RateLimitPolicy } from '../../src/platform/rate-limit.ts';
 import { createTestApp, usingRedis, type TestContext } from '../helpers/app.ts';
+import { freePort } from '../helpers/net.ts';
 
 const perMinute: RateLimitPolicy = { windows: [{ name: 'minute', windowMs: 60_000, limit: 5 }], concurrency: 0, headerWindow: 'minute' };
 const strict: RateLimitPolicy = { windows: [{ name: 'login', windowMs: 60_000, limit: 5, blockMs: 300_000 }], concurrency: 0, headerWindow: 'login' };
@@ -188,17 +188,6 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 describe('concurrency slots', () => {

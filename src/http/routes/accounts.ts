@@ -10,6 +10,7 @@ import { SvcError } from '../../platform/errors.ts';
 import type { RateLimitPolicy } from '../../platform/rate-limit.ts';
 import type { Services } from '../../services.ts';
 import type { AppInstance } from '../app-types.ts';
+import { rateLimitError, setRateLimitHeaders } from '../rate-limit-reply.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const Email = Type.String({ format: 'email', maxLength: 320 });
@@ -244,11 +245,9 @@ async function strictTier(
   code: 'LOGIN_BLOCKED' | 'REGISTER_BLOCKED',
 ): Promise<void> {
   const decision = await services.rateLimiter.hit(`${name}:${request.ip}`, policy);
-  reply.header('X-RateLimit-Limit', decision.limit);
-  reply.header('X-RateLimit-Remaining', decision.remaining);
-  reply.header('X-RateLimit-Reset', decision.resetAt);
+  setRateLimitHeaders(reply, decision);
   if (!decision.allowed) {
     services.metrics.rateLimitHits.inc({ scope: name, gateway: 'api' });
-    throw new SvcError(code, { headers: { 'Retry-After': String(decision.retryAfter) }, details: { retry_after: decision.retryAfter } });
+    throw rateLimitError(decision, code);
   }
 }
