@@ -17,6 +17,7 @@ import { createEmbedder, MAX_EMBED_CHARS } from '../src/detection/ml/embedder.ts
 import { sha256Hex } from '../src/platform/crypto.ts';
 import type { FeatureConfig, SparseFeatures, T3Head, T3Weights } from '../src/detection/ml/t3.ts';
 import { EXTRA_FEATURES, T3_WEIGHTS_FILE, encodeWeights, extractFeatures, headLogit, sigmoid } from '../src/detection/ml/t3.ts';
+import { CHAR_MODEL_FILE, encodeCharModel, trainCharModel } from '../src/detection/ml/gibberish.ts';
 import type { SeedPhrase } from '../src/detection/ml/vectors.ts';
 import { loadSeedPhrases } from '../src/detection/ml/vectors.ts';
 
@@ -265,8 +266,54 @@ function curatedSamples(): Sample[] {
   return [...loadSeedPhrases(), ...training].map((seed) => ({ text: seed.text, attack: seed.category !== 'benign', source: 'curated', category: seed.category }));
 }
 
+/**
+ * End-to-end estimate for unseen sources: runs the detection engine (T1, T3 signals, classifier
+ * contribution, policy) over every prompt-injection and MCP record with the classifier answering
+ * its leave-one-source-out probability (the model that never saw the record's source), once per
+ * head. "Detected" = challenge or block, as in bench/detection.ts.
+ */
+async function engineLoso(rows: Row[], full: Array<{ probability: number; row: Row }>, ngrams: Array<{ probability: number; row: Row }>): Promise<void> {
+  const { createDetectionEngine } = await import('../src/detection/index.ts');
+  const report: Record<string, unknown> = {};
+  for (const [head, items] of [['ngrams', ngrams], ['full', full]] as const) {
+    const probabilities = new Map<string, number>();
+    for (const item of items) probabilities.set(item.row.sample.text, item.probability);
+    const engine = createDetectionEngine({ t3Classifier: { id: `loso-${head}`, classify: (text: string) => ({ attackProbability: probabilities.get(text) ?? 0 }) } });
+    const bySource = new Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>();
+    const groups = new Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>();
+    for (const row of rows) {
+      if (row.sample.source === 'curated' || row.sample.source.startsWith('pii/')) continue;
+      const decision = await engine.inspect({ kind: row.sample.source.startsWith('mcp/') ? 'tool_output' : 'prompt', content: row.sample.text });
+      const flagged = !decision.allowed;
+      const group = row.sample.source.split('/')[0] as string;
+      for (const counter of [bySource, groups].map((table, index) => {
+        const key = index === 0 ? row.sample.source : group;
+        const existing = table.get(key) ?? { attacks: 0, detected: 0, benign: 0, falsePositives: 0 };
+        table.set(key, existing);
+        return existing;
+      })) {
+        if (row.sample.attack) { counter.attacks += 1; if (flagged) counter.detected += 1; }
+        else { counter.benign += 1; if (flagged) counter.falsePositives += 1; }
+      }
+    }
+    const rates = (table: Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>) =>
+      Object.fromEntries([...table].map(([key, c]) => [key, `detected ${percent(c.detected, c.attacks)}% of ${c.attacks}, false positives ${percent(c.falsePositives, c.benign)}% of ${c.benign}`]));
+    report[head] = { groups: rates(groups), sources: rates(bySource) };
+    process.stderr.write(`engine with leave-one-source-out classifier (${head} head): ${JSON.stringify(report[head], null, 1)}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   const samples = [...(await loadCorpus()), ...curatedSamples()];
+  if (process.argv.includes('--charlm')) {
+    // The letter model behind the adversarial-suffix signal: benign English prose only (role-play
+    // and instruction prompts, our own benign phrasings). Tool descriptions, tool-use prompts and
+    // the everyday PII sentences stay out so they measure its false positives out of sample.
+    const prose = samples.filter((sample) => !sample.attack && ['pi/gpteacher_roleplay', 'pi/alpaca_seed_tasks', 'curated'].includes(sample.source));
+    writeFileSync(CHAR_MODEL_FILE, encodeCharModel(trainCharModel(prose.map((sample) => sample.text)), `benign prose: ${prose.length} texts (gpteacher_roleplay, alpaca_seed_tasks, curated benign)`));
+    process.stderr.write(`letter model written from ${prose.length} texts\n`);
+    return;
+  }
   process.stderr.write(`${samples.length} samples\n`);
   const vectors = await embedCorpus(samples);
   if (process.argv.includes('--embed-only')) return;
@@ -319,18 +366,18 @@ async function main(): Promise<void> {
   const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
   const bySource: Record<string, unknown> = {};
   const pooled = { full: { tp: 0, fp: 0, fn: 0, tn: 0 }, ngrams: { tp: 0, fp: 0, fn: 0, tn: 0 } };
-  const scored: Array<{ probability: number; attack: boolean }> = [];
-  const scoredNgrams: Array<{ probability: number; attack: boolean }> = [];
+  const scored: Array<{ probability: number; attack: boolean; row: Row }> = [];
+  const scoredNgrams: Array<{ probability: number; attack: boolean; row: Row }> = [];
   if (!process.argv.includes('--quick')) {
     for (const source of sources) {
       const train1 = rows.filter((row) => row.sample.source !== source);
       const test1 = rows.filter((row) => row.sample.source === source);
       weigh(train1);
       const fullHead = train(train1, optionsFor(true));
-      for (const row of test1) scored.push({ probability: predict(fullHead, row, true), attack: row.sample.attack });
+      for (const row of test1) scored.push({ probability: predict(fullHead, row, true), attack: row.sample.attack, row });
       const full = count(test1, fullHead, true);
       const ngramHead = train(train1, optionsFor(false));
-      for (const row of test1) scoredNgrams.push({ probability: predict(ngramHead, row, false), attack: row.sample.attack });
+      for (const row of test1) scoredNgrams.push({ probability: predict(ngramHead, row, false), attack: row.sample.attack, row });
       const ngrams = count(test1, ngramHead, false);
       for (const key of ['tp', 'fp', 'fn', 'tn'] as const) {
         pooled.full[key] += full[key];
@@ -349,6 +396,7 @@ async function main(): Promise<void> {
     }
     return { threshold, ...summary(counts) };
   });
+  if (process.argv.includes('--engine-loso')) await engineLoso(rows, scored, scoredNgrams);
   const sweep = sweepOf(scored);
   const sweepNgrams = sweepOf(scoredNgrams);
   process.stderr.write(`leave-one-source-out threshold sweep (full head): ${JSON.stringify(sweep)}\n`);

@@ -135,7 +135,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   definitions.push({
     name: 't3', failMode: 'open', stage: 'always',
     run(context): Verdict {
-      const signals = evasionSignals(context.input.kind, context.normalized, context.findings);
+      const signals = evasionSignals(context.input.kind, context.normalized, context.findings, rawText.get(context.normalized) ?? context.input.text);
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
       if (classifier !== undefined && context.escalate && context.input.kind !== 'http') {

@@ -3,6 +3,7 @@
  * by itself (base64 in an API body is normal), so each signal is weak unless it is the kind
  * of obfuscation only attackers use (Unicode tag characters) or it hid a T1 match.
  */
+import { adversarialSuffix, suffixProfile } from '../ml/gibberish.ts';
 import type { Normalized } from '../normalize/index.ts';
 import { noisyOr } from '../score.ts';
 import type { Finding, InspectKind } from '../types.ts';
@@ -12,22 +13,15 @@ export interface SignalResult {
   readonly findings: readonly Finding[];
 }
 
-const GIBBERISH_TOKEN = /[a-z][^a-z0-9\s'’.,!?:;"-][a-z]|[{}[\]|\\^~]{1}[a-z]{0,20}[{}[\]|\\^~]/i;
-
-/** Share of whitespace-separated tokens that look like adversarial-suffix noise (GCG-style). */
-export function gibberishRatio(text: string): { ratio: number; tokens: number } {
-  const tokens = text.slice(0, 4096).split(/\s+/).filter((token) => token.length > 0);
-  if (tokens.length < 8) return { ratio: 0, tokens: tokens.length };
-  let odd = 0;
-  for (const token of tokens) if (GIBBERISH_TOKEN.test(token)) odd++;
-  return { ratio: odd / tokens.length, tokens: tokens.length };
-}
-
 function signal(id: string, name: string, confidence: number): Finding {
   return { id: `signal.${id}`, name, category: 'evasion', confidence, tier: 't3' };
 }
 
-export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Findings: readonly Finding[]): SignalResult {
+/**
+ * `raw` is the inspected text before normalization (case preserved: mid-word capitals are part of
+ * the adversarial-suffix evidence); without it the canonical variant is used.
+ */
+export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Findings: readonly Finding[], raw?: string): SignalResult {
   const s = normalized.signals;
   const findings: Finding[] = [];
   const natural = kind !== 'http';
@@ -44,9 +38,12 @@ export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Find
   if (natural && s.splitRuns > 0) findings.push(signal('char-split', 'Character-split words', 0.15));
   if (natural && s.entropy.highEntropyTokens > 0 && s.entropy.maxToken > 4.8) findings.push(signal('entropy', 'High-entropy token in natural-language input', 0.1));
   if (natural) {
-    const canonical = normalized.variants[0]?.text ?? '';
-    const gibberish = gibberishRatio(canonical);
-    if (gibberish.ratio >= 0.25) findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', 0.35));
+    // Optimisation-attack suffixes (GCG and the like): token noise with unbalanced brackets at the
+    // end of a prompt. Strong enough to challenge on its own for prompts; tool output (truncated
+    // JSON or code) can end that way legitimately, so there it stays a weak signal.
+    const suffix = adversarialSuffix(suffixProfile(raw ?? normalized.variants[0]?.text ?? ''));
+    if (suffix === 'strong') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', kind === 'prompt' ? 0.65 : 0.35));
+    else if (suffix === 'weak') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', 0.35));
   }
   return { score: noisyOr(findings.map((finding) => finding.confidence)), findings };
 }

@@ -1,0 +1,200 @@
+/**
+ * Adversarial-suffix ("gibberish") detector for natural-language prompts. Optimisation attacks
+ * such as GCG, DSN or AutoDAN-style token search append a run of tokens chosen for their effect
+ * on the model, not for meaning: fragments of code and markup glued to words (`({[HTMLsvg`,
+ * `githubrelative{[paper`), mid-word capitals (`introPub`), non-words (`magyarlbsett`) and
+ * brackets that never close. Written prose does not look like that, and code that a user pastes
+ * has balanced brackets; the combination of token noise and unbalanced brackets in the tail of
+ * the prompt is what this module measures.
+ *
+ * Non-words are judged by a letter-trigram model (`weights/charlm.json`, 27 symbols: a–z and a
+ * word boundary) trained by `scripts/train-t3.ts --charlm` on benign English prompts. Pure and
+ * linear-time: one pass over the last TAIL_TOKENS whitespace-separated tokens.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const CHAR_MODEL_FILE = path.join(here, 'weights', 'charlm.json');
+
+/** Tokens of the prompt tail that are examined. */
+export const TAIL_TOKENS = 20;
+/** Fewer tail tokens than this: no judgement. */
+export const MIN_TOKENS = 6;
+/** Letter runs at least this long are checked against the letter model. */
+const MIN_WORD_LENGTH = 7;
+/** Mean bits per letter above which a letter run is a non-word. */
+export const NON_WORD_BITS = 3.6;
+
+const SYMBOLS = 27;
+/** Characters that prose rarely glues to words; markup, code and optimiser noise do. */
+const ODD = new Set('\\|`^~<>=_{}[]()@#$%*+'.split(''));
+
+export interface CharModel {
+  /** bits[(a * 27 + b) * 27 + c] = −log2 P(c | a b), a..c ∈ 0 (boundary) | 1..26 (a–z). */
+  readonly bits: Float32Array;
+}
+
+interface StoredCharModel {
+  version: 1;
+  order: 3;
+  /** Uint8 of round(bits × 16), base64. */
+  bits: string;
+  trainedOn: string;
+}
+
+function symbolOf(code: number): number {
+  return code >= 97 && code <= 122 ? code - 96 : 0;
+}
+
+/** Letter-trigram counts over the lower-case letter runs of `texts`, add-k smoothed. */
+export function trainCharModel(texts: Iterable<string>, smoothing = 0.1): CharModel {
+  const counts = new Float64Array(SYMBOLS ** 3);
+  for (const text of texts) {
+    const lower = text.toLowerCase();
+    let a = 0;
+    let b = 0;
+    for (let index = 0; index <= lower.length; index += 1) {
+      const c = index < lower.length ? symbolOf(lower.charCodeAt(index)) : 0;
+      if (c === 0 && b === 0) {
+        a = 0;
+        continue;
+      }
+      counts[(a * SYMBOLS + b) * SYMBOLS + c] = (counts[(a * SYMBOLS + b) * SYMBOLS + c] as number) + 1;
+      if (c === 0) {
+        a = 0;
+        b = 0;
+      } else {
+        a = b;
+        b = c;
+      }
+    }
+  }
+  const bits = new Float32Array(SYMBOLS ** 3);
+  for (let context = 0; context < SYMBOLS * SYMBOLS; context += 1) {
+    let total = 0;
+    for (let c = 0; c < SYMBOLS; c += 1) total += counts[context * SYMBOLS + c] as number;
+    for (let c = 0; c < SYMBOLS; c += 1) bits[context * SYMBOLS + c] = -Math.log2(((counts[context * SYMBOLS + c] as number) + smoothing) / (total + smoothing * SYMBOLS));
+  }
+  return { bits };
+}
+
+export function encodeCharModel(model: CharModel, trainedOn: string): string {
+  const bytes = Uint8Array.from(model.bits, (value) => Math.min(255, Math.round(value * 16)));
+  const stored: StoredCharModel = { version: 1, order: 3, bits: Buffer.from(bytes).toString('base64'), trainedOn };
+  return JSON.stringify(stored) + '\n';
+}
+
+export function decodeCharModel(text: string): CharModel {
+  const stored = JSON.parse(text) as StoredCharModel;
+  const bytes = Buffer.from(stored.bits, 'base64');
+  if (stored.version !== 1 || bytes.length !== SYMBOLS ** 3) throw new Error('charlm.json: unexpected format');
+  return { bits: Float32Array.from(bytes, (value) => value / 16) };
+}
+
+let loaded: CharModel | null | undefined;
+
+/** The shipped letter model, or null when the file is missing (non-word checks are then skipped). */
+export function loadCharModel(): CharModel | null {
+  if (loaded !== undefined) return loaded;
+  try {
+    loaded = decodeCharModel(readFileSync(CHAR_MODEL_FILE, 'utf8'));
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
+
+/** Mean bits per letter of a lower-case letter run (boundaries included). */
+export function wordBits(model: CharModel, word: string): number {
+  let a = 0;
+  let b = 0;
+  let total = 0;
+  for (let index = 0; index <= word.length; index += 1) {
+    const c = index < word.length ? symbolOf(word.charCodeAt(index)) : 0;
+    total += model.bits[(a * SYMBOLS + b) * SYMBOLS + c] as number;
+    a = b;
+    b = c;
+  }
+  return total / (word.length + 1);
+}
+
+function isLetter(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90);
+}
+
+/** A token that looks like optimiser noise rather than a word of prose. */
+export function isNoiseToken(token: string, model: CharModel | null): boolean {
+  let letters = 0;
+  let odd = 0;
+  let run = '';
+  let previousLower = false;
+  let camel = false;
+  let nonWord = false;
+  const closeRun = () => {
+    if (model !== null && run.length >= MIN_WORD_LENGTH && wordBits(model, run) > NON_WORD_BITS) nonWord = true;
+    run = '';
+  };
+  for (const character of token) {
+    const code = character.charCodeAt(0);
+    if (isLetter(code)) {
+      letters += 1;
+      const upper = code <= 90;
+      if (upper && previousLower) camel = true;
+      previousLower = !upper;
+      run += character.toLowerCase();
+    } else {
+      previousLower = false;
+      if (ODD.has(character)) odd += 1;
+      closeRun();
+    }
+  }
+  closeRun();
+  return (letters > 0 && odd > 0) || odd >= 2 || camel || nonWord;
+}
+
+/** Brackets in `text` that are closed without being opened, or never closed. */
+export function bracketImbalance(text: string): number {
+  const stack: string[] = [];
+  let unmatched = 0;
+  for (const character of text) {
+    if (character === '(' || character === '[' || character === '{') stack.push(character);
+    else if (character === ')' || character === ']' || character === '}') {
+      const open = character === ')' ? '(' : character === ']' ? '[' : '{';
+      if (stack.length > 0 && stack[stack.length - 1] === open) stack.pop();
+      else unmatched += 1;
+    }
+  }
+  return unmatched + stack.length;
+}
+
+export interface SuffixProfile {
+  /** Share of the tail's tokens that look like noise. */
+  readonly noiseRatio: number;
+  /** Unbalanced brackets in the tail. */
+  readonly imbalance: number;
+  readonly tokens: number;
+}
+
+/** Profile of the last TAIL_TOKENS whitespace-separated tokens of `text` (case preserved). */
+export function suffixProfile(text: string, model: CharModel | null = loadCharModel()): SuffixProfile {
+  const end = text.length;
+  const start = Math.max(0, end - 4096);
+  const tail = text.slice(start, end).split(/\s+/).filter((token) => token.length > 0).slice(-TAIL_TOKENS);
+  if (tail.length < MIN_TOKENS) return { noiseRatio: 0, imbalance: 0, tokens: tail.length };
+  let noise = 0;
+  for (const token of tail) if (isNoiseToken(token.length > 200 ? token.slice(0, 200) : token, model)) noise += 1;
+  return { noiseRatio: noise / tail.length, imbalance: bracketImbalance(tail.join(' ')), tokens: tail.length };
+}
+
+/**
+ * Strength of the adversarial-suffix evidence: 'strong' when noise tokens come with brackets
+ * that do not balance (measured on the development corpora: no benign prompt, tool description
+ * or everyday sentence reaches it), 'weak' on noise alone, else 'none'.
+ */
+export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | 'none' {
+  if ((profile.imbalance >= 2 && profile.noiseRatio >= 0.15) || (profile.imbalance >= 4 && profile.noiseRatio >= 0.1)) return 'strong';
+  if (profile.noiseRatio >= 0.3 && profile.imbalance >= 1) return 'weak';
+  return 'none';
+}
