@@ -275,9 +275,15 @@ function curatedSamples(): Sample[] {
 async function engineLoso(rows: Row[], full: Array<{ probability: number; row: Row }>, ngrams: Array<{ probability: number; row: Row }>): Promise<void> {
   const { createDetectionEngine } = await import('../src/detection/index.ts');
   const report: Record<string, unknown> = {};
+  // Debugging aid: T3_ENGINE_DUMP=file writes every miss and false positive (n-gram head) as JSON lines.
+  const dump = process.env.T3_ENGINE_DUMP;
+  if (dump !== undefined) writeFileSync(dump, '');
   for (const [head, items] of [['ngrams', ngrams], ['full', full]] as const) {
     const probabilities = new Map<string, number>();
-    for (const item of items) probabilities.set(item.row.sample.text, item.probability);
+    // Debugging aid: T3_REMAP=t moves the classifier's "strong" threshold from 0.9 to t (piecewise-linear remap).
+    const strong = Number(process.env.T3_REMAP ?? 0.9);
+    const remap = (p: number) => (p < 0.5 ? p : p < strong ? 0.5 + (0.4 * (p - 0.5)) / (strong - 0.5) : 0.9 + (0.1 * (p - strong)) / (1 - strong));
+    for (const item of items) probabilities.set(item.row.sample.text, remap(item.probability));
     const engine = createDetectionEngine({ t3Classifier: { id: `loso-${head}`, classify: (text: string) => ({ attackProbability: probabilities.get(text) ?? 0 }) } });
     const bySource = new Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>();
     const groups = new Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>();
@@ -285,6 +291,9 @@ async function engineLoso(rows: Row[], full: Array<{ probability: number; row: R
       if (row.sample.source === 'curated' || row.sample.source.startsWith('pii/')) continue;
       const decision = await engine.inspect({ kind: row.sample.source.startsWith('mcp/') ? 'tool_output' : 'prompt', content: row.sample.text });
       const flagged = !decision.allowed;
+      if (dump !== undefined && head === 'ngrams' && flagged !== row.sample.attack) {
+        appendFileSync(dump, JSON.stringify({ source: row.sample.source, category: row.sample.category, attack: row.sample.attack, probability: Math.round((probabilities.get(row.sample.text) ?? 0) * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 300) }) + '\n');
+      }
       const group = row.sample.source.split('/')[0] as string;
       for (const counter of [bySource, groups].map((table, index) => {
         const key = index === 0 ? row.sample.source : group;

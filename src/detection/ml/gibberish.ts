@@ -154,19 +154,24 @@ export function isNoiseToken(token: string, model: CharModel | null): boolean {
   return (letters > 0 && odd > 0) || odd >= 2 || camel || nonWord;
 }
 
-/** Brackets in `text` that are closed without being opened, or never closed. */
-export function bracketImbalance(text: string): number {
-  const stack: string[] = [];
+/**
+ * Brackets in `text` from offset `from` on that are closed without being opened, or never closed.
+ * Brackets opened before `from` may be closed after it (the tail of a JSON document is balanced).
+ */
+export function bracketImbalance(text: string, from = 0): number {
+  const stack: Array<{ open: string; at: number }> = [];
   let unmatched = 0;
-  for (const character of text) {
-    if (character === '(' || character === '[' || character === '{') stack.push(character);
+  for (let index = 0; index < text.length; index += 1) {
+    const character = text[index] as string;
+    if (character === '(' || character === '[' || character === '{') stack.push({ open: character, at: index });
     else if (character === ')' || character === ']' || character === '}') {
       const open = character === ')' ? '(' : character === ']' ? '[' : '{';
-      if (stack.length > 0 && stack[stack.length - 1] === open) stack.pop();
-      else unmatched += 1;
+      if (stack.length > 0 && stack[stack.length - 1]?.open === open) stack.pop();
+      else if (index >= from) unmatched += 1;
     }
   }
-  return unmatched + stack.length;
+  for (const item of stack) if (item.at >= from) unmatched += 1;
+  return unmatched;
 }
 
 export interface SuffixProfile {
@@ -179,13 +184,17 @@ export interface SuffixProfile {
 
 /** Profile of the last TAIL_TOKENS whitespace-separated tokens of `text` (case preserved). */
 export function suffixProfile(text: string, model: CharModel | null = loadCharModel()): SuffixProfile {
-  const end = text.length;
-  const start = Math.max(0, end - 4096);
-  const tail = text.slice(start, end).split(/\s+/).filter((token) => token.length > 0).slice(-TAIL_TOKENS);
-  if (tail.length < MIN_TOKENS) return { noiseRatio: 0, imbalance: 0, tokens: tail.length };
+  const window = text.length > 4096 ? text.slice(text.length - 4096) : text;
+  const tokens: Array<{ token: string; at: number }> = [];
+  const pattern = /\S+/g;
+  for (let match = pattern.exec(window); match !== null; match = pattern.exec(window)) {
+    tokens.push({ token: match[0], at: match.index });
+    if (tokens.length > TAIL_TOKENS) tokens.shift();
+  }
+  if (tokens.length < MIN_TOKENS) return { noiseRatio: 0, imbalance: 0, tokens: tokens.length };
   let noise = 0;
-  for (const token of tail) if (isNoiseToken(token.length > 200 ? token.slice(0, 200) : token, model)) noise += 1;
-  return { noiseRatio: noise / tail.length, imbalance: bracketImbalance(tail.join(' ')), tokens: tail.length };
+  for (const { token } of tokens) if (isNoiseToken(token.length > 200 ? token.slice(0, 200) : token, model)) noise += 1;
+  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length };
 }
 
 /**
