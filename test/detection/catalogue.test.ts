@@ -31,6 +31,25 @@ describe('pattern catalogue', () => {
     expect(misses).toEqual([]);
   });
 
+  it('keeps ordinary HTTP values below the challenge band', () => {
+    const benign = [
+      Buffer.from('{"Runtime":"nodejs18.x","Handler":"index.handler"}').toString('base64'),
+      'If you are looking for a recommendation, let me know.',
+      'for each item in (the list) we do the same',
+      '{"onboarding": true, "one": 1}',
+      'alias: john.doe@example.com',
+      'step=confirm',
+      'sort={created_at,desc}',
+      'Thanks for your help\r\nBest regards',
+      '<?xml version="1.0"?><note><body>time to go</body></note>',
+      'Q3 status: on track',
+    ];
+    for (const value of benign) {
+      const { score } = scanVariants(catalogue, 'http', normalize(value, { kind: 'http' }).variants);
+      expect(score, value).toBeLessThan(0.6);
+    }
+  });
+
   // Each regular expression T1 runs (a pattern, or each part of a gapped sequence) goes through
   // recheck with recall validation: recheck confirms its attack string on V8 itself, so a
   // pattern fails only when its attack is really super-linear on the engine svc runs on. A fixed

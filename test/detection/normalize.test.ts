@@ -96,4 +96,15 @@ describe('normalization', () => {
     expect(texts('{"a":"b"}', 'http')).toEqual(['{"a":"b"}']);
     expect(texts("c'a't", 'prompt')).toEqual(["c'a't"]);
   });
+
+  it('drops empty substitutions, special parameters and word-edge quotes in the shell variant', () => {
+    expect(texts('una$$me -a', 'http')).toContain('uname -a');
+    expect(texts('uname$u -a', 'http')).toContain('uname -a');
+    expect(texts("'c'url localhost", 'http')).toContain('curl localhost');
+    expect(texts('pi$()ng 127.0.0.1', 'http')).toContain('ping 127.0.0.1');
+    expect(texts('pi``ng 127.0.0.1', 'http')).toContain('ping 127.0.0.1');
+    expect(texts('cat /[?]tc/pa[s//]swd', 'http')).toContain('cat /?tc/passwd');
+    // PHP and JSON keep their shape: a variable after a space is not an empty expansion.
+    expect(texts('echo $x;', 'http')).toEqual(['echo $x;']);
+  });
 });

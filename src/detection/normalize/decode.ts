@@ -371,11 +371,15 @@ export function iisOverlongDecode(input: string): string | null {
 // in an HTTP scan variant of its own (only empty quote pairs and quotes inside a word are
 // dropped, so JSON and SQL quoting keep their shape; the original is scanned as well).
 const SHELL_IFS = /\$\{ifs\}|\$ifs(?:\$\d|\b)/gi;
-const SHELL_EMPTY = /\$[@*]|\$\{[a-z_][a-z0-9_]{0,20}\}|''|""|(?<=[a-z])['"](?=[a-z])|\\(?=[a-z/])/gi;
-const SHELL_CLASS = /\[([a-z0-9./])\]/gi;
+// Empty expansions: $@, $*, ${var}, empty substitutions ($(), ``, <(), >()), special parameters
+// ($$, $!, $?, $-, $_, $1…$9) and a short unset variable glued to the end of a word ("uname$u").
+const SHELL_EMPTY = /\$[@*]|\$\{[a-z_][a-z0-9_]{0,20}\}|\$\(\)|\x60\x60|[<>]\(\)|(?<=[a-z])\$(?:[$!?_-]|[1-9])(?=[a-z/])|(?<=[a-z])\$[a-z_][a-z0-9_]{0,10}(?=[\s;|&'"]|$)|''|""|(?<=[a-z])['"](?=[a-z])|\\(?=[a-z/])/gi;
+// Quotes around a whole command word ("'curl' x", '"time" who'): dropped at the word's edges.
+const SHELL_WORD_QUOTE = /(?<=^|[\s;|&=(\x60])['"](?=[a-z])|(?<=[a-z0-9])['"](?=[\s;|&)]|$)/gim;
+const SHELL_CLASS = /\[([a-z0-9.?])\/{0,10}\]/gi;
 
 export function shellDeobfuscate(input: string): string | null {
-  if (!/[$'"\\[]/.test(input)) return null;
-  const out = input.replace(SHELL_IFS, ' ').replace(SHELL_EMPTY, '').replace(SHELL_CLASS, '$1');
+  if (!/[$'"\\[\x60<>]/.test(input)) return null;
+  const out = input.replace(SHELL_IFS, ' ').replace(SHELL_EMPTY, '').replace(SHELL_WORD_QUOTE, '').replace(SHELL_CLASS, '$1');
   return out === input ? null : out;
 }
