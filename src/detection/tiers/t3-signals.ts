@@ -13,6 +13,23 @@ export interface SignalResult {
   readonly findings: readonly Finding[];
 }
 
+/** Longest run of one repeated whitespace-separated token (context flooding: "ö ö ö …", "a a a …"). */
+export function longestTokenRun(text: string): number {
+  let best = 0;
+  let run = 0;
+  let previous = '';
+  const pattern = /\S+/g;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    run = match[0] === previous ? run + 1 : 1;
+    previous = match[0];
+    if (run > best) best = run;
+  }
+  return best;
+}
+
+/** A run this long of one token is context flooding; no benign prompt or tool description in the corpora has 30. */
+export const FLOOD_RUN = 40;
+
 function signal(id: string, name: string, confidence: number): Finding {
   return { id: `signal.${id}`, name, category: 'evasion', confidence, tier: 't3' };
 }
@@ -42,6 +59,7 @@ export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Find
     // end of a prompt. Strong enough to challenge on its own for prompts; tool output (truncated
     // JSON or code) can end that way legitimately, so there it stays a weak signal.
     const suffix = adversarialSuffix(suffixProfile(raw ?? normalized.variants[0]?.text ?? ''));
+    if (longestTokenRun(raw ?? normalized.variants[0]?.text ?? '') >= FLOOD_RUN) findings.push(signal('token-flood', 'One token repeated to flood the context', 0.4));
     if (suffix === 'strong') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', kind === 'prompt' ? 0.65 : 0.35));
     else if (suffix === 'weak') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', 0.35));
   }
