@@ -142,13 +142,16 @@ const FEATURES: FeatureConfig = {
 };
 const DIMENSIONS = 512;
 
-/** Per-sample weights: classes balanced overall, and no single source worth more than ~800 records. */
+const SOURCE_CAP = Number(process.env.T3_SOURCE_CAP ?? 400);
+const CURATED_WEIGHT = Number(process.env.T3_CURATED_WEIGHT ?? 3);
+
+/** Per-sample weights: classes balanced overall, and no single source worth more than SOURCE_CAP (400) records. */
 function weigh(rows: Row[]): void {
   const perSource = new Map<string, number>();
   for (const row of rows) perSource.set(row.sample.source, (perSource.get(row.sample.source) ?? 0) + 1);
   // Everyday PII sentences are easy negatives far from any prompt: keep their share small.
-  const cap = (source: string) => (source.startsWith('pii/') ? 150 : 800);
-  for (const row of rows) row.weight = Math.min(1, cap(row.sample.source) / (perSource.get(row.sample.source) ?? 1)) * (row.sample.source === 'curated' ? 3 : 1);
+  const cap = (source: string) => (source.startsWith('pii/') ? 150 : SOURCE_CAP);
+  for (const row of rows) row.weight = Math.min(1, cap(row.sample.source) / (perSource.get(row.sample.source) ?? 1)) * (row.sample.source === 'curated' ? CURATED_WEIGHT : 1);
   let attack = 0;
   let benign = 0;
   for (const row of rows) {

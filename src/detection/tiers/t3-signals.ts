@@ -13,21 +13,45 @@ export interface SignalResult {
   readonly findings: readonly Finding[];
 }
 
-/** Longest run of one repeated whitespace-separated token (context flooding: "ö ö ö …", "a a a …"). */
+/**
+ * Longest run of tokens repeating a cycle of at most MAX_FLOOD_PERIOD whitespace-separated tokens
+ * (context flooding: "ö ö ö …", ") ] } ) ] } …"); a long token made of one repeated chunk
+ * ("abcabcabc…", at least 10 repetitions) counts as that many tokens.
+ */
 export function longestTokenRun(text: string): number {
-  let best = 0;
-  let run = 0;
-  let previous = '';
+  const tokens: string[] = [];
   const pattern = /\S+/g;
+  let best = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    run = match[0] === previous ? run + 1 : 1;
-    previous = match[0];
-    if (run > best) best = run;
+    // Numbers and table rules ("0 0 0", "| --- |") repeat in data; they break a run instead.
+    tokens.push(TABLE_OR_NUMBER.test(match[0]) ? `\u0000${tokens.length}` : match[0]);
+    best = Math.max(best, repeatedChunks(match[0]));
+  }
+  for (let period = 1; period <= MAX_FLOOD_PERIOD; period += 1) {
+    let run = 0;
+    for (let index = period; index < tokens.length; index += 1) {
+      run = tokens[index] === tokens[index - period] ? run + 1 : 0;
+      if (run + period > best) best = run + period;
+    }
   }
   return best;
 }
 
-/** A run this long of one token is context flooding; no benign prompt or tool description in the corpora has 30. */
+const MAX_FLOOD_PERIOD = 4;
+const TABLE_OR_NUMBER = /^[\d.,;:|+\-=*#~_]+$/;
+
+/** How many times a token repeats its shortest leading chunk (1 when it does not). */
+function repeatedChunks(token: string): number {
+  if (token.length < 40 || TABLE_OR_NUMBER.test(token)) return 1;
+  for (let period = 1; period <= 20; period += 1) {
+    let index = period;
+    while (index < token.length && token.charCodeAt(index) === token.charCodeAt(index - period)) index += 1;
+    if (index === token.length) return Math.floor(token.length / period);
+  }
+  return 1;
+}
+
+/** A run this long is context flooding; no benign prompt or tool description in the corpora has 30. */
 export const FLOOD_RUN = 40;
 
 function signal(id: string, name: string, confidence: number): Finding {
@@ -59,7 +83,7 @@ export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Find
     // end of a prompt. Strong enough to challenge on its own for prompts; tool output (truncated
     // JSON or code) can end that way legitimately, so there it stays a weak signal.
     const suffix = adversarialSuffix(suffixProfile(raw ?? normalized.variants[0]?.text ?? ''));
-    if (longestTokenRun(raw ?? normalized.variants[0]?.text ?? '') >= FLOOD_RUN) findings.push(signal('token-flood', 'One token repeated to flood the context', 0.4));
+    if (longestTokenRun(raw ?? normalized.variants[0]?.text ?? '') >= FLOOD_RUN) findings.push(signal('token-flood', 'Repeated tokens flooding the context', kind === 'prompt' ? 0.55 : 0.3));
     if (suffix === 'strong') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', kind === 'prompt' ? 0.65 : 0.35));
     else if (suffix === 'weak') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', 0.35));
   }
