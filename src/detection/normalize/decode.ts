@@ -373,9 +373,9 @@ export function iisOverlongDecode(input: string): string | null {
 const SHELL_IFS = /\$\{ifs\}|\$ifs(?:\$\d|\b)/gi;
 // Empty expansions: $@, $*, ${var}, empty substitutions ($(), ``, <(), >()), special parameters
 // ($$, $!, $?, $-, $_, $1…$9) and a short unset variable glued to the end of a word ("uname$u").
-const SHELL_EMPTY = /\$[@*]|\$\{[a-z_][a-z0-9_]{0,20}\}|\$\(\)|\x60\x60|[<>]\(\)|(?<=[a-z])\$(?:[$!?_-]|[1-9])(?=[a-z/])|(?<=[a-z])\$[a-z_][a-z0-9_]{0,10}(?=[\s;|&'"]|$)|''|""|(?<=[a-z])['"](?=[a-z])|\\(?=[a-z/])/gi;
+const SHELL_EMPTY = /\$(?:[@*]|\{[a-z_][a-z0-9_]{0,20}\}|\(\)|(?<=[a-z]\$)(?:[$!?_-]|[1-9])(?=[a-z/])|(?<=[a-z]\$)[a-z_][a-z0-9_]{0,10}(?=[\s;|&'"]|$))|\x60\x60|[<>]\(\)|''|""|['"](?<=[a-z]['"])(?=[a-z])|\\(?=[a-z/])/gi;
 // Quotes around a whole command word ("'curl' x", '"time" who'): dropped at the word's edges.
-const SHELL_WORD_QUOTE = /(?<=^|[\s;|&=(\x60])['"](?=[a-z])|(?<=[a-z0-9])['"](?=[\s;|&)]|$)/gim;
+const SHELL_WORD_QUOTE = /['"](?:(?<=(?:^|[\s;|&=(\x60])['"])(?=[a-z])|(?<=[a-z0-9]['"])(?=[\s;|&)]|$))/gim;
 const SHELL_CLASS = /\[([a-z0-9.?])\/{0,10}\]/gi;
 
 export function shellDeobfuscate(input: string): string | null {
