@@ -110,7 +110,17 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
   /** Bumped by every revocation: a lookup that raced one is answered but not cached. */
   let revocations = 0;
   const providerKeyCache = new Map<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>();
-  const lastUsed = new Map<string, { orgId: string; at: Date }>();
+  const lastUsed = new Map<string, { orgId: string; at: number }>();
+  // isKeyCached and authenticateKey run back to back for one request: hash the key once.
+  let hashedKey = '';
+  let hashedValue = '';
+  const keyHash = (presented: string): string => {
+    if (presented !== hashedKey) {
+      hashedValue = sha256Hex(presented);
+      hashedKey = presented;
+    }
+    return hashedValue;
+  };
 
   const flushTimer = setInterval(() => void flushLastUsed(), 5_000);
   flushTimer.unref();
@@ -186,7 +196,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     lastUsed.clear();
     for (const [keyId, { orgId, at }] of batch) {
       try {
-        await db.withOrg(orgId, (tx) => tx.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, at]));
+        await db.withOrg(orgId, (tx) => tx.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, new Date(at)]));
       } catch (error) {
         logger.warn({ err: error }, 'could not record API key last-used time');
       }
@@ -302,7 +312,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     /** True when `authenticateKey` can answer from memory (no database round trip). */
     isKeyCached(presented: string): boolean {
       if (!KEY_PATTERN.test(presented)) return true;
-      const hash = sha256Hex(presented);
+      const hash = keyHash(presented);
       const cached = keyCache.get(hash);
       return (cached !== undefined && cached.expiresAt > Date.now()) || keyLookups.has(hash);
     },
@@ -314,7 +324,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     async authenticateKey(presented: string): Promise<AuthContext | 'invalid' | 'revoked'> {
       const match = KEY_PATTERN.exec(presented);
       if (match === null) return 'invalid';
-      const hash = sha256Hex(presented);
+      const hash = keyHash(presented);
       const now = Date.now();
       const cached = keyCache.get(hash);
       let context: AuthContext | 'revoked' | 'invalid';
@@ -329,7 +339,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
         context = await lookup;
       }
       if (context === 'invalid') return 'invalid';
-      if (context !== 'revoked') lastUsed.set(context.keyId!, { orgId: context.orgId, at: new Date(now) });
+      if (context !== 'revoked') lastUsed.set(context.keyId!, { orgId: context.orgId, at: now });
       return context;
     },
 

@@ -312,8 +312,10 @@ export interface InvokeOptions {
   /** Aborts the call (client disconnected, overall deadline). Aborting yields UpstreamError('timeout'|'network'). */
   signal?: AbortSignal;
   /**
-   * invokeCompletion: deadline for the whole call. invokeStream: deadline until the response
-   * headers arrive (the stream itself is bounded by idleTimeoutMs). Default 60 000 ms.
+   * Deadline for the response headers (after the connection is made; connecting has its own
+   * 10 s limit) and, for invokeCompletion, for any silence while the body is read; invokeStream's
+   * body is bounded by idleTimeoutMs. Enforced by the transport's timers, which have about one
+   * second of resolution. Default 60 000 ms.
    */
   timeoutMs?: number;
   /** invokeStream: longest silence allowed between two chunks. Default 60 000 ms. */

@@ -76,18 +76,26 @@ export function toUpstreamError(error: unknown, provider: string, url: string, t
   return new UpstreamError({ provider, status: null, code, retryable, url, providerCode, cause: error });
 }
 
+/** Splits http(s)://host[:port]/path?query into origin and path; null for anything unusual (userinfo, no scheme). */
+export function splitUrl(url: string): { origin: string; path: string } | null {
+  const schemeEnd = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : -1;
+  if (schemeEnd < 0) return null;
+  const slash = url.indexOf('/', schemeEnd);
+  const authority = slash < 0 ? url.slice(schemeEnd) : url.slice(schemeEnd, slash);
+  if (authority === '' || /[@?#\\\s]/.test(authority)) return null;
+  const path = slash < 0 ? '/' : url.slice(slash);
+  if (path.includes('#')) return null;
+  return { origin: url.slice(0, slash < 0 ? url.length : slash), path };
+}
+
 /** Sends one upstream request on the pooled agent; resolves on response headers. */
 export async function sendUpstream(request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
   try {
-    const response = await undiciRequest(request.url, {
-      dispatcher: agent,
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      signal: options.signal,
-      headersTimeout: options.headersTimeoutMs,
-      bodyTimeout: options.bodyTimeoutMs,
-    });
+    const split = splitUrl(request.url);
+    const common = { method: request.method, headers: request.headers, body: request.body, signal: options.signal, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
+    // Plain http(s)://host[:port]/path URLs go straight to the agent (no URL object per call);
+    // anything else takes undici's full URL parsing.
+    const response = split === null ? await undiciRequest(request.url, { dispatcher: agent, ...common }) : await agent.request({ origin: split.origin, path: split.path, ...common });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
     throw toUpstreamError(error, options.provider, request.url);

@@ -63,38 +63,6 @@ export function getAdapter(id: ProviderId): ProviderAdapter {
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
-interface Deadline {
-  signal: AbortSignal;
-  timedOut: () => boolean;
-  /** Stops the deadline timer (headers arrived or call finished). */
-  clearTimer: () => void;
-  /** Detaches from the caller's signal. */
-  release: () => void;
-}
-
-function deadline(timeoutMs: number, callerSignal: AbortSignal | undefined): Deadline {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const onAbort = () => controller.abort(callerSignal?.reason);
-  if (callerSignal) {
-    if (callerSignal.aborted) controller.abort(callerSignal.reason);
-    else callerSignal.addEventListener('abort', onAbort, { once: true });
-  }
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    clearTimer: () => clearTimeout(timer),
-    release: () => {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onAbort);
-    },
-  };
-}
-
 async function build(adapter: ProviderAdapter, request: CompletionRequest, target: ProviderTarget): Promise<UpstreamRequest> {
   try {
     const built = adapter.buildRequest(request, target);
@@ -105,12 +73,6 @@ async function build(adapter: ProviderAdapter, request: CompletionRequest, targe
   }
 }
 
-function timeoutAware(error: unknown, provider: string, url: string, timedOut: boolean): UpstreamError {
-  if (timedOut && error instanceof UpstreamError && error.providerCode === 'aborted') {
-    return new UpstreamError({ provider, status: null, code: 'timeout', url, providerCode: 'timeout', cause: error.cause });
-  }
-  return toUpstreamError(error, provider, url, timedOut && !(error instanceof UpstreamError));
-}
 
 async function errorFromResponse(adapter: ProviderAdapter, response: UpstreamResponse, url: string): Promise<UpstreamError> {
   let text = '';
@@ -136,16 +98,15 @@ export async function invokeCompletion(
   const adapter = providers[providerId];
   const upstream = await build(adapter, request.stream ? { ...request, stream: false } : request, target);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const limit = deadline(timeoutMs, options.signal);
   try {
-    const response = await sendUpstream(upstream, { provider: providerId, signal: limit.signal, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs });
+    // The transport's own timers (undici: headers within timeoutMs, then no body silence longer
+    // than timeoutMs) bound the call; no per-call timer or AbortController on the hot path.
+    const response = await sendUpstream(upstream, { provider: providerId, ...(options.signal === undefined ? {} : { signal: options.signal }), headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs });
     if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
     const text = await response.body.text();
     return adapter.parseResponse(response.status, response.headers, text, request.model);
   } catch (error) {
-    throw timeoutAware(error, providerId, upstream.url, limit.timedOut());
-  } finally {
-    limit.release();
+    throw toUpstreamError(error, providerId, upstream.url);
   }
 }
 
@@ -205,21 +166,18 @@ export async function invokeStream(
   const adapter = providers[providerId];
   const upstream = await build(adapter, request.stream ? request : { ...request, stream: true }, target);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const limit = deadline(timeoutMs, options.signal);
   let response: UpstreamResponse;
   try {
     response = await sendUpstream(upstream, {
       provider: providerId,
-      signal: limit.signal,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
       headersTimeoutMs: timeoutMs,
       bodyTimeoutMs: (options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS) + 1_000,
     });
     if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
   } catch (error) {
-    limit.release();
-    throw timeoutAware(error, providerId, upstream.url, limit.timedOut());
+    throw toUpstreamError(error, providerId, upstream.url);
   }
-  limit.clearTimer();
   const body = response.body;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   let idle = false;
@@ -239,7 +197,6 @@ export async function invokeStream(
       throw toUpstreamError(error, providerId, upstream.url);
     } finally {
       guarded.stop();
-      limit.release();
       // A completed stream leaves the connection reusable (read the few remaining bytes);
       // anything else closes it so the upstream stops generating.
       if (finished) await body.dump({ limit: 64 * 1024 }).catch(() => undefined);
