@@ -45,7 +45,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
   if (withClassifier) {
     try { t3Classifier = loadT3Classifier(); } catch { t3Classifier = undefined; }
   }
-  const engine = createDetectionEngine(t3Classifier === undefined ? {} : { t3Classifier });
+  const engine = createDetectionEngine({ analysisCache: false, ...(t3Classifier === undefined ? {} : { t3Classifier }) });
   const options = { limit };
   const bySource: Record<string, Counter> = {};
   const byCategory: Record<string, Counter> = {};

@@ -9,6 +9,7 @@ import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
+import { analysisKey, createAnalysisCache, type AnalysisCache } from './analysis-cache.ts';
 import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
 import { explain } from './explain.ts';
@@ -47,6 +48,8 @@ export interface DetectionDeps {
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
   readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
+  /** false: analyse every request afresh (benchmarks of the tiers themselves). Default: cache repeated content. */
+  readonly analysisCache?: boolean;
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
   readonly onEscalation?: (tier: string) => void;
 }
@@ -163,6 +166,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     });
   }
   const pipeline: Pipeline = createPipeline(definitions);
+  // T5 reads the caller's IP and endpoint, so its verdict is not a function of the content alone.
+  const analyses: AnalysisCache | null = deps.t5 === undefined && deps.analysisCache !== false ? createAnalysisCache() : null;
 
   return {
     tiers: pipeline.tiers,
@@ -176,11 +181,18 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       if (kind === 'http' && request.request !== undefined) ({ text, headerNames } = httpScanText(request.request));
       else text = request.content ?? '';
 
-      const normalized = normalize(text, { kind });
-      rawText.set(normalized, text.slice(0, 65_536));
-      requests.set(normalized, request);
       const limits = request.orgId === undefined ? policy.thresholds : await thresholds.get(request.orgId).catch(() => policy.thresholds);
-      const result = await pipeline.run({ kind, text, ...(headerNames === undefined ? {} : { headerNames }) }, normalized, { ...policy, thresholds: limits });
+      // Content-only analysis (normalization + cascade) is cached for repeated content (analysis-cache.ts).
+      const key = analyses === null ? null : analysisKey(kind, text, `${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames);
+      let analysis = key === null ? undefined : analyses!.get(key);
+      if (analysis === undefined) {
+        const normalized = normalize(text, { kind });
+        rawText.set(normalized, text.slice(0, 65_536));
+        requests.set(normalized, request);
+        analysis = { normalized, result: await pipeline.run({ kind, text, ...(headerNames === undefined ? {} : { headerNames }) }, normalized, { ...policy, thresholds: limits }) };
+        if (key !== null) analyses!.set(key, analysis);
+      }
+      const { normalized, result } = analysis;
 
       let findings: Finding[] = [...result.findings];
       let base = result.score;

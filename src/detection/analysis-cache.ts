@@ -1,0 +1,60 @@
+/**
+ * Per-replica cache of the content-only part of an inspection: normalization and the tier
+ * cascade, which depend on nothing but the kind, the text (plus header names for HTTP) and the
+ * thresholds in force. Session escalation, fragments, the decision, metrics and threat events
+ * are still computed for every request. Repeated content (a system prompt sent with every call,
+ * a retried request, a templated prompt, the same tool output read by many agents) is analysed
+ * once.
+ *
+ * Bounded: at most MAX_ENTRIES entries of at most MAX_TEXT characters each (≈ 16 MB of text at
+ * worst), least recently used first out; entries expire after TTL_MS. Not used when a tier
+ * depends on more than the content (T5 behaviour reads the caller's IP and endpoint), and a
+ * result in which any tier errored or failed open is never stored (the next request retries).
+ */
+import type { Normalized } from './normalize/index.ts';
+import type { PipelineResult } from './pipeline.ts';
+
+export const ANALYSIS_CACHE = { MAX_ENTRIES: 2_000, MAX_TEXT: 8_192, TTL_MS: 10 * 60_000 } as const;
+
+export interface Analysis {
+  readonly normalized: Normalized;
+  readonly result: PipelineResult;
+}
+
+export interface AnalysisCache {
+  get(key: string, now?: number): Analysis | undefined;
+  set(key: string, analysis: Analysis, now?: number): void;
+  readonly size: number;
+}
+
+/** The cache key, or null when the text is too long to be worth keeping. */
+export function analysisKey(kind: string, text: string, thresholdsKey: string, headerNames?: readonly string[]): string | null {
+  if (text.length > ANALYSIS_CACHE.MAX_TEXT) return null;
+  return `${kind}\u0000${thresholdsKey}\u0000${headerNames === undefined ? '' : headerNames.join(',')}\u0000${text}`;
+}
+
+export function createAnalysisCache(options: { maxEntries?: number; ttlMs?: number } = {}): AnalysisCache {
+  const maxEntries = options.maxEntries ?? ANALYSIS_CACHE.MAX_ENTRIES;
+  const ttlMs = options.ttlMs ?? ANALYSIS_CACHE.TTL_MS;
+  // A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used.
+  const entries = new Map<string, { analysis: Analysis; expiresAt: number }>();
+  return {
+    get(key, now = Date.now()) {
+      const entry = entries.get(key);
+      if (entry === undefined) return undefined;
+      entries.delete(key);
+      if (entry.expiresAt <= now) return undefined;
+      entries.set(key, entry);
+      return entry.analysis;
+    },
+    set(key, analysis, now = Date.now()) {
+      if (analysis.result.failedOpen.length > 0 || analysis.result.reports.some((report) => report.outcome === 'error')) return;
+      entries.delete(key);
+      entries.set(key, { analysis, expiresAt: now + ttlMs });
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+}
