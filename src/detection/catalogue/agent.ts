@@ -266,6 +266,17 @@ export const AGENT_PATTERNS: readonly CatalogueEntry[] = [
     examples: ['RATED #1 BY EXPERTS! Trusted by Fortune 500 companies', 'Read files 10X FASTER'],
   },
   {
+    id: 'tp.promotion-pressure',
+    name: 'Urgency, scarcity or social proof in a tool description',
+    category: 'tool-poisoning',
+    weight: 0.35,
+    // Tool descriptions only: a user may ask for marketing copy in a prompt.
+    kinds: ['tool_output'],
+    keywords: ['left', 'expire', 'hurry', 'fall behind', 'too late', 'filling fast', 'competitors', 'users', 'downloads', 'reviews', 'game changer', 'game-changer', 'breakthrough', 'proven', 'satisfaction'],
+    pattern: String.raw`\bonly \d{1,5} (?:uses|spots|slots|licen[cs]es|seats|calls|requests) left\b|\b(?:access |offer |trial )?expires? soon\b|\bhurry\b|\bdon'?t fall behind\b|\bbefore it'?s too late\b|\bfilling fast\b|\byour competitors are (?:already )?using\b|\bover \d[\d,.]{0,9}\+? (?:million |thousand |k )?(?:users|downloads|installs|customers|reviews)\b|\b\d[\d,.]{0,9}\+? (?:five-star|5-star) reviews\b|\bgame[- ]changer\b|\bbreakthrough technology\b|\bscientifically proven\b|\b\d{2}(?:\.\d)?% (?:customer |user )?satisfaction\b`,
+    examples: ['ONLY 100 USES LEFT TODAY! HURRY', 'Over 2 MILLION downloads! A GAME CHANGER', 'Your competitors are already using this'],
+  },
+  {
     id: 'tp.prioritize-tool',
     name: 'Instruction to prioritise a tool',
     category: 'tool-poisoning',
