@@ -160,6 +160,12 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
       },
     ];
 
+    // Steady state: every server runs its JSON and streaming paths under load first, so the
+    // measurements see optimised code rather than the JIT's warm-up (each server alike).
+    for (const stream of [false, true]) {
+      for (const target of targetsFor(stream)) await throughput(target, { connections: 10, durationSeconds: quick ? 2 : 4 });
+    }
+
     const latencyOptions = quick ? { rounds: 3, perRound: 200, warmup: 200 } : { rounds: 6, perRound: 400, warmup: 300 };
     const latency = await probeLatency(targetsFor(false), latencyOptions);
     const firstChunk = await probeFirstChunk(targetsFor(true), quick ? { rounds: 3, perRound: 100, warmup: 100 } : { rounds: 5, perRound: 200, warmup: 200 });

@@ -11,6 +11,7 @@
  * is a completion longer than the reserve of a request that set no max_tokens, or a prompt the
  * estimate undercounts. Test-class keys are not counted (the caller skips budgets for them).
  */
+import { utcDay } from '../platform/time.ts';
 import { redisIncrBy, type Cache } from '../platform/cache.ts';
 
 export const DAILY_TOKEN_BUDGETS: Readonly<Record<string, number>> = {
@@ -37,9 +38,7 @@ export function estimatePromptTokens(messages: ReadonlyArray<{ content: string }
   return Math.ceil(characters / 4) + 4 * messages.length;
 }
 
-export function utcDay(now: number): string {
-  return new Date(now).toISOString().slice(0, 10);
-}
+export { utcDay };
 
 export interface Reservation {
   orgId: string;

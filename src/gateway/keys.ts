@@ -21,12 +21,20 @@ export async function resolveTarget(
   return fromEnv === undefined ? null : { apiKey: fromEnv };
 }
 
+const hostsByBaseUrl = new Map<string, string | null>();
+
 /** Breaker / latency / health key: the provider id, or provider@host when a custom base URL is used. */
 export function targetKey(provider: string, target: ProviderTarget): string {
   if (target.baseUrl === undefined) return provider;
-  try {
-    return `${provider}@${new URL(target.baseUrl).host}`;
-  } catch {
-    return provider;
+  let host = hostsByBaseUrl.get(target.baseUrl);
+  if (host === undefined) {
+    try {
+      host = new URL(target.baseUrl).host;
+    } catch {
+      host = null;
+    }
+    if (hostsByBaseUrl.size >= 10_000) hostsByBaseUrl.clear();
+    hostsByBaseUrl.set(target.baseUrl, host);
   }
+  return host === null ? provider : `${provider}@${host}`;
 }

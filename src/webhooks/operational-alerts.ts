@@ -14,6 +14,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
+import { utcDay } from '../platform/time.ts';
 
 export const ALERT_THRESHOLDS = {
   threatsPerMinute: 50,
@@ -116,7 +117,6 @@ export function evaluateAlerts(
 const BUDGET_GAUGE = 'svc_token_budget_used_ratio';
 const budgetDays = new WeakMap<Registry, Map<string, string>>();
 
-const utcDay = (time: number) => new Date(time).toISOString().slice(0, 10);
 
 /** The gauge on this registry (created once). */
 export function tokenBudgetGauge(registry: Registry): Gauge<'org_id'> {

@@ -30,9 +30,18 @@ export interface PiiSpan {
 /** Texts longer than this are scanned only up to this many characters (bounded work per message). */
 export const MAX_SCAN_CHARS = 262_144;
 
+/** Cheap facts about a text that let detectors which cannot match be skipped. */
+interface TextFacts {
+  digit: boolean;
+  at: boolean;
+  colons: boolean;
+}
+
 interface Detector {
   type: PiiType;
   pattern: RegExp;
+  /** The detector cannot match unless this holds (skips the scan on most prose). */
+  needs?: (facts: TextFacts) => boolean;
   /** Returns the accepted span inside the match (or null to reject it). */
   accept?: (match: RegExpExecArray, text: string) => { start: number; end: number } | null;
 }
@@ -54,6 +63,7 @@ const DETECTORS: readonly Detector[] = [
   ...SECRET_PATTERNS.map((pattern): Detector => ({ type: 'SECRET', pattern })),
   {
     type: 'EMAIL',
+    needs: (facts) => facts.at,
     pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/g,
     accept: (match) => {
       const value = match[0];
@@ -68,11 +78,13 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     type: 'IBAN',
+    needs: (facts) => facts.digit,
     pattern: /\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?\b/g,
     accept: (match) => (ibanValid(match[0]) ? { start: match.index, end: match.index + match[0].length } : null),
   },
   {
     type: 'CARD',
+    needs: (facts) => facts.digit,
     pattern: /\b\d(?:[ -]?\d){11,18}\b/g,
     accept: (match) => {
       const digits = match[0].replace(/[ -]/g, '');
@@ -83,6 +95,7 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     type: 'SSN',
+    needs: (facts) => facts.digit,
     pattern: /\b\d{3}-\d{2}-\d{4}\b/g,
     accept: (match) => {
       const [area, group, serial] = match[0].split('-') as [string, string, string];
@@ -92,6 +105,7 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     type: 'IP',
+    needs: (facts) => facts.digit,
     pattern: /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g,
     accept: (match, text) => {
       if (!isIPv4(match[0])) return null;
@@ -104,6 +118,7 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     type: 'IP',
+    needs: (facts) => facts.colons,
     pattern: /[0-9A-Fa-f:]{2,39}(?:%[0-9A-Za-z]{1,15})?/g,
     accept: (match) => {
       const value = match[0];
@@ -116,6 +131,7 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     type: 'PHONE',
+    needs: (facts) => facts.digit,
     pattern: /(?:\+\(?|\(|\b)\d[\d ().-]{5,22}\d(?: ?(?:x|ext\.?) ?\d{1,6})?\b/g,
     accept: (match, text) => phoneSpan(match, text),
   },
@@ -147,9 +163,12 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
   const text = input.length > MAX_SCAN_CHARS ? input.slice(0, MAX_SCAN_CHARS) : input;
   const taken: PiiSpan[] = [];
   const overlaps = (start: number, end: number) => taken.some((span) => start < span.end && span.start < end);
+  const colon = text.indexOf(':');
+  const facts: TextFacts = { digit: /\d/.test(text), at: text.includes('@'), colons: colon >= 0 && text.indexOf(':', colon + 1) >= 0 };
 
   for (const detector of DETECTORS) {
     if (types !== null && !types.has(detector.type)) continue;
+    if (detector.needs !== undefined && !detector.needs(facts)) continue;
     const pattern = detector.pattern;
     pattern.lastIndex = 0;
     let match: RegExpExecArray | null;
