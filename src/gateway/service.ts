@@ -148,6 +148,8 @@ export class GatewayService {
   private readonly retryPolicy: RetryPolicy;
   private readonly costOf: CostFunction;
   private readonly turns = new Map<string, number>();
+  /** Budget settlements still running after their response was sent (see account()). */
+  private readonly accounting = new Set<Promise<void>>();
   /** Last target seen per breaker key: what an active health check calls. */
   private readonly recentTargets = new Map<string, { provider: ProviderId; model: string; target: ProviderTarget; intervalS: number; lastCheckAt: number; orgId: string }>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -180,8 +182,9 @@ export class GatewayService {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
+    await this.settled();
   }
 
   private reportHealth(key: string, healthy: boolean): void {
@@ -321,7 +324,7 @@ export class GatewayService {
     breaker.record(true, Date.now(), probe);
     this.latency.observe(candidate.key, latencyMs);
     this.reportHealth(candidate.key, breaker.state(Date.now()) !== 'open');
-    const costUsd = await this.account(prepared, candidate, result.model, result.usage);
+    const costUsd = this.account(prepared, candidate, result.model, result.usage);
     const restore = prepared.settings.piiRestore && prepared.redaction !== null;
     const envelope: CompletionEnvelope = {
       request_id: prepared.caller.requestId,
@@ -380,7 +383,7 @@ export class GatewayService {
           // The client left mid-stream; what it was sent still counts (estimated), the rest of the reservation is released.
           breaker.record(null, now, probe);
           const usage = estimateUsage(prepared.request.messages, outcome.content);
-          await this.account(prepared, candidate, candidate.model, usage);
+          this.account(prepared, candidate, candidate.model, usage);
           return null;
         }
         if (outcome.kind === 'error') {
@@ -388,13 +391,13 @@ export class GatewayService {
           breaker.record(!counts, now, probe);
           // The client received part of a completion: account for the estimated part it got.
           const usage = estimateUsage(prepared.request.messages, outcome.content);
-          const costUsd = await this.account(prepared, candidate, candidate.model, usage);
+          const costUsd = this.account(prepared, candidate, candidate.model, usage);
           return { usage, costUsd };
         }
         breaker.record(true, now, probe);
         this.reportHealth(candidate.key, breaker.state(now) !== 'open');
         const usage = outcome.event.usage ?? estimateUsage(prepared.request.messages, outcome.content);
-        const costUsd = await this.account(prepared, candidate, outcome.event.model ?? candidate.model, usage);
+        const costUsd = this.account(prepared, candidate, outcome.event.model ?? candidate.model, usage);
         return { usage, costUsd };
       },
     };
@@ -548,15 +551,27 @@ export class GatewayService {
 
   // ------------------------------------------------------------------------------- money
 
-  private async account(prepared: PreparedCompletion, candidate: Viable, model: string, usage: TokenUsage): Promise<number> {
+  /**
+   * The request's cost (returned at once, it is part of the response) and its accounting: token
+   * metric now; budget settlement, the 80 % warning and the spend-anomaly check continue after
+   * the response is sent (the reservation already holds the estimate, so nothing can overshoot
+   * meanwhile). close() waits for accounting still in flight.
+   */
+  private account(prepared: PreparedCompletion, candidate: Viable, model: string, usage: TokenUsage): number {
     const cost = this.costOf(candidate.provider, model, usage) ?? this.costOf(candidate.provider, candidate.model, usage) ?? 0;
     const costUsd = Math.round(cost * 1e10) / 1e10;
     this.deps.metrics.aiTokens.inc({ model, provider: candidate.provider }, usage.totalTokens);
-    const { caller, reservation } = prepared;
-    if (reservation === null) return costUsd;
+    if (prepared.reservation === null) return costUsd;
+    const settling = this.settle(prepared, prepared.reservation, usage.totalTokens, Math.round(costUsd * MICRO));
+    this.accounting.add(settling);
+    void settling.finally(() => this.accounting.delete(settling));
+    return costUsd;
+  }
+
+  private async settle(prepared: PreparedCompletion, reservation: Reservation, tokens: number, microUsd: number): Promise<void> {
+    const { caller } = prepared;
     try {
-      const microUsd = Math.round(costUsd * MICRO);
-      const used = await this.budget.settle(reservation, usage.totalTokens, microUsd);
+      const used = await this.budget.settle(reservation, tokens, microUsd);
       this.deps.onBudgetUsage?.(caller.orgId, used / prepared.tokenLimit);
       if (await this.budget.shouldWarn(caller.orgId, used, prepared.tokenLimit)) {
         this.deps.events.emit(caller.orgId, 'budget.warning', {
@@ -579,7 +594,11 @@ export class GatewayService {
     } catch (error) {
       this.deps.logger.error({ err: error, request_id: caller.requestId }, 'gateway accounting failed');
     }
-    return costUsd;
+  }
+
+  /** Resolves when accounting started so far has finished (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.accounting.size > 0) await Promise.allSettled([...this.accounting]);
   }
 
   private async release(prepared: PreparedCompletion): Promise<void> {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { configureGateway, gatewayOf } from '../../src/gateway/index.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
@@ -185,8 +185,10 @@ describe('POST /api/v1/gateway/completions', () => {
     const budget = await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers: { authorization: `Bearer ${adminKey}` } });
     expect(budget.json().tokens_used).toBe(0);
     expect((await complete(adminKey, hello)).statusCode).toBe(200);
-    const after = await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers: { authorization: `Bearer ${adminKey}` } });
-    expect(after.json().tokens_used).toBe(15);
+    await vi.waitFor(async () => {
+      const after = await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers: { authorization: `Bearer ${adminKey}` } });
+      expect(after.json().tokens_used).toBe(15);
+    });
   });
 });
 
@@ -279,7 +281,8 @@ describe('budgets', () => {
     const { orgId, apiKey } = await newOrg({ plan: 'community' });
     script.set('openai', { kind: 'ok', promptTokens: 4_000, completionTokens: 4_100 });
     expect((await complete(apiKey, { ...hello, max_tokens: 10 })).statusCode).toBe(200);
-    expect(events.some((event) => event.event === 'budget.warning' && event.orgId === orgId)).toBe(true);
+    // Settlement finishes after the response is sent (the reservation covered the request meanwhile).
+    await vi.waitFor(() => expect(events.some((event) => event.event === 'budget.warning' && event.orgId === orgId)).toBe(true));
     const ratio = await services.metrics.registry.getSingleMetricAsString('svc_token_budget_used_ratio');
     expect(ratio).toContain(`svc_token_budget_used_ratio{org_id="${orgId}"} 0.8`);
     const refused = await complete(apiKey, { ...hello, max_tokens: 2_000 });
