@@ -13,7 +13,7 @@
  * fails at boot, so no endpoint is ever public by omission.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -29,6 +29,7 @@ import {
 import type { ResolvedConfig } from '../platform/config.ts';
 import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
 import type { RateLimitPolicy } from '../platform/rate-limit.ts';
+import { lazyChildLogger } from './lazy-logger.ts';
 import { rateLimitError, setRateLimitHeaders } from './rate-limit-reply.ts';
 import type { Services } from '../services.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
@@ -71,21 +72,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     loggerInstance: services.logger,
     // svc writes its own request line (onResponse) with exactly the spec's fields.
     logController: new LogController({ disableRequestLogging: true }),
-    // request.log is rarely used (errors), but a pino child costs a redaction pass over its
-    // bindings: create it on first use instead of for every request.
-    childLoggerFactory: (logger, bindings, options) => {
-      let child: FastifyBaseLogger | undefined;
-      const resolve = (): FastifyBaseLogger => (child ??= logger.child(bindings, options));
-      return new Proxy({} as FastifyBaseLogger, {
-        get(_target, property) {
-          const value: unknown = Reflect.get(resolve(), property);
-          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(resolve()) : value;
-        },
-        set(_target, property, value) {
-          return Reflect.set(resolve(), property, value);
-        },
-      });
-    },
+    // request.log is rarely used: its pino child is created on first use (lazy-logger.ts).
+    childLoggerFactory: lazyChildLogger,
     trustProxy: config.trustProxy,
     bodyLimit: 1_048_576,
     requestIdHeader: false,
