@@ -17,19 +17,19 @@ const RANK: Record<string, number> = { allow: 0, log: 1, alert: 2, challenge: 3,
 export async function screenCompletion(engine: DetectionEngine, events: EventBus, request: FastifyRequest, body: CompletionBody): Promise<ThreatDecision | null> {
   const orgId = request.auth?.orgId;
   const sessionId = sessionIdOf(request);
-  const prompt = body.messages
-    .filter((message) => message.role === 'user' || message.role === 'system')
-    .map((message) => message.content)
-    .join('\n');
-  const retrieved = [
-    ...body.messages.filter((message) => message.role === 'tool').map((message) => message.content),
-    ...(body.sources ?? []).map((source) => (typeof source === 'string' ? source : source.content)),
-  ].join('\n');
+  let prompt = '';
+  let retrieved = '';
+  for (const message of body.messages) {
+    if (message.role === 'user' || message.role === 'system') prompt = prompt === '' ? message.content : `${prompt}\n${message.content}`;
+    else if (message.role === 'tool') retrieved = retrieved === '' ? message.content : `${retrieved}\n${message.content}`;
+  }
+  for (const source of body.sources ?? []) {
+    const content = typeof source === 'string' ? source : source.content;
+    retrieved = retrieved === '' ? content : `${retrieved}\n${content}`;
+  }
   const common = { ...(orgId === undefined ? {} : { orgId }), requestId: String(request.id), sourceIp: request.ip, pillar: 'ai_gateway' };
-  const decisions = await Promise.all([
-    prompt === '' ? null : engine.inspect({ kind: 'prompt', content: prompt, ...(sessionId === undefined ? {} : { sessionId }), ...common }),
-    retrieved === '' ? null : engine.inspect({ kind: 'tool_output', content: retrieved, ...common }),
-  ]);
+  const promptDecision = prompt === '' ? null : engine.inspect({ kind: 'prompt', content: prompt, ...(sessionId === undefined ? {} : { sessionId }), ...common });
+  const decisions = retrieved === '' ? [await promptDecision] : await Promise.all([promptDecision, engine.inspect({ kind: 'tool_output', content: retrieved, ...common })]);
   let worst: ThreatDecision | null = null;
   for (const decision of decisions) {
     if (decision !== null && (worst === null || RANK[decision.decision]! > RANK[worst.decision]!)) worst = decision;
