@@ -6,15 +6,16 @@
  * a retried request, a templated prompt, the same tool output read by many agents) is analysed
  * once.
  *
- * Bounded: at most MAX_ENTRIES entries of at most MAX_TEXT characters each (≈ 16 MB of text at
- * worst), least recently used first out; entries expire after TTL_MS. Not used when a tier
+ * Bounded: at most MAX_ENTRIES entries of at most MAX_TEXT characters each, and at most
+ * MAX_TOTAL_CHARS characters of keys and normalized variants together (≈ 16 MB), least recently
+ * used first out; entries expire after TTL_MS. Not used when a tier
  * depends on more than the content (T5 behaviour reads the caller's IP and endpoint), and a
  * result in which any tier errored or failed open is never stored (the next request retries).
  */
 import type { Normalized } from './normalize/index.ts';
 import type { PipelineResult } from './pipeline.ts';
 
-export const ANALYSIS_CACHE = { MAX_ENTRIES: 2_000, MAX_TEXT: 8_192, TTL_MS: 10 * 60_000 } as const;
+export const ANALYSIS_CACHE = { MAX_ENTRIES: 2_000, MAX_TEXT: 8_192, MAX_TOTAL_CHARS: 8_000_000, TTL_MS: 10 * 60_000 } as const;
 
 export interface Analysis {
   readonly normalized: Normalized;
@@ -33,25 +34,37 @@ export function analysisKey(kind: string, text: string, thresholdsKey: string, h
   return `${kind}\u0000${thresholdsKey}\u0000${headerNames === undefined ? '' : headerNames.join(',')}\u0000${text}`;
 }
 
-export function createAnalysisCache(options: { maxEntries?: number; ttlMs?: number } = {}): AnalysisCache {
+export function createAnalysisCache(options: { maxEntries?: number; maxTotalChars?: number; ttlMs?: number } = {}): AnalysisCache {
   const maxEntries = options.maxEntries ?? ANALYSIS_CACHE.MAX_ENTRIES;
+  const maxTotalChars = options.maxTotalChars ?? ANALYSIS_CACHE.MAX_TOTAL_CHARS;
   const ttlMs = options.ttlMs ?? ANALYSIS_CACHE.TTL_MS;
   // A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used.
-  const entries = new Map<string, { analysis: Analysis; expiresAt: number }>();
+  const entries = new Map<string, { analysis: Analysis; expiresAt: number; chars: number }>();
+  let totalChars = 0;
+  const remove = (key: string) => {
+    const entry = entries.get(key);
+    if (entry === undefined) return undefined;
+    entries.delete(key);
+    totalChars -= entry.chars;
+    return entry;
+  };
   return {
     get(key, now = Date.now()) {
-      const entry = entries.get(key);
-      if (entry === undefined) return undefined;
-      entries.delete(key);
-      if (entry.expiresAt <= now) return undefined;
+      const entry = remove(key);
+      if (entry === undefined || entry.expiresAt <= now) return undefined;
       entries.set(key, entry);
+      totalChars += entry.chars;
       return entry.analysis;
     },
     set(key, analysis, now = Date.now()) {
       if (analysis.result.failedOpen.length > 0 || analysis.result.reports.some((report) => report.outcome === 'error')) return;
-      entries.delete(key);
-      entries.set(key, { analysis, expiresAt: now + ttlMs });
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+      let chars = key.length;
+      for (const variant of analysis.normalized.variants) chars += variant.text.length;
+      if (chars > maxTotalChars) return;
+      remove(key);
+      entries.set(key, { analysis, expiresAt: now + ttlMs, chars });
+      totalChars += chars;
+      while (entries.size > maxEntries || totalChars > maxTotalChars) remove(entries.keys().next().value!);
     },
     get size() {
       return entries.size;

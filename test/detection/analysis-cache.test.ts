@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ANALYSIS_CACHE } from '../../src/detection/analysis-cache.ts';
+import { ANALYSIS_CACHE, createAnalysisCache, type Analysis } from '../../src/detection/analysis-cache.ts';
 import { createDetectionEngine } from '../../src/detection/index.ts';
 import { MemoryStore, type Cache } from '../../src/platform/cache.ts';
 
@@ -77,5 +77,23 @@ describe('analysis cache: repeated content is analysed once, per-request state i
     await uncached.inspect({ kind: 'prompt', content: 'Write a haiku about autumn leaves.' });
     await uncached.inspect({ kind: 'prompt', content: 'Write a haiku about autumn leaves.' });
     expect(off.calls).toBe(2);
+  });
+
+  it('keeps its memory bounded by characters as well as entries, dropping the least recently used', () => {
+    const analysisOf = (text: string): Analysis => ({
+      normalized: { variants: [{ name: 'canonical', text }], evidence: [], signals: {} as Analysis['normalized']['signals'], truncated: false, length: text.length },
+      result: { score: 0, findings: [], reports: [], immediateBlock: false, failedOpen: [] },
+    });
+    const bounded = createAnalysisCache({ maxEntries: 10, maxTotalChars: 1_000 });
+    for (const name of ['a', 'b', 'c']) bounded.set(name, analysisOf(name.repeat(300)));
+    expect(bounded.size).toBe(3);
+    expect(bounded.get('a')).toBeDefined(); // a is now the most recently used
+    bounded.set('d', analysisOf('d'.repeat(300)));
+    expect(bounded.get('b')).toBeUndefined();
+    expect(bounded.get('a')).toBeDefined();
+    expect(bounded.get('d')).toBeDefined();
+    bounded.set('huge', analysisOf('x'.repeat(5_000)));
+    expect(bounded.get('huge')).toBeUndefined();
+    expect(bounded.size).toBe(3);
   });
 });
