@@ -1,6 +1,6 @@
 import { check } from 'recheck';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, compileCatalogue } from '../../src/detection/index.ts';
+import { CATALOGUE, compileCatalogue, createDetectionEngine } from '../../src/detection/index.ts';
 import { splitPattern, topLevelAlternatives } from '../../src/detection/catalogue/index.ts';
 import { normalize } from '../../src/detection/normalize/index.ts';
 import { scanVariants } from '../../src/detection/tiers/t1.ts';
@@ -48,6 +48,60 @@ describe('pattern catalogue', () => {
       const { score } = scanVariants(catalogue, 'http', normalize(value, { kind: 'http' }).variants);
       expect(score, value).toBeLessThan(0.6);
     }
+  });
+
+  describe('XML API bodies', () => {
+    const engine = createDetectionEngine({ analysisCache: false });
+    const inspectBoth = async (body: string) => [
+      await engine.inspect({ kind: 'http', request: { method: 'POST', path: '/pay/notify', headers: { 'content-type': 'application/xml' }, body } }),
+      await engine.inspect({ kind: 'http', content: body }),
+    ];
+
+    it('allows plain XML documents, with or without a prolog, an <xml> root, a SOAP envelope or HTML-named elements', async () => {
+      const documents = [
+        '<?xml version="1.0"?><xml><appid>app-42</appid><mch_id>1900</mch_id><total_fee>100</total_fee><sign>5K8264ILTKCH16CQ2502SI8ZNMTM67VS</sign></xml>',
+        '<xml><ToUserName><![CDATA[acct_1]]></ToUserName><CreateTime>1700000000</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[order shipped]]></Content></xml>',
+        '<?xml version="1.0" encoding="UTF-8"?>\n<xml>\n  <return_code>SUCCESS</return_code>\n  <return_msg>OK</return_msg>\n</xml>',
+        '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Header/><soap:Body><GetQuote><Symbol>ACME</Symbol></GetQuote></soap:Body></soap:Envelope>',
+        '<xml><item><name>swap rule</name><rule><![CDATA[if a]]]]><![CDATA[>b then swap]]></rule></item></xml>',
+      ];
+      for (const body of documents) {
+        for (const decision of await inspectBoth(body)) {
+          expect(decision.allowed, body).toBe(true);
+          expect(decision.categories, body).not.toContain('xss');
+        }
+      }
+      // Elements named like HTML tags (<title>, <link>, <meta>, <base>, <set>, <form>, <style>)
+      // without a loading or redirecting attribute are logged at most, never challenged or blocked.
+      const htmlNamed = [
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Release notes</title><link>https://example.com/releases</link><item><title>v2.1</title><description>Faster sync</description></item></channel></rss>',
+        '<response><meta><page>1</page><total>2</total></meta><base>EUR</base><set><rate currency="USD">1.08</rate></set><form>W-9</form><style>casual</style></response>',
+        '<?xml version="1.0"?>\n<response>\n  <meta>\n    <page>1</page>\n  </meta>\n  <title>\n    Q3\n  </title>\n</response>\n',
+      ];
+      for (const body of htmlNamed) {
+        for (const decision of await inspectBoth(body)) expect(['allow', 'log'], body).toContain(decision.decision);
+      }
+    });
+
+    it('still blocks XSS through XML data islands and active content inside XML', async () => {
+      const attacks = [
+        '<xml id="i"><x><c><![CDATA[<img src="javas]]><![CDATA[cript:alert(1)">]]></c></x></xml><span datasrc="#i" datafld="c" dataformatas="html"></span>',
+        '<xml src="//attacker.example/island.xml" id="x"></xml>',
+        '<xml onreadystatechange="alert(document.domain)"></xml>',
+        '<?xml version="1.0"?><xml><note><![CDATA[<script>alert(1)</script>]]></note></xml>',
+        '<xml><a><![CDATA[<img src=x onerror=alert(1)>]]></a></xml>',
+        '<xml><link>javascript:alert(document.cookie)</link></xml>',
+        '<xml:namespace prefix="t" ns="urn:schemas-microsoft-com:time">',
+        '<link rel="stylesheet" href="//attacker.example/x.css">',
+        '"><meta http-equiv="refresh" content="0;url=//attacker.example/">',
+      ];
+      for (const body of attacks) {
+        for (const decision of await inspectBoth(body)) {
+          expect(decision.decision, body).toBe('block');
+          expect(decision.categories, body).toContain('xss');
+        }
+      }
+    });
   });
 
   // Each regular expression T1 runs (a pattern, or each part of a gapped sequence) goes through

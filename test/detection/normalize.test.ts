@@ -104,6 +104,9 @@ describe('normalization', () => {
     expect(texts('pi$()ng 127.0.0.1', 'http')).toContain('ping 127.0.0.1');
     expect(texts('pi``ng 127.0.0.1', 'http')).toContain('ping 127.0.0.1');
     expect(texts('cat /[?]tc/pa[s//]swd', 'http')).toContain('cat /?tc/passwd');
+    expect(texts('c$_at /e$1tc/passwd', 'http')).toContain('cat /etc/passwd');
+    expect(texts('"time" who', 'http')).toContain('time who');
+    expect(texts('cat /[e//]tc/passwd', 'http')).toContain('cat /etc/passwd');
     // PHP and JSON keep their shape: a variable after a space is not an empty expansion.
     expect(texts('echo $x;', 'http')).toEqual(['echo $x;']);
   });

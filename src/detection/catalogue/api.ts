@@ -91,8 +91,28 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
     pattern: String.raw`\b(?:java|vb|live|ecma|j)script\s?:`, examples: ['javascript:alert(1)', 'href="vbscript:msgbox(1)"'] },
   { id: 'xss.data-html', name: 'data: URL with HTML or script', category: 'xss', weight: 0.8, kinds: H, keywords: ['data:'],
     pattern: String.raw`\bdata:\s?(?:text/html|text/javascript|application/javascript|image/svg\+xml|application/x-javascript)`, examples: ['data:text/html;base64,PHNjcmlwdD4='] },
+  // Tags that are active content wherever they appear.
   { id: 'xss.dangerous-tag', name: 'Active-content HTML tag', category: 'xss', weight: 0.7, kinds: H, keywords: ['<'],
-    pattern: String.raw`<\s?(?:iframe|frame|frameset|object|embed|applet|svg|math|base|meta|link|style|form|isindex|marquee|bgsound|layer|ilayer|xss|xml|import|video|audio|details|template|portal|noscript|textarea|title|plaintext|xmp|animate|set|handler|listener)\b`, examples: ['<iframe src=//evil>', '<svg/onload=alert(1)>'] },
+    pattern: String.raw`<\s?(?:iframe|frame|frameset|object|embed|applet|svg|math|isindex|marquee|bgsound|layer|ilayer|xss|portal|noscript|textarea|plaintext|xmp|animate|handler|listener)\b`, examples: ['<iframe src=//evil>', '<svg/onload=alert(1)>'] },
+  // HTML tags whose names are also ordinary XML element names (`<title>`, `<link>`, `<meta>`,
+  // `<base>`, `<style>`, `<form>`, `<set>` in an API's XML body): active content only with the
+  // attribute that makes them load, redirect, submit or animate something, for `<style>` with
+  // CSS after it, or as an opening tag that ends the scanned text (an XML document ends with a
+  // closing tag; end of text, not of a line, as pretty-printed XML has an opening tag on each
+  // line); otherwise they only log.
+  { id: 'xss.dangerous-tag-attribute', name: 'HTML tag with a loading or redirecting attribute', category: 'xss', weight: 0.7, kinds: H, keywords: ['<'],
+    pattern: String.raw`<\s?(?:base|meta|link|style|form|import|video|audio|details|template|title|set)[\s/]⟪200:<>⟫(?:\b(?:href|src|http-equiv|charset|rel|action|formaction|attributename|begin|srcdoc|match|xlink:href|implementation)[\s/]{0,3}=|\btype\s?=\s?["']?text/)|<\s?style\b⟪200:<⟫[{@=\\]|<\s?(?:base|meta|link|style|form|import|template|set)\b[^<>]{0,200}>?\s{0,3}(?![\s\S])`, examples: ['<link rel="stylesheet" href="//evil.example/x.css">', '<meta http-equiv="refresh" content="0;url=//evil.example">', '<base href=//evil.example>', '<style>body{background:red}</style>', '<form>', 'x"><style>'] },
+  { id: 'xss.html-tag-name', name: 'HTML tag that is also an XML element name', category: 'xss', weight: 0.3, kinds: H, keywords: ['<'],
+    pattern: String.raw`<\s?(?:base|meta|link|style|form|import|video|audio|details|template|title|set)\b`, examples: ['<style>', '</title><form>'] },
+  // `<xml>` is the root element of ordinary XML API bodies (payment notifications, plain XML
+  // APIs), so it is not active content by itself. What makes it an IE data-island attack is an
+  // id or src attribute (the island is bound to HTML through datasrc, or loads a remote
+  // document), an element in the reserved xml: namespace (`<xml:namespace>` imports of IE
+  // behaviours; no XML document can have one) or a word split across CDATA sections so a filter
+  // never sees it whole (`javas]]><![CDATA[cript:`). Script, event handlers and javascript: URLs
+  // inside it are caught by their own entries.
+  { id: 'xss.xml-data-island', name: 'XML data island or CDATA-split payload', category: 'xss', weight: 0.7, kinds: H, keywords: ['xml', ']]>'],
+    pattern: String.raw`<\s?xml\s⟪200:<>⟫\b(?:id|src|datasrc)\s?=|<\s?xml:[a-z]|[a-z:]\]\]>\s?<!\[cdata\[\s?[a-z:]`, examples: ['<xml id=i><x><c>payload</c></x></xml>', '<xml src="//evil.example/island.xml">', '<xml:namespace prefix="v">', '<c><![CDATA[<img src="javas]]><![CDATA[cript:x">]]></c>'] },
   { id: 'xss.tag-generic', name: 'HTML tag in a parameter', category: 'xss', weight: 0.45, kinds: H, keywords: ['<'],
     pattern: String.raw`<\s?(?:img|a|body|html|div|span|input|button|table|td|p|h1|select|option|image|br|b|i|u|font|center|x)\b⟪200:>⟫>`, examples: ['<img src=x>', '<b>bold</b>'] },
   { id: 'xss.js-sinks', name: 'JavaScript sink call', category: 'xss', weight: 0.75, kinds: H, keywords: ['alert', 'prompt', 'confirm', 'document.', 'window.', 'eval', 'fromcharcode', 'atob', 'settimeout', 'setinterval', 'constructor', 'top[', 'self[', 'parent['],
