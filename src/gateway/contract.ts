@@ -320,4 +320,6 @@ export interface InvokeOptions {
   timeoutMs?: number;
   /** invokeStream: longest silence allowed between two chunks. Default 60 000 ms. */
   idleTimeoutMs?: number;
+  /** Refuse private addresses when connecting (an org-supplied base URL without ALLOW_PRIVATE_TARGETS). */
+  publicOnly?: boolean;
 }

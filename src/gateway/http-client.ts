@@ -7,25 +7,29 @@
  * errors carry only the URL without its query string. Redirects are not followed (a redirect is
  * an upstream answer like any other; following it could forward the key elsewhere). Response
  * bodies are size-capped. SSRF screening of user-supplied base URLs is done where the key is
- * stored and by the gateway core before calling here.
+ * stored and by the gateway core before calling here; calls with `publicOnly` also go through an
+ * agent whose connector refuses private addresses at connect time (DNS rebinding).
  */
 import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
 import type { Dispatcher } from 'undici';
+import { guardedLookup } from '../platform/ssrf.ts';
 import { UpstreamError } from './contract.ts';
 import type { UpstreamErrorCode, UpstreamHeaders, UpstreamRequest } from './contract.ts';
 
 /** Largest upstream response body accepted (JSON or a whole stream). */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-let agent: Agent = createAgent();
+let agent: Agent = createAgent(false);
+/** For base URLs an org supplied: every address connected to must be public (DNS rebinding). */
+let guardedAgent: Agent = createAgent(true);
 
-function createAgent(): Agent {
+function createAgent(guarded: boolean): Agent {
   return new Agent({
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
     connections: 256,
     maxResponseSize: MAX_RESPONSE_BYTES,
-    connect: { timeout: 10_000 },
+    connect: guarded ? { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } : { timeout: 10_000 },
   });
 }
 
@@ -36,9 +40,10 @@ export function upstreamDispatcher(): Dispatcher {
 
 /** Closes all pooled connections (server shutdown, test teardown); later calls get a fresh agent. */
 export async function closeUpstreamConnections(): Promise<void> {
-  const old = agent;
-  agent = createAgent();
-  await old.close();
+  const old = [agent, guardedAgent];
+  agent = createAgent(false);
+  guardedAgent = createAgent(true);
+  await Promise.all(old.map((dispatcher) => dispatcher.close()));
 }
 
 export interface UpstreamResponse {
@@ -54,6 +59,8 @@ export interface SendOptions {
   headersTimeoutMs: number;
   /** Longest silence allowed while reading the body. */
   bodyTimeoutMs: number;
+  /** The host was supplied by an org: refuse private addresses at connect time. */
+  publicOnly?: boolean;
 }
 
 /** Maps any transport-level failure to an UpstreamError (pass-through for UpstreamError). */
@@ -67,6 +74,9 @@ export function toUpstreamError(error: unknown, provider: string, url: string, t
   } else if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
     code = 'invalid_response';
     providerCode = 'response_too_large';
+  } else if ((error as NodeJS.ErrnoException | null)?.code === 'ETARGETFORBIDDEN') {
+    // The connect-time SSRF guard refused the address the host resolved to: not worth retrying.
+    return new UpstreamError({ provider, status: null, code: 'network', retryable: false, url, providerCode: 'target_forbidden', cause: error });
   } else if (error instanceof undiciErrors.RequestAbortedError || (error instanceof Error && error.name === 'AbortError')) {
     providerCode = 'aborted';
   } else if (error instanceof undiciErrors.SocketError || error instanceof undiciErrors.ResponseContentLengthMismatchError) {
@@ -95,7 +105,8 @@ export async function sendUpstream(request: UpstreamRequest, options: SendOption
     const common = { method: request.method, headers: request.headers, body: request.body, signal: options.signal, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
     // Plain http(s)://host[:port]/path URLs go straight to the agent (no URL object per call);
     // anything else takes undici's full URL parsing.
-    const response = split === null ? await undiciRequest(request.url, { dispatcher: agent, ...common }) : await agent.request({ origin: split.origin, path: split.path, ...common });
+    const dispatcher = options.publicOnly === true ? guardedAgent : agent;
+    const response = split === null ? await undiciRequest(request.url, { dispatcher, ...common }) : await dispatcher.request({ origin: split.origin, path: split.path, ...common });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
     throw toUpstreamError(error, options.provider, request.url);

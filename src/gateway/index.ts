@@ -49,6 +49,7 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
     orgKeys: services.accounts.providerKeys,
     events,
     checkTarget: (url) => services.checkTarget(url, 'base_url'),
+    allowPrivateTargets: services.config.allowPrivateTargets,
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(services.metrics.registry, orgId, ratio),
     ...overrides,
     costUsd,

@@ -283,6 +283,18 @@ describe('transport behaviour', () => {
     expect(error.retryable).toBe(true);
   });
 
+  it('refuses at connect time a host name that resolves to a private address when the call is public-only (DNS rebinding)', async () => {
+    fake.reset();
+    const viaName = { ...fakeTarget('openai', fake), baseUrl: fake.baseUrl.replace('127.0.0.1', 'localhost') };
+    const error = await upstreamErrorOf(invokeCompletion('openai', requestFor('openai'), viaName, { publicOnly: true }));
+    expect(error.providerCode).toBe('target_forbidden');
+    expect(error.retryable).toBe(false);
+    expect(fake.requests).toHaveLength(0);
+    // The same call without the guard (operator-configured or ALLOW_PRIVATE_TARGETS) goes through.
+    await invokeCompletion('openai', requestFor('openai'), viaName);
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('fails with a network error when nothing listens at the base URL', async () => {
     const error = await upstreamErrorOf(invokeCompletion('openai', requestFor('openai'), { apiKey: 'k', baseUrl: 'http://127.0.0.1:1/v1' }));
     expect(error.code).toBe('network');

@@ -101,7 +101,7 @@ export async function invokeCompletion(
   try {
     // The transport's own timers (undici: headers within timeoutMs, then no body silence longer
     // than timeoutMs) bound the call; no per-call timer or AbortController on the hot path.
-    const response = await sendUpstream(upstream, { provider: providerId, ...(options.signal === undefined ? {} : { signal: options.signal }), headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs });
+    const response = await sendUpstream(upstream, { provider: providerId, ...(options.signal === undefined ? {} : { signal: options.signal }), headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs, publicOnly: options.publicOnly === true });
     if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
     const text = await response.body.text();
     return adapter.parseResponse(response.status, response.headers, text, request.model);
@@ -171,6 +171,7 @@ export async function invokeStream(
     response = await sendUpstream(upstream, {
       provider: providerId,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      publicOnly: options.publicOnly === true,
       headersTimeoutMs: timeoutMs,
       bodyTimeoutMs: (options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS) + 1_000,
     });

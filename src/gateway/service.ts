@@ -63,6 +63,8 @@ export interface GatewayServiceDeps {
    * host that changed its DNS after the key was stored is caught; results are cached 60 s.
    */
   checkTarget?: (url: string) => Promise<unknown>;
+  /** ALLOW_PRIVATE_TARGETS: when false, calls to org-supplied base URLs refuse private addresses at connect time. */
+  allowPrivateTargets?: boolean;
   /** Told the share of the daily token budget an org has used after each settled call (TokenBudgetNearing gauge). */
   onBudgetUsage?: (orgId: string, ratio: number) => void;
   /** Health-check and breaker-sync timers (default true; tests may drive `runHealthChecks` by hand). */
@@ -314,6 +316,7 @@ export class GatewayService {
         this.invokers.completion(candidate.provider as ProviderId, { ...prepared.request, model: candidate.model, stream: false }, candidate.target, {
           signal: attemptSignal,
           timeoutMs: this.retryPolicy.attemptTimeoutMs,
+          publicOnly: candidate.target.baseUrl !== undefined && this.deps.allowPrivateTargets !== true,
         }),
       );
     } catch (error) {
@@ -355,6 +358,7 @@ export class GatewayService {
         const iterable = await this.invokers.stream(candidate.provider as ProviderId, { ...prepared.request, model: candidate.model, stream: true }, candidate.target, {
           signal: attemptSignal,
           timeoutMs: this.retryPolicy.attemptTimeoutMs,
+          publicOnly: candidate.target.baseUrl !== undefined && this.deps.allowPrivateTargets !== true,
         });
         const rest = iterable[Symbol.asyncIterator]();
         const next = await rest.next();
@@ -509,7 +513,7 @@ export class GatewayService {
       entry.lastCheckAt = now;
       checked += 1;
       try {
-        await this.invokers.completion(entry.provider, { model: entry.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, entry.target, { timeoutMs: 10_000 });
+        await this.invokers.completion(entry.provider, { model: entry.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1, stream: false }, entry.target, { timeoutMs: 10_000, publicOnly: entry.target.baseUrl !== undefined && this.deps.allowPrivateTargets !== true });
         breaker.healthCheckPassed(Date.now());
         this.reportHealth(key, true);
       } catch {

@@ -8,6 +8,7 @@
  * hex and octal IPv4 spellings (http://2130706433/) into dotted form before the check.
  * Callers must not follow redirects, or must re-check each Location with this function.
  */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { SvcError } from './errors.ts';
@@ -123,4 +124,28 @@ export async function assertPublicUrl(raw: string, options: TargetCheckOptions):
     throw new SvcError('TARGET_FORBIDDEN', { details: { field } });
   }
   return url;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * Connect-time guard for outbound calls to user-supplied hosts. The URL is checked when saved and
+ * again before calls, but a host name can resolve to another address a moment later (DNS
+ * rebinding). Handed to undici's connector as `lookup`, it checks the address actually connected
+ * to: every resolved address must be public unless `allowPrivate`. Literal IP hosts skip lookup;
+ * assertPublicUrl covers them.
+ */
+export function guardedLookup(policy: { allowPrivate: boolean }) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => {
+      if (error !== null) return callback(error, options.all === true ? [] : '');
+      if (!policy.allowPrivate && (addresses.length === 0 || addresses.some(({ address }) => isPrivateAddress(address)))) {
+        const refusal: NodeJS.ErrnoException = Object.assign(new Error(`${hostname} resolves to a forbidden address`), { code: 'ETARGETFORBIDDEN' });
+        return callback(refusal, options.all === true ? [] : '');
+      }
+      if (options.all === true) return callback(null, addresses);
+      const first = addresses[0]!;
+      return callback(null, first.address, first.family);
+    });
+  };
 }
