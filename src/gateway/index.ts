@@ -1,8 +1,9 @@
 /**
  * The AI gateway capability. Outside code uses only these exports.
  */
-import { getDetectionEngine } from '../detection/index.ts';
+import { getDetectionEngine, provideT4Judge } from '../detection/index.ts';
 import { screenCompletion } from './screen.ts';
+import { createT4Judge } from './t4-judge.ts';
 import type { AppInstance } from '../http/app-types.ts';
 import { setTokenBudgetUsedRatio } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';
@@ -62,6 +63,9 @@ export function createGatewayService(services: Services, overrides: Partial<Gate
 export async function registerGatewayRoutes(app: AppInstance, services: Services): Promise<void> {
   const gateway = createGatewayService(services, overridesByServices.get(services) ?? {});
   instances.set(services, gateway);
+  // T4 (LLM escalation) asks the configured judge model through this capability's adapters.
+  const judge = services.config.detectionT4;
+  if (judge !== null) provideT4Judge(services, createT4Judge(judge, services.config.providerEnvKeys, services.config.allowPrivateTargets));
   const detection = getDetectionEngine(services);
   registerGatewayRouteHandlers(app, gateway, {
     enabled: services.config.features.aiGateway,

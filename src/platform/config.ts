@@ -55,7 +55,18 @@ export interface Config {
   readonly analyticsApiKey: string | null;
   /** Upstream provider keys from the environment, by provider id (e.g. OPENAI_API_KEY → openai). */
   readonly providerEnvKeys: Readonly<Record<string, string>>;
+  /** Detection T4 (LLM escalation): provider and model to ask, or null when not configured. */
+  readonly detectionT4: DetectionT4Config | null;
   readonly features: FeatureFlags;
+}
+
+export interface DetectionT4Config {
+  readonly provider: string;
+  readonly model: string;
+  /** Hard deadline of one T4 call; past it T4 fails open and the decision says so. */
+  readonly timeoutMs: number;
+  /** Replaces the provider's default base URL (self-hosted judge model). */
+  readonly baseUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -199,6 +210,27 @@ export function loadConfig(env: Env): Config {
     if (value !== undefined) providerEnvKeys[provider] = value;
   }
 
+  let detectionT4: DetectionT4Config | null = null;
+  const t4Provider = text('DETECTION_T4_PROVIDER');
+  const t4Model = text('DETECTION_T4_MODEL');
+  const t4TimeoutMs = integer('DETECTION_T4_TIMEOUT_MS', 2_000, 100, 30_000);
+  const t4BaseUrl = text('DETECTION_T4_BASE_URL') ?? null;
+  if (t4Provider !== undefined || t4Model !== undefined) {
+    if (t4Provider === undefined || t4Model === undefined) {
+      problems.push('DETECTION_T4_PROVIDER and DETECTION_T4_MODEL must be set together');
+    } else if (!(t4Provider in PROVIDER_ENV_VARIABLES) && t4Provider !== 'openai_compatible') {
+      problems.push(`DETECTION_T4_PROVIDER must be one of ${[...Object.keys(PROVIDER_ENV_VARIABLES), 'openai_compatible'].join(', ')} (got "${t4Provider}")`);
+    } else if (t4Provider === 'openai_compatible' && t4BaseUrl === null) {
+      problems.push('DETECTION_T4_BASE_URL is required when DETECTION_T4_PROVIDER is openai_compatible');
+    } else if (t4Provider !== 'ollama' && t4Provider !== 'openai_compatible' && providerEnvKeys[t4Provider] === undefined) {
+      problems.push(`DETECTION_T4_PROVIDER ${t4Provider} needs its key in ${PROVIDER_ENV_VARIABLES[t4Provider]}`);
+    } else if (t4BaseUrl !== null && !/^https?:\/\/[^\s]+$/i.test(t4BaseUrl)) {
+      problems.push('DETECTION_T4_BASE_URL must be an http(s) URL');
+    } else {
+      detectionT4 = { provider: t4Provider, model: t4Model, timeoutMs: t4TimeoutMs, baseUrl: t4BaseUrl };
+    }
+  }
+
   const config: Config = {
     environment,
     embedded,
@@ -219,6 +251,7 @@ export function loadConfig(env: Env): Config {
     errorMonitoringDsn: text('ERROR_MONITORING_DSN') ?? null,
     analyticsApiKey: text('ANALYTICS_API_KEY') ?? null,
     providerEnvKeys,
+    detectionT4,
     features: {
       mcpSecurity: bool('FEATURE_MCP_SECURITY', true),
       aiGateway: bool('FEATURE_AI_GATEWAY', true),
