@@ -212,6 +212,16 @@ export class BullQueue implements JobQueue {
    * hangs after a Redis restart is disconnected instead of holding shutdown forever.
    */
   async close(): Promise<void> {
+    // Closing a connection BullMQ is still initialising leaves its Redis version probe rejected
+    // with nobody listening (an app closed right after start): let initialisation finish first.
+    let readyTimer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.workers, ...this.queues.values()].map((item) => item.waitUntilReady())),
+      new Promise<void>((resolve) => {
+        readyTimer = setTimeout(resolve, 2_000);
+      }),
+    ]);
+    clearTimeout(readyTimer);
     const closing = Promise.allSettled([
       ...this.workers.map((worker) => worker.close()),
       ...[...this.queues.values()].map((queue) => queue.close()),
