@@ -27,9 +27,14 @@ export async function screenCompletion(engine: DetectionEngine, events: EventBus
     const content = typeof source === 'string' ? source : source.content;
     retrieved = retrieved === '' ? content : `${retrieved}\n${content}`;
   }
-  const common = { ...(orgId === undefined ? {} : { orgId }), requestId: String(request.id), sourceIp: request.ip, pillar: 'ai_gateway' };
-  const promptDecision = prompt === '' ? null : engine.inspect({ kind: 'prompt', content: prompt, ...(sessionId === undefined ? {} : { sessionId }), ...common });
-  const decisions = retrieved === '' ? [await promptDecision] : await Promise.all([promptDecision, engine.inspect({ kind: 'tool_output', content: retrieved, ...common })]);
+  const requestId = String(request.id);
+  const sourceIp = request.ip;
+  // Plain literals (one shape each) rather than spreads: this runs on every completion.
+  const promptDecision = prompt === '' ? null : engine.inspect({ kind: 'prompt', content: prompt, sessionId, orgId, requestId, sourceIp, pillar: 'ai_gateway' });
+  const decisions =
+    retrieved === ''
+      ? [await promptDecision]
+      : await Promise.all([promptDecision, engine.inspect({ kind: 'tool_output', content: retrieved, sessionId: undefined, orgId, requestId, sourceIp, pillar: 'ai_gateway' })]);
   let worst: ThreatDecision | null = null;
   for (const decision of decisions) {
     if (decision !== null && (worst === null || RANK[decision.decision]! > RANK[worst.decision]!)) worst = decision;

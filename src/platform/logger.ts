@@ -60,13 +60,35 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
  * from headers, bodies or other user objects, so there is nothing to redact — and redaction
  * was the largest single cost of a request line.
  */
+let stampedAt = -1;
+let stamp = '';
+
+/** pino's isoTime, formatted once per millisecond (the request line is written for every request). */
+function cachedIsoTime(): string {
+  const now = Date.now();
+  if (now !== stampedAt) {
+    stampedAt = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
+}
+
+const LEVEL_LABELS: Readonly<Record<string, { level: string }>> = Object.freeze({
+  trace: { level: 'trace' },
+  debug: { level: 'debug' },
+  info: { level: 'info' },
+  warn: { level: 'warning' },
+  error: { level: 'error' },
+  fatal: { level: 'fatal' },
+});
+
 export function createRequestLogger(level: LogLevel, destination: DestinationStream): Logger {
   return pino(
     {
       level: PINO_LEVEL[level],
       base: null,
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label === 'warn' ? 'warning' : label }) },
+      timestamp: cachedIsoTime,
+      formatters: { level: (label) => LEVEL_LABELS[label] ?? { level: label } },
     },
     destination,
   );
