@@ -1,17 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ANALYSIS_CACHE, createAnalysisCache, type Analysis } from '../../src/detection/analysis-cache.ts';
 import { createDetectionEngine } from '../../src/detection/index.ts';
-import { MemoryStore, type Cache } from '../../src/platform/cache.ts';
-
-function memoryCache(): Cache {
-  const memory = new MemoryStore();
-  return {
-    configured: 'memory', prefix: 'test:', memory, mode: () => 'memory', redis: () => null,
-    get: async (key) => memory.get(key), set: async (key, value, ttl) => memory.set(key, value, ttl),
-    setIfAbsent: async (key, value, ttl) => memory.setIfAbsent(key, value, ttl), del: async (key) => memory.del(key),
-    incr: async (key, ttl) => memory.incr(key, ttl), ping: async () => 0, close: async () => memory.close(),
-  };
-}
+import { memoryCache } from '../helpers/memory-cache.ts';
 
 const cache = memoryCache();
 afterAll(() => cache.close());

@@ -3,18 +3,7 @@ import { createDetectionEngine } from '../../src/detection/index.ts';
 import { loadT3Classifier } from '../../src/detection/ml/index.ts';
 import { createPipeline } from '../../src/detection/pipeline.ts';
 import { normalize } from '../../src/detection/normalize/index.ts';
-import { MemoryStore, type Cache } from '../../src/platform/cache.ts';
-
-/** The memory cache exactly as embedded mode uses it (Redis absent). */
-function memoryCache(): Cache {
-  const memory = new MemoryStore();
-  return {
-    configured: 'memory', prefix: 'test:', memory, mode: () => 'memory', redis: () => null,
-    get: async (key) => memory.get(key), set: async (key, value, ttl) => memory.set(key, value, ttl),
-    setIfAbsent: async (key, value, ttl) => memory.setIfAbsent(key, value, ttl), del: async (key) => memory.del(key),
-    incr: async (key, ttl) => memory.incr(key, ttl), ping: async () => 0, close: async () => memory.close(),
-  };
-}
+import { memoryCache } from '../helpers/memory-cache.ts';
 
 const cache = memoryCache();
 const escalations: string[] = [];
