@@ -104,6 +104,32 @@ describe('pattern catalogue', () => {
     });
   });
 
+  // Deterministic complement to the analyser below (whose verdicts depend on its time budget on a
+  // loaded machine): every regular expression T1 runs scans 50,000 repetitions of single
+  // characters and short units in linear time. A pattern that can start at every character of a
+  // run and rescan it (e.g. `//+admin` on a run of slashes) takes seconds here.
+  it('scans long runs of one character or unit in linear time', () => {
+    const units = [' ', '/', '.', '\\', '"', "'", '<', '>', '=', ';', '(', ')', '[', ']', '{', '}', ':', ',', '-', '_', '%', '$', '&', '|', '#', '@', '!', '?', '*', '+', 'a', 'e', 'x', '0', '1', '\n', '\t', 'ab', 'a ', '/.', '..', '%2', '\\x', '<a', 'a=', '${', '/*', '--', 'on', 'or ', '1 ', ', '];
+    const slow: string[] = [];
+    for (const entry of CATALOGUE) {
+      const alternatives = splitPattern(entry.pattern).gaps.length === 0 ? [entry.pattern] : topLevelAlternatives(entry.pattern);
+      for (const alternative of alternatives) {
+        for (const part of splitPattern(alternative).parts) {
+          const pattern = new RegExp(part, 'gm');
+          for (const unit of units) {
+            const input = `${unit.repeat(Math.ceil(50_000 / unit.length))}\u0001`;
+            pattern.lastIndex = 0;
+            const started = performance.now();
+            for (let matches = 0; pattern.exec(input) !== null && matches < 100_000; matches += 1) if (pattern.lastIndex === 0) break;
+            const elapsed = performance.now() - started;
+            if (elapsed > 300) slow.push(`${entry.id} on ${JSON.stringify(unit)}: ${Math.round(elapsed)} ms`);
+          }
+        }
+      }
+    }
+    expect(slow).toEqual([]);
+  });
+
   // Each regular expression T1 runs (a pattern, or each part of a gapped sequence) goes through
   // recheck with recall validation: recheck confirms its attack string on V8 itself, so a
   // pattern fails only when its attack is really super-linear on the engine svc runs on. A fixed
