@@ -38,7 +38,6 @@ export function estimatePromptTokens(messages: ReadonlyArray<{ content: string }
   return Math.ceil(characters / 4) + 4 * messages.length;
 }
 
-export { utcDay };
 
 export interface Reservation {
   orgId: string;

@@ -64,11 +64,11 @@ export interface SendOptions {
 }
 
 /** Maps any transport-level failure to an UpstreamError (pass-through for UpstreamError). */
-export function toUpstreamError(error: unknown, provider: string, url: string, timedOut = false): UpstreamError {
+export function toUpstreamError(error: unknown, provider: string, url: string): UpstreamError {
   if (error instanceof UpstreamError) return error.withUrl(url);
   let code: UpstreamErrorCode = 'network';
   let providerCode = 'connection_failed';
-  if (timedOut || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
     code = 'timeout';
     providerCode = 'timeout';
   } else if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {

@@ -40,6 +40,18 @@ export function stdoutDestination(): DestinationStream {
   return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 });
 }
 
+const LEVEL_LABELS: Readonly<Record<string, { level: string }>> = Object.freeze({
+  trace: { level: 'trace' },
+  debug: { level: 'debug' },
+  info: { level: 'info' },
+  warn: { level: 'warning' },
+  error: { level: 'error' },
+  fatal: { level: 'fatal' },
+});
+
+/** pino level labels as svc logs them ('warn' is written 'warning'); constant objects, no allocation per line. */
+const levelLabel = (label: string): { level: string } => LEVEL_LABELS[label] ?? { level: label };
+
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -48,7 +60,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       messageKey: 'msg',
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      formatters: { level: (label) => ({ level: label === 'warn' ? 'warning' : label }) },
+      formatters: { level: levelLabel },
     },
     destination ?? stdoutDestination(),
   );
@@ -73,14 +85,6 @@ function cachedIsoTime(): string {
   return stamp;
 }
 
-const LEVEL_LABELS: Readonly<Record<string, { level: string }>> = Object.freeze({
-  trace: { level: 'trace' },
-  debug: { level: 'debug' },
-  info: { level: 'info' },
-  warn: { level: 'warning' },
-  error: { level: 'error' },
-  fatal: { level: 'fatal' },
-});
 
 export function createRequestLogger(level: LogLevel, destination: DestinationStream): Logger {
   return pino(
@@ -88,7 +92,7 @@ export function createRequestLogger(level: LogLevel, destination: DestinationStr
       level: PINO_LEVEL[level],
       base: null,
       timestamp: cachedIsoTime,
-      formatters: { level: (label) => LEVEL_LABELS[label] ?? { level: label } },
+      formatters: { level: levelLabel },
     },
     destination,
   );

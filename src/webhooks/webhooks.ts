@@ -27,7 +27,7 @@ import { assertPublicUrl } from '../platform/ssrf.ts';
 import { buildEnvelope, isWebhookEvent, type WebhookEvent } from './events.ts';
 import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type StatusClass } from './retry-policy.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
-import { guardedLookup } from './outbound.ts';
+import { guardedLookup } from '../platform/ssrf.ts';
 
 const JOB = 'webhook.deliver';
 const CLEANUP_JOB = 'webhook.cleanup';

@@ -6,7 +6,7 @@ import { createWebhooks, svcSignature, type DeliveryPolicy, type WebhookEvent, t
 import { createTestServices } from '../helpers/app.ts';
 import { createTestOrg, memoryLogger } from '../audit/database.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
-import { guardedLookup } from '../../src/webhooks/outbound.ts';
+import { guardedLookup } from '../../src/platform/ssrf.ts';
 
 const POLICY: Partial<DeliveryPolicy> = { baseDelayMs: 150, maxDelayMs: 5_000, maxAttempts: 4, timeoutMs: 400, pauseAfterExhausted: 3 };
 /** Slack for timers and the database on a busy two-core machine. */
