@@ -10,7 +10,7 @@
  * stored and by the gateway core before calling here; calls with `publicOnly` also go through an
  * agent whose connector refuses private addresses at connect time (DNS rebinding).
  */
-import { Agent, errors as undiciErrors, request as undiciRequest } from 'undici';
+import { Agent, errors as undiciErrors, request as undiciRequest, util as undiciUtil } from 'undici';
 import type { Dispatcher } from 'undici';
 import { guardedLookup } from '../platform/ssrf.ts';
 import { UpstreamError } from './contract.ts';
@@ -108,6 +108,104 @@ export async function sendUpstream(request: UpstreamRequest, options: SendOption
     const dispatcher = options.publicOnly === true ? guardedAgent : agent;
     const response = split === null ? await undiciRequest(request.url, { dispatcher, ...common }) : await dispatcher.request({ origin: split.origin, path: split.path, ...common });
     return { status: response.statusCode, headers: response.headers, body: response.body };
+  } catch (error) {
+    throw toUpstreamError(error, options.provider, request.url);
+  }
+}
+
+/** A whole (non-streamed) upstream answer. */
+export interface UpstreamText {
+  status: number;
+  headers: UpstreamHeaders;
+  text: string;
+}
+
+/**
+ * Collects one upstream answer for fetchText straight from the dispatcher's callbacks: no body
+ * stream, no per-call AbortController. The caller's signal, if any, aborts the request.
+ */
+class TextCollector implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private rawHeaders: Buffer[] = [];
+  private readonly chunks: Buffer[] = [];
+  private abort: ((reason?: Error) => void) | null = null;
+  private done = false;
+
+  constructor(
+    private readonly resolve: (value: UpstreamText) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  private readonly onAbort = (): void => {
+    this.abort?.(new undiciErrors.RequestAbortedError());
+  };
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abort = abort;
+    if (this.signal === undefined) return;
+    if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
+    else this.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.status = statusCode;
+    this.rawHeaders = rawHeaders;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.finish()) return;
+    const text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    this.resolve({ status: this.status, headers: undiciUtil.parseHeaders(this.rawHeaders) as UpstreamHeaders, text });
+  }
+
+  onError(error: Error): void {
+    if (this.finish()) return;
+    this.reject(error);
+  }
+
+  /** True when the call already settled. */
+  private finish(): boolean {
+    if (this.done) return true;
+    this.done = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    return false;
+  }
+}
+
+/**
+ * Sends one upstream request on the pooled agent and reads the whole answer (status, headers,
+ * UTF-8 text; at most MAX_RESPONSE_BYTES). The non-streamed completion path: cheaper than
+ * sendUpstream plus body.text(). Rejects with UpstreamError.
+ */
+export async function fetchText(request: UpstreamRequest, options: SendOptions): Promise<UpstreamText> {
+  try {
+    let split = splitUrl(request.url);
+    if (split === null) {
+      const url = new URL(request.url);
+      split = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    }
+    const dispatcher = options.publicOnly === true ? guardedAgent : agent;
+    return await new Promise<UpstreamText>((resolve, reject) => {
+      dispatcher.dispatch(
+        {
+          origin: split.origin,
+          path: split.path,
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          headersTimeout: options.headersTimeoutMs,
+          bodyTimeout: options.bodyTimeoutMs,
+        },
+        new TextCollector(resolve, reject, options.signal),
+      );
+    });
   } catch (error) {
     throw toUpstreamError(error, options.provider, request.url);
   }

@@ -275,6 +275,32 @@ describe('transport behaviour', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it('gives up a non-streamed call at once when the caller aborts while the upstream is still working', async () => {
+    fake.reset();
+    fake.setBehaviour({ delayMs: 4_000 });
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = upstreamErrorOf(invokeCompletion('openai', requestFor('openai'), fakeTarget('openai', fake), { signal: controller.signal }));
+    setTimeout(() => controller.abort(), 100);
+    const error = await pending;
+    expect(error.providerCode).toBe('aborted');
+    expect(error.retryable).toBe(false);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // An already aborted signal never sends anything.
+    fake.reset();
+    const early = await upstreamErrorOf(invokeCompletion('openai', requestFor('openai'), fakeTarget('openai', fake), { signal: AbortSignal.abort() }));
+    expect(early.providerCode).toBe('aborted');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('reads a JSON answer that arrives in many small chunks and keeps multi-byte characters whole', async () => {
+    fake.reset();
+    const content = 'naïve café — 日本語 '.repeat(30_000);
+    fake.setBehaviour({ content });
+    const result = await invokeCompletion('openai', requestFor('openai'), fakeTarget('openai', fake));
+    expect(result.content).toBe(content);
+  });
+
   it('rejects invokeStream before any event when the upstream drops the connection before headers', async () => {
     fake.reset();
     fake.setBehaviour({ dropBeforeHeaders: true });

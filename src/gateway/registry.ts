@@ -26,7 +26,7 @@ import { vertex_ai } from './providers/vertex-ai.ts';
 import { xai } from './providers/xai.ts';
 import { UpstreamError } from './contract.ts';
 import type { CompletionRequest, CompletionResult, InvokeOptions, ProviderAdapter, ProviderTarget, StreamEvent, UpstreamRequest } from './contract.ts';
-import { sendUpstream, toUpstreamError } from './http-client.ts';
+import { fetchText, sendUpstream, toUpstreamError } from './http-client.ts';
 import type { UpstreamResponse } from './http-client.ts';
 
 export const providers = {
@@ -101,10 +101,9 @@ export async function invokeCompletion(
   try {
     // The transport's own timers (undici: headers within timeoutMs, then no body silence longer
     // than timeoutMs) bound the call; no per-call timer or AbortController on the hot path.
-    const response = await sendUpstream(upstream, { provider: providerId, ...(options.signal === undefined ? {} : { signal: options.signal }), headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs, publicOnly: options.publicOnly === true });
-    if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
-    const text = await response.body.text();
-    return adapter.parseResponse(response.status, response.headers, text, request.model);
+    const response = await fetchText(upstream, { provider: providerId, signal: options.signal, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs, publicOnly: options.publicOnly === true });
+    if (response.status < 200 || response.status > 299) throw adapter.parseError(response.status, response.headers, response.text).withUrl(upstream.url);
+    return adapter.parseResponse(response.status, response.headers, response.text, request.model);
   } catch (error) {
     throw toUpstreamError(error, providerId, upstream.url);
   }
