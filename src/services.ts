@@ -9,7 +9,7 @@ import { createCache, type Cache } from './platform/cache.ts';
 import type { ResolvedConfig } from './platform/config.ts';
 import { migrate, openDatabase, type Database } from './platform/db/index.ts';
 import { createEventBus, type EventBus } from './platform/events.ts';
-import { createLogger, createRequestLogger, stdoutDestination, type Logger } from './platform/logger.ts';
+import { createLogger, createRequestLog, stdoutDestination, type Logger, type RequestLog } from './platform/logger.ts';
 import type { DestinationStream } from 'pino';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createQueue, type JobQueue } from './platform/queue.ts';
@@ -21,7 +21,7 @@ export interface Services {
   readonly config: ResolvedConfig;
   readonly logger: Logger;
   /** One line per request with exactly the spec's fields (see logger.ts). */
-  readonly requestLogger: Logger;
+  readonly requestLog: RequestLog;
   readonly db: Database;
   readonly cache: Cache;
   readonly queue: JobQueue;
@@ -50,7 +50,7 @@ export interface ServiceOptions {
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
   const destination = options.logDestination ?? stdoutDestination();
   const logger = createLogger(config.logLevel, destination);
-  const requestLogger = createRequestLogger(config.logLevel, destination);
+  const requestLog = createRequestLog(config.logLevel, destination);
   const db = await openDatabase(
     config.database.kind === 'pglite' && config.database.dir !== null
       ? { kind: 'pglite', dir: config.database.dir }
@@ -84,7 +84,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   return {
     config,
     logger,
-    requestLogger,
+    requestLog,
     db,
     cache,
     queue,

@@ -5,9 +5,9 @@
  * Request life cycle (hooks, in order):
  *   onRequest   X-Request-ID; identify the credential (API key or dashboard session, never
  *               rejecting yet); rate limit on the first axis that applies — API key, JWT user,
- *               IP — and set X-RateLimit-* on every response; 429 with Retry-After when refused.
- *   preHandler  enforce the route's declared scope: 401 AUTH_MISSING / AUTH_INVALID /
- *               AUTH_REVOKED, 403 SCOPE_INSUFFICIENT.
+ *               IP — and set X-RateLimit-* on every response; 429 with Retry-After when refused;
+ *               then enforce the route's declared scope, before the body is read: 401
+ *               AUTH_MISSING / AUTH_INVALID / AUTH_REVOKED, 403 SCOPE_INSUFFICIENT.
  *   onResponse  metrics, one JSON log line with the spec's fields, release the concurrency slot.
  * Every route under /api/ must declare `config.scope` or `config.public`; one that does neither
  * fails at boot, so no endpoint is ever public by omission.
@@ -185,15 +185,14 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
       }
       throw rateLimitError(decision, decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED');
     }
-  });
 
-  app.addHook('preHandler', async (request) => {
-    const routeConfig = request.routeOptions.config;
+    // Who may call the route: decided here, before the body is read or validated, so an
+    // unauthenticated caller learns nothing about the body a route expects.
     const needed = routeConfig.scope;
     if (needed === undefined) return;
-    if (request.auth === null) throw new SvcError(request.authFailure ?? 'AUTH_MISSING');
-    if (!scopeAllows(request.auth.scope, needed)) {
-      throw new SvcError('SCOPE_INSUFFICIENT', { details: { required_scope: needed, key_scope: request.auth.scope } });
+    if (auth === null) throw new SvcError(request.authFailure ?? 'AUTH_MISSING');
+    if (!scopeAllows(auth.scope, needed)) {
+      throw new SvcError('SCOPE_INSUFFICIENT', { details: { required_scope: needed, key_scope: auth.scope } });
     }
   });
 
@@ -204,7 +203,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     services.metrics.requests.inc({ gateway, method: request.method, status: String(status) });
     services.metrics.requestDuration.observe({ gateway, method: request.method }, seconds);
     const threat = request.threat;
-    services.requestLogger.info({
+    services.requestLog.write({
       request_id: request.id,
       org_id: request.auth?.orgId ?? null,
       gateway_id: request.gatewayId,

@@ -32,6 +32,14 @@ describe('authentication', () => {
     expect(response.json().error.request_id).toBe(response.headers['x-request-id']);
   });
 
+  it('answers 401 before it looks at the body: an unauthenticated caller learns nothing of what a route expects', async () => {
+    const response = await context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', payload: { nonsense: true } });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().error.code).toBe('AUTH_MISSING');
+    const malformed = await context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { 'content-type': 'application/json' }, payload: '{"broken' });
+    expect(malformed.statusCode).toBe(401);
+  });
+
   it('answers 401 AUTH_INVALID for a made-up key, even one shaped like a real key', async () => {
     for (const key of [`svc_org_live_${admin.orgTag}_${'A'.repeat(40)}`, 'not-a-key', `${admin.apiKey}x`]) {
       const response = await context.app.inject({ method: 'GET', url: '/api/v1/org', headers: { 'x-api-key': key } });

@@ -230,7 +230,7 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
   );
 }
 
-/** The caller: preHandler has guaranteed it for routes with a scope. */
+/** The caller: the onRequest hook has guaranteed it for routes with a scope. */
 export function auth(request: FastifyRequest): AuthContext {
   if (request.auth === null) throw new SvcError('AUTH_MISSING');
   return request.auth;
