@@ -53,10 +53,9 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
       requireEnabled();
       const caller = callerOf(request);
       const controller = new AbortController();
-      const onClose = () => {
+      reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
-      };
-      reply.raw.once('close', onClose);
+      });
       const body = request.body as CompletionBody;
       if (options.screen) await options.screen(request, body);
       const prepared = await gateway.prepare(body, caller);

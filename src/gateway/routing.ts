@@ -127,12 +127,7 @@ export interface RouteInput {
 export function planRoute(input: RouteInput): RouteCandidate[] {
   const candidates: RouteCandidate[] = [];
   const seen = new Set<string>();
-  const push = (provider: string, model: string | null) => {
-    if (model === null || seen.has(provider)) return;
-    seen.add(provider);
-    candidates.push({ provider, model });
-  };
-  if (input.provider !== 'auto') push(input.provider, equivalentModel(input.model, input.provider, input.provider));
+  if (input.provider !== 'auto') addCandidate(candidates, seen, input.provider, equivalentModel(input.model, input.provider, input.provider));
   if (input.routing === null) return candidates;
 
   const pool: RouteCandidate[] = [];
@@ -141,8 +136,16 @@ export function planRoute(input: RouteInput): RouteCandidate[] {
     const model = equivalentModel(input.model, input.provider, provider);
     if (model !== null) pool.push({ provider, model });
   }
-  for (const candidate of orderByStrategy(pool, input)) push(candidate.provider, candidate.model);
+  for (const candidate of orderByStrategy(pool, input)) addCandidate(candidates, seen, candidate.provider, candidate.model);
   return candidates;
+}
+
+// Hot-path helpers are module functions, not closures: under tsx (esbuild keepNames) every
+// named closure created per request costs an Object.defineProperty.
+function addCandidate(candidates: RouteCandidate[], seen: Set<string>, provider: string, model: string | null): void {
+  if (model === null || seen.has(provider)) return;
+  seen.add(provider);
+  candidates.push({ provider, model });
 }
 
 function orderByStrategy(pool: RouteCandidate[], input: RouteInput): RouteCandidate[] {

@@ -137,6 +137,8 @@ export interface OpenedStream {
 }
 
 const MICRO = 1_000_000;
+/** The reference request cost-optimized routing compares prices on. */
+const REFERENCE_USAGE: TokenUsage = { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 };
 const HEALTH_CHECK_TICK_MS = 5_000;
 const BREAKER_SYNC_MS = 1_000;
 
@@ -158,6 +160,10 @@ export class GatewayService {
   /** Breaker keys whose svc_gateway_health is currently 1 (the gauge is written on changes only). */
   private readonly reportedHealthy = new Set<string>();
   private readonly screened = new Map<string, { error: unknown; until: number }>();
+  // planRoute's lookups, created once (not per request: see routing.ts on closures).
+  private readonly isAvailable = (id: string): boolean => this.breakers.get(id).available(Date.now());
+  private readonly latencyOf = (id: string): number | null => this.latency.mean(id);
+  private readonly priceOf = (id: string, model: string): number | null => this.costOf(id, model, REFERENCE_USAGE);
 
   constructor(private readonly deps: GatewayServiceDeps) {
     this.settings = new SettingsStore(deps.db);
@@ -230,9 +236,9 @@ export class GatewayService {
       provider,
       model: body.model,
       routing: settings.routing,
-      isAvailable: (id) => this.breakers.get(id).available(Date.now()),
-      latencyOf: (id) => this.latency.mean(id),
-      priceOf: (id, model) => this.costOf(id, model, { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 }),
+      isAvailable: this.isAvailable,
+      latencyOf: this.latencyOf,
+      priceOf: this.priceOf,
       turn,
     });
     let screenError: unknown = null;

@@ -162,7 +162,6 @@ const NOT_NAMES = new Set([
 export function detectPii(input: string, types: ReadonlySet<PiiType> | null = null): PiiSpan[] {
   const text = input.length > MAX_SCAN_CHARS ? input.slice(0, MAX_SCAN_CHARS) : input;
   const taken: PiiSpan[] = [];
-  const overlaps = (start: number, end: number) => taken.some((span) => start < span.end && span.start < end);
   const colon = text.indexOf(':');
   const facts: TextFacts = { digit: /\d/.test(text), at: text.includes('@'), colons: colon >= 0 && text.indexOf(':', colon + 1) >= 0 };
 
@@ -178,13 +177,24 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
         continue;
       }
       const accepted = detector.accept === undefined ? { start: match.index, end: match.index + match[0].length } : detector.accept(match, text);
-      if (accepted === null || overlaps(accepted.start, accepted.end)) continue;
+      if (accepted === null || overlaps(taken, accepted.start, accepted.end)) continue;
       taken.push({ type: detector.type, start: accepted.start, end: accepted.end, value: text.slice(accepted.start, accepted.end) });
     }
   }
-  for (const span of detectPrivateKeys(text)) if (!overlaps(span.start, span.end)) taken.push(span);
-  if (types === null || types.has('PERSON')) for (const span of detectDictionaryNames(text)) if (!overlaps(span.start, span.end)) taken.push(span);
-  return taken.sort((left, right) => left.start - right.start);
+  for (const span of detectPrivateKeys(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
+  if (types === null || types.has('PERSON')) for (const span of detectDictionaryNames(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
+  return taken.sort(byStart);
+}
+
+// Module functions rather than per-call closures: under tsx (esbuild keepNames) each named
+// closure created per call costs an Object.defineProperty, and detectPii runs on every message.
+function overlaps(taken: readonly PiiSpan[], start: number, end: number): boolean {
+  for (const span of taken) if (start < span.end && span.start < end) return true;
+  return false;
+}
+
+function byStart(left: PiiSpan, right: PiiSpan): number {
+  return left.start - right.start;
 }
 
 // ------------------------------------------------------------------------------ name dictionary
@@ -239,38 +249,7 @@ function detectDictionaryNames(text: string): PiiSpan[] {
   const known = names();
   if (known.size === 0) return [];
   const spans: PiiSpan[] = [];
-  let run: Array<{ start: number; end: number; word: string }> = [];
-  const flush = () => {
-    if (run.length === 0) return;
-    const first = run[0]!;
-    // Places and organisations ("Rue Victor Hugo", "Merrill Corp") and numbered addresses are skipped.
-    if (run.some((entry) => PLACE_WORDS.has(entry.word)) || /\d[ \t,]{0,2}$/.test(text.slice(Math.max(0, first.start - 3), first.start))) {
-      run = [];
-      return;
-    }
-    // Keep the longest stretch of the run whose words are all names (initials allowed inside).
-    let best: { from: number; to: number } | null = null;
-    let from = -1;
-    for (let index = 0; index <= run.length; index += 1) {
-      const word = run[index];
-      const isInitial = word !== undefined && /^\p{Lu}\.?$/u.test(word.word);
-      const ok = word !== undefined && (known.has(word.word) || (isInitial && from !== -1));
-      if (ok && from === -1) from = index;
-      if (!ok && from !== -1) {
-        let to = index - 1;
-        while (to > from && /^\p{Lu}\.?$/u.test(run[to]!.word)) to -= 1; // no trailing initial
-        const nameWords = run.slice(from, to + 1).filter((entry) => !/^\p{Lu}\.?$/u.test(entry.word)).length;
-        if (nameWords >= 2 && (best === null || to - from > best.to - best.from)) best = { from, to };
-        from = -1;
-      }
-    }
-    if (best !== null) {
-      const start = run[best.from]!.start;
-      const end = run[best.to]!.end;
-      spans.push({ type: 'PERSON', start, end, value: text.slice(start, end) });
-    }
-    run = [];
-  };
+  const run: NameWord[] = [];
   CAPITALISED_WORD.lastIndex = 0;
   let match: RegExpExecArray | null;
   while ((match = CAPITALISED_WORD.exec(text)) !== null) {
@@ -279,13 +258,57 @@ function detectDictionaryNames(text: string): PiiSpan[] {
     const previous = run[run.length - 1];
     // Words belong to one run when only one space or tab separates them and no letter precedes.
     const adjacent = previous !== undefined && start - previous.end === 1 && (text[previous.end] === ' ' || text[previous.end] === '\t');
-    if (!adjacent) flush();
+    if (!adjacent) flushNameRun(run, text, known, spans);
     const before = text[start - 1];
     if (before !== undefined && /[\p{L}\p{N}_]/u.test(before)) continue; // inside a word (camelCase)
     run.push({ start, end, word: match[0] });
   }
-  flush();
+  flushNameRun(run, text, known, spans);
   return spans;
+}
+
+interface NameWord {
+  start: number;
+  end: number;
+  word: string;
+}
+
+/** Ends a run of capitalised words: adds its longest all-names stretch to `spans`, empties `run`. */
+function flushNameRun(run: NameWord[], text: string, known: ReadonlySet<string>, spans: PiiSpan[]): void {
+  if (run.length === 0) return;
+  const first = run[0]!;
+  // Places and organisations ("Rue Victor Hugo", "Merrill Corp") and numbered addresses are skipped.
+  if (run.some(isPlaceWord) || /\d[ \t,]{0,2}$/.test(text.slice(Math.max(0, first.start - 3), first.start))) {
+    run.length = 0;
+    return;
+  }
+  // Keep the longest stretch of the run whose words are all names (initials allowed inside).
+  let best: { from: number; to: number } | null = null;
+  let from = -1;
+  for (let index = 0; index <= run.length; index += 1) {
+    const word = run[index];
+    const isInitial = word !== undefined && /^\p{Lu}\.?$/u.test(word.word);
+    const ok = word !== undefined && (known.has(word.word) || (isInitial && from !== -1));
+    if (ok && from === -1) from = index;
+    if (!ok && from !== -1) {
+      let to = index - 1;
+      while (to > from && /^\p{Lu}\.?$/u.test(run[to]!.word)) to -= 1; // no trailing initial
+      let nameWords = 0;
+      for (let at = from; at <= to; at += 1) if (!/^\p{Lu}\.?$/u.test(run[at]!.word)) nameWords += 1;
+      if (nameWords >= 2 && (best === null || to - from > best.to - best.from)) best = { from, to };
+      from = -1;
+    }
+  }
+  if (best !== null) {
+    const start = run[best.from]!.start;
+    const end = run[best.to]!.end;
+    spans.push({ type: 'PERSON', start, end, value: text.slice(start, end) });
+  }
+  run.length = 0;
+}
+
+function isPlaceWord(entry: NameWord): boolean {
+  return PLACE_WORDS.has(entry.word);
 }
 
 /** PEM private-key blocks, found with indexOf (no regex over a multi-kilobyte body). */
