@@ -86,6 +86,19 @@ export function toUpstreamError(error: unknown, provider: string, url: string): 
   return new UpstreamError({ provider, status: null, code, retryable, url, providerCode, cause: error });
 }
 
+const splitCache = new Map<string, { origin: string; path: string } | null>();
+
+/** splitUrl, remembered: a gateway calls few distinct URLs (one per provider, model and base URL). */
+function splitUrlCached(url: string): { origin: string; path: string } | null {
+  let split = splitCache.get(url);
+  if (split === undefined) {
+    split = splitUrl(url);
+    if (splitCache.size >= 1_000) splitCache.clear();
+    splitCache.set(url, split);
+  }
+  return split;
+}
+
 /** Splits http(s)://host[:port]/path?query into origin and path; null for anything unusual (userinfo, no scheme). */
 export function splitUrl(url: string): { origin: string; path: string } | null {
   const schemeEnd = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : -1;
@@ -101,7 +114,7 @@ export function splitUrl(url: string): { origin: string; path: string } | null {
 /** Sends one upstream request on the pooled agent; resolves on response headers. */
 export async function sendUpstream(request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
   try {
-    const split = splitUrl(request.url);
+    const split = splitUrlCached(request.url);
     const common = { method: request.method, headers: request.headers, body: request.body, signal: options.signal, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
     // Plain http(s)://host[:port]/path URLs go straight to the agent (no URL object per call);
     // anything else takes undici's full URL parsing.
@@ -137,15 +150,16 @@ class TextCollector implements Dispatcher.DispatchHandler {
     private readonly signal: AbortSignal | undefined,
   ) {}
 
-  private readonly onAbort = (): void => {
+  /** The signal's 'abort' listener (the collector itself is the listener: no closure per call). */
+  handleEvent(): void {
     this.abort?.(new undiciErrors.RequestAbortedError());
-  };
+  }
 
   onConnect(abort: (reason?: Error) => void): void {
     this.abort = abort;
     if (this.signal === undefined) return;
     if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
-    else this.signal.addEventListener('abort', this.onAbort, { once: true });
+    else this.signal.addEventListener('abort', this, { once: true });
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -174,7 +188,7 @@ class TextCollector implements Dispatcher.DispatchHandler {
   private finish(): boolean {
     if (this.done) return true;
     this.done = true;
-    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal?.removeEventListener('abort', this);
     return false;
   }
 }
@@ -186,7 +200,7 @@ class TextCollector implements Dispatcher.DispatchHandler {
  */
 export async function fetchText(request: UpstreamRequest, options: SendOptions): Promise<UpstreamText> {
   try {
-    let split = splitUrl(request.url);
+    let split = splitUrlCached(request.url);
     if (split === null) {
       const url = new URL(request.url);
       split = { origin: url.origin, path: `${url.pathname}${url.search}` };
