@@ -21,6 +21,12 @@ describe('PII detection', () => {
     ['gh ghp_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ', 'SECRET:ghp_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ'],
     ['slack xoxb-123456789012-abcdefABCDEF', 'SECRET:xoxb-123456789012-abcdefABCDEF'],
     ['jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', 'SECRET:eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'],
+    ['anthropic sk-ant-api03-abcdefghijklmnopqrstuvwxyz', 'SECRET:sk-ant-api03-abcdefghijklmnopqrstuvwxyz'],
+    ['sts ASIAY34FZKBOKMUTVV7A', 'SECRET:ASIAY34FZKBOKMUTVV7A'],
+    ['pat github_pat_11ABCDEFG0abcdefghijklmn_opqrstuvwxyz', 'SECRET:github_pat_11ABCDEFG0abcdefghijklmn_opqrstuvwxyz'],
+    ['maps AIzaSyA1234567890abcdefghijklmnopqrstuv', 'SECRET:AIzaSyA1234567890abcdefghijklmnopqrstuv'],
+    ['stripe rk_live_abcdefghijklmnop1234', 'SECRET:rk_live_abcdefghijklmnop1234'],
+    ['svc svc_org_live_ab12cd34_ABCDEFGHIJKLMNOPqrstuvwx', 'SECRET:svc_org_live_ab12cd34_ABCDEFGHIJKLMNOPqrstuvwx'],
     ['Hello, my name is Ada Lovelace and', 'PERSON:Ada Lovelace'],
     ['ask Dr. Gregory House about it', 'PERSON:Gregory House'],
   ])('finds the PII in %j', (text, expected) => {

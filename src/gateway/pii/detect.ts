@@ -35,6 +35,8 @@ interface TextFacts {
   digit: boolean;
   at: boolean;
   colons: boolean;
+  /** One of the secret formats' fixed prefixes occurs (SECRET_HINT). */
+  secret: boolean;
 }
 
 interface Detector {
@@ -59,8 +61,11 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\bsvc_org_(?:live|test|rstr)_[a-z0-9]{8}_[A-Za-z0-9]{16,128}\b/g, // svc's own keys
 ];
 
+/** The fixed prefix of every SECRET_PATTERNS entry: one scan decides whether any of them can match. */
+const SECRET_HINT = /sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abprs]-|eyJ|AIza|[srp]k_live_|svc_org_/;
+
 const DETECTORS: readonly Detector[] = [
-  ...SECRET_PATTERNS.map((pattern): Detector => ({ type: 'SECRET', pattern })),
+  ...SECRET_PATTERNS.map((pattern): Detector => ({ type: 'SECRET', pattern, needs: (facts) => facts.secret })),
   {
     type: 'EMAIL',
     needs: (facts) => facts.at,
@@ -163,7 +168,7 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
   const text = input.length > MAX_SCAN_CHARS ? input.slice(0, MAX_SCAN_CHARS) : input;
   const taken: PiiSpan[] = [];
   const colon = text.indexOf(':');
-  const facts: TextFacts = { digit: /\d/.test(text), at: text.includes('@'), colons: colon >= 0 && text.indexOf(':', colon + 1) >= 0 };
+  const facts: TextFacts = { digit: /\d/.test(text), at: text.includes('@'), colons: colon >= 0 && text.indexOf(':', colon + 1) >= 0, secret: SECRET_HINT.test(text) };
 
   for (const detector of DETECTORS) {
     if (types !== null && !types.has(detector.type)) continue;
@@ -411,5 +416,5 @@ export function ibanValid(candidate: string): boolean {
 
 /** Every pattern, for the ReDoS test. */
 export function piiPatterns(): readonly RegExp[] {
-  return [...DETECTORS.map((detector) => detector.pattern), CAPITALISED_WORD];
+  return [...DETECTORS.map((detector) => detector.pattern), CAPITALISED_WORD, SECRET_HINT];
 }
