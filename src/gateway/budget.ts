@@ -70,6 +70,14 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return {1, 'ok', after}
 `;
 
+/** What settling a reservation at the actual usage adds to the token and micro-USD counters. */
+export function settlementDelta(reservation: Reservation, actualTokens: number, actualMicroUsd: number): { tokens: number; microUsd: number } {
+  return {
+    tokens: actualTokens - reservation.tokens,
+    microUsd: reservation.microUsd === 0 && actualMicroUsd === 0 ? 0 : actualMicroUsd - reservation.microUsd,
+  };
+}
+
 export class BudgetLedger {
   constructor(
     private readonly cache: Cache,
@@ -116,9 +124,13 @@ export class BudgetLedger {
 
   /** Replaces a reservation by the actual usage (0 and 0 when the call failed); returns tokens used today after settling. */
   async settle(reservation: Reservation, actualTokens: number, actualMicroUsd: number): Promise<number> {
-    const [tokenKey, usdKey] = this.keys(reservation.orgId, reservation.day);
-    const tokenDelta = actualTokens - reservation.tokens;
-    const usdDelta = reservation.microUsd === 0 && actualMicroUsd === 0 ? 0 : actualMicroUsd - reservation.microUsd;
+    const delta = settlementDelta(reservation, actualTokens, actualMicroUsd);
+    return this.adjust(reservation.orgId, reservation.day, delta.tokens, delta.microUsd);
+  }
+
+  /** Adds (signed) deltas to one org's counters of `day`; returns tokens used that day after it. */
+  async adjust(orgId: string, day: string, tokenDelta: number, usdDelta: number): Promise<number> {
+    const [tokenKey, usdKey] = this.keys(orgId, day);
     const redis = this.cache.redis();
     if (redis !== null) {
       try {

@@ -24,7 +24,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { SpendTracker } from './anomaly.ts';
 import { BreakerRegistry, DEFAULT_BREAKER_POLICY, type BreakerPolicy, type CircuitBreaker } from './breaker.ts';
-import { BudgetLedger, dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, type Reservation } from './budget.ts';
+import { BudgetLedger, dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, settlementDelta, type Reservation } from './budget.ts';
 import { safeUrl, UpstreamError } from './contract.ts';
 import type { ChatMessage, CompletionRequest, CompletionResult, ProviderTarget, StreamEvent, TokenUsage, ToolDefinition } from './contract.ts';
 import type { GatewayEvents } from './events.ts';
@@ -94,6 +94,19 @@ export interface CompletionEnvelope {
   tool_calls?: Array<{ id: string; name: string; arguments: string }>;
 }
 
+/** Settlement deltas of one org and budget day, waiting for the next batch (see account()). */
+interface PendingSettlement {
+  orgId: string;
+  day: string;
+  tokens: number;
+  microUsd: number;
+  /** Micro-USD spent: what the spend-anomaly tracker is told. */
+  spend: number;
+  tokenLimit: number;
+  /** The last request in the batch (for the log line if accounting fails). */
+  requestId: string;
+}
+
 interface Viable extends RouteCandidate {
   target: ProviderTarget;
   key: string;
@@ -137,6 +150,12 @@ export interface OpenedStream {
 }
 
 const MICRO = 1_000_000;
+/**
+ * Settlements are applied in batches, at most this long after the response: one counter update,
+ * warning check and spend check per org and batch instead of per request. The reservation holds
+ * the estimate meanwhile, so no limit can be passed in the interval.
+ */
+const SETTLE_BATCH_MS = 10;
 /** The reference request cost-optimized routing compares prices on. */
 const REFERENCE_USAGE: TokenUsage = { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 };
 const HEALTH_CHECK_TICK_MS = 5_000;
@@ -154,6 +173,9 @@ export class GatewayService {
   private readonly turns = new Map<string, number>();
   /** Budget settlements still running after their response was sent (see account()). */
   private readonly accounting = new Set<Promise<void>>();
+  /** Settlements waiting for the next batch, per org and budget day. */
+  private readonly pendingSettlements = new Map<string, PendingSettlement>();
+  private settleTimer: NodeJS.Timeout | null = null;
   /** Last target seen per breaker key: what an active health check calls. */
   private readonly recentTargets = new Map<string, { provider: ProviderId; model: string; target: ProviderTarget; intervalS: number; lastCheckAt: number; orgId: string }>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -564,36 +586,62 @@ export class GatewayService {
   /**
    * The request's cost (returned at once, it is part of the response) and its accounting: token
    * metric now; budget settlement, the 80 % warning and the spend-anomaly check continue after
-   * the response is sent (the reservation already holds the estimate, so nothing can overshoot
-   * meanwhile). close() waits for accounting still in flight.
+   * the response is sent, batched per org every SETTLE_BATCH_MS (the reservation already holds
+   * the estimate, so nothing can overshoot meanwhile). settled() and close() apply what is queued.
    */
   private account(prepared: PreparedCompletion, candidate: Viable, model: string, usage: TokenUsage): number {
     const cost = this.costOf(candidate.provider, model, usage) ?? this.costOf(candidate.provider, candidate.model, usage) ?? 0;
     const costUsd = Math.round(cost * 1e10) / 1e10;
     this.deps.metrics.aiTokens.inc({ model, provider: candidate.provider }, usage.totalTokens);
-    if (prepared.reservation === null) return costUsd;
-    const settling = this.settle(prepared, prepared.reservation, usage.totalTokens, Math.round(costUsd * MICRO));
-    this.accounting.add(settling);
-    void settling.finally(() => this.accounting.delete(settling));
+    const reservation = prepared.reservation;
+    if (reservation === null) return costUsd;
+    const microUsd = Math.round(costUsd * MICRO);
+    const delta = settlementDelta(reservation, usage.totalTokens, microUsd);
+    const key = `${reservation.orgId} ${reservation.day}`;
+    const pending = this.pendingSettlements.get(key);
+    if (pending === undefined) {
+      this.pendingSettlements.set(key, { orgId: reservation.orgId, day: reservation.day, tokens: delta.tokens, microUsd: delta.microUsd, spend: microUsd, tokenLimit: prepared.tokenLimit, requestId: prepared.caller.requestId });
+    } else {
+      pending.tokens += delta.tokens;
+      pending.microUsd += delta.microUsd;
+      pending.spend += microUsd;
+      pending.tokenLimit = prepared.tokenLimit;
+    }
+    if (this.settleTimer === null) {
+      this.settleTimer = setTimeout(() => this.flushSettlements(), SETTLE_BATCH_MS);
+      this.settleTimer.unref();
+    }
     return costUsd;
   }
 
-  private async settle(prepared: PreparedCompletion, reservation: Reservation, tokens: number, microUsd: number): Promise<void> {
-    const { caller } = prepared;
+  /** Starts applying every queued settlement (tracked in `accounting`). */
+  private flushSettlements(): void {
+    if (this.settleTimer !== null) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
+    for (const pending of this.pendingSettlements.values()) {
+      const settling = this.settle(pending);
+      this.accounting.add(settling);
+      void settling.finally(() => this.accounting.delete(settling));
+    }
+    this.pendingSettlements.clear();
+  }
+
+  private async settle(pending: PendingSettlement): Promise<void> {
+    const { orgId, tokenLimit } = pending;
     try {
-      const used = await this.budget.settle(reservation, tokens, microUsd);
-      this.deps.onBudgetUsage?.(caller.orgId, used / prepared.tokenLimit);
-      if (await this.budget.shouldWarn(caller.orgId, used, prepared.tokenLimit)) {
-        this.deps.events.emit(caller.orgId, 'budget.warning', {
+      const used = await this.budget.adjust(orgId, pending.day, pending.tokens, pending.microUsd);
+      this.deps.onBudgetUsage?.(orgId, used / tokenLimit);
+      if (await this.budget.shouldWarn(orgId, used, tokenLimit)) {
+        this.deps.events.emit(orgId, 'budget.warning', {
           budget: 'daily_tokens',
-          limit: prepared.tokenLimit,
+          limit: tokenLimit,
           used,
-          ratio: Math.round((used / prepared.tokenLimit) * 1000) / 1000,
+          ratio: Math.round((used / tokenLimit) * 1000) / 1000,
         });
       }
-      const anomaly = await this.spend.add(caller.orgId, microUsd);
+      const anomaly = await this.spend.add(orgId, pending.spend);
       if (anomaly !== null) {
-        this.deps.events.emit(caller.orgId, 'cost.anomaly', {
+        this.deps.events.emit(orgId, 'cost.anomaly', {
           hour_start: anomaly.hourStart,
           spend_usd: anomaly.currentMicroUsd / MICRO,
           baseline_mean_usd: anomaly.mean / MICRO,
@@ -602,12 +650,13 @@ export class GatewayService {
         });
       }
     } catch (error) {
-      this.deps.logger.error({ err: error, request_id: caller.requestId }, 'gateway accounting failed');
+      this.deps.logger.error({ err: error, request_id: pending.requestId }, 'gateway accounting failed');
     }
   }
 
-  /** Resolves when accounting started so far has finished (tests, shutdown). */
+  /** Resolves when accounting started or queued so far has been applied (tests, shutdown). */
   async settled(): Promise<void> {
+    if (this.pendingSettlements.size > 0) this.flushSettlements();
     while (this.accounting.size > 0) await Promise.allSettled([...this.accounting]);
   }
 

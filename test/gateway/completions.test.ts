@@ -271,6 +271,7 @@ describe('budgets', () => {
     expect(ok.length).toBeGreaterThan(0);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((outcome) => (outcome.reason as { code?: string }).code === 'BUDGET_EXHAUSTED')).toBe(true);
+    await gateway.settled(); // settlements are applied in batches after the responses
     const usage = await gateway.budget.usage(orgId);
     expect(usage.tokens).toBeLessThanOrEqual(10_000);
     expect(usage.tokens).toBe(ok.length * 15);
