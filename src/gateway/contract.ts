@@ -16,6 +16,7 @@
  * the `invokeCompletion` / `invokeStream` entry points) → http-client.ts (pooled undici agent).
  * Adapters never import each other; the OpenAI-compatible vendors share `providers/shared/`.
  */
+import type { AbortHook } from './cancel.ts';
 
 /**
  * Identifier of a provider, derived from the registry (`keyof typeof providers`):
@@ -310,7 +311,7 @@ export interface ProviderAdapter {
 /** Options of the invoke entry points. */
 export interface InvokeOptions {
   /** Aborts the call (client disconnected, overall deadline). Aborting yields UpstreamError('timeout'|'network'). */
-  signal?: AbortSignal;
+  signal?: AbortHook;
   /**
    * Deadline for the response headers (after the connection is made; connecting has its own
    * 10 s limit) and, for invokeCompletion, for any silence while the body is read; invokeStream's

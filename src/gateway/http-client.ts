@@ -13,6 +13,7 @@
 import { Agent, errors as undiciErrors, request as undiciRequest, util as undiciUtil } from 'undici';
 import type { Dispatcher } from 'undici';
 import { guardedLookup } from '../platform/ssrf.ts';
+import type { AbortHook } from './cancel.ts';
 import { UpstreamError } from './contract.ts';
 import type { UpstreamErrorCode, UpstreamHeaders, UpstreamRequest } from './contract.ts';
 
@@ -54,7 +55,8 @@ export interface UpstreamResponse {
 
 export interface SendOptions {
   provider: string;
-  signal?: AbortSignal;
+  /** An AbortSignal or the route's ClientCancel (undici accepts any object with addEventListener). */
+  signal?: AbortHook;
   /** Deadline until the response headers arrive. */
   headersTimeoutMs: number;
   /** Longest silence allowed while reading the body. */
@@ -115,7 +117,7 @@ export function splitUrl(url: string): { origin: string; path: string } | null {
 export async function sendUpstream(request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
   try {
     const split = splitUrlCached(request.url);
-    const common = { method: request.method, headers: request.headers, body: request.body, signal: options.signal, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
+    const common = { method: request.method, headers: request.headers, body: request.body, signal: options.signal as AbortSignal | undefined, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
     // Plain http(s)://host[:port]/path URLs go straight to the agent (no URL object per call);
     // anything else takes undici's full URL parsing.
     const dispatcher = options.publicOnly === true ? guardedAgent : agent;
@@ -147,7 +149,7 @@ class TextCollector implements Dispatcher.DispatchHandler {
   constructor(
     private readonly resolve: (value: UpstreamText) => void,
     private readonly reject: (error: unknown) => void,
-    private readonly signal: AbortSignal | undefined,
+    private readonly signal: AbortHook | undefined,
   ) {}
 
   /** The signal's 'abort' listener (the collector itself is the listener: no closure per call). */

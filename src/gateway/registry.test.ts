@@ -1,3 +1,4 @@
+import { ClientCancel } from './cancel.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, fakeTarget, startFakeProvider } from '../../test/fakes/providers/index.ts';
 import type { FakeProvider } from '../../test/fakes/providers/index.ts';
@@ -286,6 +287,14 @@ describe('transport behaviour', () => {
     expect(error.providerCode).toBe('aborted');
     expect(error.retryable).toBe(false);
     expect(Date.now() - started).toBeLessThan(2_000);
+    // The route's cheap ClientCancel works the same way.
+    fake.reset();
+    fake.setBehaviour({ delayMs: 4_000 });
+    const cancel = new ClientCancel();
+    const viaCancel = upstreamErrorOf(invokeCompletion('openai', requestFor('openai'), fakeTarget('openai', fake), { signal: cancel }));
+    setTimeout(() => cancel.abort(new Error('client disconnected')), 100);
+    expect((await viaCancel).providerCode).toBe('aborted');
+    expect(Date.now() - started).toBeLessThan(3_000);
     // An already aborted signal never sends anything.
     fake.reset();
     const early = await upstreamErrorOf(invokeCompletion('openai', requestFor('openai'), fakeTarget('openai', fake), { signal: AbortSignal.abort() }));

@@ -5,6 +5,7 @@
  * would not fit, moves on to the next candidate provider (failover). The whole attempt sequence
  * is bounded by `totalBudgetMs`, so a client never waits on retries longer than that.
  */
+import type { AbortHook } from './cancel.ts';
 import type { UpstreamError } from './contract.ts';
 
 export interface RetryPolicy {
@@ -70,7 +71,7 @@ export function countsAgainstProvider(error: Pick<UpstreamError, 'code'>): boole
 }
 
 /** Sleeps `ms`, waking early (rejecting) when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortHook): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

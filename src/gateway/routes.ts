@@ -10,6 +10,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../http/app-types.ts';
 import { SvcError } from '../platform/errors.ts';
+import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
 import {
   BudgetSettingsSchema,
@@ -52,21 +53,21 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
     async (request, reply) => {
       requireEnabled();
       const caller = callerOf(request);
-      const controller = new AbortController();
+      const cancel = new ClientCancel();
       reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+        if (!reply.raw.writableFinished) cancel.abort(new Error('client disconnected'));
       });
       const body = request.body as CompletionBody;
       if (options.screen) await options.screen(request, body);
       const prepared = await gateway.prepare(body, caller);
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {
-        const envelope = await gateway.complete(prepared, controller.signal);
+        const envelope = await gateway.complete(prepared, cancel);
         return envelope;
       }
-      const opened = await gateway.openStream(prepared, controller.signal);
+      const opened = await gateway.openStream(prepared, cancel);
       reply.hijack();
-      await pipeStream(gateway, prepared, opened, reply, controller);
+      await pipeStream(gateway, prepared, opened, reply, cancel);
       return reply;
     },
   );
@@ -136,7 +137,7 @@ function callerOf(request: FastifyRequest): Caller {
 }
 
 /** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, controller: AbortController): Promise<void> {
+async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel): Promise<void> {
   const writer = new SseWriter(reply.raw);
   const requestId = prepared.caller.requestId;
   const headers: Record<string, string | number | string[]> = {};
@@ -153,7 +154,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
   let event = opened.first;
   try {
     for (;;) {
-      if (writer.isClosed || controller.signal.aborted) throw new Error('client disconnected');
+      if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
       if (event.type === 'delta') {
         content += event.text;
         const text = opened.restore.push(event.text);
@@ -191,8 +192,8 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       event = next.value;
     }
   } catch (error) {
-    if (writer.isClosed || controller.signal.aborted) {
-      controller.abort();
+    if (writer.isClosed || cancel.aborted) {
+      cancel.abort();
       await opened.rest.return?.().catch(() => undefined);
       await opened.finish({ kind: 'aborted', content });
       writer.end();

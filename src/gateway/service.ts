@@ -23,6 +23,7 @@ import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { SpendTracker } from './anomaly.ts';
+import type { AbortHook } from './cancel.ts';
 import { BreakerRegistry, DEFAULT_BREAKER_POLICY, type BreakerPolicy, type CircuitBreaker } from './breaker.ts';
 import { BudgetLedger, dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, settlementDelta, type Reservation } from './budget.ts';
 import { safeUrl, UpstreamError } from './contract.ts';
@@ -337,7 +338,7 @@ export class GatewayService {
 
   // ------------------------------------------------------------------------------- complete
 
-  async complete(prepared: PreparedCompletion, signal?: AbortSignal): Promise<CompletionEnvelope> {
+  async complete(prepared: PreparedCompletion, signal?: AbortHook): Promise<CompletionEnvelope> {
     let success: AttemptSuccess<CompletionResult>;
     try {
       success = await this.runAttempts(prepared, signal, (candidate, attemptSignal) =>
@@ -379,7 +380,7 @@ export class GatewayService {
    * Opens a stream: tries candidates until one yields its first event. Throws SvcError (no byte
    * sent yet, the route answers with a normal error) when none does.
    */
-  async openStream(prepared: PreparedCompletion, signal: AbortSignal): Promise<OpenedStream> {
+  async openStream(prepared: PreparedCompletion, signal: AbortHook): Promise<OpenedStream> {
     let success: AttemptSuccess<{ first: StreamEvent; rest: AsyncIterator<StreamEvent> }>;
     try {
       success = await this.runAttempts(prepared, signal, async (candidate, attemptSignal) => {
@@ -444,8 +445,8 @@ export class GatewayService {
 
   private async runAttempts<T>(
     prepared: PreparedCompletion,
-    signal: AbortSignal | undefined,
-    attempt: (candidate: Viable, signal: AbortSignal | undefined) => Promise<T>,
+    signal: AbortHook | undefined,
+    attempt: (candidate: Viable, signal: AbortHook | undefined) => Promise<T>,
   ): Promise<AttemptSuccess<T>> {
     const started = performance.now();
     let lastError: unknown = null;

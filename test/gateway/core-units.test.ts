@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { spendZScore, SpendTracker } from '../../src/gateway/anomaly.ts';
 import { BreakerRegistry, CircuitBreaker, type BreakerPolicy } from '../../src/gateway/breaker.ts';
 import { BudgetLedger, estimatePromptTokens, dailyTokenBudget } from '../../src/gateway/budget.ts';
-import { backoffDelay, countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY } from '../../src/gateway/retry.ts';
+import { ClientCancel } from '../../src/gateway/cancel.ts';
+import { backoffDelay, countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY, sleep } from '../../src/gateway/retry.ts';
 import { equivalentModel, LatencyWindows, modelClassOf, planRoute, type RouteInput } from '../../src/gateway/routing.ts';
 import { createCache } from '../../src/platform/cache.ts';
 
@@ -83,6 +84,35 @@ describe('circuit breaker', () => {
     now = 10;
     await replicaB.sync();
     expect(replicaB.get('openai').state(now)).toBe('open');
+  });
+});
+
+describe('client cancellation', () => {
+  it('runs each abort listener once, skips removed ones and keeps none added after the abort', () => {
+    const cancel = new ClientCancel();
+    const calls: string[] = [];
+    const removed = () => calls.push('removed');
+    cancel.addEventListener('abort', () => calls.push('function'));
+    cancel.addEventListener('abort', { handleEvent: () => calls.push('object') });
+    cancel.addEventListener('abort', removed);
+    cancel.removeEventListener('abort', removed);
+    const reason = new Error('client disconnected');
+    cancel.abort(reason);
+    cancel.abort(new Error('again'));
+    cancel.addEventListener('abort', () => calls.push('late'));
+    expect(calls).toEqual(['function', 'object']);
+    expect(cancel.aborted).toBe(true);
+    expect(cancel.reason).toBe(reason);
+  });
+
+  it('wakes a retry back-off early with the reason', async () => {
+    const cancel = new ClientCancel();
+    const reason = new Error('client disconnected');
+    const started = Date.now();
+    const waiting = sleep(10_000, cancel);
+    setTimeout(() => cancel.abort(reason), 20);
+    await expect(waiting).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 
