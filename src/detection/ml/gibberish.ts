@@ -199,11 +199,14 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
 
 /**
  * Strength of the adversarial-suffix evidence: 'strong' when noise tokens come with brackets
- * that do not balance (measured on the development corpora: no benign prompt, tool description
+ * that do not balance (one is enough in the full 20-token tail of a long prompt) (measured on the development corpora: no benign prompt, tool description
  * or everyday sentence reaches it), 'weak' on noise alone, else 'none'.
  */
 export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | 'none' {
   if ((profile.imbalance >= 2 && profile.noiseRatio >= 0.15) || (profile.imbalance >= 4 && profile.noiseRatio >= 0.1)) return 'strong';
+  // A full tail of a long prompt (GCG suffixes follow a whole request) with noise and one bracket
+  // left open: measured on the development corpora, no benign prompt of 20+ tokens reaches it.
+  if (profile.tokens >= TAIL_TOKENS && profile.imbalance >= 1 && profile.noiseRatio >= 0.15) return 'strong';
   if (profile.noiseRatio >= 0.3 && profile.imbalance >= 1) return 'weak';
   return 'none';
 }

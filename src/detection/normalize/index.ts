@@ -2,7 +2,7 @@
  * Normalization and evasion handling, applied before any matching. Posture: the scanner must see
  * what the interpreter (an LLM, a browser, a shell, a SQL engine) will eventually see, so the
  * input is bounded, stripped of invisible characters, Unicode-folded (NFKC, NFKD without marks,
- * homoglyphs), decoded layer by layer (URL, HTML entities, escapes, base64, hex; bounded depth
+ * homoglyphs), decoded layer by layer (URL, HTML entities, escapes, base64, hex, Morse; bounded depth
  * and size), leet-reconstructed, de-split and unwrapped. Every step that fired is recorded as
  * evidence; every resulting text is a variant the T1 catalogue scans. Pure and synchronous.
  */
@@ -12,6 +12,7 @@ import { base64Decode, controlEscapeDecode, cssEscapeDecode, escapeDecode, hexDe
 import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
 import { reconstructLeet } from './leet.ts';
+import { morseDecode } from './morse.ts';
 import { joinSplitCharacters } from './split.ts';
 import { unwrapPrompt } from './unwrap.ts';
 
@@ -195,6 +196,12 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     add('char-split', split.text);
     const splitLeet = reconstructLeet(split.text);
     if (splitLeet !== null) add('char-split+leet', splitLeet.text);
+  }
+  // Morse code (".. --. -. --- .-. ."): natural language only, its own variant.
+  const morse = kind === 'http' ? null : morseDecode(current);
+  if (morse !== null) {
+    evidence.push({ transform: 'decode:morse', detail: `${morse.runs} Morse run(s) decoded` });
+    add('decoded:morse', morse.text);
   }
   // SQL inline comments used as separators ("union/**/select", "/*!50000select*/").
   if (kind === 'http') {
