@@ -264,23 +264,15 @@ export class GatewayService {
       priceOf: this.priceOf,
       turn,
     });
+    // One planned provider (the common case) is resolved without a Promise.all round.
+    const resolved = planned.length === 1 ? [await this.resolveCandidate(planned[0]!, caller.orgId)] : await Promise.all(planned.map((candidate) => this.resolveCandidate(candidate, caller.orgId)));
+    const candidates: Viable[] = [];
     let screenError: unknown = null;
-    const resolved = await Promise.all(
-      planned.map(async (candidate) => {
-        if (!isProviderId(candidate.provider)) return null;
-        const target = await resolveTarget(this.deps.orgKeys, this.deps.envKeys, caller.orgId, candidate.provider);
-        if (target === null) return null;
-        if (target.baseUrl !== undefined) {
-          const error = await this.screen(target.baseUrl);
-          if (error !== null) {
-            screenError = error;
-            return null;
-          }
-        }
-        return { ...candidate, target, key: targetKey(candidate.provider, target) };
-      }),
-    );
-    const candidates = resolved.filter((candidate): candidate is Viable => candidate !== null);
+    for (const outcome of resolved) {
+      if (outcome === null) continue;
+      if ('screenError' in outcome) screenError = outcome.screenError;
+      else candidates.push(outcome);
+    }
     if (candidates.length === 0) {
       if (screenError !== null) throw screenError;
       throw new SvcError('NO_PROVIDERS', { details: { providers: planned.map((candidate) => candidate.provider) } });
@@ -316,6 +308,18 @@ export class GatewayService {
       reservation = outcome.reservation;
     }
     return { caller, request, candidates, settings, redaction, reservation, tokenLimit, startedAt };
+  }
+
+  /** The candidate with its key and target; null without a key; the SSRF screen's error for a refused base URL. */
+  private async resolveCandidate(candidate: RouteCandidate, orgId: string): Promise<Viable | { screenError: unknown } | null> {
+    if (!isProviderId(candidate.provider)) return null;
+    const target = await resolveTarget(this.deps.orgKeys, this.deps.envKeys, orgId, candidate.provider);
+    if (target === null) return null;
+    if (target.baseUrl !== undefined) {
+      const error = await this.screen(target.baseUrl);
+      if (error !== null) return { screenError: error };
+    }
+    return { ...candidate, target, key: targetKey(candidate.provider, target) };
   }
 
   /** null when the URL may be called, else the error to answer with (cached 60 s per URL). */
