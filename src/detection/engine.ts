@@ -9,7 +9,7 @@ import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
-import { analysisKey, createAnalysisCache, type AnalysisCache } from './analysis-cache.ts';
+import { analysisKey, createAnalysisCache, type Analysis, type AnalysisCache } from './analysis-cache.ts';
 import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
 import { explain } from './explain.ts';
@@ -106,6 +106,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   // Per-inspection scratch shared between T2 and T3 (the embedding), keyed by the normalized object.
   const embeddings = new WeakMap<object, Float32Array>();
   const rawText = new WeakMap<object, string>();
+  // Without a session, a decision's explanation depends only on the analysis (whose cache key
+  // includes the thresholds): repeated content reuses the sentence.
+  const sessionlessExplanations = new WeakMap<Analysis, string>();
   const requests = new WeakMap<object, InspectRequest>();
 
   const definitions: TierDefinition[] = [{ name: 't1', failMode: 'closed', stage: 'always', run: (context) => runT1(catalogue, context.input.kind, context.normalized) }];
@@ -198,7 +201,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       let base = result.score;
       let requestCount = 1;
       let fragmentMatch = false;
-      if (request.sessionId !== undefined && request.sessionId !== '' && sessions !== null) {
+      const inSession = request.sessionId !== undefined && request.sessionId !== '' && sessions !== null;
+      if (inSession) {
         const orgId = request.orgId ?? 'anonymous';
         const [count, previous] = await Promise.all([
           sessions.count(orgId, request.sessionId).catch(() => 1),
@@ -233,11 +237,16 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       if (decision === 'block' || decision === 'alert' || decision === 'log') deps.metrics?.threats.inc({ decision });
 
       const patterns = findings.map((finding) => ({ id: finding.id, name: finding.name, confidence: finding.confidence }));
+      let explanation = inSession ? undefined : sessionlessExplanations.get(analysis);
+      if (explanation === undefined) {
+        explanation = explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack });
+        if (!inSession) sessionlessExplanations.set(analysis, explanation);
+      }
       const threat: ThreatDecision = {
         allowed: isAllowed(decision),
         threat_score: score,
         decision,
-        explanation: explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack }),
+        explanation,
         patterns_matched: patterns,
         session_escalation_factor: escalation.factor,
         session_request_count: requestCount,
