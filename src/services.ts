@@ -119,6 +119,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('queue', () => queue.close());
       await step('cache', () => cache.close());
       await step('database', () => db.close());
+      requestLog.flush();
       logger.flush();
     },
   };
