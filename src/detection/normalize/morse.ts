@@ -37,6 +37,8 @@ export interface MorseResult {
 
 /** Decodes every Morse run of `text`; null when there is none. */
 export function morseDecode(text: string): MorseResult | null {
+  // Cheap native prefilter: Morse of any real text has a dot next to a dash somewhere.
+  if (!text.includes('.-') && !text.includes('-.') && !/[·•∙−–—]/.test(text)) return null;
   let output = '';
   let copied = 0;
   let runs = 0;
