@@ -118,10 +118,15 @@ describe('pattern catalogue', () => {
           const pattern = new RegExp(part, 'gm');
           for (const unit of units) {
             const input = `${unit.repeat(Math.ceil(50_000 / unit.length))}\u0001`;
-            pattern.lastIndex = 0;
-            const started = performance.now();
-            for (let matches = 0; pattern.exec(input) !== null && matches < 100_000; matches += 1) if (pattern.lastIndex === 0) break;
-            const elapsed = performance.now() - started;
+            // The best of up to three scans: a super-linear pattern is slow every time, while a
+            // scheduler pause on this shared machine only slows one.
+            let elapsed = Number.POSITIVE_INFINITY;
+            for (let attempt = 0; attempt < 3 && elapsed > 300; attempt += 1) {
+              pattern.lastIndex = 0;
+              const started = performance.now();
+              for (let matches = 0; pattern.exec(input) !== null && matches < 100_000; matches += 1) if (pattern.lastIndex === 0) break;
+              elapsed = Math.min(elapsed, performance.now() - started);
+            }
             if (elapsed > 300) slow.push(`${entry.id} on ${JSON.stringify(unit)}: ${Math.round(elapsed)} ms`);
           }
         }
