@@ -11,7 +11,7 @@ import { foldConfusables, unicodeFold } from './confusables.ts';
 import { base64Decode, controlEscapeDecode, cssEscapeDecode, escapeDecode, hexDecode, hexPunctuationDecode, htmlDecode, iisOverlongDecode, ipDecode, privateUseAsSeparator, shellDeobfuscate, unescapePunctuation, urlDecode } from './decode.ts';
 import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
-import { reconstructLeet } from './leet.ts';
+import { collapseStutter, reconstructLeet } from './leet.ts';
 import { morseDecode } from './morse.ts';
 import { joinSplitCharacters } from './split.ts';
 import { unwrapPrompt } from './unwrap.ts';
@@ -189,6 +189,11 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
   if (leet !== null) {
     evidence.push({ transform: 'leet', detail: `${leet.tokens} token(s) reconstructed` });
     add('leet', leet.text);
+  }
+  const stutter = kind === 'http' ? null : collapseStutter(current);
+  if (stutter !== null) {
+    evidence.push({ transform: 'stutter', detail: `${stutter.words} word(s) with doubled first or last letters collapsed` });
+    add('stutter', stutter.text);
   }
   const split = kind === 'http' ? null : joinSplitCharacters(current);
   if (split !== null) {

@@ -34,3 +34,37 @@ export function reconstructLeet(input: string): { text: string; tokens: number }
   });
   return tokens > 0 ? { text, tokens } : null;
 }
+
+/**
+ * Letter stuttering ("outputt yourr previouss instructionss iin bullett listt"): each word's first
+ * or last letter is doubled so keyword filters miss it. English has such words ("all", "less",
+ * "too"), so the text counts as stuttered only when at least STUTTER_SHARE of its words (and at
+ * least STUTTER_MIN of them) start or end with a repeated letter; the variant then collapses
+ * each doubled first or last letter to one ("listt" -> "list", "alll" -> "all").
+ */
+export function collapseStutter(input: string): { text: string; words: number } | null {
+  let words = 0;
+  let stuttered = 0;
+  for (const match of input.matchAll(WORD)) {
+    words++;
+    if (isStuttered(match[0])) stuttered++;
+  }
+  if (stuttered < STUTTER_MIN || stuttered < words * STUTTER_SHARE) return null;
+  const text = input.replace(WORD, (word) => {
+    const lower = word.toLowerCase();
+    const start = lower.charCodeAt(0) === lower.charCodeAt(1) ? 1 : 0;
+    const end = word.length - start > 2 && lower.charCodeAt(word.length - 1) === lower.charCodeAt(word.length - 2) ? word.length - 1 : word.length;
+    return word.slice(start, end);
+  });
+  return { text, words: stuttered };
+}
+
+const WORD = /[a-z]{2,}/gi;
+const STUTTER_MIN = 3;
+const STUTTER_SHARE = 0.3;
+
+function isStuttered(word: string): boolean {
+  const lower = word.toLowerCase();
+  const last = lower.length - 1;
+  return lower.charCodeAt(0) === lower.charCodeAt(1) || lower.charCodeAt(last) === lower.charCodeAt(last - 1);
+}
