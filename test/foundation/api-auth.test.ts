@@ -33,10 +33,12 @@ describe('authentication', () => {
   });
 
   it('answers 401 before it looks at the body: an unauthenticated caller learns nothing of what a route expects', async () => {
-    const response = await context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', payload: { nonsense: true } });
+    // From an address of its own: anonymous requests share a per-IP window with the other tests.
+    const remoteAddress = '198.51.100.23';
+    const response = await context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', payload: { nonsense: true }, remoteAddress });
     expect(response.statusCode).toBe(401);
     expect(response.json().error.code).toBe('AUTH_MISSING');
-    const malformed = await context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { 'content-type': 'application/json' }, payload: '{"broken' });
+    const malformed = await context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { 'content-type': 'application/json' }, payload: '{"broken', remoteAddress });
     expect(malformed.statusCode).toBe(401);
   });
 
