@@ -1,4 +1,3 @@
-import { ClientCancel } from './cancel.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, fakeTarget, startFakeProvider } from '../../test/fakes/providers/index.ts';
 import type { FakeProvider } from '../../test/fakes/providers/index.ts';
@@ -7,6 +6,7 @@ import type { CompletionRequest, StreamEvent } from './contract.ts';
 import { closeUpstreamConnections } from './http-client.ts';
 import { invokeCompletion, invokeStream, isProviderId, providerIds, providers } from './registry.ts';
 import type { ProviderId } from './registry.ts';
+import { ClientCancel } from './cancel.ts';
 
 const MODELS: Record<ProviderId, string> = {
   openai: 'gpt-4o-mini',
