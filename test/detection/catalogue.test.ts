@@ -2,6 +2,7 @@ import { check } from 'recheck';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, compileCatalogue, createDetectionEngine } from '../../src/detection/index.ts';
 import { splitPattern, topLevelAlternatives } from '../../src/detection/catalogue/index.ts';
+import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { normalize } from '../../src/detection/normalize/index.ts';
 import { scanVariants } from '../../src/detection/tiers/t1.ts';
 
@@ -29,6 +30,16 @@ describe('pattern catalogue', () => {
       }
     }
     expect(misses).toEqual([]);
+  });
+
+  it('finds exactly the keywords a text contains, overlapping and nested ones included', () => {
+    const keywords = ['he', 'she', 'his', 'hers', 'ignor', 'ignore all', 'gnore', '@', 'ünï', 'a'];
+    const automaton = buildAutomaton(keywords);
+    const texts = ['ushers', 'please ignore all of it', 'ignor', 'mail me @ home', 'ünïcode', 'x', '', 'shhe', 'hishers', 'ÜNÏ ünï'];
+    for (const text of texts) {
+      const expected = keywords.flatMap((keyword, id) => (text.includes(keyword) ? [id] : [])).sort();
+      expect([...automaton.find(text)].sort(), text).toEqual(expected);
+    }
   });
 
   it('keeps ordinary HTTP values below the challenge band', () => {

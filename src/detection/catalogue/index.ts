@@ -81,6 +81,16 @@ export function splitPattern(pattern: string): { parts: string[]; gaps: Gap[] } 
   return { parts, gaps };
 }
 
+const TEXT_START = '(?<![\\s\\S])';
+/**
+ * True when every top-level alternative of a part opens with the start-of-text assertion: the
+ * part is then compiled sticky, so a scan tries position 0 only instead of failing the
+ * assertion at each of the text's positions.
+ */
+function anchoredAtStart(part: string): boolean {
+  return topLevelAlternatives(part).every((alternative) => alternative.startsWith(TEXT_START));
+}
+
 export interface CompiledCatalogue {
   readonly size: number;
   /** Patterns that apply to a kind, in catalogue order. */
@@ -112,7 +122,7 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
           gaps,
           parts: parts.map((part) => {
             if (part.length === 0) throw new Error('empty part');
-            return new RegExp(part, 'gm');
+            return new RegExp(part, anchoredAtStart(part) ? 'gmy' : 'gm');
           }),
         });
       }

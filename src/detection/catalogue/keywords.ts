@@ -1,14 +1,11 @@
 /**
  * Aho–Corasick automaton over the catalogue keywords: one linear pass over a text tells which
  * keywords occur, hence which patterns may match (the T1 prefilter). Built once per catalogue.
+ *
+ * The automaton is compiled to a full transition table (failure links resolved at build time)
+ * over the alphabet of characters that occur in some keyword; every other character sends the
+ * scan back to the root. A step is then two array reads, with no map lookup or failure-link walk.
  */
-
-interface Node {
-  readonly next: Map<number, number>;
-  fail: number;
-  /** Keyword ids ending here (including those inherited through failure links). */
-  outputs: number[];
-}
 
 export interface KeywordAutomaton {
   /** Ids (index in the keyword list) of every keyword that occurs in `text`. */
@@ -16,48 +13,77 @@ export interface KeywordAutomaton {
 }
 
 export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
-  const nodes: Node[] = [{ next: new Map(), fail: 0, outputs: [] }];
+  // Alphabet: class 0 is "no keyword has this character"; ASCII by table, the rest by map.
+  const asciiClass = new Uint8Array(128);
+  const otherClass = new Map<number, number>();
+  let classes = 1;
+  const classOf = (code: number): number => (code < 128 ? asciiClass[code]! : otherClass.get(code) ?? 0);
+  for (const keyword of keywords) {
+    for (let index = 0; index < keyword.length; index++) {
+      const code = keyword.charCodeAt(index);
+      if (classOf(code) !== 0) continue;
+      if (code < 128) asciiClass[code] = classes++;
+      else otherClass.set(code, classes++);
+    }
+  }
+  if (classes > 255) throw new Error('keyword automaton: more than 254 distinct keyword characters');
+
+  // Trie.
+  const children: Map<number, number>[] = [new Map()];
+  const outputs: number[][] = [[]];
   keywords.forEach((keyword, id) => {
     let state = 0;
     for (let index = 0; index < keyword.length; index++) {
-      const code = keyword.charCodeAt(index);
-      let target = nodes[state]!.next.get(code);
+      const symbol = classOf(keyword.charCodeAt(index));
+      let target = children[state]!.get(symbol);
       if (target === undefined) {
-        target = nodes.length;
-        nodes.push({ next: new Map(), fail: 0, outputs: [] });
-        nodes[state]!.next.set(code, target);
+        target = children.length;
+        children.push(new Map());
+        outputs.push([]);
+        children[state]!.set(symbol, target);
       }
       state = target;
     }
-    nodes[state]!.outputs.push(id);
+    outputs[state]!.push(id);
   });
-  // Breadth-first failure links.
+
+  // Breadth-first: failure links, inherited outputs and the resolved transition table.
+  const size = children.length;
+  const delta = size <= 0xffff ? new Uint16Array(size * classes) : new Uint32Array(size * classes);
+  const fail = new Uint32Array(size);
   const queue: number[] = [];
-  for (const child of nodes[0]!.next.values()) queue.push(child);
+  for (const [symbol, child] of children[0]!) {
+    delta[symbol] = child;
+    queue.push(child);
+  }
   for (let head = 0; head < queue.length; head++) {
     const state = queue[head]!;
-    for (const [code, child] of nodes[state]!.next) {
-      let fail = nodes[state]!.fail;
-      while (fail !== 0 && !nodes[fail]!.next.has(code)) fail = nodes[fail]!.fail;
-      const candidate = nodes[fail]!.next.get(code);
-      nodes[child]!.fail = candidate !== undefined && candidate !== child ? candidate : 0;
-      nodes[child]!.outputs = [...nodes[child]!.outputs, ...nodes[nodes[child]!.fail]!.outputs];
-      queue.push(child);
+    outputs[state] = [...outputs[state]!, ...outputs[fail[state]!]!];
+    const row = state * classes;
+    const failRow = fail[state]! * classes;
+    for (let symbol = 1; symbol < classes; symbol++) {
+      const child = children[state]!.get(symbol);
+      if (child === undefined) {
+        delta[row + symbol] = delta[failRow + symbol]!;
+      } else {
+        delta[row + symbol] = child;
+        fail[child] = delta[failRow + symbol]!;
+        queue.push(child);
+      }
     }
   }
+  const emits = outputs.map((list) => (list.length === 0 ? undefined : list));
+
   return {
     find(text) {
       const found = new Set<number>();
       let state = 0;
       for (let index = 0; index < text.length; index++) {
         const code = text.charCodeAt(index);
-        let next = nodes[state]!.next.get(code);
-        while (next === undefined && state !== 0) {
-          state = nodes[state]!.fail;
-          next = nodes[state]!.next.get(code);
-        }
-        state = next ?? 0;
-        for (const id of nodes[state]!.outputs) found.add(id);
+        const symbol = code < 128 ? asciiClass[code]! : otherClass.get(code) ?? 0;
+        state = symbol === 0 ? 0 : delta[state * classes + symbol]!;
+        const emitted = emits[state];
+        if (emitted !== undefined) for (const id of emitted) found.add(id);
       }
       return found;
     },

@@ -220,12 +220,38 @@ function replaceRuns(input: string, member: (code: number) => boolean, minimum: 
   return changed ? out + input.slice(last) : null;
 }
 
-// Base64 (standard or url-safe) runs of at least 16 characters; bounded to 64 KB by the caller.
-const MAYBE_BASE64 = /[A-Za-z0-9+/_-]{16}/;
-const MAYBE_HEX = /[0-9a-fA-F]{12}/;
+// Base64 (standard or url-safe) runs of at least 16 characters and hex runs of at least 12
+// digits; bounded to 64 KB by the caller. Most text has neither: one pass over it answers both
+// questions, and the answer for the last text asked about is kept for the other decoder.
+const RUN_CLASS = new Uint8Array(128);
+for (let code = 0; code < 128; code++) {
+  if (isBase64Char(code)) RUN_CLASS[code]! |= 1;
+  if ((code >= 48 && code <= 57) || (code >= 97 && code <= 102) || (code >= 65 && code <= 70)) RUN_CLASS[code]! |= 2;
+}
+let hintedText: string | undefined;
+let hintedRuns = 0;
+
+/** Bit 1: a base64 run of 16 or more characters; bit 2: a hex run of 12 or more digits. */
+function longRuns(input: string): number {
+  if (input === hintedText) return hintedRuns;
+  let base64 = 0;
+  let hex = 0;
+  let found = 0;
+  for (let index = 0; index < input.length && found !== 3; index++) {
+    const code = input.charCodeAt(index);
+    const kind = code < 128 ? RUN_CLASS[code]! : 0;
+    if ((kind & 1) === 0) base64 = 0;
+    else if (++base64 >= 16) found |= 1;
+    if ((kind & 2) === 0) hex = 0;
+    else if (++hex >= 12) found |= 2;
+  }
+  hintedText = input;
+  hintedRuns = found;
+  return found;
+}
 
 export function base64Decode(input: string): string | null {
-  if (!MAYBE_BASE64.test(input)) return null;
+  if ((longRuns(input) & 1) === 0) return null;
   return replaceRuns(input, isBase64Char, 16, (run) => {
     const body = run.replace(/=+$/, '');
     // Long plain words are not payloads; a letters-only run with base64's case mix (about as many
@@ -243,7 +269,7 @@ function isHexChar(code: number): boolean {
 
 // Hex runs of at least 12 digits (6 bytes), optionally 0x-prefixed.
 export function hexDecode(input: string): string | null {
-  if (!MAYBE_HEX.test(input)) return null;
+  if ((longRuns(input) & 2) === 0) return null;
   return replaceRuns(input, isHexChar, 12, (run) => {
     const digits = run.startsWith('0x') || run.startsWith('0X') ? run.slice(2) : run;
     if (digits.length % 2 !== 0 || ONLY_DIGITS.test(digits) || /[xX=]/.test(digits)) return null;

@@ -51,5 +51,14 @@ export function entropyProfile(text: string): EntropyProfile {
     if (value > maxToken) maxToken = value;
     if (value > 4.5) highEntropyTokens++;
   }
-  return { overall: shannonEntropy(sample), maxToken, highEntropyTokens };
+  // The whole text's entropy is computed only when asked for: no tier reads it per request.
+  let overall: number | undefined;
+  return {
+    get overall() {
+      overall ??= shannonEntropy(sample);
+      return overall;
+    },
+    maxToken,
+    highEntropyTokens,
+  };
 }

@@ -43,12 +43,7 @@ export function reconstructLeet(input: string): { text: string; tokens: number }
  * each doubled first or last letter to one ("listt" -> "list", "alll" -> "all").
  */
 export function collapseStutter(input: string): { text: string; words: number } | null {
-  let words = 0;
-  let stuttered = 0;
-  for (const match of input.matchAll(WORD)) {
-    words++;
-    if (isStuttered(match[0])) stuttered++;
-  }
+  const { words, stuttered } = countStutter(input);
   if (stuttered < STUTTER_MIN || stuttered < words * STUTTER_SHARE) return null;
   const text = input.replace(WORD, (word) => {
     const lower = word.toLowerCase();
@@ -63,8 +58,31 @@ const WORD = /[a-z]{2,}/gi;
 const STUTTER_MIN = 3;
 const STUTTER_SHARE = 0.3;
 
-function isStuttered(word: string): boolean {
-  const lower = word.toLowerCase();
-  const last = lower.length - 1;
-  return lower.charCodeAt(0) === lower.charCodeAt(1) || lower.charCodeAt(last) === lower.charCodeAt(last - 1);
+/** ASCII letter folded to lower case, or 0 for any other character. */
+function letter(code: number): number {
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 122 ? lower : 0;
+}
+
+/**
+ * Words as WORD finds them (runs of two or more ASCII letters), and those whose first two or
+ * last two letters are the same ignoring case; one pass, nothing allocated.
+ */
+function countStutter(input: string): { words: number; stuttered: number } {
+  let words = 0;
+  let stuttered = 0;
+  let index = 0;
+  while (index < input.length) {
+    if (letter(input.charCodeAt(index)) === 0) {
+      index++;
+      continue;
+    }
+    const start = index;
+    while (index < input.length && letter(input.charCodeAt(index)) !== 0) index++;
+    if (index - start < 2) continue;
+    words++;
+    const head = letter(input.charCodeAt(start)) === letter(input.charCodeAt(start + 1));
+    if (head || letter(input.charCodeAt(index - 1)) === letter(input.charCodeAt(index - 2))) stuttered++;
+  }
+  return { words, stuttered };
 }

@@ -14,23 +14,32 @@ export interface T1Result {
   readonly findings: readonly Finding[];
 }
 
-/** Start/end offsets of every (non-overlapping, leftmost) match of a global regex. */
-function allMatches(regex: RegExp, text: string): { starts: number[]; ends: number[] } {
-  const starts: number[] = [];
+/**
+ * End offsets of every (non-overlapping, leftmost) match of a global regex: `test` advances
+ * lastIndex to each match's end without allocating a match object.
+ */
+function matchEnds(regex: RegExp, text: string): number[] {
   const ends: number[] = [];
   regex.lastIndex = 0;
-  for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
-    starts.push(match.index);
-    ends.push(match.index + match[0].length);
-    if (match[0].length === 0) regex.lastIndex++;
+  while (regex.test(text)) {
+    const end = regex.lastIndex;
+    // An empty match leaves lastIndex where it was: step past it.
+    if (ends.length > 0 && ends[ends.length - 1] === end) regex.lastIndex++;
+    else ends.push(end);
+    if (regex.lastIndex > text.length) break;
   }
-  return { starts, ends };
+  return ends;
 }
 
-/** Prefix counts of excluded characters: blocked[j] - blocked[i] = excluded chars in text[i, j). */
-const classCache = new Map<string, { ascii: Uint8Array; regex: RegExp }>();
+/** Membership test for a gap's excluded class: a table for ASCII, the regular expression beyond. */
+interface ExcludedClass {
+  readonly ascii: Uint8Array;
+  readonly regex: RegExp;
+}
 
-function blockerPrefix(text: string, excluded: string): Uint32Array {
+const classCache = new Map<string, ExcludedClass>();
+
+function excludedClass(excluded: string): ExcludedClass {
   let compiled = classCache.get(excluded);
   if (compiled === undefined) {
     const regex = new RegExp(`[${excluded}]`);
@@ -39,60 +48,79 @@ function blockerPrefix(text: string, excluded: string): Uint32Array {
     compiled = { ascii, regex };
     classCache.set(excluded, compiled);
   }
-  const prefix = new Uint32Array(text.length + 1);
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    const hit = code < 128 ? compiled.ascii[code]! : compiled.regex.test(text[index]!) ? 1 : 0;
-    prefix[index + 1] = prefix[index]! + hit;
-  }
-  return prefix;
+  return compiled;
+}
+
+function isExcluded(text: string, index: number, excluded: ExcludedClass): boolean {
+  const code = text.charCodeAt(index);
+  return code < 128 ? excluded.ascii[code] === 1 : excluded.regex.test(text[index]!);
 }
 
 /**
  * Linear-time match of a sequence part0 ⟪gap⟫ part1 ⟪gap⟫ …: each part is scanned once over the
  * whole text; a match of part i+1 is reachable when the nearest reachable end of part i before
- * it is at most gap.max characters away with no excluded character in between.
+ * it is at most gap.max characters away with no excluded character in between. The gap itself
+ * is read only where a candidate pair needs it, at most gap.max characters per reachable end.
  */
-export function matchPattern(pattern: CompiledPattern, text: string, blockers: Map<string, Uint32Array>): boolean {
-  return pattern.sequences.some((sequence) => matchSequence(sequence, text, blockers));
+export function matchPattern(pattern: CompiledPattern, text: string): boolean {
+  return pattern.sequences.some((sequence) => matchSequence(sequence, text));
 }
 
-function matchSequence(pattern: Sequence, text: string, blockers: Map<string, Uint32Array>): boolean {
-  const [first, ...rest] = pattern.parts;
+function matchSequence(pattern: Sequence, text: string): boolean {
+  const parts = pattern.parts;
+  const first = parts[0];
   if (first === undefined) return false;
-  if (rest.length === 0) {
+  if (parts.length === 1) {
     first.lastIndex = 0;
     return first.test(text);
   }
-  let reachable = allMatches(first, text).ends;
-  for (let index = 0; index < rest.length && reachable.length > 0; index++) {
-    const gap = pattern.gaps[index]!;
-    let blocked = blockers.get(gap.excluded);
-    if (blocked === undefined) {
-      blocked = blockerPrefix(text, gap.excluded);
-      blockers.set(gap.excluded, blocked);
-    }
-    const { starts, ends } = allMatches(rest[index]!, text);
+  let reachable = matchEnds(first, text);
+  for (let index = 1; index < parts.length && reachable.length > 0; index++) {
+    const gap = pattern.gaps[index - 1]!;
+    const excluded = excludedClass(gap.excluded);
+    const regex = parts[index]!;
+    const last = index === parts.length - 1;
+    // A match can only continue the sequence if it starts after the first reachable end and at
+    // most gap.max past the last one: the scan starts and stops there.
+    const limit = reachable[reachable.length - 1]! + gap.max;
     const next: number[] = [];
     let pointer = 0;
     let latest = -1;
-    for (let candidate = 0; candidate < starts.length; candidate++) {
-      const start = starts[candidate]!;
+    // Offsets [latest, scanned) have been read; blockedAt is the first excluded one, or -1.
+    let scanned = 0;
+    let blockedAt = -1;
+    regex.lastIndex = reachable[0]!;
+    for (let match = regex.exec(text); match !== null && match.index <= limit; match = regex.exec(text)) {
+      const start = match.index;
+      const end = start + match[0].length;
+      if (end === start) regex.lastIndex++;
       while (pointer < reachable.length && reachable[pointer]! <= start) latest = reachable[pointer++]!;
-      if (latest >= 0 && start - latest <= gap.max && blocked[start] === blocked[latest]) next.push(ends[candidate]!);
+      if (latest < 0 || start - latest > gap.max) continue;
+      // `latest` only grows: what was read stays valid unless it begins after `latest` or its
+      // first excluded offset now lies before `latest`.
+      if (scanned <= latest || (blockedAt >= 0 && blockedAt < latest)) {
+        scanned = latest;
+        blockedAt = -1;
+      }
+      while (blockedAt < 0 && scanned < start) {
+        if (isExcluded(text, scanned, excluded)) blockedAt = scanned;
+        scanned++;
+      }
+      if (blockedAt >= 0 && blockedAt < start) continue;
+      if (last) return true;
+      next.push(end);
     }
     reachable = next;
   }
-  return reachable.length > 0;
+  return false;
 }
 
 export function scanVariants(catalogue: CompiledCatalogue, kind: InspectKind, variants: Normalized['variants']): T1Result {
   const findings = new Map<string, Finding>();
   for (const variant of variants) {
-    const blockers = new Map<string, Uint32Array>();
     for (const pattern of catalogue.candidates(kind, variant.text)) {
       if (findings.has(pattern.entry.id)) continue;
-      if (matchPattern(pattern, variant.text, blockers)) {
+      if (matchPattern(pattern, variant.text)) {
         findings.set(pattern.entry.id, {
           id: pattern.entry.id,
           name: pattern.entry.name,
