@@ -54,11 +54,47 @@ function protocolAnomalies(pathOnly: string, queryPairs: readonly string[], head
   for (const pair of queryPairs) {
     const equals = pair.indexOf('=');
     const name = equals >= 0 ? pair.slice(0, equals) : pair;
-    if (LINE_BREAK.test(name) || LINE_BREAK.test(decodeName(name))) found.add('crlf-in-parameter-name');
+    const decoded = decodeName(name);
+    if (LINE_BREAK.test(name) || LINE_BREAK.test(decoded)) found.add('crlf-in-parameter-name');
     if (equals >= 0 && LINE_BREAK_THEN_FIELD.test(pair.slice(equals + 1))) found.add('crlf-in-query-value');
+    if (BOGUS_ARRAY_NAME.test(decoded)) found.add('bogus-parameter-array');
   }
-  for (const [, value] of headers) if (LINE_BREAK.test(value)) found.add('crlf-in-header-value');
+  for (const [name, value] of headers) {
+    if (LINE_BREAK.test(value)) found.add('crlf-in-header-value');
+    if (name === 'content-type' && mediaTypeInParameters(value)) found.add('media-type-in-content-type-parameter');
+    else if (name === 'cookie' && LEGACY_COOKIE.test(value)) found.add('legacy-cookie-attribute');
+  }
   return [...found].map((tag) => `${ANOMALY_PREFIX}${tag}`);
+}
+
+// A parameter array name with characters after a closing bracket ("foo[1]a", "foo[1]a[2]"):
+// PHP and other parsers disagree about what it names (parameter pollution).
+const BOGUS_ARRAY_NAME = /\][^[\]=]/;
+// RFC 2109's "$Version" cookie attribute: obsolete since RFC 6265, and servers that still honour
+// it read quoted values differently (a cookie can smuggle others inside quotes).
+const LEGACY_COOKIE = /(?:^|[;,])\s*\$version\s*=/i;
+const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i;
+
+/**
+ * A Content-Type parameter whose value is itself a media type
+ * (`application/x-www-form-urlencoded;boundary="application/json"`): a body-parser confusion
+ * trick, where a component that looks for "json" or "xml" anywhere in the header parses the body
+ * differently from the application. multipart/related's `type` and `start-info` (RFC 2387) are
+ * media types by definition and are not counted.
+ */
+function mediaTypeInParameters(contentType: string): boolean {
+  const semicolon = contentType.indexOf(';');
+  if (semicolon < 0) return false;
+  const related = /^\s*multipart\/related\s*$/i.test(contentType.slice(0, semicolon));
+  for (const parameter of contentType.slice(semicolon + 1).split(';')) {
+    const equals = parameter.indexOf('=');
+    if (equals < 0) continue;
+    const name = parameter.slice(0, equals).trim().toLowerCase();
+    if (related && (name === 'type' || name === 'start-info')) continue;
+    const value = parameter.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1').trim();
+    if (value.length <= 255 && MEDIA_TYPE.test(value)) return true;
+  }
+  return false;
 }
 
 export function httpScanText(request: HttpRequestShape): { text: string; headerNames: string[] } {

@@ -53,6 +53,30 @@ describe('HTTP techniques: attacks are stopped', () => {
       expect(decision.patterns_matched.map((pattern) => pattern.id)).toContain('crlf.request-structure');
     }
   });
+
+  it.each([
+    ['a media type hidden in the form content type', '/orders', { 'content-type': 'application/x-www-form-urlencoded; boundary="application/json"' }, 'protocol.parser-confusion'],
+    ['an XML type hidden in an unquoted parameter', '/orders', { 'content-type': 'application/x-www-form-urlencoded;charset=text/xml' }, 'protocol.parser-confusion'],
+    ['an RFC 2109 cookie smuggling a session inside quotes', '/account', { cookie: '$Version=1; theme="dark; sid=stolen; x=y"' }, 'protocol.parser-confusion'],
+    ['text after an array parameter bracket', '/search?item[0]x=1&item[0]y=<b>', {}, 'protocol.bogus-parameter-array'],
+  ])('flags request-structure tricks: %s', async (_name, path, headers, id) => {
+    const decision = await request(path, headers);
+    expect(decision.allowed).toBe(false);
+    expect(decision.patterns_matched.map((pattern) => pattern.id)).toContain(id);
+  });
+
+  it('leaves ordinary content types, cookies and array parameters alone', async () => {
+    for (const [path, headers] of [
+      ['/upload', { 'content-type': 'multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW' }],
+      ['/soap', { 'content-type': 'multipart/related; type="application/xop+xml"; start-info="text/xml"; boundary=uuid:0ca0e16e' }],
+      ['/items', { 'content-type': 'application/json; charset=utf-8' }],
+      ['/account', { cookie: 'MyVersion=1; session=abc' }],
+      ['/search?filter[status][]=open&filter[tags][0]=a&sort[]=name', {}],
+    ] as const) {
+      const decision = await request(path, headers);
+      expect(decision.allowed, path).toBe(true);
+    }
+  });
 });
 
 describe('HTTP techniques: ordinary values pass', () => {

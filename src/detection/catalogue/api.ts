@@ -490,6 +490,13 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   // or inside a URL query value before a header- or parameter-shaped field.
   { id: 'crlf.request-structure', name: 'Line break where HTTP has none (path, parameter name, header value)', category: 'crlf-injection', weight: 0.75, kinds: H, keywords: ['svc-protocol-anomaly'],
     pattern: String.raw`^svc-protocol-anomaly: crlf-in-(?:path|parameter-name|header-value|query-value)$`, examples: ['svc-protocol-anomaly: crlf-in-header-value'] },
+  // Request-structure tricks seen while the scan text is assembled (http-text.ts): a media type
+  // hidden in a Content-Type parameter (body-parser confusion), RFC 2109 "$Version" cookies
+  // (quoted-value smuggling), array parameter names with text after a bracket.
+  { id: 'protocol.parser-confusion', name: 'Content-Type or Cookie syntax that parsers read differently', category: 'protocol-violation', weight: 0.75, kinds: H, keywords: ['svc-protocol-anomaly'],
+    pattern: String.raw`^svc-protocol-anomaly: (?:media-type-in-content-type-parameter|legacy-cookie-attribute)$`, examples: ['svc-protocol-anomaly: media-type-in-content-type-parameter', 'svc-protocol-anomaly: legacy-cookie-attribute'] },
+  { id: 'protocol.bogus-parameter-array', name: 'Parameter array name with text after a bracket', category: 'protocol-violation', weight: 0.6, kinds: H, keywords: ['svc-protocol-anomaly'],
+    pattern: String.raw`^svc-protocol-anomaly: bogus-parameter-array$`, examples: ['svc-protocol-anomaly: bogus-parameter-array'] },
   // Remote file inclusion from a bare IP address: a script or text file fetched by address.
   { id: 'fi.remote-script-ip', name: 'Script file on a bare IP address as a value', category: 'file-inclusion', weight: 0.6, kinds: H, keywords: ['http', 'ftp'],
     pattern: String.raw`(?:^|=)\s?(?:https?|ftps?)://\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?/[^\s?#\u2029]{0,200}\.(?:php\d?|phtml|txt|inc|sh|pl|py|cgi|asp|aspx|jsp)\b`,

@@ -33,7 +33,8 @@ export type Category =
   | 'open-redirect'
   | 'file-inclusion'
   | 'scanner'
-  | 'format-string';
+  | 'format-string'
+  | 'protocol-violation';
 
 export interface CatalogueEntry {
   /** Stable id, "<family>.<name>"; never reused. */

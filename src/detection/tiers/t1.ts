@@ -74,6 +74,11 @@ function matchSequence(pattern: Sequence, text: string): boolean {
     first.lastIndex = 0;
     return first.test(text);
   }
+  // Every part must occur somewhere: the last one, usually the most specific, is looked for
+  // first, so a sequence that cannot complete costs one scan that stops at its first match.
+  const final = parts[parts.length - 1]!;
+  final.lastIndex = 0;
+  if (!final.test(text)) return false;
   let reachable = matchEnds(first, text);
   for (let index = 1; index < parts.length && reachable.length > 0; index++) {
     const gap = pattern.gaps[index - 1]!;
