@@ -32,7 +32,13 @@ export class SseWriter {
     return this.closed || this.raw.destroyed;
   }
 
-  /** Sends the status line and headers together with the first payload (one write, one packet). */
+  /**
+   * Sends the status line and headers together with the first payload (one write, one packet),
+   * flushed at once. Node corks the socket on a write until the next tick, so without the uncork
+   * the first chunk would wait while the rest of an upstream packet's events are processed (with
+   * a fast upstream: the whole stream, final accounting included). Later writes made in the same
+   * tick still leave together.
+   */
   start(headers: Record<string, string | number | string[]>, first: string): Promise<void> {
     this.raw.writeHead(200, {
       ...headers,
@@ -41,7 +47,9 @@ export class SseWriter {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    return this.write(first);
+    const written = this.write(first);
+    this.raw.uncork();
+    return written;
   }
 
   /** Writes text; resolves when the socket can take more. */
