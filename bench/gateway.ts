@@ -6,6 +6,8 @@
  *              metrics),
  *   portkey  — Portkey's open-source gateway (@portkey-ai/gateway 1.15.2) pointed at the same fake
  *              with x-portkey-provider: openai and x-portkey-custom-host,
+ *   passthrough — (latency probes only) a bare node:http proxy piping to the same fake over one
+ *              pooled undici connection: the cost of the extra hop alone, the floor under svc,
  * each in its own child process, on the same machine in the same run. Reports p50/p99 latency
  * (sequential keep-alive probe, hrtime, interleaved rounds), time to the first streamed chunk,
  * and requests/s at 1 and 10 connections (autocannon), as one JSON object.
@@ -143,6 +145,8 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
     children.push(svc);
     const portkey = await startPortkey();
     children.push(portkey);
+    const passthrough = await startChild('bench/servers/passthrough.ts', { BENCH_UPSTREAM_BASE_URL: baseUrl });
+    children.push(passthrough);
 
     const openAiBody = (stream: boolean) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
     const svcBody = (stream: boolean) => JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
@@ -160,15 +164,22 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
       },
     ];
 
+    // The latency probes also time the bare pass-through proxy (bench/servers/passthrough.ts):
+    // what the extra loopback hop alone costs on this machine, the floor under any gateway.
+    const probeTargetsFor = (stream: boolean): ProbeTarget[] => [
+      ...targetsFor(stream),
+      { name: 'passthrough', origin: `http://127.0.0.1:${passthrough.port}`, path: '/v1/chat/completions', method: 'POST', headers: { ...json, authorization: `Bearer ${UPSTREAM_KEY}` }, body: openAiBody(stream) },
+    ];
+
     // Steady state: every server runs its JSON and streaming paths under load first, so the
     // measurements see optimised code rather than the JIT's warm-up (each server alike).
     for (const stream of [false, true]) {
-      for (const target of targetsFor(stream)) await throughput(target, { connections: 10, durationSeconds: quick ? 2 : 4 });
+      for (const target of probeTargetsFor(stream)) await throughput(target, { connections: 10, durationSeconds: quick ? 2 : 4 });
     }
 
     const latencyOptions = quick ? { rounds: 3, perRound: 200, warmup: 200 } : { rounds: 6, perRound: 400, warmup: 300 };
-    const latency = await probeLatency(targetsFor(false), latencyOptions);
-    const firstChunk = await probeFirstChunk(targetsFor(true), quick ? { rounds: 3, perRound: 100, warmup: 100 } : { rounds: 5, perRound: 200, warmup: 200 });
+    const latency = await probeLatency(probeTargetsFor(false), latencyOptions);
+    const firstChunk = await probeFirstChunk(probeTargetsFor(true), quick ? { rounds: 3, perRound: 100, warmup: 100 } : { rounds: 5, perRound: 200, warmup: 200 });
 
     const cpuCount = quick ? 1_000 : 3_000;
     const pids: Record<string, number> = { direct: upstream.process.pid ?? 0, svc: svc.process.pid ?? 0, portkey: portkey.pid };
@@ -201,6 +212,10 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
       added_first_chunk_p50_ms: addedFirstChunk,
       added_first_chunk_p99_ms: round3(firstChunk.svc!.p99_ms - firstChunk.direct!.p99_ms),
       portkey_added_p50_ms: round3(latency.portkey!.p50_ms - latency.direct!.p50_ms),
+      passthrough_added_p50_ms: round3(latency.passthrough!.p50_ms - latency.direct!.p50_ms),
+      passthrough_added_first_chunk_p50_ms: round3(firstChunk.passthrough!.p50_ms - firstChunk.direct!.p50_ms),
+      svc_over_passthrough_p50_ms: round3(latency.svc!.p50_ms - latency.passthrough!.p50_ms),
+      svc_over_passthrough_first_chunk_p50_ms: round3(firstChunk.svc!.p50_ms - firstChunk.passthrough!.p50_ms),
       portkey_added_first_chunk_p50_ms: round3(firstChunk.portkey!.p50_ms - firstChunk.direct!.p50_ms),
       throughput: rates,
       server_cpu_us_per_request: cpu,
