@@ -18,7 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
@@ -64,8 +64,27 @@ async function cpuPerRequest(target: ProbeTarget, pid: number, count: number): P
   return before === null || after === null ? null : Math.round(((after - before) * 1000) / count);
 }
 
-async function startPortkey(): Promise<Portkey> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+/** A port the kernel just handed out as free (Portkey's server takes a port, not 0). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+/** Starts Portkey; a port taken between freePort() and its listen() is retried on another. */
+async function startPortkey(attempts = 3): Promise<Portkey> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startPortkeyOn(await freePort());
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+    }
+  }
+}
+
+async function startPortkeyOn(port: number): Promise<Portkey> {
   const child = spawn(
     process.execPath,
     ['--require', resolve(repoRoot, 'bench/portkey-loopback.cjs'), resolve(repoRoot, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'],
