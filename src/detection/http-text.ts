@@ -58,11 +58,13 @@ function protocolAnomalies(pathOnly: string, queryPairs: readonly string[], head
     if (LINE_BREAK.test(name) || LINE_BREAK.test(decoded)) found.add('crlf-in-parameter-name');
     if (equals >= 0 && LINE_BREAK_THEN_FIELD.test(pair.slice(equals + 1))) found.add('crlf-in-query-value');
     if (BOGUS_ARRAY_NAME.test(decoded)) found.add('bogus-parameter-array');
+    if (equals >= 0 && METHOD_OVERRIDE_NAME.test(decoded) && HTTP_METHOD.test(decodeName(pair.slice(equals + 1)))) found.add('method-override-in-query');
   }
   for (const [name, value] of headers) {
     if (LINE_BREAK.test(value)) found.add('crlf-in-header-value');
     if (name === 'content-type' && mediaTypeInParameters(value)) found.add('media-type-in-content-type-parameter');
     else if (name === 'cookie' && LEGACY_COOKIE.test(value)) found.add('legacy-cookie-attribute');
+    else if (name === 'request-range') found.add('request-range-header');
   }
   return [...found].map((tag) => `${ANOMALY_PREFIX}${tag}`);
 }
@@ -73,6 +75,12 @@ const BOGUS_ARRAY_NAME = /\][^[\]=]/;
 // RFC 2109's "$Version" cookie attribute: obsolete since RFC 6265, and servers that still honour
 // it read quoted values differently (a cookie can smuggle others inside quotes).
 const LEGACY_COOKIE = /(?:^|[;,])\s*\$version\s*=/i;
+// The HTTP method a framework takes from a query parameter instead of the request line
+// (`POST /orders/7?_method=DELETE`): a request that access rules keyed on the method see as one
+// method and the application runs as another. Form bodies are not checked: HTML forms send
+// `_method` there by design (Rails, Laravel).
+const METHOD_OVERRIDE_NAME = /^_method$/i;
+const HTTP_METHOD = /^\s*(?:get|head|post|put|patch|delete|options|trace|connect|propfind|proppatch|mkcol|copy|move|lock|unlock|search)\s*$/i;
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i;
 
 /**

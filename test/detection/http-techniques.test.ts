@@ -59,19 +59,25 @@ describe('HTTP techniques: attacks are stopped', () => {
     ['an XML type hidden in an unquoted parameter', '/orders', { 'content-type': 'application/x-www-form-urlencoded;charset=text/xml' }, 'protocol.parser-confusion'],
     ['an RFC 2109 cookie smuggling a session inside quotes', '/account', { cookie: '$Version=1; theme="dark; sid=stolen; x=y"' }, 'protocol.parser-confusion'],
     ['text after an array parameter bracket', '/search?item[0]x=1&item[0]y=<b>', {}, 'protocol.bogus-parameter-array'],
+    ['a method override in the query string', '/orders/7?_method=DELETE', {}, 'protocol.method-override'],
+    ['a percent-encoded method override', '/orders/7?confirm=1&_method=%50%55%54', {}, 'protocol.method-override'],
+    ['the obsolete Request-Range header', '/files/report.pdf', { 'request-range': 'bytes=0-99,50-150,100-200' }, 'protocol.method-override'],
   ])('flags request-structure tricks: %s', async (_name, path, headers, id) => {
     const decision = await request(path, headers);
     expect(decision.allowed).toBe(false);
     expect(decision.patterns_matched.map((pattern) => pattern.id)).toContain(id);
   });
 
-  it('leaves ordinary content types, cookies and array parameters alone', async () => {
+  it('leaves ordinary content types, cookies, array parameters, method-like values and ranges alone', async () => {
     for (const [path, headers] of [
       ['/upload', { 'content-type': 'multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW' }],
       ['/soap', { 'content-type': 'multipart/related; type="application/xop+xml"; start-info="text/xml"; boundary=uuid:0ca0e16e' }],
       ['/items', { 'content-type': 'application/json; charset=utf-8' }],
       ['/account', { cookie: 'MyVersion=1; session=abc' }],
       ['/search?filter[status][]=open&filter[tags][0]=a&sort[]=name', {}],
+      ['/calendar?method=delete-all-instructions&view=week', {}],
+      ['/api/logs?_method=unsubscribe', {}],
+      ['/video.mp4', { range: 'bytes=0-1023' }],
     ] as const) {
       const decision = await request(path, headers);
       expect(decision.allowed, path).toBe(true);

@@ -495,6 +495,10 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   // (quoted-value smuggling), array parameter names with text after a bracket.
   { id: 'protocol.parser-confusion', name: 'Content-Type or Cookie syntax that parsers read differently', category: 'protocol-violation', weight: 0.75, kinds: H, keywords: ['svc-protocol-anomaly'],
     pattern: String.raw`^svc-protocol-anomaly: (?:media-type-in-content-type-parameter|legacy-cookie-attribute)$`, examples: ['svc-protocol-anomaly: media-type-in-content-type-parameter', 'svc-protocol-anomaly: legacy-cookie-attribute'] },
+  // The method taken from a query parameter, and the obsolete Request-Range header (no current
+  // client sends it; overlapping ranges in it exhausted Apache, CVE-2011-3192).
+  { id: 'protocol.method-override', name: 'HTTP method overridden from the query string, or a Request-Range header', category: 'protocol-violation', weight: 0.6, kinds: H, keywords: ['svc-protocol-anomaly'],
+    pattern: String.raw`^svc-protocol-anomaly: (?:method-override-in-query|request-range-header)$`, examples: ['svc-protocol-anomaly: method-override-in-query', 'svc-protocol-anomaly: request-range-header'] },
   { id: 'protocol.bogus-parameter-array', name: 'Parameter array name with text after a bracket', category: 'protocol-violation', weight: 0.6, kinds: H, keywords: ['svc-protocol-anomaly'],
     pattern: String.raw`^svc-protocol-anomaly: bogus-parameter-array$`, examples: ['svc-protocol-anomaly: bogus-parameter-array'] },
   // Remote file inclusion from a bare IP address: a script or text file fetched by address.
