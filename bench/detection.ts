@@ -116,7 +116,7 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
 }
 
 /** Normalization + T1 on 4 KB inputs (a benign report, a text dense in attack keywords, an HTTP body). */
-export function t1Latency(): Record<string, { p50: number; p99: number }> {
+function t1Latency(): Record<string, { p50: number; p99: number }> {
   const catalogue = compileCatalogue();
   const inputs: Record<string, [InspectKind, string]> = {
     benign_prompt: ['prompt', 'The quarterly report shows revenue growth across all regions, with particular strength in the services segment. '.repeat(40).slice(0, 4096)],

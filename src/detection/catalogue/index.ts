@@ -21,11 +21,24 @@ export interface Gap {
   readonly excluded: string;
 }
 
+/** A gap with its excluded class compiled: a table for ASCII, the regular expression beyond. */
+export interface CompiledGap extends Gap {
+  readonly asciiExcluded: Uint8Array;
+  readonly excludedRegex: RegExp;
+}
+
 export interface Sequence {
   /** Parts in order, each a linear regular expression (flags gm). */
   readonly parts: readonly RegExp[];
   /** gaps[i] sits between parts[i] and parts[i + 1]. */
-  readonly gaps: readonly Gap[];
+  readonly gaps: readonly CompiledGap[];
+}
+
+function compileGap(gap: Gap): CompiledGap {
+  const excludedRegex = new RegExp(`[${gap.excluded}]`);
+  const asciiExcluded = new Uint8Array(128);
+  for (let code = 0; code < 128; code++) asciiExcluded[code] = excludedRegex.test(String.fromCharCode(code)) ? 1 : 0;
+  return { ...gap, asciiExcluded, excludedRegex };
 }
 
 export interface CompiledPattern {
@@ -117,9 +130,8 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
     try {
       for (const alternative of alternatives) {
         const { parts, gaps } = splitPattern(alternative);
-        for (const gap of gaps) new RegExp(`[${gap.excluded}]`);
         sequences.push({
-          gaps,
+          gaps: gaps.map(compileGap),
           parts: parts.map((part) => {
             if (part.length === 0) throw new Error('empty part');
             return new RegExp(part, anchoredAtStart(part) ? 'gmy' : 'gm');

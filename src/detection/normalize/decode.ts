@@ -226,7 +226,7 @@ function replaceRuns(input: string, member: (code: number) => boolean, minimum: 
 const RUN_CLASS = new Uint8Array(128);
 for (let code = 0; code < 128; code++) {
   if (isBase64Char(code)) RUN_CLASS[code]! |= 1;
-  if ((code >= 48 && code <= 57) || (code >= 97 && code <= 102) || (code >= 65 && code <= 70)) RUN_CLASS[code]! |= 2;
+  if (isHexChar(code) && code !== 120 && code !== 88) RUN_CLASS[code]! |= 2; // digits only, not the "x" of 0x
 }
 let hintedText: string | undefined;
 let hintedRuns = 0;

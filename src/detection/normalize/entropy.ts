@@ -29,8 +29,6 @@ function isSpace(code: number): boolean {
 }
 
 export interface EntropyProfile {
-  /** Entropy of the whole (bounded) text. */
-  readonly overall: number;
   /** Highest entropy among long whitespace-free tokens (>= 24 chars), 0 when none. */
   readonly maxToken: number;
   /** Long tokens (>= 24 chars) with entropy above 4.5 bits/char: encoded blobs, keys, gibberish. */
@@ -51,14 +49,5 @@ export function entropyProfile(text: string): EntropyProfile {
     if (value > maxToken) maxToken = value;
     if (value > 4.5) highEntropyTokens++;
   }
-  // The whole text's entropy is computed only when asked for: no tier reads it per request.
-  let overall: number | undefined;
-  return {
-    get overall() {
-      overall ??= shannonEntropy(sample);
-      return overall;
-    },
-    maxToken,
-    highEntropyTokens,
-  };
+  return { maxToken, highEntropyTokens };
 }

@@ -4,7 +4,7 @@
  * expressions run at all, so the common clean input costs one linear scan per variant. Input is
  * bounded by normalization (64 KB); every pattern is linear-time (checked by a test).
  */
-import type { CompiledCatalogue, CompiledPattern, Sequence } from '../catalogue/index.ts';
+import type { CompiledCatalogue, CompiledGap, CompiledPattern, Sequence } from '../catalogue/index.ts';
 import type { Normalized } from '../normalize/index.ts';
 import type { Finding, InspectKind, Verdict } from '../types.ts';
 import { combineFindings } from '../score.ts';
@@ -31,36 +31,17 @@ function matchEnds(regex: RegExp, text: string): number[] {
   return ends;
 }
 
-/** Membership test for a gap's excluded class: a table for ASCII, the regular expression beyond. */
-interface ExcludedClass {
-  readonly ascii: Uint8Array;
-  readonly regex: RegExp;
-}
-
-const classCache = new Map<string, ExcludedClass>();
-
-function excludedClass(excluded: string): ExcludedClass {
-  let compiled = classCache.get(excluded);
-  if (compiled === undefined) {
-    const regex = new RegExp(`[${excluded}]`);
-    const ascii = new Uint8Array(128);
-    for (let code = 0; code < 128; code++) ascii[code] = regex.test(String.fromCharCode(code)) ? 1 : 0;
-    compiled = { ascii, regex };
-    classCache.set(excluded, compiled);
-  }
-  return compiled;
-}
-
-function isExcluded(text: string, index: number, excluded: ExcludedClass): boolean {
+function isExcluded(text: string, index: number, gap: CompiledGap): boolean {
   const code = text.charCodeAt(index);
-  return code < 128 ? excluded.ascii[code] === 1 : excluded.regex.test(text[index]!);
+  return code < 128 ? gap.asciiExcluded[code] === 1 : gap.excludedRegex.test(text[index]!);
 }
 
 /**
- * Linear-time match of a sequence part0 ⟪gap⟫ part1 ⟪gap⟫ …: each part is scanned once over the
- * whole text; a match of part i+1 is reachable when the nearest reachable end of part i before
- * it is at most gap.max characters away with no excluded character in between. The gap itself
- * is read only where a candidate pair needs it, at most gap.max characters per reachable end.
+ * Linear-time match of a sequence part0 ⟪gap⟫ part1 ⟪gap⟫ …: each part is scanned at most once
+ * (the first over the whole text, later ones only where they can connect); a match of part i+1
+ * is reachable when the nearest reachable end of part i before it is at most gap.max characters
+ * away with no excluded character in between. The gap itself is read only where a candidate pair
+ * needs it, at most gap.max characters per reachable end.
  */
 export function matchPattern(pattern: CompiledPattern, text: string): boolean {
   return pattern.sequences.some((sequence) => matchSequence(sequence, text));
@@ -82,7 +63,6 @@ function matchSequence(pattern: Sequence, text: string): boolean {
   let reachable = matchEnds(first, text);
   for (let index = 1; index < parts.length && reachable.length > 0; index++) {
     const gap = pattern.gaps[index - 1]!;
-    const excluded = excludedClass(gap.excluded);
     const regex = parts[index]!;
     const last = index === parts.length - 1;
     // A match can only continue the sequence if it starts after the first reachable end and at
@@ -108,7 +88,7 @@ function matchSequence(pattern: Sequence, text: string): boolean {
         blockedAt = -1;
       }
       while (blockedAt < 0 && scanned < start) {
-        if (isExcluded(text, scanned, excluded)) blockedAt = scanned;
+        if (isExcluded(text, scanned, gap)) blockedAt = scanned;
         scanned++;
       }
       if (blockedAt >= 0 && blockedAt < start) continue;
