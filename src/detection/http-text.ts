@@ -4,6 +4,7 @@
  * own. Bounded by normalization afterwards.
  */
 import type { HttpRequestShape } from './types.ts';
+import { isXmlContentType, xmlScanView } from './xml-body.ts';
 
 // Every header is scanned (attacks ride on arbitrary headers such as X-Filename) except the
 // structural ones whose values browsers and proxies set and applications do not interpret.
@@ -126,7 +127,14 @@ export function httpScanText(request: HttpRequestShape): { text: string; headerN
   }
   lines.push(...protocolAnomalies(pathOnly, queryPairs, headerValues));
   if (request.body !== undefined && request.body !== null) {
-    lines.push(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));
+    if (typeof request.body !== 'string') lines.push(JSON.stringify(request.body));
+    else {
+      // A well-formed XML body is scanned by its values (see xml-body.ts); anything else raw.
+      const contentType = headerValues.find(([name]) => name === 'content-type')?.[1];
+      const view = isXmlContentType(contentType) ? xmlScanView(request.body) : null;
+      if (view === null) lines.push(request.body);
+      else lines.push(...view);
+    }
   }
   // U+2029 separates the parts: a line terminator for ^/$ (patterns run with the m flag), yet
   // distinct from CR/LF, so a CRLF-injection pattern only fires on a CR or LF inside a value.
