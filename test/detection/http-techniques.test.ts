@@ -37,6 +37,8 @@ describe('HTTP techniques: attacks are stopped', () => {
     ['a URL whose authority hides the real host', 'url=http://trusted.example%2f@evil.example/', 'ssrf.authority-confusion'],
     ['a container host name', 'webhook=host.docker.internal:2375/containers/json', 'ssrf.infrastructure-host'],
     ['an attribute break-out', 'q="><b>owned</b>', 'xss.value-breakout'],
+    ['output thrown away in a command', 'host=8.8.8.8; cat /etc/hostname 2>/dev/null', 'pt.sensitive-unix'],
+    ['a device read as a whole value (read-forever DoS)', 'file=/dev/urandom', 'pt.sensitive-unix'],
   ])('%s', async (_name, payload, id) => {
     const decision = await (payload.startsWith('/') ? request(payload) : value(payload));
     expect(decision.allowed).toBe(false);
@@ -97,6 +99,7 @@ describe('HTTP techniques: ordinary values pass', () => {
     ['an XML body with empty attributes', '<item id="" name="widget"><price currency="">10</price></item>'],
     ['a sentence with parentheses', 'See the appendix (page 4) (and the footnote) for details'],
     ['a sentence mentioning a console', 'Open the browser console and reload the page'],
+    ['a profile that mentions /dev/null', 'bio=Software engineer. Previously @Google; now building stuff in /dev/null :)'],
   ])('%s', async (_name, payload) => {
     const decision = await (payload.startsWith('/') ? request(payload) : value(payload));
     expect(decision.allowed).toBe(true);
