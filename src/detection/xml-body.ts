@@ -12,6 +12,7 @@
  * reference, a body without a single root element) is scanned raw, as before.
  */
 import { SaxesParser } from 'saxes';
+import { MAX_SCAN_LENGTH } from './normalize/index.ts';
 
 /** XML media types: text/xml, application/xml, application/<anything>+xml (Atom, RSS, SOAP, SVG …). */
 const XML_MEDIA_TYPE = /^\s*(?:text\/xml|application\/xml|[a-z]+\/[a-z0-9!#$&^_.-]+\+xml)\s*(?:;|$)/i;
@@ -25,9 +26,6 @@ const ACTIVE_ELEMENTS = new Set([
 /** Attribute names that run script or load a URL; kept with their value. */
 const ACTIVE_ATTRIBUTE = /^(?:on[a-z]+|href|xlink:href|src|srcdoc|action|formaction|data|style|datasrc|dynsrc|lowsrc|background|implementation|values|to|from|by)$/i;
 
-/** Larger bodies are scanned raw (the scan is bounded anyway). */
-const MAX_XML_BODY = 64 * 1024;
-
 export function isXmlContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && XML_MEDIA_TYPE.test(contentType);
 }
@@ -39,7 +37,8 @@ function localName(qualified: string): string {
 
 /** The values of a well-formed XML document, one entry per node; null when it is not well-formed. */
 export function xmlScanView(body: string): string[] | null {
-  if (body.length > MAX_XML_BODY) return null;
+  // Larger bodies are cut by normalization, so they could not parse whole: scanned raw.
+  if (body.length > MAX_SCAN_LENGTH) return null;
   const lines: string[] = [];
   // Adjacent text and CDATA of one element form one value ("javas]]><![CDATA[cript:" reads whole).
   let run = '';
@@ -59,11 +58,8 @@ export function xmlScanView(body: string): string[] | null {
     const active = ACTIVE_ELEMENTS.has(localName(tag.name));
     const kept: string[] = [];
     for (const [name, value] of Object.entries(tag.attributes)) {
-      const lower = name.toLowerCase();
-      if (lower === 'xmlns' || lower.startsWith('xmlns:')) {
-        if (active) kept.push(`${name}="${value}"`);
-        continue;
-      }
+      // Namespace declarations are not data; an active element keeps them (`<x:script xmlns:x=…>`).
+      if (!active && /^xmlns(?::|$)/i.test(name)) continue;
       if (active || ACTIVE_ATTRIBUTE.test(name)) kept.push(`${name}="${value}"`);
       else if (value.trim() !== '') lines.push(`=${value}`);
     }

@@ -5,13 +5,17 @@ const OVERRIDE_VERBS = String.raw`(?:ignore|ignoring|disregard|disregarding|forg
 const OBJECTS = String.raw`(?:instructions?|prompts?|rules|directions?|directives?|guidelines?|guidance|commands?|context|constraints|restrictions|programming|orders|polic(?:y|ies)|safeguards|filters|training|messages?|conversation|requests?|tasks?|text|content|limitations)`;
 /** Devices and apps whose "developer mode" or "jailbreak" is an ordinary setting or hack, not an attack on the model. */
 const DEVICE = String.raw`(?:android|iphone|ipad|ipod|ios|phone|smartphone|device|tablet|pc|mac|macbook|laptop|computer|windows|linux|chrome|chromebook|browser|firefox|safari|edge|xbox|playstation|ps[2345]|psp|nintendo|switch|wii|tv|router|car|tesla|camera|watch|samsung|galaxy|pixel|huawei|xiaomi|oneplus|kindle|roku|fire ?stick|minecraft|game|emulator|console|app|settings)`;
+/** "my iPhone", "a PS4", "this phone": what a device setting or device jailbreak is about. */
+const DEVICE_OBJECT = String.raw`(?:(?:my|an?|the|your|this|our)\s+)?${DEVICE}\b`;
+const CONVERSATION_QUALIFIER = String.raw`(?:preceding|above|previous|prior)`;
+const PROMPT_QUALIFIER = String.raw`(?:system|initial|original|hidden|secret|internal|developer|pre|confidential|verbatim|exact|entire|full|complete|first|starting|opening|underlying|core|base)`;
 /**
  * What a system-prompt extraction asks for. "The previous message" (prior, above, preceding) is
  * the conversation ("summarize the previous message"); "your previous message" still counts.
  * A configuration only counts as the system's ("show me the initial configuration for a
  * Kubernetes deployment" is not about the model).
  */
-const PROMPT_OBJECT = String.raw`(?:(?:system|initial|original|hidden|secret|internal|developer|pre|preceding|confidential|verbatim|exact|entire|full|complete|first|above|previous|prior|starting|opening|underlying|core|base)\s?-?\s?(?:prompts?|instructions?|directives?|guidelines|programming|rules)|(?:system|initial|original|hidden|secret|internal|developer|pre|confidential|verbatim|exact|entire|full|complete|first|starting|opening|underlying|core|base)\s?-?\s?messages?|(?<=\byour\s)(?:preceding|above|previous|prior)\s?-?\s?messages?|system\s?-?\s?configuration)`;
+const PROMPT_OBJECT = String.raw`(?:(?:${PROMPT_QUALIFIER}|${CONVERSATION_QUALIFIER})\s?-?\s?(?:prompts?|instructions?|directives?|guidelines|programming|rules)|${PROMPT_QUALIFIER}\s?-?\s?messages?|(?<=\byour\s)${CONVERSATION_QUALIFIER}\s?-?\s?messages?|system\s?-?\s?configuration)`;
 
 /**
  * "For educational purposes", "purely hypothetical", "this is just fiction", "it will never be used
@@ -208,7 +212,7 @@ export const PROMPT_PATTERNS: readonly CatalogueEntry[] = [
     kinds: TEXT_KINDS,
     keywords: ['mode'],
     // Not a device setting: "enable developer mode on my Android phone".
-    pattern: String.raw`\b(?:enable|enabled|activate|activated|enter|entering|switch to|turn on|unlock|unlocked|engage|engaged|in)\s+(?:the\s+)?(?:developer|dev|god|sudo|jailbreak|jailbroken|evil|chaos|anarchy|dan|unfiltered|uncensored|unrestricted|opposite|no[- ]?limits?|unlimited|amoral|rogue)\s+mode\b(?!\s+(?:on|in|for|of)\s+(?:(?:my|the|your|a|an|our)\s+)?${DEVICE}\b)|\b(?:developer|god|jailbreak|jailbroken|dan|evil|unfiltered|uncensored|unrestricted|opposite)\s+mode\s+(?:enabled|activated|on|output|response|is)\b(?!\s+(?:(?:my|the|your|a|an|our)\s+)?${DEVICE}\b)`,
+    pattern: String.raw`\b(?:enable|enabled|activate|activated|enter|entering|switch to|turn on|unlock|unlocked|engage|engaged|in)\s+(?:the\s+)?(?:developer|dev|god|sudo|jailbreak|jailbroken|evil|chaos|anarchy|dan|unfiltered|uncensored|unrestricted|opposite|no[- ]?limits?|unlimited|amoral|rogue)\s+mode\b(?!\s+(?:on|in|for|of)\s+${DEVICE_OBJECT})|\b(?:developer|god|jailbreak|jailbroken|dan|evil|unfiltered|uncensored|unrestricted|opposite)\s+mode\s+(?:enabled|activated|on|output|response|is)\b(?!\s+${DEVICE_OBJECT})`,
     examples: ['Enable Developer Mode now', 'developer mode enabled', 'you are in god mode'],
   },
   {
@@ -219,7 +223,7 @@ export const PROMPT_PATTERNS: readonly CatalogueEntry[] = [
     kinds: TEXT_KINDS,
     keywords: ['jailbr'],
     // Not a phone or a console: "jailbreak my iPhone", "a jailbroken PS4".
-    pattern: String.raw`\bjailbr(?:eak|eaks|eaking|oken)\b(?!\s+(?:(?:my|an?|the|your|this|our)\s+)?${DEVICE}\b)`,
+    pattern: String.raw`\bjailbr(?:eak|eaks|eaking|oken)\b(?!\s+${DEVICE_OBJECT})`,
     examples: ['this is a jailbreak prompt'],
   },
   {
