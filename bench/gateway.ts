@@ -10,7 +10,8 @@
  *              pooled undici connection: the cost of the extra hop alone, the floor under svc,
  * each in its own child process, on the same machine in the same run. Reports p50/p99 latency
  * (sequential keep-alive probe, hrtime, interleaved rounds), time to the first streamed chunk,
- * and requests/s at 1 and 10 connections (autocannon), as one JSON object.
+ * and requests/s at 1 and 10 connections (autocannon, in interleaved windows: the median window
+ * per server, and the median of the per-round svc/Portkey ratios), as one JSON object.
  * Targets: ≤ 0.5 ms added at p50 non-streaming, ≤ 1 ms added to the first streamed chunk,
  * svc ≥ 5× Portkey's requests/s at 10 connections.
  *
@@ -207,20 +208,34 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
       for (const target of targetsFor(stream)) cpu[`${target.name}_${stream ? 'stream' : 'json'}`] = await cpuPerRequest(target, pids[target.name]!, cpuCount);
     }
 
-    const durationSeconds = quick ? 2 : 4;
+    // Throughput in interleaved windows (direct, svc, Portkey, direct, svc, …) rather than one
+    // long window per server: the machine's speed drifts within seconds, and a ratio of two
+    // windows taken apart swung by ±20 % between runs. Each server's figure is the median of
+    // its windows; the svc/Portkey ratio is the median of the per-round ratios.
+    const rounds = quick ? 2 : 3;
+    const windowSeconds = quick ? 1 : 2;
     const rates: Record<string, Record<string, unknown>> = {};
+    const roundRatios: Record<string, number[]> = {};
     for (const stream of [false, true]) {
       for (const connections of [1, 10]) {
-        for (const target of targetsFor(stream)) {
-          rates[`${target.name}_${stream ? 'stream' : 'json'}_c${connections}`] = await throughput(target, { connections, durationSeconds });
+        const samples = new Map<string, Array<Awaited<ReturnType<typeof throughput>>>>();
+        for (let round = 0; round < rounds; round += 1) {
+          for (const target of targetsFor(stream)) {
+            const sample = await throughput(target, { connections, durationSeconds: windowSeconds });
+            samples.set(target.name, [...(samples.get(target.name) ?? []), sample]);
+          }
         }
+        const mode = `${stream ? 'stream' : 'json'}_c${connections}`;
+        for (const [name, list] of samples) rates[`${name}_${mode}`] = summarizeWindows(list);
+        const svcSamples = samples.get('svc') ?? [];
+        const portkeySamples = samples.get('portkey') ?? [];
+        roundRatios[mode] = svcSamples.map((sample, round) => sample.requests_per_s / Math.max(1, portkeySamples[round]?.requests_per_s ?? 0));
       }
     }
-    const rps = (key: string) => Number(rates[key]?.requests_per_s ?? 0);
     const addedP50 = round3(latency.svc!.p50_ms - latency.direct!.p50_ms);
     const addedFirstChunk = round3(firstChunk.svc!.p50_ms - firstChunk.direct!.p50_ms);
-    const ratioJson = round3(rps('svc_json_c10') / Math.max(1, rps('portkey_json_c10')));
-    const ratioStream = round3(rps('svc_stream_c10') / Math.max(1, rps('portkey_stream_c10')));
+    const ratioJson = round3(median(roundRatios.json_c10 ?? [0]));
+    const ratioStream = round3(median(roundRatios.stream_c10 ?? [0]));
     return {
       bench: 'gateway',
       what: 'chat completion through svc (full stack) and Portkey 1.15.2 vs straight to a fast OpenAI-compatible fake upstream, all on loopback',
@@ -243,12 +258,33 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
         stream: cpu.svc_stream && cpu.portkey_stream ? round3(cpu.portkey_stream / cpu.svc_stream) : null,
       },
       svc_vs_portkey_rps_c10: { json: ratioJson, stream: ratioStream },
+      svc_vs_portkey_rps_c10_per_round: { json: (roundRatios.json_c10 ?? []).map(round3), stream: (roundRatios.stream_c10 ?? []).map(round3) },
       targets: { added_p50_ms: 0.5, added_first_chunk_ms: 1, svc_vs_portkey_rps_c10: 5 },
       met: { added_p50: addedP50 <= 0.5, added_first_chunk: addedFirstChunk <= 1, throughput_json: ratioJson >= 5, throughput_stream: ratioStream >= 5 },
     };
   } finally {
     await Promise.allSettled(children.map((child) => child.stop()));
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** One server's throughput over its windows: the median window's figures, errors summed over all. */
+function summarizeWindows(list: Array<Awaited<ReturnType<typeof throughput>>>) {
+  const byRate = [...list].sort((a, b) => a.requests_per_s - b.requests_per_s);
+  const middle = byRate[Math.floor(byRate.length / 2)]!;
+  return {
+    requests_per_s: Math.round(median(list.map((sample) => sample.requests_per_s))),
+    windows_requests_per_s: list.map((sample) => sample.requests_per_s),
+    non_2xx: list.reduce((sum, sample) => sum + sample.non_2xx, 0),
+    errors: list.reduce((sum, sample) => sum + sample.errors, 0),
+    latency_p50_ms: middle.latency_p50_ms,
+    latency_p99_ms: middle.latency_p99_ms,
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
