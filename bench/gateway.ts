@@ -23,7 +23,7 @@ import { connect, createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
-import { probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+import { percentile, probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
@@ -212,7 +212,7 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
     // long window per server: the machine's speed drifts within seconds, and a ratio of two
     // windows taken apart swung by ±20 % between runs. Each server's figure is the median of
     // its windows; the svc/Portkey ratio is the median of the per-round ratios.
-    const rounds = quick ? 2 : 3;
+    const rounds = 3;
     const windowSeconds = quick ? 1 : 2;
     const rates: Record<string, Record<string, unknown>> = {};
     const roundRatios: Record<string, number[]> = {};
@@ -222,7 +222,9 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
         for (let round = 0; round < rounds; round += 1) {
           for (const target of targetsFor(stream)) {
             const sample = await throughput(target, { connections, durationSeconds: windowSeconds });
-            samples.set(target.name, [...(samples.get(target.name) ?? []), sample]);
+            const list = samples.get(target.name);
+            if (list === undefined) samples.set(target.name, [sample]);
+            else list.push(sample);
           }
         }
         const mode = `${stream ? 'stream' : 'json'}_c${connections}`;
@@ -234,8 +236,9 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
     }
     const addedP50 = round3(latency.svc!.p50_ms - latency.direct!.p50_ms);
     const addedFirstChunk = round3(firstChunk.svc!.p50_ms - firstChunk.direct!.p50_ms);
-    const ratioJson = round3(median(roundRatios.json_c10 ?? [0]));
-    const ratioStream = round3(median(roundRatios.stream_c10 ?? [0]));
+    const medianOf = (values: number[] = [0]) => percentile([...values].sort((a, b) => a - b), 50);
+    const ratioJson = round3(medianOf(roundRatios.json_c10));
+    const ratioStream = round3(medianOf(roundRatios.stream_c10));
     return {
       bench: 'gateway',
       what: 'chat completion through svc (full stack) and Portkey 1.15.2 vs straight to a fast OpenAI-compatible fake upstream, all on loopback',
@@ -267,18 +270,11 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
   }
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-/** One server's throughput over its windows: the median window's figures, errors summed over all. */
+/** One server's throughput over its (odd number of) windows: the median window's figures, errors summed over all. */
 function summarizeWindows(list: Array<Awaited<ReturnType<typeof throughput>>>) {
-  const byRate = [...list].sort((a, b) => a.requests_per_s - b.requests_per_s);
-  const middle = byRate[Math.floor(byRate.length / 2)]!;
+  const middle = [...list].sort((a, b) => a.requests_per_s - b.requests_per_s)[Math.floor(list.length / 2)]!;
   return {
-    requests_per_s: Math.round(median(list.map((sample) => sample.requests_per_s))),
+    requests_per_s: middle.requests_per_s,
     windows_requests_per_s: list.map((sample) => sample.requests_per_s),
     non_2xx: list.reduce((sum, sample) => sum + sample.non_2xx, 0),
     errors: list.reduce((sum, sample) => sum + sample.errors, 0),
