@@ -8,6 +8,7 @@ import type { AppInstance } from '../http/app-types.ts';
 import { setTokenBudgetUsedRatio } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';
 import type { GatewayEvents } from './events.ts';
+import type { CompletionVerifier } from './verifier.ts';
 import { costUsd as listedCostUsd } from './pricing/pricing.ts';
 import { registerGatewayRouteHandlers } from './routes.ts';
 import { GatewayService, type CostFunction, type GatewayServiceDeps } from './service.ts';
@@ -20,9 +21,18 @@ export { AI_HEADERS } from './routes.ts';
 export { detectPii, redactMessages, restorePlaceholders } from './pii/index.ts';
 export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';
+export type { CompletionVerifier, StreamVerifier, VerifierContext, VerifierStop } from './verifier.ts';
+export { CompletionRequestSchema, SourceSchema, ToolSchema } from './schemas.ts';
+export type { CompletionBody } from './schemas.ts';
 
 const overridesByServices = new WeakMap<Services, Partial<GatewayServiceDeps>>();
 const instances = new WeakMap<Services, GatewayService>();
+const verifiers = new WeakMap<Services, CompletionVerifier>();
+
+/** The verification capability provides its completion checks here (read per request, so registration order does not matter). */
+export function provideCompletionVerifier(services: Services, verifier: CompletionVerifier): void {
+  verifiers.set(services, verifier);
+}
 
 /**
  * Test and bench seam: dependencies to override (invokers, policies, cost function) for the
@@ -70,5 +80,6 @@ export async function registerGatewayRoutes(app: AppInstance, services: Services
   registerGatewayRouteHandlers(app, gateway, {
     enabled: services.config.features.aiGateway,
     screen: (request, body) => screenCompletion(detection, services.events, request, body),
+    verifier: () => verifiers.get(services) ?? null,
   });
 }

@@ -9,7 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../http/app-types.ts';
-import { SvcError } from '../platform/errors.ts';
+import { ERRORS, SvcError } from '../platform/errors.ts';
 import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
 import {
@@ -28,6 +28,7 @@ import { SSE_DONE, sseLine, SseWriter } from './sse-writer.ts';
 import { dailyTokenBudget } from './budget.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S } from './routing.ts';
 import { UpstreamError } from './contract.ts';
+import type { CompletionVerifier, StreamVerifier, VerifierStop } from './verifier.ts';
 
 /** Transparency headers: output is AI-generated content, limited-risk class, no automated decision about a person. */
 export const AI_HEADERS = {
@@ -40,6 +41,8 @@ export interface GatewayRouteOptions {
   enabled: boolean;
   /** Inspects the request before it is prepared; throws to refuse it (see screen.ts). */
   screen?: (request: FastifyRequest, body: CompletionBody) => Promise<unknown>;
+  /** The verification capability's checks (issue #18), looked up per request; null = none. */
+  verifier?: () => CompletionVerifier | null;
 }
 
 export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayService, options: GatewayRouteOptions): void {
@@ -61,13 +64,22 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
       if (options.screen) await options.screen(request, body);
       const prepared = await gateway.prepare(body, caller);
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
+      const verifier = options.verifier?.() ?? null;
       if (!prepared.request.stream) {
         const envelope = await gateway.complete(prepared, cancel);
+        // ---- verification hook, JSON answers (issue #18): verifier may redact, retry on the next provider, or throw VERIFICATION_BLOCKED.
+        if (verifier !== null) {
+          const next = gateway.nextCandidate(prepared, envelope.provider);
+          const retry = next === null ? null : { provider: next.provider, run: async () => gateway.complete(await gateway.prepare({ ...body, provider: next.provider, model: next.model }, caller), cancel) };
+          return verifier.completion({ orgId: caller.orgId, requestId: caller.requestId, body }, envelope, retry);
+        }
         return envelope;
       }
       const opened = await gateway.openStream(prepared, cancel);
+      // ---- verification hook, streams (issue #18): a hold-back guard between upstream deltas and the client.
+      const guard = verifier === null ? null : await verifier.stream({ orgId: caller.orgId, requestId: caller.requestId, body });
       reply.hijack();
-      await pipeStream(gateway, prepared, opened, reply, cancel);
+      await pipeStream(gateway, prepared, opened, reply, cancel, guard);
       return reply;
     },
   );
@@ -137,7 +149,7 @@ function callerOf(request: FastifyRequest): Caller {
 }
 
 /** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel): Promise<void> {
+async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel, guard: StreamVerifier | null): Promise<void> {
   const writer = new SseWriter(reply.raw);
   const requestId = prepared.caller.requestId;
   const headers: Record<string, string | number | string[]> = {};
@@ -152,12 +164,26 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
     } else await writer.write(text);
   };
   let event = opened.first;
+  /** Verification ended the stream: upstream cancelled (not the provider's fault), explicit error event with the verdict. */
+  const stopForVerification = async (stop: VerifierStop): Promise<void> => {
+    cancel.abort();
+    await opened.rest.return?.().catch(() => undefined);
+    await opened.finish({ kind: 'aborted', content });
+    await send(sseLine({ request_id: requestId, error: { code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification } }));
+    await writer.write(SSE_DONE);
+    writer.end();
+  };
   try {
     for (;;) {
       if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
       if (event.type === 'delta') {
         content += event.text;
-        const text = opened.restore.push(event.text);
+        let text = opened.restore.push(event.text);
+        if (guard !== null) {
+          const checked = guard.push(text);
+          if (checked.stop !== null) return await stopForVerification(checked.stop);
+          text = checked.release;
+        }
         if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
       } else if (event.type === 'tool_call_delta') {
         const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
@@ -165,7 +191,16 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
         if (event.name !== undefined) toolCall.name = event.name;
         await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
       } else {
-        const rest = opened.restore.flush();
+        let rest = opened.restore.flush();
+        let verification: Record<string, unknown> | null = null;
+        if (guard !== null) {
+          const flushed = guard.push(rest);
+          if (flushed.stop !== null) return await stopForVerification(flushed.stop);
+          const ended = await guard.end({ finishReason: event.finishReason, provider: opened.provider, model: event.model ?? opened.model });
+          if (ended.stop !== null) return await stopForVerification(ended.stop);
+          rest = flushed.release + ended.release;
+          verification = ended.verification;
+        }
         if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
         const settled = await opened.finish({ kind: 'done', event, content });
         const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -178,7 +213,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
             usage: toPublicUsage(usage),
             cost_usd: settled?.costUsd ?? 0,
             latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
-            verification: null,
+            verification,
             response_filter: gateway.responseFilterOf(prepared),
             done: true,
           }),
@@ -201,7 +236,11 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
     }
     await opened.finish({ kind: 'error', error, content });
     const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
-    await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message } }));
+    // A cut stream: held-back text is released only if it passes, and the error event carries the verdict.
+    const ended = guard === null ? null : await guard.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
+    if (ended !== null && ended.stop === null && ended.release !== '') await send(sseLine({ request_id: requestId, index: index++, delta: ended.release }));
+    const verification = ended === null ? {} : { verification: ended.verification };
+    await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message, ...verification } }));
     writer.end();
   }
 }

@@ -90,7 +90,7 @@ export interface CompletionEnvelope {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   cost_usd: number;
   latency_ms: number;
-  verification: null;
+  verification: Record<string, unknown> | null;
   response_filter: Record<string, unknown> | null;
   tool_calls?: Array<{ id: string; name: string; arguments: string }>;
 }
@@ -438,6 +438,13 @@ export class GatewayService {
         return { usage, costUsd };
       },
     };
+  }
+
+  /** The candidate after `provider` in this request's route, with its equivalent model (verification's retry action), or null. */
+  nextCandidate(prepared: PreparedCompletion, provider: string): { provider: string; model: string } | null {
+    const at = prepared.candidates.findIndex((candidate) => candidate.provider === provider);
+    const next = at < 0 ? undefined : prepared.candidates[at + 1];
+    return next === undefined ? null : { provider: next.provider, model: next.model };
   }
 
   /** The response_filter summary for a stream's final event. */

@@ -34,6 +34,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   PII_BLOCKED: { status: 422, message: 'The request contains personal data and the org blocks such requests.' },
+  VERIFICATION_BLOCKED: { status: 422, message: 'The response failed verification and the org policy blocks such responses; the verdict is in details.verification.' },
   UPSTREAM_REJECTED: { status: 422, message: 'The upstream provider rejected the request (unknown model, context too long, invalid parameters).' },
   // 429
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },

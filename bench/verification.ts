@@ -1,0 +1,241 @@
+/**
+ * Verification quality and cost (`npm run bench -- verification [--quick]`).
+ *
+ * Grounding quality on ../shared/datasets/verification/*.jsonl (RAGTruth development records: QA,
+ * Summary, Data2txt; read at run time, never copied). Protocol: the sources of each task are
+ * split in two folds by source id (a source's six responses stay together); a threshold is
+ * chosen on one fold (best F1) and applied to the other, both ways, and the out-of-fold
+ * predictions are scored: response-level precision, recall, F1 and balanced accuracy per task,
+ * character-level span F1 of the flagged spans against the annotated ones. The lexical-overlap
+ * baseline (share of response words absent from the sources) goes through the same protocol in
+ * the same run. Latency: p50/p99 per layer over every record with all layers enabled.
+ * Overhead: the completion hook without sources and with the default policy, timed interleaved
+ * against the same envelope returned unverified (the ≤ 0.1 ms p50 budget).
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { assessClaims, indexSources, lexicalOverlapScore, type ClaimAssessment } from '../src/verification/grounding.ts';
+import { runVerification } from '../src/verification/verify.ts';
+import { DEFAULT_POLICY, resolvePolicy } from '../src/verification/policy.ts';
+import { LAYER_NAMES } from '../src/verification/types.ts';
+import { percentile } from './lib.ts';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const VERIFICATION_DATASET_DIR = resolve(repoRoot, '../shared/datasets/verification');
+
+interface GoldSpan {
+  start: number;
+  end: number;
+}
+
+interface Row {
+  id: string;
+  task: string;
+  question: string | null;
+  sources: string[];
+  response: string;
+  label: 'hallucinated' | 'grounded';
+  spans: GoldSpan[];
+  ragtruth_source_id: string;
+}
+
+interface Scored {
+  row: Row;
+  fold: number;
+  svc: number;
+  baseline: number;
+  claims: ClaimAssessment[];
+}
+
+function load(directory: string): Row[] {
+  const rows: Row[] = [];
+  for (const file of readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort()) {
+    for (const line of readFileSync(join(directory, file), 'utf8').split('\n')) if (line.trim() !== '') rows.push(JSON.parse(line) as Row);
+  }
+  return rows;
+}
+
+/** Stable fold of a source id (FNV-1a). */
+function foldOf(sourceId: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < sourceId.length; index += 1) hash = Math.imul(hash ^ sourceId.charCodeAt(index), 0x01000193);
+  return (hash >>> 0) % 2;
+}
+
+interface Metrics {
+  precision: number;
+  recall: number;
+  f1: number;
+  balanced_accuracy: number;
+}
+
+function metrics(pairs: ReadonlyArray<{ predicted: boolean; actual: boolean }>): Metrics {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  let tn = 0;
+  for (const { predicted, actual } of pairs) {
+    if (predicted && actual) tp += 1;
+    else if (predicted) fp += 1;
+    else if (actual) fn += 1;
+    else tn += 1;
+  }
+  const precision = tp + fp === 0 ? 0 : tp / (tp + fp);
+  const recall = tp + fn === 0 ? 0 : tp / (tp + fn);
+  const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+  const tnr = tn + fp === 0 ? 0 : tn / (tn + fp);
+  return { precision: r3(precision), recall: r3(recall), f1: r3(f1), balanced_accuracy: r3((recall + tnr) / 2) };
+}
+
+function bestThreshold(scores: ReadonlyArray<{ score: number; actual: boolean }>): number {
+  const candidates = [...new Set(scores.map((item) => item.score))].sort((a, b) => a - b);
+  let best = 1;
+  let bestF1 = -1;
+  for (const threshold of candidates) {
+    const { f1 } = metrics(scores.map((item) => ({ predicted: item.score >= threshold, actual: item.actual })));
+    if (f1 > bestF1) [best, bestF1] = [threshold, f1];
+  }
+  return best;
+}
+
+/** Out-of-fold evaluation of one scorer: thresholds per fold, predictions pooled. */
+function crossFit(items: readonly Scored[], scoreOf: (item: Scored) => number): { metrics: Metrics; thresholds: number[]; predicted: Map<Scored, number> } {
+  const thresholds: number[] = [];
+  const pairs: Array<{ predicted: boolean; actual: boolean }> = [];
+  const predicted = new Map<Scored, number>();
+  for (const fold of [0, 1]) {
+    const calibration = items.filter((item) => item.fold !== fold).map((item) => ({ score: scoreOf(item), actual: item.row.label === 'hallucinated' }));
+    const threshold = bestThreshold(calibration);
+    thresholds.push(r3(threshold));
+    for (const item of items.filter((entry) => entry.fold === fold)) {
+      pairs.push({ predicted: scoreOf(item) >= threshold, actual: item.row.label === 'hallucinated' });
+      predicted.set(item, threshold);
+    }
+  }
+  return { metrics: metrics(pairs), thresholds, predicted };
+}
+
+/** Character-level span F1 of the flagged findings (claims at or above the fold's threshold). */
+function spanF1(items: readonly Scored[], thresholdOf: Map<Scored, number>): Metrics {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  for (const item of items) {
+    const threshold = thresholdOf.get(item)!;
+    const predicted = new Uint8Array(item.row.response.length);
+    if (item.svc >= threshold) {
+      for (const claim of item.claims) {
+        if (claim.score < threshold) continue;
+        const spans = claim.findings.length > 0 ? claim.findings : [claim];
+        for (const span of spans) predicted.fill(1, span.start, span.end);
+      }
+    }
+    const gold = new Uint8Array(item.row.response.length);
+    for (const span of item.row.spans) gold.fill(1, span.start, span.end);
+    for (let index = 0; index < gold.length; index += 1) {
+      if (predicted[index] && gold[index]) tp += 1;
+      else if (predicted[index]) fp += 1;
+      else if (gold[index]) fn += 1;
+    }
+  }
+  const precision = tp + fp === 0 ? 0 : tp / (tp + fp);
+  const recall = tp + fn === 0 ? 0 : tp / (tp + fn);
+  return { precision: r3(precision), recall: r3(recall), f1: r3(precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)), balanced_accuracy: Number.NaN };
+}
+
+export async function runVerificationBench(options: { quick?: boolean } = {}): Promise<object> {
+  if (!existsSync(VERIFICATION_DATASET_DIR)) return { skipped: `needs ${VERIFICATION_DATASET_DIR}` };
+  const rows = load(VERIFICATION_DATASET_DIR);
+  const scored: Scored[] = rows.map((row) => {
+    const claims = assessClaims(row.response, indexSources(row.sources, row.question));
+    const svc = claims.reduce((max, claim) => Math.max(max, claim.score), 0);
+    return { row, fold: foldOf(row.ragtruth_source_id), svc, baseline: lexicalOverlapScore(row.response, row.sources), claims };
+  });
+  const tasks: Record<string, object> = {};
+  let beatsEverywhere = true;
+  for (const task of [...new Set(rows.map((row) => row.task))].sort()) {
+    const items = scored.filter((item) => item.row.task === task);
+    const svc = crossFit(items, (item) => item.svc);
+    const baseline = crossFit(items, (item) => item.baseline);
+    if (svc.metrics.f1 <= baseline.metrics.f1) beatsEverywhere = false;
+    tasks[task] = {
+      responses: items.length,
+      hallucinated: items.filter((item) => item.row.label === 'hallucinated').length,
+      sources: new Set(items.map((item) => item.row.ragtruth_source_id)).size,
+      svc_grounding: { ...svc.metrics, thresholds_per_fold: svc.thresholds },
+      lexical_overlap_baseline: { ...baseline.metrics, thresholds_per_fold: baseline.thresholds },
+      span_level: spanF1(items, svc.predicted),
+    };
+  }
+
+  // Latency per layer: every record with all layers on (JSON check and constraint rules included).
+  const policy = resolvePolicy({
+    structural: { check_code_fences: true, check_tool_arguments: true },
+    constraint: { banned_phrases: ['as an ai language model'], must_not_match: ['(?i)password\\s*[:=]'], allowed_url_hosts: ['example.com'], pii: 'all', system_prompt_leak: true, detect_refusal: true, max_chars: 100_000 },
+  });
+  const perLayer = new Map<string, number[]>(LAYER_NAMES.map((name) => [name, []]));
+  const limit = options.quick ? 120 : rows.length;
+  for (const row of rows.slice(0, limit)) {
+    const verification = await runVerification(
+      { content: row.response, finishReason: 'stop', sources: row.sources, question: row.question, systemPrompts: ['You are a helpful assistant answering from the given passages only.'] },
+      policy,
+    );
+    for (const name of LAYER_NAMES) perLayer.get(name)!.push(verification.layers[name].ms);
+  }
+  const latency: Record<string, { p50_ms: number; p99_ms: number }> = {};
+  for (const [name, samples] of perLayer) {
+    samples.sort((a, b) => a - b);
+    latency[name] = { p50_ms: r4(percentile(samples, 50)), p99_ms: r4(percentile(samples, 99)) };
+  }
+
+  return { records: rows.length, protocol: '2-fold by source id; threshold by best F1 on one fold, scored on the other; out-of-fold pooled', tasks, beats_baseline_on_every_task: beatsEverywhere, latency_per_layer: latency, overhead: await overheadBench(options.quick === true) };
+}
+
+/** Default policy, no sources: the hook's cost on a typical non-streamed answer, interleaved with no hook. */
+async function overheadBench(quick: boolean): Promise<object> {
+  const { verifyEnvelope } = await import('../src/verification/verify.ts');
+  const envelope = {
+    request_id: 'r',
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    content: 'Paris is the capital of France. It has been the seat of government since the tenth century, with a population of about two million people in the city proper.',
+    finish_reason: 'stop',
+    verification: null as unknown,
+  };
+  const request = { messages: [{ role: 'system', content: 'You are a concise geography assistant.' }, { role: 'user', content: 'What is the capital of France?' }] };
+  const rounds = quick ? 5 : 15;
+  const perRound = quick ? 2_000 : 10_000;
+  const added: number[] = [];
+  const verified: number[] = [];
+  const bare: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const withHook: number[] = [];
+    const without: number[] = [];
+    for (let index = 0; index < perRound; index += 1) {
+      let started = performance.now();
+      await Promise.resolve({ ...envelope });
+      without.push(performance.now() - started);
+      started = performance.now();
+      await verifyEnvelope({ ...envelope }, request, DEFAULT_POLICY);
+      withHook.push(performance.now() - started);
+    }
+    withHook.sort((a, b) => a - b);
+    without.sort((a, b) => a - b);
+    verified.push(percentile(withHook, 50));
+    bare.push(percentile(without, 50));
+    added.push(percentile(withHook, 50) - percentile(without, 50));
+  }
+  added.sort((a, b) => a - b);
+  verified.sort((a, b) => a - b);
+  bare.sort((a, b) => a - b);
+  const p50 = percentile(added, 50);
+  return { rounds, per_round: perRound, verified_p50_ms: r4(percentile(verified, 50)), unverified_p50_ms: r4(percentile(bare, 50)), added_p50_ms: r4(p50), budget_ms: 0.1, within_budget: p50 <= 0.1 };
+}
+
+function r3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+function r4(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}

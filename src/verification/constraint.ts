@@ -1,0 +1,93 @@
+/**
+ * Constraint layer: the org's rules over the output — maximum length, banned and required
+ * phrases (case-insensitive), linear-time regular expressions that must or must not match (run
+ * on at most REGEX_INPUT_LIMIT characters; a longer output fails a must-not-match rule closed),
+ * allowed URL hosts (other links flagged), no PII or secrets (the gateway's PII detectors), no
+ * system-prompt leak (leak.ts) and refusal detection. Findings name the rule, never the matched
+ * secret. Fails closed.
+ */
+import { detectPii, type PiiType } from '../gateway/index.ts';
+import { systemPromptLeak } from './leak.ts';
+import type { ResolvedPolicy } from './policy.ts';
+import type { Finding, LayerResult, VerifyInput } from './types.ts';
+
+export const REGEX_INPUT_LIMIT = 65_536;
+
+const SECRET_ONLY: ReadonlySet<PiiType> = new Set<PiiType>(['SECRET']);
+const URL = /\bhttps?:\/\/[^\s<>"'`)\]}]+/gi;
+const REFUSAL = /\b(?:I['’]?m sorry|I am sorry|I apologi[sz]e|I can(?:not|['’]t) (?:help|assist|provide|comply|do that|share)|I['’]?m (?:not able|unable) to|I am (?:not able|unable) to|I won['’]t be able to|as an AI(?: language model)?,? I)/i;
+
+/**
+ * `window` mode (streaming): only rules that a slice of the output can settle — banned phrases,
+ * must-not-match, URL hosts, PII/secrets, leak runs; offsets are shifted by `offset`. The
+ * whole-output rules (length, required phrases, must-match, refusal) run on the final text.
+ */
+export function constraintLayer(input: VerifyInput, policy: ResolvedPolicy, mode: { window: boolean; offset: number } = { window: false, offset: 0 }): LayerResult {
+  const result = constraintFindings(input, policy, mode.window);
+  if (mode.offset !== 0) for (const finding of result.findings) {
+    finding.start += mode.offset;
+    finding.end += mode.offset;
+  }
+  return result;
+}
+
+function constraintFindings(input: VerifyInput, policy: ResolvedPolicy, window: boolean): LayerResult {
+  const rules = policy.constraint;
+  const content = input.content;
+  const findings: Finding[] = [];
+  const end = content.length;
+  if (!window && rules.max_chars !== null && end > rules.max_chars) findings.push({ start: rules.max_chars, end, reason: 'too_long', detail: `max_chars ${rules.max_chars}` });
+  const needsLower = policy.compiled.bannedLower.length > 0 || policy.compiled.requiredLower.length > 0;
+  const lower = needsLower ? content.toLowerCase() : '';
+  const sameLength = lower.length === content.length;
+  policy.compiled.bannedLower.forEach((phrase, index) => {
+    for (let at = lower.indexOf(phrase); at >= 0; at = lower.indexOf(phrase, at + phrase.length)) {
+      findings.push({ start: sameLength ? at : 0, end: sameLength ? at + phrase.length : end, reason: 'banned_phrase', detail: `banned_phrases[${index}]` });
+    }
+  });
+  if (!window) policy.compiled.requiredLower.forEach((phrase, index) => {
+    if (!lower.includes(phrase)) findings.push({ start: 0, end: 0, reason: 'required_phrase_missing', detail: `required_phrases[${index}]` });
+  });
+  if (policy.compiled.mustMatch.length > 0 || policy.compiled.mustNotMatch.length > 0) {
+    const bounded = content.length > REGEX_INPUT_LIMIT ? content.slice(0, REGEX_INPUT_LIMIT) : content;
+    if (!window) policy.compiled.mustMatch.forEach((regex, index) => {
+      if (!regex.test(bounded)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
+    });
+    policy.compiled.mustNotMatch.forEach((regex, index) => {
+      const match = regex.exec(bounded);
+      if (match !== null) findings.push({ start: match.index, end: match.index + match[0].length, reason: 'must_not_match_matched', detail: `must_not_match[${index}]` });
+      else if (bounded.length < content.length) findings.push({ start: REGEX_INPUT_LIMIT, end, reason: 'too_long_for_regex_rules', detail: `must_not_match[${index}]` });
+    });
+  }
+  if (rules.allowed_url_hosts !== null) {
+    for (const match of content.matchAll(URL)) {
+      const host = hostOf(match[0]);
+      if (host === null || !rules.allowed_url_hosts.some((allowed) => host === allowed.toLowerCase() || host.endsWith(`.${allowed.toLowerCase()}`))) {
+        findings.push({ start: match.index, end: match.index + match[0].length, reason: 'url_host_not_allowed', detail: host ?? 'unparseable' });
+      }
+    }
+  }
+  if (rules.pii !== 'off') {
+    for (const span of detectPii(content, rules.pii === 'secrets' ? SECRET_ONLY : null)) {
+      findings.push({ start: span.start, end: span.end, reason: span.type === 'SECRET' ? 'secret_in_output' : 'pii_in_output', detail: span.type });
+    }
+  }
+  if (rules.system_prompt_leak && input.systemPrompts !== undefined) findings.push(...systemPromptLeak(content, input.systemPrompts));
+  let refusal = false;
+  if (rules.detect_refusal && !window) {
+    const match = REFUSAL.exec(content.length > 600 ? content.slice(0, 600) : content);
+    if (match !== null) {
+      refusal = true;
+      if (rules.flag_refusal) findings.push({ start: match.index, end: match.index + match[0].length, reason: 'refusal' });
+    }
+  }
+  return { verdict: findings.length > 0 ? 'fail' : 'pass', score: findings.length > 0 ? 1 : 0, findings, ms: 0, fails: 'closed', info: { refusal } };
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new globalThis.URL(url.replace(/[.,;:!?]+$/, '')).hostname.toLowerCase();
+  } catch {
+    return null;
+  }
+}

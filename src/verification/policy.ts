@@ -1,0 +1,187 @@
+/**
+ * Per-org verification policy: the admin endpoint's body (every field optional), its defaults,
+ * its validation and its resolution into the compiled form the layers use. Regular expressions
+ * are checked linear-time at save (regex-safety.ts); JSON Schemas are compiled by ajv at save.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { compileSafeRegex } from './regex-safety.ts';
+import { compileSchema } from './structural.ts';
+import { ACTIONS, type Action, type LayerName } from './types.ts';
+
+const ActionSchema = Type.Union(ACTIONS.map((action) => Type.Literal(action)));
+const Phrase = Type.String({ minLength: 1, maxLength: 256 });
+const Pattern = Type.String({ minLength: 1, maxLength: 512 });
+
+export const PolicySchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    actions: Type.Optional(
+      Type.Object(
+        { integrity: Type.Optional(ActionSchema), grounding: Type.Optional(ActionSchema), structural: Type.Optional(ActionSchema), constraint: Type.Optional(ActionSchema) },
+        { additionalProperties: false },
+      ),
+    ),
+    stream: Type.Optional(
+      Type.Object(
+        {
+          hold_back_chars: Type.Optional(Type.Integer({ minimum: 0, maximum: 4_096 })),
+          on_failure: Type.Optional(Type.Union([Type.Literal('redact'), Type.Literal('end')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    integrity: Type.Optional(Type.Object({ flag_truncation: Type.Optional(Type.Boolean()), flag_invisible: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    grounding: Type.Optional(
+      Type.Object(
+        {
+          threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          judge: Type.Optional(
+            Type.Object(
+              {
+                enabled: Type.Optional(Type.Boolean()),
+                timeout_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 30_000 })),
+                band: Type.Optional(Type.Tuple([Type.Number({ minimum: 0, maximum: 1 }), Type.Number({ minimum: 0, maximum: 1 })])),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    structural: Type.Optional(
+      Type.Object(
+        {
+          require_json: Type.Optional(Type.Boolean()),
+          json_schema: Type.Optional(Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())])),
+          check_code_fences: Type.Optional(Type.Boolean()),
+          check_tool_arguments: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    constraint: Type.Optional(
+      Type.Object(
+        {
+          max_chars: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 10_000_000 })])),
+          banned_phrases: Type.Optional(Type.Array(Phrase, { maxItems: 256 })),
+          required_phrases: Type.Optional(Type.Array(Phrase, { maxItems: 64 })),
+          must_match: Type.Optional(Type.Array(Pattern, { maxItems: 64 })),
+          must_not_match: Type.Optional(Type.Array(Pattern, { maxItems: 64 })),
+          allowed_url_hosts: Type.Optional(Type.Union([Type.Null(), Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.-]+$' }), { maxItems: 256 })])),
+          pii: Type.Optional(Type.Union([Type.Literal('off'), Type.Literal('secrets'), Type.Literal('all')])),
+          system_prompt_leak: Type.Optional(Type.Boolean()),
+          detect_refusal: Type.Optional(Type.Boolean()),
+          flag_refusal: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PolicyBody = Static<typeof PolicySchema>;
+
+export interface ResolvedPolicy {
+  enabled: boolean;
+  actions: Record<LayerName, Action>;
+  stream: { hold_back_chars: number; on_failure: 'redact' | 'end' };
+  integrity: { flag_truncation: boolean; flag_invisible: boolean };
+  grounding: { threshold: number; judge: { enabled: boolean; timeout_ms: number; band: [number, number] } };
+  structural: { require_json: boolean; json_schema: Record<string, unknown> | null; check_code_fences: boolean; check_tool_arguments: boolean };
+  constraint: {
+    max_chars: number | null;
+    banned_phrases: string[];
+    required_phrases: string[];
+    must_match: string[];
+    must_not_match: string[];
+    allowed_url_hosts: string[] | null;
+    pii: 'off' | 'secrets' | 'all';
+    system_prompt_leak: boolean;
+    detect_refusal: boolean;
+    flag_refusal: boolean;
+  };
+  /** Compiled forms (not part of the API shape). */
+  compiled: { mustMatch: RegExp[]; mustNotMatch: RegExp[]; bannedLower: string[]; requiredLower: string[] };
+}
+
+/**
+ * Defaults: every layer annotates (content unchanged); integrity on; grounding runs tier 1 when
+ * the request has sources; structural checks fences and tool arguments (JSON only when asked);
+ * constraint looks for secrets (not all PII: the gateway may restore the caller's own PII into
+ * answers) and system-prompt leaks, and detects refusals without failing them. Hold-back 128
+ * characters, on a mid-stream failure redact.
+ */
+export const DEFAULT_POLICY_BODY: Required<Omit<PolicyBody, 'compiled'>> = {
+  enabled: true,
+  actions: { integrity: 'annotate', grounding: 'annotate', structural: 'annotate', constraint: 'annotate' },
+  stream: { hold_back_chars: 128, on_failure: 'redact' },
+  integrity: { flag_truncation: true, flag_invisible: true },
+  grounding: { threshold: 0.5, judge: { enabled: false, timeout_ms: 2_000, band: [0.35, 0.65] } },
+  structural: { require_json: false, json_schema: null, check_code_fences: true, check_tool_arguments: true },
+  constraint: {
+    max_chars: null,
+    banned_phrases: [],
+    required_phrases: [],
+    must_match: [],
+    must_not_match: [],
+    allowed_url_hosts: null,
+    pii: 'secrets',
+    system_prompt_leak: true,
+    detect_refusal: true,
+    flag_refusal: false,
+  },
+};
+
+export class PolicyError extends Error {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Defaults merged with the stored body, validated and compiled. Throws PolicyError naming the field. */
+export function resolvePolicy(body: PolicyBody = {}): ResolvedPolicy {
+  const base = DEFAULT_POLICY_BODY;
+  const policy = {
+    enabled: body.enabled ?? base.enabled,
+    actions: { ...base.actions, ...body.actions } as Record<LayerName, Action>,
+    stream: { ...base.stream, ...body.stream } as ResolvedPolicy['stream'],
+    integrity: { ...base.integrity, ...body.integrity } as ResolvedPolicy['integrity'],
+    grounding: { ...base.grounding, ...body.grounding, judge: { ...base.grounding.judge, ...body.grounding?.judge } } as ResolvedPolicy['grounding'],
+    structural: { ...base.structural, ...body.structural } as ResolvedPolicy['structural'],
+    constraint: { ...base.constraint, ...body.constraint } as ResolvedPolicy['constraint'],
+  };
+  const [low, high] = policy.grounding.judge.band;
+  if (low > high) throw new PolicyError('body.grounding.judge.band', 'band_inverted', 'grounding.judge.band must be [low, high] with low ≤ high');
+  const compile = (list: string[], field: string) =>
+    list.map((source, index) => {
+      const outcome = compileSafeRegex(source);
+      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only linear-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations, at most 512 characters`);
+      return outcome.regex;
+    });
+  if (policy.structural.json_schema !== null) {
+    const compiled = compileSchema(policy.structural.json_schema);
+    if ('error' in compiled) throw new PolicyError('body.structural.json_schema', compiled.error, `structural.json_schema is not a usable JSON Schema (${compiled.error})`);
+  }
+  return {
+    ...policy,
+    compiled: {
+      mustMatch: compile(policy.constraint.must_match, 'must_match'),
+      mustNotMatch: compile(policy.constraint.must_not_match, 'must_not_match'),
+      bannedLower: policy.constraint.banned_phrases.map((phrase) => phrase.toLowerCase()),
+      requiredLower: policy.constraint.required_phrases.map((phrase) => phrase.toLowerCase()),
+    },
+  };
+}
+
+export const DEFAULT_POLICY: ResolvedPolicy = resolvePolicy();
+
+/** The API view of a resolved policy (no compiled parts). */
+export function policyView(policy: ResolvedPolicy): Omit<ResolvedPolicy, 'compiled'> {
+  const { compiled: _compiled, ...view } = policy;
+  return view;
+}

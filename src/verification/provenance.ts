@@ -1,0 +1,180 @@
+/**
+ * AI provenance: one record per completion (request_id, content hash, provider, model, sources
+ * used with their hashes, checks run with verdicts, risk class, sb942_manifest_present), written
+ * after the response in batches per org (≤ 100 records or 50 ms), each batch in one transaction
+ * that appends one audit entry per record to the org's hash chain and stores the record with
+ * that entry's seq and hash — the chain of custody served by
+ * GET /api/v1/compliance/ai-provenance/{request_id}. Bounded memory: past `maxBacklog` waiting
+ * records new ones are dropped and counted in a warning log line (the response was already
+ * served; the loss is visible, never silent).
+ *
+ * sb942_manifest_present: California SB 942 asks for a latent disclosure (a manifest such as
+ * C2PA) in AI-generated image, video and audio. svc relays text and embeds no manifest, so the
+ * flag is false for every completion; it is true only if a future media path embeds one.
+ */
+import type { AuditLog } from '../audit/index.ts';
+import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { LayerName, Verdict } from './types.ts';
+
+export interface ProvenanceRecord {
+  requestId: string;
+  contentHash: string;
+  delivered: boolean;
+  provider: string;
+  model: string;
+  streamed: boolean;
+  sources: Array<{ index: number; id?: string; title?: string; url?: string; sha256: string }>;
+  checks: Partial<Record<LayerName, Verdict>>;
+  passed: boolean | null;
+  action: string | null;
+  retriedFrom: string | null;
+  riskClass: string;
+  sb942ManifestPresent: boolean;
+}
+
+export interface ProvenanceView {
+  request_id: string;
+  created_at: string;
+  content_hash: string;
+  hash_algorithm: 'sha256';
+  delivered: boolean;
+  provider: string;
+  model: string;
+  streamed: boolean;
+  sources: ProvenanceRecord['sources'];
+  checks: ProvenanceRecord['checks'];
+  passed: boolean | null;
+  action: string | null;
+  retried_from: string | null;
+  risk_class: string;
+  sb942_manifest_present: boolean;
+  chain_of_custody: { audit_seq: number; audit_hash: string; audit_action: string };
+}
+
+export const PROVENANCE_AUDIT_ACTION = 'ai.provenance.recorded';
+
+export interface ProvenanceWriter {
+  record(orgId: string, record: ProvenanceRecord): void;
+  flush(): Promise<void>;
+  get(orgId: string, requestId: string): Promise<ProvenanceView | null>;
+  close(): Promise<void>;
+}
+
+export function createProvenanceWriter(deps: { db: Database; audit: AuditLog; logger: Logger }, options: { flushMs?: number; batch?: number; maxBacklog?: number } = {}): ProvenanceWriter {
+  const flushMs = options.flushMs ?? 50;
+  const batch = options.batch ?? 100;
+  const maxBacklog = options.maxBacklog ?? 50_000;
+  const waiting = new Map<string, ProvenanceRecord[]>();
+  const running = new Map<string, Promise<void>>();
+  let backlog = 0;
+  let dropped = 0;
+  let timer: NodeJS.Timeout | null = null;
+
+  const writeOrg = (orgId: string): Promise<void> => {
+    const previous = running.get(orgId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      for (;;) {
+        const records = waiting.get(orgId);
+        if (records === undefined || records.length === 0) {
+          waiting.delete(orgId);
+          return;
+        }
+        const chunk = records.splice(0, batch);
+        backlog -= chunk.length;
+        try {
+          await deps.db.withOrg(orgId, async (tx) => {
+            const audited = await deps.audit.appendMany(
+              orgId,
+              chunk.map((record) => ({
+                actor: 'system:verification',
+                action: PROVENANCE_AUDIT_ACTION,
+                target: record.requestId,
+                outcome: !record.delivered ? 'blocked' : record.passed === false ? 'failed' : 'delivered',
+                details: { content_hash: record.contentHash, provider: record.provider, model: record.model, checks: record.checks, action: record.action, sources: record.sources.length, risk_class: record.riskClass },
+              })),
+              { tx },
+            );
+            for (let index = 0; index < chunk.length; index += 1) {
+              const record = chunk[index]!;
+              const entry = audited[index]!;
+              await tx.query(
+                `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (org_id, request_id) DO NOTHING`,
+                [orgId, record.requestId, record.contentHash, record.delivered, record.provider, record.model, record.streamed, JSON.stringify(record.sources), JSON.stringify(record.checks), record.passed, record.action, record.retriedFrom, record.riskClass, record.sb942ManifestPresent, entry.seq, entry.hash],
+              );
+            }
+          });
+        } catch (error) {
+          deps.logger.error({ err: error, org_id: orgId, records: chunk.length }, 'verification provenance write failed');
+        }
+      }
+    });
+    const tracked = next.finally(() => {
+      if (running.get(orgId) === tracked) running.delete(orgId);
+    });
+    running.set(orgId, tracked);
+    return tracked;
+  };
+
+  const flushAll = async (): Promise<void> => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    await Promise.all([...waiting.keys()].map((orgId) => writeOrg(orgId)));
+    await Promise.all([...running.values()]);
+  };
+
+  return {
+    record(orgId, record) {
+      if (backlog >= maxBacklog) {
+        dropped += 1;
+        if (dropped === 1 || dropped % 1_000 === 0) deps.logger.warn({ dropped }, 'verification provenance backlog full: records dropped');
+        return;
+      }
+      backlog += 1;
+      const list = waiting.get(orgId);
+      if (list === undefined) waiting.set(orgId, [record]);
+      else list.push(record);
+      if (timer === null) {
+        timer = setTimeout(() => void flushAll(), flushMs);
+        timer.unref();
+      }
+    },
+    flush: flushAll,
+    async get(orgId, requestId) {
+      if (waiting.has(orgId) || running.has(orgId)) await flushAll();
+      const result = await deps.db.withOrg(orgId, (tx) =>
+        tx.query<{
+          request_id: string; created_at: Date; content_hash: string; delivered: boolean; provider: string; model: string; streamed: boolean;
+          sources: ProvenanceRecord['sources']; checks: ProvenanceRecord['checks']; passed: boolean | null; action: string | null; retried_from: string | null;
+          risk_class: string; sb942_manifest_present: boolean; audit_seq: string; audit_hash: string;
+        }>(
+          `SELECT request_id, created_at, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq::text AS audit_seq, audit_hash
+           FROM ai_provenance WHERE org_id = $1 AND request_id = $2`,
+          [orgId, requestId],
+        ),
+      );
+      const row = result.rows[0];
+      if (row === undefined) return null;
+      return {
+        request_id: row.request_id,
+        created_at: new Date(row.created_at).toISOString(),
+        content_hash: row.content_hash,
+        hash_algorithm: 'sha256',
+        delivered: row.delivered,
+        provider: row.provider,
+        model: row.model,
+        streamed: row.streamed,
+        sources: row.sources,
+        checks: row.checks,
+        passed: row.passed,
+        action: row.action,
+        retried_from: row.retried_from,
+        risk_class: row.risk_class,
+        sb942_manifest_present: row.sb942_manifest_present,
+        chain_of_custody: { audit_seq: Number(row.audit_seq), audit_hash: row.audit_hash, audit_action: PROVENANCE_AUDIT_ACTION },
+      };
+    },
+    close: flushAll,
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * HTTP surface of the verification pillar:
+ *   POST /api/v1/verify                                  write  guard API: verify a response without calling a model
+ *   GET|PUT|DELETE /api/v1/config/verification           admin  the org's verification policy
+ *   GET /api/v1/compliance/ai-provenance/{request_id}    read   provenance record of a completion (audited read)
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { AppInstance } from '../http/app-types.ts';
+import type { AuditLog } from '../audit/index.ts';
+import { SourceSchema, ToolSchema } from '../gateway/index.ts';
+import { SvcError } from '../platform/errors.ts';
+import { PolicyError, PolicySchema } from './policy.ts';
+import { compileSchema } from './structural.ts';
+import type { GuardRequest, VerificationCore } from './service.ts';
+
+const CONTENT_CHARS = 262_144;
+
+const ToolCallSchema = Type.Object({ id: Type.String({ maxLength: 256 }), name: Type.String({ minLength: 1, maxLength: 128 }), arguments: Type.String({ maxLength: CONTENT_CHARS }) }, { additionalProperties: false });
+
+export const GuardRequestSchema = Type.Object(
+  {
+    response: Type.String({ maxLength: CONTENT_CHARS }),
+    sources: Type.Optional(Type.Array(SourceSchema, { maxItems: 64 })),
+    question: Type.Optional(Type.String({ maxLength: CONTENT_CHARS })),
+    schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    tools: Type.Optional(Type.Array(ToolSchema, { maxItems: 128 })),
+    tool_calls: Type.Optional(Type.Array(ToolCallSchema, { maxItems: 128 })),
+    system_prompt: Type.Optional(Type.String({ maxLength: CONTENT_CHARS })),
+    finish_reason: Type.Optional(Type.String({ maxLength: 64 })),
+    policy: Type.Optional(PolicySchema),
+  },
+  { additionalProperties: false },
+);
+
+const FindingSchema = Type.Object({ start: Type.Integer(), end: Type.Integer(), reason: Type.String(), detail: Type.Optional(Type.String()) });
+const LayerSchema = Type.Object({
+  verdict: Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('skipped'), Type.Literal('error')]),
+  score: Type.Number({ minimum: 0, maximum: 1 }),
+  findings: Type.Array(FindingSchema),
+  ms: Type.Number(),
+  fails: Type.Union([Type.Literal('open'), Type.Literal('closed')]),
+  info: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+/** The `verification` object of completions (JSON and the stream's final event) and of the guard API. */
+export const VerificationSchema = Type.Object({
+  passed: Type.Boolean(),
+  action: Type.Union([Type.Literal('none'), Type.Literal('annotate'), Type.Literal('redact'), Type.Literal('block'), Type.Literal('retry')]),
+  layers: Type.Object({ integrity: LayerSchema, grounding: LayerSchema, structural: LayerSchema, constraint: LayerSchema }),
+  content_sha256: Type.String(),
+  retry: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  hold_back_chars: Type.Optional(Type.Integer()),
+  redacted_content: Type.Optional(Type.String()),
+});
+
+function orgOf(request: FastifyRequest): string {
+  const auth = request.auth;
+  if (auth === null) throw new SvcError('AUTH_MISSING');
+  return auth.orgId;
+}
+
+function policyFailure(error: unknown): never {
+  if (error instanceof PolicyError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, reason: error.reason } });
+  throw error;
+}
+
+export function registerVerificationRouteHandlers(app: AppInstance, core: VerificationCore, audit: AuditLog): void {
+  app.post('/api/v1/verify', { config: { scope: 'write' }, bodyLimit: 4 * 1_048_576, schema: { tags: ['verification'], body: GuardRequestSchema, response: { 200: VerificationSchema } } }, async (request) => {
+    const body = request.body as Static<typeof GuardRequestSchema>;
+    if (body.schema !== undefined) {
+      const compiled = compileSchema(body.schema);
+      if ('error' in compiled) throw new SvcError('VALIDATION_FAILED', { message: `body.schema is not a usable JSON Schema (${compiled.error})`, details: { field: 'body.schema', reason: compiled.error } });
+    }
+    try {
+      return await core.guard(orgOf(request), body as GuardRequest);
+    } catch (error) {
+      return policyFailure(error);
+    }
+  });
+
+  app.get('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'] } }, async (request) => core.policies.view(orgOf(request)));
+
+  app.put('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'], body: PolicySchema } }, async (request) => {
+    const orgId = orgOf(request);
+    try {
+      await core.policies.put(orgId, request.body as Static<typeof PolicySchema>);
+    } catch (error) {
+      policyFailure(error);
+    }
+    return core.policies.view(orgId);
+  });
+
+  app.delete('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'] } }, async (request, reply) => {
+    await core.policies.reset(orgOf(request));
+    return reply.status(204).send();
+  });
+
+  app.get(
+    '/api/v1/compliance/ai-provenance/:request_id',
+    { config: { scope: 'read' }, schema: { tags: ['compliance'], params: Type.Object({ request_id: Type.String({ minLength: 1, maxLength: 256 }) }) } },
+    async (request) => {
+      const orgId = orgOf(request);
+      const { request_id: requestId } = request.params as { request_id: string };
+      const record = await core.provenance.get(orgId, requestId);
+      // Every call of a compliance endpoint is chained in the audit log (spec).
+      const auth = request.auth;
+      const actor = auth?.keyId ? `api_key:${auth.keyId}` : auth?.userId ? `user:${auth.userId}` : 'unknown';
+      await audit.append(orgId, { actor, action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
+      if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'ai_provenance', request_id: requestId } });
+      return record;
+    },
+  );
+}
