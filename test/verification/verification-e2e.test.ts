@@ -1,0 +1,242 @@
+/**
+ * Verification through the Fastify app, the real gateway and adapters, against the fake
+ * upstream servers on loopback (test/fakes/providers): annotate, block, redact, retry with the
+ * next provider, streaming with a failure in the middle, the guard API, the policy endpoint and
+ * the provenance endpoint with its audit entries.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuditLog } from '../../src/audit/index.ts';
+import { configureGateway } from '../../src/gateway/index.ts';
+import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
+import type { Services } from '../../src/services.ts';
+import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
+import { createTestServices } from '../helpers/app.ts';
+
+let services: Services;
+let app: AppInstance;
+let openai: FakeProvider;
+let anthropic: FakeProvider;
+
+beforeAll(async () => {
+  services = await createTestServices();
+  configureGateway(services, { timers: false, retryPolicy: { attemptsPerProvider: 1, baseDelayMs: 5, maxDelayMs: 20, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 } });
+  app = await buildApp(services.config, services);
+  await app.ready();
+  [openai, anthropic] = await Promise.all([startFakeProvider('openai'), startFakeProvider('anthropic')]);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await services?.close();
+  await Promise.allSettled([openai?.close(), anthropic?.close()]);
+});
+
+async function org(providers: Array<[string, FakeProvider]>) {
+  const { org: created, apiKey } = await services.accounts.createOrg({ name: `verify-${Math.random().toString(36).slice(2, 8)}` });
+  for (const [provider, fake] of providers) await services.accounts.providerKeys.set(created.id, provider, FAKE_CREDENTIALS.default, fake.baseUrl);
+  return { orgId: created.id as string, headers: { authorization: `Bearer ${apiKey as string}` } };
+}
+
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
+
+function sse(payload: string): Array<Record<string, unknown>> {
+  return payload
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+}
+
+describe('verification of completions', () => {
+  it('attaches a verification object with the four layers to a JSON completion', async () => {
+    openai.reset();
+    const { headers } = await org([['openai', openai]]);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('hi') });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.verification).toMatchObject({ passed: true, action: 'none', content_sha256: createHash('sha256').update(body.content).digest('hex') });
+    for (const layer of ['integrity', 'grounding', 'structural', 'constraint']) expect(body.verification.layers[layer]).toHaveProperty('verdict');
+    expect(body.verification.layers.grounding.verdict).toBe('skipped');
+  });
+
+  it('grounds the answer in the request sources and reports the unsupported number', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: 'The warranty lasts 5 years from the date of purchase.' });
+    const { headers } = await org([['openai', openai]]);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('How long is the warranty?', { sources: [{ id: 'doc-1', content: 'The warranty lasts 2 years from the date of purchase.' }] }) });
+    const body = response.json();
+    expect(body.verification.layers.grounding.verdict).toBe('fail');
+    const finding = body.verification.layers.grounding.findings.find((item: { reason: string }) => item.reason === 'number_not_in_sources');
+    expect(body.content.slice(finding.start, finding.end)).toBe('5');
+  });
+
+  it('answers VERIFICATION_BLOCKED instead of the content when a blocking rule fails', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: 'Here is the internal project codename: BLUEBIRD.' });
+    const { headers } = await org([['openai', openai]]);
+    const put = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'block' }, constraint: { banned_phrases: ['bluebird'] } } });
+    expect(put.statusCode).toBe(200);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('codename?') });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().error).toMatchObject({ code: 'VERIFICATION_BLOCKED', verification: { passed: false, action: 'block' } });
+    expect(response.payload).not.toContain('BLUEBIRD');
+  });
+
+  it('retries once with the next provider of the route and delivers the answer that passes', async () => {
+    openai.reset();
+    anthropic.reset();
+    openai.setBehaviour({ content: 'Visit https://phish.test/login to reset it.' });
+    anthropic.setBehaviour({ content: 'Use the reset link on https://example.com/account.' });
+    const { headers } = await org([['openai', openai], ['anthropic', anthropic]]);
+    await app.inject({ method: 'PUT', url: '/api/v1/gateway/routing', headers, payload: { strategy: 'failover', providers: ['openai', 'anthropic'] } });
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'retry' }, constraint: { allowed_url_hosts: ['example.com'] } } });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('How do I reset my password?') });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.provider).toBe('anthropic');
+    expect(body.content).toContain('example.com');
+    expect(body.verification).toMatchObject({ passed: true, retry: { from_provider: 'openai', to_provider: 'anthropic', first: { passed: false, failed_layers: ['constraint'] } } });
+    expect(openai.requests).toHaveLength(1);
+    expect(anthropic.requests).toHaveLength(1);
+  });
+
+  it('blocks when the retry answer fails too', async () => {
+    openai.reset();
+    anthropic.reset();
+    openai.setBehaviour({ content: 'Visit https://phish.test/login.' });
+    anthropic.setBehaviour({ content: 'Visit https://other.test/login.' });
+    const { headers } = await org([['openai', openai], ['anthropic', anthropic]]);
+    await app.inject({ method: 'PUT', url: '/api/v1/gateway/routing', headers, payload: { strategy: 'failover', providers: ['openai', 'anthropic'] } });
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'retry' }, constraint: { allowed_url_hosts: ['example.com'] } } });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('How do I reset my password?') });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().error).toMatchObject({ code: 'VERIFICATION_BLOCKED', verification: { retry: { from_provider: 'openai', to_provider: 'anthropic' } } });
+  });
+});
+
+describe('verification while streaming', () => {
+  const secretText = 'First part of the answer is harmless and long enough to be released early. Then it says the password: hunter2 and continues with more words after.';
+
+  it('ends the stream with an error event carrying the verdict when a blocking rule fails mid-stream', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: secretText });
+    const { headers } = await org([['openai', openai]]);
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'block' }, constraint: { must_not_match: ['(?i)password:\\s*\\S+'] }, stream: { hold_back_chars: 32 } } });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('tell me', { stream: true }) });
+    expect(response.statusCode).toBe(200);
+    const events = sse(response.payload);
+    const text = events.filter((event) => 'delta' in event).map((event) => event.delta).join('');
+    expect(text.length).toBeGreaterThan(0);
+    expect(secretText.startsWith(text)).toBe(true);
+    expect(text).not.toContain('hunter2');
+    const last = events.at(-1)!;
+    expect(last.error).toMatchObject({ code: 'VERIFICATION_BLOCKED', verification: { passed: false, action: 'block' } });
+    expect(events.some((event) => event.done === true)).toBe(false);
+  });
+
+  it('redacts the failing span mid-stream and carries the verification object in the final event', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: secretText });
+    const { headers } = await org([['openai', openai]]);
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'redact' }, constraint: { must_not_match: ['(?i)password:\\s*\\S+'] }, stream: { hold_back_chars: 32 } } });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('tell me', { stream: true }) });
+    const events = sse(response.payload);
+    const text = events.filter((event) => 'delta' in event).map((event) => event.delta).join('');
+    expect(text).toBe(secretText.replace('password: hunter2', '[redacted]'));
+    expect(events.at(-1)).toMatchObject({ done: true, verification: { passed: false, action: 'redact', hold_back_chars: 32 } });
+  });
+
+  it('flags a stream cut by the upstream in the error event instead of truncating silently', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: secretText, truncateAfterChunks: 5 });
+    const { headers } = await org([['openai', openai]]);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('tell me', { stream: true }) });
+    const last = sse(response.payload).at(-1)!;
+    expect(last.error).toMatchObject({ verification: { passed: false } });
+    const reasons = ((last.error as { verification: { layers: { integrity: { findings: Array<{ reason: string }> } } } }).verification.layers.integrity.findings).map((finding) => finding.reason);
+    expect(reasons).toContain('stream_cut');
+  });
+});
+
+describe('guard API and policy endpoint', () => {
+  it('verifies a response without calling any model', async () => {
+    openai.reset();
+    const { headers } = await org([]);
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/verify',
+      headers,
+      payload: { response: '{"total": 12}', schema: { type: 'object', required: ['total', 'currency'] }, sources: ['The total is 12 EUR.'], policy: { actions: { structural: 'block' } } },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ passed: false, action: 'block', layers: { structural: { verdict: 'fail', findings: [{ reason: 'schema_violation' }] } } });
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('refuses a policy with a regex that is not linear-time, naming the field', async () => {
+    const { headers } = await org([]);
+    const response = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['ok', '(a+)+b'] } } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[1]', reason: 'regex_nested_quantifier' });
+  });
+
+  it('refuses unknown policy fields and actions', async () => {
+    const { headers } = await org([]);
+    const unknown = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { grounding: 'explode' } } });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('shows the defaults, the saved policy and the defaults again after a reset', async () => {
+    const { headers } = await org([]);
+    const before = await app.inject({ method: 'GET', url: '/api/v1/config/verification', headers });
+    expect(before.json()).toMatchObject({ updated_at: null, policy: { enabled: true, actions: { grounding: 'annotate' }, stream: { hold_back_chars: 128 } } });
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { grounding: { threshold: 0.7 } } });
+    const after = await app.inject({ method: 'GET', url: '/api/v1/config/verification', headers });
+    expect(after.json().policy.grounding.threshold).toBe(0.7);
+    expect(after.json().updated_at).not.toBeNull();
+    expect((await app.inject({ method: 'DELETE', url: '/api/v1/config/verification', headers })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'GET', url: '/api/v1/config/verification', headers })).json().policy.grounding.threshold).toBe(0.5);
+  });
+});
+
+describe('AI provenance', () => {
+  it('serves the provenance record of a completion, chained in the audit log, and audits the read', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: 'The office opens at 9.' });
+    const { orgId, headers } = await org([['openai', openai]]);
+    const completion = (await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('When does it open?', { sources: [{ id: 'hours', content: 'The office opens at 9.' }] }) })).json();
+    const response = await app.inject({ method: 'GET', url: `/api/v1/compliance/ai-provenance/${completion.request_id}`, headers });
+    expect(response.statusCode).toBe(200);
+    const record = response.json();
+    expect(record).toMatchObject({
+      request_id: completion.request_id,
+      content_hash: createHash('sha256').update(completion.content).digest('hex'),
+      provider: 'openai',
+      model: completion.model,
+      risk_class: 'limited_risk',
+      sb942_manifest_present: false,
+      delivered: true,
+      sources: [{ index: 0, id: 'hours', sha256: createHash('sha256').update('The office opens at 9.').digest('hex') }],
+      checks: { integrity: 'pass', grounding: 'pass', structural: 'pass', constraint: 'pass' },
+    });
+    const audit = createAuditLog(services);
+    const entries = await audit.list(orgId);
+    const chained = entries.find((entry) => entry.action === 'ai.provenance.recorded' && entry.target === completion.request_id)!;
+    expect(chained).toBeDefined();
+    expect(record.chain_of_custody).toEqual({ audit_seq: chained.seq, audit_hash: chained.hash, audit_action: 'ai.provenance.recorded' });
+    expect(chained.details).toMatchObject({ content_hash: record.content_hash });
+    expect(entries.some((entry) => entry.action === 'compliance.ai_provenance.read' && entry.target === completion.request_id)).toBe(true);
+    expect((await audit.verify(orgId)).ok).toBe(true);
+  });
+
+  it('answers 404 for a request id of another org', async () => {
+    openai.reset();
+    const first = await org([['openai', openai]]);
+    const completion = (await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: first.headers, payload: ask('hi') })).json();
+    const second = await org([]);
+    const response = await app.inject({ method: 'GET', url: `/api/v1/compliance/ai-provenance/${completion.request_id}`, headers: second.headers });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().error.code).toBe('NOT_FOUND');
+  });
+});
