@@ -22,6 +22,7 @@ export { detectPii, redactMessages, restorePlaceholders } from './pii/index.ts';
 export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';
 export type { CompletionVerifier, StreamVerifier, VerifierContext, VerifierStop } from './verifier.ts';
+export { VerificationSchema } from './verifier.ts';
 export { CompletionRequestSchema, SourceSchema, ToolSchema } from './schemas.ts';
 export type { CompletionBody } from './schemas.ts';
 

@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ROUTING_STRATEGIES } from './routing.ts';
+import { VerificationSchema } from './verification-schema.ts';
 
 export const LIMITS = {
   bodyBytes: 1_048_576,
@@ -63,6 +64,8 @@ export const CompletionRequestSchema = Type.Object(
     tools: Type.Optional(Type.Array(ToolSchema, { maxItems: LIMITS.tools })),
     conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     sources: Type.Optional(Type.Array(SourceSchema, { maxItems: LIMITS.sources })),
+    /** JSON Schema the answer must satisfy (verification's structural layer; docs/verification.md). */
+    response_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { additionalProperties: true },
 );
@@ -83,7 +86,7 @@ export const CompletionResponseSchema = Type.Object({
   usage: UsageSchema,
   cost_usd: Type.Number(),
   latency_ms: Type.Number(),
-  verification: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())]),
+  verification: Type.Union([Type.Null(), VerificationSchema]),
   response_filter: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())]),
   tool_calls: Type.Optional(Type.Array(ToolCallSchema)),
 });

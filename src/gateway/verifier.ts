@@ -38,3 +38,5 @@ export interface CompletionVerifier {
   /** A guard for a stream of this request; null when verification is off for the org. */
   stream(context: VerifierContext): Promise<StreamVerifier | null>;
 }
+
+export { VerificationSchema } from './verification-schema.ts';

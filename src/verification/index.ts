@@ -20,7 +20,6 @@ export { resolvePolicy, DEFAULT_POLICY, DEFAULT_POLICY_BODY, PolicySchema, Polic
 export type { PolicyBody, ResolvedPolicy } from './policy.ts';
 export { compileSafeRegex } from './regex-safety.ts';
 export { systemPromptLeak } from './leak.ts';
-export { VerificationSchema } from './routes.ts';
 export type { Verification, LayerResult, Finding, LayerName, Verdict, Action, VerifyInput } from './types.ts';
 
 const cores = new WeakMap<Services, VerificationCore>();

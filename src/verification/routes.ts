@@ -8,7 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../http/app-types.ts';
 import type { AuditLog } from '../audit/index.ts';
-import { SourceSchema, ToolSchema } from '../gateway/index.ts';
+import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { PolicyError, PolicySchema } from './policy.ts';
 import { compileSchema } from './structural.ts';
@@ -32,26 +32,6 @@ export const GuardRequestSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const FindingSchema = Type.Object({ start: Type.Integer(), end: Type.Integer(), reason: Type.String(), detail: Type.Optional(Type.String()) });
-const LayerSchema = Type.Object({
-  verdict: Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('skipped'), Type.Literal('error')]),
-  score: Type.Number({ minimum: 0, maximum: 1 }),
-  findings: Type.Array(FindingSchema),
-  ms: Type.Number(),
-  fails: Type.Union([Type.Literal('open'), Type.Literal('closed')]),
-  info: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-});
-/** The `verification` object of completions (JSON and the stream's final event) and of the guard API. */
-export const VerificationSchema = Type.Object({
-  passed: Type.Boolean(),
-  action: Type.Union([Type.Literal('none'), Type.Literal('annotate'), Type.Literal('redact'), Type.Literal('block'), Type.Literal('retry')]),
-  layers: Type.Object({ integrity: LayerSchema, grounding: LayerSchema, structural: LayerSchema, constraint: LayerSchema }),
-  content_sha256: Type.String(),
-  retry: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  hold_back_chars: Type.Optional(Type.Integer()),
-  redacted_content: Type.Optional(Type.String()),
-});
 
 function orgOf(request: FastifyRequest): string {
   const auth = request.auth;

@@ -71,7 +71,7 @@ describe('POST /api/v1/gateway/completions', () => {
       content: 'echo: hello',
       finish_reason: 'stop',
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      verification: null,
+      verification: expect.objectContaining({ passed: true, action: 'none' }),
       response_filter: null,
     });
     expect(body.request_id).toBe(response.headers['x-request-id']);
