@@ -12,6 +12,7 @@
  * (sequential keep-alive probe, hrtime, interleaved rounds), time to the first streamed chunk,
  * and requests/s at 1 and 10 connections (autocannon, in interleaved windows: the median window
  * per server, and the median of the per-round svc/Portkey ratios), as one JSON object.
+ * svc_unverified is the same svc with verification off for its org (what verification adds).
  * Targets: ≤ 0.5 ms added at p50 non-streaming, ≤ 1 ms added to the first streamed chunk,
  * svc ≥ 5× Portkey's requests/s at 10 connections.
  *
@@ -188,6 +189,8 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
     // what the extra loopback hop alone costs on this machine, the floor under any gateway.
     const probeTargetsFor = (stream: boolean): ProbeTarget[] => [
       ...targetsFor(stream),
+      // The same svc, an org with verification off (issue #18: what verification adds, same rounds).
+      { name: 'svc_unverified', origin: `http://127.0.0.1:${svc.port}`, path: '/api/v1/gateway/completions', method: 'POST', headers: { ...json, authorization: `Bearer ${String(svc.info.api_key_unverified)}` }, body: svcBody(stream) },
       { name: 'passthrough', origin: `http://127.0.0.1:${passthrough.port}`, path: '/v1/chat/completions', method: 'POST', headers: { ...json, authorization: `Bearer ${UPSTREAM_KEY}` }, body: openAiBody(stream) },
     ];
 
@@ -249,6 +252,9 @@ export async function runGatewayBench(options: { quick?: boolean } = {}): Promis
       added_first_chunk_p50_ms: addedFirstChunk,
       added_first_chunk_p99_ms: round3(firstChunk.svc!.p99_ms - firstChunk.direct!.p99_ms),
       portkey_added_p50_ms: round3(latency.portkey!.p50_ms - latency.direct!.p50_ms),
+      // Verification (default policy, no sources) vs the same org settings with it off; target ≤ 0.1 ms.
+      verification_added_p50_ms: round3(latency.svc!.p50_ms - latency.svc_unverified!.p50_ms),
+      verification_added_first_chunk_p50_ms: round3(firstChunk.svc!.p50_ms - firstChunk.svc_unverified!.p50_ms),
       passthrough_added_p50_ms: round3(latency.passthrough!.p50_ms - latency.direct!.p50_ms),
       passthrough_added_first_chunk_p50_ms: round3(firstChunk.passthrough!.p50_ms - firstChunk.direct!.p50_ms),
       svc_over_passthrough_p50_ms: round3(latency.svc!.p50_ms - latency.passthrough!.p50_ms),

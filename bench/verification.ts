@@ -15,7 +15,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assessClaims, indexSources, lexicalOverlapScore, type ClaimAssessment } from '../src/verification/grounding.ts';
+import { assessClaims, groundingResult, indexSources, lexicalOverlapScore, responseShare, type ClaimAssessment } from '../src/verification/grounding.ts';
 import { runVerification } from '../src/verification/verify.ts';
 import { DEFAULT_POLICY, resolvePolicy } from '../src/verification/policy.ts';
 import { LAYER_NAMES } from '../src/verification/types.ts';
@@ -46,6 +46,7 @@ interface Scored {
   svc: number;
   baseline: number;
   claims: ClaimAssessment[];
+  share: number;
 }
 
 function load(directory: string): Row[] {
@@ -116,7 +117,7 @@ function crossFit(items: readonly Scored[], scoreOf: (item: Scored) => number): 
   return { metrics: metrics(pairs), thresholds, predicted };
 }
 
-/** Character-level span F1 of the flagged findings (claims at or above the fold's threshold). */
+/** Character-level span F1 of the findings the layer reports at the fold's threshold. */
 function spanF1(items: readonly Scored[], thresholdOf: Map<Scored, number>): Metrics {
   let tp = 0;
   let fp = 0;
@@ -124,13 +125,8 @@ function spanF1(items: readonly Scored[], thresholdOf: Map<Scored, number>): Met
   for (const item of items) {
     const threshold = thresholdOf.get(item)!;
     const predicted = new Uint8Array(item.row.response.length);
-    if (item.svc >= threshold) {
-      for (const claim of item.claims) {
-        if (claim.score < threshold) continue;
-        const spans = claim.findings.length > 0 ? claim.findings : [claim];
-        for (const span of spans) predicted.fill(1, span.start, span.end);
-      }
-    }
+    // Exactly the findings the layer reports at this threshold.
+    for (const span of groundingResult(item.claims, item.share, threshold, {}).findings) predicted.fill(1, span.start, span.end);
     const gold = new Uint8Array(item.row.response.length);
     for (const span of item.row.spans) gold.fill(1, span.start, span.end);
     for (let index = 0; index < gold.length; index += 1) {
@@ -148,9 +144,12 @@ export async function runVerificationBench(options: { quick?: boolean } = {}): P
   if (!existsSync(VERIFICATION_DATASET_DIR)) return { skipped: `needs ${VERIFICATION_DATASET_DIR}` };
   const rows = load(VERIFICATION_DATASET_DIR);
   const scored: Scored[] = rows.map((row) => {
-    const claims = assessClaims(row.response, indexSources(row.sources, row.question));
-    const svc = claims.reduce((max, claim) => Math.max(max, claim.score), 0);
-    return { row, fold: foldOf(row.ragtruth_source_id), svc, baseline: lexicalOverlapScore(row.response, row.sources), claims };
+    const index = indexSources(row.sources, row.question);
+    const claims = assessClaims(row.response, index);
+    const share = responseShare(row.response, index);
+    // The layer's own score (the threshold does not change it).
+    const svc = groundingResult(claims, share, 1, {}).score;
+    return { row, fold: foldOf(row.ragtruth_source_id), svc, baseline: lexicalOverlapScore(row.response, row.sources), claims, share };
   });
   const tasks: Record<string, object> = {};
   let beatsEverywhere = true;
@@ -166,6 +165,9 @@ export async function runVerificationBench(options: { quick?: boolean } = {}): P
       svc_grounding: { ...svc.metrics, thresholds_per_fold: svc.thresholds },
       lexical_overlap_baseline: { ...baseline.metrics, thresholds_per_fold: baseline.thresholds },
       span_level: spanF1(items, svc.predicted),
+      // Reference point: F1 of flagging every response (Data2txt is two-thirds hallucinated).
+      flag_everything_f1: metrics(items.map((item) => ({ predicted: true, actual: item.row.label === 'hallucinated' }))).f1,
+      default_threshold: { threshold: DEFAULT_POLICY.grounding.threshold, ...metrics(items.map((item) => ({ predicted: item.svc >= DEFAULT_POLICY.grounding.threshold, actual: item.row.label === 'hallucinated' }))) },
     };
   }
 

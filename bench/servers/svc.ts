@@ -28,6 +28,13 @@ const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan:
 if (process.env.BENCH_UPSTREAM_BASE_URL) {
   await services.accounts.providerKeys.set(org.id, 'openai', 'sk-bench-upstream-key', process.env.BENCH_UPSTREAM_BASE_URL);
 }
+// A second org, identical but with verification turned off: the gateway benchmark times both in
+// the same rounds to measure what the verification layers add (issue #18).
+const unverified = await services.accounts.createOrg({ name: 'bench-unverified', plan: 'enterprise' });
+if (process.env.BENCH_UPSTREAM_BASE_URL) {
+  await services.accounts.providerKeys.set(unverified.org.id, 'openai', 'sk-bench-upstream-key', process.env.BENCH_UPSTREAM_BASE_URL);
+}
+await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers: { authorization: `Bearer ${unverified.apiKey}` }, payload: { enabled: false } });
 const address = app.server.address();
-process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id })}\n`);
+process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id, api_key_unverified: unverified.apiKey })}\n`);
 process.on('SIGTERM', () => void app.close().then(() => services.close()).then(() => process.exit(0)));

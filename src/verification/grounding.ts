@@ -92,8 +92,8 @@ export interface ClaimAssessment extends Span {
   findings: Finding[];
 }
 
-const P_NUMBER = 0.55;
-const P_TIME = 0.5;
+const P_NUMBER = 0.65;
+const P_TIME = 0.6;
 const P_NAME = 0.4;
 const P_NEGATION = 0.5;
 
