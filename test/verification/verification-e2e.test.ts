@@ -82,6 +82,26 @@ describe('verification of completions', () => {
     expect(response.payload).not.toContain('BLUEBIRD');
   });
 
+  it('redacts the offending span of a JSON answer and hashes what was delivered', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: 'Your key is AKIAIOSFODNN7EXAMPLE, keep it safe.' });
+    const { headers } = await org([['openai', openai]]);
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'redact' } } });
+    const body = (await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('key?') })).json();
+    expect(body.content).toBe('Your key is [redacted], keep it safe.');
+    expect(body.verification).toMatchObject({ passed: false, action: 'redact', content_sha256: createHash('sha256').update(body.content).digest('hex') });
+    expect(body.verification.layers.constraint.findings).toEqual([expect.objectContaining({ reason: 'secret_in_output', detail: 'SECRET' })]);
+  });
+
+  it('validates a JSON answer against the request response_schema', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: '{"city": "Oslo", "temperature": "cold"}' });
+    const { headers } = await org([['openai', openai]]);
+    const schema = { type: 'object', required: ['city', 'temperature'], properties: { city: { type: 'string' }, temperature: { type: 'number' } } };
+    const body = (await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('weather as JSON', { response_schema: schema }) })).json();
+    expect(body.verification.layers.structural).toMatchObject({ verdict: 'fail', findings: [{ reason: 'schema_violation', detail: '/temperature type' }] });
+  });
+
   it('retries once with the next provider of the route and delivers the answer that passes', async () => {
     openai.reset();
     anthropic.reset();
