@@ -4,6 +4,7 @@
 import { getDetectionEngine, provideT4Judge } from '../detection/index.ts';
 import { screenCompletion } from './screen.ts';
 import { createT4Judge } from './t4-judge.ts';
+export { createJudgeCompletion } from './t4-judge.ts';
 import type { AppInstance } from '../http/app-types.ts';
 import { setTokenBudgetUsedRatio } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';

@@ -30,3 +30,23 @@ export function createT4Judge(config: DetectionT4Config, envKeys: Readonly<Recor
     },
   });
 }
+
+/**
+ * The deployment's judge model as a plain completion function (prompt → text), for other
+ * capabilities that escalate to it (verification's grounding tier 3). Same key, target and
+ * deadline rules as T4 above.
+ */
+export function createJudgeCompletion(config: DetectionT4Config, envKeys: Readonly<Record<string, string>>, allowPrivateTargets: boolean): (prompt: string, signal: AbortSignal) => Promise<string> {
+  const provider = config.provider;
+  if (!isProviderId(provider)) throw new Error(`unknown judge provider ${provider}`);
+  const target = { apiKey: envKeys[provider] ?? '', ...(config.baseUrl === null ? {} : { baseUrl: config.baseUrl }) };
+  return async (prompt, signal) => {
+    const result = await invokeCompletion(
+      provider,
+      { model: config.model, messages: [{ role: 'user', content: prompt }], max_tokens: JUDGE_MAX_TOKENS, temperature: 0, stream: false },
+      target,
+      { signal, timeoutMs: config.timeoutMs, publicOnly: config.baseUrl !== null && !allowPrivateTargets },
+    );
+    return result.content;
+  };
+}

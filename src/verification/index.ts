@@ -4,9 +4,10 @@
  * Outside code uses only these exports.
  */
 import { createAuditLog } from '../audit/index.ts';
-import { provideCompletionVerifier } from '../gateway/index.ts';
+import { createJudgeCompletion, provideCompletionVerifier } from '../gateway/index.ts';
 import type { AppInstance } from '../http/app-types.ts';
 import type { Services } from '../services.ts';
+import { createGroundingJudge } from './judge.ts';
 import { registerVerificationRouteHandlers } from './routes.ts';
 import { createVerification, type VerificationCore, type VerificationDeps } from './service.ts';
 
@@ -20,6 +21,7 @@ export { resolvePolicy, DEFAULT_POLICY, DEFAULT_POLICY_BODY, PolicySchema, Polic
 export type { PolicyBody, ResolvedPolicy } from './policy.ts';
 export { compileSafeRegex } from './regex-safety.ts';
 export { systemPromptLeak } from './leak.ts';
+export { createGroundingJudge, judgePrompt, parseJudgeAnswer } from './judge.ts';
 export type { Verification, LayerResult, Finding, LayerName, Verdict, Action, VerifyInput } from './types.ts';
 
 const cores = new WeakMap<Services, VerificationCore>();
@@ -32,7 +34,11 @@ export function verificationOf(services: Services): VerificationCore | undefined
 /** The capability plugin: builds the core through its one factory, hands the gateway its verifier, registers the routes. */
 export async function registerVerificationRoutes(app: AppInstance, services: Services, overrides: Partial<VerificationDeps> = {}): Promise<void> {
   const audit = createAuditLog(services);
-  const core = createVerification({ db: services.db, logger: services.logger, audit, ...overrides });
+  // Grounding tier 3 uses the deployment's judge model when one is configured (DETECTION_T4_*);
+  // it still runs only for orgs whose policy enables grounding.judge.
+  const judgeConfig = services.config.detectionT4;
+  const tiers = judgeConfig === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(judgeConfig, services.config.providerEnvKeys, services.config.allowPrivateTargets)) };
+  const core = createVerification({ db: services.db, logger: services.logger, audit, tiers, ...overrides });
   cores.set(services, core);
   provideCompletionVerifier(services, core.verifier);
   services.onClose.push(() => core.close());
