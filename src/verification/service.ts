@@ -159,11 +159,25 @@ export function createVerification(deps: VerificationDeps): VerificationCore {
     });
   };
 
+  /**
+   * The org's policy for a completion; if it cannot be read (database unavailable) the last
+   * cached value is gone too, so the defaults apply and the error is logged — an answer already
+   * paid for upstream is not turned into a 5xx by a policy lookup.
+   */
+  const policyFor = async (context: VerifierContext): Promise<ResolvedPolicy> => {
+    try {
+      return await policies.get(context.orgId);
+    } catch (error) {
+      deps.logger.error({ err: error, request_id: context.requestId }, 'verification policy unavailable; defaults apply');
+      return DEFAULT_POLICY;
+    }
+  };
+
   const blocked = (verification: Verification) => new SvcError('VERIFICATION_BLOCKED', { details: { verification } });
 
   const verifier: CompletionVerifier = {
     async completion(context, envelope, retry) {
-      const policy = await policies.get(context.orgId);
+      const policy = await policyFor(context);
       const streamed = false;
       if (!policy.enabled) {
         record(context, { content: envelope.content, delivered: true, provider: envelope.provider, model: envelope.model, streamed, verification: null });
@@ -204,7 +218,7 @@ export function createVerification(deps: VerificationDeps): VerificationCore {
     },
 
     async stream(context): Promise<StreamVerifier | null> {
-      const policy = await policies.get(context.orgId);
+      const policy = await policyFor(context);
       const base = inputOf(requestView(context.body), { content: '', finish_reason: null });
       const { content: _content, finishReason: _finish, ...rest } = base;
       const guard = policy.enabled ? createStreamGuard(rest, policy, tiers) : null;
