@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../http/app-types.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -44,7 +44,13 @@ function policyFailure(error: unknown): never {
   throw error;
 }
 
-export function registerVerificationRouteHandlers(app: AppInstance, core: VerificationCore, audit: AuditLog): void {
+export interface VerificationRoutesOptions {
+  verification: VerificationCore;
+  audit: AuditLog;
+}
+
+export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async (app, options) => {
+  const { verification: core, audit } = options;
   app.post('/api/v1/verify', { config: { scope: 'write' }, bodyLimit: 4 * 1_048_576, schema: { tags: ['verification'], body: GuardRequestSchema, response: { 200: VerificationSchema } } }, async (request) => {
     const body = request.body as Static<typeof GuardRequestSchema>;
     if (body.schema !== undefined) {
@@ -90,4 +96,4 @@ export function registerVerificationRouteHandlers(app: AppInstance, core: Verifi
       return record;
     },
   );
-}
+};

@@ -6,8 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuditLog } from '../../src/audit/index.ts';
-import { configureGateway } from '../../src/gateway/index.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
@@ -19,8 +17,7 @@ let openai: FakeProvider;
 let anthropic: FakeProvider;
 
 beforeAll(async () => {
-  services = await createTestServices();
-  configureGateway(services, { timers: false, retryPolicy: { attemptsPerProvider: 1, baseDelayMs: 5, maxDelayMs: 20, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 } });
+  services = await createTestServices({ services: { gateway: { timers: false, retryPolicy: { attemptsPerProvider: 1, baseDelayMs: 5, maxDelayMs: 20, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 } } } });
   app = await buildApp(services.config, services);
   await app.ready();
   [openai, anthropic] = await Promise.all([startFakeProvider('openai'), startFakeProvider('anthropic')]);
@@ -240,7 +237,7 @@ describe('AI provenance', () => {
       sources: [{ index: 0, id: 'hours', sha256: createHash('sha256').update('The office opens at 9.').digest('hex') }],
       checks: { integrity: 'pass', grounding: 'pass', structural: 'pass', constraint: 'pass' },
     });
-    const audit = createAuditLog(services);
+    const audit = services.audit;
     const entries = await audit.list(orgId);
     const chained = entries.find((entry) => entry.action === 'ai.provenance.recorded' && entry.target === completion.request_id)!;
     expect(chained).toBeDefined();
