@@ -21,6 +21,7 @@ export type { ToolCategory } from './definitions.ts';
 export { COMPOUND_PATTERNS, CHAIN_WINDOW_MS, createChainCorrelator } from './chains.ts';
 export { createInspector, contentSignals } from './inspection.ts';
 export { MCP_REFUSALS } from './jsonrpc.ts';
+export { poisonLevel } from './pinning.ts';
 
 const overridesByServices = new WeakMap<Services, Partial<McpDeps>>();
 const instances = new WeakMap<Services, Mcp>();

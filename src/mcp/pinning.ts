@@ -5,7 +5,7 @@
  * admin approves the new hash. Every hold is a `tool_poisoning` finding. The state is cached per
  * replica and written through to mcp_definitions.
  */
-import type { McpFinding, McpInspector } from './inspection.ts';
+import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
 import { definitionHash, definitionText, inferCategory, sha256Jcs, type ToolCategory } from './definitions.ts';
 import type { DefinitionKind, DefinitionRecord, McpStore } from './store.ts';
 
@@ -18,6 +18,8 @@ export interface DefinitionVerdict {
   readonly held: boolean;
   /** Why it is held or flagged. */
   readonly reason: 'first_sight' | 'unchanged' | 'changed' | 'poisoned' | 'changed_and_poisoned' | 'awaiting_approval';
+  /** Flagged but not held (alert band): reported as a tool_poisoning finding, still usable. */
+  readonly flagged: boolean;
   readonly findings: readonly McpFinding[];
   /** True the first time this state was reached (report once, not on every list). */
   readonly isNew: boolean;
@@ -33,6 +35,20 @@ export interface PinningContext {
 
 /** Findings at or above this confidence, or an engine decision of block, make a definition poisoned. */
 const POISON_CATEGORIES = new Set(['tool-poisoning', 'prompt-injection', 'context-poisoning', 'exfiltration', 'agent-impersonation', 'prompt-chaining', 'sleeper-payload', 'system-prompt-extraction', 'jailbreak', 'credential-solicitation']);
+
+/**
+ * How a definition's scan is acted on (docs/mcp.md "Poisoned definitions"): 'held' when the
+ * engine's decision is block (hidden or its calls refused until approved); 'flagged' when it
+ * reaches the alert or challenge band with a catalogue or signal finding of an injection or
+ * poisoning class (a tool_poisoning finding and an alert, the tool stays usable); otherwise null.
+ * Holding only at block keeps ordinary tools usable: on the benign corpora the alert band alone
+ * would hide 4 % of popular servers' tools.
+ */
+export function poisonLevel(inspection: Inspection): 'held' | 'flagged' | null {
+  if (inspection.decision === 'block') return 'held';
+  if (inspection.decision === 'allow' || inspection.decision === 'log') return null;
+  return inspection.findings.some((finding) => POISON_CATEGORIES.has(finding.category) && finding.confidence > 0 && !finding.id.startsWith('ml.')) ? 'flagged' : null;
+}
 
 export function createPinning(store: McpStore, inspector: McpInspector) {
   const cache = new Map<string, Map<string, DefinitionRecord>>();
@@ -54,10 +70,10 @@ export function createPinning(store: McpStore, inspector: McpInspector) {
     const category = kind === 'tool' ? inferCategory(definition, context.categories[name]) : 'none';
     const existing = entries.get(keyOf(kind, name));
     if (existing !== undefined && existing.hash === hash && existing.pending_hash === null) {
-      return { kind, name, hash, category, held: false, reason: 'unchanged', findings: [], isNew: false };
+      return { kind, name, hash, category, held: false, flagged: false, reason: 'unchanged', findings: [], isNew: false };
     }
     if (existing !== undefined && existing.pending_hash === hash) {
-      return { kind, name, hash, category, held: true, reason: 'awaiting_approval', findings: existing.findings, isNew: false };
+      return { kind, name, hash, category, held: true, flagged: false, reason: 'awaiting_approval', findings: existing.findings, isNew: false };
     }
     // New or changed: scan what the model would read.
     const text = kind === 'tool' ? definitionText(definition) : kind === 'instructions' ? String(definition.instructions ?? '') : definitionText(definition);
@@ -66,14 +82,14 @@ export function createPinning(store: McpStore, inspector: McpInspector) {
       serverId: context.serverId,
       ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
     });
-    const flagged = inspection.findings.filter((finding) => POISON_CATEGORIES.has(finding.category) && finding.confidence > 0);
-    const poisoned = inspection.decision === 'block' || (flagged.length > 0 && inspection.decision !== 'allow' && inspection.decision !== 'log');
+    const level = poisonLevel(inspection);
+    const poisoned = level === 'held';
     const changed = existing !== undefined && existing.hash !== null && existing.hash !== hash;
     // Prompts and resources are pinned and reported but not held (their text is scanned when read).
     const holdable = kind === 'tool' || kind === 'instructions';
     const held = holdable && (changed || poisoned || (existing !== undefined && existing.hash === null));
     const reason: DefinitionVerdict['reason'] = changed ? (poisoned ? 'changed_and_poisoned' : 'changed') : poisoned ? 'poisoned' : 'first_sight';
-    const findings: McpFinding[] = [...(poisoned ? inspection.findings : [])];
+    const findings: McpFinding[] = [...(level === null ? [] : inspection.findings)];
     if (changed) findings.unshift({ id: 'mcp.definition-changed', name: 'Definition changed since it was pinned (rug pull)', category: 'tool-poisoning', confidence: 0.7 });
     const record: Omit<DefinitionRecord, 'first_seen_at' | 'updated_at'> = held
       ? { server_id: context.serverId, kind, name, hash: existing?.hash ?? null, pending_hash: hash, pending_definition: definition, pending_reason: reason, findings, category }
@@ -81,7 +97,7 @@ export function createPinning(store: McpStore, inspector: McpInspector) {
     await store.saveDefinition(context.orgId, record);
     const now = new Date().toISOString();
     entries.set(keyOf(kind, name), { ...record, first_seen_at: existing?.first_seen_at ?? now, updated_at: now });
-    return { kind, name, hash, category, held, reason, findings, isNew: true };
+    return { kind, name, hash, category, held, flagged: level === 'flagged', reason, findings, isNew: true };
   }
 
   return {

@@ -324,7 +324,7 @@ export function createProxy(deps: ProxyDeps) {
     const instructions = result.instructions;
     if (typeof instructions !== 'string') return result;
     const verdict = await deps.pinning.check(pinContext(exchange), 'instructions', '', { instructions });
-    if (verdict.isNew && verdict.held) reportDefinition(exchange, verdict);
+    if (verdict.isNew && (verdict.held || verdict.flagged)) reportDefinition(exchange, verdict);
     if (verdict.held && exchange.server.on_held === 'hide') {
       const rest = { ...result };
       delete rest.instructions;
@@ -342,7 +342,7 @@ export function createProxy(deps: ProxyDeps) {
         continue;
       }
       const verdict = await deps.pinning.check(pinContext(exchange), 'tool', tool.name, tool);
-      if (verdict.isNew && verdict.held) reportDefinition(exchange, verdict);
+      if (verdict.isNew && (verdict.held || verdict.flagged)) reportDefinition(exchange, verdict);
       if (verdict.isNew && verdict.reason === 'first_sight') await reportCollisions(exchange, 'tool', tool.name);
       if (verdict.isNew) await correlate(exchange, definitionObservations(verdict.findings, tool.name, exchange));
       if (verdict.held && exchange.server.on_held === 'hide') continue;
@@ -426,7 +426,7 @@ export function createProxy(deps: ProxyDeps) {
       action: 'mcp.tool_poisoning',
       outcome: 'flagged',
       target: verdict.name,
-      details: { finding: 'tool_poisoning', kind: verdict.kind, reason: verdict.reason, definition_hash: verdict.hash, server_id: exchange.server.id, session_id: exchange.sessionId, hop: exchange.caller.hop, findings: verdict.findings, policy: exchange.server.on_held },
+      details: { finding: 'tool_poisoning', kind: verdict.kind, reason: verdict.reason, held: verdict.held, definition_hash: verdict.hash, server_id: exchange.server.id, session_id: exchange.sessionId, hop: exchange.caller.hop, findings: verdict.findings, policy: exchange.server.on_held },
     });
     deps.events.emit(exchange.caller.orgId, 'threat.alert', {
       request_id: exchange.requestId, threat_score: 0.7, decision: 'alert', pattern_ids: ['tool_poisoning', ...verdict.findings.map((finding) => finding.id)],

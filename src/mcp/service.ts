@@ -21,6 +21,8 @@ import { createStore, type DefinitionKind, type DefinitionRecord, type McpServer
 export const SESSION_TTL_MS = 30 * 60_000;
 /** Session activity is written at most this often per session and replica. */
 const SESSION_WRITE_EVERY_MS = 10_000;
+/** How long audit entries gather before they are appended (one chain transaction per batch). */
+const AUDIT_GATHER_MS = 100;
 
 export interface McpDeps {
   readonly db: Database;
@@ -56,17 +58,30 @@ export function createMcp(deps: McpDeps) {
   const chains = createChainCorrelator(deps.cache);
   const sessions = new Map<string, { expiresAt: number; writtenAt: number; requests: number }>();
 
-  // Audit entries are appended in order per org, off the request path; flush() waits for them.
-  const auditQueues = new Map<string, Promise<unknown>>();
+  // Audit entries are appended in order per org, off the request path: while one append is in
+  // flight, later entries gather and go in the next appendMany (one chain-head lock per batch).
+  // flush() waits until every entry is written.
+  const auditBuffers = new Map<string, CallAudit[]>();
+  const auditDrains = new Map<string, Promise<void>>();
+  const drain = async (orgId: string): Promise<void> => {
+    for (;;) {
+      const batch = auditBuffers.get(orgId);
+      if (batch === undefined || batch.length === 0) break;
+      auditBuffers.delete(orgId);
+      await deps.audit
+        .appendMany(orgId, batch.map((entry) => ({ actor: 'mcp-proxy', action: entry.action, target: entry.target, outcome: entry.outcome, details: entry.details })))
+        .catch((error: unknown) => deps.logger.error({ err: error, entries: batch.length }, 'mcp audit append failed'));
+    }
+    auditDrains.delete(orgId);
+  };
   const audit = (orgId: string, entry: CallAudit): void => {
-    const previous = auditQueues.get(orgId) ?? Promise.resolve();
-    const next = previous
-      .then(() => deps.audit.append(orgId, { actor: 'mcp-proxy', action: entry.action, target: entry.target, outcome: entry.outcome, details: entry.details }))
-      .catch((error: unknown) => deps.logger.error({ err: error, action: entry.action }, 'mcp audit append failed'));
-    auditQueues.set(orgId, next);
-    void next.then(() => {
-      if (auditQueues.get(orgId) === next) auditQueues.delete(orgId);
-    });
+    let buffer = auditBuffers.get(orgId);
+    if (buffer === undefined) auditBuffers.set(orgId, (buffer = []));
+    buffer.push(entry);
+    if (auditDrains.has(orgId)) return;
+    // A short gathering delay turns a burst of calls into one transaction (embedded PGlite runs
+    // queries on the event loop, so fewer, larger appends keep calls moving).
+    auditDrains.set(orgId, new Promise<void>((resolve) => setTimeout(resolve, AUDIT_GATHER_MS)).then(() => drain(orgId)));
   };
 
   const session = async (caller: ProxyCaller, server: McpServerRecord, sessionId: string, mcpSessionId: string | null): Promise<'active' | 'expired'> => {
@@ -97,6 +112,19 @@ export function createMcp(deps: McpDeps) {
 
   const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, audit, session });
   const view = (server: McpServerRecord): McpServerView => ({ ...server, endpoint: `/mcp/${server.id}` });
+  // The proxy looks its server up on every request: a per-replica cache keeps the database off
+  // the hot path (a deletion on another replica takes effect within the TTL).
+  const serverCache = new Map<string, { server: McpServerRecord | null; expiresAt: number }>();
+  const SERVER_CACHE_MS = 5_000;
+  const cachedServer = async (orgId: string, id: string): Promise<McpServerRecord | null> => {
+    const key = `${orgId}:${id}`;
+    const hit = serverCache.get(key);
+    if (hit !== undefined && hit.expiresAt > Date.now()) return hit.server;
+    const server = await store.getServer(orgId, id);
+    if (serverCache.size > 10_000) serverCache.clear();
+    serverCache.set(key, { server, expiresAt: Date.now() + SERVER_CACHE_MS });
+    return server;
+  };
 
   return {
     enabled: deps.enabled,
@@ -116,12 +144,13 @@ export function createMcp(deps: McpDeps) {
       return (await store.listServers(orgId)).map(view);
     },
     async getServer(orgId: string, id: string): Promise<McpServerView> {
-      const server = await store.getServer(orgId, id);
+      const server = await cachedServer(orgId, id);
       if (server === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
       return view(server);
     },
     async deleteServer(orgId: string, actor: string, id: string): Promise<void> {
       if (!(await store.deleteServer(orgId, id))) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
+      serverCache.delete(`${orgId}:${id}`);
       pinning.forget(orgId, id);
       audit(orgId, { action: 'mcp.server.delete', outcome: 'success', target: id, details: { actor } });
     },
@@ -141,8 +170,9 @@ export function createMcp(deps: McpDeps) {
       const servers = new Map((await store.listServers(orgId)).map((server) => [server.id, server.name]));
       return (await store.collisions(orgId)).map((entry) => ({ ...entry, server_names: entry.servers.map((id) => servers.get(id) ?? id) }));
     },
-    async quarantined(orgId: string, state?: 'held' | 'released'): Promise<QuarantineRecord[]> {
-      return store.listQuarantine(orgId, state);
+    /** Quarantined results without their content (the original is for admins, by id). */
+    async quarantined(orgId: string, state?: 'held' | 'released'): Promise<Omit<QuarantineRecord, 'original'>[]> {
+      return (await store.listQuarantine(orgId, state)).map(({ original: _original, ...rest }) => rest);
     },
     async quarantine(orgId: string, id: string): Promise<QuarantineRecord> {
       const record = await store.getQuarantine(orgId, id);
@@ -181,7 +211,7 @@ export function createMcp(deps: McpDeps) {
       return proxy.handle(request);
     },
     async flush(): Promise<void> {
-      while (auditQueues.size > 0) await Promise.all([...auditQueues.values()]);
+      while (auditDrains.size > 0) await Promise.all([...auditDrains.values()]);
     },
     async close(): Promise<void> {
       await this.flush();
