@@ -36,6 +36,8 @@ export interface McpDeps {
   readonly allowPrivateTargets: boolean;
   readonly enabled: boolean;
   readonly sessionTtlMs?: number;
+  /** Clock for session expiry (tests move it). */
+  readonly now?: () => number;
 }
 
 export interface ServerInput {
@@ -52,6 +54,7 @@ export interface McpServerView extends McpServerRecord {
 
 export function createMcp(deps: McpDeps) {
   const ttlMs = deps.sessionTtlMs ?? SESSION_TTL_MS;
+  const clock = deps.now ?? Date.now;
   const store = createStore(deps.db);
   const inspector = createInspector(deps.detection);
   const pinning = createPinning(store, inspector);
@@ -86,7 +89,7 @@ export function createMcp(deps: McpDeps) {
 
   const session = async (caller: ProxyCaller, server: McpServerRecord, sessionId: string, mcpSessionId: string | null): Promise<'active' | 'expired'> => {
     const key = `${caller.orgId}:${sessionId}`;
-    const now = Date.now();
+    const now = clock();
     let state = sessions.get(key);
     if (state === undefined) {
       const stored = await store.getSession(caller.orgId, sessionId, now);
@@ -104,7 +107,7 @@ export function createMcp(deps: McpDeps) {
       const requests = state.requests;
       state.requests = 0;
       state.writtenAt = now;
-      await store.touchSession(caller.orgId, { id: sessionId, server_id: server.id, mcp_session_id: mcpSessionId, role: caller.role, ttlMs, requests });
+      await store.touchSession(caller.orgId, { id: sessionId, server_id: server.id, mcp_session_id: mcpSessionId, role: caller.role, expiresAt: new Date(now + ttlMs), requests });
     }
     if (sessions.size > 100_000) for (const [oldKey, value] of sessions) if (value.expiresAt <= now) sessions.delete(oldKey);
     return 'active';
@@ -186,7 +189,7 @@ export function createMcp(deps: McpDeps) {
       return record;
     },
     async heartbeat(orgId: string, id: string): Promise<SessionRecord> {
-      const result = await store.heartbeat(orgId, id, ttlMs);
+      const result = await store.heartbeat(orgId, id, ttlMs, clock());
       if (result === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_session', id } });
       if (result === 'expired') {
         sessions.delete(`${orgId}:${id}`);
@@ -197,7 +200,7 @@ export function createMcp(deps: McpDeps) {
       return result;
     },
     async session(orgId: string, id: string): Promise<SessionRecord> {
-      const record = await store.getSession(orgId, id);
+      const record = await store.getSession(orgId, id, clock());
       if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_session', id } });
       return record;
     },

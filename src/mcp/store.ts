@@ -224,15 +224,15 @@ export function createStore(db: Database) {
       return rows[0] === undefined ? null : sessionRow(rows[0], now);
     },
     /** Creates the session or records activity; `requests` is added to its counter. */
-    async touchSession(orgId: string, input: { id: string; server_id: string; mcp_session_id: string | null; role: string; ttlMs: number; requests: number }): Promise<void> {
+    async touchSession(orgId: string, input: { id: string; server_id: string; mcp_session_id: string | null; role: string; expiresAt: Date; requests: number }): Promise<void> {
       await db.withOrg(orgId, (tx) =>
         tx.query(
           `INSERT INTO mcp_sessions (org_id, id, role, server_id, mcp_session_id, expires_at, request_count, state)
-           VALUES ($1, $2, $3, $4, $5, now() + ($6::text || ' milliseconds')::interval, $7, 'active')
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'active')
            ON CONFLICT (org_id, id) DO UPDATE SET request_count = mcp_sessions.request_count + EXCLUDED.request_count,
              mcp_session_id = COALESCE(EXCLUDED.mcp_session_id, mcp_sessions.mcp_session_id), role = EXCLUDED.role,
              expires_at = EXCLUDED.expires_at`,
-          [orgId, input.id, input.role, input.server_id, input.mcp_session_id, String(input.ttlMs), input.requests],
+          [orgId, input.id, input.role, input.server_id, input.mcp_session_id, input.expiresAt.toISOString(), input.requests],
         ),
       );
     },
