@@ -68,12 +68,11 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
   const { createTestServices } = await import('../test/helpers/app.ts');
   const { serveScripted } = await import('../test/mcp/upstreams.ts');
   const { buildApp } = await import('../src/http/build-app.ts');
-  const { configureMcp } = await import('../src/mcp/index.ts');
+
   const upstream = await serveScripted(() => [
     { definition: { name: 'echo', description: 'Echoes the message.', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }, result: (args) => `Echo: ${String(args.message)}` },
   ]);
-  const services = await createTestServices({ env: { LOG_LEVEL: 'error' } });
-  configureMcp(services, { detection: createDetectionEngine({ cache: services.cache, db: services.db, logger: services.logger }) });
+  const services = await createTestServices({ env: { LOG_LEVEL: 'error' }, services: { mcp: { detection: createDetectionEngine() } } });
   const app = await buildApp(services.config, services);
   const context = {
     app,

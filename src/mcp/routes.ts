@@ -6,7 +6,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../http/app-types.ts';
+import type { RateLimiter } from '../platform/rate-limit.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { SvcError } from '../platform/errors.ts';
 import { roleOf } from './authorization.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
@@ -25,13 +26,22 @@ function authOf(request: FastifyRequest): { orgId: string; actor: string } {
 }
 
 export interface McpRouteOptions {
+  readonly mcp: Mcp;
+  /** Key ids whose role is super_admin (MCP_SUPER_ADMIN_KEYS). */
   readonly superAdminKeys: readonly string[];
-  /** Gives back the request's concurrency slot (long-lived SSE streams must not hold one). */
-  readonly releaseSlot: (request: FastifyRequest) => Promise<void>;
+  /** Gives back a request's concurrency slot: long-lived SSE streams must not hold one. */
+  readonly rateLimiter: RateLimiter;
 }
 
-export async function registerMcpRouteHandlers(app: AppInstance, mcp: Mcp, options: McpRouteOptions): Promise<void> {
+export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => {
+  const { mcp } = options;
   const superAdmins = new Set(options.superAdminKeys);
+  const releaseSlot = async (request: FastifyRequest): Promise<void> => {
+    const held = request.rateLimit;
+    if (held === null || !held.holdsSlot) return;
+    held.holdsSlot = false;
+    await options.rateLimiter.release(held.identity);
+  };
   const enabled = () => {
     if (!mcp.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'FEATURE_MCP_SECURITY' } });
   };
@@ -118,7 +128,7 @@ export async function registerMcpRouteHandlers(app: AppInstance, mcp: Mcp, optio
       };
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());
-      if (request.method === 'GET') await options.releaseSlot(request);
+      if (request.method === 'GET') await releaseSlot(request);
       const response = await mcp.handle({
         method: request.method,
         server,
@@ -130,7 +140,7 @@ export async function registerMcpRouteHandlers(app: AppInstance, mcp: Mcp, optio
       });
       reply.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
-      if (response.body !== null && typeof response.body !== 'string') await options.releaseSlot(request);
+      if (response.body !== null && typeof response.body !== 'string') await releaseSlot(request);
       return reply.send(response.body ?? '');
     };
     const routeOptions = { config: { scope: 'read' as const }, schema: { hide: true, params: Params } };
@@ -138,4 +148,4 @@ export async function registerMcpRouteHandlers(app: AppInstance, mcp: Mcp, optio
     scope.get('/mcp/:id', routeOptions, handler);
     scope.delete('/mcp/:id', routeOptions, handler);
   });
-}
+};

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { createAuditLog } from '../../src/audit/index.ts';
 import { createDetectionEngine } from '../../src/detection/index.ts';
 import { createMcp } from '../../src/mcp/index.ts';
 import { assertPublicUrl } from '../../src/platform/ssrf.ts';
@@ -94,7 +93,7 @@ describe('servers registry', () => {
     // The core as a deployment without ALLOW_PRIVATE_TARGETS builds it (same storage, strict SSRF check).
     const strict = createMcp({
       db: context.services.db, cache: context.services.cache, events: context.services.events, logger: context.services.logger,
-      audit: createAuditLog(context.services), detection: createDetectionEngine(),
+      audit: context.services.audit, detection: createDetectionEngine(),
       checkTarget: (url, field) => assertPublicUrl(url, { allowPrivate: false, ...(field === undefined ? {} : { field }) }),
       allowPrivateTargets: false, enabled: true,
     });

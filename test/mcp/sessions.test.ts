@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { configureMcp, SESSION_TTL_MS } from '../../src/mcp/index.ts';
+import { SESSION_TTL_MS } from '../../src/mcp/index.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { serveScripted, type Upstream } from './upstreams.ts';
@@ -24,8 +24,7 @@ let keyB: string;
 let endpointA: string;
 
 beforeAll(async () => {
-  services = await createTestServices();
-  configureMcp(services, { sessionTtlMs: TTL_MS, now: () => Date.now() + clockOffset });
+  services = await createTestServices({ services: { mcp: { sessionTtlMs: TTL_MS, now: () => Date.now() + clockOffset } } });
   app = await buildApp(services.config, services);
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
