@@ -16,6 +16,7 @@ import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type Bl
 import { createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, type VerificationCore } from './verification/index.ts';
+import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
 import {
   createWebhooks,
   setTokenBudgetUsedRatio,
@@ -57,6 +58,8 @@ export interface Services {
   readonly webhooks: Webhooks;
   /** Verification of AI responses (the gateway's completion verifier, guard API, policy, provenance). */
   readonly verification: VerificationCore;
+  /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
+  readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /**
@@ -85,6 +88,8 @@ export interface ServiceOptions {
   gateway?: Partial<GatewayServiceDeps>;
   /** Test seams: the webhook delivery policy. */
   webhooks?: WebhookOptions;
+  /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
+  mcp?: Partial<McpDeps>;
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -146,6 +151,18 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     audit,
     tiers: config.detectionT4 === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets)) },
   });
+  const mcp = createMcp({
+    db,
+    cache,
+    events,
+    logger,
+    audit,
+    detection,
+    checkTarget,
+    allowPrivateTargets: config.allowPrivateTargets,
+    enabled: config.features.mcpSecurity,
+    ...options.mcp,
+  });
 
   // Background work, owned by start()/close().
   let redisProbe: NodeJS.Timeout | undefined;
@@ -170,6 +187,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     gateway,
     webhooks,
     verification,
+    mcp,
     checkTarget,
     async start() {
       if (started || closed) return;
@@ -212,6 +230,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('operational alerts', () => alerts?.stop());
       await step('block audit writer', () => blockAudit?.stop());
       await step('audit jobs', () => stopAuditJobs?.());
+      await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
       await step('gateway', () => gateway.close());
       await step('verification provenance', () => verification.close());

@@ -7,6 +7,7 @@ import { accountRoutes } from '../accounts/index.ts';
 import { auditRoutes } from '../audit/index.ts';
 import { detectionRoutes } from '../detection/index.ts';
 import { gatewayRoutes } from '../gateway/index.ts';
+import { mcpRoutes } from '../mcp/index.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 import { webhookRoutes } from '../webhooks/index.ts';
 import { verificationRoutes } from '../verification/index.ts';
@@ -20,4 +21,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   await app.register(auditRoutes, { audit });
   await app.register(webhookRoutes, { webhooks, audit });
   await app.register(verificationRoutes, { verification, audit });
+  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter });
 }
