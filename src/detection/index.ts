@@ -67,3 +67,5 @@ export async function registerDetectionRoutes(app: AppInstance, services: Servic
   registerRoutesWith(app, services, getDetectionEngine(services));
 }
 export { reportDecision, sessionIdOf } from './report.ts';
+export { createResponseGuard } from './response-filter.ts';
+export type { ResponseGuard, ResponseFilterRequest } from './response-filter.ts';

@@ -1,7 +1,7 @@
 /**
  * The AI gateway capability. Outside code uses only these exports.
  */
-import { getDetectionEngine, provideT4Judge } from '../detection/index.ts';
+import { createResponseGuard, getDetectionEngine, provideT4Judge } from '../detection/index.ts';
 import { screenCompletion } from './screen.ts';
 import { createT4Judge } from './t4-judge.ts';
 import type { AppInstance } from '../http/app-types.ts';
@@ -70,5 +70,6 @@ export async function registerGatewayRoutes(app: AppInstance, services: Services
   registerGatewayRouteHandlers(app, gateway, {
     enabled: services.config.features.aiGateway,
     screen: (request, body) => screenCompletion(detection, services.events, request, body),
+    responseGuard: (request, body) => createResponseGuard(detection, body, { ...(request.auth?.orgId === undefined ? {} : { orgId: request.auth.orgId }), requestId: String(request.id) }),
   });
 }

@@ -9,6 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../http/app-types.ts';
+import type { ResponseGuard } from '../detection/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
@@ -40,6 +41,8 @@ export interface GatewayRouteOptions {
   enabled: boolean;
   /** Inspects the request before it is prepared; throws to refuse it (see screen.ts). */
   screen?: (request: FastifyRequest, body: CompletionBody) => Promise<unknown>;
+  /** The response filter of one completion (detection's llm_output check; see docs/detection.md). */
+  responseGuard?: (request: FastifyRequest, body: CompletionBody) => ResponseGuard;
 }
 
 export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayService, options: GatewayRouteOptions): void {
@@ -60,14 +63,16 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
       const body = request.body as CompletionBody;
       if (options.screen) await options.screen(request, body);
       const prepared = await gateway.prepare(body, caller);
+      const guard = options.responseGuard?.(request, body) ?? null;
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {
         const envelope = await gateway.complete(prepared, cancel);
+        if (guard !== null) envelope.response_filter = await guard.finish(envelope.content, envelope.response_filter);
         return envelope;
       }
       const opened = await gateway.openStream(prepared, cancel);
       reply.hijack();
-      await pipeStream(gateway, prepared, opened, reply, cancel);
+      await pipeStream(gateway, prepared, opened, reply, cancel, guard);
       return reply;
     },
   );
@@ -137,7 +142,7 @@ function callerOf(request: FastifyRequest): Caller {
 }
 
 /** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel): Promise<void> {
+async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel, guard: ResponseGuard | null): Promise<void> {
   const writer = new SseWriter(reply.raw);
   const requestId = prepared.caller.requestId;
   const headers: Record<string, string | number | string[]> = {};
@@ -157,6 +162,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
       if (event.type === 'delta') {
         content += event.text;
+        guard?.check(content);
         const text = opened.restore.push(event.text);
         if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
       } else if (event.type === 'tool_call_delta') {
@@ -167,6 +173,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       } else {
         const rest = opened.restore.flush();
         if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
+        const filtered = guard === null ? gateway.responseFilterOf(prepared) : await guard.finish(content, gateway.responseFilterOf(prepared));
         const settled = await opened.finish({ kind: 'done', event, content });
         const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
         await send(
@@ -179,7 +186,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
             cost_usd: settled?.costUsd ?? 0,
             latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
             verification: null,
-            response_filter: gateway.responseFilterOf(prepared),
+            response_filter: filtered,
             done: true,
           }),
         );
@@ -196,6 +203,15 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       cancel.abort();
       await opened.rest.return?.().catch(() => undefined);
       await opened.finish({ kind: 'aborted', content });
+      writer.end();
+      return;
+    }
+    if (error instanceof SvcError) {
+      // The response filter ended the stream (a leak): the provider did nothing wrong, so the
+      // stream is settled like one the client left (no breaker failure), then the error event.
+      await opened.rest.return?.().catch(() => undefined);
+      await opened.finish({ kind: 'aborted', content });
+      await send(sseLine({ request_id: requestId, error: { code: error.code, message: error.message } }));
       writer.end();
       return;
     }
