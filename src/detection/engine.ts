@@ -14,7 +14,8 @@ import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
 import { explain } from './explain.ts';
 import { httpScanText } from './http-text.ts';
-import { normalize } from './normalize/index.ts';
+import { DEFAULT_HTTP_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
+import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
 import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
 import { decide, escalate, escalationTier, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
 import { combineFindings, noisyOr, round } from './score.ts';
@@ -49,6 +50,8 @@ export interface DetectionDeps {
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
   readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
+  /** Longest HTTP scan text scanned at all (the first 64 KiB go through every tier, the rest through T1 in windows); default 256 KiB. */
+  readonly httpScanMax?: number;
   /** false: analyse every request afresh (benchmarks of the tiers themselves). Default: cache repeated content. */
   readonly analysisCache?: boolean;
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
@@ -237,6 +240,18 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
 
       let findings: Finding[] = [...result.findings];
       let base = result.score;
+      let evidence = normalized.evidence;
+      if (kind === 'http' && text.length > MAX_SCAN_LENGTH) {
+        // Bodies beyond the first window: T1 over further windows up to the configured maximum.
+        const known = new Set(findings.map((finding) => finding.id));
+        const beyond = scanBeyondFirstWindow(catalogue, text, deps.httpScanMax ?? DEFAULT_HTTP_SCAN_MAX);
+        const added = beyond.findings.filter((finding) => !known.has(finding.id));
+        if (added.length > 0) {
+          findings = [...findings, ...added];
+          base = noisyOr([base, combineFindings(added)]);
+        }
+        evidence = [...evidence, ...beyond.evidence];
+      }
       let requestCount = 1;
       let fragmentMatch = false;
       const inSession = request.sessionId !== undefined && request.sessionId !== '' && sessions !== null;
@@ -277,7 +292,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const patterns = findings.map((finding) => ({ id: finding.id, name: finding.name, confidence: finding.confidence, ...(finding.span === undefined ? {} : { span: finding.span }) }));
       let explanation = inSession ? undefined : sessionlessExplanations.get(analysis);
       if (explanation === undefined) {
-        explanation = explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack });
+        explanation = explain({ decision, score, findings, evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack });
         if (!inSession) sessionlessExplanations.set(analysis, explanation);
       }
       const threat: ThreatDecision = {
@@ -292,7 +307,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         kind,
         categories: [...new Set(findings.map((finding) => finding.category))],
         tiers: result.reports,
-        evidence: normalized.evidence,
+        evidence,
         thresholds: limits,
         latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
       };
