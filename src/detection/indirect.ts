@@ -30,17 +30,23 @@ interface Segment {
   readonly text: string;
 }
 
+const codes = (characters: string) => new Set([...characters].map((character) => character.charCodeAt(0)));
+const LEADING_TRIM = codes(' \t\r\n\f\v\u00a0"\'`,:;-*#>•');
+const TRAILING_TRIM = codes(' \t\r\n\f\v\u00a0"\'`,;');
+
 /** Cuts the text into segments: lines, sentences, and record values (`key: value`, `'k': 'v'`). */
 export function segments(raw: string): Segment[] {
   const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
   const out: Segment[] = [];
   // Boundaries: newline runs, sentence ends, record punctuation between quoted values.
-  const boundary = /\n+|(?<=[.!?])\s+|["'],\s{0,4}["']|["']:\s{0,4}["']|[{}[\]]|<\/?(?:td|tr|th|li|p|div|br|span)\b[^>]{0,100}>|\|/g;
+  // (No lookbehind: it disables V8's fast scan and cost 40x on a 64 KiB text; the sentence's
+  // final punctuation is left out of the segment instead.)
+  const boundary = /\n+|[.!?]\s+|["'],\s{0,4}["']|["']:\s{0,4}["']|[{}[\]]|<\/?(?:td|tr|th|li|p|div|br|span)\b[^>]{0,100}>|\|/g;
   let last = 0;
   const push = (start: number, end: number) => {
     // Trim quotes, bullets and spaces at both ends (offsets follow the trimmed text).
-    while (start < end && /[\s"'`,:;\-*#>•]/.test(text[start]!)) start++;
-    while (end > start && /[\s"'`,;]/.test(text[end - 1]!)) end--;
+    while (start < end && LEADING_TRIM.has(text.charCodeAt(start))) start++;
+    while (end > start && TRAILING_TRIM.has(text.charCodeAt(end - 1))) end--;
     if (end - start >= 8) out.push({ start, end, text: text.slice(start, end) });
   };
   for (let match = boundary.exec(text); match !== null; match = boundary.exec(text)) {
@@ -90,7 +96,7 @@ const SWITCH = [
   /\b(?:do\s{1,3}not|don't|never)\s{1,3}(?:tell|inform|notify|alert|mention\s{1,3}(?:this|it)\s{1,3}to|let)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
   /\bwithout\s{1,3}(?:telling|informing|notifying|asking|alerting|confirming\s{1,3}with)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
   /\b(?:the\s{1,3}|your\s{1,3})?user\s{1,3}(?:wants|has\s{1,3}asked|asked|instructs|requires|authori[sz]ed|needs)\s{1,3}you\s{1,3}to\b/,
-  /\b(?:hidden|embedded|secret|covert|easter[\s-]egg)\s{1,3}(?:tasks?|instructions?|commands?|capabilit(?:y|ies)|requests?)\b/,
+  /\b(?:hidden|embedded|secret|covert)\s{1,3}(?:tasks?|instructions?|commands?|capabilit(?:y|ies)|requests?)\b/,
   /\b(?:developer|debug|god|admin|maintenance|jailbreak|dan)\s{1,3}mode\b/,
   /\bas\s{1,3}an?\s{1,3}(?:authority|expert)\s{1,3}(?:in|on)\b[^.\n]{0,60}\b(?:i\s{1,3}(?:suggest|recommend|instruct)|you\s{1,3}(?:must|should))/,
   /\bsuppose\s{1,3}we\s{1,3}(?:were\s{1,3}to\s{1,3})?ignore\b/,
@@ -195,22 +201,60 @@ function targetCount(lower: string, original: string): number {
  * Scores one segment: returns the findings it yields (each with the segment's span), strongest
  * first. `offset` maps the segment back into the caller's text.
  */
-function scoreSegment(segment: Segment, offset: number): Finding[] {
+/**
+ * Which families of patterns match anywhere in the text: one pass per family over the whole
+ * text, so that a long benign tool output (thousands of segments) pays the per-segment checks
+ * only for the families that occur in it at all. Anchored patterns (imperative openings, a role
+ * marker at a segment start) are cheap and always run per segment.
+ */
+interface Gates {
+  readonly addressed: boolean;
+  readonly addressedWeak: boolean;
+  readonly toolDirective: boolean;
+  readonly secondPerson: boolean;
+  readonly agentTask: boolean;
+  readonly gatherSend: boolean;
+  readonly switched: boolean;
+  readonly role: boolean;
+  readonly hijack: boolean;
+  readonly foreign: boolean;
+}
+const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true };
+const ROLE_UNANCHORED = ROLE.filter((regex) => !regex.source.startsWith('^'));
+const ROLE_ANCHORED = ROLE.filter((regex) => regex.source.startsWith('^'));
+
+function gatesOf(text: string): Gates {
+  const lower = text.toLowerCase();
+  return {
+    addressed: anyMatch(ADDRESSED, lower),
+    addressedWeak: anyMatch(ADDRESSED_WEAK, lower),
+    toolDirective: anyMatch(TOOL_DIRECTIVE, text) || anyMatch(TOOL_DIRECTIVE, lower),
+    secondPerson: SECOND_PERSON.test(lower),
+    agentTask: AGENT_TASK.test(lower),
+    gatherSend: GATHER_THEN_SEND.test(lower),
+    switched: anyMatch(SWITCH, lower),
+    role: anyMatch(ROLE_UNANCHORED, lower),
+    hijack: anyMatch(OUTPUT_HIJACK, lower),
+    foreign: FOREIGN_ACTION.test(lower),
+  };
+}
+
+function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN): Finding[] {
   const lower = segment.text.toLowerCase();
   const span = { start: segment.start + offset, end: segment.end + offset };
   const out: Finding[] = [];
-  const addressed = anyMatch(ADDRESSED, lower);
-  const addressedWeak = !addressed && anyMatch(ADDRESSED_WEAK, lower);
-  const toolDirective = anyMatch(TOOL_DIRECTIVE, segment.text.replace(/[A-Z]/g, (c) => c).toString()) || anyMatch(TOOL_DIRECTIVE.slice(0, 1), lower);
-  const secondPerson = SECOND_PERSON.test(lower);
-  const agentTask = AGENT_TASK.test(lower);
-  const gatherSend = GATHER_THEN_SEND.test(lower);
-  const switched = anyMatch(SWITCH, lower);
-  const role = anyMatch(ROLE, lower);
-  const hijack = anyMatch(OUTPUT_HIJACK, lower);
+  const addressed = gates.addressed && anyMatch(ADDRESSED, lower);
+  const addressedWeak = !addressed && gates.addressedWeak && anyMatch(ADDRESSED_WEAK, lower);
+  const toolDirective = gates.toolDirective && (anyMatch(TOOL_DIRECTIVE, segment.text) || anyMatch(TOOL_DIRECTIVE, lower));
+  const secondPerson = gates.secondPerson && SECOND_PERSON.test(lower);
+  const agentTask = gates.agentTask && AGENT_TASK.test(lower);
+  const gatherSend = gates.gatherSend && GATHER_THEN_SEND.test(lower);
+  const switched = gates.switched && anyMatch(SWITCH, lower);
+  const role = (gates.role && anyMatch(ROLE_UNANCHORED, lower)) || anyMatch(ROLE_ANCHORED, lower);
+  const hijack = gates.hijack && anyMatch(OUTPUT_HIJACK, lower);
   const imperative = IMPERATIVE.test(lower) || ASK.test(lower);
   const targets = imperative || addressed || switched ? targetCount(lower, segment.text) : 0;
-  const foreign = FOREIGN_ACTION.test(lower) && TARGETS[0]!.test(lower);
+  const foreign = gates.foreign && FOREIGN_ACTION.test(lower) && TARGETS[0]!.test(lower);
   if (addressed) out.push(finding('addressed-to-ai', 'Text in data addressed to the AI', 0.6, span));
   if (addressedWeak) out.push(finding('addressed-to-assistant', 'Text in data addressed to an assistant', 0.4, span));
   if (toolDirective) out.push(finding('tool-directive', 'Data tells the reader which tool to call', 0.55, span));
@@ -241,8 +285,9 @@ export function detectPlantedInstructions(raw: string): Finding[] {
     if (previous === undefined || found.confidence > previous.confidence) best.set(found.id, found);
   };
   let combined: Finding | null = null;
+  const gates = gatesOf(text);
   for (const segment of segments(text)) {
-    const found = scoreSegment(segment, 0);
+    const found = scoreSegment(segment, 0, gates);
     for (const item of found) keep(item);
     // Two different kinds of planted text in one segment (or an action request next to an
     // address to the AI): one stronger finding.
