@@ -83,7 +83,7 @@ const RULES: readonly CapabilityRule[] = [
     id: 'credential-attack',
     name: 'Cracks, brute-forces or sprays credentials',
     pattern: new RegExp(
-      `\\b(?:crack\\w{0,4}|brute[\\s-]?forc\\w{0,4}|bruteforc\\w{0,4}|spray|spraying|password\\s{1,3}spray\\w{0,3}|credential\\s{1,3}stuffing|guess(?:ing)?\\s{1,3}passwords?)\\b${G}\\b(?:passwords?|hash(?:es)?|credentials?|logins?|accounts?|ssh|rdp|smb|ftp|kerberos|ntlm|wpa2?|handshakes?|pins?|zip|pdf|users?)\\b|\\b(?:hashcat|john\\s{1,3}the\\s{1,3}ripper|hydra|medusa|kerbrute|crackmapexec|aircrack)\\b|\\b(?:dictionary|brute[\\s-]?force|mask|hybrid|combinator|wordlist|rainbow\\s{1,3}table)\\s{1,3}attacks?\\b|\\boffline\\s{1,3}cracking\\b|\\b(?:single|one|common)\\s{1,3}password\\s{1,3}against\\s{1,3}(?:multiple|many|all|a\\s{1,3}list\\s{1,3}of)\\b|\\bpasswordspray\\w{0,3}\\b|\\b(?:kerberoast\\w{0,4}|as-?rep\\s{0,2}roast\\w{0,4}|asreproast\\w{0,4})\\b`,
+      `\\b(?:crack\\w{0,4}|brute[\\s-]?forc\\w{0,4}|bruteforc\\w{0,4}|spray|spraying|password\\s{1,3}spray\\w{0,3}|credential\\s{1,3}stuffing|guess(?:ing)?\\s{1,3}passwords?)\\b${G}\\b(?:passwords?|hash(?:es)?|credentials?|logins?|accounts?|ssh|rdp|smb|ftp|kerberos|ntlm|wpa2?|handshakes?|pins?|zip|pdf|users?)\\b|\\b(?:hashcat|john\\s{1,3}the\\s{1,3}ripper|hydra|medusa|kerbrute|crackmapexec|aircrack)\\b|\\b(?:dictionary|brute[\\s-]?force|mask|hybrid|combinator|wordlist|rainbow\\s{1,3}table)\\s{1,3}attacks?\\b|\\boffline\\s{1,3}cracking\\b|\\bcombo\\s?lists?\\b|\\b(?:hash|ntlm\\w{0,4}|net-?ntlm\\w{0,4}|credential|handshake)\\s{1,3}capture\\b|\\b(?:trigger|triggers|coerce|coerces|force|forces)\\s{1,3}(?:ntlm|smb|kerberos|machine\\s{1,3}account)\\s{1,3}authentication\\b|\\b(?:single|one|common)\\s{1,3}password\\s{1,3}against\\s{1,3}(?:multiple|many|all|a\\s{1,3}list\\s{1,3}of)\\b|\\bpasswordspray\\w{0,3}\\b|\\b(?:kerberoast\\w{0,4}|as-?rep\\s{0,2}roast\\w{0,4}|asreproast\\w{0,4})\\b`,
     ),
   },
   {
@@ -95,14 +95,14 @@ const RULES: readonly CapabilityRule[] = [
     id: 'exploitation',
     name: 'Runs exploits against a target',
     pattern: new RegExp(
-      `\\b(?:run|runs|running|launch|launches|launching|execute|executes|executing|fire|deliver|use|uses|trigger|triggers)\\b${G}\\b(?:exploits?|exploit\\s{1,3}modules?|exploit\\s{1,3}scripts?|exploit\\s{1,3}code|poc\\s{1,3}exploits?)\\b|\\bexploit(?:s|ing|ation)?\\b${G}\\b(?:vulnerabilit(?:y|ies)|targets?|hosts?|systems?|services?|servers?|cve-\\d{4}|injection|lfi|rfi|ssti|xxe|ssrf|deserialization|buffer\\s{1,3}overflow|rce|remote\\s{1,3}code|sql\\s{1,3}injection|sqli|command\\s{1,3}injection|eternalblue|log4shell)\\b|\\bexploit(?:s|ing)?\\s{1,3}esc\\d{1,2}\\b|\\b(?:adcs|active\\s{1,3}directory|kerberos|web|wireless|bluetooth|network|aws|cloud|iot|api|ai)\\s{1,3}exploitation\\b|\\bexploitation\\s{1,3}(?:framework|toolkit|tool|module|kit|suite|engine)\\b|\\b(?:and|&)\\s{1,3}exploitation\\b|\\bexploiters?\\b|\\bzero[\\s-]?day\\s{1,3}(?:exploit\\w{0,4}|attacks?)\\b|\\boffensive\\s{1,3}(?:security\\s{1,3})?(?:operations?|tools?|capabilit\\w{1,3}|actions?)\\b|\\battempt\\w{0,2}\\s{1,3}(?:[a-z]{2,12}\\s{1,3})?(?:injection|poisoning|exploitation|traversal|xss|xxe|ssti|ssrf|rce|overflow|takeover)\\b|\\bxp\\s{1,3}cmdshell\\b|\\b(?:prepare|prepares|stage|stages|weaponi[sz]e|weaponi[sz]es|compile|compiles)\\s{1,3}(?:the\\s{1,3}|an?\\s{1,3})?exploits?\\b|\\bpayloads?\\b${G}\\b(?:rce|remote\\s{1,3}code\\s{1,3}execution)\\b|\\b(?:via|through|using|exploiting)\\s{1,3}(?:the\\s{1,3}|an?\\s{1,3})?(?:confirmed\\s{1,3}|known\\s{1,3})?(?:lfi|rfi|ssti|xxe|ssrf|sql\\s{1,3}injection|sqli|path\\s{1,3}traversal|directory\\s{1,3}traversal|command\\s{1,3}injection|deserialization|php\\s{1,3}filter\\s{1,3}wrapper)\\b|\\b(?:hack|hacks|hacking)\\b${G}\\b(?:networks?|systems?|devices?|accounts?|servers?|targets?|wifi|wireless|bluetooth|websites?|web\\s{1,3}apps?)\\b|\\b(?:network|wifi|wireless|bluetooth|web|ethical|mobile|iot|car|drone)\\s{1,3}hacking\\b|\\bjailbreak\\w{0,4}\\b${G}\\b(?:ai|models?|llms?|servers?|assistants?|chatbots?)\\b|\\b(?:eternalblue|ms17-010|zerologon|printnightmare|petitpotam|log4shell)\\b|\\b(?:upload|deploy|plant|install)s?\\b${G}\\b(?:web\\s?shells?|backdoors?)\\b|\\b(?:dump|dumps|dumping|extract|exfiltrate)\\b${G}\\b(?:databases?|tables?|db)\\b${G}\\b(?:sql\\s{1,3}injection|sqli|sqlmap|injection)\\b|\\bsqlmap\\b${G}\\b(?:dump|--dump|os-shell|exploit)`,
+      `\\b(?:run|runs|running|launch|launches|launching|execute|executes|executing|fire|deliver|use|uses|trigger|triggers)\\b${G}\\b(?:exploits?|exploit\\s{1,3}modules?|exploit\\s{1,3}scripts?|exploit\\s{1,3}code|poc\\s{1,3}exploits?)\\b|\\bexploit(?:s|ing|ation)?\\b${G}\\b(?:vulnerabilit(?:y|ies)|targets?|hosts?|systems?|services?|servers?|cve-\\d{4}|injection|lfi|rfi|ssti|xxe|ssrf|deserialization|buffer\\s{1,3}overflow|rce|remote\\s{1,3}code|sql\\s{1,3}injection|sqli|command\\s{1,3}injection|eternalblue|log4shell)\\b|\\bexploit(?:s|ing)?\\s{1,3}esc\\d{1,2}\\b|\\b(?:adcs|active\\s{1,3}directory|kerberos|web|wireless|bluetooth|network|aws|cloud|iot|api|ai)\\s{1,3}exploitation\\b|\\bexploitation\\s{1,3}(?:framework|toolkit|tool|module|kit|suite|engine)\\b|\\b(?:and|&)\\s{1,3}exploitation\\b|\\bexploiters?\\b|\\bzero[\\s-]?day\\s{1,3}(?:exploit\\w{0,4}|attacks?)\\b|\\boffensive\\s{1,3}(?:security\\s{1,3})?(?:operations?|tools?|capabilit\\w{1,3}|actions?)\\b|\\battempt\\w{0,2}\\s{1,3}(?:[a-z]{2,12}\\s{1,3}){0,2}(?:injection|poisoning|exploitation|traversal|xss|xxe|ssti|ssrf|rce|overflow|takeover)\\b|\\bxp\\s{1,3}cmdshell\\b|\\b(?:prepare|prepares|stage|stages|weaponi[sz]e|weaponi[sz]es|compile|compiles)\\s{1,3}(?:the\\s{1,3}|an?\\s{1,3})?exploits?\\b|\\bpayloads?\\b${G}\\b(?:rce|remote\\s{1,3}code\\s{1,3}execution)\\b|\\b(?:via|through|using|exploiting)\\s{1,3}(?:the\\s{1,3}|an?\\s{1,3})?(?:confirmed\\s{1,3}|known\\s{1,3})?(?:lfi|rfi|ssti|xxe|ssrf|sql\\s{1,3}injection|sqli|path\\s{1,3}traversal|directory\\s{1,3}traversal|command\\s{1,3}injection|deserialization|php\\s{1,3}filter\\s{1,3}wrapper)\\b|\\b(?:hack|hacks|hacking)\\b${G}\\b(?:networks?|systems?|devices?|accounts?|servers?|targets?|wifi|wireless|bluetooth|websites?|web\\s{1,3}apps?)\\b|\\b(?:network|wifi|wireless|bluetooth|web|ethical|mobile|iot|car|drone)\\s{1,3}hacking\\b|\\bjailbreak\\w{0,4}\\b${G}\\b(?:ai|models?|llms?|servers?|assistants?|chatbots?)\\b|\\b(?:eternalblue|ms17-010|zerologon|printnightmare|petitpotam|log4shell)\\b|\\b(?:upload|deploy|plant|install)s?\\b${G}\\b(?:web\\s?shells?|backdoors?)\\b|\\b(?:dump|dumps|dumping|extract|exfiltrate)\\b${G}\\b(?:databases?|tables?|db)\\b${G}\\b(?:sql\\s{1,3}injection|sqli|sqlmap|injection)\\b|\\bsqlmap\\b${G}\\b(?:dump|--dump|os-shell|exploit)`,
     ),
   },
   {
     id: 'payload-generation',
     name: 'Generates or deploys malicious payloads',
     pattern: new RegExp(
-      `\\b(?:msfvenom|meterpreter|shellcode|reverse\\s{1,3}shells?|bind\\s{1,3}shells?|ransomware|rootkits?|trojans?|rats?\\b(?=\\s{1,3}(?:payload|client|server|builder))|malicious\\s{1,3}(?:[a-z]{2,12}\\s{1,3})?(?:payloads?|documents?|macros?|office|files?|executables?|apks?|dlls?|links?)|payload\\s{1,3}(?:generat\\w{0,4}|builder|creation|obfuscat\\w{0,5})|malware\\s{1,3}(?:generat\\w{0,4}|builder|creation|deploy\\w{0,4}|dropper)|droppers?|loaders?\\s{1,3}(?:that|to)\\s{1,3}(?:evade|bypass)|ysoserial|deserialization\\s{1,3}(?:gadgets?|payloads?)|stagers?|implants?)\\b|\\b(?:generate|generates|generating|create|creates|build|builds|craft|crafts|obfuscate|obfuscates)\\b${G}\\b(?:payloads?|malware|virus|worm|backdoor|exploit)\\b`,
+      `\\b(?:msfvenom|meterpreter|shellcode|reverse\\s{1,3}shells?|bind\\s{1,3}shells?|ransomware|rootkits?|trojans?|rats?\\b(?=\\s{1,3}(?:payload|client|server|builder))|malicious\\s{1,3}(?:[a-z]{2,12}\\s{1,3}){0,2}(?:payloads?|documents?|macros?|office|files?|executables?|apks?|dlls?|links?)|payload\\s{1,3}(?:generat\\w{0,4}|builder|creation|obfuscat\\w{0,5})|malware\\s{1,3}(?:generat\\w{0,4}|builder|creation|deploy\\w{0,4}|dropper)|droppers?|loaders?\\s{1,3}(?:that|to)\\s{1,3}(?:evade|bypass)|ysoserial|deserialization\\s{1,3}(?:gadgets?|payloads?)|stagers?|implants?)\\b|\\b(?:generate|generates|generating|create|creates|build|builds|craft|crafts|obfuscate|obfuscates)\\b${G}\\b(?:payloads?|malware|virus|worm|backdoor|exploit)\\b`,
     ),
   },
   {
@@ -118,7 +118,7 @@ const RULES: readonly CapabilityRule[] = [
   {
     id: 'command-and-control',
     name: 'Command and control or post-exploitation session control',
-    pattern: /\b(?:command\s{1,3}and\s{1,3}control|c2\s{1,3}(?:server|channel|framework|agent|beacon|listener|implant|session)s?|beacons?\s{1,3}(?:command|callback|interval)|(?:meterpreter|msf|metasploit|sliver|empire|cobalt\s{1,3}strike|havoc)\s{1,3}(?:sessions?|listeners?|agents?|handlers?|beacons?)|(?:reverse|bind)[\s-]shell\s{1,3}(?:listener|handler|session)s?|post[\s-]exploitation|(?:session|shell)\s{1,3}(?:command|interact\w{0,3})\s{1,3}(?:on|in|with)\s{1,3}(?:a|the)\s{1,3}(?:compromised|exploited|victim))\b/,
+    pattern: /\bupgrade\w{0,2}\s{1,3}(?:a\s{1,3}|the\s{1,3})?(?:dumb\s{1,3}|reverse\s{1,3}|basic\s{1,3})?shell\b|\b(?:command\s{1,3}and\s{1,3}control|c2\s{1,3}(?:server|channel|framework|agent|beacon|listener|implant|session)s?|beacons?\s{1,3}(?:command|callback|interval)|(?:meterpreter|msf|metasploit|sliver|empire|cobalt\s{1,3}strike|havoc)\s{1,3}(?:sessions?|listeners?|agents?|handlers?|beacons?)|(?:reverse|bind)[\s-]shell\s{1,3}(?:listener|handler|session)s?|post[\s-]exploitation|(?:session|shell)\s{1,3}(?:command|interact\w{0,3})\s{1,3}(?:on|in|with)\s{1,3}(?:a|the)\s{1,3}(?:compromised|exploited|victim))\b/,
   },
   {
     id: 'defense-evasion',
@@ -157,6 +157,13 @@ const DEFENSIVE = /\b(?:detect|detects|detecting|detection\s{1,3}of|scan\s{1,3}f
 const ANALYTIC_OPENING = /^(?:list|lists|get|gets|show|shows|view|views|display|displays|describe|describes|enumerate|enumerates|find|finds|search|searches|query|queries|read|reads|lookup|look\s{1,3}up|discover|discovers|identify|identifies|detect|detects|scan|scans|check|checks|audit|audits|assess|assesses|analy[sz]e|analy[sz]es|map|maps|remove|removes|clear|clears|terminate|terminates|stop|stops|kill|kills|close|closes|revert|reverts|restore|restores|monitor|monitors|validate|validates|verify|verifies)\b/;
 const ANALYTIC_PURPOSE = /\b(?:analysis|enumeration|reconnaissance|recon|discovery|scanning|scanner|assessment|auditing|monitoring|detection|threat\s{1,3}hunting|hunting|forensics?|visuali[sz]ation)\s{1,3}(?:and\s{1,3}[a-z]{3,15}\s{1,3})?(?:tool|toolkit|assistant|capabilities|workflow|framework)\b/;
 
+/**
+ * Exploiting a named weakness to reach data or a system ("read a file via LFI", "execute a query
+ * via injection", "enumerate databases on a confirmed vulnerable target"): offensive whatever the
+ * main verb, so an analytic opening does not soften it.
+ */
+const THROUGH_VULNERABILITY = /\b(?:via|through|using|by\s{1,3}exploiting|exploiting)\s{1,3}(?:the\s{1,3}|an?\s{1,3})?(?:confirmed\s{1,3}|known\s{1,3}|detected\s{1,3})?(?:(?:sql|no\s?sql|command|code|os|template|ldap|xpath)\s{1,3})?(?:injection|lfi|rfi|ssti|xxe|ssrf|path\s{1,3}traversal|directory\s{1,3}traversal|deserialization|php\s{1,3}filter\s{1,3}wrapper|the\s{1,3}vulnerability)\b|\bon\s{1,3}(?:a|the)\s{1,3}(?:confirmed\s{1,3})?vulnerable\s{1,3}(?:target|host|server|system|endpoint|application)\b/;
+
 /** The description without a leading emoji/markdown title ("🔐 **Title** - "). */
 function descriptionBody(description: string): string {
   const plain = description.replace(/^[^a-z0-9*]{0,8}/i, '');
@@ -169,12 +176,15 @@ export function detectMaliciousCapability(tool: ToolDefinitionShape): Finding[] 
   const body = words(descriptionBody((tool.description ?? '').slice(0, 4096)));
   const purpose = `${words(tool.name)}. ${body}`;
   const findings: Finding[] = [];
+  const through = THROUGH_VULNERABILITY.test(purpose);
+  if (through) findings.push({ id: 'tool.capability.exploit-through-vulnerability', name: 'Malicious capability: reaches data or a system through a named vulnerability', category: 'malicious-capability', confidence: 0.75, tier: 't1' });
   for (const rule of RULES) {
     if (!rule.pattern.test(purpose)) continue;
     findings.push({ id: `tool.capability.${rule.id}`, name: `Malicious capability: ${rule.name}`, category: 'malicious-capability', confidence: 0.75, tier: 't1' });
   }
   if (findings.length === 0) return findings;
   const opening = body.trimStart();
+  if (through) return findings;
   const dualUse = ANALYTIC_OPENING.test(opening) || ANALYTIC_PURPOSE.test(body.slice(0, 300));
   // A defensive purpose statement next to the match, or an analytic main verb: one weak finding instead (dual-use).
   if (dualUse || (DEFENSIVE.test(purpose) && findings.length === 1)) return [{ ...findings[0]!, confidence: 0.35, name: `${findings[0]!.name} (defensive wording: dual-use)` }];

@@ -133,3 +133,15 @@ describe('the classifier alone', () => {
     expect((await engine.inspect({ kind: 'prompt', content: benign })).decision).toBe('block');
   });
 });
+
+describe('tool definitions reaching a system through a vulnerability', () => {
+  it('blocks a tool that reads files through a named vulnerability even though its verb is "read"', () => {
+    const found = detectMaliciousCapability({ name: 'fetch_remote', description: 'Read any file from the target web server via path traversal.' });
+    expect(found.some((finding) => finding.confidence >= 0.6)).toBe(true);
+  });
+
+  it('keeps a scanner that only reports a vulnerability class as dual-use', () => {
+    const found = detectMaliciousCapability({ name: 'scan_site', description: 'Scan a site for path traversal and injection weaknesses and report them.' });
+    expect(found.filter((finding) => finding.confidence >= 0.6)).toEqual([]);
+  });
+});
