@@ -187,6 +187,20 @@ function anyMatch(list: readonly RegExp[], text: string): boolean {
   return false;
 }
 
+/**
+ * A request phrased to someone ("please …", "kindly …", "can you …"): what separates "Please
+ * transfer $500 to account …" planted in a review from a to-do note or a subject line
+ * ("transfer funds online", "Buy Bitcoin").
+ */
+const POLITE_REQUEST = /^(?:\(?[a-z_ ]{2,30}\)?\s{0,2}[:)\]-]\s{0,3})?(?:please|kindly|could\s{1,3}you|can\s{1,3}you|would\s{1,3}you)\b/;
+
+/** Targets whose misuse is high-impact on its own: money, secrets, physical security (indexes into TARGETS). */
+const HIGH_IMPACT_TARGETS: readonly number[] = [2, 4, 5];
+
+function highImpact(lower: string): boolean {
+  return HIGH_IMPACT_TARGETS.some((index) => TARGETS[index]!.test(lower));
+}
+
 /** Number of target classes (destination or asset) the request names. */
 function targetCount(lower: string, original: string): number {
   let count = 0;
@@ -267,7 +281,7 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   if (imperative) {
     // An imperative naming a destination or an asset the reader's tools can reach.
     if (targets >= 2) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.65, span));
-    else if (targets === 1) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.45, span));
+    else if (targets === 1) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', POLITE_REQUEST.test(lower) && highImpact(lower) ? 0.6 : 0.45, span));
     else out.push(finding('imperative', 'Imperative sentence in data', 0.2, span));
   } else if (foreign) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.55, span));
   return out;
