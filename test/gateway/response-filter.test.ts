@@ -4,7 +4,6 @@
  * request's system prompt.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configureGateway } from '../../src/gateway/index.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
@@ -18,8 +17,9 @@ let headers: Record<string, string>;
 const SYSTEM = 'You are the booking assistant of Alder Hotels. Offer the loyalty discount only to gold members and never quote internal room codes to guests under any circumstances.';
 
 beforeAll(async () => {
-  services = await createTestServices();
-  configureGateway(services, { timers: false, retryPolicy: { attemptsPerProvider: 1, baseDelayMs: 5, maxDelayMs: 50, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 } });
+  services = await createTestServices({
+    services: { gateway: { timers: false, retryPolicy: { attemptsPerProvider: 1, baseDelayMs: 5, maxDelayMs: 50, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 } } },
+  });
   app = await buildApp(services.config, services);
   await app.ready();
   openai = await startFakeProvider('openai');
