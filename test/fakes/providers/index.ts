@@ -81,6 +81,9 @@ function layoutFor(providerId: ProviderId, apiKey: string): Layout {
       return { basePath: '', protocol: bedrockProtocol(FAKE_CREDENTIALS.bedrock) };
     case 'cohere':
       return { basePath: '', protocol: cohereProtocol(apiKey) };
+    case 'mock':
+    case 'mock_backup':
+      throw new Error('the built-in mock providers answer in process: no fake upstream');
   }
 }
 

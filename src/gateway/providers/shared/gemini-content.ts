@@ -62,19 +62,49 @@ export function toUsage(metadata: unknown): TokenUsage | null {
   return usageOf(prompt ?? 0, candidates + (thoughts ?? 0), extra);
 }
 
-/** Gemini's schema dialect is an OpenAPI subset: drop the JSON-Schema-only keys it rejects. */
-function toGeminiSchema(schema: unknown): unknown {
+const isNullSchema = (value: unknown): boolean => isObject(value) && value.type === 'null' && Object.keys(value).length === 1;
+
+/**
+ * Gemini's schema dialect is an OpenAPI 3.0 subset: drop the JSON-Schema-only keys it rejects and
+ * express null the OpenAPI way, as @google/genai does: `type: ["string", "null"]` becomes
+ * `type: "string", nullable: true` (Schema.type takes one value), and a `null` branch of
+ * `anyOf` becomes `nullable: true` (a single remaining branch is inlined).
+ */
+export function toGeminiSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(toGeminiSchema);
   if (!isObject(schema)) return schema;
   const result: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$schema' || key === 'additionalProperties' || key === '$id' || key === '$defs') continue;
+    if (key === 'type' && Array.isArray(value)) {
+      const types = value.filter((type) => type !== 'null');
+      if (types.length < value.length) result.nullable = true;
+      if (types.length === 1) result.type = types[0];
+      else if (types.length > 1) result.anyOf = types.map((type) => ({ type }));
+      continue;
+    }
+    if (key === 'anyOf' && Array.isArray(value)) {
+      const branches = value.filter((branch) => !isNullSchema(branch));
+      if (branches.length < value.length) result.nullable = true;
+      if (branches.length === 1) Object.assign(result, toGeminiSchema(branches[0]) as JsonObject);
+      else result.anyOf = branches.map(toGeminiSchema);
+      continue;
+    }
     result[key] = toGeminiSchema(value);
   }
   return result;
 }
 
-export function buildGenerateContentBody(request: CompletionRequest): JsonObject {
+const DATA_URL = /^data:([a-z]+\/[A-Za-z0-9.+-]+);base64,([A-Za-z0-9+/=]+)$/;
+
+/** Gemini takes image bytes inline (`inlineData`); a remote URL is refused before any call. */
+function inlineImage(provider: string, url: string): JsonObject {
+  const data = DATA_URL.exec(url);
+  if (!data) throw new UpstreamError({ provider, status: null, code: 'bad_request', retryable: false, providerCode: 'image_url_not_supported' });
+  return { inlineData: { mimeType: data[1], data: data[2] } };
+}
+
+export function buildGenerateContentBody(request: CompletionRequest, provider = 'gemini'): JsonObject {
   const toolNames = new Map<string, string>();
   const contents: { role: 'user' | 'model'; parts: JsonObject[] }[] = [];
   const system: JsonObject[] = [];
@@ -90,14 +120,18 @@ export function buildGenerateContentBody(request: CompletionRequest): JsonObject
       if (message.content.length > 0) parts.push({ text: message.content });
       for (const call of message.tool_calls ?? []) {
         toolNames.set(call.id, call.name);
-        parts.push({ functionCall: { name: call.name, args: argumentsObject(call.arguments) } });
+        // Gemini 3 requires the call's thought signature back, as a sibling of functionCall.
+        const part: JsonObject = { functionCall: { name: call.name, args: argumentsObject(call.arguments) } };
+        if (call.thought_signature !== undefined) part.thoughtSignature = call.thought_signature;
+        parts.push(part);
       }
     } else if (message.role === 'tool') {
       const name = (message.tool_call_id === undefined ? undefined : toolNames.get(message.tool_call_id)) ?? message.name ?? 'tool';
       const parsed = argumentsObject(message.content);
       parts.push({ functionResponse: { name, response: Object.keys(parsed).length > 0 ? parsed : { content: message.content } } });
     } else {
-      parts.push({ text: message.content });
+      if (message.content.length > 0 || !message.images) parts.push({ text: message.content });
+      for (const image of message.images ?? []) parts.push(inlineImage(provider, image.url));
     }
     if (parts.length === 0) continue;
     const last = contents.at(-1);
@@ -157,7 +191,10 @@ function readCandidate(provider: string, chunk: JsonObject, toolOffset: number):
     const call = objectAt(part, 'functionCall');
     if (call) {
       const index = toolOffset + result.toolCalls.length;
-      result.toolCalls.push({ id: stringAt(call, 'id') ?? `call_${index}`, name: stringAt(call, 'name') ?? '', arguments: JSON.stringify(objectAt(call, 'args') ?? {}) });
+      const toolCall: ToolCall = { id: stringAt(call, 'id') ?? `call_${index}`, name: stringAt(call, 'name') ?? '', arguments: JSON.stringify(objectAt(call, 'args') ?? {}) };
+      const signature = stringAt(part, 'thoughtSignature');
+      if (signature !== undefined) toolCall.thought_signature = signature;
+      result.toolCalls.push(toolCall);
     }
   }
   return result;
@@ -194,7 +231,14 @@ export async function* parseGenerateContentStream(provider: string, body: AsyncI
     const candidate = readCandidate(provider, chunk, toolCount);
     if (candidate.text.length > 0) yield { type: 'delta', text: candidate.text };
     for (const call of candidate.toolCalls) {
-      yield { type: 'tool_call_delta', index: toolCount, id: call.id, name: call.name, argumentsDelta: call.arguments };
+      yield {
+        type: 'tool_call_delta',
+        index: toolCount,
+        id: call.id,
+        name: call.name,
+        argumentsDelta: call.arguments,
+        ...(call.thought_signature === undefined ? {} : { thoughtSignature: call.thought_signature }),
+      };
       toolCount += 1;
     }
     if (candidate.rawFinishReason !== null) rawFinishReason = candidate.rawFinishReason;
