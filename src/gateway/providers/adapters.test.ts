@@ -72,7 +72,6 @@ describe('OpenAI-compatible adapters', () => {
   });
 
   it.each([
-    [groq, 'https://api.groq.com/openai/v1/chat/completions'],
     [together, 'https://api.together.xyz/v1/chat/completions'],
     [fireworks, 'https://api.fireworks.ai/inference/v1/chat/completions'],
     [deepseek, 'https://api.deepseek.com/chat/completions'],
@@ -85,6 +84,13 @@ describe('OpenAI-compatible adapters', () => {
     expect(upstream.url).toBe(url);
     expect(upstream.json.max_tokens).toBe(100);
     expect(upstream.json.stream).toBe(false);
+  });
+
+  it('posts to Groq with max_completion_tokens, which replaced its deprecated max_tokens', async () => {
+    const upstream = await built(groq, BASE, { apiKey: 'k' });
+    expect(upstream.url).toBe('https://api.groq.com/openai/v1/chat/completions');
+    expect(upstream.json.max_completion_tokens).toBe(100);
+    expect(upstream.json.max_tokens).toBeUndefined();
   });
 
   it('does not send stream_options to Mistral, which rejects unknown fields', async () => {
@@ -145,7 +151,7 @@ describe('Azure OpenAI adapter', () => {
 
 describe('Anthropic adapter', () => {
   it('sends x-api-key, anthropic-version, a top-level system and tool blocks in alternating turns', async () => {
-    const upstream = await built(anthropic, BASE, { apiKey: 'sk-ant' });
+    const upstream = await built(anthropic, BASE, { apiKey: 'sk-ant', extra: { anthropic_version: '2023-06-01' } });
     expect(upstream.url).toBe('https://api.anthropic.com/v1/messages');
     expect(upstream.headers).toMatchObject({ 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' });
     expect(upstream.headers.authorization).toBeUndefined();
