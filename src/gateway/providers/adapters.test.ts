@@ -72,7 +72,7 @@ describe('OpenAI-compatible adapters', () => {
   });
 
   it.each([
-    [together, 'https://api.together.xyz/v1/chat/completions'],
+    [together, 'https://api.together.ai/v1/chat/completions'],
     [fireworks, 'https://api.fireworks.ai/inference/v1/chat/completions'],
     [deepseek, 'https://api.deepseek.com/chat/completions'],
     [xai, 'https://api.x.ai/v1/chat/completions'],

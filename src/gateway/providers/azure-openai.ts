@@ -1,7 +1,9 @@
 // Azure OpenAI, two API surfaces chosen by the base URL:
 // - v1 API (base URL ending in /openai/v1): POST {base}/chat/completions, deployment name as the
 //   body's `model`, no api-version (Azure's GA "v1" surface, OpenAI-SDK compatible);
-// - classic: /openai/deployments/{deployment}/chat/completions?api-version=…, no `model` in the body.
+// - classic: /openai/deployments/{deployment}/chat/completions?api-version=…; the deployment is
+//   also sent as the body's `model`, as the AzureOpenAI client of the openai SDK does (Azure routes
+//   by the path and ignores it).
 // `api-key` header on both; `max_completion_tokens` (reasoning deployments — o-series, gpt-5 —
 // refuse `max_tokens`; the others accept both since api-version 2024-10-21).
 // The resource URL is the target's baseUrl (no public default); see contract.ts ProviderTarget.
@@ -37,16 +39,12 @@ const common = {
   authHeaders: (target: ProviderTarget) => ({ 'api-key': target.apiKey }),
 } as const;
 
-const classic = createOpenAiChatAdapter({ ...common, omitModel: true });
-const v1 = createOpenAiChatAdapter(common);
+const base = createOpenAiChatAdapter(common);
 
 export const azure_openai = {
-  ...classic,
+  ...base,
   buildRequest(request: CompletionRequest, target: ProviderTarget) {
-    if (target.baseUrl !== undefined && isAzureV1(target.baseUrl)) {
-      const deployment = target.extra?.deployment;
-      return v1.buildRequest(deployment === undefined ? request : { ...request, model: deployment }, target);
-    }
-    return classic.buildRequest(request, target);
+    const deployment = target.extra?.deployment;
+    return base.buildRequest(deployment === undefined ? request : { ...request, model: deployment }, target);
   },
 } satisfies ProviderAdapter;

@@ -9,5 +9,7 @@ export const groq = createOpenAiChatAdapter({
   displayName: 'Groq',
   defaultBaseUrl: 'https://api.groq.com/openai/v1',
   maxTokensField: 'max_completion_tokens',
+  // Usage arrives as x_groq.usage in the last chunk; groq-sdk sends no stream_options.
+  streamUsageOption: false,
   errorCode: (status) => (status === 498 ? 'overloaded' : undefined),
 }) satisfies ProviderAdapter;

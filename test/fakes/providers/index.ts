@@ -50,14 +50,15 @@ function layoutFor(providerId: ProviderId, apiKey: string): Layout {
     protocol: openAiProtocol({ path: `${basePath}/chat/completions`, auth: 'bearer', apiKey, requireStreamOptions: true, streamUsage: 'usage-chunk', ...extra }),
   });
   switch (providerId) {
-    case 'openai':
     case 'together':
+      return openAiLike('/v1', { requireStreamOptions: false, streamUsage: 'finish-chunk' });
+    case 'openai':
     case 'xai':
     case 'ollama':
     case 'openai_compatible':
       return openAiLike('/v1');
     case 'groq':
-      return openAiLike('/openai/v1', { streamUsage: 'x-groq' });
+      return openAiLike('/openai/v1', { requireStreamOptions: false, streamUsage: 'x-groq' });
     case 'fireworks':
       return openAiLike('/inference/v1');
     case 'deepseek':

@@ -94,9 +94,9 @@ describe('2. Gemini and Vertex AI tool schemas express null the OpenAPI way', ()
   ] as const)('%s gets one type with nullable: true instead of a type array or a null branch', async (_id, adapter, target) => {
     const sent = await json(adapter, { ...request, tools: [nullable] }, target);
     const properties = sent.tools[0].functionDeclarations[0].parameters.properties;
-    expect(properties.unit).toEqual({ type: 'string', nullable: true, enum: ['c', 'f', null] });
-    expect(properties.note).toEqual({ type: 'string', description: 'free text', nullable: true });
-    expect(properties.either).toEqual({ anyOf: [{ type: 'string' }, { type: 'integer' }], nullable: true });
+    expect(properties.unit).toEqual({ type: 'STRING', nullable: true, enum: ['c', 'f', null] });
+    expect(properties.note).toEqual({ type: 'STRING', description: 'free text', nullable: true });
+    expect(properties.either).toEqual({ anyOf: [{ type: 'STRING' }, { type: 'INTEGER' }], nullable: true });
   });
 });
 

@@ -62,11 +62,14 @@ export function toUsage(metadata: unknown): TokenUsage | null {
   return usageOf(prompt ?? 0, candidates + (thoughts ?? 0), extra);
 }
 
+/** Schema.type is an enum (STRING, OBJECT…); @google/genai sends the upper-case names. */
+const schemaType = (type: unknown): unknown => (typeof type === 'string' ? type.toUpperCase() : type);
+
 const isNullSchema = (value: unknown): boolean => isObject(value) && value.type === 'null' && Object.keys(value).length === 1;
 
 /**
- * Gemini's schema dialect is an OpenAPI 3.0 subset: drop the JSON-Schema-only keys it rejects and
- * express null the OpenAPI way, as @google/genai does: `type: ["string", "null"]` becomes
+ * Gemini's schema dialect is an OpenAPI 3.0 subset: drop the JSON-Schema-only keys it rejects,
+ * send `type` as the enum's upper-case name and express null the OpenAPI way, as @google/genai does: `type: ["string", "null"]` becomes
  * `type: "string", nullable: true` (Schema.type takes one value), and a `null` branch of
  * `anyOf` becomes `nullable: true` (a single remaining branch is inlined).
  */
@@ -76,11 +79,11 @@ export function toGeminiSchema(schema: unknown): unknown {
   const result: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$schema' || key === 'additionalProperties' || key === '$id' || key === '$defs') continue;
-    if (key === 'type' && Array.isArray(value)) {
-      const types = value.filter((type) => type !== 'null');
-      if (types.length < value.length) result.nullable = true;
-      if (types.length === 1) result.type = types[0];
-      else if (types.length > 1) result.anyOf = types.map((type) => ({ type }));
+    if (key === 'type' && (typeof value === 'string' || Array.isArray(value))) {
+      const types = (Array.isArray(value) ? value : [value]).filter((type) => type !== 'null');
+      if (types.length < (Array.isArray(value) ? value.length : 1)) result.nullable = true;
+      if (types.length === 1) result.type = schemaType(types[0]);
+      else if (types.length > 1) result.anyOf = types.map((type) => ({ type: schemaType(type) }));
       continue;
     }
     if (key === 'anyOf' && Array.isArray(value)) {
@@ -139,7 +142,8 @@ export function buildGenerateContentBody(request: CompletionRequest, provider = 
     else contents.push({ role, parts });
   }
   const body: JsonObject = { contents };
-  if (system.length > 0) body.systemInstruction = { parts: system };
+  // role "user", as @google/genai sends a system instruction (the API ignores the role there).
+  if (system.length > 0) body.systemInstruction = { role: 'user', parts: system };
   const generationConfig: JsonObject = {};
   if (request.max_tokens !== undefined) generationConfig.maxOutputTokens = request.max_tokens;
   if (request.temperature !== undefined) generationConfig.temperature = request.temperature;

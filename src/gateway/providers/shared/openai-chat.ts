@@ -116,7 +116,8 @@ export function buildOpenAiChatBody(request: CompletionRequest, settings: Pick<O
       function: { name: tool.name, ...(tool.description === undefined ? {} : { description: tool.description }), parameters: tool.parameters },
     }));
   }
-  body.stream = request.stream;
+  // As the official SDKs do: `stream` only when streaming (false is the default everywhere).
+  if (request.stream) body.stream = true;
   if (request.stream && (settings.streamUsageOption ?? true)) body.stream_options = { include_usage: true };
   return body;
 }
