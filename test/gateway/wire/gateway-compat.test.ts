@@ -51,11 +51,11 @@ async function newOrg(context: { services: Services }, providers: string[]) {
 const post = (context: { app: AppInstance }, headers: Record<string, string>, payload: Record<string, unknown>) =>
   context.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload });
 
-function sseData(payload: string): Array<Record<string, any>> {
+function sseData(payload: string): Array<Record<string, unknown>> {
   return payload
     .split('\n')
     .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>);
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
 }
 
 describe('OpenAI-style content arrays', () => {
