@@ -26,10 +26,11 @@ async function start(invokers?: ReturnType<typeof scriptedInvokers>['invokers'])
   return { services, app };
 }
 
+// Two apps (scripted upstreams, real adapters): allow for a loaded machine when building them.
 beforeAll(async () => {
   scripted = await start(script.invokers);
   real = await start();
-});
+}, 180_000);
 
 afterAll(async () => {
   for (const context of [scripted, real]) {
