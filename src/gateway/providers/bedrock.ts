@@ -101,6 +101,9 @@ export function bedrockRegion(target: ProviderTarget): string {
   return DEFAULT_REGION;
 }
 
+/** Claude models released after Opus 4.6 refuse a temperature other than 1 (also on Bedrock): omitted, not forwarded. */
+const CLAUDE_WITHOUT_TEMPERATURE = /(?:^|\.)anthropic\.claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku|fable)-(?:[5-9]|\d{2,}))(?:\D|$)/;
+
 const DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,([A-Za-z0-9+/=]+)$/;
 
 /** Converse takes image bytes (`image.source.bytes`, base64 in JSON); a remote URL is refused. */
@@ -138,7 +141,7 @@ export function buildBody(request: CompletionRequest): JsonObject {
   if (system.length > 0) body.system = system;
   const inferenceConfig: JsonObject = {};
   if (request.max_tokens !== undefined) inferenceConfig.maxTokens = request.max_tokens;
-  if (request.temperature !== undefined) inferenceConfig.temperature = request.temperature;
+  if (request.temperature !== undefined && (request.temperature === 1 || !CLAUDE_WITHOUT_TEMPERATURE.test(request.model))) inferenceConfig.temperature = request.temperature;
   if (Object.keys(inferenceConfig).length > 0) body.inferenceConfig = inferenceConfig;
   if (request.tools && request.tools.length > 0) {
     body.toolConfig = {

@@ -216,6 +216,12 @@ describe('7. the Anthropic API version is a setting and refused parameters are m
     expect((await json(anthropic, { ...request, model: 'claude-opus-4-7' }, older)).temperature).toBeUndefined();
     expect((await json(anthropic, { ...request, model: 'claude-sonnet-5' }, older)).temperature).toBeUndefined();
   });
+
+  it('omits temperature for the same Claude models on Bedrock, which refuse it there too', async () => {
+    const target = { apiKey: 'AKID:SECRET' };
+    expect(dig(await json(bedrock, { ...request, model: 'us.anthropic.claude-opus-4-7-v1:0' }, target), 'inferenceConfig', 'temperature')).toBeUndefined();
+    expect(dig(await json(bedrock, { ...request, model: 'anthropic.claude-sonnet-4-5-20250929-v1:0' }, target), 'inferenceConfig', 'temperature')).toBe(0.5);
+  });
 });
 
 describe('8. Groq', () => {

@@ -19,6 +19,7 @@ import { Mistral } from '@mistralai/mistralai';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { CohereClientV2 } from 'cohere-ai';
 import Groq from 'groq-sdk';
+import { Ollama } from 'ollama';
 import OpenAI, { AzureOpenAI } from 'openai';
 import Together from 'together-ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -380,6 +381,19 @@ describe('the documented differences', () => {
 
   it('has a reason for every difference', () => {
     for (const list of Object.values(INTENDED_DIFFERENCES)) for (const item of list) expect(item.reason.length).toBeGreaterThan(10);
+  });
+});
+
+describe('ollama', () => {
+  it('has an SDK that speaks the native /api/chat, while svc speaks the OpenAI-compatible /v1 endpoint (compared with the OpenAI SDK above)', async () => {
+    capture.reply({ contentType: 'application/json', body: JSON.stringify({ model: 'llama3.2', created_at: '2026-01-01T00:00:00Z', message: { role: 'assistant', content: 'Sunny.' }, done: true, done_reason: 'stop', prompt_eval_count: 10, eval_count: 2 }) });
+    capture.take();
+    await new Ollama({ host: capture.origin }).chat({ model: 'llama3.2', messages: openAiMessages, options: { temperature: TEMPERATURE, num_predict: MAX_TOKENS }, tools: [openAiTool], stream: false });
+    const [native] = capture.take();
+    expect(native).toMatchObject({ method: 'POST', path: '/api/chat' });
+    capture.reply(REPLIES.openai.json);
+    await invokeCompletion('ollama', logicalRequest('llama3.2', false), { apiKey: KEY, baseUrl: `${capture.origin}/v1` });
+    expect(capture.take()[0]).toMatchObject({ method: 'POST', path: '/v1/chat/completions' });
   });
 });
 
