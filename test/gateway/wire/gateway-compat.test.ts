@@ -2,7 +2,6 @@
 // arrays, the built-in mock provider, an unpriced model marked as such, quota failover, and
 // Gemini 3 thought signatures carried through the envelope.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { configureGateway } from '../../../src/gateway/index.ts';
 import { costUsd } from '../../../src/gateway/pricing/pricing.ts';
 import { buildApp, type AppInstance } from '../../../src/http/build-app.ts';
 import { loadConfig } from '../../../src/platform/config.ts';
@@ -15,11 +14,14 @@ let scripted: { services: Services; app: AppInstance };
 let real: { services: Services; app: AppInstance };
 
 async function start(invokers?: ReturnType<typeof scriptedInvokers>['invokers']) {
-  const services = await createTestServices();
-  configureGateway(services, {
-    timers: false,
-    retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 1, maxDelayMs: 20, totalBudgetMs: 2_000, attemptTimeoutMs: 1_000 },
-    ...(invokers === undefined ? {} : { invokers, costUsd: (_provider: string, model: string) => (model === 'unpriced-model' ? null : 0.001) }),
+  const services = await createTestServices({
+    services: {
+      gateway: {
+        timers: false,
+        retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 1, maxDelayMs: 20, totalBudgetMs: 2_000, attemptTimeoutMs: 1_000 },
+        ...(invokers === undefined ? {} : { invokers, costUsd: (_provider: string, model: string) => (model === 'unpriced-model' ? null : 0.001) }),
+      },
+    },
   });
   const app = await buildApp(services.config, services);
   await app.ready();

@@ -10,8 +10,10 @@ import { openai } from '../../../src/gateway/providers/openai.ts';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const request = (url: string): CompletionRequest => ({ model: 'm', messages: [{ role: 'user', content: 'What is this?', images: [{ url, detail: 'low' }] }], stream: false });
-const firstMessage = async (adapter: ProviderAdapter, url: string, key: 'messages' | 'contents' = 'messages') =>
-  (JSON.parse((await adapter.buildRequest(request(url), { apiKey: adapter === bedrock ? 'AKID:SECRET' : 'k' })).body) as Record<string, Array<Record<string, unknown>>>)[key]![0];
+async function firstMessage(adapter: ProviderAdapter, url: string, key: 'messages' | 'contents' = 'messages'): Promise<Record<string, unknown>> {
+  const body = JSON.parse((await adapter.buildRequest(request(url), { apiKey: adapter === bedrock ? 'AKID:SECRET' : 'k' })).body) as Record<string, Array<Record<string, unknown>>>;
+  return body[key]?.[0] ?? {};
+}
 
 describe('images', () => {
   it('go to OpenAI as image_url parts after the text, detail kept', async () => {
