@@ -179,6 +179,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
         const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
         if (event.id !== undefined) toolCall.id = event.id;
         if (event.name !== undefined) toolCall.name = event.name;
+        if (event.thoughtSignature !== undefined) toolCall.thought_signature = event.thoughtSignature;
         await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
       } else {
         const rest = opened.restore.flush();
@@ -193,7 +194,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
             model: event.model ?? opened.model,
             finish_reason: event.finishReason,
             usage: toPublicUsage(usage),
-            cost_usd: settled?.costUsd ?? 0,
+            cost_usd: settled === null ? 0 : settled.costUsd,
             latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
             verification: null,
             response_filter: filtered,
