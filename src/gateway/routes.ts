@@ -14,6 +14,7 @@ import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { refuse, screenCompletion } from './screen.ts';
 import { ClientCancel } from './cancel.ts';
+import { contentText } from './content.ts';
 import { isProviderId } from './registry.ts';
 import {
   BudgetSettingsSchema,
@@ -73,7 +74,12 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
       }
       const prepared = await gateway.prepare(body, caller);
       // The response filter (detection's llm_output check on the answer; docs/detection.md).
-      const guard = createResponseGuard(detection, body, { orgId: caller.orgId, requestId: caller.requestId });
+      // It reads the text of the messages (content arrays joined as the gateway normalizes them).
+      const guard = createResponseGuard(
+        detection,
+        { messages: body.messages.map((message) => ({ role: message.role, content: contentText(message.content) })) },
+        { orgId: caller.orgId, requestId: caller.requestId },
+      );
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {
         const envelope = await gateway.complete(prepared, cancel);
