@@ -8,12 +8,13 @@
  * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { reportDecision, sessionIdOf, type DetectionEngine } from '../detection/index.ts';
+import { createResponseGuard, reportDecision, sessionIdOf, type DetectionEngine, type ResponseGuard } from '../detection/index.ts';
 import { ERRORS, SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { refuse, screenCompletion } from './screen.ts';
 import { ClientCancel } from './cancel.ts';
+import { contentText } from './content.ts';
 import { isProviderId } from './registry.ts';
 import {
   BudgetSettingsSchema,
@@ -75,10 +76,18 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
         refuse(worst);
       }
       const prepared = await gateway.prepare(body, caller);
+      // The response filter (detection's llm_output check on the answer; docs/detection.md).
+      // It reads the text of the messages (content arrays joined as the gateway normalizes them).
+      const guard = createResponseGuard(
+        detection,
+        { messages: body.messages.map((message) => ({ role: message.role, content: contentText(message.content) })) },
+        { orgId: caller.orgId, requestId: caller.requestId },
+      );
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       const verifier = options.verifier ?? null;
       if (!prepared.request.stream) {
         const envelope = await gateway.complete(prepared, cancel);
+        envelope.response_filter = await guard.finish(envelope.content, envelope.response_filter);
         // ---- verification hook, JSON answers (issue #18): verifier may redact, retry on the next provider, or throw VERIFICATION_BLOCKED.
         if (verifier !== null) {
           const next = gateway.nextCandidate(prepared, envelope.provider);
@@ -89,9 +98,9 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
       }
       const opened = await gateway.openStream(prepared, cancel);
       // ---- verification hook, streams (issue #18): a hold-back guard between upstream deltas and the client.
-      const guard = verifier === null ? null : await verifier.stream({ orgId: caller.orgId, requestId: caller.requestId, body });
+      const verifying = verifier === null ? null : await verifier.stream({ orgId: caller.orgId, requestId: caller.requestId, body });
       reply.hijack();
-      await pipeStream(gateway, prepared, opened, reply, cancel, guard);
+      await pipeStream(gateway, prepared, opened, reply, cancel, guard, verifying);
       return reply;
     },
   );
@@ -161,7 +170,7 @@ function callerOf(request: FastifyRequest): Caller {
 }
 
 /** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel, guard: StreamVerifier | null): Promise<void> {
+async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel, guard: ResponseGuard | null, verifying: StreamVerifier | null = null): Promise<void> {
   const writer = new SseWriter(reply.raw);
   const requestId = prepared.caller.requestId;
   const headers: Record<string, string | number | string[]> = {};
@@ -190,9 +199,10 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
       if (event.type === 'delta') {
         content += event.text;
+        guard?.check(content);
         let text = opened.restore.push(event.text);
-        if (guard !== null) {
-          const checked = guard.push(text);
+        if (verifying !== null) {
+          const checked = verifying.push(text);
           if (checked.stop !== null) return await stopForVerification(checked.stop);
           text = checked.release;
         }
@@ -201,19 +211,21 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
         const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
         if (event.id !== undefined) toolCall.id = event.id;
         if (event.name !== undefined) toolCall.name = event.name;
+        if (event.thoughtSignature !== undefined) toolCall.thought_signature = event.thoughtSignature;
         await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
       } else {
         let rest = opened.restore.flush();
         let verification: Record<string, unknown> | null = null;
-        if (guard !== null) {
-          const flushed = guard.push(rest);
+        if (verifying !== null) {
+          const flushed = verifying.push(rest);
           if (flushed.stop !== null) return await stopForVerification(flushed.stop);
-          const ended = await guard.end({ finishReason: event.finishReason, provider: opened.provider, model: event.model ?? opened.model });
+          const ended = await verifying.end({ finishReason: event.finishReason, provider: opened.provider, model: event.model ?? opened.model });
           if (ended.stop !== null) return await stopForVerification(ended.stop);
           rest = flushed.release + ended.release;
           verification = ended.verification;
         }
         if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
+        const filtered = guard === null ? gateway.responseFilterOf(prepared) : await guard.finish(content, gateway.responseFilterOf(prepared));
         const settled = await opened.finish({ kind: 'done', event, content });
         const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
         await send(
@@ -223,10 +235,10 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
             model: event.model ?? opened.model,
             finish_reason: event.finishReason,
             usage: toPublicUsage(usage),
-            cost_usd: settled?.costUsd ?? 0,
+            cost_usd: settled === null ? 0 : settled.costUsd,
             latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
             verification,
-            response_filter: gateway.responseFilterOf(prepared),
+            response_filter: filtered,
             done: true,
           }),
         );
@@ -246,10 +258,19 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       writer.end();
       return;
     }
+    if (error instanceof SvcError) {
+      // The response filter ended the stream (a leak): the provider did nothing wrong, so the
+      // stream is settled like one the client left (no breaker failure), then the error event.
+      await opened.rest.return?.().catch(() => undefined);
+      await opened.finish({ kind: 'aborted', content });
+      await send(sseLine({ request_id: requestId, error: { code: error.code, message: error.message } }));
+      writer.end();
+      return;
+    }
     await opened.finish({ kind: 'error', error, content });
     const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
     // A cut stream: held-back text is released only if it passes, and the error event carries the verdict.
-    const ended = guard === null ? null : await guard.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
+    const ended = verifying === null ? null : await verifying.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
     if (ended !== null && ended.stop === null && ended.release !== '') await send(sseLine({ request_id: requestId, index: index++, delta: ended.release }));
     const verification = ended === null ? {} : { verification: ended.verification };
     await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message, ...verification } }));

@@ -23,6 +23,8 @@ export const ERRORS = {
   TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
   CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
+  // 402
+  UPSTREAM_QUOTA_EXCEEDED: { status: 402, message: 'The upstream provider account is out of credit or quota and no other provider could serve the request.' },
   // 404
   NOT_FOUND: { status: 404, message: 'No such resource.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
@@ -36,6 +38,7 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   PII_BLOCKED: { status: 422, message: 'The request contains personal data and the org blocks such requests.' },
   VERIFICATION_BLOCKED: { status: 422, message: 'The response failed verification and the org policy blocks such responses; the verdict is in details.verification.' },
+  IMAGES_NOT_SUPPORTED: { status: 422, message: 'The request carries images that the chosen provider cannot take.' },
   UPSTREAM_REJECTED: { status: 422, message: 'The upstream provider rejected the request (unknown model, context too long, invalid parameters).' },
   // 429
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },
