@@ -9,14 +9,14 @@
  * when no server is running, the CLI opens the data directory itself.
  */
 import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
-import { commandSpecs, runCommand, type CommandResult } from './commands.ts';
+import type { CommandResult, commandSpecs as CommandSpecs } from './commands.ts';
 import { ConfigError, loadConfig, type Config, type ResolvedConfig } from './platform/config.ts';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from './platform/data-dir-lock.ts';
 import { SvcError } from './platform/errors.ts';
 import { resolveSecrets } from './platform/secrets.ts';
-import { controlSocketPath, createServices } from './services.ts';
 import { ownsDataDir, serve } from './server.ts';
 
 async function main(argv: string[]): Promise<number> {
@@ -27,11 +27,12 @@ async function main(argv: string[]): Promise<number> {
   const name = words.join(' ');
 
   if (name === 'help' || args.includes('--help') || args.includes('-h')) {
-    print(json, { commands: Object.keys(commandSpecs).concat(['serve', 'sensor']) }, usage());
+    const { commandSpecs } = await import('./commands.ts');
+    print(json, { commands: Object.keys(commandSpecs).concat(['serve', 'sensor']) }, usage(commandSpecs));
     return 0;
   }
   if (name === '') {
-    printError(json, { error: { code: 'USAGE', message: 'no command given' } }, usage());
+    printError(json, { error: { code: 'USAGE', message: 'no command given' } }, usage((await import('./commands.ts')).commandSpecs));
     return 2;
   }
 
@@ -69,9 +70,11 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
+  // Loaded only past `serve`: a refused start (lock, port) never pays for loading the commands.
+  const { commandSpecs } = await import('./commands.ts');
   const spec = commandSpecs[name];
   if (spec === undefined) {
-    printError(json, { error: { code: 'USAGE', message: `unknown command "${name}"` } }, `unknown command "${name}"\n${usage()}`);
+    printError(json, { error: { code: 'USAGE', message: `unknown command "${name}"` } }, `unknown command "${name}"\n${usage(commandSpecs)}`);
     return 2;
   }
   let options: Record<string, string | boolean | undefined>;
@@ -115,6 +118,7 @@ async function runLocally(config: ResolvedConfig, name: string, options: Record<
     }
   }
   try {
+    const [{ createServices }, { runCommand }] = await Promise.all([import('./services.ts'), import('./commands.ts')]);
     const services = await createServices({ ...config, logLevel: 'warning' }, { logDestination: stderrDestination(), defaultMetrics: false });
     try {
       return await runCommand(services, name, options);
@@ -133,7 +137,7 @@ async function viaControlSocket(
   options: Record<string, string | boolean | undefined>,
 ): Promise<CommandResult | null> {
   if (config.database.kind !== 'pglite' || config.database.dir === null) return null;
-  const socketPath = controlSocketPath(config);
+  const socketPath = join(config.dataDir, 'svc.sock'); // services.ts controlSocketPath, without loading services
   if (!existsSync(socketPath)) return null;
   const body = JSON.stringify({ name, options });
   return new Promise((resolve, reject) => {
@@ -182,7 +186,7 @@ function printError(json: boolean, value: unknown, text: string): void {
   process.stderr.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
-function usage(): string {
+function usage(commandSpecs: typeof CommandSpecs): string {
   const lines = ['usage: svc <command> [options] [--json]', '', '  serve                 run the service', '  sensor --class …      (not in this build)'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(20)}  ${spec.summary}`);
   return lines.join('\n');

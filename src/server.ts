@@ -18,8 +18,6 @@ import cluster from 'node:cluster';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runCommand } from './commands.ts';
-import { buildApp } from './http/build-app.ts';
 import type { Config, ResolvedConfig } from './platform/config.ts';
 import { acquireDataDirLock, type DataDirLock } from './platform/data-dir-lock.ts';
 import { SvcError } from './platform/errors.ts';
@@ -27,7 +25,10 @@ import { createLogger, stdoutDestination } from './platform/logger.ts';
 import { assertPortFree, PortInUseError } from './platform/port-probe.ts';
 import { resolveSecrets } from './platform/secrets.ts';
 import { isWorkerMessage, superviseWorkers, type WorkerMessage } from './platform/supervisor.ts';
-import { controlSocketPath, createServices, type Services } from './services.ts';
+import type { runCommand as RunCommandFunction } from './commands.ts';
+import type { Services } from './services.ts';
+
+type RunCommand = typeof RunCommandFunction;
 
 /** Time one process gets to drain (in-flight requests, storage) before it exits anyway, ms. */
 const DRAIN_TIMEOUT_MS = 30_000;
@@ -85,6 +86,24 @@ export async function serve(base: Config): Promise<void> {
 
 /** One serving process: the only one (embedded, WORKERS=1) or a cluster worker. */
 async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, note: string | null = null): Promise<void> {
+  // Until it listens, a worker asked to stop has nothing to drain: it leaves at once.
+  let stop: ((reason: string) => Promise<void>) | null = null;
+  const onShutdown = (reason: string) => (stop === null ? process.exit(0) : void stop(reason));
+  process.once('SIGINT', () => onShutdown('SIGINT'));
+  process.once('SIGTERM', () => onShutdown('SIGTERM'));
+  if (cluster.isWorker) {
+    process.on('message', (message: unknown) => {
+      if (isWorkerMessage(message) && message.svc === 'shutdown') onShutdown('primary asked to drain');
+    });
+    process.once('disconnect', () => onShutdown('primary gone'));
+  }
+
+  // The application is loaded only now: a refused start (lock, port) never pays for loading it.
+  const [{ createServices, controlSocketPath }, { buildApp }, { runCommand }] = await Promise.all([
+    import('./services.ts'),
+    import('./http/build-app.ts'),
+    import('./commands.ts'),
+  ]);
   const services = await createServices(config);
   const { logger } = services;
   if (config.embedded || config.database.kind === 'pglite') {
@@ -105,12 +124,12 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     throw PortInUseError.from(error, config.host, config.port) ?? error;
   }
   lock?.setPort(port);
-  const control = ownsDataDir(config) ? await startControlSocket(config, services) : null;
+  const control = ownsDataDir(config) ? await startControlSocket(config, services, controlSocketPath(config), runCommand) : null;
   if (cluster.isWorker) process.send?.({ svc: 'ready', port } satisfies WorkerMessage);
   else logger.info({ port, host: config.host, environment: config.environment }, 'svc listening');
 
   let stopping = false;
-  const stop = async (reason: string) => {
+  stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ reason, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'svc stopping');
@@ -128,18 +147,9 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     logger.flush();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  if (cluster.isWorker) {
-    process.on('message', (message: unknown) => {
-      if (isWorkerMessage(message) && message.svc === 'shutdown') void stop('primary asked to drain');
-    });
-    process.once('disconnect', () => void stop('primary gone'));
-  }
 }
 
-async function startControlSocket(config: ResolvedConfig, services: Services): Promise<Server> {
-  const path = controlSocketPath(config);
+async function startControlSocket(config: ResolvedConfig, services: Services, path: string, runCommand: RunCommand): Promise<Server> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   rmSync(path, { force: true });
   const server = createServer((request, response) => {
