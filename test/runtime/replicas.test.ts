@@ -22,6 +22,7 @@ import { freePort } from '../helpers/net.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const shared = usingPostgres && usingRedis;
+if (!shared) console.warn('[svc tests] SKIPPED test/runtime/replicas.test.ts: needs PostgreSQL + Redis (set DATABASE_URL and REDIS_URL; CI does)');
 
 interface Replica {
   name: string;

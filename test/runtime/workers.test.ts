@@ -17,6 +17,7 @@ import { freePort } from '../helpers/net.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const shared = usingPostgres && usingRedis;
+if (!shared) console.warn('[svc tests] SKIPPED test/runtime/workers.test.ts: needs PostgreSQL + Redis (set DATABASE_URL and REDIS_URL; CI does)');
 
 describe.runIf(shared)('svc serve with WORKERS=2 on PostgreSQL + Redis', { timeout: 300_000 }, () => {
   const cachePrefix = `test:workers:${randomUUID().slice(0, 8)}:`;
