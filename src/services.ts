@@ -15,6 +15,7 @@ import { createAccounts, type Accounts } from './accounts/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
 import { createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
+import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
 import {
   createWebhooks,
   setTokenBudgetUsedRatio,
@@ -54,6 +55,8 @@ export interface Services {
   /** The AI gateway (screens completions through `detection`). */
   readonly gateway: GatewayService;
   readonly webhooks: Webhooks;
+  /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
+  readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /**
@@ -82,6 +85,8 @@ export interface ServiceOptions {
   gateway?: Partial<GatewayServiceDeps>;
   /** Test seams: the webhook delivery policy. */
   webhooks?: WebhookOptions;
+  /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
+  mcp?: Partial<McpDeps>;
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -136,6 +141,18 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events }, options.webhooks);
+  const mcp = createMcp({
+    db,
+    cache,
+    events,
+    logger,
+    audit,
+    detection,
+    checkTarget,
+    allowPrivateTargets: config.allowPrivateTargets,
+    enabled: config.features.mcpSecurity,
+    ...options.mcp,
+  });
 
   // Background work, owned by start()/close().
   let redisProbe: NodeJS.Timeout | undefined;
@@ -159,6 +176,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     detection,
     gateway,
     webhooks,
+    mcp,
     checkTarget,
     async start() {
       if (started || closed) return;
@@ -201,6 +219,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('operational alerts', () => alerts?.stop());
       await step('block audit writer', () => blockAudit?.stop());
       await step('audit jobs', () => stopAuditJobs?.());
+      await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
       await step('gateway', () => gateway.close());
       await step('detection', () => detection.close());

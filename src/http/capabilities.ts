@@ -7,6 +7,7 @@ import { accountRoutes } from '../accounts/index.ts';
 import { auditRoutes } from '../audit/index.ts';
 import { detectionRoutes } from '../detection/index.ts';
 import { gatewayRoutes } from '../gateway/index.ts';
+import { mcpRoutes } from '../mcp/index.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 import { webhookRoutes } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';
@@ -18,4 +19,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   await app.register(gatewayRoutes, { gateway, detection, events, enabled: services.config.features.aiGateway });
   await app.register(auditRoutes, { audit });
   await app.register(webhookRoutes, { webhooks, audit });
+  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter });
 }
