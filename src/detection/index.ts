@@ -16,6 +16,8 @@ export { normalize, MAX_SCAN_LENGTH } from './normalize/index.ts';
 export { CATALOGUE, compileCatalogue } from './catalogue/index.ts';
 export { DEFAULT_THRESHOLDS, decide, isAllowed, resolveThresholds, sessionFactor, escalate, THREAT_SIGNAL_FLOOR } from './policy.ts';
 export { httpScanText } from './http-text.ts';
+export { createBehaviourBaseline } from './behaviour/index.ts';
+export type { BehaviourBaseline, BehaviourBaselineOptions, BehaviourResult } from './behaviour/index.ts';
 export type { Decision, HttpRequestShape, InspectKind, ThreatDecision, Thresholds, Verdict } from './types.ts';
 
 const engines = new WeakMap<Services, DetectionEngine>();

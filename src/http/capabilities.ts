@@ -6,6 +6,7 @@ import { registerGatewayRoutes } from '../gateway/index.ts';
 import { registerAuditRoutes } from '../audit/index.ts';
 import { registerWebhookRoutes } from '../webhooks/index.ts';
 import { registerDetectionRoutes } from '../detection/index.ts';
+import { registerApiSecurityRoutes } from '../apisec/index.ts';
 import type { CapabilityPlugin } from './app-types.ts';
 
 export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [
@@ -13,4 +14,5 @@ export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [
   registerGatewayRoutes,
   registerAuditRoutes,
   registerWebhookRoutes,
+  registerApiSecurityRoutes,
 ];
