@@ -232,7 +232,7 @@ describe('attacks', () => {
     const last = lines[lines.length - 1]!;
     expect(last.decision).toBe('block');
     expect(last.org_id).toBeTruthy();
-    expect(last.status).toBe(404);
+    expect(last.status).toBe(200);
   });
 });
 
