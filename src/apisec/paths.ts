@@ -78,11 +78,14 @@ const STATIC_EXTENSIONS = new Set([
   'js', 'mjs', 'css', 'map', 'png', 'jpg', 'jpeg', 'gif', 'svg', 'ico', 'webp', 'avif', 'woff', 'woff2', 'ttf', 'otf', 'eot', 'mp4', 'webm', 'mp3', 'txt', 'html', 'htm',
 ]);
 const PROBE_PATHS = new Set(['/favicon.ico', '/robots.txt', '/sitemap.xml', '/health', '/healthz', '/livez', '/readyz', '/ready', '/ping', '/status', '/apple-touch-icon.png']);
-// Paths that scanners try against any site; none is an API endpoint of the protected backend.
+// Paths that scanners try against any site and that are never an API endpoint of the protected
+// backend (dotfiles, PHP admin kits, router exploits). Names an API might really serve (/debug,
+// /actuator, /console, /backup) are NOT here: if the backend answers them they are exactly the
+// shadow endpoints worth reporting, and if it answers 404 the analyzer ignores them anyway.
 const SCANNER_MARKERS = [
-  '/.env', '/.git', '/.svn', '/.hg', '/.ds_store', '/wp-', '/wordpress', '/xmlrpc.php', '/phpmyadmin', '/pma', '/cgi-bin', '/admin.php', '/setup.php', '/install.php',
-  '/config.php', '/web.config', '/server-status', '/actuator', '/.aws', '/.ssh', '/id_rsa', '/etc/passwd', '/vendor/phpunit', '/boaform', '/hnap1', '/owa/', '/autodiscover',
-  '/.well-known/security.txt', '/solr/', '/console', '/manager/html', '/jmx-console', '/telescope', '/_ignition', '/debug', '/shell', '/.htaccess', '/.htpasswd', '/backup',
+  '/.env', '/.git/', '/.git', '/.svn', '/.hg/', '/.ds_store', '/.aws/', '/.ssh/', '/.htaccess', '/.htpasswd', '/.vscode/', '/.idea/', '/wp-admin', '/wp-login', '/wp-content',
+  '/wp-includes', '/wordpress/', '/xmlrpc.php', '/phpmyadmin', '/pma/', '/cgi-bin/', '/etc/passwd', '/vendor/phpunit', '/boaform', '/hnap1', '/owa/auth', '/autodiscover/autodiscover.xml',
+  '/_ignition/', '/id_rsa', '/web.config',
 ];
 
 export type NoiseKind = 'static' | 'probe' | 'scanner';
