@@ -296,7 +296,7 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
       ...(typeof apache === 'string' ? {} : { modsecurity: { origin: `http://127.0.0.1:${apache.port}`, prefix: '' } }),
     };
     const targets = (kind: 'get' | 'post'): ProbeTarget[] =>
-      Object.entries(origins).map(([name, { origin, prefix }]) =>
+      Object.entries(origins).map(([name, { origin, prefix }]): ProbeTarget =>
         kind === 'get'
           ? { name, origin, path: `${prefix}/small`, headers: { accept: 'application/json' } }
           : { name, origin, path: `${prefix}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: SMALL_JSON },

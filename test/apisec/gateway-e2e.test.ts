@@ -16,6 +16,9 @@ import type { Services } from '../../src/services.ts';
 import { createTestServices, memoryLog } from '../helpers/app.ts';
 import { startBackend, type Backend } from './backend.ts';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read loosely and asserted field by field
+type Loose = Record<string, any>;
+
 let services: Services;
 let app: AppInstance;
 let base: string;
@@ -33,7 +36,7 @@ async function api(method: string, path: string, body?: unknown) {
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await answer.body.text();
-  return { status: answer.statusCode, body: text === '' ? null : (JSON.parse(text) as Record<string, any>) };
+  return { status: answer.statusCode, body: text === '' ? null : (JSON.parse(text) as Loose) };
 }
 
 async function createGateway(body: Record<string, unknown>): Promise<string> {
@@ -45,7 +48,7 @@ async function createGateway(body: Record<string, unknown>): Promise<string> {
 async function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {
   const answer = await request(`${base}${path}`, { method: (options.method ?? 'GET') as 'GET', headers: options.headers ?? {}, ...(options.body === undefined ? {} : { body: options.body }) });
   const bytes = Buffer.from(await answer.body.arrayBuffer());
-  return { status: answer.statusCode, headers: answer.headers, bytes, json: () => JSON.parse(bytes.toString('utf8')) as Record<string, any> };
+  return { status: answer.statusCode, headers: answer.headers, bytes, json: () => JSON.parse(bytes.toString('utf8')) as Loose };
 }
 
 async function direct(path: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {
