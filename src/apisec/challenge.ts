@@ -156,7 +156,7 @@ export function challengePage(challenge: Challenge, verifyUrl: string, requestId
   const data = JSON.stringify({ token: challenge.token, difficulty: challenge.difficulty, verify: verifyUrl }).replace(/</g, '\\u003c');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex"><title>Checking your browser</title>
+<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><title>Checking your browser</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}code{font-size:.85em}</style>
 </head><body>
 <h1>Checking your browser</h1>
