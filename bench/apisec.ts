@@ -27,6 +27,7 @@ import { generateTraffic } from './apisec-traffic.ts';
 import { percentile, probeLatency, repoRoot, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const DATASETS = resolve(repoRoot, '../shared/datasets');
+const note = (message: string) => process.stderr.write(`[apisec bench] ${message}\n`);
 const SMALL_JSON = JSON.stringify({ name: 'widget', price: 9.99, tags: ['a', 'b'] });
 
 async function freePort(): Promise<number> {
@@ -142,8 +143,10 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
     const path = join(DATASETS, 'http', `${file}.jsonl`);
     if (!existsSync(path)) continue;
     const records = sample(loadJsonl(path), perFile);
+    note(`detection: ${file} (${records.length} records)`);
     const groups: Record<string, { label: string; n: number; blocked: number; rate: number }> = {};
     const queue = [...records];
+    let done = 0;
     const worker = async () => {
       for (;;) {
         const record = queue.shift();
@@ -166,13 +169,16 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
         const key = `${record.label}:${record.category ?? 'none'}`;
         const group = (groups[key] ??= { label: record.label, n: 0, blocked: 0, rate: 0 });
         try {
-          const answer = await pool.request({ path: target, method: method as 'GET', headers, ...(body === undefined ? {} : { body }) });
+          const answer = await pool.request({ path: target, method: method as 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000, signal: AbortSignal.timeout(15_000), ...(body === undefined ? {} : { body }) });
           await answer.body.dump();
           group.n += 1;
           if (answer.statusCode === 403) group.blocked += 1;
-        } catch {
+        } catch (error) {
           unsendable[file] = (unsendable[file] ?? 0) + 1;
+          if ((unsendable[file] ?? 0) <= 3) note(`${file}: ${error instanceof Error ? error.message : String(error)} for ${target.slice(0, 120)}`);
         }
+        done += 1;
+        if (done % 50 === 0) note(`${file}: ${done}/${records.length}`);
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
@@ -287,7 +293,9 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
     children.push(passthrough);
     const svc = await startChild('bench/servers/apisec-svc.ts', { BENCH_UPSTREAM_BASE_URL: upstream });
     children.push(svc);
+    note('servers started');
     apache = await startModSecurity(backend.port);
+    note(typeof apache === 'string' ? `modsecurity skipped: ${apache}` : 'modsecurity started');
     const gatewayId = String(svc.info.gateway_id);
     const origins: Record<string, { origin: string; prefix: string }> = {
       direct: { origin: upstream, prefix: '' },
@@ -302,8 +310,10 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
           : { name, origin, path: `${prefix}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: SMALL_JSON },
       );
 
+    const only = process.env.BENCH_APISEC_ONLY;
     const latency: Record<string, unknown> = {};
-    for (const kind of ['get', 'post'] as const) {
+    for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
+      note(`latency ${kind}`);
       const summary = await probeLatency(targets(kind), quick ? { rounds: 3, perRound: 200, warmup: 200 } : { rounds: 9, perRound: 400, warmup: 500 });
       latency[kind] = {
         ...summary,
@@ -316,10 +326,11 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
     const rounds = quick ? 1 : 3;
     const seconds = quick ? 2 : 4;
     const concurrent: Record<string, unknown> = {};
-    for (const kind of ['get', 'post'] as const) {
+    for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
       const windows: Record<string, { rps: number[]; p50: number[] }> = {};
       for (let round = 0; round < rounds; round += 1) {
         for (const target of targets(kind)) {
+          note(`throughput ${kind} ${target.name} round ${round + 1}`);
           const measured = await throughput(target, { connections: 16, durationSeconds: seconds });
           const entry = (windows[target.name] ??= { rps: [], p50: [] });
           entry.rps.push(measured.requests_per_s);

@@ -79,6 +79,17 @@ export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClie
   const clients = new LRUCache<string, ClientWindow>({ max: options.maxClients ?? 50_000 });
   const verified = new LRUCache<string, boolean>({ max: 10_000, ttl: 24 * 3_600_000 });
   const pending = new Set<string>();
+  // User agents repeat: their class is computed once (isbot's pattern is large).
+  const agents = new LRUCache<string, { class: BotClass; reason: string }>({ max: 10_000 });
+  const agentClass = (agent: string | undefined) => {
+    const text = agent ?? '';
+    let known = agents.get(text);
+    if (known === undefined) {
+      known = classifyUserAgent(agent);
+      agents.set(text, known);
+    }
+    return known;
+  };
   const verifyCrawlers = options.verifyCrawlers ?? true;
 
   const startVerification = (ip: string, domains: readonly string[]): void => {
@@ -108,7 +119,7 @@ export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClie
     classify(signals) {
       const now = signals.now ?? Date.now();
       const reasons: string[] = [];
-      const base = classifyUserAgent(signals.userAgent);
+      const base = agentClass(signals.userAgent);
       let verdictClass: BotClass = base.class;
       reasons.push(base.reason);
       let verifiedCrawler: boolean | null = null;

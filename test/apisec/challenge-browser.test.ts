@@ -61,7 +61,7 @@ describe.skipIf(!available)('browser challenge', () => {
     const first = await page.goto(`${base}/gw/${gatewayId}/items`);
     expect(first?.status()).toBe(403);
     try {
-      await page.waitForFunction(() => document.body.innerText.includes('"items"'), undefined, { timeout: 30_000 });
+      await page.waitForFunction('document.body.innerText.includes(\'"items"\')', undefined, { timeout: 30_000 });
     } catch (error) {
       throw new Error(`${String(error)}; page: ${(await page.content()).slice(0, 300)}; console: ${problems.join(' | ')}`);
     }
