@@ -158,12 +158,14 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
         if (record.request !== undefined) {
           method = record.request.method ?? 'GET';
           const uri = record.request.uri ?? '/';
-          target = `/gw/${gatewayId}${uri.startsWith('/') ? uri : `/${uri}`}`;
+          const raw = uri.startsWith('/') ? uri : `/${uri}`;
+          target = `/gw/${gatewayId}${raw.replace(/[^\x21-\x7e]/g, (character) => encodeURIComponent(character))}`;
           for (const [name, value] of Object.entries(record.request.headers ?? {})) if (!DROPPED_HEADERS.has(name.toLowerCase())) headers[name] = String(value);
           if (record.request.body != null && record.request.body !== '') body = record.request.body;
         } else {
           const text = record.text ?? '';
-          const value = record.encoding !== undefined && record.encoding.startsWith('url-encoded') ? text : encodeURIComponent(text);
+          // libinjection's values are URL-encoded already, except for characters a request line cannot carry.
+          const value = record.encoding !== undefined && record.encoding.startsWith('url-encoded') ? text.replace(/[^\x21-\x7e]|["<>\\^`{|}#]/g, (character) => encodeURIComponent(character)) : encodeURIComponent(text);
           target = `/gw/${gatewayId}/search?q=${value}`;
         }
         const key = `${record.label}:${record.category ?? 'none'}`;
@@ -294,7 +296,7 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
     const svc = await startChild('bench/servers/apisec-svc.ts', { BENCH_UPSTREAM_BASE_URL: upstream });
     children.push(svc);
     note('servers started');
-    apache = await startModSecurity(backend.port);
+    apache = process.env.BENCH_APISEC_ONLY === 'detection' ? 'not needed for the detection pass' : await startModSecurity(backend.port);
     note(typeof apache === 'string' ? `modsecurity skipped: ${apache}` : 'modsecurity started');
     const gatewayId = String(svc.info.gateway_id);
     const origins: Record<string, { origin: string; prefix: string }> = {
