@@ -4,7 +4,6 @@
 // so the detection pass measures detection, not the benchmark client's user agent. Prints the
 // port and the gateway id.
 import pino from 'pino';
-import { apiSecurityOf } from '../../src/apisec/index.ts';
 import { buildApp } from '../../src/http/build-app.ts';
 import { loadConfig } from '../../src/platform/config.ts';
 import { resolveSecrets } from '../../src/platform/secrets.ts';
@@ -26,7 +25,7 @@ const services = await createServices(config, { logDestination: pino.destination
 const app = await buildApp(config, services);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { org } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
-const core = apiSecurityOf(services)!;
+const core = services.apisec;
 const gateway = await core.create(org.id, 'bench', {
   name: 'bench',
   backend_url: process.env.BENCH_UPSTREAM_BASE_URL ?? 'http://127.0.0.1:1',

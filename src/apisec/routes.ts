@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../http/app-types.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
 import { requestHeaders } from './forward.ts';
@@ -113,7 +113,23 @@ function below(url: string, id: string): string {
   return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
 }
 
-export function registerApiSecurityRoutesWith(app: AppInstance, apisec: ApiSecurity, options: { geoBlocking: boolean; trustProxy: boolean; allowPrivateTargets: boolean }): void {
+export interface ApiSecurityRoutesOptions {
+  apisec: ApiSecurity;
+  geoBlocking: boolean;
+  trustProxy: boolean;
+  allowPrivateTargets: boolean;
+}
+
+export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (app, options) => {
+  const { apisec } = options;
+  // Hostnames and path prefixes of gateways: rewritten onto /gw/{id} before routing (build-app's rewriteUrl).
+  app.urlRewrites.push((host, url) => {
+    const routed = apisec.route(host, url);
+    if (routed === null) return null;
+    const rest = url.slice(routed.mount.length);
+    return `/gw/${routed.gateway.id}${rest.startsWith('/') ? rest : `/${rest}`}`;
+  });
+
   app.get('/api/v1/gateways', { config: { scope: 'read' }, schema: { tags: ['apisec'] } }, async (request) => {
     const { orgId } = authOf(request);
     return { gateways: (await apisec.store.list(orgId)).map((gateway) => apisec.view(gateway)) };
@@ -242,7 +258,7 @@ export function registerApiSecurityRoutesWith(app: AppInstance, apisec: ApiSecur
     await send(request, reply, outcome);
   };
 
-  void app.register(async (scope) => {
+  await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // The body stays a stream: the core reads its head for inspection and forwards the rest.
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
@@ -334,7 +350,7 @@ export function registerApiSecurityRoutesWith(app: AppInstance, apisec: ApiSecur
     });
     outgoing.end();
   };
-}
+};
 
 function refuseSocket(socket: Duplex, status: number, body: unknown): void {
   const text = JSON.stringify(body);

@@ -19,7 +19,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
-import { createAuditLog } from '../audit/index.ts';
+import type { AuditLog } from '../audit/index.ts';
 import { decide, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
@@ -55,6 +55,8 @@ export interface ApiSecurityDeps {
   readonly events: EventBus;
   readonly rateLimiter: RateLimiter;
   readonly engine: DetectionEngine;
+  /** The org audit chain (gateway and geo-rule changes are recorded). */
+  readonly audit: Pick<AuditLog, 'append'>;
   readonly config: { readonly secretKey: string; readonly allowPrivateTargets: boolean; readonly trustProxy: boolean; readonly geoBlocking: boolean };
   readonly checkTarget: (url: string, field?: string) => Promise<URL>;
   /** T5 behavioural baselines (optional). */
@@ -158,7 +160,7 @@ function headerText(value: string | string[] | undefined): string | undefined {
 
 export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   const store = createGatewayStore(deps.db);
-  const audit = createAuditLog({ config: deps.config, db: deps.db, logger: deps.logger });
+  const audit = deps.audit;
   const forwarder = createForwarder({ allowPrivate: deps.config.allowPrivateTargets });
   const health = createHealthChecker({ events: deps.events, metrics: deps.metrics });
   const analyzer = createAnalyzer();

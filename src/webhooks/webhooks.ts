@@ -45,8 +45,8 @@ export interface WebhookServices {
   readonly db: Database;
   readonly queue: JobQueue;
   readonly logger: Logger;
+  /** Events on this bus become deliveries once started. */
   readonly events?: EventBus;
-  readonly onClose?: Array<() => Promise<void> | void>;
 }
 
 export type EndpointState = 'active' | 'paused';
@@ -101,8 +101,13 @@ export interface Webhooks {
   deliveries(orgId: string, id: string, limit?: number): Promise<DeliveryView[]>;
   /** Deletes confirmed and exhausted deliveries older than the retention; returns how many. */
   cleanup(now?: Date): Promise<number>;
-  /** Re-enqueues every pending delivery (called on start). Returns how many. */
+  /** Re-enqueues every pending delivery (the server lifecycle calls it after start). Returns how many. */
   recover(): Promise<number>;
+  /**
+   * Starts the background work: the delivery and cleanup workers on the queue, the daily
+   * cleanup schedule and the event-bus listener. Idempotent; `close()` stops it.
+   */
+  start(): void;
   close(): Promise<void>;
 }
 
@@ -127,19 +132,18 @@ interface DeliveryJob {
   orgId: string;
 }
 
-const instances = new WeakMap<object, Webhooks>();
+/** Options of the webhooks capability (tests shorten the delivery policy). */
+export interface WebhookOptions {
+  policy?: Partial<DeliveryPolicy>;
+  random?: () => number;
+}
 
 /**
- * The webhooks service of a `services` object: created on first call, the same instance after
- * (so routes, the event bus and other capabilities share it). `options.policy` only applies to
- * the first call; tests make that call before building the app.
+ * The webhooks service. Building it starts nothing: `start()` (called once by the composition
+ * root's lifecycle) registers the workers and the event listener.
  */
-export function createWebhooks(services: WebhookServices, options: { policy?: Partial<DeliveryPolicy>; random?: () => number } = {}): Webhooks {
-  const existing = instances.get(services);
-  if (existing !== undefined) return existing;
-  const webhooks = buildWebhooks(services, { ...DEFAULT_POLICY, ...options.policy }, options.random ?? Math.random);
-  instances.set(services, webhooks);
-  return webhooks;
+export function createWebhooks(services: WebhookServices, options: WebhookOptions = {}): Webhooks {
+  return buildWebhooks(services, { ...DEFAULT_POLICY, ...options.policy }, options.random ?? Math.random);
 }
 
 function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random: () => number): Webhooks {
@@ -322,37 +326,44 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     }
   };
 
-  queue.register<DeliveryJob>(
-    JOB,
-    async (job) => {
-      const run = deliver(job).catch((error: unknown) => {
-        logger.error({ err: error, delivery_id: job.deliveryId }, 'webhook delivery failed unexpectedly');
-      });
-      inFlight.add(run);
-      try {
-        await run;
-      } finally {
-        inFlight.delete(run);
-      }
-    },
-    { concurrency: 16 },
-  );
+  let started = false;
+  let cleanupTimer: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
+  const start = () => {
+    if (started || closed) return;
+    started = true;
+    queue.register<DeliveryJob>(
+      JOB,
+      async (job) => {
+        const run = deliver(job).catch((error: unknown) => {
+          logger.error({ err: error, delivery_id: job.deliveryId }, 'webhook delivery failed unexpectedly');
+        });
+        inFlight.add(run);
+        try {
+          await run;
+        } finally {
+          inFlight.delete(run);
+        }
+      },
+      { concurrency: 16 },
+    );
 
-  queue.register(CLEANUP_JOB, async () => {
-    const deleted = await webhooks.cleanup();
-    if (deleted > 0) logger.info({ deleted }, 'old webhook deliveries deleted');
-  });
-  const cleanupTimer = setInterval(() => {
-    queue.enqueue(CLEANUP_JOB, {}, { jobId: `${CLEANUP_JOB}_${Math.floor(Date.now() / DAY_MS)}` }).catch((error: unknown) => {
-      logger.error({ err: error }, 'could not enqueue webhook cleanup');
+    queue.register(CLEANUP_JOB, async () => {
+      const deleted = await webhooks.cleanup();
+      if (deleted > 0) logger.info({ deleted }, 'old webhook deliveries deleted');
     });
-  }, DAY_MS);
-  cleanupTimer.unref();
+    cleanupTimer = setInterval(() => {
+      queue.enqueue(CLEANUP_JOB, {}, { jobId: `${CLEANUP_JOB}_${Math.floor(Date.now() / DAY_MS)}` }).catch((error: unknown) => {
+        logger.error({ err: error }, 'could not enqueue webhook cleanup');
+      });
+    }, DAY_MS);
+    cleanupTimer.unref();
 
-  const unsubscribe = services.events?.subscribe(async (event) => {
-    if (!isWebhookEvent(event.event)) return;
-    await webhooks.emit(event.orgId, event.event, event.data, { gatewayId: event.gatewayId, at: event.at });
-  });
+    unsubscribe = services.events?.subscribe(async (event) => {
+      if (!isWebhookEvent(event.event)) return;
+      await webhooks.emit(event.orgId, event.event, event.data, { gatewayId: event.gatewayId, at: event.at });
+    });
+  };
 
   // ------------------------------------------------------------------------------ API
 
@@ -530,6 +541,8 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return pending.rows.length;
     },
 
+    start,
+
     async close() {
       if (closed) return;
       closed = true;
@@ -539,7 +552,6 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       await agent.close();
     },
   };
-  services.onClose?.push(() => webhooks.close());
   return webhooks;
 }
 

@@ -7,7 +7,6 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
-import { configureApiSecurity } from '../../src/apisec/index.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestServices } from '../helpers/app.ts';
@@ -27,16 +26,14 @@ let gatewayId: string;
 beforeAll(async () => {
   if (!available) return;
   backend = await startBackend();
-  services = await createTestServices();
-  configureApiSecurity(services, { challengeDifficulty: 12, verifyCrawlers: false });
+  services = await createTestServices({ services: { apisec: { challengeDifficulty: 12, verifyCrawlers: false } } });
   app = await buildApp(services.config, services);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
   const { org } = await services.accounts.createOrg({ name: 'browser' });
   // Headless chromium announces itself (HeadlessChrome): its class is automation, challenged here.
-  const { apiSecurityOf } = await import('../../src/apisec/index.ts');
-  const gateway = await apiSecurityOf(services)!.create(org.id, 'test', { name: 'web', backend_url: backend.url, mode: 'block', bot_policy: { automation: 'challenge' } });
+  const gateway = await services.apisec.create(org.id, 'test', { name: 'web', backend_url: backend.url, mode: 'block', bot_policy: { automation: 'challenge' } });
   gatewayId = gateway.id;
   browser = await chromium.launch({
     executablePath: CHROMIUM,

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { safeEqual } from '../../platform/crypto.ts';
 import { SvcError } from '../../platform/errors.ts';
 import type { Services } from '../../services.ts';
-import type { AppInstance } from '../app-types.ts';
+import type { AppInstance } from '../../platform/http-plugin.ts';
 
 const started = Date.now();
 
