@@ -28,22 +28,47 @@ function percentile(values: number[], p: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 1000) / 1000;
 }
 
-interface RecordShape { text?: string; label: string; category?: string; trivial?: boolean; request?: { method?: string; uri?: string; headers?: Record<string, string>; body?: string | null }; tool?: unknown }
+interface ToolShape { name?: string; description?: string; inputSchema?: unknown; annotations?: unknown }
+interface RecordShape { text?: string; label: string; category?: string; trivial?: boolean; direction?: string; request?: { method?: string; uri?: string; headers?: Record<string, string>; body?: string | null }; tool?: ToolShape }
 
-function toInspect(group: string, record: RecordShape): InspectRequest {
-  if (group === 'http') {
+/**
+ * What a record is, for the per-kind tables: a user prompt, retrieved content (indirect injection,
+ * inspected as `tool_output`), a benign prompt of an over-defense set, an MCP tool definition, or
+ * an HTTP request.
+ */
+export type BenchKind = 'prompt' | 'indirect' | 'over_defense' | 'tool_definition' | 'http';
+const OVER_DEFENSE_SOURCES: ReadonlySet<string> = new Set(['prompt_injection/xstest_safe_prompts', 'prompt_injection/cyberseceval_frr_borderline']);
+
+export function benchKind(group: string, source: string, record: RecordShape): BenchKind {
+  if (group === 'http') return 'http';
+  if (group === 'mcp') return 'tool_definition';
+  if (OVER_DEFENSE_SOURCES.has(source)) return 'over_defense';
+  return record.direction === 'retrieved_content' ? 'indirect' : 'prompt';
+}
+
+/**
+ * `legacyKinds` reproduces how the engine before issue #15 saw the records (no `tool_definition`
+ * kind: a tool's text went in as `tool_output`), for the before/after tables.
+ */
+function toInspect(kind: BenchKind, record: RecordShape, legacyKinds: boolean): InspectRequest {
+  if (kind === 'http') {
     if (record.request !== undefined) {
       return { kind: 'http', request: { method: record.request.method ?? 'GET', path: record.request.uri ?? '/', headers: record.request.headers ?? {}, ...(record.request.body == null ? {} : { body: record.request.body }) } };
     }
     return { kind: 'http', content: record.text ?? '' };
   }
-  if (group === 'mcp') return { kind: 'tool_output', content: record.text ?? '' };
+  if (kind === 'tool_definition') {
+    if (legacyKinds || record.tool === undefined) return { kind: 'tool_output', content: record.text ?? '' };
+    const tool = record.tool;
+    return { kind: 'tool_definition', tool: { name: tool.name ?? '', description: tool.description ?? '', inputSchema: tool.inputSchema ?? {}, ...(tool.annotations == null ? {} : { annotations: tool.annotations }) } } as unknown as InspectRequest;
+  }
+  if (kind === 'indirect') return { kind: 'tool_output', content: record.text ?? '' };
   return { kind: 'prompt', content: record.text ?? '' };
 }
 
 const GROUPS = ['http', 'prompt_injection', 'mcp'] as const;
 
-async function runConfiguration(withClassifier: boolean, limit: number | undefined, groups: readonly string[] = GROUPS): Promise<object> {
+async function runConfiguration(withClassifier: boolean, limit: number | undefined, groups: readonly string[] = GROUPS, legacyKinds = false): Promise<object> {
   let t3Classifier;
   if (withClassifier) {
     try { t3Classifier = loadT3Classifier(); } catch { t3Classifier = undefined; }
@@ -53,6 +78,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
   const bySource: Record<string, Counter> = {};
   const byCategory: Record<string, Counter> = {};
   const byGroup: Record<string, Counter> = {};
+  const byKind: Record<string, Counter> = {};
   const latency: Record<string, number[]> = {};
   const total: number[] = [];
   for (const group of GROUPS.filter((name) => groups.includes(name))) {
@@ -65,12 +91,13 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
       for (const line of selected) {
         const record = JSON.parse(line) as RecordShape;
         if (record.trivial === true) continue;
-        const decision = await engine.inspect(toInspect(group, record));
+        const kind = benchKind(group, source, record);
+        const decision = await engine.inspect(toInspect(kind, record, legacyKinds));
         total.push(decision.latency_ms);
         for (const tier of decision.tiers) if (tier.outcome !== 'skipped') (latency[tier.tier] ??= []).push(tier.latency_ms);
         const flagged = !decision.allowed;
         const category = `${group}:${record.category ?? 'none'}`;
-        for (const counter of [(bySource[source] ??= empty()), (byCategory[category] ??= empty()), (byGroup[group] ??= empty())]) {
+        for (const counter of [(bySource[source] ??= empty()), (byCategory[category] ??= empty()), (byGroup[group] ??= empty()), (byKind[kind] ??= empty())]) {
           if (record.label === 'attack') { counter.attacks++; if (flagged) counter.detected++; }
           else { counter.benign++; if (flagged) counter.falsePositives++; }
         }
@@ -83,6 +110,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
   }]));
   return {
     classifier: t3Classifier === undefined ? null : t3Classifier.id,
+    by_kind: rates(byKind),
     by_group: rates(byGroup),
     by_source: rates(bySource),
     by_category: rates(byCategory),
@@ -99,10 +127,11 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
  * the T3 classifier, which was trained on these same corpora — in-sample for prompt_injection
  * and mcp; see docs/detection-ml.md for its leave-one-source-out figures).
  */
-export async function runDetectionBench(options: { limit?: number; quick?: boolean; groups?: readonly string[] } = {}): Promise<object> {
+export async function runDetectionBench(options: { limit?: number; quick?: boolean; groups?: readonly string[]; legacyKinds?: boolean; configurations?: readonly ('rules' | 'default')[] } = {}): Promise<object> {
   const t1 = t1Latency();
   if (!existsSync(DATASETS)) return { bench: 'detection', skipped: true, reason: `${DATASETS} not found`, t1_4kb_ms: t1 };
   const limit = options.limit ?? (options.quick === true ? 200 : undefined);
+  const configurations = options.configurations ?? ['rules', 'default'];
   return {
     bench: 'detection',
     definition: 'detected = decision challenge or block (allowed: false); false positive = a benign record detected',
@@ -110,8 +139,9 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
     load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
     t1_4kb_ms: t1,
     ...(options.groups === undefined ? {} : { groups: options.groups }),
-    rules: await runConfiguration(false, limit, options.groups),
-    default: await runConfiguration(true, limit, options.groups),
+    ...(options.legacyKinds === true ? { legacy_kinds: true } : {}),
+    ...(configurations.includes('rules') ? { rules: await runConfiguration(false, limit, options.groups, options.legacyKinds) } : {}),
+    ...(configurations.includes('default') ? { default: await runConfiguration(true, limit, options.groups, options.legacyKinds) } : {}),
   };
 }
 
@@ -147,6 +177,13 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
     process.stderr.write(`--group takes a comma-separated list of ${GROUPS.join(', ')}\n`);
     process.exit(2);
   }
-  const result = await runDetectionBench({ ...(limit === undefined ? {} : { limit }), ...(groups === undefined ? {} : { groups }) });
+  const only = process.argv.indexOf('--config');
+  const configurations = only > 0 ? [process.argv[only + 1] as 'rules' | 'default'] : undefined;
+  const result = await runDetectionBench({
+    ...(limit === undefined ? {} : { limit }),
+    ...(groups === undefined ? {} : { groups }),
+    ...(configurations === undefined ? {} : { configurations }),
+    legacyKinds: process.argv.includes('--legacy-kinds'),
+  });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -21,6 +21,7 @@ const TYPE_MAP: Readonly<Record<string, PiiType>> = {
   US_SSN: 'SSN',
   IP_ADDRESS: 'IP',
   PERSON: 'PERSON',
+  US_DRIVER_LICENSE: 'DRIVER_LICENSE',
 };
 
 interface Entity {

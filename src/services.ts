@@ -16,6 +16,7 @@ import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './api
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
 import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
+import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
 import {
   createWebhooks,
   setTokenBudgetUsedRatio,
@@ -57,6 +58,8 @@ export interface Services {
   readonly webhooks: Webhooks;
   /** API security: protected gateways (reverse proxy), analyzer, bots, health checks, geo rules. */
   readonly apisec: ApiSecurity;
+  /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
+  readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /**
@@ -87,6 +90,8 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** Test and bench seams: API-security dependencies to replace (challenge difficulty, crawler DNS checks, T5, geo lookup). */
   apisec?: Partial<ApiSecurityDeps>;
+  /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
+  mcp?: Partial<McpDeps>;
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -155,6 +160,18 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     behaviour: createBehaviourBaseline(cache, { namespace: 'apisec-t5' }),
     ...options.apisec,
   });
+  const mcp = createMcp({
+    db,
+    cache,
+    events,
+    logger,
+    audit,
+    detection,
+    checkTarget,
+    allowPrivateTargets: config.allowPrivateTargets,
+    enabled: config.features.mcpSecurity,
+    ...options.mcp,
+  });
 
   // Background work, owned by start()/close().
   let redisProbe: NodeJS.Timeout | undefined;
@@ -179,6 +196,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     gateway,
     webhooks,
     apisec,
+    mcp,
     checkTarget,
     async start() {
       if (started || closed) return;
@@ -222,6 +240,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('operational alerts', () => alerts?.stop());
       await step('block audit writer', () => blockAudit?.stop());
       await step('audit jobs', () => stopAuditJobs?.());
+      await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
       await step('apisec', () => apisec.close());
       await step('gateway', () => gateway.close());

@@ -14,15 +14,17 @@ import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
 import { explain } from './explain.ts';
 import { httpScanText } from './http-text.ts';
-import { normalize } from './normalize/index.ts';
+import { DEFAULT_HTTP_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
+import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
 import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
 import { decide, escalate, escalationTier, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
-import { noisyOr, round } from './score.ts';
+import { combineFindings, noisyOr, round } from './score.ts';
 import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
-import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, Verdict } from './types.ts';
+import { adjustForKind, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
+import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
 /** T2 as the ML capability provides it (structural, so tests can pass a fake). */
 export interface T2Like {
@@ -48,6 +50,8 @@ export interface DetectionDeps {
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
   readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
+  /** Longest HTTP scan text scanned at all (the first 64 KiB go through every tier, the rest through T1 in windows); default 256 KiB. */
+  readonly httpScanMax?: number;
   /** false: analyse every request afresh (benchmarks of the tiers themselves). Default: cache repeated content. */
   readonly analysisCache?: boolean;
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
@@ -59,6 +63,13 @@ export interface InspectRequest {
   /** Text for prompt/tool_output; for http, a raw parameter value or request text. */
   readonly content?: string;
   readonly request?: HttpRequestShape;
+  /** `tool_definition`: the tool as `tools/list` returns it (its model-visible text is scanned). */
+  readonly tool?: ToolDefinitionShape;
+  /** `llm_output`: the request's system prompt (or its system messages), to detect it leaking. */
+  readonly systemPrompt?: string;
+  readonly messages?: readonly { readonly role: string; readonly content: string }[];
+  /** `llm_output`: configured secrets/canaries that must never appear in output (never logged). */
+  readonly secrets?: readonly string[];
   readonly sessionId?: string;
   readonly orgId?: string;
   readonly requestId?: string;
@@ -94,7 +105,15 @@ export function classifierContribution(probability: number): number {
 export const HIJACKING_CATEGORIES: ReadonlySet<string> = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 const HIJACKING_BLOCK_CONFIDENCE = 0.6;
 
-const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool_output: 'mcp', http: 'api_security' };
+const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool_output: 'mcp', http: 'api_security', tool_definition: 'mcp', llm_output: 'ai_gateway' };
+
+/**
+ * Above this classifier probability the classifier may push a decision past Alert on its own;
+ * below it a classifier-only score is capped under Challenge unless another signal agrees
+ * (docs/detection.md, "Classifier alone").
+ */
+export const CLASSIFIER_CONFIDENT = 0.97;
+const AGREEMENT_CONFIDENCE = 0.3;
 
 export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
   const catalogue = compileCatalogue();
@@ -111,7 +130,18 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   const sessionlessExplanations = new WeakMap<Analysis, string>();
   const requests = new WeakMap<object, InspectRequest>();
 
-  const definitions: TierDefinition[] = [{ name: 't1', failMode: 'closed', stage: 'always', run: (context) => runT1(catalogue, context.input.kind, context.normalized) }];
+  const definitions: TierDefinition[] = [{
+    name: 't1', failMode: 'closed', stage: 'always',
+    run(context): Verdict {
+      const verdict = runT1(catalogue, context.input.kind, context.normalized);
+      const request = requests.get(context.normalized);
+      const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
+      if (extra.length === 0 && context.input.kind !== 'tool_definition') return verdict;
+      const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra]);
+      if (findings.length === 0) return verdict;
+      return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
+    },
+  }];
   if (deps.t5 !== undefined) {
     const t5 = deps.t5;
     definitions.push({
@@ -144,9 +174,20 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const signals = evasionSignals(context.input.kind, context.normalized, context.findings, rawText.get(context.normalized) ?? context.input.text);
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
-      if (classifier !== undefined && context.escalate && context.input.kind !== 'http') {
+      if (classifier !== undefined && context.escalate && context.input.kind !== 'http' && context.input.kind !== 'llm_output') {
         const probability = classifier.classify(rawText.get(context.normalized) ?? context.input.text, embeddings.get(context.normalized)).attackProbability;
-        const contribution = classifierContribution(probability);
+        let contribution = classifierContribution(probability);
+        // The classifier alone (no pattern, no other signal) stays under Challenge unless confident.
+        // Agreement: another finding of some weight (the weakest hints, such as an imperative in
+        // data or a base64 token, do not count).
+        const agreed = context.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE) || signals.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE);
+        if (!agreed && probability < CLASSIFIER_CONFIDENT) {
+          // Cap the contribution so that, combined with the weak evidence already present, the
+          // score stays under Challenge (at most Alert).
+          const other = noisyOr([context.runningScore, signals.score]);
+          const ceiling = context.policy.thresholds.challenge - 0.01;
+          contribution = other >= ceiling ? 0 : Math.min(contribution, Math.max(0, Math.floor((1 - (1 - ceiling) / (1 - other)) * 1e4) / 1e4));
+        }
         if (contribution > 0) {
           findings.push({ id: `ml.${classifier.id}`, name: 'Intent classifier: injection or jailbreak', category: 'intent', confidence: contribution, tier: 't3' });
           scores.push(contribution);
@@ -182,11 +223,11 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       let text: string;
       let headerNames: string[] | undefined;
       if (kind === 'http' && request.request !== undefined) ({ text, headerNames } = httpScanText(request.request));
-      else text = request.content ?? '';
+      else text = kindText(request);
 
       const limits = request.orgId === undefined ? policy.thresholds : await thresholds.get(request.orgId).catch(() => policy.thresholds);
       // Content-only analysis (normalization + cascade) is cached for repeated content (analysis-cache.ts).
-      const key = analyses === null ? null : analysisKey(kind, text, `${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames);
+      const key = analyses === null || !kindUsesAnalysisCache(request) ? null : analysisKey(kind, text, `${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames);
       let analysis = key === null ? undefined : analyses!.get(key);
       if (analysis === undefined) {
         const normalized = normalize(text, { kind });
@@ -199,6 +240,18 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
 
       let findings: Finding[] = [...result.findings];
       let base = result.score;
+      let evidence = normalized.evidence;
+      if (kind === 'http' && text.length > MAX_SCAN_LENGTH) {
+        // Bodies beyond the first window: T1 over further windows up to the configured maximum.
+        const known = new Set(findings.map((finding) => finding.id));
+        const beyond = scanBeyondFirstWindow(catalogue, text, deps.httpScanMax ?? DEFAULT_HTTP_SCAN_MAX);
+        const added = beyond.findings.filter((finding) => !known.has(finding.id));
+        if (added.length > 0) {
+          findings = [...findings, ...added];
+          base = noisyOr([base, combineFindings(added)]);
+        }
+        evidence = [...evidence, ...beyond.evidence];
+      }
       let requestCount = 1;
       let fragmentMatch = false;
       const inSession = request.sessionId !== undefined && request.sessionId !== '' && sessions !== null;
@@ -236,10 +289,10 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       deps.metrics?.threatScore.observe(score);
       if (decision === 'block' || decision === 'alert' || decision === 'log') deps.metrics?.threats.inc({ decision });
 
-      const patterns = findings.map((finding) => ({ id: finding.id, name: finding.name, confidence: finding.confidence }));
+      const patterns = findings.map((finding) => ({ id: finding.id, name: finding.name, confidence: finding.confidence, ...(finding.span === undefined ? {} : { span: finding.span }) }));
       let explanation = inSession ? undefined : sessionlessExplanations.get(analysis);
       if (explanation === undefined) {
-        explanation = explain({ decision, score, findings, evidence: normalized.evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack });
+        explanation = explain({ decision, score, findings, evidence, factor: escalation.factor, requestCount, autoBlocked: escalation.autoBlocked, immediateBlock: result.immediateBlock, failedOpen: result.failedOpen, fragmentMatch, hijack });
         if (!inSession) sessionlessExplanations.set(analysis, explanation);
       }
       const threat: ThreatDecision = {
@@ -254,7 +307,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         kind,
         categories: [...new Set(findings.map((finding) => finding.category))],
         tiers: result.reports,
-        evidence: normalized.evidence,
+        evidence,
         thresholds: limits,
         latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
       };

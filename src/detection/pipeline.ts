@@ -31,7 +31,7 @@ export interface PipelinePolicy {
 
 export const DEFAULT_PIPELINE_POLICY: PipelinePolicy = Object.freeze({
   thresholds: DEFAULT_THRESHOLDS,
-  uncertainBand: Object.freeze({ prompt: [0, 0.9] as const, tool_output: [0, 0.9] as const, http: [0.15, 0.9] as const }),
+  uncertainBand: Object.freeze({ prompt: [0, 0.9] as const, tool_output: [0, 0.9] as const, http: [0.15, 0.9] as const, tool_definition: [0, 0.9] as const, llm_output: [0, 0.9] as const }),
   t4Band: [0.4, 0.7] as const,
   immediateBlockScore: IMMEDIATE_BLOCK_SCORE,
 });

@@ -16,10 +16,24 @@ import type { Thresholds } from './types.ts';
 
 const MAX_CONTENT = 1_048_576;
 
+/** An MCP tool as `tools/list` returns it (kind `tool_definition`). */
+const ToolDefinitionBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    description: Type.Optional(Type.String({ maxLength: 65_536 })),
+    inputSchema: Type.Optional(Type.Unknown()),
+    annotations: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+
 export const InspectBody = Type.Object(
   {
-    kind: Type.Union([Type.Literal('prompt'), Type.Literal('tool_output'), Type.Literal('http')]),
+    kind: Type.Union([Type.Literal('prompt'), Type.Literal('tool_output'), Type.Literal('http'), Type.Literal('tool_definition'), Type.Literal('llm_output')]),
     content: Type.Optional(Type.String({ maxLength: MAX_CONTENT })),
+    tool: Type.Optional(ToolDefinitionBody),
+    system_prompt: Type.Optional(Type.String({ maxLength: MAX_CONTENT })),
+    secrets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 64 })),
     request: Type.Optional(
       Type.Object(
         {
@@ -100,14 +114,16 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
     const body = request.body as Static<typeof InspectBody>;
     const auth = request.auth;
     if (auth === null || auth === undefined) throw new SvcError('AUTH_MISSING');
-    if (body.kind === 'http' ? body.request === undefined && body.content === undefined : body.content === undefined) {
-      throw new SvcError('VALIDATION_FAILED', { details: { field: body.kind === 'http' ? 'request' : 'content' } });
-    }
+    const missing = body.kind === 'http' ? body.request === undefined && body.content === undefined : body.kind === 'tool_definition' ? body.tool === undefined : body.content === undefined;
+    if (missing) throw new SvcError('VALIDATION_FAILED', { details: { field: body.kind === 'http' ? 'request' : body.kind === 'tool_definition' ? 'tool' : 'content' } });
     const sessionId = body.session_id ?? sessionIdOf(request);
     const decision = await engine.inspect({
       kind: body.kind,
       ...(body.content === undefined ? {} : { content: body.content }),
       ...(body.request === undefined ? {} : { request: body.request }),
+      ...(body.tool === undefined ? {} : { tool: body.tool }),
+      ...(body.system_prompt === undefined ? {} : { systemPrompt: body.system_prompt }),
+      ...(body.secrets === undefined ? {} : { secrets: body.secrets }),
       ...(sessionId === undefined ? {} : { sessionId }),
       orgId: auth.orgId,
       requestId: String(request.id),

@@ -4,8 +4,28 @@
  * network) lives in the engine edge (session, fragments, thresholds, events).
  */
 
-/** What is being inspected. `tool_output` covers MCP tool descriptions/results and RAG sources. */
-export type InspectKind = 'prompt' | 'tool_output' | 'http';
+/**
+ * What is being inspected. `tool_output`: MCP tool results, the gateway's tool messages and RAG
+ * sources (retrieved data, scanned for planted instructions); `tool_definition`: an MCP tool's
+ * model-visible metadata (poisoning, malicious capability); `llm_output`: a model's answer (leaks
+ * of the system prompt or configured secrets, planted instructions carried on).
+ */
+export type InspectKind = 'prompt' | 'tool_output' | 'http' | 'tool_definition' | 'llm_output';
+export const INSPECT_KINDS: readonly InspectKind[] = ['prompt', 'tool_output', 'http', 'tool_definition', 'llm_output'];
+
+/** An MCP tool definition as `tools/list` returns it (model-visible metadata only). */
+export interface ToolDefinitionShape {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema?: unknown;
+  readonly annotations?: unknown;
+}
+
+/** Offsets (UTF-16 code units, end exclusive) into the inspected content. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+}
 
 /** An HTTP request as the API-security pillar sees it. All parts optional; values are raw text. */
 export interface HttpRequestShape {
@@ -42,6 +62,8 @@ export interface Finding {
   readonly tier: TierName;
   /** Which normalized variant matched (e.g. "canonical", "decoded:base64", "fragments"). */
   readonly variant?: string;
+  /** Where in the inspected content (raw offsets) the finding lies, when the detector knows it. */
+  readonly span?: Span;
 }
 
 /** A normalization step that fired (evidence for explainability). */
@@ -102,7 +124,7 @@ export interface ThreatDecision {
   readonly threat_score: number;
   readonly decision: Decision;
   readonly explanation: string;
-  readonly patterns_matched: readonly { readonly id: string; readonly name: string; readonly confidence: number }[];
+  readonly patterns_matched: readonly { readonly id: string; readonly name: string; readonly confidence: number; readonly span?: Span }[];
   readonly session_escalation_factor: number;
   readonly session_request_count: number;
   /** Extra: score before the session factor. */

@@ -8,7 +8,7 @@
  * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { reportDecision, sessionIdOf, type DetectionEngine } from '../detection/index.ts';
+import { createResponseGuard, reportDecision, sessionIdOf, type DetectionEngine, type ResponseGuard } from '../detection/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
@@ -72,14 +72,17 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
         refuse(worst);
       }
       const prepared = await gateway.prepare(body, caller);
+      // The response filter (detection's llm_output check on the answer; docs/detection.md).
+      const guard = createResponseGuard(detection, body, { orgId: caller.orgId, requestId: caller.requestId });
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {
         const envelope = await gateway.complete(prepared, cancel);
+        envelope.response_filter = await guard.finish(envelope.content, envelope.response_filter);
         return envelope;
       }
       const opened = await gateway.openStream(prepared, cancel);
       reply.hijack();
-      await pipeStream(gateway, prepared, opened, reply, cancel);
+      await pipeStream(gateway, prepared, opened, reply, cancel, guard);
       return reply;
     },
   );
@@ -149,7 +152,7 @@ function callerOf(request: FastifyRequest): Caller {
 }
 
 /** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel): Promise<void> {
+async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel, guard: ResponseGuard | null): Promise<void> {
   const writer = new SseWriter(reply.raw);
   const requestId = prepared.caller.requestId;
   const headers: Record<string, string | number | string[]> = {};
@@ -169,6 +172,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
       if (event.type === 'delta') {
         content += event.text;
+        guard?.check(content);
         const text = opened.restore.push(event.text);
         if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
       } else if (event.type === 'tool_call_delta') {
@@ -179,6 +183,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       } else {
         const rest = opened.restore.flush();
         if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
+        const filtered = guard === null ? gateway.responseFilterOf(prepared) : await guard.finish(content, gateway.responseFilterOf(prepared));
         const settled = await opened.finish({ kind: 'done', event, content });
         const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
         await send(
@@ -191,7 +196,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
             cost_usd: settled?.costUsd ?? 0,
             latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
             verification: null,
-            response_filter: gateway.responseFilterOf(prepared),
+            response_filter: filtered,
             done: true,
           }),
         );
@@ -208,6 +213,15 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       cancel.abort();
       await opened.rest.return?.().catch(() => undefined);
       await opened.finish({ kind: 'aborted', content });
+      writer.end();
+      return;
+    }
+    if (error instanceof SvcError) {
+      // The response filter ended the stream (a leak): the provider did nothing wrong, so the
+      // stream is settled like one the client left (no breaker failure), then the error event.
+      await opened.rest.return?.().catch(() => undefined);
+      await opened.finish({ kind: 'aborted', content });
+      await send(sseLine({ request_id: requestId, error: { code: error.code, message: error.message } }));
       writer.end();
       return;
     }

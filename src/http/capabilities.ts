@@ -8,6 +8,7 @@ import { apiSecurityRoutes } from '../apisec/index.ts';
 import { auditRoutes } from '../audit/index.ts';
 import { detectionRoutes } from '../detection/index.ts';
 import { gatewayRoutes } from '../gateway/index.ts';
+import { mcpRoutes } from '../mcp/index.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 import { webhookRoutes } from '../webhooks/index.ts';
 import type { Services } from '../services.ts';
@@ -25,4 +26,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     trustProxy: services.config.trustProxy,
     allowPrivateTargets: services.config.allowPrivateTargets,
   });
+  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter });
 }

@@ -33,6 +33,7 @@ export const ERRORS = {
   CONFLICT: { status: 409, message: 'The resource already exists or changed meanwhile.' },
   EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists.' },
   TRIAL_LIMIT: { status: 409, message: 'The trial cannot be extended beyond 90 days.' },
+  MCP_SESSION_EXPIRED: { status: 410, message: 'The MCP session expired (30 minutes without a heartbeat); start a new session.' },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   PII_BLOCKED: { status: 422, message: 'The request contains personal data and the org blocks such requests.' },

@@ -145,6 +145,10 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
   }
   const byKind = new Map<InspectKind, CompiledPattern[]>();
   for (const kind of ['prompt', 'tool_output', 'http'] as const) byKind.set(kind, compiled.filter((pattern) => pattern.entry.kinds.includes(kind)));
+  // Tool definitions and model output are text that should hold data, like tool output: the
+  // same patterns apply (their own detectors add the kind-specific checks).
+  byKind.set('tool_definition', byKind.get('tool_output')!);
+  byKind.set('llm_output', byKind.get('tool_output')!);
   const keywordIds = new Map<string, number>();
   const patternsOfKeyword: number[][] = [];
   compiled.forEach((pattern, index) => {

@@ -14,10 +14,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { isIPv4, isIPv6 } from 'node:net';
+import { IDENTIFIER_DETECTORS, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
 
-export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON';
+export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON' | IdentifierType;
 
-export const PII_TYPES: readonly PiiType[] = ['EMAIL', 'PHONE', 'CARD', 'IBAN', 'SSN', 'IP', 'SECRET', 'PERSON'];
+export const PII_TYPES: readonly PiiType[] = [
+  'EMAIL', 'PHONE', 'CARD', 'IBAN', 'SSN', 'IP', 'SECRET', 'PERSON',
+  'NATIONAL_ID', 'PASSPORT', 'DRIVER_LICENSE', 'DOB', 'MAC', 'CREDENTIAL_URL', 'CRYPTO_WALLET', 'MRN',
+];
 
 export interface PiiSpan {
   type: PiiType;
@@ -64,8 +68,21 @@ const SECRET_PATTERNS: readonly RegExp[] = [
 /** The fixed prefix of every SECRET_PATTERNS entry: one scan decides whether any of them can match. */
 const SECRET_HINT = /sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abprs]-|eyJ|AIza|[srp]k_live_|svc_org_/;
 
+function identifiers(select: (detector: IdentifierDetector) => boolean): Detector[] {
+  return IDENTIFIER_DETECTORS.filter(select).map((detector): Detector => ({
+    type: detector.type,
+    pattern: detector.pattern,
+    ...(detector.needsDigit ? { needs: (facts: TextFacts) => facts.digit } : {}),
+    ...(detector.accept === undefined ? {} : { accept: detector.accept }),
+  }));
+}
+
+// Specificity: URLs with credentials and wallets before e-mail; national and context-gated
+// identifiers before cards, SSNs and phones (a phone number is never reported inside an IBAN or
+// a national ID); MAC addresses before IP addresses.
 const DETECTORS: readonly Detector[] = [
   ...SECRET_PATTERNS.map((pattern): Detector => ({ type: 'SECRET', pattern, needs: (facts) => facts.secret })),
+  ...identifiers((detector) => detector.type === 'CREDENTIAL_URL' || detector.type === 'CRYPTO_WALLET'),
   {
     type: 'EMAIL',
     needs: (facts) => facts.at,
@@ -87,6 +104,7 @@ const DETECTORS: readonly Detector[] = [
     pattern: /\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?\b/g,
     accept: (match) => (ibanValid(match[0]) ? { start: match.index, end: match.index + match[0].length } : null),
   },
+  ...identifiers((detector) => ['NATIONAL_ID', 'PASSPORT', 'DRIVER_LICENSE', 'MRN', 'DOB'].includes(detector.type)),
   {
     type: 'CARD',
     needs: (facts) => facts.digit,
@@ -108,6 +126,7 @@ const DETECTORS: readonly Detector[] = [
       return { start: match.index, end: match.index + match[0].length };
     },
   },
+  ...identifiers((detector) => detector.type === 'MAC'),
   {
     type: 'IP',
     needs: (facts) => facts.digit,

@@ -1,0 +1,334 @@
+/**
+ * Indirect prompt injection: instructions planted in data the assistant is asked to process
+ * (tool results, retrieved documents, emails, web pages, model output carried on). The same
+ * sentence typed by the user is a request, so this detector runs only for the data kinds
+ * (`tool_output`, `llm_output`); the kind decides.
+ *
+ * It reads the raw text (offsets are the caller's) cut into segments — lines, sentences and the
+ * values of JSON/YAML/dict-like records — and looks, per segment, for the kinds of planted text
+ * rather than for any corpus's wording:
+ *   - text addressed to the assistant/AI/model ("note to the AI", "if you are an LLM", "this is a
+ *     message to you, the assistant"),
+ *   - task switches ("ignore previous instructions", "new task", "IMPORTANT!!!", "before you answer",
+ *     "instead", "do not tell the user", "from now on"), spoofed roles and chat-template tokens,
+ *   - imperative requests for an action the reader's tools can carry out (send, forward, pay,
+ *     transfer, grant, delete, unlock, fetch, run …), strong when the request names a destination
+ *     or an asset (an e-mail address, a URL, an account, an amount, a password or code),
+ *   - output hijacks (include / print / append this string, link or image in your answer),
+ *   - hidden text (HTML comments, invisible styling, zero-width or tag characters) with an instruction.
+ * An imperative alone is weak (data holds ordinary requests between people: "please review the
+ * draft"); the findings combine with the catalogue's through the usual scoring.
+ * All regular expressions are linear: literals, bounded classes, no nested quantifiers.
+ */
+import type { Finding, Span } from './types.ts';
+
+const MAX_SCAN = 65_536;
+
+interface Segment {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+const codes = (characters: string) => new Set([...characters].map((character) => character.charCodeAt(0)));
+const LEADING_TRIM = codes(' \t\r\n\f\v\u00a0"\'`,:;-*#>•');
+const TRAILING_TRIM = codes(' \t\r\n\f\v\u00a0"\'`,;');
+
+/** Cuts the text into segments: lines, sentences, and record values (`key: value`, `'k': 'v'`). */
+export function segments(raw: string): Segment[] {
+  const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
+  const out: Segment[] = [];
+  // Boundaries: newline runs, sentence ends, record punctuation between quoted values.
+  // (No lookbehind: it disables V8's fast scan and cost 40x on a 64 KiB text; the sentence's
+  // final punctuation is left out of the segment instead.)
+  const boundary = /\n+|[.!?]\s+|["'],\s{0,4}["']|["']:\s{0,4}["']|[{}[\]]|<\/?(?:td|tr|th|li|p|div|br|span)\b[^>]{0,100}>|\|/g;
+  let last = 0;
+  const push = (start: number, end: number) => {
+    // Trim quotes, bullets and spaces at both ends (offsets follow the trimmed text).
+    while (start < end && LEADING_TRIM.has(text.charCodeAt(start))) start++;
+    while (end > start && TRAILING_TRIM.has(text.charCodeAt(end - 1))) end--;
+    if (end - start >= 8) out.push({ start, end, text: text.slice(start, end) });
+  };
+  for (let match = boundary.exec(text); match !== null; match = boundary.exec(text)) {
+    push(last, match.index);
+    last = match.index + match[0].length;
+    if (match[0].length === 0) boundary.lastIndex++;
+  }
+  push(last, text.length);
+  return out;
+}
+
+// --- the kinds of planted text, per segment (lower-cased) ---------------------------------------
+
+const AI_NOUN = '(?:ai|a\\.i\\.|assistant|ai assistant|language model|llm|large language model|chatbot|bot|agent|ai agent|model|gpt|chatgpt|claude|gemini|copilot|llama|mistral)';
+
+/** AI nouns that, unlike "assistant" or "agent", never name a person. */
+const MACHINE_NOUN = '(?:ai|a\\.i\\.|ai assistant|ai model|ai agent|language model|llm|large language model|chatbot|gpt|chatgpt|claude|gemini|copilot|llama|mistral)';
+
+/** Text addressed to an assistant reading the data, in words that can also greet a person ("dear assistant"). */
+const ADDRESSED_WEAK = [new RegExp(`\\b(?:dear|hey|hi|hello|attention|attn)\\s{0,3}[,:]?\\s{1,3}(?:the\\s{1,3})?${AI_NOUN}\\b`)];
+
+/** Text addressed to the AI reading the data. */
+const ADDRESSED = [
+  new RegExp(`\\b(?:note|message|instructions?|reminder|request|attention|memo)\\s{1,3}(?:to|for)\\s{1,3}(?:the\\s{1,3}|any\\s{1,3}|all\\s{1,3})?${AI_NOUN}s?\\b`),
+  new RegExp(`\\b(?:dear|hey|hi|hello|attention|attn)\\s{0,3}[,:]?\\s{1,3}(?:the\\s{1,3})?${MACHINE_NOUN}\\b`),
+  new RegExp(`\\bif\\s{1,3}you\\s{1,3}(?:are|'re)\\s{1,3}(?:an?\\s{1,3}|the\\s{1,3})?(?:ai|assistant|language model|llm|chatbot|bot|agent|model|gpt)\\b`),
+  new RegExp(`\\bto\\s{1,3}you,?\\s{1,3}(?:the\\s{1,3})?${AI_NOUN}\\b`),
+  new RegExp(`\\b(?:ai|assistant|agent|llm|model|chatbot)s?\\s{1,3}(?:reading|processing|summari[sz]ing|parsing|analy[sz]ing)\\s{1,3}this\\b`),
+  /\bmessage\s{1,3}from\s{1,3}(?:me|the\s{1,3}user|your\s{1,3}user|the\s{1,3}developer|your\s{1,3}developer|the\s{1,3}system|the\s{1,3}administrator)\b[^.\n]{0,60}\bto\s{1,3}you\b/,
+  /\b(?:i\s{1,3}am|i'm)\s{1,3}(?:your|the)\s{1,3}(?:developer|creator|administrator|admin|operator|owner|user)\b/,
+];
+
+/** Task switches, overrides and concealment. */
+const SWITCH = [
+  /\b(?:ignore|disregard|forget|override|skip|bypass)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}|your\s{1,3}|my\s{1,3}|these\s{1,3}|those\s{1,3}){0,2}(?:previous|prior|above|earlier|preceding|original|initial|former|other|existing)\s{1,3}(?:instructions?|tasks?|prompts?|directions?|directives?|requests?|rules|guidelines|context|text|content|messages?)\b/,
+  /\b(?:ignore|disregard|forget)\s{1,3}(?:all\s{1,3})?your\s{1,3}(?:previous|prior|earlier|original|initial|current)\b/,
+  // Data speaking with the user's authority.
+  /\b(?:enforced|required|mandated|requested|authori[sz]ed|approved|ordered)\s{1,3}by\s{1,3}(?:the|your)\s{1,3}user\b/,
+  /\b(?:ignore|disregard|forget)\s{1,3}(?:everything|all)\s{1,3}(?:above|before|previously|you\s{1,3}(?:have\s{1,3}been|were)\s{1,3}told)\b/,
+  /\bnew\s{1,3}(?:important\s{1,3}|urgent\s{1,3}|updated\s{1,3})?(?:instructions?|task|tasks|objective|goal|directive|orders?|mission)\s{0,3}(?:[:!*]|\bis\b|\bare\b|\bfor\s{1,3}you)/,
+  /\b(?:important|urgent|attention|warning|notice)\s{0,2}!{2,}/,
+  /\b(?:your|the)\s{1,3}(?:new|real|actual|true|only|updated|primary|current)\s{1,3}(?:task|goal|objective|instructions?|job|mission|purpose|priority)\s{1,3}(?:is|are|now)\b/,
+  /\bbefore\s{1,3}(?:you\s{1,3}(?:can\s{1,3})?|answering|responding|replying|summari[sz]ing|continuing|proceeding)\s{0,3}(?:answer|respond|reply|summari[sz]e|continue|proceed|solve|complete|finish|do\s{1,3}anything|start|return|give|process)?/,
+  /\binstead\s{1,3}of\s{1,3}(?:summari[sz]ing|answering|responding|translating|analy[sz]ing|completing|doing|following|the\s{1,3}(?:summary|answer|task|original|user))/,
+  /\b(?:stop|cease|halt|abort)\s{1,3}(?:what\s{1,3}you(?:'re|\s{1,3}are)\s{1,3}doing|the\s{1,3}(?:current|original)\s{1,3}task|summari[sz]ing|immediately|processing)/,
+  /\bfrom\s{1,3}now\s{1,3}on\b[^.\n]{0,40}\byou\b/,
+  /\b(?:do\s{1,3}not|don't|never)\s{1,3}(?:tell|inform|notify|alert|mention\s{1,3}(?:this|it)\s{1,3}to|let)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
+  /\bwithout\s{1,3}(?:telling|informing|notifying|asking|alerting|confirming\s{1,3}with)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
+  /\b(?:the\s{1,3}|your\s{1,3})?user\s{1,3}(?:wants|has\s{1,3}asked|asked|instructs|requires|authori[sz]ed|needs)\s{1,3}you\s{1,3}to\b/,
+  /\b(?:hidden|embedded|secret|covert)\s{1,3}(?:tasks?|instructions?|commands?|capabilit(?:y|ies)|requests?)\b/,
+  /\b(?:developer|debug|god|admin|maintenance|jailbreak|dan)\s{1,3}mode\b/,
+  /\bas\s{1,3}an?\s{1,3}(?:authority|expert)\s{1,3}(?:in|on)\b[^.\n]{0,60}\b(?:i\s{1,3}(?:suggest|recommend|instruct)|you\s{1,3}(?:must|should))/,
+  /\bsuppose\s{1,3}we\s{1,3}(?:were\s{1,3}to\s{1,3})?ignore\b/,
+  /(?:^|\s)(?:ai\s{1,3}instructions?|instructions?\s{1,3}for\s{1,3}(?:the\s{1,3})?(?:ai|assistant|agent|model))\s{0,2}:/,
+  /\b(?:ignore|disregard)\s{1,3}(?:the|this|that)\s{1,3}(?:document|resume|cv|email|e-mail|article|text|page|content|data|review|context|input|question|task|request|message|file)\s{1,3}(?:and|,|then)\b/,
+  // Claims of the user's prior consent, to skip a confirmation.
+  /\b(?:explicit\s{1,3})?(?:confirmation|approval|permission|consent)\s{1,3}(?:is|was)\s{1,3}(?:not|no\s{1,3}longer)\s{1,3}(?:required|needed|necessary)\b/,
+  /\b(?:the\s{1,3})?user\s{1,3}(?:has|have)\s{1,3}(?:already\s{1,3}|previously\s{1,3}|been\s{1,3}previously\s{1,3}){0,2}(?:approved|authori[sz]ed|confirmed|consented|been\s{1,3}notified)\b/,
+  /\b(?:with\s{1,3})?(?:confirmation|approval|consent)\s{1,3}(?:given|granted|received)\b/,
+];
+
+/** A tool or function the reader should call, named in data. */
+const TOOL_DIRECTIVE = [
+  /\b(?:use|call|invoke|execute|run|trigger)\s{1,3}(?:the\s{1,3})?['"`]?[a-z][\w.-]{1,60}['"`]?\s{1,3}(?:tool|function|api|endpoint|action)\b/,
+  /\b(?:using|via|through|with)\s{1,3}(?:the\s{1,3})?['"`]?[a-z]{2,}[a-z0-9]*(?:[A-Z][a-z0-9]+){2,}['"`]?/,
+  /\b(?:call|use|invoke)\s{1,3}['"`]?[a-z][a-z0-9]*_[a-z0-9_]{1,60}['"`]?\s{1,3}(?:function\s{1,3})?instead\b/,
+];
+
+/** Data that talks about the reader's task or the user's request (only an agent has "the user"). */
+const AGENT_TASK = /\b(?:the|your)\s{1,3}user'?s\s{1,3}(?:request|task|instructions?|query|question|prompt)\b|\b(?:proceed|continue)\s{1,3}with\s{1,3}(?:the|your)\s{1,3}(?:user'?s\s{1,3})?(?:request|task|original\s{1,3}task)\b/;
+
+/** A second-person directive ("you should immediately …", "you must …"). */
+const SECOND_PERSON = /\byou\s{1,3}(?:should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to|will\s{1,3}now)\b/;
+
+/** Gathering data, then sending it on: the shape of an exfiltration task. */
+const GATHER_THEN_SEND =
+  /\b(?:get|retrieve|list|find|download|check|access|search|fetch|read|collect|gather|look\s{1,3}up|extract|export|copy|summari[sz]e)\b[^\n]{0,200}?\b(?:and|then|,|once)\b[^\n]{0,80}?\b(?:send|e-?mail|forward|share|post|upload|transfer|submit|leak|paste)\b[^\n]{0,120}?\b(?:to|with)\b/;
+
+/** Chat-template tokens and spoofed roles inside data. */
+const ROLE = [
+  /<\|?\s{0,2}(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\s{0,2}\|?>/,
+  /(?:^|[\s#([])\(?(?:system|admin|developer|assistant)[_\s]{0,2}(?:message|prompt|instruction|override|note)s?\s{0,2}[:\])]/,
+  /^\s{0,4}(?:\[|<|#{2,}\s{0,2})(?:system|instructions?|inst)(?:\]|>|\s{0,2}:)/,
+  /\b(?:begin|start|end)\s{1,3}(?:of\s{1,3})?(?:new\s{1,3})?(?:system\s{1,3})?(?:instructions?|prompt)\b/,
+];
+
+/** Output hijacks: make the answer carry a string, a link or an image. */
+const OUTPUT_HIJACK = [
+  /\b(?:include|add|append|insert|prepend|embed|put|print|output|write|render)\b[^.\n]{0,80}\b(?:in|to|into|at\s{1,3}the\s{1,3}(?:end|start|beginning|top|bottom)\s{1,3}of)\s{1,3}(?:your|the|every|each)\s{1,3}(?:response|answer|reply|output|summary|message|code|completion)s?\b/,
+  /\b(?:respond|reply|answer|begin\s{1,3}your\s{1,3}(?:response|answer|reply)|start\s{1,3}your\s{1,3}(?:response|answer|reply))\s{1,3}(?:only\s{1,3})?(?:with|by\s{1,3}saying)\b/,
+  /\b(?:your|the)\s{1,3}(?:response|answer|reply|output|summary)\s{1,3}(?:must|should|has\s{1,3}to|needs\s{1,3}to)\s{1,3}(?:include|contain|start|begin|end|say|be)\b/,
+  /!\[[^\]\n]{0,100}\]\(\s{0,2}https?:\/\/[^)\s]{0,300}[?&=]/,
+];
+
+/** Actions an agent's tools can carry out. */
+const ACTION_VERB =
+  '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
+/** A segment that opens with an imperative (optionally after a politeness or sequencing word). */
+const IMPERATIVE = new RegExp(`^(?:\\(?[a-z_ ]{2,30}\\)?\\s{0,2}[:)\\]-]\\s{0,3})?(?:(?:please|kindly|now|first|then|also|next|finally|immediately|urgently|ok|okay)[,:]?\\s{1,3}){0,3}${ACTION_VERB}\\b`);
+/** A request phrased as a question to the reader ("can you … and send …"). */
+const ASK = new RegExp(`^(?:(?:please|so|now|hey)[,:]?\\s{1,3})?(?:can|could|would|will)\\s{1,3}you\\s{1,3}(?:please\\s{1,3})?${ACTION_VERB}\\b`);
+/** A destination or asset named in the request. */
+const TARGETS: readonly RegExp[] = [
+  /[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,4}/, // e-mail address
+  /\bhttps?:\/\/|\bwww\.[a-z0-9-]{1,63}\./, // URL
+  /(?:[$€£¥]\s{0,2}\d|\b(?:money|funds|payments?|transactions?)\b|\b\d[\d,.]{0,12}\s{0,2}(?:usd|eur|gbp|dollars?|euros?|btc|bitcoin|eth|ether|tokens?)\b|\b(?:bitcoin|btc|eth|crypto)\b)/, // money
+  /\b(?:account|iban|routing|payee|wallet|card)\s{0,3}(?:number|no\.?|id|#)?\s{0,3}[:#]?\s{0,3}['"(]?[a-z0-9]{0,6}[-\d]{3,}/, // account
+  /\b(?:password|passcode|pass\s{1,3}code|security\s{1,3}code|access\s{1,3}code|verification\s{1,3}code|2fa|two-factor|otp|pin|api\s{1,3}key|token|credentials?|secret|ssn|social\s{1,3}security)\b/, // secrets
+  /\b(?:door|lock|alarm|garage|thermostat|traffic\s{1,3}light|camera|smart\s{1,3}(?:lock|speaker|home))\b/, // physical
+  /\b(?:medical|health|genetic|patient|prescriptions?|diagnos\w{0,6}|clinical)\b/, // sensitive records
+  /\b(?:all\s{1,3}(?:my|the|your)\s{1,3}(?:files|emails|messages|contacts|data|records|documents|repositories)|(?:repository|repo|database|folder|directory|files?)\b)/, // bulk data
+  /\b(?:permissions?|access|admin|privileges?|role|whitelist|allowlist|blacklist|policy|firewall|settings)\b/, // privileges
+  /\b[a-z][a-z0-9]{2,}(?:[A-Z][a-z0-9]+){1,}\b|\b(?:tool|function|api)\b/, // a tool name (camel case) or "the … tool"
+];
+/** Action verbs of other languages (send/transfer/delete/forward) followed by a destination. */
+const FOREIGN_ACTION = /\b(?:envía|envialos|envíalos|envíe|envoie[zs]?|envoyer|transfiere|transf[eé]rer|sende|senden|schicke|überweise|invia|inviare|enviar|borra|supprime[zr]?|lösche|elimina|reenv[ií]a|transf(?:ira|ere))\b/;
+
+/** Hidden text carriers (raw, case-insensitive). */
+const HIDDEN = [
+  /<!--[\s\S]{0,2000}?-->/g,
+  /<[a-z]{1,10}\b[^>]{0,300}(?:display\s{0,2}:\s{0,2}none|visibility\s{0,2}:\s{0,2}hidden|font-size\s{0,2}:\s{0,2}0|color\s{0,2}:\s{0,2}(?:white|#fff\b|#ffffff|transparent)|opacity\s{0,2}:\s{0,2}0(?:[;"'\s]))[^>]{0,300}>[^<]{0,2000}/g,
+  /\balt\s{0,2}=\s{0,2}["'][^"']{20,600}["']/g,
+];
+
+export interface IndirectResult {
+  readonly findings: Finding[];
+}
+
+function finding(id: string, name: string, confidence: number, span: Span): Finding {
+  return { id: `indirect.${id}`, name, category: 'context-poisoning', confidence, tier: 't1', span };
+}
+
+function anyMatch(list: readonly RegExp[], text: string): boolean {
+  for (const regex of list) {
+    regex.lastIndex = 0;
+    if (regex.test(text)) return true;
+  }
+  return false;
+}
+
+/**
+ * A request phrased to someone ("please …", "kindly …", "can you …"): what separates "Please
+ * transfer $500 to account …" planted in a review from a to-do note or a subject line
+ * ("transfer funds online", "Buy Bitcoin").
+ */
+const POLITE_REQUEST = /^(?:\(?[a-z_ ]{2,30}\)?\s{0,2}[:)\]-]\s{0,3})?(?:please|kindly|could\s{1,3}you|can\s{1,3}you|would\s{1,3}you)\b/;
+
+/** Targets whose misuse is high-impact on its own: money, secrets, physical security (indexes into TARGETS). */
+const HIGH_IMPACT_TARGETS: readonly number[] = [2, 4, 5];
+
+function highImpact(lower: string): boolean {
+  return HIGH_IMPACT_TARGETS.some((index) => TARGETS[index]!.test(lower));
+}
+
+/** Number of target classes (destination or asset) the request names. */
+function targetCount(lower: string, original: string): number {
+  let count = 0;
+  for (let index = 0; index < TARGETS.length; index++) {
+    // The tool-name check needs case (camel case); the others read lower case.
+    if (index === TARGETS.length - 1 ? TARGETS[index]!.test(original) : TARGETS[index]!.test(lower)) count++;
+  }
+  return count;
+}
+
+/**
+ * Scores one segment: returns the findings it yields (each with the segment's span), strongest
+ * first. `offset` maps the segment back into the caller's text.
+ */
+/**
+ * Which families of patterns match anywhere in the text: one pass per family over the whole
+ * text, so that a long benign tool output (thousands of segments) pays the per-segment checks
+ * only for the families that occur in it at all. Anchored patterns (imperative openings, a role
+ * marker at a segment start) are cheap and always run per segment.
+ */
+interface Gates {
+  readonly addressed: boolean;
+  readonly addressedWeak: boolean;
+  readonly toolDirective: boolean;
+  readonly secondPerson: boolean;
+  readonly agentTask: boolean;
+  readonly gatherSend: boolean;
+  readonly switched: boolean;
+  readonly role: boolean;
+  readonly hijack: boolean;
+  readonly foreign: boolean;
+}
+const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true };
+const ROLE_UNANCHORED = ROLE.filter((regex) => !regex.source.startsWith('^'));
+const ROLE_ANCHORED = ROLE.filter((regex) => regex.source.startsWith('^'));
+
+function gatesOf(text: string): Gates {
+  const lower = text.toLowerCase();
+  return {
+    addressed: anyMatch(ADDRESSED, lower),
+    addressedWeak: anyMatch(ADDRESSED_WEAK, lower),
+    toolDirective: anyMatch(TOOL_DIRECTIVE, text) || anyMatch(TOOL_DIRECTIVE, lower),
+    secondPerson: SECOND_PERSON.test(lower),
+    agentTask: AGENT_TASK.test(lower),
+    gatherSend: GATHER_THEN_SEND.test(lower),
+    switched: anyMatch(SWITCH, lower),
+    role: anyMatch(ROLE_UNANCHORED, lower),
+    hijack: anyMatch(OUTPUT_HIJACK, lower),
+    foreign: FOREIGN_ACTION.test(lower),
+  };
+}
+
+function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN): Finding[] {
+  const lower = segment.text.toLowerCase();
+  const span = { start: segment.start + offset, end: segment.end + offset };
+  const out: Finding[] = [];
+  const addressed = gates.addressed && anyMatch(ADDRESSED, lower);
+  const addressedWeak = !addressed && gates.addressedWeak && anyMatch(ADDRESSED_WEAK, lower);
+  const toolDirective = gates.toolDirective && (anyMatch(TOOL_DIRECTIVE, segment.text) || anyMatch(TOOL_DIRECTIVE, lower));
+  const secondPerson = gates.secondPerson && SECOND_PERSON.test(lower);
+  const agentTask = gates.agentTask && AGENT_TASK.test(lower);
+  const gatherSend = gates.gatherSend && GATHER_THEN_SEND.test(lower);
+  const switched = gates.switched && anyMatch(SWITCH, lower);
+  const role = (gates.role && anyMatch(ROLE_UNANCHORED, lower)) || anyMatch(ROLE_ANCHORED, lower);
+  const hijack = gates.hijack && anyMatch(OUTPUT_HIJACK, lower);
+  const imperative = IMPERATIVE.test(lower) || ASK.test(lower);
+  const targets = imperative || addressed || switched ? targetCount(lower, segment.text) : 0;
+  const foreign = gates.foreign && FOREIGN_ACTION.test(lower) && TARGETS[0]!.test(lower);
+  if (addressed) out.push(finding('addressed-to-ai', 'Text in data addressed to the AI', 0.6, span));
+  if (addressedWeak) out.push(finding('addressed-to-assistant', 'Text in data addressed to an assistant', 0.4, span));
+  if (toolDirective) out.push(finding('tool-directive', 'Data tells the reader which tool to call', 0.55, span));
+  if (agentTask) out.push(finding('agent-task-reference', "Data refers to the reader's task or the user's request", 0.45, span));
+  if (secondPerson) out.push(finding('second-person-directive', 'Second-person directive in data', 0.25, span));
+  if (gatherSend) out.push(finding('gather-then-send', 'Request to collect data and send it on, in data', 0.6, span));
+  if (switched) out.push(finding('task-switch', 'Task switch or override planted in data', 0.6, span));
+  if (role) out.push(finding('role-spoofing', 'Chat-template token or spoofed role in data', 0.6, span));
+  if (hijack) out.push(finding('output-hijack', 'Instruction to shape the answer planted in data', 0.5, span));
+  if (imperative) {
+    // An imperative naming a destination or an asset the reader's tools can reach.
+    if (targets >= 2) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.65, span));
+    else if (targets === 1) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', POLITE_REQUEST.test(lower) && highImpact(lower) ? 0.6 : 0.45, span));
+    else out.push(finding('imperative', 'Imperative sentence in data', 0.2, span));
+  } else if (foreign) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.55, span));
+  return out;
+}
+
+/**
+ * Planted instructions in data. Findings carry the span of the planted text; several findings of
+ * one segment reinforce each other (an imperative addressed to the AI is stronger than either).
+ */
+export function detectPlantedInstructions(raw: string): Finding[] {
+  const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
+  const best = new Map<string, Finding>();
+  const keep = (found: Finding) => {
+    const previous = best.get(found.id);
+    if (previous === undefined || found.confidence > previous.confidence) best.set(found.id, found);
+  };
+  let combined: Finding | null = null;
+  const gates = gatesOf(text);
+  for (const segment of segments(text)) {
+    const found = scoreSegment(segment, 0, gates);
+    for (const item of found) keep(item);
+    // Two different kinds of planted text in one segment (or an action request next to an
+    // address to the AI): one stronger finding.
+    const strong = found.filter((item) => item.confidence >= 0.45);
+    if (strong.length >= 2 && (combined === null || combined.confidence < 0.8)) {
+      combined = finding('instruction-in-data', 'Instruction planted in data (several signs in one passage)', 0.8, strong[0]!.span!);
+    }
+  }
+  // Hidden carriers: an instruction inside a comment, invisible element or alt text.
+  for (const regex of HIDDEN) {
+    regex.lastIndex = 0;
+    for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+      const inner = match[0];
+      const innerFindings = segments(inner).flatMap((segment) => scoreSegment(segment, match!.index));
+      if (innerFindings.some((item) => item.confidence >= 0.2)) {
+        keep(finding('hidden-instruction', 'Instruction in hidden text (comment, invisible element or alt text)', 0.65, { start: match.index, end: match.index + inner.length }));
+      }
+      if (match[0].length === 0) regex.lastIndex++;
+    }
+  }
+  if (combined !== null) keep(combined);
+  // Several separate signs across the text (an address to the AI in one line, the request in the next).
+  const kinds = [...best.values()].filter((item) => item.confidence >= 0.45 && item.id !== 'indirect.instruction-in-data');
+  if (combined === null && kinds.length >= 2) {
+    const first = kinds.reduce((left, right) => (left.span!.start <= right.span!.start ? left : right));
+    const last = kinds.reduce((left, right) => (left.span!.end >= right.span!.end ? left : right));
+    keep(finding('instruction-in-data', 'Instruction planted in data (several signs in one passage)', 0.75, { start: first.span!.start, end: last.span!.end }));
+  }
+  return [...best.values()].sort((left, right) => right.confidence - left.confidence);
+}

@@ -1,0 +1,99 @@
+/**
+ * The `llm_output` leak check: does a model's answer reveal the request's system prompt or a
+ * configured secret/canary? Secrets are looked for verbatim and in the shapes extraction attacks
+ * ask for: spelled out with separators ("p-a-s-s"), reversed, base64 or hex encoded, case
+ * changed. The system prompt is compared by word n-grams (5-grams of the normalized words): a
+ * share of the prompt's n-grams reappearing in the output, or a long verbatim run, is a leak.
+ * Translation is not detected (it needs a model); T4 is the answer for that. Linear in the text
+ * sizes (sets of n-grams; no regular expressions over untrusted input beyond simple scans).
+ */
+import type { Finding } from './types.ts';
+
+const MAX_TEXT = 65_536;
+const NGRAM = 5;
+/** Share of the system prompt's n-grams found in the output that counts as a leak. */
+const PROMPT_SHARE = 0.3;
+/** Or this many of them (a long verbatim passage of a long prompt). */
+const PROMPT_COUNT = 8;
+const MIN_SECRET = 4;
+
+export interface LeakContext {
+  readonly systemPrompt?: string;
+  readonly secrets?: readonly string[];
+}
+
+function wordsOf(text: string): string[] {
+  return text.toLowerCase().normalize('NFKC').split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0);
+}
+
+function ngrams(words: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (let index = 0; index + NGRAM <= words.length; index++) out.add(words.slice(index, index + NGRAM).join(' '));
+  return out;
+}
+
+/** Letters and digits only, lower-cased: "P-a s.s" → "pass". */
+function compact(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+}
+
+function decodedViews(output: string): string[] {
+  const views: string[] = [];
+  for (const token of output.match(/[A-Za-z0-9+/=_-]{8,}/g) ?? []) {
+    if (views.length >= 64) break;
+    if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(token) && token.length % 4 !== 1) {
+      const decoded = Buffer.from(token.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8');
+      if (/^[\x20-\x7e\s]{4,}$/.test(decoded)) views.push(decoded);
+    }
+    if (/^(?:[0-9a-fA-F]{2}){4,}$/.test(token)) views.push(Buffer.from(token, 'hex').toString('utf8'));
+  }
+  return views;
+}
+
+/** Findings for an output that leaks the system prompt or a secret. */
+export function detectLeak(output: string, context: LeakContext): Finding[] {
+  const text = output.length > MAX_TEXT ? output.slice(0, MAX_TEXT) : output;
+  const findings: Finding[] = [];
+  const secrets = (context.secrets ?? []).filter((secret) => compact(secret).length >= MIN_SECRET);
+  if (secrets.length > 0) {
+    const lower = text.toLowerCase();
+    const compacted = compact(text);
+    const reversed = [...compacted].reverse().join('');
+    const decoded = decodedViews(text).map((view) => compact(view));
+    for (const secret of secrets) {
+      const plain = secret.toLowerCase();
+      const needle = compact(secret);
+      let how: string | null = null;
+      if (lower.includes(plain)) how = 'verbatim';
+      else if (compacted.includes(needle)) how = 'spelled or split';
+      else if (reversed.includes(needle)) how = 'reversed';
+      else if (decoded.some((view) => view.includes(needle))) how = 'encoded';
+      if (how !== null) {
+        findings.push({ id: 'leak.secret', name: `Output reveals a configured secret (${how})`, category: 'exfiltration', confidence: 0.95, tier: 't1' });
+        break;
+      }
+    }
+  }
+  const prompt = context.systemPrompt ?? '';
+  if (prompt.length > 0) {
+    const promptGrams = ngrams(wordsOf(prompt.slice(0, MAX_TEXT)));
+    if (promptGrams.size > 0) {
+      const outputWords = wordsOf(text);
+      const outputGrams = ngrams(outputWords);
+      // Reversed word order and reversed letters are the usual "say it backwards" shapes.
+      const reversedGrams = ngrams(wordsOf([...text].reverse().join('')));
+      let shared = 0;
+      let sharedReversed = 0;
+      for (const gram of promptGrams) {
+        if (outputGrams.has(gram)) shared++;
+        if (reversedGrams.has(gram)) sharedReversed++;
+      }
+      const best = Math.max(shared, sharedReversed);
+      const share = best / promptGrams.size;
+      if (share >= PROMPT_SHARE || best >= PROMPT_COUNT) {
+        findings.push({ id: 'leak.system-prompt', name: `Output reveals the system prompt (${Math.round(share * 100)} % of its phrases)`, category: 'system-prompt-extraction', confidence: share >= 0.5 || best >= 2 * PROMPT_COUNT ? 0.9 : 0.7, tier: 't1' });
+      }
+    }
+  }
+  return findings;
+}
