@@ -12,8 +12,9 @@
  */
 import { join } from 'node:path';
 import { createAccounts, type Accounts } from './accounts/index.ts';
+import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
-import { createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
+import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, type VerificationCore } from './verification/index.ts';
 import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
@@ -58,6 +59,8 @@ export interface Services {
   readonly webhooks: Webhooks;
   /** Verification of AI responses (the gateway's completion verifier, guard API, policy, provenance). */
   readonly verification: VerificationCore;
+  /** API security: protected gateways (reverse proxy), analyzer, bots, health checks, geo rules. */
+  readonly apisec: ApiSecurity;
   /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
   readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
@@ -88,6 +91,8 @@ export interface ServiceOptions {
   gateway?: Partial<GatewayServiceDeps>;
   /** Test seams: the webhook delivery policy. */
   webhooks?: WebhookOptions;
+  /** Test and bench seams: API-security dependencies to replace (challenge difficulty, crawler DNS checks, T5, geo lookup). */
+  apisec?: Partial<ApiSecurityDeps>;
   /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
   mcp?: Partial<McpDeps>;
 }
@@ -151,6 +156,20 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     audit,
     tiers: config.detectionT4 === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets)) },
   });
+  const apisec = createApiSecurity({
+    db,
+    cache,
+    logger,
+    metrics,
+    events,
+    rateLimiter,
+    audit,
+    engine: detection,
+    config: { secretKey: config.secretKey, allowPrivateTargets: config.allowPrivateTargets, trustProxy: config.trustProxy, geoBlocking: config.features.geoBlocking },
+    checkTarget: (url, field) => checkTarget(url, field),
+    behaviour: createBehaviourBaseline(cache, { namespace: 'apisec-t5' }),
+    ...options.apisec,
+  });
   const mcp = createMcp({
     db,
     cache,
@@ -187,6 +206,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     gateway,
     webhooks,
     verification,
+    apisec,
     mcp,
     checkTarget,
     async start() {
@@ -200,6 +220,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       redisProbe.unref();
       gateway.start();
       webhooks.start();
+      await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
       blockAudit = startBlockAudit({ audit, events, logger });
       alerts = startOperationalAlerts({ metrics, logger, events });
@@ -232,6 +253,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('audit jobs', () => stopAuditJobs?.());
       await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
+      await step('apisec', () => apisec.close());
       await step('gateway', () => gateway.close());
       await step('verification provenance', () => verification.close());
       await step('detection', () => detection.close());
