@@ -10,7 +10,8 @@
 import type { Database } from '../platform/db/index.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
-import { createAuditLog, type AuditEntryInput } from './audit-log.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { createAuditLog, type AuditEntryInput, type AuditLog } from './audit-log.ts';
 
 export interface BlockAuditServices {
   readonly config: { readonly secretKey: string };
@@ -50,6 +51,7 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
   const running = new Map<string, Promise<void>>();
   let backlog = 0;
   let dropped = 0;
+  const droppedByOrg = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
 
   const writeOrg = (orgId: string): Promise<void> => {
@@ -65,7 +67,8 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
         try {
           await audit.appendMany(orgId, chunk);
         } catch (error) {
-          services.logger.error({ err: error, org_id: orgId, entries: chunk.length }, 'could not write block audit entries');
+          // One entry the database refuses must not take the batch with it: write one by one.
+          await appendEach(audit, services.logger, orgId, chunk, error);
         } finally {
           backlog -= chunk.length;
         }
@@ -85,6 +88,14 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     }
     if (dropped > 0) {
       services.logger.warn({ dropped }, 'block audit backlog full: entries dropped');
+      // The chain itself says that entries are missing, so `audit verify` reports the gap.
+      for (const [orgId, count] of droppedByOrg) {
+        const list = waiting.get(orgId) ?? [];
+        list.push(gapEntry('audit.entries_dropped', null, { count, reason: 'backlog_full' }));
+        waiting.set(orgId, list);
+        backlog++;
+      }
+      droppedByOrg.clear();
       dropped = 0;
     }
     await Promise.all([...waiting.keys()].map(writeOrg));
@@ -94,6 +105,7 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     if (event.event !== 'threat.blocked') return;
     if (backlog >= maxBacklog) {
       dropped++;
+      droppedByOrg.set(event.orgId, (droppedByOrg.get(event.orgId) ?? 0) + 1);
       return;
     }
     const list = waiting.get(event.orgId) ?? [];
@@ -118,4 +130,39 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
   services.onClose?.push(() => writer.stop());
   writers.set(services, writer);
   return writer;
+}
+
+/** An entry that records, in the chain, that evidence is missing (and why). */
+export function gapEntry(action: 'audit.entry_rejected' | 'audit.entries_dropped', target: string | null, details: Record<string, unknown>): AuditEntryInput {
+  return { actor: 'system:response-policy', action, target, outcome: 'failure', details };
+}
+
+function failureCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
+}
+
+/**
+ * After a failed batch: each entry alone, so only an entry the database refuses is lost, and
+ * that loss is itself an entry of the chain (`audit.entry_rejected`). Logged without the
+ * entry's content (it may carry request data): org, target and the database's error code.
+ */
+async function appendEach(audit: AuditLog, logger: Logger, orgId: string, entries: readonly AuditEntryInput[], batchError: unknown): Promise<void> {
+  if (isDatabaseOutage(batchError)) {
+    logger.error({ org_id: orgId, entries: entries.length, code: failureCode(batchError) }, 'could not write block audit entries: database unavailable');
+    return;
+  }
+  for (const entry of entries) {
+    try {
+      await audit.append(orgId, entry);
+    } catch (error) {
+      const code = failureCode(error);
+      logger.warn({ org_id: orgId, target: entry.target ?? null, action: entry.action, code }, 'block audit entry rejected');
+      try {
+        await audit.append(orgId, gapEntry('audit.entry_rejected', entry.target ?? null, { action: entry.action, code }));
+      } catch (markerError) {
+        logger.error({ org_id: orgId, target: entry.target ?? null, code: failureCode(markerError) }, 'block audit entry lost');
+      }
+    }
+  }
 }

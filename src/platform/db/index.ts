@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { DatabaseTarget } from '../config.ts';
+import { sanitizeParams } from './sanitize.ts';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -84,7 +85,7 @@ class PostgresDatabase implements Database {
   ) {}
 
   async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    const result = await this.owner.query(sql, params as unknown[] | undefined);
+    const result = await this.owner.query(sql, sanitizeParams(params));
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
   }
 
@@ -139,7 +140,7 @@ function appRoleUrl(ownerUrl: string, password: string): string {
 async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>, orgId: string | null): Promise<T> {
   const tx: Queryable = {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      const result = await client.query(sql, sanitizeParams(params));
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async exec(sql: string) {
@@ -180,7 +181,7 @@ class PgliteDatabase implements Database {
   constructor(readonly instance: PGlite) {}
 
   async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    const result = await this.instance.query<Row>(sql, params as unknown[] | undefined);
+    const result = await this.instance.query<Row>(sql, sanitizeParams(params));
     return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
   }
 
@@ -214,7 +215,7 @@ type PgliteTransaction = Parameters<Parameters<PGlite['transaction']>[0]>[0];
 function wrapPgliteTransaction(transaction: PgliteTransaction): Queryable {
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await transaction.query<Row>(sql, params as unknown[] | undefined);
+      const result = await transaction.query<Row>(sql, sanitizeParams(params));
       return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
     },
     async exec(sql: string) {
