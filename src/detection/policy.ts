@@ -32,7 +32,12 @@ export function isAllowed(decision: Decision): boolean {
 export const MIN_THRESHOLD = 1e-6;
 
 export class ThresholdError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+    /** Set when the values break the required order (lowest band first). */
+    readonly order?: readonly string[],
+  ) {
     super(message);
     this.name = 'ThresholdError';
   }
@@ -60,7 +65,7 @@ export function resolveThresholds(update: Partial<Thresholds>, current: Threshol
     const above = order[index + 1]!;
     if (result[name] > result[above]) {
       if (update[name] !== undefined) {
-        throw new ThresholdError(`${name}_threshold`, `${name}_threshold (${result[name]}) must not exceed ${above}_threshold (${result[above]}): the order is log <= alert <= challenge <= block`);
+        throw new ThresholdError(`${name}_threshold`, `${name}_threshold (${result[name]}) must not exceed ${above}_threshold (${result[above]}): the order is log <= alert <= challenge <= block`, order.map((band) => `${band}_threshold`));
       }
       result[name] = result[above];
     }

@@ -99,7 +99,7 @@ export function registerRoutesWith(app: AppInstance, services: Services, engine:
       });
       return thresholdsView(saved.thresholds, saved.updatedAt);
     } catch (error) {
-      if (error instanceof ThresholdError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field } });
+      if (error instanceof ThresholdError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, ...(error.order ? { reason: 'order', order: error.order } : {}) } });
       throw error;
     }
   });

@@ -121,7 +121,7 @@ export async function assertPublicUrl(raw: string, options: TargetCheckOptions):
     }
   }
   if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw new SvcError('TARGET_FORBIDDEN', { details: { field } });
+    throw new SvcError('TARGET_FORBIDDEN', { details: { field, setting: 'ALLOW_PRIVATE_TARGETS' } });
   }
   return url;
 }
