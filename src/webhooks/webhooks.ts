@@ -28,6 +28,7 @@ import { buildEnvelope, isWebhookEvent, type WebhookEvent } from './events.ts';
 import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type StatusClass } from './retry-policy.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
+import { createFanOutGate } from './fan-out-gate.ts';
 
 const JOB = 'webhook.deliver';
 const CLEANUP_JOB = 'webhook.cleanup';
@@ -349,9 +350,16 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
   }, DAY_MS);
   cleanupTimer.unref();
 
+  const gate = createFanOutGate(async (orgId) => {
+    const rows = await db.withOrg(orgId, (tx) => tx.query<{ events: string[] | string }>(`SELECT events FROM webhook_endpoints WHERE state = 'active'`));
+    return new Set(rows.rows.flatMap((row) => (typeof row.events === 'string' ? (JSON.parse(row.events) as string[]) : row.events)));
+  });
   const unsubscribe = services.events?.subscribe(async (event) => {
     if (!isWebhookEvent(event.event)) return;
-    await webhooks.emit(event.orgId, event.event, event.data, { gatewayId: event.gatewayId, at: event.at });
+    const admitted = gate.admit(event.orgId, event.event, event.data, event.at.getTime());
+    if (!admitted.admit) return;
+    if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
+    await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
   });
 
   // ------------------------------------------------------------------------------ API
@@ -394,6 +402,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         );
         return inserted.rows[0]!;
       });
+      gate.forget(orgId);
       return { ...endpointView(row), secret };
     },
 
@@ -431,6 +440,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       );
       const row = result.rows[0];
       if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      gate.forget(orgId);
       if (reenable) await releaseHeld(orgId, id);
       return endpointView(row);
     },
@@ -438,6 +448,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     async remove(orgId, id) {
       await findEndpoint(orgId, id);
       await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]));
+      gate.forget(orgId);
     },
 
     async failureSummary(orgId, id, since = new Date(Date.now() - 30 * 86_400_000)) {
