@@ -32,6 +32,8 @@ export async function registerWebhookRoutes(app: AppInstance, services: Services
   app.addHook('onReady', async () => {
     const count = await webhooks.recover();
     if (count > 0) services.logger.info({ pending: count }, 'webhook deliveries re-enqueued');
+    // And periodically after that: a job lost later (Redis lost its data) is not stranded.
+    webhooks.start();
   });
   const audit = createAuditLog(services);
   const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown> = {}) =>

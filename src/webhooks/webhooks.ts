@@ -29,6 +29,7 @@ import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type S
 import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
+import { withDeadline } from '../platform/deadline.ts';
 
 const JOB = 'webhook.deliver';
 const CLEANUP_JOB = 'webhook.cleanup';
@@ -39,6 +40,11 @@ const MAX_ENDPOINTS_PER_ORG = 100;
 const LEASE_MARGIN_MS = 30_000;
 const EARLY_TOLERANCE_MS = 20;
 const RESPONSE_BODY_LIMIT = 65_536;
+/** A pending delivery this far past due has lost its job; the sweep queues it again. */
+const SWEEP_GRACE_MS = 10_000;
+const SWEEP_EVERY_MS = 15_000;
+/** Longest an enqueue may wait on the queue (BullMQ retries forever while Redis is down). */
+const ENQUEUE_DEADLINE_MS = 2_000;
 const USER_AGENT = 'svc-webhooks/1';
 
 export interface WebhookServices {
@@ -104,6 +110,15 @@ export interface Webhooks {
   cleanup(now?: Date): Promise<number>;
   /** Re-enqueues every pending delivery (called on start). Returns how many. */
   recover(): Promise<number>;
+  /**
+   * Re-enqueues pending deliveries overdue by more than `graceMs` (their job was lost: Redis lost
+   * its data, a worker died). Idempotent across instances: the job id is derived from the
+   * delivery, its attempt and its due time, so the queue accepts it once; the claim's lease then
+   * keeps any duplicate from sending twice. Returns how many were re-enqueued.
+   */
+  sweep(now?: Date, graceMs?: number): Promise<number>;
+  /** Starts (or restarts at a new interval) the periodic sweep, every `intervalMs` (default 15 s); close() stops it. */
+  start(intervalMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -153,13 +168,14 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     connections: 64,
   });
   let closed = false;
+  let sweepTimer: NodeJS.Timeout | null = null;
   const inFlight = new Set<Promise<void>>();
 
   const secretContext = (endpointId: string) => `webhook-secret:${endpointId}`;
 
   const enqueue = async (job: DeliveryJob, delayMs: number, jobId: string) => {
     if (closed) return;
-    await queue.enqueue(JOB, job, { delayMs: Math.max(0, Math.round(delayMs)), jobId });
+    await withDeadline(queue.enqueue(JOB, job, { delayMs: Math.max(0, Math.round(delayMs)), jobId }), ENQUEUE_DEADLINE_MS, 'webhook enqueue');
   };
 
   const findEndpoint = async (orgId: string, id: string): Promise<EndpointRow> => {
@@ -381,7 +397,12 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         ),
       );
       const ids = inserted.rows.map((row) => row.id);
-      for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}_1`);
+      try {
+        for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}_1`);
+      } catch (error) {
+        // The delivery rows are durable: the periodic sweep queues them once the queue is back.
+        logger.warn({ org_id: orgId, deliveries: ids.length, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook enqueue failed; the sweep will retry');
+      }
       return { deliveries: ids };
     },
 
@@ -541,10 +562,47 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return pending.rows.length;
     },
 
+    async sweep(now = new Date(), graceMs = SWEEP_GRACE_MS) {
+      if (closed) return 0;
+      const overdue = await db.query<{ id: string; org_id: string; attempts: number; due: Date | null }>(
+        `SELECT id::text, org_id::text, attempts, greatest(next_attempt_at, lease_until) AS due
+           FROM webhook_deliveries
+          WHERE state = 'pending' AND next_attempt_at < $1 AND (lease_until IS NULL OR lease_until < $1)
+          ORDER BY next_attempt_at LIMIT 1000`,
+        [new Date(now.getTime() - graceMs).toISOString()],
+      );
+      for (const row of overdue.rows) {
+        const due = row.due?.getTime() ?? now.getTime();
+        await enqueue({ deliveryId: row.id, orgId: row.org_id }, 0, `${row.id}_${row.attempts + 1}_${due}`);
+      }
+      return overdue.rows.length;
+    },
+
+    start(intervalMs = SWEEP_EVERY_MS) {
+      if (closed) return;
+      if (sweepTimer !== null) clearInterval(sweepTimer);
+      let running = false;
+      sweepTimer = setInterval(() => {
+        if (running) return;
+        running = true;
+        webhooks
+          .sweep()
+          .then((count) => {
+            if (count > 0) logger.info({ pending: count }, 'overdue webhook deliveries re-enqueued');
+          })
+          .catch((error: unknown) => logger.warn({ code: (error as { code?: unknown } | null)?.code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook sweep failed'))
+          .finally(() => {
+            running = false;
+          });
+      }, intervalMs);
+      sweepTimer.unref();
+    },
+
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(cleanupTimer);
+      if (sweepTimer !== null) clearInterval(sweepTimer);
       unsubscribe?.();
       await Promise.allSettled([...inFlight]);
       await agent.close();
