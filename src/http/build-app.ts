@@ -88,6 +88,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     },
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
     clientErrorHandler: clientErrorReply,
+    // find-my-way answers a longer path parameter with a bare 414 outside the error handler; the
+    // header limit (431) bounds the URL anyway, and routes validate their parameters' length.
+    routerOptions: { maxParamLength: 16_384 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON only on the API; a capability that proxies other media types adds its parser in its own scope.
