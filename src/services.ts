@@ -12,6 +12,7 @@ import { createEventBus, type EventBus } from './platform/events.ts';
 import { createLogger, createRequestLog, stdoutDestination, type Logger, type RequestLog } from './platform/logger.ts';
 import type { DestinationStream } from 'pino';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
+import { createOutbox, type Outbox } from './platform/outbox.ts';
 import { createQueue, type JobQueue } from './platform/queue.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limit.ts';
 import { deriveSecret } from './platform/secrets.ts';
@@ -29,6 +30,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   readonly events: EventBus;
   readonly accounts: Accounts;
+  /** Durable local spool for evidence the database could not take (platform/outbox.ts). */
+  readonly outbox: Outbox;
   /** Hooks run by close(), last registered first (capabilities add their own). */
   readonly onClose: Array<() => Promise<void> | void>;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
@@ -72,6 +75,8 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const events = createEventBus(logger);
   const accounts = createAccounts({ db, config, logger });
   const onClose: Array<() => Promise<void> | void> = [];
+  const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger });
+  outbox.start();
 
   const redisProbe = setInterval(() => {
     void cache.ping().then((seconds) => {
@@ -92,6 +97,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     rateLimiter: createRateLimiter(cache),
     events,
     accounts,
+    outbox,
     onClose,
     checkTarget: (url, field) => assertPublicUrl(url, { allowPrivate: config.allowPrivateTargets, ...(field ? { field } : {}) }),
     async close() {
@@ -115,6 +121,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
         }
       };
       for (const hook of [...onClose].reverse()) await step('capability', hook);
+      await step('outbox', () => outbox.close());
       await step('accounts', () => accounts.close());
       await step('queue', () => queue.close());
       await step('cache', () => cache.close());

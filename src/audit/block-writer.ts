@@ -10,6 +10,7 @@
 import type { Database } from '../platform/db/index.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Outbox } from '../platform/outbox.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { createAuditLog, type AuditEntryInput, type AuditLog } from './audit-log.ts';
 
@@ -19,6 +20,14 @@ export interface BlockAuditServices {
   readonly events: EventBus;
   readonly logger: Logger;
   readonly onClose?: Array<() => Promise<void> | void>;
+  /** Where entries go while the database is unavailable (chained in order when it returns). */
+  readonly outbox?: Outbox;
+}
+
+const OUTBOX_KIND = 'block_audit_entry';
+interface SpooledEntry {
+  orgId: string;
+  entry: AuditEntryInput;
 }
 
 export interface BlockAuditWriter {
@@ -48,6 +57,31 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
   const batch = options.batch ?? 100;
   const maxBacklog = options.maxBacklog ?? 50_000;
   const waiting = new Map<string, AuditEntryInput[]>();
+  const outbox = services.outbox;
+  const spool = async (orgId: string, chunk: readonly AuditEntryInput[]) => {
+    for (const entry of chunk) {
+      await outbox!.append(OUTBOX_KIND, { orgId, entry } satisfies SpooledEntry).catch((error: unknown) => {
+        services.logger.error({ org_id: orgId, target: entry.target ?? null, code: failureCode(error) }, 'block audit entry lost: spool write failed');
+      });
+    }
+  };
+  // Replayed in spool order, one org per call, one transaction each (appendMany).
+  outbox?.register(
+    OUTBOX_KIND,
+    async (records) => {
+      const list = records as SpooledEntry[];
+      if (list.length === 0) return;
+      const orgId = list[0]!.orgId;
+      const entries = list.map((record) => record.entry);
+      try {
+        await audit.appendMany(orgId, entries);
+      } catch (error) {
+        if (isDatabaseOutage(error)) throw error;
+        await appendEach(audit, services.logger, orgId, entries, error);
+      }
+    },
+    { group: (record) => (record as SpooledEntry).orgId, batch: 100 },
+  );
   const running = new Map<string, Promise<void>>();
   let backlog = 0;
   let dropped = 0;
@@ -65,10 +99,13 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
         }
         const chunk = entries.splice(0, batch);
         try {
-          await audit.appendMany(orgId, chunk);
+          // While anything waits in the spool, new entries queue behind it: the chain keeps their order.
+          if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, chunk);
+          else await audit.appendMany(orgId, chunk);
         } catch (error) {
+          if (outbox !== undefined && isDatabaseOutage(error)) await spool(orgId, chunk);
           // One entry the database refuses must not take the batch with it: write one by one.
-          await appendEach(audit, services.logger, orgId, chunk, error);
+          else await appendEach(audit, services.logger, orgId, chunk, error);
         } finally {
           backlog -= chunk.length;
         }

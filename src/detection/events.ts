@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Outbox } from '../platform/outbox.ts';
 
 export interface ThreatEventRow {
   readonly orgId: string;
@@ -53,7 +54,30 @@ export async function insertRows(db: Database, orgId: string, list: readonly Thr
   });
 }
 
-export function createEventWriter(db: Database, logger?: Logger): EventWriter {
+const OUTBOX_KIND = 'threat_event';
+
+export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox): EventWriter {
+  // One org per call, one transaction: a replay that fails is repeated without duplicates.
+  outbox?.register(
+    OUTBOX_KIND,
+    async (rows) => {
+      const list = rows as ThreatEventRow[];
+      if (list.length === 0) return;
+      try {
+        await insertRows(db, list[0]!.orgId, list);
+      } catch (error) {
+        if (isDatabaseOutage(error)) throw error;
+        for (const row of list) {
+          await insertRows(db, row.orgId, [row]).catch((rowError: unknown) => {
+            if (isDatabaseOutage(rowError)) throw rowError;
+            logger?.warn({ org_id: row.orgId, request_id: row.requestId.slice(0, 128), code: errorCode(rowError) }, 'threat_events row rejected');
+          });
+        }
+      }
+    },
+    { group: (row) => (row as ThreatEventRow).orgId, batch: 100 },
+  );
+
   let buffer: ThreatEventRow[] = [];
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> = Promise.resolve();
@@ -66,7 +90,12 @@ export function createEventWriter(db: Database, logger?: Logger): EventWriter {
         await insertRows(db, orgId, list);
       } catch (error) {
         if (isDatabaseOutage(error)) {
-          logger?.warn({ code: errorCode(error), rows: list.length }, 'threat_events batch dropped: database unavailable');
+          if (outbox === undefined) {
+            logger?.warn({ code: errorCode(error), rows: list.length }, 'threat_events batch dropped: database unavailable');
+            continue;
+          }
+          // Kept on disk and written when the database is back (platform/outbox.ts).
+          for (const row of list) await outbox.append(OUTBOX_KIND, row).catch((spoolError: unknown) => logger?.error({ code: errorCode(spoolError) }, 'threat event lost: spool write failed'));
           continue;
         }
         // One row the database refuses must not take the batch with it: insert one by one.

@@ -53,6 +53,7 @@ export function getDetectionEngine(services: Services, extra: Partial<DetectionD
     cache: services.cache,
     db: services.db,
     logger: services.logger,
+    outbox: services.outbox,
     metrics: services.metrics,
     ...(t3Classifier === undefined ? {} : { t3Classifier }),
     ...(t4 === undefined ? {} : { t4 }),

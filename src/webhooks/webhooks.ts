@@ -30,6 +30,8 @@ import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
+import type { Outbox } from '../platform/outbox.ts';
 
 const JOB = 'webhook.deliver';
 const CLEANUP_JOB = 'webhook.cleanup';
@@ -54,6 +56,8 @@ export interface WebhookServices {
   readonly logger: Logger;
   readonly events?: EventBus;
   readonly onClose?: Array<() => Promise<void> | void>;
+  /** Where events go while the database is unavailable (platform/outbox.ts). */
+  readonly outbox?: Outbox;
 }
 
 export type EndpointState = 'active' | 'paused';
@@ -370,12 +374,41 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     const rows = await db.withOrg(orgId, (tx) => tx.query<{ events: string[] | string }>(`SELECT events FROM webhook_endpoints WHERE state = 'active'`));
     return new Set(rows.rows.flatMap((row) => (typeof row.events === 'string' ? (JSON.parse(row.events) as string[]) : row.events)));
   });
+  interface SpooledEvent {
+    orgId: string;
+    event: WebhookEvent;
+    data: Record<string, unknown>;
+    gatewayId: string | null;
+    at: string;
+  }
+  const outbox = services.outbox;
+  // One event per replay call: emit() is one transaction, so a repeated call never duplicates.
+  outbox?.register(
+    'webhook_event',
+    async (records) => {
+      for (const record of records as SpooledEvent[]) {
+        await webhooks.emit(record.orgId, record.event, record.data, { gatewayId: record.gatewayId, at: new Date(record.at) });
+      }
+    },
+    { batch: 1 },
+  );
   const unsubscribe = services.events?.subscribe(async (event) => {
     if (!isWebhookEvent(event.event)) return;
     const admitted = gate.admit(event.orgId, event.event, event.data, event.at.getTime());
     if (!admitted.admit) return;
-    if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
-    await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
+    const spooled: SpooledEvent = { orgId: event.orgId, event: event.event, data: admitted.data, gatewayId: event.gatewayId, at: event.at.toISOString() };
+    try {
+      // Behind events already spooled, so subscribers see them in order.
+      if (outbox !== undefined && outbox.pending() > 0) {
+        await outbox.append('webhook_event', spooled);
+        return;
+      }
+      if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
+      await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
+    } catch (error) {
+      if (outbox === undefined || !isDatabaseOutage(error)) throw error;
+      await outbox.append('webhook_event', spooled);
+    }
   });
 
   // ------------------------------------------------------------------------------ API
