@@ -90,7 +90,7 @@ async function checkQueue(services: Services): Promise<Record<string, unknown> &
 }
 
 /** Longest any one check may take; /health/* answer within this plus a little. */
-export const HEALTH_CHECK_MS = 1_500;
+export const HEALTH_CHECK_MS = 1_000;
 
 async function bounded<T extends { status: string }, F extends { status: string }>(check: Promise<T>, onTimeout: F): Promise<T | F> {
   try {

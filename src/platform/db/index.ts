@@ -137,7 +137,22 @@ function appRoleUrl(ownerUrl: string, password: string): string {
   return url.toString();
 }
 
+/**
+ * A checked-out client whose server goes away (restart, failover) emits 'error'; without a
+ * listener that is an uncaught exception that ends the process. The failure already reaches the
+ * caller through the pending query, so the event itself is only swallowed (once per client).
+ */
+const guarded = new WeakSet<pg.PoolClient>();
+function guard(client: pg.PoolClient): pg.PoolClient {
+  if (!guarded.has(client)) {
+    guarded.add(client);
+    client.on('error', () => undefined);
+  }
+  return client;
+}
+
 async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>, orgId: string | null): Promise<T> {
+  guard(client);
   const tx: Queryable = {
     async query<Row>(sql: string, params?: readonly unknown[]) {
       const result = await client.query(sql, sanitizeParams(params));
