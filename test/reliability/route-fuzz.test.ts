@@ -66,7 +66,7 @@ describe('fuzzing every route of /openapi.json', () => {
     for (const operation of operations) {
       await fc.assert(
         fc.asyncProperty(bodyFor(operation), fc.oneof(hostileString, fc.uuid()), fc.dictionary(fc.string({ maxLength: 8 }), hostileString, { maxKeys: 3 }), async (body, parameter, query) => {
-          const path = operation.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(String(parameter).toWellFormed()).slice(0, 200) || 'x');
+          const path = operation.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(String(parameter).replace(/[\uD800-\uDFFF]/g, "x")).slice(0, 200) || 'x');
           const search = new URLSearchParams(query as Record<string, string>).toString();
           const response = await context.app.inject({
             method: operation.method as 'GET',
