@@ -87,6 +87,7 @@ async function webhookBench(database: Database, events: number) {
     logger: createLogger('error'),
   };
   const webhooks = createWebhooks(services);
+  webhooks.start();
   try {
     const orgId = await createOrg(database);
     await webhooks.create(orgId, { url: `http://127.0.0.1:${port}/hook`, events: ['threat.blocked'] });

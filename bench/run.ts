@@ -2,7 +2,7 @@
  * `npm run bench [-- name …] [-- --quick]`: runs the benchmarks one after another and prints one
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
- * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, ml.
+ * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, ml, mcp.
  */
 type Bench = (options: { quick?: boolean }) => Promise<object>;
 
@@ -16,6 +16,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   },
   'audit-webhooks': async () => (await import('./audit-webhooks.ts')).runAuditWebhooksBench,
   ml: async () => (await import('../src/detection/ml/bench.ts')).runMlBench as Bench,
+  mcp: async () => (await import('./mcp.ts')).runMcpBench,
 };
 
 const args = process.argv.slice(2);

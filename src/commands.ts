@@ -4,7 +4,7 @@
  */
 import type { ParseArgsConfig } from 'node:util';
 import { KEY_CLASSES, PLANS, SCOPES, type KeyClass, type Plan, type Scope } from './accounts/index.ts';
-import { createAuditLog, runAuditVerify } from './audit/index.ts';
+import { runAuditVerify } from './audit/index.ts';
 import { migrate } from './platform/db/index.ts';
 import { SvcError } from './platform/errors.ts';
 import type { Services } from './services.ts';
@@ -25,7 +25,7 @@ interface CommandSpec {
 
 /** Operator changes made through the CLI go to the org's audit chain with actor "cli". */
 function auditCli(services: Services, orgId: string, action: string, target: string, details: Record<string, unknown> = {}) {
-  return createAuditLog(services).append(orgId, { actor: 'cli', action, target, outcome: 'success', details });
+  return services.audit.append(orgId, { actor: 'cli', action, target, outcome: 'success', details });
 }
 
 function required(options: Options, name: string): string {
@@ -137,7 +137,7 @@ export const commandSpecs: Record<string, CommandSpec> = {
         last = Number(options.last);
         if (!Number.isInteger(last) || last < 1) throw new SvcError('VALIDATION_FAILED', { message: '--last must be a positive integer', details: { field: 'last' } });
       }
-      const report = await runAuditVerify(services, { ...(orgId ? { orgId } : {}), ...(last ? { last } : {}) });
+      const report = await runAuditVerify(services.audit, { ...(orgId ? { orgId } : {}), ...(last ? { last } : {}) });
       const bad = report.first_bad;
       return {
         ok: report.ok,

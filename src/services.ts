@@ -1,10 +1,29 @@
 /**
- * Composition root: opens storage, runs migrations and builds every capability's service from
- * a resolved config. `buildApp` (src/http/build-app.ts) turns the result into routes; the CLI
- * uses it directly. Nothing here listens on a port.
+ * Composition root: opens storage, runs migrations and builds every capability once, from a
+ * resolved config — accounts, the audit log, the detection engine with its tiers (T4's judge
+ * from the gateway's adapters when configured), the gateway, webhooks — each through its one
+ * factory with explicit dependencies. `buildApp` (src/http/build-app.ts) hands each to its routes
+ * plugin; the CLI uses the same root. Nothing here listens on a port, and building starts no
+ * background work: `start()` does (the HTTP edge calls it from Fastify's onReady), `close()`
+ * stops it and then the storage.
+ *
+ * To add a capability: build its core here (a field of `Services`, its background work in
+ * start()/close()), and register its routes plugin in src/http/capabilities.ts.
  */
 import { join } from 'node:path';
 import { createAccounts, type Accounts } from './accounts/index.ts';
+import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
+import { createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
+import { createGateway, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
+import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
+import {
+  createWebhooks,
+  setTokenBudgetUsedRatio,
+  startOperationalAlerts,
+  type AlertEvaluator,
+  type WebhookOptions,
+  type Webhooks,
+} from './webhooks/index.ts';
 import { createCache, type Cache } from './platform/cache.ts';
 import type { ResolvedConfig } from './platform/config.ts';
 import { migrate, openDatabase, type Database } from './platform/db/index.ts';
@@ -32,10 +51,25 @@ export interface Services {
   readonly accounts: Accounts;
   /** Durable local spool for evidence the database could not take (platform/outbox.ts). */
   readonly outbox: Outbox;
-  /** Hooks run by close(), last registered first (capabilities add their own). */
-  readonly onClose: Array<() => Promise<void> | void>;
+  /** The per-org audit chain (one instance: routes, CLI, background jobs and the block writer share it). */
+  readonly audit: AuditLog;
+  /** The detection engine with its tiers. */
+  readonly detection: DetectionEngine;
+  /** The AI gateway (screens completions through `detection`). */
+  readonly gateway: GatewayService;
+  readonly webhooks: Webhooks;
+  /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
+  readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
+  /**
+   * Starts the background work: gateway health checks and breaker sync, webhook workers (and
+   * re-enqueues pending deliveries), audit checkpoint/purge jobs, the block audit writer,
+   * operational alerts, the Redis latency probe. Idempotent. A server calls it once (the HTTP
+   * edge's onReady hook); the CLI does not.
+   */
+  start(): Promise<void>;
+  /** Stops the background work, then closes storage. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -48,6 +82,14 @@ export interface ServiceOptions {
   pgliteSnapshot?: Blob;
   /** Collect prom-client's default process metrics (default true). */
   defaultMetrics?: boolean;
+  /** Test and bench seams: dependencies of the detection engine to add or replace (T2, T5, policy, …). */
+  detection?: Partial<DetectionDeps>;
+  /** Test and bench seams: gateway dependencies to replace (invokers, policies, cost function, timers). */
+  gateway?: Partial<GatewayServiceDeps>;
+  /** Test seams: the webhook delivery policy. */
+  webhooks?: WebhookOptions;
+  /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
+  mcp?: Partial<McpDeps>;
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -73,18 +115,56 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const queue = createQueue(config.cache.kind === 'redis' ? config.cache.url : null, config.cachePrefix);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics ?? true, dbPoolSize: () => db.poolSize() });
   const events = createEventBus(logger);
+  const rateLimiter = createRateLimiter(cache);
+  const checkTarget = (url: string, field?: string) => assertPublicUrl(url, { allowPrivate: config.allowPrivateTargets, ...(field ? { field } : {}) });
+
+  // Capabilities, each built once through its factory. Order follows the arrows only.
   const accounts = createAccounts({ db, config, logger });
-  const onClose: Array<() => Promise<void> | void> = [];
   const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger });
-  outbox.start();
+  const audit = createAuditLog({ config, db, queue, logger });
+  const detection = createDetection({
+    cache,
+    db,
+    logger,
+    outbox,
+    metrics,
+    // T4 (LLM escalation) asks the configured judge model through the gateway's provider adapters.
+    ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
+    ...options.detection,
+  });
+  const gateway = createGateway({
+    db,
+    cache,
+    logger,
+    metrics,
+    envKeys: config.providerEnvKeys,
+    orgKeys: accounts.providerKeys,
+    events,
+    checkTarget: (url) => checkTarget(url, 'base_url'),
+    allowPrivateTargets: config.allowPrivateTargets,
+    onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(metrics.registry, orgId, ratio),
+    ...options.gateway,
+  });
+  const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);
+  const mcp = createMcp({
+    db,
+    cache,
+    events,
+    logger,
+    audit,
+    detection,
+    checkTarget,
+    allowPrivateTargets: config.allowPrivateTargets,
+    enabled: config.features.mcpSecurity,
+    ...options.mcp,
+  });
 
-  const redisProbe = setInterval(() => {
-    void cache.ping().then((seconds) => {
-      if (seconds !== null) metrics.redisLatency.observe(seconds);
-    });
-  }, 5_000);
-  redisProbe.unref();
-
+  // Background work, owned by start()/close().
+  let redisProbe: NodeJS.Timeout | undefined;
+  let stopAuditJobs: (() => void) | undefined;
+  let blockAudit: BlockAuditWriter | undefined;
+  let alerts: AlertEvaluator | undefined;
+  let started = false;
   let closed = false;
   return {
     config,
@@ -94,12 +174,35 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     cache,
     queue,
     metrics,
-    rateLimiter: createRateLimiter(cache),
+    rateLimiter,
     events,
     accounts,
     outbox,
-    onClose,
-    checkTarget: (url, field) => assertPublicUrl(url, { allowPrivate: config.allowPrivateTargets, ...(field ? { field } : {}) }),
+    audit,
+    detection,
+    gateway,
+    webhooks,
+    mcp,
+    checkTarget,
+    async start() {
+      if (started || closed) return;
+      started = true;
+      outbox.start();
+      redisProbe = setInterval(() => {
+        void cache.ping().then((seconds) => {
+          if (seconds !== null) metrics.redisLatency.observe(seconds);
+        });
+      }, 5_000);
+      redisProbe.unref();
+      gateway.start();
+      webhooks.start();
+      stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
+      blockAudit = startBlockAudit({ audit, events, logger, outbox });
+      alerts = startOperationalAlerts({ metrics, logger, events });
+      // Pending deliveries of a previous run (or another replica) are queued again on start.
+      const pending = await webhooks.recover();
+      if (pending > 0) logger.info({ pending }, 'webhook deliveries re-enqueued');
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -120,7 +223,13 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
           clearTimeout(timer);
         }
       };
-      for (const hook of [...onClose].reverse()) await step('capability', hook);
+      await step('operational alerts', () => alerts?.stop());
+      await step('block audit writer', () => blockAudit?.stop());
+      await step('audit jobs', () => stopAuditJobs?.());
+      await step('mcp', () => mcp.close());
+      await step('webhooks', () => webhooks.close());
+      await step('gateway', () => gateway.close());
+      await step('detection', () => detection.close());
       await step('outbox', () => outbox.close());
       await step('accounts', () => accounts.close());
       await step('queue', () => queue.close());

@@ -7,19 +7,16 @@
  * entries, new ones are dropped and counted in a warning log line rather than exhausting the
  * process during an attack; the threat_events table still records each block.
  */
-import type { Database } from '../platform/db/index.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
-import { createAuditLog, type AuditEntryInput, type AuditLog } from './audit-log.ts';
+import type { AuditEntryInput, AuditLog } from './audit-log.ts';
 
 export interface BlockAuditServices {
-  readonly config: { readonly secretKey: string };
-  readonly db: Database;
+  readonly audit: AuditLog;
   readonly events: EventBus;
   readonly logger: Logger;
-  readonly onClose?: Array<() => Promise<void> | void>;
   /** Where entries go while the database is unavailable (chained in order when it returns). */
   readonly outbox?: Outbox;
 }
@@ -36,7 +33,6 @@ export interface BlockAuditWriter {
   stop(): Promise<void>;
 }
 
-const writers = new WeakMap<object, BlockAuditWriter>();
 const TEXT_FIELDS = ['request_id', 'decision', 'session_id', 'source_ip', 'method', 'path', 'user_agent'] as const;
 
 /** The audit entry for a threat.blocked event's data. */
@@ -50,9 +46,7 @@ export function blockEntry(data: Record<string, unknown>, gatewayId: string | nu
 }
 
 export function startBlockAudit(services: BlockAuditServices, options: { flushMs?: number; batch?: number; maxBacklog?: number } = {}): BlockAuditWriter {
-  const existing = writers.get(services);
-  if (existing !== undefined) return existing;
-  const audit = createAuditLog(services);
+  const { audit } = services;
   const flushMs = options.flushMs ?? 50;
   const batch = options.batch ?? 100;
   const maxBacklog = options.maxBacklog ?? 50_000;
@@ -164,8 +158,6 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
       await Promise.all([...running.values()]);
     },
   };
-  services.onClose?.push(() => writer.stop());
-  writers.set(services, writer);
   return writer;
 }
 

@@ -7,26 +7,21 @@
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JobQueue } from '../platform/queue.ts';
-import { createAuditLog } from './audit-log.ts';
+import type { AuditLog } from './audit-log.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 export interface AuditJobServices {
-  readonly config: { readonly secretKey: string };
+  readonly audit: AuditLog;
   readonly db: Database;
   readonly queue: JobQueue;
   readonly logger: Logger;
-  readonly onClose?: Array<() => Promise<void> | void>;
 }
 
-const started = new WeakMap<object, () => void>();
-
-/** Registers the audit jobs and their schedule once per services object; returns a stop function. */
+/** Registers the audit jobs and their schedule (the server lifecycle calls it once); returns a stop function. */
 export function startAuditJobs(services: AuditJobServices, options: { checkpointEveryMs?: number; purgeEveryMs?: number } = {}): () => void {
-  const running = started.get(services);
-  if (running !== undefined) return running;
-  const audit = createAuditLog(services);
+  const { audit } = services;
   services.queue.register('audit.checkpoint', async () => {
     const stale = await services.db.query<{ org_id: string }>(
       `SELECT h.org_id::text FROM audit_chain_heads h
@@ -51,8 +46,5 @@ export function startAuditJobs(services: AuditJobServices, options: { checkpoint
     return timer;
   };
   const timers = [schedule('audit.checkpoint', checkpointEvery), schedule('audit.purge', purgeEvery)];
-  const stop = () => timers.forEach((timer) => clearInterval(timer));
-  services.onClose?.push(stop);
-  started.set(services, stop);
-  return stop;
+  return () => timers.forEach((timer) => clearInterval(timer));
 }

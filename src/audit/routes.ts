@@ -5,12 +5,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { SvcError } from '../platform/errors.ts';
-import type { AppInstance } from '../http/app-types.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { FastifyRequest } from 'fastify';
-import { createAuditLog, type VerifyOptions } from './audit-log.ts';
-import { startAuditJobs } from './jobs.ts';
-import { startBlockAudit } from './block-writer.ts';
+import type { AuditLog, VerifyOptions } from './audit-log.ts';
 import type { AuditRecord } from './chain.ts';
 
 const FirstBad = Type.Union([Type.Object({ seq: Type.Integer(), reason: Type.String() }), Type.Null()]);
@@ -37,10 +34,11 @@ export function recordView(record: AuditRecord) {
   };
 }
 
-export async function registerAuditRoutes(app: AppInstance, services: Services): Promise<void> {
-  const audit = createAuditLog(services);
-  startAuditJobs(services);
-  startBlockAudit(services);
+export interface AuditRoutesOptions {
+  audit: AuditLog;
+}
+
+export const auditRoutes: RoutesPlugin<AuditRoutesOptions> = async (app, { audit }) => {
 
   app.get(
     '/api/v1/audit/verify',
@@ -114,4 +112,4 @@ export async function registerAuditRoutes(app: AppInstance, services: Services):
         : { seq: checkpoint.seq, hash: checkpoint.hash, created_at: checkpoint.createdAt };
     },
   );
-}
+};

@@ -3,7 +3,7 @@
  * chain; full verification, or the last N records of each chain.
  * → { ok, checked, first_bad: { org_id, seq, reason } | null, orgs, results: [...] }
  */
-import { createAuditLog, type AuditServices } from './audit-log.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { FirstBad } from './chain.ts';
 
 export interface AuditVerifyReport {
@@ -14,8 +14,7 @@ export interface AuditVerifyReport {
   results: Array<{ org_id: string; ok: boolean; checked: number; first_bad: FirstBad | null }>;
 }
 
-export async function runAuditVerify(services: AuditServices, options: { orgId?: string; last?: number } = {}): Promise<AuditVerifyReport> {
-  const audit = createAuditLog(services);
+export async function runAuditVerify(audit: AuditLog, options: { orgId?: string; last?: number } = {}): Promise<AuditVerifyReport> {
   const orgIds = options.orgId !== undefined ? [options.orgId] : await audit.orgs();
   const results: AuditVerifyReport['results'] = [];
   for (const orgId of orgIds) {

@@ -4,11 +4,13 @@
  * (read / admin scope) read and set the org's response thresholds.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { AppInstance } from '../http/app-types.ts';
-import { reportDecision, sessionIdOf } from './report.ts';
+import type { FastifyRequest } from 'fastify';
 import { SvcError } from '../platform/errors.ts';
-import type { Services } from '../services.ts';
+import type { EventBus } from '../platform/events.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { DetectionEngine } from './engine.ts';
+import { notifies, notifyDecision, threatLogFields } from './report.ts';
+import type { ThreatDecision } from './types.ts';
 import { ThresholdError } from './policy.ts';
 import type { Thresholds } from './types.ts';
 
@@ -58,7 +60,42 @@ function thresholdsView(thresholds: Thresholds, updatedAt?: Date) {
   };
 }
 
-export function registerRoutesWith(app: AppInstance, services: Services, engine: DetectionEngine): void {
+/**
+ * Reports a decision made for a request: its log fields on the request (threat_score, decision,
+ * pattern in the request line) and, for block or alert, the notification with the request's
+ * facts. For the routes of every pillar that enforces decisions.
+ */
+export function reportDecision(events: EventBus, request: FastifyRequest, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): void {
+  request.threat = threatLogFields(decision);
+  if (request.auth === null || !notifies(decision)) return;
+  const userAgent = request.headers['user-agent'];
+  notifyDecision(
+    events,
+    {
+      requestId: String(request.id),
+      orgId: request.auth.orgId,
+      sourceIp: request.ip,
+      method: request.method,
+      path: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+      userAgent: typeof userAgent === 'string' ? userAgent : '',
+    },
+    decision,
+    context,
+  );
+}
+
+/** The X-Session-ID header, bounded; undefined when absent. */
+export function sessionIdOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-session-id'];
+  return typeof header === 'string' && header.length > 0 ? header.slice(0, 256) : undefined;
+}
+
+export interface DetectionRoutesOptions {
+  engine: DetectionEngine;
+  events: EventBus;
+}
+
+export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app, { engine, events }) => {
   app.post('/api/v1/inspect', { config: { scope: 'write' }, schema: { body: InspectBody, tags: ['detection'] } }, async (request) => {
     const body = request.body as Static<typeof InspectBody>;
     const auth = request.auth;
@@ -76,7 +113,7 @@ export function registerRoutesWith(app: AppInstance, services: Services, engine:
       requestId: String(request.id),
       sourceIp: request.ip,
     });
-    reportDecision(services.events, request, decision, sessionId === undefined ? {} : { sessionId });
+    reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId });
     return decision;
   });
 
@@ -103,4 +140,4 @@ export function registerRoutesWith(app: AppInstance, services: Services, engine:
       throw error;
     }
   });
-}
+};

@@ -18,13 +18,8 @@
  */
 import type { AbortHook } from './cancel.ts';
 
-/**
- * Identifier of a provider, derived from the registry (`keyof typeof providers`):
- * openai, azure_openai, anthropic, gemini, vertex_ai, bedrock, mistral, cohere, groq, together,
- * fireworks, deepseek, xai, openrouter, ollama, openai_compatible.
- * Type-only re-export: erased at run time, so no run-time cycle exists between contract and registry.
- */
-export type { ProviderId } from './registry.ts';
+// `ProviderId` (the registry's keys) lives in registry.ts: contract.ts imports nothing from the
+// files that import it, so the contract ← adapters ← registry layering has no cycle, types included.
 
 // ---------------------------------------------------------------------------------------------
 // Request

@@ -8,8 +8,11 @@
  * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../http/app-types.ts';
+import { reportDecision, sessionIdOf, type DetectionEngine } from '../detection/index.ts';
 import { SvcError } from '../platform/errors.ts';
+import type { EventBus } from '../platform/events.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { refuse, screenCompletion } from './screen.ts';
 import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
 import {
@@ -36,13 +39,17 @@ export const AI_HEADERS = {
   'X-CCPA-Automated-Decision': 'false',
 } as const;
 
-export interface GatewayRouteOptions {
+export interface GatewayRoutesOptions {
+  gateway: GatewayService;
+  /** Screens every completion request before it is prepared (see screen.ts). */
+  detection: DetectionEngine;
+  events: EventBus;
+  /** FEATURE_AI_GATEWAY: when false every gateway route answers FEATURE_DISABLED. */
   enabled: boolean;
-  /** Inspects the request before it is prepared; throws to refuse it (see screen.ts). */
-  screen?: (request: FastifyRequest, body: CompletionBody) => Promise<unknown>;
 }
 
-export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayService, options: GatewayRouteOptions): void {
+export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) => {
+  const { gateway, detection, events } = options;
   const requireEnabled = () => {
     if (!options.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'ai_gateway' } });
   };
@@ -58,7 +65,12 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
         if (!reply.raw.writableFinished) cancel.abort(new Error('client disconnected'));
       });
       const body = request.body as CompletionBody;
-      if (options.screen) await options.screen(request, body);
+      const sessionId = sessionIdOf(request);
+      const worst = await screenCompletion(detection, body, { orgId: caller.orgId, sessionId, requestId: caller.requestId, sourceIp: request.ip });
+      if (worst !== null) {
+        reportDecision(events, request, worst, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+        refuse(worst);
+      }
       const prepared = await gateway.prepare(body, caller);
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {
@@ -128,7 +140,7 @@ export function registerGatewayRouteHandlers(app: AppInstance, gateway: GatewayS
   });
 
   app.get('/api/v1/gateway/providers/health', { config: { scope: 'admin' } }, async (request) => ({ providers: await gateway.health(callerOf(request).orgId) }));
-}
+};
 
 function callerOf(request: FastifyRequest): Caller {
   const auth = request.auth;

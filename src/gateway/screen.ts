@@ -4,19 +4,25 @@
  * correlation; tool results and RAG `sources` are inspected as tool output (indirect
  * injection), outside the session count. The stricter decision applies: block → 403
  * THREAT_BLOCKED, challenge → 403 CHALLENGE_REQUIRED, alert → notify and go on, log → go on.
+ * The route reports the decision (request log fields, notifications) and then calls `refuse`.
  */
-import type { FastifyRequest } from 'fastify';
 import type { DetectionEngine, ThreatDecision } from '../detection/index.ts';
-import { reportDecision, sessionIdOf } from '../detection/index.ts';
-import type { EventBus } from '../platform/events.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { CompletionBody } from './schemas.ts';
 
 const RANK: Record<string, number> = { allow: 0, log: 1, alert: 2, challenge: 3, block: 4 };
 
-export async function screenCompletion(engine: DetectionEngine, events: EventBus, request: FastifyRequest, body: CompletionBody): Promise<ThreatDecision | null> {
-  const orgId = request.auth?.orgId;
-  const sessionId = sessionIdOf(request);
+/** Who asked, as screening needs it. */
+export interface ScreenContext {
+  readonly orgId: string | undefined;
+  readonly sessionId: string | undefined;
+  readonly requestId: string;
+  readonly sourceIp: string;
+}
+
+/** The stricter decision of the request's prompt and retrieved content; null when nothing was inspected. */
+export async function screenCompletion(engine: DetectionEngine, body: CompletionBody, context: ScreenContext): Promise<ThreatDecision | null> {
+  const { orgId, sessionId, requestId, sourceIp } = context;
   let prompt = '';
   let retrieved = '';
   for (const message of body.messages) {
@@ -27,8 +33,6 @@ export async function screenCompletion(engine: DetectionEngine, events: EventBus
     const content = typeof source === 'string' ? source : source.content;
     retrieved = retrieved === '' ? content : `${retrieved}\n${content}`;
   }
-  const requestId = String(request.id);
-  const sourceIp = request.ip;
   // Plain literals (one shape each) rather than spreads: this runs on every completion.
   const promptDecision = prompt === '' ? null : engine.inspect({ kind: 'prompt', content: prompt, sessionId, orgId, requestId, sourceIp, pillar: 'ai_gateway' });
   const decisions =
@@ -39,9 +43,11 @@ export async function screenCompletion(engine: DetectionEngine, events: EventBus
   for (const decision of decisions) {
     if (decision !== null && (worst === null || RANK[decision.decision]! > RANK[worst.decision]!)) worst = decision;
   }
-  if (worst === null) return null;
-  reportDecision(events, request, worst, { ...(sessionId === undefined ? {} : { sessionId }), gatewayId: 'ai_gateway' });
+  return worst;
+}
+
+/** Throws the refusal a decision calls for (block, challenge); returns for the others. */
+export function refuse(worst: ThreatDecision): void {
   if (worst.decision === 'block') throw new SvcError('THREAT_BLOCKED', { details: { threat: worst } });
   if (worst.decision === 'challenge') throw new SvcError('CHALLENGE_REQUIRED', { details: { threat: worst } });
-  return worst;
 }

@@ -68,7 +68,7 @@ export interface GatewayServiceDeps {
   allowPrivateTargets?: boolean;
   /** Told the share of the daily token budget an org has used after each settled call (TokenBudgetNearing gauge). */
   onBudgetUsage?: (orgId: string, ratio: number) => void;
-  /** Health-check and breaker-sync timers (default true; tests may drive `runHealthChecks` by hand). */
+  /** Health-check and breaker-sync timers, started by `start()` (default true; tests may drive `runHealthChecks` by hand). */
   timers?: boolean;
 }
 
@@ -204,13 +204,16 @@ export class GatewayService {
         deps.logger.info({ gateway_id: transition.key, from: transition.from, to: transition.to, remote: transition.remote }, 'gateway breaker transition');
       },
     });
-    if (deps.timers ?? true) {
-      const health = setInterval(() => void this.runHealthChecks(), HEALTH_CHECK_TICK_MS);
-      const sync = setInterval(() => void this.breakers.sync(), BREAKER_SYNC_MS);
-      health.unref();
-      sync.unref();
-      this.timers.push(health, sync);
-    }
+  }
+
+  /** Starts the health-check and breaker-sync timers (unless `timers: false`); the server lifecycle calls it. */
+  start(): void {
+    if (!(this.deps.timers ?? true) || this.timers.length > 0) return;
+    const health = setInterval(() => void this.runHealthChecks(), HEALTH_CHECK_TICK_MS);
+    const sync = setInterval(() => void this.breakers.sync(), BREAKER_SYNC_MS);
+    health.unref();
+    sync.unref();
+    this.timers.push(health, sync);
   }
 
   async close(): Promise<void> {

@@ -35,12 +35,11 @@ import { bodyTooLarge, logFailure } from './error-reply.ts';
 import { validationError } from './validation-message.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { clientErrorReply } from './client-error.ts';
-import { rateLimitError, setRateLimitHeaders } from './rate-limit-reply.ts';
+import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
+import type { AppInstance } from '../platform/http-plugin.ts';
 import type { Services } from '../services.ts';
-import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerOperationalRoutes } from './routes/operational.ts';
-import { CAPABILITY_PLUGINS } from './capabilities.ts';
-import type { AppInstance } from './app-types.ts';
+import { registerCapabilities } from './capabilities.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +60,7 @@ declare module 'fastify' {
   }
 }
 
-export type { AppInstance } from './app-types.ts';
+export type { AppInstance } from '../platform/http-plugin.ts';
 
 /** Who may call a route: a scope, 'public', 'operations' (health/metrics) or 'none' (outside /api). */
 export interface RouteAccess {
@@ -238,9 +237,11 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
 
   app.setErrorHandler(async (error: FastifyError | SvcError, request, reply) => sendError(services, error, request, reply));
 
+  // Background work runs while the server does: it starts when the app is ready; services.close() stops it.
+  app.addHook('onReady', () => services.start());
+
   await registerOperationalRoutes(app as unknown as AppInstance, services);
-  await registerAccountRoutes(app as unknown as AppInstance, services);
-  for (const plugin of CAPABILITY_PLUGINS) await plugin(app as unknown as AppInstance, services);
+  await registerCapabilities(app as unknown as AppInstance, services);
 
   app.get('/openapi.json', { config: { operations: true }, schema: { hide: true } }, async () => app.swagger());
   return app as unknown as AppInstance;

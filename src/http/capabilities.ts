@@ -1,16 +1,23 @@
 /**
- * The capabilities whose routes the app serves, in registration order. One line each; each
- * capability exports its plugin from its index.ts.
+ * The one place the HTTP edge registers capabilities' routes: each capability's routes plugin,
+ * encapsulated (`app.register`), with the core the composition root (src/services.ts) built for
+ * it and the few shared services its routes need. One line per capability, in registration order.
  */
-import { registerGatewayRoutes } from '../gateway/index.ts';
-import { registerAuditRoutes } from '../audit/index.ts';
-import { registerWebhookRoutes } from '../webhooks/index.ts';
-import { registerDetectionRoutes } from '../detection/index.ts';
-import type { CapabilityPlugin } from './app-types.ts';
+import { accountRoutes } from '../accounts/index.ts';
+import { auditRoutes } from '../audit/index.ts';
+import { detectionRoutes } from '../detection/index.ts';
+import { gatewayRoutes } from '../gateway/index.ts';
+import { mcpRoutes } from '../mcp/index.ts';
+import type { AppInstance } from '../platform/http-plugin.ts';
+import { webhookRoutes } from '../webhooks/index.ts';
+import type { Services } from '../services.ts';
 
-export const CAPABILITY_PLUGINS: readonly CapabilityPlugin[] = [
-  registerDetectionRoutes,
-  registerGatewayRoutes,
-  registerAuditRoutes,
-  registerWebhookRoutes,
-];
+export async function registerCapabilities(app: AppInstance, services: Services): Promise<void> {
+  const { accounts, audit, detection, events, gateway, webhooks, rateLimiter, metrics, checkTarget } = services;
+  await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
+  await app.register(detectionRoutes, { engine: detection, events });
+  await app.register(gatewayRoutes, { gateway, detection, events, enabled: services.config.features.aiGateway });
+  await app.register(auditRoutes, { audit });
+  await app.register(webhookRoutes, { webhooks, audit });
+  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter });
+}

@@ -58,6 +58,8 @@ export interface Config {
   /** Detection T4 (LLM escalation): provider and model to ask, or null when not configured. */
   readonly detectionT4: DetectionT4Config | null;
   readonly features: FeatureFlags;
+  /** API key ids (MCP_SUPER_ADMIN_KEYS, comma-separated) whose MCP role is super_admin. */
+  readonly mcpSuperAdminKeys: readonly string[];
 }
 
 export interface DetectionT4Config {
@@ -245,6 +247,7 @@ export function loadConfig(env: Env): Config {
     metricsToken,
     logLevel,
     allowedOrigins,
+    mcpSuperAdminKeys: (text('MCP_SUPER_ADMIN_KEYS') ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''),
     workers: integer('WORKERS', 4, 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustProxy: bool('TRUST_PROXY', false),

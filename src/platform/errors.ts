@@ -33,6 +33,7 @@ export const ERRORS = {
   CONFLICT: { status: 409, message: 'The resource already exists or changed meanwhile.' },
   EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists.' },
   TRIAL_LIMIT: { status: 409, message: 'The trial cannot be extended beyond 90 days.' },
+  MCP_SESSION_EXPIRED: { status: 410, message: 'The MCP session expired (30 minutes without a heartbeat); start a new session.' },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are larger than the server accepts (16 KiB in total).' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },

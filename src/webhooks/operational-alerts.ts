@@ -153,7 +153,6 @@ export interface AlertServices {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly events?: EventBus;
-  readonly onClose?: Array<() => Promise<void> | void>;
 }
 
 export interface AlertEvaluator {
@@ -163,7 +162,6 @@ export interface AlertEvaluator {
   stop(): void;
 }
 
-const evaluators = new WeakMap<object, AlertEvaluator>();
 
 async function bucketsOf(histogram: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, string | number>; metricName?: string }> }> }): Promise<Buckets> {
   const byLe = new Map<number, number>();
@@ -176,8 +174,6 @@ async function bucketsOf(histogram: { get(): Promise<{ values: Array<{ value: nu
 }
 
 export function startOperationalAlerts(services: AlertServices, options: { intervalMs?: number } = {}): AlertEvaluator {
-  const existing = evaluators.get(services);
-  if (existing !== undefined) return existing;
   const { metrics, logger } = services;
   const gauge = tokenBudgetGauge(metrics.registry);
   const samples: AlertSample[] = [];
@@ -240,7 +236,5 @@ export function startOperationalAlerts(services: AlertServices, options: { inter
     evaluator.tick().catch((error: unknown) => logger.error({ err: error }, 'operational alert evaluation failed'));
   }, options.intervalMs ?? 15_000);
   timer.unref();
-  services.onClose?.push(() => evaluator.stop());
-  evaluators.set(services, evaluator);
   return evaluator;
 }

@@ -5,13 +5,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { createAuditLog } from '../audit/index.ts';
+import type { AuditLog } from '../audit/index.ts';
 import { SvcError } from '../platform/errors.ts';
-import type { AppInstance } from '../http/app-types.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
-import { createWebhooks } from './webhooks.ts';
-import { startOperationalAlerts } from './operational-alerts.ts';
+import type { Webhooks } from './webhooks.ts';
 
 const Url = Type.String({ minLength: 8, maxLength: 2_048 });
 const Events = Type.Array(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))), { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true });
@@ -25,17 +23,13 @@ function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   return { orgId: auth.orgId, actor };
 }
 
-export async function registerWebhookRoutes(app: AppInstance, services: Services): Promise<void> {
-  const webhooks = createWebhooks(services);
-  startOperationalAlerts(services);
-  // Pending deliveries of a previous run (or another replica) are queued again on start.
-  app.addHook('onReady', async () => {
-    const count = await webhooks.recover();
-    if (count > 0) services.logger.info({ pending: count }, 'webhook deliveries re-enqueued');
-    // And periodically after that: a job lost later (Redis lost its data) is not stranded.
-    webhooks.start();
-  });
-  const audit = createAuditLog(services);
+export interface WebhookRoutesOptions {
+  webhooks: Webhooks;
+  /** Every subscription change is written here. */
+  audit: AuditLog;
+}
+
+export const webhookRoutes: RoutesPlugin<WebhookRoutesOptions> = async (app, { webhooks, audit }) => {
   const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown> = {}) =>
     audit.append(orgId, { actor, action, target, outcome: 'success', details });
 
@@ -130,4 +124,4 @@ export async function registerWebhookRoutes(app: AppInstance, services: Services
       return webhooks.failureSummary(authOf(request).orgId, request.params.id, since);
     },
   );
-}
+};

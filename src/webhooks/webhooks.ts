@@ -54,8 +54,8 @@ export interface WebhookServices {
   readonly db: Database;
   readonly queue: JobQueue;
   readonly logger: Logger;
+  /** Events on this bus become deliveries once started. */
   readonly events?: EventBus;
-  readonly onClose?: Array<() => Promise<void> | void>;
   /** Where events go while the database is unavailable (platform/outbox.ts). */
   readonly outbox?: Outbox;
 }
@@ -112,8 +112,14 @@ export interface Webhooks {
   deliveries(orgId: string, id: string, limit?: number): Promise<DeliveryView[]>;
   /** Deletes confirmed and exhausted deliveries older than the retention; returns how many. */
   cleanup(now?: Date): Promise<number>;
-  /** Re-enqueues every pending delivery (called on start). Returns how many. */
+  /** Re-enqueues every pending delivery (the server lifecycle calls it after start). Returns how many. */
   recover(): Promise<number>;
+  /**
+   * Starts the background work: the delivery and cleanup workers on the queue, the daily
+   * cleanup schedule, the event-bus listener and the periodic sweep of overdue deliveries.
+   * Idempotent; `close()` stops it.
+   */
+  start(): void;
   /**
    * Re-enqueues pending deliveries overdue by more than `graceMs` (their job was lost: Redis lost
    * its data, a worker died). Idempotent across instances: the job id is derived from the
@@ -121,8 +127,8 @@ export interface Webhooks {
    * keeps any duplicate from sending twice. Returns how many were re-enqueued.
    */
   sweep(now?: Date, graceMs?: number): Promise<number>;
-  /** Starts (or restarts at a new interval) the periodic sweep, every `intervalMs` (default 15 s); close() stops it. */
-  start(intervalMs?: number): void;
+  /** (Re)starts the periodic sweep every `intervalMs` (default 15 s; start() runs it); close() stops it. */
+  sweepEvery(intervalMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -147,19 +153,18 @@ interface DeliveryJob {
   orgId: string;
 }
 
-const instances = new WeakMap<object, Webhooks>();
+/** Options of the webhooks capability (tests shorten the delivery policy). */
+export interface WebhookOptions {
+  policy?: Partial<DeliveryPolicy>;
+  random?: () => number;
+}
 
 /**
- * The webhooks service of a `services` object: created on first call, the same instance after
- * (so routes, the event bus and other capabilities share it). `options.policy` only applies to
- * the first call; tests make that call before building the app.
+ * The webhooks service. Building it starts nothing: `start()` (called once by the composition
+ * root's lifecycle) registers the workers and the event listener.
  */
-export function createWebhooks(services: WebhookServices, options: { policy?: Partial<DeliveryPolicy>; random?: () => number } = {}): Webhooks {
-  const existing = instances.get(services);
-  if (existing !== undefined) return existing;
-  const webhooks = buildWebhooks(services, { ...DEFAULT_POLICY, ...options.policy }, options.random ?? Math.random);
-  instances.set(services, webhooks);
-  return webhooks;
+export function createWebhooks(services: WebhookServices, options: WebhookOptions = {}): Webhooks {
+  return buildWebhooks(services, { ...DEFAULT_POLICY, ...options.policy }, options.random ?? Math.random);
 }
 
 function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random: () => number): Webhooks {
@@ -343,32 +348,59 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     }
   };
 
-  queue.register<DeliveryJob>(
-    JOB,
-    async (job) => {
-      const run = deliver(job).catch((error: unknown) => {
-        logger.error({ err: error, delivery_id: job.deliveryId }, 'webhook delivery failed unexpectedly');
-      });
-      inFlight.add(run);
-      try {
-        await run;
-      } finally {
-        inFlight.delete(run);
-      }
-    },
-    { concurrency: 16 },
-  );
+  let started = false;
+  let cleanupTimer: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
+  const start = () => {
+    if (started || closed) return;
+    started = true;
+    queue.register<DeliveryJob>(
+      JOB,
+      async (job) => {
+        const run = deliver(job).catch((error: unknown) => {
+          logger.error({ err: error, delivery_id: job.deliveryId }, 'webhook delivery failed unexpectedly');
+        });
+        inFlight.add(run);
+        try {
+          await run;
+        } finally {
+          inFlight.delete(run);
+        }
+      },
+      { concurrency: 16 },
+    );
 
-  queue.register(CLEANUP_JOB, async () => {
-    const deleted = await webhooks.cleanup();
-    if (deleted > 0) logger.info({ deleted }, 'old webhook deliveries deleted');
-  });
-  const cleanupTimer = setInterval(() => {
-    queue.enqueue(CLEANUP_JOB, {}, { jobId: `${CLEANUP_JOB}_${Math.floor(Date.now() / DAY_MS)}` }).catch((error: unknown) => {
-      logger.error({ err: error }, 'could not enqueue webhook cleanup');
+    queue.register(CLEANUP_JOB, async () => {
+      const deleted = await webhooks.cleanup();
+      if (deleted > 0) logger.info({ deleted }, 'old webhook deliveries deleted');
     });
-  }, DAY_MS);
-  cleanupTimer.unref();
+    cleanupTimer = setInterval(() => {
+      queue.enqueue(CLEANUP_JOB, {}, { jobId: `${CLEANUP_JOB}_${Math.floor(Date.now() / DAY_MS)}` }).catch((error: unknown) => {
+        logger.error({ err: error }, 'could not enqueue webhook cleanup');
+      });
+    }, DAY_MS);
+    cleanupTimer.unref();
+
+    unsubscribe = services.events?.subscribe(async (event) => {
+      if (!isWebhookEvent(event.event)) return;
+      const admitted = gate.admit(event.orgId, event.event, event.data, event.at.getTime());
+      if (!admitted.admit) return;
+      const spooled: SpooledEvent = { orgId: event.orgId, event: event.event, data: admitted.data, gatewayId: event.gatewayId, at: event.at.toISOString() };
+      try {
+        // Behind events already spooled, so subscribers see them in order.
+        if (outbox !== undefined && outbox.pending() > 0) {
+          await outbox.append('webhook_event', spooled);
+          return;
+        }
+        if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
+        await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
+      } catch (error) {
+        if (outbox === undefined || !isDatabaseOutage(error)) throw error;
+        await outbox.append('webhook_event', spooled);
+      }
+    });
+    webhooks.sweepEvery();
+  };
 
   const gate = createFanOutGate(async (orgId) => {
     const rows = await db.withOrg(orgId, (tx) => tx.query<{ events: string[] | string }>(`SELECT events FROM webhook_endpoints WHERE state = 'active'`));
@@ -392,24 +424,6 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     },
     { batch: 1 },
   );
-  const unsubscribe = services.events?.subscribe(async (event) => {
-    if (!isWebhookEvent(event.event)) return;
-    const admitted = gate.admit(event.orgId, event.event, event.data, event.at.getTime());
-    if (!admitted.admit) return;
-    const spooled: SpooledEvent = { orgId: event.orgId, event: event.event, data: admitted.data, gatewayId: event.gatewayId, at: event.at.toISOString() };
-    try {
-      // Behind events already spooled, so subscribers see them in order.
-      if (outbox !== undefined && outbox.pending() > 0) {
-        await outbox.append('webhook_event', spooled);
-        return;
-      }
-      if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
-      await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
-    } catch (error) {
-      if (outbox === undefined || !isDatabaseOutage(error)) throw error;
-      await outbox.append('webhook_event', spooled);
-    }
-  });
 
   // ------------------------------------------------------------------------------ API
 
@@ -611,7 +625,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return overdue.rows.length;
     },
 
-    start(intervalMs = SWEEP_EVERY_MS) {
+    sweepEvery(intervalMs = SWEEP_EVERY_MS) {
       if (closed) return;
       if (sweepTimer !== null) clearInterval(sweepTimer);
       let running = false;
@@ -631,6 +645,8 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       sweepTimer.unref();
     },
 
+    start,
+
     async close() {
       if (closed) return;
       closed = true;
@@ -641,7 +657,6 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       await agent.close();
     },
   };
-  services.onClose?.push(() => webhooks.close());
   return webhooks;
 }
 

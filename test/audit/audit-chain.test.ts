@@ -16,7 +16,7 @@ let audit: AuditLog;
 beforeAll(async () => {
   services = await createTestServices();
   database = services.db;
-  audit = createAuditLog(services);
+  audit = services.audit;
 });
 
 afterAll(async () => {
@@ -108,10 +108,10 @@ describe('audit verify command', () => {
     const bad = await createTestOrg(database);
     await buildChain(good, 3);
     await buildChain(bad, 3);
-    expect(await runAuditVerify(services, { orgId: good })).toMatchObject({ ok: true, checked: 3, first_bad: null, orgs: 1 });
-    expect(await runAuditVerify(services, { orgId: good, last: 2 })).toMatchObject({ ok: true, checked: 2 });
+    expect(await runAuditVerify(audit, { orgId: good })).toMatchObject({ ok: true, checked: 3, first_bad: null, orgs: 1 });
+    expect(await runAuditVerify(audit, { orgId: good, last: 2 })).toMatchObject({ ok: true, checked: 2 });
     await database.query(`UPDATE audit_log SET target = 'x' WHERE org_id = $1 AND seq = 3`, [bad]);
-    const all = await runAuditVerify(services);
+    const all = await runAuditVerify(audit);
     expect(all.ok).toBe(false);
     expect(all.orgs).toBeGreaterThanOrEqual(2);
     // Other tests of this file tampered with their own orgs too: look this one up.
@@ -137,7 +137,7 @@ describe('batched appends and block entries', () => {
     const orgId = await createTestOrg(database);
     const { logger } = memoryLogger('error');
     const events = createEventBus(logger);
-    const writer = startBlockAudit({ config: services.config, db: database, events, logger }, { batch: 40 });
+    const writer = startBlockAudit({ audit, events, logger }, { batch: 40 });
     for (let index = 0; index < 130; index++) {
       events.emit(orgId, 'threat.blocked', { request_id: `r-${index}`, threat_score: 0.95, decision: 'block', pattern_ids: ['p1'], session_id: index < 5 ? 'sess-A' : 'sess-B' }, { gatewayId: 'gw-1' });
     }
@@ -152,7 +152,7 @@ describe('batched appends and block entries', () => {
     const orgId = await createTestOrg(database);
     const { logger, lines } = memoryLogger('warning');
     const events = createEventBus(logger);
-    const writer = startBlockAudit({ config: services.config, db: database, events, logger }, { maxBacklog: 10, flushMs: 10_000 });
+    const writer = startBlockAudit({ audit, events, logger }, { maxBacklog: 10, flushMs: 10_000 });
     for (let index = 0; index < 25; index++) events.emit(orgId, 'threat.blocked', { request_id: `r-${index}` });
     await writer.stop();
     // The 10 entries, then one that records the gap in the chain itself (issue #14).
@@ -169,7 +169,7 @@ describe('audit background jobs', () => {
     await buildChain(orgId, 3);
     const queue = new InProcessQueue();
     const { logger, lines } = memoryLogger('info');
-    const stop = startAuditJobs({ config: services.config, db: database, queue, logger });
+    const stop = startAuditJobs({ audit: createAuditLog({ config: services.config, db: database, logger }), db: database, queue, logger });
     try {
       await queue.enqueue('audit.checkpoint', {});
       await queue.idle();

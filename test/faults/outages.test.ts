@@ -9,12 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBlockAudit } from '../../src/audit/index.ts';
-import { createAuditLog } from '../../src/audit/audit-log.ts';
-import { getDetectionEngine } from '../../src/detection/index.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import { createServices, type Services } from '../../src/services.ts';
-import { createWebhooks } from '../../src/webhooks/index.ts';
 import { testConfig } from '../helpers/app.ts';
 import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
 
@@ -37,14 +33,13 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-data-'));
   const config = testConfig({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir });
   services = await createServices(config, { logDestination: { write: () => undefined } as never, defaultMetrics: false });
-  createWebhooks(services);
   app = await buildApp(config, services);
   await app.ready();
   const created = await services.accounts.createOrg({ name: 'faults', plan: 'enterprise' });
   orgId = created.org.id;
   apiKey = created.apiKey;
   // Subscribed to threat.blocked (deliveries go nowhere: only the delivery rows are counted).
-  await createWebhooks(services).create(orgId, { url: 'http://127.0.0.1:9/hook', events: ['threat.blocked'] });
+  await services.webhooks.create(orgId, { url: 'http://127.0.0.1:9/hook', events: ['threat.blocked'] });
 }, 120_000);
 
 afterAll(async () => {
@@ -117,8 +112,7 @@ describe.skipIf(!support.ok)('faults on PostgreSQL + Redis', () => {
     }
     postgres.start();
     for (let index = 0; index < 10; index++) await fire();
-    await getDetectionEngine(services).flush();
-    await startBlockAudit(services).flush();
+    await services.detection.flush();
     // The outbox replays every 2 s once the database answers again.
     const blocked = answers.filter((answer) => answer.status === 200 && answer.decision === 'block').map((answer) => answer.id);
     const count = async (sql: string) =>
@@ -146,6 +140,6 @@ describe.skipIf(!support.ok)('faults on PostgreSQL + Redis', () => {
     expect(serverErrors).toEqual([]);
     expect(found).toEqual({ threats: blocked.length, audit: blocked.length, webhooks: blocked.length });
     expect(Math.max(...health)).toBeLessThan(2_000);
-    expect((await createAuditLog(services).verify(orgId)).ok).toBe(true);
+    expect((await services.audit.verify(orgId)).ok).toBe(true);
   }, 120_000);
 });

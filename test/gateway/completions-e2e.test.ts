@@ -5,7 +5,6 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configureGateway } from '../../src/gateway/index.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
@@ -17,10 +16,8 @@ let openai: FakeProvider;
 let anthropic: FakeProvider;
 
 beforeAll(async () => {
-  services = await createTestServices();
-  configureGateway(services, {
-    timers: false,
-    retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 5, maxDelayMs: 50, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 },
+  services = await createTestServices({
+    services: { gateway: { timers: false, retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 5, maxDelayMs: 50, totalBudgetMs: 5_000, attemptTimeoutMs: 2_000 } } },
   });
   app = await buildApp(services.config, services);
   await app.ready();

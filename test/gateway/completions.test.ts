@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { configureGateway, gatewayOf } from '../../src/gateway/index.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { scriptedInvokers } from './scripted-invokers.ts';
 import type { GatewayService } from '../../src/gateway/index.ts';
-import { createGatewayService } from '../../src/gateway/index.ts';
+import { createGateway } from '../../src/gateway/index.ts';
 import { assertPublicUrl } from '../../src/platform/ssrf.ts';
 
 const script = scriptedInvokers();
@@ -15,18 +14,21 @@ let app: AppInstance;
 let gateway: GatewayService;
 
 beforeAll(async () => {
-  services = await createTestServices();
-  services.events.subscribe((event) => void events.push({ orgId: event.orgId, event: event.event, data: event.data }));
-  configureGateway(services, {
-    invokers: script.invokers,
-    timers: false,
-    retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 1, maxDelayMs: 20, totalBudgetMs: 2_000, attemptTimeoutMs: 1_000 },
-    breakerPolicy: { windowMs: 10_000, minRequests: 4, failureRateThreshold: 0.5, openMs: 200, halfOpenMaxProbes: 1, halfOpenSuccesses: 1 },
-    costUsd: (_provider, _model, usage) => usage.promptTokens * 0.000001 + usage.completionTokens * 0.000002,
+  services = await createTestServices({
+    services: {
+      gateway: {
+        invokers: script.invokers,
+        timers: false,
+        retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 1, maxDelayMs: 20, totalBudgetMs: 2_000, attemptTimeoutMs: 1_000 },
+        breakerPolicy: { windowMs: 10_000, minRequests: 4, failureRateThreshold: 0.5, openMs: 200, halfOpenMaxProbes: 1, halfOpenSuccesses: 1 },
+        costUsd: (_provider, _model, usage) => usage.promptTokens * 0.000001 + usage.completionTokens * 0.000002,
+      },
+    },
   });
+  services.events.subscribe((event) => void events.push({ orgId: event.orgId, event: event.event, data: event.data }));
   app = await buildApp(services.config, services);
   await app.ready();
-  gateway = gatewayOf(services)!;
+  gateway = services.gateway;
 });
 
 afterAll(async () => {
@@ -196,7 +198,18 @@ describe('SSRF screening at call time', () => {
   it('refuses an org base URL that points at a private address when private targets are not allowed', async () => {
     const { orgId } = await newOrg({ providers: [] });
     await services.accounts.providerKeys.set(orgId, 'openai', 'sk-openai-key-000000000000', 'http://127.0.0.1:9/v1');
-    const strict = createGatewayService(services, { invokers: script.invokers, timers: false, checkTarget: (url) => assertPublicUrl(url, { allowPrivate: false }) });
+    const strict = createGateway({
+      db: services.db,
+      cache: services.cache,
+      logger: services.logger,
+      metrics: services.metrics,
+      envKeys: services.config.providerEnvKeys,
+      orgKeys: services.accounts.providerKeys,
+      events: services.events,
+      invokers: script.invokers,
+      timers: false,
+      checkTarget: (url) => assertPublicUrl(url, { allowPrivate: false }),
+    });
     const caller = { orgId, plan: 'starter', keyClass: 'live' as const, requestId: 'r' };
     await expect(strict.prepare({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, caller)).rejects.toMatchObject({ code: 'TARGET_FORBIDDEN' });
     expect(script.calls).toHaveLength(0);

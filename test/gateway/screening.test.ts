@@ -5,7 +5,6 @@
  * the audit chain, and ordinary requests pass untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configureGateway } from '../../src/gateway/index.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { SvcEvent } from '../../src/platform/events.ts';
 import type { Services } from '../../src/services.ts';
@@ -18,8 +17,7 @@ let openai: FakeProvider;
 const events: SvcEvent[] = [];
 
 beforeAll(async () => {
-  services = await createTestServices();
-  configureGateway(services, { timers: false });
+  services = await createTestServices({ services: { gateway: { timers: false } } });
   app = await buildApp(services.config, services);
   await app.ready();
   openai = await startFakeProvider('openai');

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import { loadConfig, type ResolvedConfig } from '../../src/platform/config.ts';
 import { resolveSecrets } from '../../src/platform/secrets.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import { createServices, type ServiceOptions, type Services } from '../../src/services.ts';
 import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from './constants.ts';
 
 export interface TestContext {
@@ -53,17 +53,25 @@ export function memoryLog(): { destination: { write(line: string): void }; lines
   return { destination: { write: (line: string) => void lines.push(line) }, lines };
 }
 
-export async function createTestServices(options: { env?: Record<string, string | undefined>; logDestination?: { write(line: string): void } } = {}): Promise<Services> {
+export interface TestOptions {
+  env?: Record<string, string | undefined>;
+  logDestination?: { write(line: string): void };
+  /** Composition-root seams (gateway invokers and policies, detection tiers, webhook policy). */
+  services?: Pick<ServiceOptions, 'detection' | 'gateway' | 'webhooks' | 'mcp'>;
+}
+
+export async function createTestServices(options: TestOptions = {}): Promise<Services> {
   const config = testConfig(options.env);
   const snapshotBlob = config.database.kind === 'pglite' ? pgliteSnapshot() : undefined;
   return createServices(config, {
+    ...options.services,
     logDestination: options.logDestination ?? memoryLog().destination,
     defaultMetrics: false,
     ...(snapshotBlob ? { pgliteSnapshot: snapshotBlob } : {}),
   });
 }
 
-export async function createTestApp(options: { env?: Record<string, string | undefined>; logDestination?: { write(line: string): void } } = {}): Promise<TestContext> {
+export async function createTestApp(options: TestOptions = {}): Promise<TestContext> {
   const services = await createTestServices(options);
   const app = await buildApp(services.config, services);
   await app.ready();

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBlockAudit } from '../../src/audit/index.ts';
-import { createAuditLog } from '../../src/audit/audit-log.ts';
-import { getDetectionEngine } from '../../src/detection/index.ts';
+import { createEventBus } from '../../src/platform/events.ts';
+import { waitFor } from '../webhooks/receiver.ts';
 import { createEventWriter } from '../../src/detection/events.ts';
 import { createTestApp, memoryLog, type TestContext } from '../helpers/app.ts';
 
@@ -42,13 +42,13 @@ describe('a poisoned row among blocked requests', () => {
     const responses = await Promise.all(requests);
     expect(responses.map((response) => response.statusCode)).toEqual(Array(12).fill(200));
     expect(responses.every((response) => response.json().decision === 'block')).toBe(true);
-    await getDetectionEngine(context.services).flush();
-    await startBlockAudit(context.services).flush();
+    await context.services.detection.flush();
     expect(await count(`SELECT count(*)::int AS n FROM threat_events WHERE request_id LIKE $1`, [`${marker}-%`])).toBe(12);
-    expect(await count(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'threat.blocked' AND target LIKE $1`, [`${marker}-%`])).toBe(12);
+    // The services' block writer flushes every 50 ms.
+    await waitFor(async () => ((await count(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'threat.blocked' AND target LIKE $1`, [`${marker}-%`])) === 12 ? true : undefined));
     const stored = await context.services.db.withOrg(orgId, (tx) => tx.query<{ session_id: string }>(`SELECT session_id FROM threat_events WHERE request_id = $1`, [`${marker}-5`]));
     expect(stored.rows[0]?.session_id).toBe('evil\uFFFDsession');
-    const verified = await createAuditLog(context.services).verify(orgId);
+    const verified = await context.services.audit.verify(orgId);
     expect(verified.ok).toBe(true);
   });
 
@@ -68,14 +68,15 @@ describe('a poisoned row among blocked requests', () => {
 
   it('writes the rest of a block audit batch and records the rejected entry in the chain', async () => {
     const marker = `audit-${randomUUID().slice(0, 8)}`;
-    const writer = startBlockAudit(context.services);
+    const events = createEventBus(context.services.logger);
+    const writer = startBlockAudit({ audit: context.services.audit, events, logger: context.services.logger });
     for (let index = 0; index < 10; index++) {
       // 2^60 is beyond what the chain's canonical JSON can hold exactly: the audit log refuses it.
-      context.services.events.emit(orgId, 'threat.blocked', { request_id: `${marker}-${index}`, threat_score: index === 4 ? 2 ** 60 : 0.95, decision: 'block' });
+      events.emit(orgId, 'threat.blocked', { request_id: `${marker}-${index}`, threat_score: index === 4 ? 2 ** 60 : 0.95, decision: 'block' });
     }
-    await writer.flush();
+    await writer.stop();
     expect(await count(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'threat.blocked' AND target LIKE $1`, [`${marker}-%`])).toBe(9);
     expect(await count(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'audit.entry_rejected' AND target = $1`, [`${marker}-4`])).toBe(1);
-    expect((await createAuditLog(context.services).verify(orgId)).ok).toBe(true);
+    expect((await context.services.audit.verify(orgId)).ok).toBe(true);
   });
 });

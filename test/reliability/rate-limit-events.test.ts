@@ -3,7 +3,6 @@
  * deliveries). rate_limit.exceeded is now coalesced per scope and identifier per window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhooks } from '../../src/webhooks/webhooks.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 
 let context: TestContext;
@@ -23,7 +22,7 @@ async function settle(): Promise<void> {
 describe('rate_limit.exceeded webhooks', () => {
   it('sends one rate_limit.exceeded event per key per window however many requests are refused', async () => {
     const org = await context.createOrg({ plan: 'community' });
-    await createWebhooks(context.services).create(org.orgId, { url: 'http://127.0.0.1:9/hook', events: ['rate_limit.exceeded'] });
+    await context.services.webhooks.create(org.orgId, { url: 'http://127.0.0.1:9/hook', events: ['rate_limit.exceeded'] });
     const call = () => context.app.inject({ method: 'GET', url: '/api/v1/whoami', headers: { 'x-api-key': org.apiKey }, remoteAddress: '198.51.100.41' });
     expect((await call()).statusCode).toBe(200);
     const responses = await Promise.all(Array.from({ length: 60 }, call));

@@ -3,7 +3,7 @@
  * past due until a restart. The periodic sweep now re-enqueues it, once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhooks, type Webhooks } from '../../src/webhooks/index.ts';
+import type { Webhooks } from '../../src/webhooks/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { startReceiver, waitFor, type Receiver } from '../webhooks/receiver.ts';
 
@@ -14,7 +14,7 @@ let webhooks: Webhooks;
 beforeAll(async () => {
   receiver = await startReceiver();
   context = await createTestApp();
-  webhooks = createWebhooks(context.services);
+  webhooks = context.services.webhooks;
 });
 afterAll(async () => {
   await context.close();
@@ -36,7 +36,7 @@ describe('the pending-delivery sweep', () => {
       ),
     );
     const deliveryId = inserted.rows[0]!.id;
-    webhooks.start(200);
+    webhooks.sweepEvery(200);
     await waitFor(() => (receiver.received('/swept').length >= 1 ? true : undefined), 10_000);
     // Several more sweeps run meanwhile: none of them sends it again.
     await new Promise((resolve) => setTimeout(resolve, 1_000));

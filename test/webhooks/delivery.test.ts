@@ -17,8 +17,9 @@ let webhooks: Webhooks;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  services = await createTestServices();
-  webhooks = createWebhooks(services, { policy: POLICY });
+  services = await createTestServices({ services: { webhooks: { policy: POLICY } } });
+  webhooks = services.webhooks;
+  webhooks.start();
   receiver = await startReceiver();
 });
 
@@ -207,6 +208,7 @@ describe('webhook delivery SSRF guard', () => {
     const { logger } = memoryLogger('error');
     const strict = { config: { ...services.config, allowPrivateTargets: false }, db: services.db, queue: new InProcessQueue(), logger };
     const guarded = createWebhooks(strict, { policy: POLICY });
+    guarded.start();
     try {
       // Saved while allowed (or before DNS changed): the check at delivery time still applies.
       const { id } = await webhooks.create(orgId, { url: receiver.url('/private').replace('127.0.0.1', 'localhost'), events: ['threat.blocked'] });
@@ -254,6 +256,7 @@ describe('webhook delivery across a restart', () => {
     const policy = { ...POLICY, baseDelayMs: 600 };
     const before = { config: services.config, db: services.db, queue: new InProcessQueue(), logger };
     const first = createWebhooks(before, { policy });
+    first.start();
     await first.create(orgId, { url: receiver.url('/restart'), events: ['cost.anomaly'] });
     const { deliveries } = await first.emit(orgId, 'cost.anomaly', { observed_usd: 12.5, expected_usd: 1.2 }, { gatewayId: 'ai_gateway' });
     const deliveryId = deliveries[0]!;
@@ -265,11 +268,13 @@ describe('webhook delivery across a restart', () => {
 
     const after = { config: services.config, db: services.db, queue: new InProcessQueue(), logger };
     const second = createWebhooks(after, { policy });
+    second.start();
     expect(await second.recover()).toBeGreaterThanOrEqual(1);
     expect(await settled(deliveryId)).toMatchObject({ state: 'confirmed', attempts: 2 });
 
     const third = { config: services.config, db: services.db, queue: new InProcessQueue(), logger };
     const again = createWebhooks(third, { policy });
+    again.start();
     await again.recover();
     await new Promise((resolve) => setTimeout(resolve, 800));
     const received = receiver.received('/restart');

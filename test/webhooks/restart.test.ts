@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createServices, type Services } from '../../src/services.ts';
-import { createWebhooks } from '../../src/webhooks/index.ts';
 import { testConfig, usingPostgres } from '../helpers/app.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
 
@@ -25,8 +24,11 @@ afterAll(async () => {
 /** The whole app on a database that outlives it: a PGlite directory, or the suite's PostgreSQL. */
 async function start() {
   const config = testConfig(usingPostgres ? {} : { DATABASE_URL: `pglite:${join(directory, 'pglite')}` });
-  const services = await createServices(config, { logDestination: { write: () => undefined } as never, defaultMetrics: false });
-  createWebhooks(services, { policy: { baseDelayMs: 1_500, maxAttempts: 5, timeoutMs: 1_000 } });
+  const services = await createServices(config, {
+    logDestination: { write: () => undefined } as never,
+    defaultMetrics: false,
+    webhooks: { policy: { baseDelayMs: 1_500, maxAttempts: 5, timeoutMs: 1_000 } },
+  });
   const app = await buildApp(config, services);
   await app.ready();
   return { services, app };

@@ -8,7 +8,7 @@ import { safeEqual } from '../../platform/crypto.ts';
 import { withDeadline } from '../../platform/deadline.ts';
 import { SvcError } from '../../platform/errors.ts';
 import type { Services } from '../../services.ts';
-import type { AppInstance } from '../app-types.ts';
+import type { AppInstance } from '../../platform/http-plugin.ts';
 
 const started = Date.now();
 

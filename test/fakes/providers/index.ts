@@ -15,7 +15,8 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { ProviderId, ProviderTarget } from '../../../src/gateway/contract.ts';
+import type { ProviderTarget } from '../../../src/gateway/contract.ts';
+import type { ProviderId } from '../../../src/gateway/registry.ts';
 import { anthropicProtocol } from './protocols/anthropic.ts';
 import { bedrockProtocol } from './protocols/bedrock.ts';
 import type { BedrockProtocol } from './protocols/bedrock.ts';

@@ -4,8 +4,8 @@
  * gate and the strict login/register tiers.
  */
 import type { FastifyReply } from 'fastify';
-import { SvcError, type ErrorCode } from '../platform/errors.ts';
-import type { RateLimitDecision } from '../platform/rate-limit.ts';
+import { SvcError, type ErrorCode } from './errors.ts';
+import type { RateLimitDecision } from './rate-limit.ts';
 
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
   reply.header('X-RateLimit-Limit', decision.limit);

@@ -4,14 +4,15 @@
  * Scopes: GET needs read; creating, revoking and setting keys needs admin.
  */
 import { Type } from '@sinclair/typebox';
-import { KEY_CLASSES, LOGIN_POLICY, PLANS, REGISTER_POLICY, SCOPES, type AuthContext } from '../../accounts/index.ts';
-import { createAuditLog } from '../../audit/index.ts';
-import { SvcError } from '../../platform/errors.ts';
-import type { RateLimitPolicy } from '../../platform/rate-limit.ts';
-import type { Services } from '../../services.ts';
-import type { AppInstance } from '../app-types.ts';
-import { rateLimitError, setRateLimitHeaders } from '../rate-limit-reply.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditLog } from '../audit/index.ts';
+import { SvcError } from '../platform/errors.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import type { Metrics } from '../platform/metrics.ts';
+import type { RateLimiter, RateLimitPolicy } from '../platform/rate-limit.ts';
+import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
+import { KEY_CLASSES, SCOPES, type Accounts, type AuthContext } from './accounts.ts';
+import { LOGIN_POLICY, PLANS, REGISTER_POLICY } from './plans.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 320 });
 const Password = Type.String({ minLength: 12, maxLength: 256 });
@@ -46,9 +47,18 @@ const ProviderKey = Type.Object(
   { additionalProperties: false },
 );
 
-export async function registerAccountRoutes(app: AppInstance, services: Services): Promise<void> {
-  const { accounts } = services;
-  const audit = createAuditLog(services);
+export interface AccountRoutesOptions {
+  accounts: Accounts;
+  /** Key and configuration changes are written here. */
+  audit: AuditLog;
+  rateLimiter: RateLimiter;
+  metrics: Pick<Metrics, 'rateLimitHits'>;
+  /** SSRF check of a user-supplied base URL. */
+  checkTarget(url: string, field?: string): Promise<URL>;
+}
+
+export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, services) => {
+  const { accounts, audit } = services;
   /** Key and configuration changes are written to the org's audit chain. */
   const record = (request: FastifyRequest, action: string, target: string | null, details: Record<string, unknown> = {}) => {
     const caller = auth(request);
@@ -233,7 +243,7 @@ export async function registerAccountRoutes(app: AppInstance, services: Services
       reply.status(204);
     },
   );
-}
+};
 
 /** The caller: the onRequest hook has guaranteed it for routes with a scope. */
 export function auth(request: FastifyRequest): AuthContext {
@@ -242,7 +252,7 @@ export function auth(request: FastifyRequest): AuthContext {
 }
 
 async function strictTier(
-  services: Services,
+  services: Pick<AccountRoutesOptions, 'rateLimiter' | 'metrics'>,
   request: FastifyRequest,
   reply: FastifyReply,
   name: string,

@@ -1,0 +1,140 @@
+/**
+ * `npm run bench -- mcp [--quick]`: (1) added latency of a tools/call through svc's MCP proxy
+ * over the same call made directly to the upstream, both with the official SDK client against an
+ * SDK server on loopback, interleaved over rounds (ML tiers off: T1 + T3 signals); (2) the
+ * tool-definition poisoning detector's detection and false-positive rates per file of
+ * ../shared/datasets/mcp/ (the rule the proxy applies on first sight: poisonLevel).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createDetectionEngine } from '../src/detection/index.ts';
+import { createInspector, definitionText, poisonLevel } from '../src/mcp/index.ts';
+import { percentile, repoRoot, round3 } from './lib.ts';
+
+export async function runMcpBench(options: { quick?: boolean } = {}): Promise<object> {
+  const detection = await definitionRates();
+  const latency = await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200);
+  return { latency, detection };
+}
+
+async function definitionRates(): Promise<object> {
+  const directory = join(repoRoot, '..', 'shared', 'datasets', 'mcp');
+  if (!existsSync(directory)) return { skipped: 'needs ../shared/datasets/mcp' };
+  const inspector = createInspector(createDetectionEngine({ analysisCache: false }));
+  const files: Record<string, object> = {};
+  for (const file of readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort()) {
+    let attacks = 0, detected = 0, benign = 0, falsePositives = 0, flaggedAttacks = 0, flaggedBenignCount = 0;
+    const missed: string[] = [];
+    const flaggedBenign: string[] = [];
+    for (const line of readFileSync(join(directory, file), 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      const record = JSON.parse(line) as { label: string; tool: Record<string, unknown> };
+      const name = typeof record.tool.name === 'string' ? record.tool.name : '';
+      const level = poisonLevel(await inspector.definition(`${name}\n${definitionText(record.tool)}`, { orgId: 'bench' }));
+      const poisoned = level === 'held';
+      if (level !== null) {
+        if (record.label === 'attack') flaggedAttacks++;
+        else flaggedBenignCount++;
+      }
+      if (record.label === 'attack') {
+        attacks++;
+        if (poisoned) detected++;
+        else if (missed.length < 5) missed.push(name);
+      } else {
+        benign++;
+        if (poisoned) {
+          falsePositives++;
+          if (flaggedBenign.length < 5) flaggedBenign.push(name);
+        }
+      }
+    }
+    files[file] = {
+      attacks, detected, detection_rate: attacks === 0 ? null : round3(detected / attacks),
+      benign, false_positives: falsePositives, false_positive_rate: benign === 0 ? null : round3(falsePositives / benign),
+      flagged_or_held_detection_rate: attacks === 0 ? null : round3(flaggedAttacks / attacks),
+      flagged_or_held_false_positive_rate: benign === 0 ? null : round3(flaggedBenignCount / benign),
+      examples_missed: missed, examples_false_positive: flaggedBenign,
+    };
+  }
+  return { rule: 'poisonLevel: held = engine decision block (detection_rate / false_positive_rate); flagged = alert or challenge band with a catalogue/signal finding of an injection class; T1 + T3 signals, no ML', files };
+}
+
+async function callLatency(rounds: number, callsPerRound: number): Promise<object> {
+  // Test helpers build svc on PGlite in memory and serve an SDK upstream on loopback; the MCP
+  // core gets an engine without the ML tiers (T1 + T3 signals), as the target is stated.
+  const { createTestServices } = await import('../test/helpers/app.ts');
+  const { serveScripted } = await import('../test/mcp/upstreams.ts');
+  const { buildApp } = await import('../src/http/build-app.ts');
+
+  const upstream = await serveScripted(() => [
+    { definition: { name: 'echo', description: 'Echoes the message.', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }, result: (args) => `Echo: ${String(args.message)}` },
+  ]);
+  const services = await createTestServices({ env: { LOG_LEVEL: 'error' }, services: { mcp: { detection: createDetectionEngine() } } });
+  const app = await buildApp(services.config, services);
+  const context = {
+    app,
+    createOrg: async (input: { plan: 'enterprise' }) => ({ apiKey: (await services.accounts.createOrg({ name: `bench-${Date.now()}`, plan: input.plan })).apiKey }),
+    close: async () => {
+      await app.close();
+      await services.close();
+    },
+  };
+  try {
+    await context.app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(context.app.server.address() as AddressInfo).port}`;
+    const { apiKey } = await context.createOrg({ plan: 'enterprise' });
+    const created = await context.app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 'bench', url: upstream.url } });
+    const endpoint = new URL((created.json() as { endpoint: string }).endpoint, base);
+    const direct = new Client({ name: 'bench-direct', version: '1' });
+    await direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
+    const proxied = new Client({ name: 'bench-proxied', version: '1' });
+    await proxied.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${apiKey}`, 'x-session-id': 'bench' } } }));
+    await proxied.listTools();
+    const samples = { direct: [] as number[], proxied: [] as number[] };
+    const call = async (client: Client, into: number[]) => {
+      const started = performance.now();
+      await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+      into.push(performance.now() - started);
+    };
+    for (let index = 0; index < 20; index++) {
+      await call(direct, []);
+      await call(proxied, []);
+    }
+    const perRound: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const roundDirect: number[] = [];
+      const roundProxied: number[] = [];
+      for (let index = 0; index < callsPerRound; index++) {
+        if ((index + round) % 2 === 0) {
+          await call(direct, roundDirect);
+          await call(proxied, roundProxied);
+        } else {
+          await call(proxied, roundProxied);
+          await call(direct, roundDirect);
+        }
+      }
+      samples.direct.push(...roundDirect);
+      samples.proxied.push(...roundProxied);
+      perRound.push(percentile([...roundProxied].sort((a, b) => a - b), 50) - percentile([...roundDirect].sort((a, b) => a - b), 50));
+    }
+    await direct.close();
+    await proxied.close();
+    const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+    return {
+      calls_per_client: samples.direct.length,
+      direct_p50_ms: round3(percentile(sorted(samples.direct), 50)),
+      proxied_p50_ms: round3(percentile(sorted(samples.proxied), 50)),
+      direct_p99_ms: round3(percentile(sorted(samples.direct), 99)),
+      proxied_p99_ms: round3(percentile(sorted(samples.proxied), 99)),
+      added_p50_ms: round3(percentile(sorted(perRound), 50)),
+      added_p50_per_round_ms: perRound.map(round3),
+      target_added_p50_ms: 1,
+    };
+  } finally {
+    await context.close();
+    await upstream.close();
+  }
+}

@@ -1,0 +1,507 @@
+/**
+ * Accounts: organizations (plans and trials), users, API keys and upstream provider keys.
+ *
+ * Security posture: API keys are random (≥ 32 base62 characters), shown once, and stored only
+ * as their SHA-256; a presented key is looked up by hash and the stored hash is compared in
+ * constant time. Resolved keys are cached in process for 30 s (revocation through this
+ * process is immediate; other replicas see it within the TTL). Upstream provider keys are
+ * encrypted with AES-256-GCM under API_ENCRYPTION_KEY, bound to their org and provider as
+ * associated data, and only ever returned masked. Passwords are hashed with argon2id; dashboard
+ * sessions are HS256 JWTs signed with a key derived from SECRET_KEY.
+ */
+import { randomUUID } from 'node:crypto';
+import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
+import { SignJWT, jwtVerify } from 'jose';
+import type { ResolvedConfig } from '../platform/config.ts';
+import { PROVIDER_ENV_VARIABLES } from '../platform/config.ts';
+import { decrypt, encrypt, encryptionKeyFrom, mask, randomBase62, safeEqual, sha256Hex } from '../platform/crypto.ts';
+import type { Database, Queryable } from '../platform/db/index.ts';
+import { SvcError } from '../platform/errors.ts';
+import type { Logger } from '../platform/logger.ts';
+import { deriveSecret } from '../platform/secrets.ts';
+import { effectivePlan, extendedTrialEnd, PLANS, trialEnd, type Plan } from './plans.ts';
+
+
+export const SCOPES = ['read', 'write', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const KEY_CLASSES = ['live', 'test', 'rstr'] as const;
+export type KeyClass = (typeof KEY_CLASSES)[number];
+export const ROLES = ['viewer', 'operator', 'admin', 'super_admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Provider ids a key may be stored for. */
+export const PROVIDER_IDS: readonly string[] = [...Object.keys(PROVIDER_ENV_VARIABLES), 'openai_compatible'];
+
+const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
+const ROLE_SCOPE: Record<Role, Scope> = { viewer: 'read', operator: 'write', admin: 'admin', super_admin: 'admin' };
+
+export function scopeAllows(held: Scope, needed: Scope): boolean {
+  return SCOPE_RANK[held] >= SCOPE_RANK[needed];
+}
+
+/** Who is calling: attached to each authenticated request. */
+export interface AuthContext {
+  kind: 'api_key' | 'user';
+  orgId: string;
+  orgTag: string;
+  plan: Plan;
+  scope: Scope;
+  keyClass: KeyClass;
+  keyId: string | null;
+  userId: string | null;
+  role: Role | null;
+}
+
+export interface OrgRecord {
+  id: string;
+  tag: string;
+  name: string;
+  plan: Plan;
+  effective_plan: Plan;
+  trial_started_at: string | null;
+  trial_ends_at: string | null;
+  created_at: string;
+}
+
+export interface ApiKeyRecord {
+  key_id: string;
+  display: string;
+  name: string | null;
+  scope: Scope;
+  class: KeyClass;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface ProviderKeyRecord {
+  provider: string;
+  key: string; // masked
+  base_url: string | null;
+  updated_at: string;
+}
+
+const KEY_PATTERN = /^svc_org_(live|test|rstr)_([a-z0-9]{8})_([A-Za-z0-9]{32,64})$/;
+const KEY_CACHE_TTL_MS = 30_000;
+const KEY_CACHE_MAX = 50_000;
+const SESSION_TTL_SECONDS = 12 * 3600;
+
+export type Accounts = ReturnType<typeof createAccounts>;
+
+export function createAccounts(deps: { db: Database; config: ResolvedConfig; logger: Logger }) {
+  const { db, config, logger } = deps;
+  const encryptionKey = encryptionKeyFrom(config.apiEncryptionKey);
+  const sessionKey = new TextEncoder().encode(deriveSecret(config.secretKey, 'svc/session-jwt'));
+  const keyCache = new Map<string, { context: AuthContext | 'revoked'; expiresAt: number }>();
+  /** Lookups in flight, by key hash: concurrent first requests of one key share one query. */
+  const keyLookups = new Map<string, Promise<AuthContext | 'revoked' | 'invalid'>>();
+  /** Bumped by every revocation: a lookup that raced one is answered but not cached. */
+  let revocations = 0;
+  const providerKeyCache = new Map<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>();
+  const lastUsed = new Map<string, { orgId: string; at: number }>();
+  // isKeyCached and authenticateKey run back to back for one request: hash the key once.
+  let hashedKey = '';
+  let hashedValue = '';
+  const keyHash = (presented: string): string => {
+    if (presented !== hashedKey) {
+      hashedValue = sha256Hex(presented);
+      hashedKey = presented;
+    }
+    return hashedValue;
+  };
+
+  const flushTimer = setInterval(() => void flushLastUsed(), 5_000);
+  flushTimer.unref();
+
+  function orgRow(row: Record<string, unknown>): OrgRecord {
+    const trialStartedAt = (row.trial_started_at as Date | null) ?? null;
+    const trialEndsAt = (row.trial_ends_at as Date | null) ?? null;
+    const plan = row.plan as Plan;
+    return {
+      id: row.id as string,
+      tag: row.tag as string,
+      name: row.name as string,
+      plan,
+      effective_plan: effectivePlan({ plan, trialStartedAt, trialEndsAt }),
+      trial_started_at: trialStartedAt?.toISOString() ?? null,
+      trial_ends_at: trialEndsAt?.toISOString() ?? null,
+      created_at: (row.created_at as Date).toISOString(),
+    };
+  }
+
+  function keyRow(row: Record<string, unknown>): ApiKeyRecord {
+    return {
+      key_id: row.id as string,
+      display: row.display as string,
+      name: (row.name as string | null) ?? null,
+      scope: row.scope as Scope,
+      class: row.class as KeyClass,
+      created_at: (row.created_at as Date).toISOString(),
+      last_used_at: (row.last_used_at as Date | null)?.toISOString() ?? null,
+      revoked_at: (row.revoked_at as Date | null)?.toISOString() ?? null,
+    };
+  }
+
+  async function uniqueTag(tx: Queryable): Promise<string> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const tag = randomBase62(8).toLowerCase();
+      const taken = await tx.query('SELECT 1 FROM orgs WHERE tag = $1', [tag]);
+      if (taken.rows.length === 0) return tag;
+    }
+    throw new Error('could not find a free org tag');
+  }
+
+  async function insertKey(tx: Queryable, org: { id: string; tag: string }, input: { scope: Scope; keyClass: KeyClass; name?: string | null }) {
+    if (input.keyClass === 'rstr' && input.scope === 'admin') {
+      throw new SvcError('KEY_CLASS_FORBIDDEN', { message: 'Restricted (rstr) keys cannot hold the admin scope.' });
+    }
+    const apiKey = `svc_org_${input.keyClass}_${org.tag}_${randomBase62(40)}`;
+    const id = randomUUID();
+    const display = `svc_org_${input.keyClass}_${org.tag}_${apiKey.slice(-4).padStart(8, '•')}`;
+    const result = await tx.query(
+      `INSERT INTO api_keys (id, org_id, key_hash, display, name, scope, class)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [id, org.id, sha256Hex(apiKey), display, input.name ?? null, input.scope, input.keyClass],
+    );
+    return { key: keyRow(result.rows[0]!), apiKey };
+  }
+
+  async function createOrgIn(tx: Queryable, input: { name: string; plan?: Plan }) {
+    const id = randomUUID();
+    const tag = await uniqueTag(tx);
+    const now = new Date();
+    const trial = input.plan === undefined;
+    const result = await tx.query(
+      `INSERT INTO orgs (id, tag, name, plan, trial_started_at, trial_ends_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+      [id, tag, input.name, input.plan ?? 'starter', trial ? now : null, trial ? trialEnd(now) : null],
+    );
+    return orgRow(result.rows[0]!);
+  }
+
+  async function flushLastUsed(): Promise<void> {
+    if (lastUsed.size === 0) return;
+    const batch = [...lastUsed.entries()];
+    lastUsed.clear();
+    for (const [keyId, { orgId, at }] of batch) {
+      try {
+        await db.withOrg(orgId, (tx) => tx.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, new Date(at)]));
+      } catch (error) {
+        logger.warn({ err: error }, 'could not record API key last-used time');
+      }
+    }
+  }
+
+  async function lookUpKey(hash: string, tag: string, now: number): Promise<AuthContext | 'revoked' | 'invalid'> {
+    const generation = revocations;
+    const result = await db.query(
+      `SELECT k.id, k.key_hash, k.scope, k.class, k.revoked_at, o.id AS org_id, o.tag, o.plan, o.trial_started_at, o.trial_ends_at
+         FROM api_keys k JOIN orgs o ON o.id = k.org_id WHERE k.key_hash = $1`,
+      [hash],
+    );
+    const row = result.rows[0];
+    if (row === undefined || !safeEqual(row.key_hash as string, hash) || row.tag !== tag) return 'invalid';
+    const context: AuthContext | 'revoked' =
+      row.revoked_at !== null
+        ? 'revoked'
+        : {
+            kind: 'api_key',
+            orgId: row.org_id as string,
+            orgTag: row.tag as string,
+            plan: effectivePlan({
+              plan: row.plan as Plan,
+              trialStartedAt: row.trial_started_at as Date | null,
+              trialEndsAt: row.trial_ends_at as Date | null,
+            }),
+            scope: row.scope as Scope,
+            keyClass: row.class as KeyClass,
+            keyId: row.id as string,
+            userId: null,
+            role: null,
+          };
+    if (generation === revocations) {
+      if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+      keyCache.set(hash, { context, expiresAt: now + KEY_CACHE_TTL_MS });
+    }
+    return context;
+  }
+
+  const accounts = {
+    /** Creates an org (Starter trial unless a plan is given) and its first admin key (live). */
+    async createOrg(input: { name: string; plan?: Plan }) {
+      if (input.name.trim() === '' || input.name.length > 200) {
+        throw new SvcError('VALIDATION_FAILED', { details: { field: 'name' }, message: 'name must be 1 to 200 characters' });
+      }
+      if (input.plan !== undefined && !(PLANS as readonly string[]).includes(input.plan)) {
+        throw new SvcError('VALIDATION_FAILED', { details: { field: 'plan' }, message: `plan must be one of ${PLANS.join(', ')}` });
+      }
+      return db.transaction(async (tx) => {
+        const org = await createOrgIn(tx, input);
+        const { key, apiKey } = await insertKey(tx, org, { scope: 'admin', keyClass: 'live', name: 'initial admin key' });
+        return { org, key, apiKey };
+      });
+    },
+
+    async getOrg(orgId: string): Promise<OrgRecord | null> {
+      const result = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM orgs WHERE id = $1', [orgId]));
+      return result.rows[0] ? orgRow(result.rows[0]) : null;
+    },
+
+    /** System listing for operators (CLI). */
+    async listOrgs(): Promise<OrgRecord[]> {
+      const result = await db.query('SELECT * FROM orgs ORDER BY created_at');
+      return result.rows.map(orgRow);
+    },
+
+    async extendTrial(orgId: string, days: number): Promise<OrgRecord> {
+      return db.withOrg(orgId, async (tx) => {
+        const result = await tx.query('SELECT * FROM orgs WHERE id = $1 FOR UPDATE', [orgId]);
+        const row = result.rows[0];
+        if (!row) throw new SvcError('NOT_FOUND');
+        let next: Date;
+        try {
+          next = extendedTrialEnd(
+            { plan: row.plan as Plan, trialStartedAt: row.trial_started_at as Date | null, trialEndsAt: row.trial_ends_at as Date | null },
+            days,
+          );
+        } catch {
+          throw new SvcError('TRIAL_LIMIT');
+        }
+        const updated = await tx.query('UPDATE orgs SET trial_ends_at = $2 WHERE id = $1 RETURNING *', [orgId, next]);
+        return orgRow(updated.rows[0]!);
+      });
+    },
+
+    async createKey(orgId: string, input: { scope: Scope; keyClass: KeyClass; name?: string | null }) {
+      return db.withOrg(orgId, async (tx) => {
+        const org = await tx.query<{ id: string; tag: string }>('SELECT id, tag FROM orgs WHERE id = $1', [orgId]);
+        if (!org.rows[0]) throw new SvcError('NOT_FOUND', { message: 'No such organization.' });
+        return insertKey(tx, org.rows[0], input);
+      });
+    },
+
+    async listKeys(orgId: string): Promise<ApiKeyRecord[]> {
+      const result = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM api_keys ORDER BY created_at'));
+      return result.rows.map(keyRow);
+    },
+
+    async revokeKey(orgId: string, keyId: string): Promise<ApiKeyRecord> {
+      const result = await db.withOrg(orgId, (tx) =>
+        tx.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *', [keyId]),
+      );
+      const row = result.rows[0];
+      if (!row) throw new SvcError('NOT_FOUND');
+      revocations++;
+      for (const [hash, entry] of keyCache) {
+        if (entry.context !== 'revoked' && entry.context.keyId === keyId) keyCache.delete(hash);
+      }
+      return keyRow(row);
+    },
+
+    /** True when `authenticateKey` can answer from memory (no database round trip). */
+    isKeyCached(presented: string): boolean {
+      if (!KEY_PATTERN.test(presented)) return true;
+      const hash = keyHash(presented);
+      const cached = keyCache.get(hash);
+      return (cached !== undefined && cached.expiresAt > Date.now()) || keyLookups.has(hash);
+    },
+
+    /**
+     * Resolves a presented API key. Returns the caller's context, 'invalid' for an unknown or
+     * malformed key, 'revoked' for a revoked one. Hot path: cached for 30 s.
+     */
+    async authenticateKey(presented: string): Promise<AuthContext | 'invalid' | 'revoked'> {
+      const match = KEY_PATTERN.exec(presented);
+      if (match === null) return 'invalid';
+      const hash = keyHash(presented);
+      const now = Date.now();
+      const cached = keyCache.get(hash);
+      let context: AuthContext | 'revoked' | 'invalid';
+      if (cached !== undefined && cached.expiresAt > now) {
+        context = cached.context;
+      } else {
+        let lookup = keyLookups.get(hash);
+        if (lookup === undefined) {
+          lookup = lookUpKey(hash, match[2]!, now).finally(() => keyLookups.delete(hash));
+          keyLookups.set(hash, lookup);
+        }
+        context = await lookup;
+      }
+      if (context === 'invalid') return 'invalid';
+      if (context !== 'revoked') lastUsed.set(context.keyId!, { orgId: context.orgId, at: now });
+      return context;
+    },
+
+    providerKeys: {
+      async set(orgId: string, provider: string, key: string, baseUrl: string | null): Promise<ProviderKeyRecord> {
+        if (!PROVIDER_IDS.includes(provider)) {
+          throw new SvcError('VALIDATION_FAILED', { details: { field: 'provider' }, message: `unknown provider ${provider}` });
+        }
+        if (key.trim() === '' || key.length > 8_192) {
+          throw new SvcError('VALIDATION_FAILED', { details: { field: 'key' }, message: 'key must be 1 to 8192 characters' });
+        }
+        const placeholder = providerKeyPlaceholder(key);
+        if (placeholder !== null) {
+          throw new SvcError('VALIDATION_FAILED', { details: { field: 'key', reason: placeholder }, message: 'key looks like a placeholder (an ellipsis, "<…>" or "your-key"), not a provider key' });
+        }
+        const ciphertext = encrypt(encryptionKey, key, `${orgId}:${provider}`);
+        const result = await db.withOrg(orgId, (tx) =>
+          tx.query(
+            `INSERT INTO provider_keys (id, org_id, provider, ciphertext, last4, base_url) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (org_id, provider) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, last4 = EXCLUDED.last4,
+               base_url = EXCLUDED.base_url, updated_at = now()
+             RETURNING provider, last4, base_url, updated_at`,
+            [randomUUID(), orgId, provider, ciphertext, key.length >= 20 ? key.slice(-4) : '', baseUrl] /* the mask shows the last four only of a key long enough */,
+          ),
+        );
+        providerKeyCache.delete(`${orgId}:${provider}`);
+        const row = result.rows[0]!;
+        return {
+          provider: row.provider as string,
+          key: mask(row.last4 as string),
+          base_url: (row.base_url as string | null) ?? null,
+          updated_at: (row.updated_at as Date).toISOString(),
+        };
+      },
+
+      /** The decrypted key for a call upstream (cached 30 s), or null when none is stored. */
+      async get(orgId: string, provider: string): Promise<{ key: string; baseUrl: string | null } | null> {
+        const cacheKey = `${orgId}:${provider}`;
+        const cached = providerKeyCache.get(cacheKey);
+        if (cached !== undefined && cached.expiresAt > Date.now()) return cached.value;
+        const result = await db.withOrg(orgId, (tx) =>
+          tx.query('SELECT ciphertext, base_url FROM provider_keys WHERE provider = $1', [provider]),
+        );
+        const row = result.rows[0];
+        const value = row
+          ? { key: decrypt(encryptionKey, row.ciphertext as string, cacheKey), baseUrl: (row.base_url as string | null) ?? null }
+          : null;
+        providerKeyCache.set(cacheKey, { value, expiresAt: Date.now() + KEY_CACHE_TTL_MS });
+        return value;
+      },
+
+      async list(orgId: string): Promise<ProviderKeyRecord[]> {
+        const result = await db.withOrg(orgId, (tx) => tx.query('SELECT provider, last4, base_url, updated_at FROM provider_keys ORDER BY provider'));
+        return result.rows.map((row) => ({
+          provider: row.provider as string,
+          key: mask(row.last4 as string),
+          base_url: (row.base_url as string | null) ?? null,
+          updated_at: (row.updated_at as Date).toISOString(),
+        }));
+      },
+
+      async remove(orgId: string, provider: string): Promise<boolean> {
+        const result = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM provider_keys WHERE provider = $1 RETURNING provider', [provider]));
+        providerKeyCache.delete(`${orgId}:${provider}`);
+        return result.rows.length > 0;
+      },
+    },
+
+    users: {
+      /** Self-service sign-up: a new org on a 30-day Starter trial and its first (admin) user. */
+      async register(input: { email: string; password: string; orgName: string }) {
+        const email = input.email.trim().toLowerCase();
+        const passwordHash = await argonHash(input.password);
+        try {
+          return await db.transaction(async (tx) => {
+            const taken = await tx.query('SELECT 1 FROM users WHERE lower(email) = $1', [email]);
+            if (taken.rows.length > 0) throw new SvcError('EMAIL_TAKEN');
+            const org = await createOrgIn(tx, { name: input.orgName });
+            const userId = randomUUID();
+            await tx.query(`INSERT INTO users (id, org_id, email, password_hash, role) VALUES ($1, $2, $3, $4, 'admin')`, [
+              userId,
+              org.id,
+              email,
+              passwordHash,
+            ]);
+            return { org, userId, role: 'admin' as Role };
+          });
+        } catch (error) {
+          if ((error as { code?: string }).code === '23505') throw new SvcError('EMAIL_TAKEN');
+          throw error;
+        }
+      },
+
+      async login(emailInput: string, password: string): Promise<{ userId: string; orgId: string; role: Role } | null> {
+        const email = emailInput.trim().toLowerCase();
+        const result = await db.query('SELECT id, org_id, password_hash, role FROM users WHERE lower(email) = $1', [email]);
+        const row = result.rows[0];
+        // Verify against a fixed hash when the user is unknown, so timing does not reveal accounts.
+        const stored = (row?.password_hash as string | undefined) ?? (await unknownUserHashOnce());
+        const ok = await argonVerify(stored, password).catch(() => false);
+        if (!row || !ok) return null;
+        await db.withOrg(row.org_id as string, (tx) => tx.query('UPDATE users SET last_login_at = now() WHERE id = $1', [row.id]));
+        return { userId: row.id as string, orgId: row.org_id as string, role: row.role as Role };
+      },
+
+      async issueSession(user: { userId: string; orgId: string; role: Role }): Promise<{ token: string; expires_at: string }> {
+        const expiresAt = new Date(Date.now() + SESSION_TTL_SECONDS * 1000);
+        const token = await new SignJWT({ org: user.orgId, role: user.role })
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+          .setSubject(user.userId)
+          .setIssuer('svc')
+          .setAudience('svc-dashboard')
+          .setIssuedAt()
+          .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+          .sign(sessionKey);
+        return { token, expires_at: expiresAt.toISOString() };
+      },
+
+      /** Resolves a dashboard session token, or null when it is not valid. */
+      async authenticateSession(token: string): Promise<AuthContext | null> {
+        try {
+          const { payload } = await jwtVerify(token, sessionKey, { issuer: 'svc', audience: 'svc-dashboard', algorithms: ['HS256'] });
+          const orgId = payload.org;
+          const role = payload.role;
+          if (typeof orgId !== 'string' || typeof payload.sub !== 'string' || !(ROLES as readonly unknown[]).includes(role)) return null;
+          const org = await accounts.getOrg(orgId);
+          if (org === null) return null;
+          return {
+            kind: 'user',
+            orgId,
+            orgTag: org.tag,
+            plan: org.effective_plan,
+            scope: ROLE_SCOPE[role as Role],
+            keyClass: 'live',
+            keyId: null,
+            userId: payload.sub,
+            role: role as Role,
+          };
+        } catch {
+          return null;
+        }
+      },
+    },
+
+    /** Writes pending last-used times now (shutdown, tests). */
+    flush: flushLastUsed,
+
+    async close(): Promise<void> {
+      clearInterval(flushTimer);
+      await flushLastUsed();
+    },
+  };
+  return accounts;
+}
+
+// argon2id hash of a random string nobody knows; verifying against it equalizes timing for
+// unknown users. Computed once, on the first login attempt.
+let unknownUserHash: Promise<string> | null = null;
+function unknownUserHashOnce(): Promise<string> {
+  unknownUserHash ??= argonHash(randomBase62(32));
+  return unknownUserHash;
+}
+
+/**
+ * Why a provider key is a placeholder copied from documentation (README's `sk-…`, `<your key>`,
+ * `sk-xxxx`), or null when it may be a real key. Real provider keys are long runs of
+ * base64/base62 characters, never an ellipsis or angle brackets.
+ */
+export function providerKeyPlaceholder(key: string): string | null {
+  const text = key.trim();
+  if (/…|\.\.\./.test(text)) return 'ellipsis';
+  if (/[<>{}]/.test(text)) return 'template';
+  if (/your[-_ ]?(?:api[-_ ]?)?key|replace[-_ ]?me|changeme/i.test(text)) return 'template';
+  if (/^(?:sk-)?x{4,}$/i.test(text)) return 'template';
+  if (text.length < 8) return 'too_short';
+  return null;
+}

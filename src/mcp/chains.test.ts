@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { createCache } from '../platform/cache.ts';
+import { CHAIN_WINDOW_MS, COMPOUND_PATTERNS, createChainCorrelator, type Observation } from './chains.ts';
+
+const correlator = () => createChainCorrelator(createCache({ kind: 'memory' }, `chains:${Math.random()}:`));
+const fact = (fact: Observation['fact'], tool = 't', item?: string): Observation => ({ fact, finding: `f.${fact}`, tool, ...(item === undefined ? {} : { item }) });
+
+describe('compound chains', () => {
+  it.each(Object.entries(COMPOUND_PATTERNS))('emits %s when its facts meet in one session', async (id, pattern) => {
+    const chains = correlator();
+    const needs = pattern.needs as readonly Observation['fact'][];
+    for (const need of needs.slice(0, -1)) expect(await chains.observe('org', 's1', [fact(need, need, 'item-1')], 1_000)).toEqual([]);
+    const found = await chains.observe('org', 's1', [fact(needs.at(-1)!, 'last', 'item-1')], 2_000);
+    expect(found.map((finding) => finding.id)).toEqual([id]);
+    expect(found[0]!.composed_of.map((part) => part.fact)).toEqual([...needs]);
+  });
+
+  it('fires a pattern once per window, not on every later call', async () => {
+    const chains = correlator();
+    await chains.observe('org', 's1', [fact('secret_read'), fact('egress')], 1_000);
+    expect(await chains.observe('org', 's1', [fact('egress')], 2_000)).toEqual([]);
+  });
+
+  it('forgets facts older than five minutes', async () => {
+    const chains = correlator();
+    await chains.observe('org', 's1', [fact('secret_read')], 0);
+    expect(await chains.observe('org', 's1', [fact('egress')], CHAIN_WINDOW_MS + 1)).toEqual([]);
+  });
+
+  it('keeps sessions and orgs apart', async () => {
+    const chains = correlator();
+    await chains.observe('org', 's1', [fact('secret_read')], 0);
+    expect(await chains.observe('org', 's2', [fact('egress')], 1)).toEqual([]);
+    expect(await chains.observe('other', 's1', [fact('egress')], 2)).toEqual([]);
+  });
+
+  it('needs Shadow Egress facts in the same content item', async () => {
+    const chains = correlator();
+    await chains.observe('org', 's1', [fact('egress_host', 'a', 'one')], 0);
+    expect(await chains.observe('org', 's1', [fact('encoded', 'b', 'two')], 1)).toEqual([]);
+    expect((await chains.observe('org', 's1', [fact('encoded', 'a', 'one')], 2)).map((finding) => finding.id)).toEqual(['compound.shadow-egress']);
+  });
+});

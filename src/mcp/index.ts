@@ -1,0 +1,17 @@
+/**
+ * MCP security capability: an inspecting MCP proxy with a servers registry, pinned tool
+ * definitions, role authorization, injection scanning, quarantine, sessions and compound chains.
+ * `createMcp(deps)` builds the core (no Fastify); `mcpRoutes` is its routes plugin.
+ */
+export { createMcp, SESSION_TTL_MS } from './service.ts';
+export type { Mcp, McpDeps, McpServerView, ServerInput } from './service.ts';
+export { mcpRoutes } from './routes.ts';
+export type { McpRouteOptions } from './routes.ts';
+export { MCP_ROLES, roleAllows, roleOf } from './authorization.ts';
+export type { McpRole } from './authorization.ts';
+export { TOOL_CATEGORIES, cleanText, definitionHash, definitionText, inferCategory } from './definitions.ts';
+export type { ToolCategory } from './definitions.ts';
+export { COMPOUND_PATTERNS, CHAIN_WINDOW_MS, createChainCorrelator } from './chains.ts';
+export { createInspector, contentSignals } from './inspection.ts';
+export { MCP_REFUSALS } from './jsonrpc.ts';
+export { poisonLevel } from './pinning.ts';

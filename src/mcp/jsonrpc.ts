@@ -1,0 +1,64 @@
+/**
+ * JSON-RPC 2.0 as MCP uses it: message shapes, validation and the error codes svc answers with
+ * itself. svc's own JSON-RPC error codes sit in the implementation-defined server range
+ * (-32000 to -32099) and carry a stable string `data.code` (docs/mcp.md); they are separate from
+ * the REST API's error catalogue.
+ */
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcMessage {
+  jsonrpc: '2.0';
+  id?: JsonRpcId | null;
+  method?: string;
+  params?: Record<string, unknown> | unknown[];
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+
+/** svc's refusals, by stable data.code. */
+export const MCP_REFUSALS = {
+  MCP_TOOL_FORBIDDEN: { code: -32010, message: "The caller's role may not use a tool of this category." },
+  MCP_TOOL_HELD: { code: -32011, message: 'This tool definition changed or was flagged and is held until an administrator approves it.' },
+  MCP_ARGUMENTS_BLOCKED: { code: -32012, message: 'The tool arguments were blocked by the response policy.' },
+  MCP_REQUEST_BLOCKED: { code: -32013, message: 'The request was blocked by the response policy.' },
+} as const;
+export type McpRefusal = keyof typeof MCP_REFUSALS;
+
+export function refusal(id: JsonRpcId | null, code: McpRefusal, data: Record<string, unknown> = {}): JsonRpcMessage {
+  const entry = MCP_REFUSALS[code];
+  return { jsonrpc: '2.0', id, error: { code: entry.code, message: entry.message, data: { code, ...data } } };
+}
+
+export function rpcError(id: JsonRpcId | null, code: number, message: string): JsonRpcMessage {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+export function isRequest(message: JsonRpcMessage): boolean {
+  return typeof message.method === 'string' && message.id !== undefined && message.id !== null;
+}
+
+export function isResponse(message: JsonRpcMessage): boolean {
+  return message.method === undefined && message.id !== undefined && (message.result !== undefined || message.error !== undefined);
+}
+
+/** A message svc will forward: an object with jsonrpc "2.0" that is a request, notification or response. */
+export function validMessage(value: unknown): value is JsonRpcMessage {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== '2.0') return false;
+  const id = message.id;
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return false;
+  if (typeof message.method === 'string') {
+    return message.params === undefined || (message.params !== null && typeof message.params === 'object');
+  }
+  if (message.method !== undefined) return false;
+  return id !== undefined && ('result' in message || (message.error !== null && typeof message.error === 'object'));
+}
+
+export function idKey(id: JsonRpcId | null | undefined): string {
+  return typeof id === 'string' ? `s:${id}` : `n:${String(id)}`;
+}

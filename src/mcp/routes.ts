@@ -1,0 +1,151 @@
+/**
+ * HTTP surface of the MCP capability. Management API under /api/v1/mcp (admin scope to change,
+ * read scope to look) and the proxy endpoint /mcp/{id} (any valid API key; the key's role decides
+ * which tools it may call). The proxy reads the body as raw bytes so that svc — not Fastify —
+ * decides how unparseable input is refused (JSON-RPC parse error).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimiter } from '../platform/rate-limit.ts';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { SvcError } from '../platform/errors.ts';
+import { roleOf } from './authorization.ts';
+import { TOOL_CATEGORIES } from './definitions.ts';
+import type { ProxyCaller } from './proxy.ts';
+import type { Mcp } from './service.ts';
+
+const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$' });
+const Url = Type.String({ minLength: 8, maxLength: 2_048 });
+const Categories = Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Type.Union(TOOL_CATEGORIES.map((category) => Type.Literal(category))), { maxProperties: 1_000 });
+
+function authOf(request: FastifyRequest): { orgId: string; actor: string } {
+  const auth = request.auth;
+  if (auth === null) throw new SvcError('AUTH_MISSING');
+  return { orgId: auth.orgId, actor: auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}` };
+}
+
+export interface McpRouteOptions {
+  readonly mcp: Mcp;
+  /** Key ids whose role is super_admin (MCP_SUPER_ADMIN_KEYS). */
+  readonly superAdminKeys: readonly string[];
+  /** Gives back a request's concurrency slot: long-lived SSE streams must not hold one. */
+  readonly rateLimiter: RateLimiter;
+}
+
+export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => {
+  const { mcp } = options;
+  const superAdmins = new Set(options.superAdminKeys);
+  const releaseSlot = async (request: FastifyRequest): Promise<void> => {
+    const held = request.rateLimit;
+    if (held === null || !held.holdsSlot) return;
+    held.holdsSlot = false;
+    await options.rateLimiter.release(held.identity);
+  };
+  const enabled = () => {
+    if (!mcp.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'FEATURE_MCP_SECURITY' } });
+  };
+
+  app.post('/api/v1/mcp/servers', {
+    config: { scope: 'admin' },
+    schema: {
+      tags: ['mcp'],
+      body: Type.Object({ name: Name, url: Url, tool_categories: Type.Optional(Categories), on_held: Type.Optional(Type.Union([Type.Literal('hide'), Type.Literal('block')])) }, { additionalProperties: false }),
+    },
+  }, async (request, reply) => {
+    enabled();
+    const { orgId, actor } = authOf(request);
+    const created = await mcp.createServer(orgId, actor, request.body);
+    reply.status(201);
+    return created;
+  });
+  app.get('/api/v1/mcp/servers', { config: { scope: 'read' }, schema: { tags: ['mcp'] } }, async (request) => ({ servers: await mcp.listServers(authOf(request).orgId) }));
+  app.get('/api/v1/mcp/servers/:id', { config: { scope: 'read' }, schema: { tags: ['mcp'], params: Params } }, async (request) => mcp.getServer(authOf(request).orgId, request.params.id));
+  app.delete('/api/v1/mcp/servers/:id', { config: { scope: 'admin' }, schema: { tags: ['mcp'], params: Params } }, async (request, reply) => {
+    const { orgId, actor } = authOf(request);
+    await mcp.deleteServer(orgId, actor, request.params.id);
+    reply.status(204);
+  });
+  app.get('/api/v1/mcp/servers/:id/definitions', { config: { scope: 'read' }, schema: { tags: ['mcp'], params: Params } }, async (request) => ({
+    definitions: await mcp.definitions(authOf(request).orgId, request.params.id),
+  }));
+  app.post('/api/v1/mcp/servers/:id/definitions/approve', {
+    config: { scope: 'admin' },
+    schema: {
+      tags: ['mcp'],
+      params: Params,
+      body: Type.Object({
+        kind: Type.Union([Type.Literal('tool'), Type.Literal('instructions')]),
+        name: Type.String({ maxLength: 200 }),
+        hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+      }, { additionalProperties: false }),
+    },
+  }, async (request) => {
+    const { orgId, actor } = authOf(request);
+    return mcp.approve(orgId, actor, request.params.id, request.body.kind, request.body.name, request.body.hash);
+  });
+  app.get('/api/v1/mcp/collisions', { config: { scope: 'read' }, schema: { tags: ['mcp'] } }, async (request) => ({ collisions: await mcp.collisions(authOf(request).orgId) }));
+  app.get('/api/v1/mcp/quarantine', {
+    config: { scope: 'read' },
+    schema: { tags: ['mcp'], querystring: Type.Object({ state: Type.Optional(Type.Union([Type.Literal('held'), Type.Literal('released')])) }, { additionalProperties: false }) },
+  }, async (request) => ({ quarantine: await mcp.quarantined(authOf(request).orgId, request.query.state) }));
+  app.get('/api/v1/mcp/quarantine/:id', { config: { scope: 'admin' }, schema: { tags: ['mcp'], params: Params } }, async (request) => mcp.quarantine(authOf(request).orgId, request.params.id));
+  app.post('/api/v1/mcp/quarantine/:id/release', { config: { scope: 'admin' }, schema: { tags: ['mcp'], params: Params } }, async (request) => {
+    const { orgId, actor } = authOf(request);
+    return mcp.release(orgId, actor, request.params.id);
+  });
+  app.post('/api/v1/mcp/sessions/:id/heartbeat', { config: { scope: 'read' }, schema: { tags: ['mcp'], params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) }) } }, async (request) =>
+    mcp.heartbeat(authOf(request).orgId, request.params.id));
+  app.get('/api/v1/mcp/sessions/:id', { config: { scope: 'read' }, schema: { tags: ['mcp'], params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) }) } }, async (request) =>
+    mcp.session(authOf(request).orgId, request.params.id));
+  app.get('/api/v1/mcp/audit', {
+    config: { scope: 'read' },
+    schema: { tags: ['mcp'], querystring: Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false }) },
+  }, async (request) => {
+    const records = await mcp.sessionAudit(authOf(request).orgId, request.query.session_id);
+    return {
+      session_id: request.query.session_id,
+      entries: records.map((record) => ({ seq: record.seq, occurred_at: record.occurredAt, action: record.action, outcome: record.outcome, target: record.target, ...record.details, hash: record.hash, prev_hash: record.prevHash })),
+    };
+  });
+
+  // The proxy endpoint: raw bytes in, the upstream's answer (JSON or SSE) out.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4 * 1_048_576 }, (_request, body, done) => done(null, body));
+    const handler = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      enabled();
+      const auth = request.auth;
+      if (auth === null) throw new SvcError('AUTH_MISSING');
+      const server = await mcp.getServer(auth.orgId, request.params.id);
+      const actor = auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+      const hopHeader = request.headers['x-agent-hop'];
+      const caller: ProxyCaller = {
+        orgId: auth.orgId,
+        role: roleOf({ kind: auth.kind, scope: auth.scope, role: auth.role, keyId: auth.keyId }, superAdmins),
+        actor,
+        hop: typeof hopHeader === 'string' && hopHeader !== '' ? hopHeader.slice(0, 128) : actor,
+      };
+      const controller = new AbortController();
+      reply.raw.once('close', () => controller.abort());
+      if (request.method === 'GET') await releaseSlot(request);
+      const response = await mcp.handle({
+        method: request.method,
+        server,
+        caller,
+        headers: request.headers,
+        body: Buffer.isBuffer(request.body) ? request.body : null,
+        requestId: request.id,
+        signal: controller.signal,
+      });
+      reply.status(response.status);
+      for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+      if (response.body !== null && typeof response.body !== 'string') await releaseSlot(request);
+      return reply.send(response.body ?? '');
+    };
+    const routeOptions = { config: { scope: 'read' as const }, schema: { hide: true, params: Params } };
+    scope.post('/mcp/:id', routeOptions, handler);
+    scope.get('/mcp/:id', routeOptions, handler);
+    scope.delete('/mcp/:id', routeOptions, handler);
+  });
+};

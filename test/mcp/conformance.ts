@@ -1,0 +1,81 @@
+/**
+ * Runs the official MCP conformance suite (@modelcontextprotocol/conformance, server scenarios)
+ * against an upstream directly and through svc's MCP proxy, and returns both summaries.
+ * The suite cannot send an API key, so a loopback shim in front of svc adds
+ * `Authorization: Bearer <key>` and pipes everything else through untouched (bodies streamed).
+ *
+ * `npx tsx test/mcp/conformance.ts` prints the comparison as JSON (docs/mcp.md has the table).
+ */
+import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildApp } from '../../src/http/build-app.ts';
+import { createTestServices } from '../helpers/app.ts';
+import { serveEverything } from './upstreams.ts';
+
+export type Summary = Record<string, { passed: number; failed: number }>;
+
+const CLI = fileURLToPath(import.meta.resolve('@modelcontextprotocol/conformance/dist/index.js'));
+
+export async function runSuite(url: string): Promise<Summary> {
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'server', '--url', url], { stdio: ['ignore', 'pipe', 'pipe'], cwd: fileURLToPath(new URL('.', import.meta.url)) });
+    let text = '';
+    child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+    child.once('error', reject);
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+  });
+  const summary: Summary = {};
+  for (const match of output.matchAll(/^[✓✗] ([\w-]+): (\d+) passed, (\d+) failed$/gmu)) {
+    summary[match[1]!] = { passed: Number(match[2]), failed: Number(match[3]) };
+  }
+  if (Object.keys(summary).length === 0) throw new Error(`conformance suite printed no summary:\n${output.slice(-2_000)}`);
+  return summary;
+}
+
+/** Starts server-everything, svc with it registered, and the key-adding shim; runs the suite both ways. */
+export async function compareDirectAndProxied(): Promise<{ direct: Summary; proxied: Summary }> {
+  const upstream = await serveEverything();
+  const services = await createTestServices();
+  const app = await buildApp(services.config, services);
+  const shim = createServer();
+  try {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const svcPort = (app.server.address() as AddressInfo).port;
+    const { apiKey } = await services.accounts.createOrg({ name: 'conformance', plan: 'enterprise' });
+    const created = await app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 'everything', url: upstream.url } });
+    const endpoint = (created.json() as { endpoint: string }).endpoint;
+    shim.on('request', (incoming, outgoing) => {
+      const headers = { ...incoming.headers, authorization: `Bearer ${apiKey}` };
+      const forward = httpRequest({ host: '127.0.0.1', port: svcPort, method: incoming.method, path: endpoint, headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      forward.once('error', () => outgoing.destroy());
+      outgoing.once('close', () => forward.destroy());
+      incoming.pipe(forward);
+    });
+    await new Promise<void>((resolve) => shim.listen(0, '127.0.0.1', resolve));
+    const shimUrl = `http://127.0.0.1:${(shim.address() as AddressInfo).port}/mcp`;
+    const direct = await runSuite(upstream.url);
+    const proxied = await runSuite(shimUrl);
+    return { direct, proxied };
+  } finally {
+    shim.closeAllConnections();
+    await new Promise<void>((resolve) => shim.close(() => resolve()));
+    await app.close();
+    await services.close();
+    await upstream.close();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const result = await compareDirectAndProxied();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
