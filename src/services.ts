@@ -33,6 +33,7 @@ import { createEventBus, type EventBus } from './platform/events.ts';
 import { createLogger, createRequestLog, stdoutDestination, type Logger, type RequestLog } from './platform/logger.ts';
 import type { DestinationStream } from 'pino';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
+import { createOutbox, type Outbox } from './platform/outbox.ts';
 import { createQueue, type JobQueue } from './platform/queue.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limit.ts';
 import { deriveSecret } from './platform/secrets.ts';
@@ -50,6 +51,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   readonly events: EventBus;
   readonly accounts: Accounts;
+  /** Durable local spool for evidence the database could not take (platform/outbox.ts). */
+  readonly outbox: Outbox;
   /** The per-org audit chain (one instance: routes, CLI, background jobs and the block writer share it). */
   readonly audit: AuditLog;
   /** The detection engine with its tiers. */
@@ -125,11 +128,13 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
 
   // Capabilities, each built once through its factory. Order follows the arrows only.
   const accounts = createAccounts({ db, config, logger });
+  const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger });
   const audit = createAuditLog({ config, db, queue, logger });
   const detection = createDetection({
     cache,
     db,
     logger,
+    outbox,
     metrics,
     // T4 (LLM escalation) asks the configured judge model through the gateway's provider adapters.
     ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
@@ -148,7 +153,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(metrics.registry, orgId, ratio),
     ...options.gateway,
   });
-  const webhooks = createWebhooks({ config, db, queue, logger, events }, options.webhooks);
+  const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);
   // Grounding tier 3 asks the same judge model, for orgs whose policy enables it.
   const verification = createVerification({
     db,
@@ -201,6 +206,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     rateLimiter,
     events,
     accounts,
+    outbox,
     audit,
     detection,
     gateway,
@@ -212,6 +218,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     async start() {
       if (started || closed) return;
       started = true;
+      outbox.start();
       redisProbe = setInterval(() => {
         void cache.ping().then((seconds) => {
           if (seconds !== null) metrics.redisLatency.observe(seconds);
@@ -222,7 +229,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       webhooks.start();
       await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
-      blockAudit = startBlockAudit({ audit, events, logger });
+      blockAudit = startBlockAudit({ audit, events, logger, outbox });
       alerts = startOperationalAlerts({ metrics, logger, events });
       // Pending deliveries of a previous run (or another replica) are queued again on start.
       const pending = await webhooks.recover();
@@ -257,6 +264,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('gateway', () => gateway.close());
       await step('verification provenance', () => verification.close());
       await step('detection', () => detection.close());
+      await step('outbox', () => outbox.close());
       await step('accounts', () => accounts.close());
       await step('queue', () => queue.close());
       await step('cache', () => cache.close());

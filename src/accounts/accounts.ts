@@ -339,6 +339,10 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
         if (key.trim() === '' || key.length > 8_192) {
           throw new SvcError('VALIDATION_FAILED', { details: { field: 'key' }, message: 'key must be 1 to 8192 characters' });
         }
+        const placeholder = providerKeyPlaceholder(key);
+        if (placeholder !== null) {
+          throw new SvcError('VALIDATION_FAILED', { details: { field: 'key', reason: placeholder }, message: 'key looks like a placeholder (an ellipsis, "<…>" or "your-key"), not a provider key' });
+        }
         const ciphertext = encrypt(encryptionKey, key, `${orgId}:${provider}`);
         const result = await db.withOrg(orgId, (tx) =>
           tx.query(
@@ -346,7 +350,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
              ON CONFLICT (org_id, provider) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, last4 = EXCLUDED.last4,
                base_url = EXCLUDED.base_url, updated_at = now()
              RETURNING provider, last4, base_url, updated_at`,
-            [randomUUID(), orgId, provider, ciphertext, key.slice(-4), baseUrl],
+            [randomUUID(), orgId, provider, ciphertext, key.length >= 20 ? key.slice(-4) : '', baseUrl] /* the mask shows the last four only of a key long enough */,
           ),
         );
         providerKeyCache.delete(`${orgId}:${provider}`);
@@ -485,4 +489,19 @@ let unknownUserHash: Promise<string> | null = null;
 function unknownUserHashOnce(): Promise<string> {
   unknownUserHash ??= argonHash(randomBase62(32));
   return unknownUserHash;
+}
+
+/**
+ * Why a provider key is a placeholder copied from documentation (README's `sk-…`, `<your key>`,
+ * `sk-xxxx`), or null when it may be a real key. Real provider keys are long runs of
+ * base64/base62 characters, never an ellipsis or angle brackets.
+ */
+export function providerKeyPlaceholder(key: string): string | null {
+  const text = key.trim();
+  if (/…|\.\.\./.test(text)) return 'ellipsis';
+  if (/[<>{}]/.test(text)) return 'template';
+  if (/your[-_ ]?(?:api[-_ ]?)?key|replace[-_ ]?me|changeme/i.test(text)) return 'template';
+  if (/^(?:sk-)?x{4,}$/i.test(text)) return 'template';
+  if (text.length < 8) return 'too_short';
+  return null;
 }

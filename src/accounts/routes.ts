@@ -177,7 +177,12 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
       },
     },
     async (request, reply) => {
-      const { key, apiKey } = await accounts.createKey(auth(request).orgId, {
+      const caller = auth(request);
+      // A test or restricted key cannot mint a key of another class (no escalation to live).
+      if (caller.kind === 'api_key' && caller.keyClass !== 'live' && (request.body.class ?? 'live') !== caller.keyClass) {
+        throw new SvcError('KEY_CLASS_FORBIDDEN', { details: { field: 'body.class', key_class: caller.keyClass, allowed: [caller.keyClass] } });
+      }
+      const { key, apiKey } = await accounts.createKey(caller.orgId, {
         scope: request.body.scope,
         keyClass: request.body.class ?? 'live',
         name: request.body.name ?? null,

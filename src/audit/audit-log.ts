@@ -18,6 +18,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { JobQueue } from '../platform/queue.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { SvcError } from '../platform/errors.ts';
+import { sanitizeJson, sanitizeParam } from '../platform/db/sanitize.ts';
 import {
   ChainVerifier,
   GENESIS,
@@ -362,21 +363,21 @@ function normalizeEntry(input: AuditEntryInput): AuditEntry {
       if (required) throw new SvcError('VALIDATION_FAILED', { details: { field: name } });
       return null;
     }
-    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TEXT || value.includes('\u0000')) {
+    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TEXT) {
       throw new SvcError('VALIDATION_FAILED', { details: { field: name } });
     }
-    return value;
+    // Stored (and hashed) exactly as the database layer would store it: NUL becomes U+FFFD.
+    return sanitizeParam(value) as string;
   };
   const details = input.details ?? {};
   if (typeof details !== 'object' || details === null || Array.isArray(details)) {
     throw new SvcError('VALIDATION_FAILED', { details: { field: 'details' } });
   }
   // JSON round trip: drops undefined, turns Dates into strings; jsonb then gives back the same value.
-  const serialized = JSON.stringify(details, (_key, value: unknown) => {
+  const serialized = JSON.stringify(sanitizeJson(details), (_key, value: unknown) => {
     if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
       throw new SvcError('VALIDATION_FAILED', { details: { field: 'details', reason: 'integer_beyond_2^53' } });
     }
-    if (typeof value === 'string' && value.includes('\u0000')) throw new SvcError('VALIDATION_FAILED', { details: { field: 'details' } });
     return value;
   });
   if (Buffer.byteLength(serialized) > MAX_DETAILS_BYTES) throw new SvcError('VALIDATION_FAILED', { details: { field: 'details', reason: 'too_large' } });

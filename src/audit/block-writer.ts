@@ -9,12 +9,22 @@
  */
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Outbox } from '../platform/outbox.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { AuditEntryInput, AuditLog } from './audit-log.ts';
 
 export interface BlockAuditServices {
   readonly audit: AuditLog;
   readonly events: EventBus;
   readonly logger: Logger;
+  /** Where entries go while the database is unavailable (chained in order when it returns). */
+  readonly outbox?: Outbox;
+}
+
+const OUTBOX_KIND = 'block_audit_entry';
+interface SpooledEntry {
+  orgId: string;
+  entry: AuditEntryInput;
 }
 
 export interface BlockAuditWriter {
@@ -41,9 +51,35 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
   const batch = options.batch ?? 100;
   const maxBacklog = options.maxBacklog ?? 50_000;
   const waiting = new Map<string, AuditEntryInput[]>();
+  const outbox = services.outbox;
+  const spool = async (orgId: string, chunk: readonly AuditEntryInput[]) => {
+    for (const entry of chunk) {
+      await outbox!.append(OUTBOX_KIND, { orgId, entry } satisfies SpooledEntry).catch((error: unknown) => {
+        services.logger.error({ org_id: orgId, target: entry.target ?? null, code: failureCode(error) }, 'block audit entry lost: spool write failed');
+      });
+    }
+  };
+  // Replayed in spool order, one org per call, one transaction each (appendMany).
+  outbox?.register(
+    OUTBOX_KIND,
+    async (records) => {
+      const list = records as SpooledEntry[];
+      if (list.length === 0) return;
+      const orgId = list[0]!.orgId;
+      const entries = list.map((record) => record.entry);
+      try {
+        await audit.appendMany(orgId, entries);
+      } catch (error) {
+        if (isDatabaseOutage(error)) throw error;
+        await appendEach(audit, services.logger, orgId, entries, error);
+      }
+    },
+    { group: (record) => (record as SpooledEntry).orgId, batch: 100 },
+  );
   const running = new Map<string, Promise<void>>();
   let backlog = 0;
   let dropped = 0;
+  const droppedByOrg = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
 
   const writeOrg = (orgId: string): Promise<void> => {
@@ -57,9 +93,13 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
         }
         const chunk = entries.splice(0, batch);
         try {
-          await audit.appendMany(orgId, chunk);
+          // While anything waits in the spool, new entries queue behind it: the chain keeps their order.
+          if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, chunk);
+          else await audit.appendMany(orgId, chunk);
         } catch (error) {
-          services.logger.error({ err: error, org_id: orgId, entries: chunk.length }, 'could not write block audit entries');
+          if (outbox !== undefined && isDatabaseOutage(error)) await spool(orgId, chunk);
+          // One entry the database refuses must not take the batch with it: write one by one.
+          else await appendEach(audit, services.logger, orgId, chunk, error);
         } finally {
           backlog -= chunk.length;
         }
@@ -79,6 +119,14 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     }
     if (dropped > 0) {
       services.logger.warn({ dropped }, 'block audit backlog full: entries dropped');
+      // The chain itself says that entries are missing, so `audit verify` reports the gap.
+      for (const [orgId, count] of droppedByOrg) {
+        const list = waiting.get(orgId) ?? [];
+        list.push(gapEntry('audit.entries_dropped', null, { count, reason: 'backlog_full' }));
+        waiting.set(orgId, list);
+        backlog++;
+      }
+      droppedByOrg.clear();
       dropped = 0;
     }
     await Promise.all([...waiting.keys()].map(writeOrg));
@@ -88,6 +136,7 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     if (event.event !== 'threat.blocked') return;
     if (backlog >= maxBacklog) {
       dropped++;
+      droppedByOrg.set(event.orgId, (droppedByOrg.get(event.orgId) ?? 0) + 1);
       return;
     }
     const list = waiting.get(event.orgId) ?? [];
@@ -110,4 +159,39 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     },
   };
   return writer;
+}
+
+/** An entry that records, in the chain, that evidence is missing (and why). */
+export function gapEntry(action: 'audit.entry_rejected' | 'audit.entries_dropped', target: string | null, details: Record<string, unknown>): AuditEntryInput {
+  return { actor: 'system:response-policy', action, target, outcome: 'failure', details };
+}
+
+function failureCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
+}
+
+/**
+ * After a failed batch: each entry alone, so only an entry the database refuses is lost, and
+ * that loss is itself an entry of the chain (`audit.entry_rejected`). Logged without the
+ * entry's content (it may carry request data): org, target and the database's error code.
+ */
+async function appendEach(audit: AuditLog, logger: Logger, orgId: string, entries: readonly AuditEntryInput[], batchError: unknown): Promise<void> {
+  if (isDatabaseOutage(batchError)) {
+    logger.error({ org_id: orgId, entries: entries.length, code: failureCode(batchError) }, 'could not write block audit entries: database unavailable');
+    return;
+  }
+  for (const entry of entries) {
+    try {
+      await audit.append(orgId, entry);
+    } catch (error) {
+      const code = failureCode(error);
+      logger.warn({ org_id: orgId, target: entry.target ?? null, action: entry.action, code }, 'block audit entry rejected');
+      try {
+        await audit.append(orgId, gapEntry('audit.entry_rejected', entry.target ?? null, { action: entry.action, code }));
+      } catch (markerError) {
+        logger.error({ org_id: orgId, target: entry.target ?? null, code: failureCode(markerError) }, 'block audit entry lost');
+      }
+    }
+  }
 }

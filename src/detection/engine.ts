@@ -12,6 +12,7 @@ import type { Metrics } from '../platform/metrics.ts';
 import { analysisKey, createAnalysisCache, type Analysis, type AnalysisCache } from './analysis-cache.ts';
 import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
+import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
 import { httpScanText } from './http-text.ts';
 import { DEFAULT_HTTP_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
@@ -44,6 +45,8 @@ export interface DetectionDeps {
   readonly cache?: Cache;
   readonly db?: Database;
   readonly logger?: Logger;
+  /** Where threat events go while the database is unavailable. */
+  readonly outbox?: Outbox;
   readonly metrics?: Pick<Metrics, 'threats' | 'threatScore' | 'sessionEscalations'>;
   readonly t2?: T2Like;
   readonly t3Classifier?: T3ClassifierLike;
@@ -120,7 +123,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   const policy: PipelinePolicy = { ...DEFAULT_PIPELINE_POLICY, ...deps.policy };
   const sessions: SessionStore | null = deps.cache === undefined ? null : createSessionStore(deps.cache);
   const thresholds = createThresholdStore(deps.db);
-  const events: EventWriter | null = deps.db === undefined ? null : createEventWriter(deps.db, deps.logger);
+  const events: EventWriter | null = deps.db === undefined ? null : createEventWriter(deps.db, deps.logger, deps.outbox);
 
   // Per-inspection scratch shared between T2 and T3 (the embedding), keyed by the normalized object.
   const embeddings = new WeakMap<object, Float32Array>();

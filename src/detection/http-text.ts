@@ -127,7 +127,7 @@ export function httpScanText(request: HttpRequestShape): { text: string; headerN
   }
   lines.push(...protocolAnomalies(pathOnly, queryPairs, headerValues));
   if (request.body !== undefined && request.body !== null) {
-    if (typeof request.body !== 'string') lines.push(JSON.stringify(request.body));
+    if (typeof request.body !== 'string') lines.push(jsonText(request.body));
     else {
       // A well-formed XML body is scanned by its values (see xml-body.ts); anything else raw.
       const contentType = headerValues.find(([name]) => name === 'content-type')?.[1];
@@ -139,4 +139,57 @@ export function httpScanText(request: HttpRequestShape): { text: string; headerN
   // U+2029 separates the parts: a line terminator for ^/$ (patterns run with the m flag), yet
   // distinct from CR/LF, so a CRLF-injection pattern only fires on a CR or LF inside a value.
   return { text: lines.join(PART_SEPARATOR), headerNames };
+}
+
+/**
+ * JSON text of a parsed body. JSON.stringify recurses, so a body nested some thousands of levels
+ * deep (which JSON.parse accepts) overflows the stack; such a body is serialised iteratively
+ * instead, to the same text.
+ */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return iterativeJson(value);
+  }
+}
+
+type Frame = { kind: 'value'; value: unknown } | { kind: 'text'; text: string };
+
+function iterativeJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: Frame[] = [{ kind: 'value', value: root }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    if (frame.kind === 'text') {
+      out.push(frame.text);
+      continue;
+    }
+    const value = frame.value;
+    if (value === null || typeof value !== 'object') {
+      out.push(typeof value === 'number' && !Number.isFinite(value) ? 'null' : (JSON.stringify(value) ?? 'null'));
+      continue;
+    }
+    const pending: Frame[] = [];
+    if (Array.isArray(value)) {
+      pending.push({ kind: 'text', text: '[' });
+      value.forEach((item, index) => {
+        if (index > 0) pending.push({ kind: 'text', text: ',' });
+        pending.push(item === undefined || typeof item === 'function' ? { kind: 'text', text: 'null' } : { kind: 'value', value: item });
+      });
+      pending.push({ kind: 'text', text: ']' });
+    } else {
+      pending.push({ kind: 'text', text: '{' });
+      let first = true;
+      for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+        if (item === undefined || typeof item === 'function') continue;
+        pending.push({ kind: 'text', text: `${first ? '' : ','}${JSON.stringify(key)}:` }, { kind: 'value', value: item });
+        first = false;
+      }
+      pending.push({ kind: 'text', text: '}' });
+    }
+    for (let index = pending.length - 1; index >= 0; index--) stack.push(pending[index]!);
+  }
+  return out.join('');
 }

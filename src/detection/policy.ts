@@ -28,8 +28,16 @@ export function isAllowed(decision: Decision): boolean {
   return decision !== 'challenge' && decision !== 'block';
 }
 
+/** The smallest positive threshold (finer values mean nothing for a score and do not fit a real). */
+export const MIN_THRESHOLD = 1e-6;
+
 export class ThresholdError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+    /** Set when the values break the required order (lowest band first). */
+    readonly order?: readonly string[],
+  ) {
     super(message);
     this.name = 'ThresholdError';
   }
@@ -46,6 +54,8 @@ export function resolveThresholds(update: Partial<Thresholds>, current: Threshol
   for (const name of order) {
     const value = update[name];
     if (value !== undefined && !(Number.isFinite(value) && value >= 0 && value <= 1)) throw new ThresholdError(`${name}_threshold`, `${name}_threshold must be between 0 and 1`);
+    // Stored as PostgreSQL real: a positive value below its smallest normal number cannot be stored.
+    if (value !== undefined && value > 0 && value < MIN_THRESHOLD) throw new ThresholdError(`${name}_threshold`, `${name}_threshold must be 0 or at least ${MIN_THRESHOLD}`);
   }
   if (update.block !== undefined && update.block <= 0) throw new ThresholdError('block_threshold', 'block_threshold must be above 0');
   const result: Record<(typeof order)[number], number> = { ...current };
@@ -54,7 +64,9 @@ export function resolveThresholds(update: Partial<Thresholds>, current: Threshol
     const name = order[index]!;
     const above = order[index + 1]!;
     if (result[name] > result[above]) {
-      if (update[name] !== undefined) throw new ThresholdError(`${name}_threshold`, `${name}_threshold must not exceed ${above}_threshold`);
+      if (update[name] !== undefined) {
+        throw new ThresholdError(`${name}_threshold`, `${name}_threshold (${result[name]}) must not exceed ${above}_threshold (${result[above]}): the order is log <= alert <= challenge <= block`, order.map((band) => `${band}_threshold`));
+      }
       result[name] = result[above];
     }
   }

@@ -152,7 +152,7 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
       });
       return thresholdsView(saved.thresholds, saved.updatedAt);
     } catch (error) {
-      if (error instanceof ThresholdError) throw new SvcError('VALIDATION_FAILED', { details: { field: error.field } });
+      if (error instanceof ThresholdError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, ...(error.order ? { reason: 'order', order: error.order } : {}) } });
       throw error;
     }
   });

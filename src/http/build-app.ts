@@ -30,6 +30,11 @@ import type { ResolvedConfig } from '../platform/config.ts';
 import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
 import type { RateLimitPolicy } from '../platform/rate-limit.ts';
 import { lazyChildLogger } from './lazy-logger.ts';
+import { databaseFailure } from '../platform/db/failures.ts';
+import { bodyTooLarge, logFailure } from './error-reply.ts';
+import { validationError } from './validation-message.ts';
+import { allowedMethods } from './allowed-methods.ts';
+import { clientErrorReply } from './client-error.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 import type { Services } from '../services.ts';
@@ -98,6 +103,10 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
     },
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
+    clientErrorHandler: clientErrorReply,
+    // find-my-way answers a longer path parameter with a bare 414 outside the error handler; the
+    // header limit (431) bounds the URL anyway, and routes validate their parameters' length.
+    routerOptions: { maxParamLength: 16_384 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON only on the API; a capability that proxies other media types adds its parser in its own scope.
@@ -239,6 +248,10 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
 
 
   app.setNotFoundHandler({ preHandler: undefined }, async (request) => {
+    const allow = allowedMethods(routes, pathOf(request.url));
+    if (allow.length > 0) {
+      throw new SvcError('METHOD_NOT_ALLOWED', { details: { method: request.method, path: pathOf(request.url), allowed: allow }, headers: { Allow: allow.join(', ') } });
+    }
     throw new SvcError('ROUTE_NOT_FOUND', { details: { method: request.method, path: pathOf(request.url) } });
   });
 
@@ -309,20 +322,11 @@ async function sendError(services: Services, error: FastifyError | SvcError, req
   if (error instanceof SvcError) {
     svcError = error;
   } else if ((error as FastifyError).validation) {
-    const first = (error as FastifyError).validation![0];
-    const context = (error as FastifyError).validationContext ?? 'body';
-    const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
-    const path = [first?.instancePath?.replace(/^\//, '').replaceAll('/', '.'), missing].filter((part) => part).join('.');
-    svcError = new SvcError('VALIDATION_FAILED', {
-      message: `${context}${path ? `.${path}` : ''} ${first?.message ?? 'is not valid'}`,
-      details: { field: path === '' ? context : `${context}.${path}`, reason: first?.keyword ?? 'invalid' },
-    });
+    svcError = validationError((error as FastifyError).validation!, (error as FastifyError).validationContext ?? 'body');
   } else {
-    svcError = mapFastifyError(error as FastifyError);
+    svcError = databaseFailure(error) ?? bodyTooLarge(error, request.routeOptions.bodyLimit) ?? mapFastifyError(error as FastifyError);
   }
-  if (svcError.status >= 500) {
-    services.logger.error({ err: error, request_id: request.id }, 'request failed');
-  }
+  logFailure(services.logger, svcError, error, request.id);
   if (svcError.headers) for (const [name, value] of Object.entries(svcError.headers)) reply.header(name, value);
   reply.status(svcError.status);
   return errorBody(svcError.code, svcError.message, request.id, svcError.details);

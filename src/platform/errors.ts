@@ -10,6 +10,7 @@ export const ERRORS = {
   // 400
   VALIDATION_FAILED: { status: 400, message: 'The request is not valid.' },
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  MALFORMED_REQUEST: { status: 400, message: 'The HTTP request is malformed.' },
   // 401
   AUTH_MISSING: { status: 401, message: 'No credential: send Authorization: Bearer <key> or X-API-Key.' },
   AUTH_INVALID: { status: 401, message: 'The credential is not valid.' },
@@ -20,7 +21,7 @@ export const ERRORS = {
   SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
-  TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address.' },
+  TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address; a private deployment may allow such targets with ALLOW_PRIVATE_TARGETS=true.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
   CHALLENGE_FAILED: { status: 403, message: 'The challenge answer was not accepted (wrong, expired, replayed, or for another client or gateway).' },
   GEO_BLOCKED: { status: 403, message: 'Requests from this country are blocked by a geo-blocking rule of this gateway.' },
@@ -31,12 +32,14 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, message: 'No such resource.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
   // 405/409/413/415
-  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this endpoint.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this endpoint; the Allow header lists those that are.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received completely in time.' },
   CONFLICT: { status: 409, message: 'The resource already exists or changed meanwhile.' },
   EMAIL_TAKEN: { status: 409, message: 'An account with this e-mail already exists.' },
   TRIAL_LIMIT: { status: 409, message: 'The trial cannot be extended beyond 90 days.' },
   MCP_SESSION_EXPIRED: { status: 410, message: 'The MCP session expired (30 minutes without a heartbeat); start a new session.' },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are larger than the server accepts (16 KiB in total).' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   PII_BLOCKED: { status: 422, message: 'The request contains personal data and the org blocks such requests.' },
   VERIFICATION_BLOCKED: { status: 422, message: 'The response failed verification and the org policy blocks such responses; the verdict is in details.verification.' },

@@ -45,12 +45,17 @@ for (const [network, prefix] of [
   blocked.addSubnet(network, prefix, 'ipv6');
 }
 
+const LOCAL_USE_NAT64 = new BlockList();
+LOCAL_USE_NAT64.addSubnet('64:ff9b:1::', 48, 'ipv6');
+
 /** True when the address is loopback, private, link-local or otherwise not publicly routable. */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return blocked.check(address, 'ipv4');
   if (family !== 6) return true;
   const lower = address.toLowerCase();
+  // The NAT64 local-use prefix (RFC 8215) is not globally routable, whatever IPv4 it embeds.
+  if (LOCAL_USE_NAT64.check(lower, 'ipv6')) return true;
   // IPv4 inside IPv6 in any spelling (the URL parser writes [::ffff:127.0.0.1] as ::ffff:7f00:1):
   // mapped, SIIT, IPv4-compatible, NAT64 64:ff9b::/96 and 6to4 2002::/16.
   const embedded = embeddedIpv4(lower);
@@ -121,7 +126,7 @@ export async function assertPublicUrl(raw: string, options: TargetCheckOptions):
     }
   }
   if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw new SvcError('TARGET_FORBIDDEN', { details: { field } });
+    throw new SvcError('TARGET_FORBIDDEN', { details: { field, setting: 'ALLOW_PRIVATE_TARGETS' } });
   }
   return url;
 }

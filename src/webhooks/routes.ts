@@ -19,7 +19,7 @@ const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  const actor = auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  const actor = auth.keyId !== null && auth.keyId !== undefined ? `api_key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
   return { orgId: auth.orgId, actor };
 }
 

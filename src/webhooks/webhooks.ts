@@ -28,6 +28,10 @@ import { buildEnvelope, isWebhookEvent, type WebhookEvent } from './events.ts';
 import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type StatusClass } from './retry-policy.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
+import { createFanOutGate } from './fan-out-gate.ts';
+import { withDeadline } from '../platform/deadline.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
+import type { Outbox } from '../platform/outbox.ts';
 
 const JOB = 'webhook.deliver';
 const CLEANUP_JOB = 'webhook.cleanup';
@@ -38,6 +42,11 @@ const MAX_ENDPOINTS_PER_ORG = 100;
 const LEASE_MARGIN_MS = 30_000;
 const EARLY_TOLERANCE_MS = 20;
 const RESPONSE_BODY_LIMIT = 65_536;
+/** A pending delivery this far past due has lost its job; the sweep queues it again. */
+const SWEEP_GRACE_MS = 10_000;
+const SWEEP_EVERY_MS = 15_000;
+/** Longest an enqueue may wait on the queue (BullMQ retries forever while Redis is down). */
+const ENQUEUE_DEADLINE_MS = 2_000;
 const USER_AGENT = 'svc-webhooks/1';
 
 export interface WebhookServices {
@@ -47,6 +56,8 @@ export interface WebhookServices {
   readonly logger: Logger;
   /** Events on this bus become deliveries once started. */
   readonly events?: EventBus;
+  /** Where events go while the database is unavailable (platform/outbox.ts). */
+  readonly outbox?: Outbox;
 }
 
 export type EndpointState = 'active' | 'paused';
@@ -105,9 +116,19 @@ export interface Webhooks {
   recover(): Promise<number>;
   /**
    * Starts the background work: the delivery and cleanup workers on the queue, the daily
-   * cleanup schedule and the event-bus listener. Idempotent; `close()` stops it.
+   * cleanup schedule, the event-bus listener and the periodic sweep of overdue deliveries.
+   * Idempotent; `close()` stops it.
    */
   start(): void;
+  /**
+   * Re-enqueues pending deliveries overdue by more than `graceMs` (their job was lost: Redis lost
+   * its data, a worker died). Idempotent across instances: the job id is derived from the
+   * delivery, its attempt and its due time, so the queue accepts it once; the claim's lease then
+   * keeps any duplicate from sending twice. Returns how many were re-enqueued.
+   */
+  sweep(now?: Date, graceMs?: number): Promise<number>;
+  /** (Re)starts the periodic sweep every `intervalMs` (default 15 s; start() runs it); close() stops it. */
+  sweepEvery(intervalMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -156,13 +177,14 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     connections: 64,
   });
   let closed = false;
+  let sweepTimer: NodeJS.Timeout | null = null;
   const inFlight = new Set<Promise<void>>();
 
   const secretContext = (endpointId: string) => `webhook-secret:${endpointId}`;
 
   const enqueue = async (job: DeliveryJob, delayMs: number, jobId: string) => {
     if (closed) return;
-    await queue.enqueue(JOB, job, { delayMs: Math.max(0, Math.round(delayMs)), jobId });
+    await withDeadline(queue.enqueue(JOB, job, { delayMs: Math.max(0, Math.round(delayMs)), jobId }), ENQUEUE_DEADLINE_MS, 'webhook enqueue');
   };
 
   const findEndpoint = async (orgId: string, id: string): Promise<EndpointRow> => {
@@ -361,9 +383,47 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
 
     unsubscribe = services.events?.subscribe(async (event) => {
       if (!isWebhookEvent(event.event)) return;
-      await webhooks.emit(event.orgId, event.event, event.data, { gatewayId: event.gatewayId, at: event.at });
+      const admitted = gate.admit(event.orgId, event.event, event.data, event.at.getTime());
+      if (!admitted.admit) return;
+      const spooled: SpooledEvent = { orgId: event.orgId, event: event.event, data: admitted.data, gatewayId: event.gatewayId, at: event.at.toISOString() };
+      try {
+        // Behind events already spooled, so subscribers see them in order.
+        if (outbox !== undefined && outbox.pending() > 0) {
+          await outbox.append('webhook_event', spooled);
+          return;
+        }
+        if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
+        await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
+      } catch (error) {
+        if (outbox === undefined || !isDatabaseOutage(error)) throw error;
+        await outbox.append('webhook_event', spooled);
+      }
     });
+    webhooks.sweepEvery();
   };
+
+  const gate = createFanOutGate(async (orgId) => {
+    const rows = await db.withOrg(orgId, (tx) => tx.query<{ events: string[] | string }>(`SELECT events FROM webhook_endpoints WHERE state = 'active'`));
+    return new Set(rows.rows.flatMap((row) => (typeof row.events === 'string' ? (JSON.parse(row.events) as string[]) : row.events)));
+  });
+  interface SpooledEvent {
+    orgId: string;
+    event: WebhookEvent;
+    data: Record<string, unknown>;
+    gatewayId: string | null;
+    at: string;
+  }
+  const outbox = services.outbox;
+  // One event per replay call: emit() is one transaction, so a repeated call never duplicates.
+  outbox?.register(
+    'webhook_event',
+    async (records) => {
+      for (const record of records as SpooledEvent[]) {
+        await webhooks.emit(record.orgId, record.event, record.data, { gatewayId: record.gatewayId, at: new Date(record.at) });
+      }
+    },
+    { batch: 1 },
+  );
 
   // ------------------------------------------------------------------------------ API
 
@@ -384,7 +444,12 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         ),
       );
       const ids = inserted.rows.map((row) => row.id);
-      for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}_1`);
+      try {
+        for (const id of ids) await enqueue({ deliveryId: id, orgId }, 0, `${id}_1`);
+      } catch (error) {
+        // The delivery rows are durable: the periodic sweep queues them once the queue is back.
+        logger.warn({ org_id: orgId, deliveries: ids.length, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook enqueue failed; the sweep will retry');
+      }
       return { deliveries: ids };
     },
 
@@ -405,6 +470,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         );
         return inserted.rows[0]!;
       });
+      gate.forget(orgId);
       return { ...endpointView(row), secret };
     },
 
@@ -442,6 +508,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       );
       const row = result.rows[0];
       if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      gate.forget(orgId);
       if (reenable) await releaseHeld(orgId, id);
       return endpointView(row);
     },
@@ -449,6 +516,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     async remove(orgId, id) {
       await findEndpoint(orgId, id);
       await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]));
+      gate.forget(orgId);
     },
 
     async failureSummary(orgId, id, since = new Date(Date.now() - 30 * 86_400_000)) {
@@ -541,12 +609,49 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return pending.rows.length;
     },
 
+    async sweep(now = new Date(), graceMs = SWEEP_GRACE_MS) {
+      if (closed) return 0;
+      const overdue = await db.query<{ id: string; org_id: string; attempts: number; due: Date | null }>(
+        `SELECT id::text, org_id::text, attempts, greatest(next_attempt_at, lease_until) AS due
+           FROM webhook_deliveries
+          WHERE state = 'pending' AND next_attempt_at < $1 AND (lease_until IS NULL OR lease_until < $1)
+          ORDER BY next_attempt_at LIMIT 1000`,
+        [new Date(now.getTime() - graceMs).toISOString()],
+      );
+      for (const row of overdue.rows) {
+        const due = row.due?.getTime() ?? now.getTime();
+        await enqueue({ deliveryId: row.id, orgId: row.org_id }, 0, `${row.id}_${row.attempts + 1}_${due}`);
+      }
+      return overdue.rows.length;
+    },
+
+    sweepEvery(intervalMs = SWEEP_EVERY_MS) {
+      if (closed) return;
+      if (sweepTimer !== null) clearInterval(sweepTimer);
+      let running = false;
+      sweepTimer = setInterval(() => {
+        if (running) return;
+        running = true;
+        webhooks
+          .sweep()
+          .then((count) => {
+            if (count > 0) logger.info({ pending: count }, 'overdue webhook deliveries re-enqueued');
+          })
+          .catch((error: unknown) => logger.warn({ code: (error as { code?: unknown } | null)?.code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook sweep failed'))
+          .finally(() => {
+            running = false;
+          });
+      }, intervalMs);
+      sweepTimer.unref();
+    },
+
     start,
 
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(cleanupTimer);
+      if (sweepTimer !== null) clearInterval(sweepTimer);
       unsubscribe?.();
       await Promise.allSettled([...inFlight]);
       await agent.close();

@@ -155,7 +155,10 @@ describe('batched appends and block entries', () => {
     const writer = startBlockAudit({ audit, events, logger }, { maxBacklog: 10, flushMs: 10_000 });
     for (let index = 0; index < 25; index++) events.emit(orgId, 'threat.blocked', { request_id: `r-${index}` });
     await writer.stop();
-    expect((await audit.verify(orgId)).checked).toBe(10);
+    // The 10 entries, then one that records the gap in the chain itself (issue #14).
+    expect((await audit.verify(orgId)).checked).toBe(11);
+    const gap = (await audit.list(orgId, { action: 'audit.entries_dropped' }))[0];
+    expect(gap?.details).toMatchObject({ count: 15, reason: 'backlog_full' });
     expect(lines.some((line) => line.includes('"dropped":15'))).toBe(true);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { safeEqual } from '../../platform/crypto.ts';
+import { withDeadline } from '../../platform/deadline.ts';
 import { SvcError } from '../../platform/errors.ts';
 import type { Services } from '../../services.ts';
 import type { AppInstance } from '../../platform/http-plugin.ts';
@@ -22,18 +23,28 @@ export async function registerOperationalRoutes(app: AppInstance, services: Serv
   }));
 
   app.get('/health/db', { config: operations, schema: { tags: ['operations'], response: { 200: Check, 503: Check } } }, async (_request, reply) => {
-    const result = await checkDatabase(services);
+    const result = await bounded(checkDatabase(services), { status: 'error', engine: services.db.kind, latency_ms: null, pool_size: services.db.poolSize(), timed_out: true });
     if (result.status !== 'ok') reply.status(503);
     return result;
   });
 
-  app.get('/health/redis', { config: operations, schema: { tags: ['operations'], response: { 200: Check } } }, async () => checkCache(services));
+  app.get('/health/redis', { config: operations, schema: { tags: ['operations'], response: { 200: Check } } }, async () =>
+    bounded(checkCache(services), { status: 'degraded', configured: services.cache.configured, mode: services.cache.mode(), fallback: true, latency_ms: null, timed_out: true }),
+  );
 
   app.get('/health/full', { config: operations, schema: { tags: ['operations'], response: { 200: Check, 503: Check } } }, async (_request, reply) => {
-    const [database, cache, queue] = await Promise.all([checkDatabase(services), checkCache(services), checkQueue(services)]);
-    const ok = database.status === 'ok' && queue.status === 'ok';
+    // Each check is bounded, so the answer comes within HEALTH_CHECK_MS even while Redis or the
+    // database hangs. Without the database svc cannot serve (503); a cache in fallback or a queue
+    // that does not answer (Redis down) is degraded (200): pending deliveries wait in the database.
+    const [database, cache, queue] = await Promise.all([
+      bounded(checkDatabase(services), { status: 'error', engine: services.db.kind, latency_ms: null, pool_size: services.db.poolSize(), timed_out: true }),
+      bounded(checkCache(services), { status: 'degraded', configured: services.cache.configured, mode: services.cache.mode(), fallback: true, latency_ms: null, timed_out: true }),
+      bounded(checkQueue(services), { status: 'degraded', kind: services.queue.kind, timed_out: true }),
+    ]);
+    const ok = database.status === 'ok';
     if (!ok) reply.status(503);
-    return { status: ok ? (cache.status === 'ok' ? 'ok' : 'degraded') : 'error', checks: { db: database, redis: cache, queue } };
+    const degraded = cache.status !== 'ok' || queue.status !== 'ok';
+    return { status: ok ? (degraded ? 'degraded' : 'ok') : 'error', checks: { db: database, redis: cache, queue } };
   });
 
   app.get('/metrics', { config: operations, schema: { tags: ['operations'], hide: true } }, async (request, reply) => {
@@ -73,9 +84,20 @@ async function checkCache(services: Services) {
   };
 }
 
-async function checkQueue(services: Services) {
+async function checkQueue(services: Services): Promise<Record<string, unknown> & { status: string }> {
   const health = await services.queue.health();
-  return { status: health.ok ? 'ok' : 'error', ...health };
+  return { status: health.ok ? 'ok' : 'degraded', ...health };
+}
+
+/** Longest any one check may take; /health/* answer within this plus a little. */
+export const HEALTH_CHECK_MS = 1_000;
+
+async function bounded<T extends { status: string }, F extends { status: string }>(check: Promise<T>, onTimeout: F): Promise<T | F> {
+  try {
+    return await withDeadline(check, HEALTH_CHECK_MS, 'health check');
+  } catch {
+    return onTimeout;
+  }
 }
 
 function round(value: number): number {

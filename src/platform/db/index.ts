@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { DatabaseTarget } from '../config.ts';
+import { sanitizeParams } from './sanitize.ts';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -84,7 +85,7 @@ class PostgresDatabase implements Database {
   ) {}
 
   async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    const result = await this.owner.query(sql, params as unknown[] | undefined);
+    const result = await this.owner.query(sql, sanitizeParams(params));
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
   }
 
@@ -136,10 +137,25 @@ function appRoleUrl(ownerUrl: string, password: string): string {
   return url.toString();
 }
 
+/**
+ * A checked-out client whose server goes away (restart, failover) emits 'error'; without a
+ * listener that is an uncaught exception that ends the process. The failure already reaches the
+ * caller through the pending query, so the event itself is only swallowed (once per client).
+ */
+const guarded = new WeakSet<pg.PoolClient>();
+function guard(client: pg.PoolClient): pg.PoolClient {
+  if (!guarded.has(client)) {
+    guarded.add(client);
+    client.on('error', () => undefined);
+  }
+  return client;
+}
+
 async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>, orgId: string | null): Promise<T> {
+  guard(client);
   const tx: Queryable = {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      const result = await client.query(sql, sanitizeParams(params));
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async exec(sql: string) {
@@ -180,7 +196,7 @@ class PgliteDatabase implements Database {
   constructor(readonly instance: PGlite) {}
 
   async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    const result = await this.instance.query<Row>(sql, params as unknown[] | undefined);
+    const result = await this.instance.query<Row>(sql, sanitizeParams(params));
     return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
   }
 
@@ -214,7 +230,7 @@ type PgliteTransaction = Parameters<Parameters<PGlite['transaction']>[0]>[0];
 function wrapPgliteTransaction(transaction: PgliteTransaction): Queryable {
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await transaction.query<Row>(sql, params as unknown[] | undefined);
+      const result = await transaction.query<Row>(sql, sanitizeParams(params));
       return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
     },
     async exec(sql: string) {

@@ -1,0 +1,68 @@
+/**
+ * What kind of failure a database error is, so callers can answer the right thing: an outage
+ * (connection refused, server shutting down, pool exhausted) is retried later or answered 503
+ * SERVICE_UNAVAILABLE; a value the database cannot store (class 22 "data exception": a number
+ * out of range, an invalid text encoding) is the client's input, answered 400; anything else is
+ * a bug (500).
+ */
+import { SvcError } from '../errors.ts';
+
+/** SQLSTATE classes and codes that mean "the database is not there right now". */
+const OUTAGE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400']);
+const OUTAGE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+const OUTAGE_MESSAGES = [
+  'Connection terminated',
+  'connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Cannot use a pool after calling end',
+  'the database system is',
+  'PGlite is closed',
+  'Client was closed',
+];
+
+function fields(error: unknown): { code: string; message: string } {
+  if (typeof error !== 'object' || error === null) return { code: '', message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  const message = (error as { message?: unknown }).message;
+  return { code: typeof code === 'string' ? code : '', message: typeof message === 'string' ? message : '' };
+}
+
+/** The database (or the connection to it) is unavailable; the same statement may work later. */
+export function isDatabaseOutage(error: unknown): boolean {
+  const { code, message } = fields(error);
+  if (code.startsWith('08') || OUTAGE_SQLSTATES.has(code) || OUTAGE_ERRNOS.has(code)) return true;
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseOutage);
+  if (OUTAGE_MESSAGES.some((fragment) => message.includes(fragment))) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && isDatabaseOutage(cause);
+}
+
+/** A value in the statement cannot be stored (SQLSTATE class 22, "data exception"). */
+export function isInvalidValue(error: unknown): boolean {
+  return /^22[0-9A-Z]{3}$/.test(fields(error).code);
+}
+
+/** Seconds a client is told to wait when the database is unavailable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The catalogue error for a database failure that reached a request: 503 SERVICE_UNAVAILABLE
+ * with Retry-After for an outage, 400 VALIDATION_FAILED for a value the database cannot store;
+ * null for anything else (a bug: the caller answers 500).
+ */
+export function databaseFailure(error: unknown): SvcError | null {
+  if (error instanceof SvcError) return null;
+  if (isDatabaseOutage(error)) {
+    return new SvcError('SERVICE_UNAVAILABLE', {
+      message: 'The database is unavailable; retry after the number of seconds in Retry-After.',
+      details: { dependency: 'database' },
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      cause: error,
+    });
+  }
+  if (isInvalidValue(error)) {
+    return new SvcError('VALIDATION_FAILED', { message: 'A value in the request cannot be stored (out of range or not valid text).', details: { reason: 'value_not_storable' }, cause: error });
+  }
+  return null;
+}

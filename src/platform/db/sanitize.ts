@@ -1,0 +1,68 @@
+/**
+ * Text that PostgreSQL cannot store, made storable at the one boundary every write crosses.
+ *
+ * Security posture: PostgreSQL rejects U+0000 in `text` ("invalid byte sequence for encoding
+ * UTF8: 0x00") and the JSON escape `\u0000` in `jsonb` ("unsupported Unicode escape
+ * sequence"). Either one in a single row fails the whole statement, so one hostile request
+ * could otherwise make a batched insert (threat events, audit entries) lose every row beside
+ * it. Every query parameter passes through `sanitizeParam`: a NUL character becomes U+FFFD
+ * (the replacement character, so the stored text still shows that something was there), and a
+ * JSON document with a `\u0000` escape is re-serialised with the same replacement. The
+ * function is idempotent, so a caller that must hash exactly what is stored (the audit chain)
+ * sanitizes first with the same function and the database layer then changes nothing.
+ */
+
+export const NUL_REPLACEMENT = '\uFFFD';
+const JSON_NUL_ESCAPE = '\\u0000';
+
+/** A string with every NUL replaced by U+FFFD; other values unchanged. */
+export function sanitizeText(value: string): string {
+  return value.includes('\0') ? value.replaceAll('\0', NUL_REPLACEMENT) : value;
+}
+
+/** A deep copy of a JSON-like value whose strings (keys and values) hold no NUL. */
+export function sanitizeJson<T>(value: T): T {
+  if (typeof value === 'string') return sanitizeText(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Date || Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => sanitizeJson(item)) as T;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) copy[sanitizeText(key)] = sanitizeJson(item);
+  return copy as T;
+}
+
+/**
+ * One query parameter made storable. Strings lose raw NULs; a string that is a JSON object or
+ * array carrying the `\u0000` escape is parsed, cleaned and serialised again (the escaped form
+ * only matters to jsonb, and only JSON documents start with `{` or `[`).
+ */
+export function sanitizeParam(value: unknown): unknown {
+  if (typeof value === 'string') {
+    const text = sanitizeText(value);
+    if (text.includes(JSON_NUL_ESCAPE) && (text.startsWith('{') || text.startsWith('['))) {
+      try {
+        return JSON.stringify(sanitizeJson(JSON.parse(text) as unknown));
+      } catch {
+        return text;
+      }
+    }
+    return text;
+  }
+  if (Array.isArray(value)) return value.map(sanitizeParam);
+  if (value !== null && typeof value === 'object' && !(value instanceof Date) && !Buffer.isBuffer(value) && !ArrayBuffer.isView(value)) {
+    return sanitizeJson(value);
+  }
+  return value;
+}
+
+/** Parameters of one statement made storable; the same array when nothing needed a change. */
+export function sanitizeParams(params: readonly unknown[] | undefined): unknown[] | undefined {
+  if (params === undefined) return undefined;
+  let changed = false;
+  const out = params.map((value) => {
+    const clean = sanitizeParam(value);
+    if (clean !== value) changed = true;
+    return clean;
+  });
+  return changed ? out : (params as unknown[]);
+}

@@ -1,0 +1,36 @@
+/**
+ * Cache of recheck's 'safe' verdicts for the catalogue's ReDoS test, kept in
+ * test/detection/redos-verdicts.json (committed). The key is SHA-256 over the exact regular
+ * expression source, its flags, recheck's version and the analysis options, so only an
+ * identical expression analysed by the same analyser the same way reuses a verdict: a new or
+ * changed pattern is analysed again. Only 'safe' is cached ('vulnerable' fails the test anyway;
+ * 'unknown' is analysed each time). New verdicts are written when SVC_REDOS_CACHE_WRITE=1 (the
+ * command in docs/reliability.md); otherwise a run only reads the file.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+
+export const RECHECK_OPTIONS = { timeout: 4_000, recallTimeout: 1_000, randomSeed: 42 } as const;
+const FILE = resolve(import.meta.dirname, 'redos-verdicts.json');
+const RECHECK_VERSION = (createRequire(import.meta.url)('recheck/package.json') as { version: string }).version;
+
+export function verdictKey(source: string, flags: string, options: object): string {
+  return createHash('sha256').update(JSON.stringify([source, flags, RECHECK_VERSION, options])).digest('hex');
+}
+
+export function loadVerdicts(): Set<string> {
+  try {
+    const parsed = JSON.parse(readFileSync(FILE, 'utf8')) as { safe?: unknown };
+    return new Set(Array.isArray(parsed.safe) ? parsed.safe.filter((key): key is string => typeof key === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}
+
+export function saveVerdicts(known: ReadonlySet<string>, fresh: readonly string[]): void {
+  if (process.env.SVC_REDOS_CACHE_WRITE !== '1') return;
+  const safe = [...new Set([...known, ...fresh])].sort();
+  writeFileSync(FILE, `${JSON.stringify({ about: 'recheck safe verdicts by sha256([source, flags, recheck version, options]); see redos-verdicts.ts', safe }, null, 1)}\n`);
+}

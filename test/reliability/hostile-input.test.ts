@@ -1,0 +1,75 @@
+/**
+ * Item 5 of issue #14: input that used to answer 500 now answers a 4xx with the error shape.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../helpers/app.ts';
+
+let context: TestContext;
+let admin: string;
+
+beforeAll(async () => {
+  context = await createTestApp();
+  admin = (await context.createOrg()).apiKey;
+});
+afterAll(async () => {
+  await context.close();
+});
+
+const send = (method: 'POST' | 'PUT', url: string, payload: unknown, key: string | null = admin) =>
+  context.app.inject({ method, url, headers: key === null ? {} : { authorization: `Bearer ${key}` }, payload: payload as object });
+
+function expectClientError(response: { statusCode: number; json(): { error?: { code?: unknown; request_id?: unknown; message?: unknown } } }) {
+  expect(response.statusCode).toBeGreaterThanOrEqual(200);
+  expect(response.statusCode).toBeLessThan(500);
+  if (response.statusCode >= 400) {
+    const error = response.json().error;
+    expect(typeof error?.code).toBe('string');
+    expect(typeof error?.request_id).toBe('string');
+  }
+}
+
+/** JSON text of {"a":{"a":…"x"…}} nested `depth` levels (built as text: JSON.stringify itself overflows). */
+function nested(depth: number): string {
+  return `${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}`;
+}
+
+describe('hostile input never answers 5xx', () => {
+  it('answers a login whose email holds U+0000 with LOGIN_FAILED, not INTERNAL', async () => {
+    const response = await send('POST', '/api/v1/auth/login', { email: 'a\u0000@example.com', password: 'whatever-password' }, null);
+    expect(response.statusCode).toBe(401);
+    expect(response.json().error.code).toBe('LOGIN_FAILED');
+  });
+
+  it('answers a registration whose org_name holds U+0000 without a server error', async () => {
+    const response = await send('POST', '/api/v1/auth/register', { email: `nul-${Date.now()}@example.com`, password: 'a long enough password 123', org_name: 'Acme\u0000Corp' }, null);
+    expectClientError(response);
+  });
+
+  it('answers a key whose name holds U+0000 without a server error', async () => {
+    const response = await send('POST', '/api/v1/keys', { scope: 'read', class: 'live', name: 'ci\u0000key' });
+    expectClientError(response);
+  });
+
+  it('answers a provider key that holds U+0000 without a server error', async () => {
+    const response = await send('PUT', '/api/v1/providers/openai/key', { key: 'sk-proj-abcdefghijklmnop\u0000qrstuvwxyz0123456789' });
+    expectClientError(response);
+  });
+
+  it('scans an HTTP request whose body is nested 5,000 and 50,000 levels deep', async () => {
+    for (const depth of [5_000, 50_000]) {
+      const response = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/inspect',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        payload: `{"kind":"http","request":{"method":"POST","path":"/x","headers":{},"body":${nested(depth)}}}`,
+      });
+      expectClientError(response);
+    }
+  });
+
+  it('refuses block_threshold 1e-300 with VALIDATION_FAILED naming the field', async () => {
+    const response = await send('POST', '/api/v1/config/thresholds', { block_threshold: 1e-300 });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'block_threshold' });
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The outbox (issue #14, "An outbox for evidence"): records the database could not take are
+ * kept on disk and written, in order, once it takes them again — also by the next process when
+ * this one died. The handler below stands in for the database writer: it refuses with the
+ * error node-postgres raises when the server is down (ECONNREFUSED) until told to accept.
+ */
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/platform/logger.ts';
+import { createOutbox } from '../../src/platform/outbox.ts';
+
+const directory = mkdtempSync(join(tmpdir(), 'svc-outbox-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+const logger = createLogger('error', { write: () => undefined } as never);
+const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+describe('the evidence outbox', () => {
+  it('keeps records on disk through an outage and writes them in order when the database returns', async () => {
+    const dir = join(directory, 'a');
+    const outbox = createOutbox({ dir, logger });
+    let up = false;
+    const written: number[] = [];
+    outbox.register('item', async (records) => {
+      if (!up) throw outage();
+      written.push(...(records as number[]));
+    }, { batch: 7 });
+    for (let index = 0; index < 50; index++) expect(await outbox.append('item', index)).toBe(true);
+    expect(readdirSync(dir)).toEqual([`${process.pid}.jsonl`]);
+    expect(await outbox.replay()).toBe(0);
+    expect(outbox.pending()).toBe(50);
+    up = true;
+    expect(await outbox.replay()).toBe(50);
+    expect(written).toEqual(Array.from({ length: 50 }, (_, index) => index));
+    expect(outbox.pending()).toBe(0);
+    expect(readdirSync(dir)).toEqual([]);
+    await outbox.close();
+  });
+
+  it('resumes after the records already written when the outage returns mid-replay, without repeating them', async () => {
+    const dir = join(directory, 'b');
+    const outbox = createOutbox({ dir, logger });
+    const written: number[] = [];
+    let budget = 2;
+    outbox.register('item', async (records) => {
+      if (budget-- <= 0) throw outage();
+      written.push(...(records as number[]));
+    }, { batch: 5 });
+    for (let index = 0; index < 20; index++) await outbox.append('item', index);
+    expect(await outbox.replay()).toBe(10);
+    budget = 100;
+    expect(await outbox.replay()).toBe(10);
+    expect(written).toEqual(Array.from({ length: 20 }, (_, index) => index));
+    await outbox.close();
+  });
+
+  it('adopts and replays the spool of a process that died', async () => {
+    const dir = join(directory, 'c');
+    const dead = createOutbox({ dir, logger, pid: 999_999_999 });
+    dead.register('item', async () => {
+      throw outage();
+    });
+    for (let index = 0; index < 5; index++) await dead.append('item', index);
+    await dead.replay();
+    const next = createOutbox({ dir, logger });
+    const written: number[] = [];
+    next.register('item', async (records) => void written.push(...(records as number[])));
+    next.start(50);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toEqual([0, 1, 2, 3, 4]);
+    await next.close();
+  });
+
+  it('drops records beyond its bound and says so, instead of growing without limit', async () => {
+    const outbox = createOutbox({ dir: join(directory, 'd'), logger, maxBytes: 200 });
+    outbox.register('item', async () => {
+      throw outage();
+    });
+    const accepted = [];
+    for (let index = 0; index < 20; index++) accepted.push(await outbox.append('item', { index }));
+    expect(accepted.filter(Boolean).length).toBeLessThan(20);
+    expect(accepted[0]).toBe(true);
+    await outbox.close();
+  });
+
+  it('skips a torn last line left by a crash mid-write', async () => {
+    const dir = join(directory, 'e');
+    const dead = createOutbox({ dir, logger, pid: 999_999_998 });
+    dead.register('item', async () => {
+      throw outage();
+    });
+    await dead.append('item', 1);
+    writeFileSync(join(dir, '999999998.jsonl'), '{"kind":"item","data":1}\n{"kind":"it', { flag: 'w' });
+    const next = createOutbox({ dir, logger });
+    const written: number[] = [];
+    next.register('item', async (records) => void written.push(...(records as number[])));
+    next.start(50);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toEqual([1]);
+    await next.close();
+  });
+});
