@@ -2,7 +2,8 @@
  * `npm run bench [-- name …] [-- --quick] [-- --definitions-only]`: runs the benchmarks one after another and prints one
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
- * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, ml, mcp.
+ * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, apisec, ml, mcp,
+ * startup (compiled build against tsx).
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean }) => Promise<object>;
 
@@ -15,8 +16,10 @@ const benches: Record<string, () => Promise<Bench>> = {
     return async () => runPiiBench() ?? { skipped: 'needs ../shared/datasets/pii' };
   },
   'audit-webhooks': async () => (await import('./audit-webhooks.ts')).runAuditWebhooksBench,
+  apisec: async () => (await import('./apisec.ts')).runApiSecurityBench,
   ml: async () => (await import('../src/detection/ml/bench.ts')).runMlBench as Bench,
   mcp: async () => (await import('./mcp.ts')).runMcpBench,
+  startup: async () => (await import('./startup.ts')).runStartupBench,
 };
 
 const args = process.argv.slice(2);

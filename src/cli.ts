@@ -1,20 +1,23 @@
 /**
- * The `svc` command line. Every command takes --json and then prints exactly one JSON object on
- * stdout (logs go to stderr). Exit code 0 on success, 1 when the command failed, 2 on usage.
+ * The `svc` command line. Every command takes --json and then prints exactly one JSON object:
+ * on stdout when it succeeded, on stderr when it failed (errors always go to stderr, so stdout
+ * only ever carries results; logs go to stderr too). Exit code 0 on success (and for --help),
+ * 1 when the command failed, 2 on usage.
  *
  * Embedded mode: PGlite lets one process open a data directory, so while `svc serve` runs it
  * listens on DATA_DIR/svc.sock (mode 0600, owner only) and the CLI sends its command there;
  * when no server is running, the CLI opens the data directory itself.
  */
 import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
-import { commandSpecs, runCommand, type CommandResult } from './commands.ts';
-import { ConfigError, loadConfig, type ResolvedConfig } from './platform/config.ts';
+import type { CommandResult, commandSpecs as CommandSpecs } from './commands.ts';
+import { ConfigError, loadConfig, type Config, type ResolvedConfig } from './platform/config.ts';
+import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from './platform/data-dir-lock.ts';
 import { SvcError } from './platform/errors.ts';
 import { resolveSecrets } from './platform/secrets.ts';
-import { controlSocketPath, createServices } from './services.ts';
-import { serve } from './server.ts';
+import { ownsDataDir, serve } from './server.ts';
 
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
@@ -23,42 +26,62 @@ async function main(argv: string[]): Promise<number> {
   while (args.length > 0 && !args[0]!.startsWith('-')) words.push(args.shift()!);
   const name = words.join(' ');
 
-  if (name === '' || name === 'help' || args.includes('--help')) {
-    print(json, { commands: Object.keys(commandSpecs).concat(['serve', 'sensor']) }, usage());
-    return name === '' ? 2 : 0;
+  if (name === 'help' || args.includes('--help') || args.includes('-h')) {
+    const { commandSpecs } = await import('./commands.ts');
+    print(json, { commands: Object.keys(commandSpecs).concat(['serve', 'sensor']) }, usage(commandSpecs));
+    return 0;
+  }
+  if (name === '') {
+    printError(json, { error: { code: 'USAGE', message: 'no command given' } }, usage((await import('./commands.ts')).commandSpecs));
+    return 2;
   }
 
+  let base: Config;
   let config: ResolvedConfig;
   try {
-    config = resolveSecrets(loadConfig(process.env));
+    base = loadConfig(process.env);
+    // `serve` takes the data directory's lock before anything touches it (secrets included).
+    config = name === 'serve' ? (base as ResolvedConfig) : resolveSecrets(base);
   } catch (error) {
     if (error instanceof ConfigError) {
-      print(json, { error: { code: 'CONFIG_INVALID', message: error.message, problems: error.problems } }, error.message);
+      printError(json, { error: { code: 'CONFIG_INVALID', message: error.message, problems: error.problems } }, error.message);
       return 1;
     }
     throw error;
   }
 
   if (name === 'serve') {
-    await serve(config);
+    try {
+      await serve(base);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN') {
+        const message = (error as Error).message;
+        printError(json, { error: { code, message } }, `svc: ${message}`);
+        process.exit(1);
+      }
+      throw error;
+    }
     return 0;
   }
   if (name === 'sensor') {
     const message = 'svc sensor: the standalone sensor runtime is not part of this build yet; sensors run in-process under svc serve';
-    print(json, { error: { code: 'NOT_AVAILABLE', message } }, message);
+    printError(json, { error: { code: 'NOT_AVAILABLE', message } }, message);
     return 1;
   }
 
+  // Loaded only past `serve`: a refused start (lock, port) never pays for loading the commands.
+  const { commandSpecs } = await import('./commands.ts');
   const spec = commandSpecs[name];
   if (spec === undefined) {
-    print(json, { error: { code: 'USAGE', message: `unknown command "${name}"` } }, `unknown command "${name}"\n${usage()}`);
+    printError(json, { error: { code: 'USAGE', message: `unknown command "${name}"` } }, `unknown command "${name}"\n${usage(commandSpecs)}`);
     return 2;
   }
   let options: Record<string, string | boolean | undefined>;
   try {
     options = parseArgs({ args, options: spec.options, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
   } catch (error) {
-    print(json, { error: { code: 'USAGE', message: (error as Error).message } }, (error as Error).message);
+    printError(json, { error: { code: 'USAGE', message: (error as Error).message } }, (error as Error).message);
     return 2;
   }
 
@@ -70,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
     const code = error instanceof SvcError ? error.code : (remote.cliCode ?? 'COMMAND_FAILED');
     const message = error instanceof Error ? error.message : String(error);
     const details = error instanceof SvcError ? error.details : remote.details;
-    print(json, { error: { code, message, ...details } }, `error: ${code}: ${message}`);
+    printError(json, { error: { code, message, ...details } }, `error: ${code}: ${message}`);
     return 1;
   }
   print(json, result.json, result.text);
@@ -78,11 +101,32 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function runLocally(config: ResolvedConfig, name: string, options: Record<string, string | boolean | undefined>): Promise<CommandResult> {
-  const services = await createServices({ ...config, logLevel: 'warning' }, { logDestination: stderrDestination(), defaultMetrics: false });
+  // The CLI opens an embedded data directory only as its owner, like the server does.
+  let lock: DataDirLock | null = null;
+  if (ownsDataDir(config)) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        lock = acquireDataDirLock(config.dataDir, { role: 'cli' });
+        break;
+      } catch (error) {
+        // A server that holds the directory but has not opened its control socket yet (starting).
+        if (!(error instanceof DataDirInUseError) || error.holder.role !== 'server' || attempt >= 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const remote = await viaControlSocket(config, name, options);
+        if (remote !== null) return remote;
+      }
+    }
+  }
   try {
-    return await runCommand(services, name, options);
+    const [{ createServices }, { runCommand }] = await Promise.all([import('./services.ts'), import('./commands.ts')]);
+    const services = await createServices({ ...config, logLevel: 'warning' }, { logDestination: stderrDestination(), defaultMetrics: false });
+    try {
+      return await runCommand(services, name, options);
+    } finally {
+      await services.close();
+    }
   } finally {
-    await services.close();
+    lock?.release();
   }
 }
 
@@ -93,7 +137,7 @@ async function viaControlSocket(
   options: Record<string, string | boolean | undefined>,
 ): Promise<CommandResult | null> {
   if (config.database.kind !== 'pglite' || config.database.dir === null) return null;
-  const socketPath = controlSocketPath(config);
+  const socketPath = join(config.dataDir, 'svc.sock'); // services.ts controlSocketPath, without loading services
   if (!existsSync(socketPath)) return null;
   const body = JSON.stringify({ name, options });
   return new Promise((resolve, reject) => {
@@ -138,7 +182,11 @@ function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
-function usage(): string {
+function printError(json: boolean, value: unknown, text: string): void {
+  process.stderr.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+}
+
+function usage(commandSpecs: typeof CommandSpecs): string {
   const lines = ['usage: svc <command> [options] [--json]', '', '  serve                 run the service', '  sensor --class …      (not in this build)'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(20)}  ${spec.summary}`);
   return lines.join('\n');

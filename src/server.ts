@@ -1,17 +1,109 @@
 /**
- * `svc serve`: builds the services and the app, listens on HOST:PORT, and in embedded mode also
- * on the owner-only control socket DATA_DIR/svc.sock that the CLI uses while the server holds
- * the PGlite data directory. Shuts down cleanly on SIGINT/SIGTERM.
+ * `svc serve`. Startup order matters and is fixed here:
+ *   1. take DATA_DIR/svc.lock when PGlite keeps its data there (one owner per data directory;
+ *      a second instance stops at once naming the first one's PID and port),
+ *   2. check that HOST:PORT can be bound (a busy port stops startup with one line),
+ *   3. only then resolve embedded secrets, open storage, run migrations and start background work.
+ *
+ * Processes: with PostgreSQL and Redis, WORKERS (default 4) replicas serve one port through
+ * node:cluster (src/platform/supervisor.ts), each a full svc on the shared storage. Embedded
+ * storage (PGlite: one process per data directory; the in-memory cache is per process) is served
+ * by this one process whatever WORKERS says; see docs/decisions.md.
+ *
+ * In embedded mode the server also listens on the owner-only control socket DATA_DIR/svc.sock
+ * that the CLI uses while the server holds the PGlite data directory. SIGINT/SIGTERM drain:
+ * the listener closes, in-flight requests finish, storage closes, the process exits 0.
  */
+import cluster from 'node:cluster';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { runCommand } from './commands.ts';
-import { buildApp } from './http/build-app.ts';
-import type { ResolvedConfig } from './platform/config.ts';
+import type { AddressInfo } from 'node:net';
+import type { Config, ResolvedConfig } from './platform/config.ts';
+import { acquireDataDirLock, type DataDirLock } from './platform/data-dir-lock.ts';
 import { SvcError } from './platform/errors.ts';
-import { controlSocketPath, createServices, type Services } from './services.ts';
+import { createLogger, stdoutDestination } from './platform/logger.ts';
+import { assertPortFree, PortInUseError } from './platform/port-probe.ts';
+import { resolveSecrets } from './platform/secrets.ts';
+import { isWorkerMessage, superviseWorkers, type WorkerMessage } from './platform/supervisor.ts';
+import type { runCommand as RunCommandFunction } from './commands.ts';
+import type { Services } from './services.ts';
 
-export async function serve(config: ResolvedConfig): Promise<void> {
+type RunCommand = typeof RunCommandFunction;
+
+/** Time one process gets to drain (in-flight requests, storage) before it exits anyway, ms. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+/** How many processes serve: WORKERS with shared storage, one on embedded storage. */
+export function replicaCount(config: Config): { workers: number; reason: string | null } {
+  if (config.workers <= 1) return { workers: 1, reason: null };
+  if (config.database.kind !== 'postgres' || config.cache.kind !== 'redis') {
+    return {
+      workers: 1,
+      reason: 'embedded storage (PGlite opens a data directory from one process; the memory cache is per process): one process serves; WORKERS applies with DATABASE_URL and REDIS_URL',
+    };
+  }
+  return { workers: config.workers, reason: null };
+}
+
+/** True when this process must own DATA_DIR (PGlite keeps its files there). */
+export function ownsDataDir(config: Config): boolean {
+  return config.database.kind === 'pglite' && config.database.dir !== null;
+}
+
+/**
+ * Starts the service. Resolves once it listens (the process then runs until a signal);
+ * rejects with DataDirInUseError or PortInUseError before touching any state.
+ */
+export async function serve(base: Config): Promise<void> {
+  if (cluster.isWorker) return serveProcess(resolveSecrets(base), null);
+
+  const lock = ownsDataDir(base) ? acquireDataDirLock(base.dataDir, { role: 'server', host: base.host, port: base.port }) : null;
+  try {
+    await assertPortFree(base.host, base.port);
+    const config = resolveSecrets(base);
+    const { workers, reason } = replicaCount(config);
+    if (workers > 1) {
+      const logger = createLogger(config.logLevel, stdoutDestination());
+      logger.info({ workers, port: config.port, host: config.host }, 'svc starting workers');
+      void superviseWorkers({
+        workers,
+        logger,
+        shutdownTimeoutMs: DRAIN_TIMEOUT_MS + 5_000,
+        onReady: (port) => logger.info({ port, host: config.host, workers, environment: config.environment }, 'svc listening'),
+      }).then((code) => {
+        logger.info({ code }, 'svc stopped');
+        logger.flush();
+        process.exit(code);
+      });
+      return;
+    }
+    await serveProcess(config, lock, reason);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+/** One serving process: the only one (embedded, WORKERS=1) or a cluster worker. */
+async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, note: string | null = null): Promise<void> {
+  // Until it listens, a worker asked to stop has nothing to drain: it leaves at once.
+  let stop: ((reason: string) => Promise<void>) | null = null;
+  const onShutdown = (reason: string) => (stop === null ? process.exit(0) : void stop(reason));
+  process.once('SIGINT', () => onShutdown('SIGINT'));
+  process.once('SIGTERM', () => onShutdown('SIGTERM'));
+  if (cluster.isWorker) {
+    process.on('message', (message: unknown) => {
+      if (isWorkerMessage(message) && message.svc === 'shutdown') onShutdown('primary asked to drain');
+    });
+    process.once('disconnect', () => onShutdown('primary gone'));
+  }
+
+  // The application is loaded only now: a refused start (lock, port) never pays for loading it.
+  const [{ createServices, controlSocketPath }, { buildApp }, { runCommand }] = await Promise.all([
+    import('./services.ts'),
+    import('./http/build-app.ts'),
+    import('./commands.ts'),
+  ]);
   const services = await createServices(config);
   const { logger } = services;
   if (config.embedded || config.database.kind === 'pglite') {
@@ -20,29 +112,44 @@ export async function serve(config: ResolvedConfig): Promise<void> {
       'embedded mode: PGlite under DATA_DIR, in-memory cache and job queue — for development and single-node use; set DATABASE_URL and REDIS_URL for production',
     );
   }
+  if (note !== null) logger.info({ workers_configured: config.workers, workers: 1 }, note);
   const app = await buildApp(config, services);
-  await app.listen({ port: config.port, host: config.host });
-  const control = config.database.kind === 'pglite' && config.database.dir !== null ? await startControlSocket(config, services) : null;
-  logger.info({ port: config.port, host: config.host, environment: config.environment }, 'svc listening');
+  let port = config.port;
+  try {
+    await app.listen({ port: config.port, host: config.host });
+    port = (app.server.address() as AddressInfo | null)?.port ?? config.port;
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await services.close();
+    throw PortInUseError.from(error, config.host, config.port) ?? error;
+  }
+  lock?.setPort(port);
+  const control = ownsDataDir(config) ? await startControlSocket(config, services, controlSocketPath(config), runCommand) : null;
+  if (cluster.isWorker) process.send?.({ svc: 'ready', port } satisfies WorkerMessage);
+  else logger.info({ port, host: config.host, environment: config.environment }, 'svc listening');
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'svc stopping');
+    logger.info({ reason, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'svc stopping');
+    const deadline = setTimeout(() => {
+      logger.error({ timeout_ms: DRAIN_TIMEOUT_MS }, 'svc did not drain in time; exiting');
+      logger.flush();
+      process.exit(1);
+    }, DRAIN_TIMEOUT_MS);
+    deadline.unref();
     control?.close();
     if (control) rmSync(controlSocketPath(config), { force: true });
     await app.close();
     await services.close();
+    lock?.release();
     logger.flush();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
-async function startControlSocket(config: ResolvedConfig, services: Services): Promise<Server> {
-  const path = controlSocketPath(config);
+async function startControlSocket(config: ResolvedConfig, services: Services, path: string, runCommand: RunCommand): Promise<Server> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   rmSync(path, { force: true });
   const server = createServer((request, response) => {

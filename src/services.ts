@@ -12,8 +12,9 @@
  */
 import { join } from 'node:path';
 import { createAccounts, type Accounts } from './accounts/index.ts';
+import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
-import { createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
+import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
 import {
@@ -55,6 +56,8 @@ export interface Services {
   /** The AI gateway (screens completions through `detection`). */
   readonly gateway: GatewayService;
   readonly webhooks: Webhooks;
+  /** API security: protected gateways (reverse proxy), analyzer, bots, health checks, geo rules. */
+  readonly apisec: ApiSecurity;
   /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
   readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
@@ -85,6 +88,8 @@ export interface ServiceOptions {
   gateway?: Partial<GatewayServiceDeps>;
   /** Test seams: the webhook delivery policy. */
   webhooks?: WebhookOptions;
+  /** Test and bench seams: API-security dependencies to replace (challenge difficulty, crawler DNS checks, T5, geo lookup). */
+  apisec?: Partial<ApiSecurityDeps>;
   /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
   mcp?: Partial<McpDeps>;
 }
@@ -141,6 +146,20 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events }, options.webhooks);
+  const apisec = createApiSecurity({
+    db,
+    cache,
+    logger,
+    metrics,
+    events,
+    rateLimiter,
+    audit,
+    engine: detection,
+    config: { secretKey: config.secretKey, allowPrivateTargets: config.allowPrivateTargets, trustProxy: config.trustProxy, geoBlocking: config.features.geoBlocking },
+    checkTarget: (url, field) => checkTarget(url, field),
+    behaviour: createBehaviourBaseline(cache, { namespace: 'apisec-t5' }),
+    ...options.apisec,
+  });
   const mcp = createMcp({
     db,
     cache,
@@ -176,6 +195,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     detection,
     gateway,
     webhooks,
+    apisec,
     mcp,
     checkTarget,
     async start() {
@@ -189,6 +209,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       redisProbe.unref();
       gateway.start();
       webhooks.start();
+      await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
       blockAudit = startBlockAudit({ audit, events, logger });
       alerts = startOperationalAlerts({ metrics, logger, events });
@@ -221,6 +242,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('audit jobs', () => stopAuditJobs?.());
       await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
+      await step('apisec', () => apisec.close());
       await step('gateway', () => gateway.close());
       await step('detection', () => detection.close());
       await step('accounts', () => accounts.close());

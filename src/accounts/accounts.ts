@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { SignJWT, jwtVerify } from 'jose';
 import type { ResolvedConfig } from '../platform/config.ts';
-import { PROVIDER_ENV_VARIABLES } from '../platform/config.ts';
+import { PROVIDER_CATALOGUE } from '../platform/providers.ts';
 import { decrypt, encrypt, encryptionKeyFrom, mask, randomBase62, safeEqual, sha256Hex } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -30,7 +30,7 @@ export const ROLES = ['viewer', 'operator', 'admin', 'super_admin'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Provider ids a key may be stored for. */
-export const PROVIDER_IDS: readonly string[] = [...Object.keys(PROVIDER_ENV_VARIABLES), 'openai_compatible'];
+export const PROVIDER_IDS: readonly string[] = PROVIDER_CATALOGUE.filter((entry) => entry.orgKeys).map((entry) => entry.id);
 
 const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
 const ROLE_SCOPE: Record<Role, Scope> = { viewer: 'read', operator: 'write', admin: 'admin', super_admin: 'admin' };

@@ -14,6 +14,8 @@ export { CATALOGUE, compileCatalogue } from './catalogue/index.ts';
 export { DEFAULT_THRESHOLDS, decide, isAllowed, resolveThresholds, sessionFactor, escalate, THREAT_SIGNAL_FLOOR } from './policy.ts';
 export { httpScanText } from './http-text.ts';
 export { notifyDecision, threatLogFields, type RequestFacts } from './report.ts';
+export { createBehaviourBaseline } from './behaviour/index.ts';
+export type { BehaviourBaseline, BehaviourBaselineOptions, BehaviourResult } from './behaviour/index.ts';
 export type { Decision, HttpRequestShape, InspectKind, Span, ThreatDecision, Thresholds, ToolDefinitionShape, Verdict } from './types.ts';
 export { detectionRoutes, reportDecision, sessionIdOf, type DetectionRoutesOptions } from './routes.ts';
 export { createResponseGuard } from './response-filter.ts';

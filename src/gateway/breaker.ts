@@ -12,9 +12,12 @@
  * `CircuitBreaker` is a pure state machine over an injected clock. `BreakerRegistry` holds one
  * per breaker key (provider id, or provider@host for a custom base URL), reports transitions to
  * a listener (metrics gauge, events) and shares "open" states across replicas through Redis when
- * one is connected: an opening is written to a key with the open deadline, and every replica
- * adopts remote openings on its periodic sync (default every second). Without Redis the
- * registry is per process, which is exactly the embedded single-process case.
+ * one is connected: an opening is written to a key with the open deadline and to one hash of
+ * open breakers (`gw:breakers-open`, breaker key → deadline), and every replica adopts every
+ * opening in that hash on its periodic sync (default every second) — also for breakers it has
+ * never used itself, so a replica that never called the provider does not call it while another
+ * replica's breaker is open. Without Redis the registry is per process, which is exactly the
+ * embedded single-process case.
  */
 import type { Redis } from 'ioredis';
 
@@ -267,9 +270,9 @@ export class BreakerRegistry {
     if (to === 'open') {
       const until = this.get(key).openDeadline;
       const ttl = Math.max(1, until - this.now());
-      redis.set(redisKey, String(until), 'PX', ttl).catch(() => undefined);
+      redis.multi().set(redisKey, String(until), 'PX', ttl).hset(this.openSetKey(), key, String(until)).exec().catch(() => undefined);
     } else if (to === 'closed') {
-      redis.del(redisKey).catch(() => undefined);
+      redis.multi().del(redisKey).hdel(this.openSetKey(), key).exec().catch(() => undefined);
     }
   }
 
@@ -277,18 +280,20 @@ export class BreakerRegistry {
     return `${this.options.keyPrefix ?? ''}gw:breaker:${key}`;
   }
 
-  /** Adopts openings written by other replicas (no-op without Redis). */
+  /** Hash of the breakers some replica opened: breaker key → open deadline (ms). */
+  private openSetKey(): string {
+    return `${this.options.keyPrefix ?? ''}gw:breakers-open`;
+  }
+
+  /** Adopts openings written by other replicas, known breakers or not (no-op without Redis). */
   async sync(): Promise<void> {
     const redis = this.options.redis?.() ?? null;
-    if (redis === null || this.syncing || this.breakers.size === 0) return;
+    if (redis === null || this.syncing) return;
     this.syncing = true;
     try {
-      const keys = this.keys();
-      const values = await redis.mget(...keys.map((key) => this.redisKey(key)));
+      const open = await redis.hgetall(this.openSetKey());
       const now = this.now();
-      keys.forEach((key, index) => {
-        const value = values[index];
-        if (value === null || value === undefined) return;
+      Object.entries(open).forEach(([key, value]) => {
         const until = Number(value);
         if (!Number.isFinite(until) || until <= now) return;
         this.adopting = true;

@@ -34,11 +34,32 @@ export interface ToolCall {
   name: string;
   /** The arguments as the JSON text the model produced (not parsed: models emit invalid JSON). */
   arguments: string;
+  /**
+   * Gemini 3's opaque `thoughtSignature` of the functionCall part, when the upstream sent one.
+   * Clients replay it unchanged with the assistant turn (Gemini 3 rejects a replayed call without
+   * it); other providers ignore it.
+   */
+  thought_signature?: string;
+}
+
+/**
+ * An image of a user message (from an OpenAI-style `image_url` content part): an https URL or a
+ * `data:image/…;base64,…` URL. Adapters that take images map it; the others refuse the request
+ * (`UpstreamError('bad_request')`, providerCode 'images_not_supported'); adapters that take only
+ * inline bytes (Gemini, Vertex, Bedrock) refuse a remote URL ('image_url_not_supported').
+ */
+export interface ImageInput {
+  url: string;
+  /** OpenAI's detail hint ('auto' | 'low' | 'high'); forwarded where the provider has one. */
+  detail?: string;
 }
 
 export interface ChatMessage {
   role: MessageRole;
+  /** The text (an OpenAI-style `content` array's text parts joined with "\n"). */
   content: string;
+  /** Images of a user message, after its text (from `image_url` content parts). */
+  images?: ImageInput[];
   /** Optional participant name (OpenAI-style); ignored by providers that have no such field. */
   name?: string;
   /** For role 'tool': the id of the tool call this message answers. */
@@ -107,7 +128,8 @@ export interface UpstreamRequest {
 
 /**
  * Normalized finish reasons. 'stop' = natural end or stop sequence; 'length' = max_tokens hit;
- * 'tool_calls' = the model wants tools run; 'content_filter' = upstream safety refusal;
+ * 'tool_calls' = the model wants tools run; 'content_filter' = upstream safety filter or a model
+ * refusal (OpenAI `refusal`, Anthropic `refusal`, Gemini SAFETY…; the refusal text is the content);
  * 'error' = upstream reported an error finish; 'other' = anything unknown (see rawFinishReason).
  */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
@@ -124,6 +146,7 @@ export interface TokenUsage {
 }
 
 export interface CompletionResult {
+  /** The answer text; for a refusal (OpenAI `message.refusal`), the refusal text. */
   content: string;
   finishReason: FinishReason;
   /** The provider's own finish value (e.g. 'end_turn', 'MAX_TOKENS'), or null when absent. */
@@ -153,6 +176,8 @@ export type StreamEvent =
       name?: string;
       /** A fragment of the arguments JSON text; concatenate in order. */
       argumentsDelta: string;
+      /** Gemini 3 thought signature of the call (see ToolCall.thought_signature). */
+      thoughtSignature?: string;
     }
   | {
       type: 'done';
@@ -169,7 +194,9 @@ export type StreamEvent =
 // ---------------------------------------------------------------------------------------------
 
 /**
- * 'rate_limited' 429 · 'auth' 401/403 · 'bad_request' 400/404-model/413/422 (the request itself is
+ * 'rate_limited' 429 · 'quota_exceeded' the account is out of credit or quota (OpenAI 429
+ * `insufficient_quota`, DeepSeek 402): a billing state, not retryable, but another provider may
+ * serve the request · 'auth' 401/403 · 'bad_request' 400/404-model/413/422 (the request itself is
  * wrong: retrying elsewhere with the same body may still work, retrying the same upstream won't) ·
  * 'not_found' 404 · 'overloaded' 503/529 · 'server' other 5xx · 'timeout' deadline or 408 ·
  * 'network' connection refused/reset/dropped mid-stream · 'invalid_response' 2xx that is not the
@@ -177,6 +204,7 @@ export type StreamEvent =
  */
 export type UpstreamErrorCode =
   | 'rate_limited'
+  | 'quota_exceeded'
   | 'auth'
   | 'bad_request'
   | 'not_found'
@@ -289,6 +317,12 @@ export interface ProviderAdapter {
   readonly defaultBaseUrl: string | null;
   /** 'sse' (text/event-stream) or 'aws-eventstream' (application/vnd.amazon.eventstream). */
   readonly streamFormat: 'sse' | 'aws-eventstream';
+  /**
+   * Which images the provider takes: 'url' (remote https and data: URLs), 'inline' (data: URLs
+   * only; the adapter sends the bytes) or 'none'. The registry refuses a request with images the
+   * adapter cannot take before any byte is sent.
+   */
+  readonly images: 'url' | 'inline' | 'none';
   /** The exact upstream HTTP request for this completion (stream or not per request.stream). */
   buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest | Promise<UpstreamRequest>;
   /**
@@ -301,6 +335,14 @@ export interface ProviderAdapter {
   parseError(status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError;
   /** Maps the body of a 2xx streaming answer to events (see StreamEvent for the end rule). */
   parseStream(body: AsyncIterable<Uint8Array>, requestedModel?: string): AsyncIterable<StreamEvent>;
+  /**
+   * Only the built-in mock providers: answers in process instead of over HTTP (buildRequest is
+   * then never called). Failures are thrown as UpstreamError, exactly like a remote provider's.
+   */
+  readonly local?: {
+    complete(request: CompletionRequest): Promise<CompletionResult>;
+    stream(request: CompletionRequest): Promise<AsyncIterable<StreamEvent>>;
+  };
 }
 
 /** Options of the invoke entry points. */

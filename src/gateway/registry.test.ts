@@ -4,8 +4,8 @@ import type { FakeProvider } from '../../test/fakes/providers/index.ts';
 import { UpstreamError } from './contract.ts';
 import type { CompletionRequest, StreamEvent } from './contract.ts';
 import { closeUpstreamConnections } from './http-client.ts';
-import { invokeCompletion, invokeStream, isProviderId, providerIds, providers } from './registry.ts';
-import type { ProviderId } from './registry.ts';
+import { invokeCompletion, invokeStream, isProviderId, providerIds, providers, remoteProviderIds } from './registry.ts';
+import type { RemoteProviderId as ProviderId } from './registry.ts';
 import { ClientCancel } from './cancel.ts';
 
 const MODELS: Record<ProviderId, string> = {
@@ -65,14 +65,14 @@ const WEATHER_TOOL = {
 
 describe('the registry', () => {
   it('lists the 16 provider ids and each adapter is registered under its own id', () => {
-    expect(providerIds).toHaveLength(16);
+    expect(remoteProviderIds).toHaveLength(16);
     for (const id of providerIds) expect(providers[id].id).toBe(id);
     expect(isProviderId('anthropic')).toBe(true);
     expect(isProviderId('toString')).toBe(false);
   });
 });
 
-describe.each(providerIds)('provider %s against its fake upstream', (providerId) => {
+describe.each(remoteProviderIds)('provider %s against its fake upstream', (providerId) => {
   let fake: FakeProvider;
 
   beforeAll(async () => {

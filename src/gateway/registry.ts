@@ -17,6 +17,7 @@ import { fireworks } from './providers/fireworks.ts';
 import { gemini } from './providers/gemini.ts';
 import { groq } from './providers/groq.ts';
 import { mistral } from './providers/mistral.ts';
+import { mock, mock_backup } from './providers/mock.ts';
 import { ollama } from './providers/ollama.ts';
 import { openai } from './providers/openai.ts';
 import { openai_compatible } from './providers/openai-compatible.ts';
@@ -24,6 +25,7 @@ import { openrouter } from './providers/openrouter.ts';
 import { together } from './providers/together.ts';
 import { vertex_ai } from './providers/vertex-ai.ts';
 import { xai } from './providers/xai.ts';
+import type { CatalogueProviderId } from '../platform/providers.ts';
 import { UpstreamError } from './contract.ts';
 import type { CompletionRequest, CompletionResult, InvokeOptions, ProviderAdapter, ProviderTarget, StreamEvent, UpstreamRequest } from './contract.ts';
 import { fetchText, sendUpstream, toUpstreamError } from './http-client.ts';
@@ -46,12 +48,18 @@ export const providers = {
   openrouter,
   ollama,
   openai_compatible,
-} as const satisfies Record<string, ProviderAdapter>;
+  mock,
+  mock_backup,
+} as const satisfies Record<CatalogueProviderId, ProviderAdapter>;
 
 export type ProviderId = keyof typeof providers;
 
 /** All provider ids, in registry order. */
 export const providerIds: readonly ProviderId[] = Object.freeze(Object.keys(providers) as ProviderId[]);
+
+/** Providers reached over HTTP (all but the built-in mocks). */
+export type RemoteProviderId = Exclude<ProviderId, 'mock' | 'mock_backup'>;
+export const remoteProviderIds: readonly RemoteProviderId[] = Object.freeze(providerIds.filter((id): id is RemoteProviderId => id !== 'mock' && id !== 'mock_backup'));
 
 export function isProviderId(value: string): value is ProviderId {
   return Object.hasOwn(providers, value);
@@ -63,7 +71,16 @@ export function getAdapter(id: ProviderId): ProviderAdapter {
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
+/** Refuses, before any byte is sent, images the provider cannot take (see ProviderAdapter.images). */
+function checkImages(adapter: ProviderAdapter, request: CompletionRequest): void {
+  if (adapter.images !== 'none') return;
+  if (request.messages.some((message) => message.images !== undefined && message.images.length > 0)) {
+    throw new UpstreamError({ provider: adapter.id, status: null, code: 'bad_request', retryable: false, providerCode: 'images_not_supported' });
+  }
+}
+
 async function build(adapter: ProviderAdapter, request: CompletionRequest, target: ProviderTarget): Promise<UpstreamRequest> {
+  checkImages(adapter, request);
   try {
     const built = adapter.buildRequest(request, target);
     return built instanceof Promise ? await built : built;
@@ -95,7 +112,8 @@ export async function invokeCompletion(
   target: ProviderTarget,
   options: InvokeOptions = {},
 ): Promise<CompletionResult> {
-  const adapter = providers[providerId];
+  const adapter: ProviderAdapter = providers[providerId];
+  if (adapter.local) return adapter.local.complete(request.stream ? { ...request, stream: false } : request);
   const upstream = await build(adapter, request.stream ? { ...request, stream: false } : request, target);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
@@ -162,7 +180,8 @@ export async function invokeStream(
   target: ProviderTarget,
   options: InvokeOptions = {},
 ): Promise<AsyncIterable<StreamEvent>> {
-  const adapter = providers[providerId];
+  const adapter: ProviderAdapter = providers[providerId];
+  if (adapter.local) return adapter.local.stream(request.stream ? request : { ...request, stream: true });
   const upstream = await build(adapter, request.stream ? request : { ...request, stream: true }, target);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let response: UpstreamResponse;

@@ -14,6 +14,7 @@ import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { refuse, screenCompletion } from './screen.ts';
 import { ClientCancel } from './cancel.ts';
+import { contentText } from './content.ts';
 import { isProviderId } from './registry.ts';
 import {
   BudgetSettingsSchema,
@@ -73,7 +74,12 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
       }
       const prepared = await gateway.prepare(body, caller);
       // The response filter (detection's llm_output check on the answer; docs/detection.md).
-      const guard = createResponseGuard(detection, body, { orgId: caller.orgId, requestId: caller.requestId });
+      // It reads the text of the messages (content arrays joined as the gateway normalizes them).
+      const guard = createResponseGuard(
+        detection,
+        { messages: body.messages.map((message) => ({ role: message.role, content: contentText(message.content) })) },
+        { orgId: caller.orgId, requestId: caller.requestId },
+      );
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
       if (!prepared.request.stream) {
         const envelope = await gateway.complete(prepared, cancel);
@@ -179,6 +185,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
         const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
         if (event.id !== undefined) toolCall.id = event.id;
         if (event.name !== undefined) toolCall.name = event.name;
+        if (event.thoughtSignature !== undefined) toolCall.thought_signature = event.thoughtSignature;
         await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
       } else {
         const rest = opened.restore.flush();
@@ -193,7 +200,7 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
             model: event.model ?? opened.model,
             finish_reason: event.finishReason,
             usage: toPublicUsage(usage),
-            cost_usd: settled?.costUsd ?? 0,
+            cost_usd: settled === null ? 0 : settled.costUsd,
             latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
             verification: null,
             response_filter: filtered,

@@ -1,7 +1,8 @@
 /**
  * Request and response schemas of the gateway endpoints (TypeBox: one source for validation,
  * types and OpenAPI). Limits are decided here and documented in docs/gateway.md:
- * body ≤ 1 MiB (413 BODY_TOO_LARGE), 1–256 messages, content ≤ 256 KiB characters per message,
+ * body ≤ 1 MiB (413 BODY_TOO_LARGE), 1–256 messages, content ≤ 256 KiB characters per message
+ * (or ≤ 64 content parts, each text ≤ 256 KiB characters),
  * max_tokens 1–128 000, temperature 0–2, ≤ 128 tools, ≤ 64 sources.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -14,17 +15,34 @@ export const LIMITS = {
   maxTokens: 128_000,
   tools: 128,
   sources: 64,
+  contentParts: 64,
 } as const;
 
 const ToolCallSchema = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 256 }),
   name: Type.String({ minLength: 1, maxLength: 128 }),
   arguments: Type.String({ maxLength: LIMITS.contentChars }),
+  /** Gemini 3 thought signature, returned with the call; replay it unchanged (see docs/gateway.md). */
+  thought_signature: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.contentChars })),
 });
+
+const TextPartSchema = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: LIMITS.contentChars }) });
+const ImageUrlSchema = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: LIMITS.bodyBytes }),
+  detail: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('low'), Type.Literal('high')])),
+});
+const ImagePartSchema = Type.Object({ type: Type.Literal('image_url'), image_url: Type.Union([ImageUrlSchema, Type.String({ minLength: 1, maxLength: LIMITS.bodyBytes })]) });
+
+/** OpenAI-style content: a string, null (assistant turn with tool calls only) or text / image_url parts (see content.ts). */
+export const MessageContentSchema = Type.Union([
+  Type.String({ maxLength: LIMITS.contentChars }),
+  Type.Null(),
+  Type.Array(Type.Union([TextPartSchema, ImagePartSchema]), { maxItems: LIMITS.contentParts }),
+]);
 
 export const MessageSchema = Type.Object({
   role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant'), Type.Literal('tool')]),
-  content: Type.String({ maxLength: LIMITS.contentChars }),
+  content: MessageContentSchema,
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   tool_calls: Type.Optional(Type.Array(ToolCallSchema, { maxItems: 128 })),
@@ -81,7 +99,8 @@ export const CompletionResponseSchema = Type.Object({
   content: Type.String(),
   finish_reason: Type.String(),
   usage: UsageSchema,
-  cost_usd: Type.Number(),
+  /** null when the model has no listed price (see docs/gateway.md, "Cost"). */
+  cost_usd: Type.Union([Type.Number(), Type.Null()]),
   latency_ms: Type.Number(),
   verification: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())]),
   response_filter: Type.Union([Type.Null(), Type.Record(Type.String(), Type.Unknown())]),

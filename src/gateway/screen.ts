@@ -8,6 +8,7 @@
  */
 import type { DetectionEngine, ThreatDecision } from '../detection/index.ts';
 import { SvcError } from '../platform/errors.ts';
+import { contentText } from './content.ts';
 import type { CompletionBody } from './schemas.ts';
 
 const RANK: Record<string, number> = { allow: 0, log: 1, alert: 2, challenge: 3, block: 4 };
@@ -26,8 +27,9 @@ export async function screenCompletion(engine: DetectionEngine, body: Completion
   let prompt = '';
   let retrieved = '';
   for (const message of body.messages) {
-    if (message.role === 'user' || message.role === 'system') prompt = prompt === '' ? message.content : `${prompt}\n${message.content}`;
-    else if (message.role === 'tool') retrieved = retrieved === '' ? message.content : `${retrieved}\n${message.content}`;
+    const text = contentText(message.content);
+    if (message.role === 'user' || message.role === 'system') prompt = prompt === '' ? text : `${prompt}\n${text}`;
+    else if (message.role === 'tool') retrieved = retrieved === '' ? text : `${retrieved}\n${text}`;
   }
   for (const source of body.sources ?? []) {
     const content = typeof source === 'string' ? source : source.content;

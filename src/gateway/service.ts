@@ -34,6 +34,8 @@ import { createStreamRestorer, redactMessages, restorePlaceholders, detectPii, t
 import { getAdapter, invokeCompletion, invokeStream, isProviderId, providerIds, type ProviderId } from './registry.ts';
 import { countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S, LatencyWindows, planRoute, type RouteCandidate } from './routing.ts';
+import { normalizeMessages } from './content.ts';
+import { estimateCost } from './pricing/pricing.ts';
 import type { CompletionBody } from './schemas.ts';
 import { SettingsStore, type GatewaySettings } from './settings.ts';
 
@@ -88,7 +90,8 @@ export interface CompletionEnvelope {
   content: string;
   finish_reason: string;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-  cost_usd: number;
+  /** null when the model has no listed price; budgets then count the conservative fallback estimate. */
+  cost_usd: number | null;
   latency_ms: number;
   verification: null;
   response_filter: Record<string, unknown> | null;
@@ -144,7 +147,7 @@ export interface OpenedStream {
     outcome: { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown; content: string } | { kind: 'aborted'; content: string },
   ): Promise<{
     usage: TokenUsage;
-    costUsd: number;
+    costUsd: number | null;
   } | null>;
   /** Restores PII placeholders across chunks (identity when the org did not opt in). */
   restore: { push(delta: string): string; flush(): string };
@@ -238,7 +241,7 @@ export class GatewayService {
     if (provider === 'auto' && settings.routing === null) throw validation('body.provider', 'routing_not_configured', 'provider "auto" needs a routing configuration (PUT /api/v1/gateway/routing)');
     if (provider !== 'auto' && !isProviderId(provider)) throw validation('body.provider', 'unknown_provider', `unknown provider "${provider}"`);
 
-    const messages: ChatMessage[] = body.messages.map((message) => ({ ...message }));
+    const messages: ChatMessage[] = normalizeMessages(body.messages);
     let redaction: PreparedCompletion['redaction'] = null;
     if (settings.piiMode === 'block') {
       const types = new Set<string>();
@@ -287,7 +290,8 @@ export class GatewayService {
       const promptTokens = estimatePromptTokens(messages);
       const completionTokens = request.max_tokens ?? DEFAULT_COMPLETION_RESERVE;
       const first = candidates[0]!;
-      const estimatedUsd = this.costOf(first.provider, first.model, { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens }) ?? 0;
+      const reserveUsage = { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+      const estimatedUsd = this.costOf(first.provider, first.model, reserveUsage) ?? fallbackCostUsd(first.provider, first.model, reserveUsage);
       const outcome = await this.budget.reserve(
         caller.orgId,
         tokenLimit,
@@ -597,13 +601,14 @@ export class GatewayService {
    * the response is sent, batched per org every SETTLE_BATCH_MS (the reservation already holds
    * the estimate, so nothing can overshoot meanwhile). settled() and close() apply what is queued.
    */
-  private account(prepared: PreparedCompletion, candidate: Viable, model: string, usage: TokenUsage): number {
-    const cost = this.costOf(candidate.provider, model, usage) ?? this.costOf(candidate.provider, candidate.model, usage) ?? 0;
-    const costUsd = Math.round(cost * 1e10) / 1e10;
+  private account(prepared: PreparedCompletion, candidate: Viable, model: string, usage: TokenUsage): number | null {
+    const cost = this.costOf(candidate.provider, model, usage) ?? this.costOf(candidate.provider, candidate.model, usage);
+    const costUsd = cost === null ? null : Math.round(cost * 1e10) / 1e10;
     this.deps.metrics.aiTokens.inc({ model, provider: candidate.provider }, usage.totalTokens);
     const reservation = prepared.reservation;
     if (reservation === null) return costUsd;
-    const microUsd = Math.round(costUsd * MICRO);
+    // An unpriced model still counts against a USD cap, at the conservative fallback estimate.
+    const microUsd = Math.round((costUsd ?? fallbackCostUsd(candidate.provider, model, usage)) * MICRO);
     const delta = settlementDelta(reservation, usage.totalTokens, microUsd);
     const key = `${reservation.orgId} ${reservation.day}`;
     const pending = this.pendingSettlements.get(key);
@@ -691,6 +696,11 @@ function normalizeTool(tool: NonNullable<CompletionBody['tools']>[number]): Tool
   return definition;
 }
 
+/** The price table's fallback estimate (never under-counts a budget) for a model without a listed price. */
+function fallbackCostUsd(provider: string, model: string, usage: TokenUsage): number {
+  return estimateCost(provider, model, usage).usd;
+}
+
 function toPublicUsage(usage: TokenUsage): CompletionEnvelope['usage'] {
   return { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens };
 }
@@ -718,7 +728,12 @@ export function failureToError(lastError: unknown, attempts: number, skippedOpen
     return new SvcError('UPSTREAM_UNAVAILABLE', { details: { reason: 'circuit_open', attempts, providers_skipped: skippedOpen } });
   }
   const details = { provider: lastError.provider, upstream_status: lastError.status, upstream_code: lastError.code, attempts };
+  if (lastError.providerCode === 'images_not_supported' || lastError.providerCode === 'image_url_not_supported') {
+    return new SvcError('IMAGES_NOT_SUPPORTED', { details: { provider: lastError.provider, reason: lastError.providerCode, attempts } });
+  }
   switch (lastError.code) {
+    case 'quota_exceeded':
+      return new SvcError('UPSTREAM_QUOTA_EXCEEDED', { details });
     case 'auth':
       return new SvcError('UPSTREAM_AUTH_FAILED', { details });
     case 'bad_request':

@@ -6,7 +6,7 @@
  *
  * Chunk shapes (documented in docs/gateway.md):
  *   delta   { request_id, index, delta }
- *   tool    { request_id, index, tool_call: { index, id?, name?, arguments_delta } }
+ *   tool    { request_id, index, tool_call: { index, id?, name?, arguments_delta, thought_signature? } }
  *   final   { request_id, provider, model, finish_reason, usage, cost_usd, latency_ms, response_filter, done: true }
  *   error   { request_id, error: { code, message } }  — then the stream ends without [DONE]
  *   end     data: [DONE]

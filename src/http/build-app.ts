@@ -44,8 +44,16 @@ declare module 'fastify' {
     /** Set by whatever scored the request; logged and counted. */
     threat: { score: number; decision: string; pattern: string | null } | null;
     gatewayId: string | null;
+    /** Org of a protected gateway's end-user traffic (no svc credential; logged as org_id). */
+    trafficOrgId: string | null;
+  }
+  interface FastifyInstance {
+    /** Host/path rewrites consulted before routing (protected gateways' hostnames and path prefixes). */
+    urlRewrites: Array<(host: string, url: string) => string | null>;
   }
   interface FastifyContextConfig {
+    /** End-user traffic of a capability (protected gateways): no svc credential, no plan rate limit. */
+    traffic?: boolean;
     /** Scope the caller's credential must hold. */
     scope?: Scope;
     /** No credential needed (still rate limited per IP). */
@@ -67,7 +75,16 @@ export interface RouteAccess {
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(config: ResolvedConfig, services: Services): Promise<AppInstance> {
+  const urlRewrites: Array<(host: string, url: string) => string | null> = [];
   const app = Fastify({
+    rewriteUrl: (raw) => {
+      const url = raw.url ?? '/';
+      for (const rewrite of urlRewrites) {
+        const next = rewrite(String(raw.headers.host ?? ''), url);
+        if (next !== null) return next;
+      }
+      return url;
+    },
     loggerInstance: services.logger,
     // svc writes its own request line (onResponse) with exactly the spec's fields.
     logController: new LogController({ disableRequestLogging: true }),
@@ -91,6 +108,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('threat', null);
   app.decorateRequest('gatewayId', null);
+  app.decorateRequest('trafficOrgId', null);
+  app.decorate('urlRewrites', urlRewrites);
 
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
@@ -129,6 +148,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
     const routeConfig = request.routeOptions.config;
+    if (routeConfig.traffic === true) return;
     if (routeConfig.operations !== true) {
       // A key svc has not seen lately costs a database lookup: charge it to the caller's IP
       // first, so a flood of made-up keys is refused before it reaches the database.
@@ -204,7 +224,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     const threat = request.threat;
     services.requestLog.write({
       request_id: request.id,
-      org_id: request.auth?.orgId ?? null,
+      org_id: request.auth?.orgId ?? request.trafficOrgId ?? null,
       gateway_id: request.gatewayId,
       method: request.method,
       path: request.routeOptions.url ?? pathOf(request.url),

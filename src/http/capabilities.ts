@@ -4,6 +4,7 @@
  * it and the few shared services its routes need. One line per capability, in registration order.
  */
 import { accountRoutes } from '../accounts/index.ts';
+import { apiSecurityRoutes } from '../apisec/index.ts';
 import { auditRoutes } from '../audit/index.ts';
 import { detectionRoutes } from '../detection/index.ts';
 import { gatewayRoutes } from '../gateway/index.ts';
@@ -19,5 +20,11 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   await app.register(gatewayRoutes, { gateway, detection, events, enabled: services.config.features.aiGateway });
   await app.register(auditRoutes, { audit });
   await app.register(webhookRoutes, { webhooks, audit });
+  await app.register(apiSecurityRoutes, {
+    apisec: services.apisec,
+    geoBlocking: services.config.features.geoBlocking,
+    trustProxy: services.config.trustProxy,
+    allowPrivateTargets: services.config.allowPrivateTargets,
+  });
   await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter });
 }

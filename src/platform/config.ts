@@ -14,6 +14,8 @@
  * given explicitly (`pglite:<dir>`, `memory:`).
  */
 
+import { BUILT_IN_PROVIDER_IDS, PROVIDER_CATALOGUE } from './providers.ts';
+
 export type Environment = 'production' | 'staging' | 'development';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 
@@ -53,8 +55,13 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly errorMonitoringDsn: string | null;
   readonly analyticsApiKey: string | null;
-  /** Upstream provider keys from the environment, by provider id (e.g. OPENAI_API_KEY → openai). */
+  /**
+   * Upstream provider keys from the environment, by provider id (e.g. OPENAI_API_KEY → openai).
+   * The built-in mock providers appear here (with a placeholder key) only when mockProvider is on.
+   */
   readonly providerEnvKeys: Readonly<Record<string, string>>;
+  /** GATEWAY_MOCK_PROVIDER: the built-in `mock` / `mock_backup` providers are available. Default on in development only. */
+  readonly mockProvider: boolean;
   /** Detection T4 (LLM escalation): provider and model to ask, or null when not configured. */
   readonly detectionT4: DetectionT4Config | null;
   readonly features: FeatureFlags;
@@ -80,24 +87,10 @@ export class ConfigError extends Error {
   }
 }
 
-/** Provider ids and the environment variable that carries each one's key. */
-export const PROVIDER_ENV_VARIABLES: Readonly<Record<string, string>> = {
-  openai: 'OPENAI_API_KEY',
-  azure_openai: 'AZURE_OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  gemini: 'GEMINI_API_KEY',
-  vertex_ai: 'VERTEX_AI_API_KEY',
-  bedrock: 'BEDROCK_API_KEY',
-  mistral: 'MISTRAL_API_KEY',
-  cohere: 'COHERE_API_KEY',
-  groq: 'GROQ_API_KEY',
-  together: 'TOGETHER_API_KEY',
-  fireworks: 'FIREWORKS_API_KEY',
-  deepseek: 'DEEPSEEK_API_KEY',
-  xai: 'XAI_API_KEY',
-  openrouter: 'OPENROUTER_API_KEY',
-  ollama: 'OLLAMA_API_KEY',
-};
+/** Provider ids and the environment variable that carries each one's key (from the provider catalogue). */
+export const PROVIDER_ENV_VARIABLES: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(PROVIDER_CATALOGUE.flatMap((entry) => (entry.envVariable === null ? [] : [[entry.id, entry.envVariable]]))),
+);
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -211,6 +204,9 @@ export function loadConfig(env: Env): Config {
     const value = text(variable);
     if (value !== undefined) providerEnvKeys[provider] = value;
   }
+  // The built-in mock providers need no key: a placeholder makes them routable when switched on.
+  const mockProvider = bool('GATEWAY_MOCK_PROVIDER', environment === 'development');
+  if (mockProvider) for (const id of BUILT_IN_PROVIDER_IDS) providerEnvKeys[id] = 'mock';
 
   let detectionT4: DetectionT4Config | null = null;
   const t4Provider = text('DETECTION_T4_PROVIDER');
@@ -254,6 +250,7 @@ export function loadConfig(env: Env): Config {
     errorMonitoringDsn: text('ERROR_MONITORING_DSN') ?? null,
     analyticsApiKey: text('ANALYTICS_API_KEY') ?? null,
     providerEnvKeys,
+    mockProvider,
     detectionT4,
     features: {
       mcpSecurity: bool('FEATURE_MCP_SECURITY', true),

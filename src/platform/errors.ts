@@ -22,7 +22,11 @@ export const ERRORS = {
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
   TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
+  CHALLENGE_FAILED: { status: 403, message: 'The challenge answer was not accepted (wrong, expired, replayed, or for another client or gateway).' },
+  GEO_BLOCKED: { status: 403, message: 'Requests from this country are blocked by a geo-blocking rule of this gateway.' },
   CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
+  // 402
+  UPSTREAM_QUOTA_EXCEEDED: { status: 402, message: 'The upstream provider account is out of credit or quota and no other provider could serve the request.' },
   // 404
   NOT_FOUND: { status: 404, message: 'No such resource.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
@@ -35,6 +39,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   PII_BLOCKED: { status: 422, message: 'The request contains personal data and the org blocks such requests.' },
+  IMAGES_NOT_SUPPORTED: { status: 422, message: 'The request carries images that the chosen provider cannot take.' },
   UPSTREAM_REJECTED: { status: 422, message: 'The upstream provider rejected the request (unknown model, context too long, invalid parameters).' },
   // 429
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },
@@ -47,8 +52,11 @@ export const ERRORS = {
   NO_PROVIDERS: { status: 502, message: 'No upstream provider or upstream key is configured.' },
   UPSTREAM_AUTH_FAILED: { status: 502, message: 'The upstream provider refused the configured provider key.' },
   UPSTREAM_ERROR: { status: 502, message: 'The upstream provider failed and no other provider could serve the request.' },
+  BACKEND_UNREACHABLE: { status: 502, message: 'The gateway backend could not be reached (connection refused, reset or not resolvable).' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
   UPSTREAM_UNAVAILABLE: { status: 503, message: 'Every candidate upstream provider is failing or has its circuit open; retry with backoff.' },
+  BACKEND_DOWN: { status: 503, message: 'The gateway backend fails its health checks; retry with backoff.' },
+  BACKEND_TIMEOUT: { status: 504, message: 'The gateway backend did not answer in time.' },
   UPSTREAM_TIMEOUT: { status: 504, message: 'The upstream provider did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

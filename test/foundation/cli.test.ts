@@ -15,14 +15,15 @@ const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
 const baseEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'warning' };
 
 function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 60_000 });
-  const lines = result.stdout.trim().split('\n');
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 150_000 });
+  // Results go to stdout, errors to stderr (logs too, so the error is the last JSON line there).
+  const lines = (result.status === 0 ? result.stdout : result.stderr).trim().split('\n').filter((line) => line.startsWith('{'));
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
 }
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-describe('svc CLI on the embedded default', { timeout: 120_000 }, () => {
+describe('svc CLI on the embedded default', { timeout: 300_000 }, () => {
   let orgId = '';
 
   it('creates an org and prints exactly one JSON object with an admin key', () => {
@@ -43,6 +44,30 @@ describe('svc CLI on the embedded default', { timeout: 120_000 }, () => {
     const unknown = cli(['frobnicate', '--json']);
     expect(unknown.status).toBe(2);
     expect(unknown.json.error.code).toBe('USAGE');
+  });
+
+  it('prints errors on stderr only, leaving stdout for results', () => {
+    const unknown = cli(['frobnicate', '--json']);
+    expect(unknown.stdout).toBe('');
+    expect(JSON.parse(unknown.stderr.trim().split('\n').at(-1)!).error.code).toBe('USAGE');
+    const invalid = cli(['key', 'create', '--org', orgId, '--scope', 'root']);
+    expect(invalid.status).toBe(1);
+    expect(invalid.stdout).toBe('');
+    expect(invalid.stderr).toContain('VALIDATION_FAILED');
+  });
+
+  it('answers --help with the usage on stdout and exit 0, and no command with the usage on stderr and exit 2', () => {
+    const help = cli(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: svc /);
+    expect(help.stdout).toContain('serve');
+    const commandHelp = cli(['key', 'create', '--help']);
+    expect(commandHelp.status).toBe(0);
+    expect(commandHelp.stdout).toMatch(/^usage: svc /);
+    const none = cli([]);
+    expect(none.status).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^usage: svc /);
   });
 
   it('keeps working while `svc serve` holds the data directory, and its keys authenticate', async () => {

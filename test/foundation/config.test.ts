@@ -56,7 +56,16 @@ describe('configuration', () => {
   });
 
   it('reads upstream keys from the per-provider variables', () => {
-    const config = loadConfig({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b' });
+    const config = loadConfig({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b', GATEWAY_MOCK_PROVIDER: 'false' });
     expect(config.providerEnvKeys).toEqual({ openai: 'sk-a', anthropic: 'sk-b' });
+  });
+
+  it('makes the built-in mock providers routable in development only, unless GATEWAY_MOCK_PROVIDER says otherwise', () => {
+    const development = loadConfig({ OPENAI_API_KEY: 'sk-a' });
+    expect(development.mockProvider).toBe(true);
+    expect(development.providerEnvKeys).toEqual({ openai: 'sk-a', mock: 'mock', mock_backup: 'mock' });
+    expect(loadConfig({ GATEWAY_MOCK_PROVIDER: 'false' }).providerEnvKeys).toEqual({});
+    const staging = loadConfig({ ENVIRONMENT: 'staging', DATABASE_URL: 'pglite:memory', REDIS_URL: 'memory:' });
+    expect(staging.mockProvider).toBe(false);
   });
 });

@@ -58,21 +58,40 @@ describe('circuit breaker', () => {
     expect(breaker.admit(1_500)).toBe('rejected');
   });
 
-  it('adopts an opening written by another replica', async () => {
-    const store = new Map<string, string>();
+  function sharedStore() {
+    const strings = new Map<string, string>();
+    const hashes = new Map<string, Map<string, string>>();
+    const hash = (key: string) => hashes.get(key) ?? hashes.set(key, new Map()).get(key)!;
+    const commands = {
+      set: (key: string, value: string) => void strings.set(key, value),
+      del: (key: string) => void strings.delete(key),
+      hset: (key: string, field: string, value: string) => void hash(key).set(field, value),
+      hdel: (key: string, field: string) => void hash(key).delete(field),
+    };
     const fakeRedis = {
-      async mget(...keys: string[]) {
-        return keys.map((key) => store.get(key) ?? null);
+      multi() {
+        const queued: Array<() => void> = [];
+        const chain = {
+          set: (key: string, value: string) => (queued.push(() => commands.set(key, value)), chain),
+          del: (key: string) => (queued.push(() => commands.del(key)), chain),
+          hset: (key: string, field: string, value: string) => (queued.push(() => commands.hset(key, field, value)), chain),
+          hdel: (key: string, field: string) => (queued.push(() => commands.hdel(key, field)), chain),
+          async exec() {
+            for (const run of queued) run();
+            return [];
+          },
+        };
+        return chain;
       },
-      async set(key: string, value: string) {
-        store.set(key, value);
-        return 'OK';
-      },
-      async del(key: string) {
-        store.delete(key);
-        return 1;
+      async hgetall(key: string) {
+        return Object.fromEntries(hash(key));
       },
     };
+    return { strings, hashes, fakeRedis };
+  }
+
+  it('adopts an opening written by another replica', async () => {
+    const { strings, fakeRedis } = sharedStore();
     let now = 0;
     const options = { policy, now: () => now, redis: () => fakeRedis as never, keyPrefix: 'p:' };
     const replicaA = new BreakerRegistry(options);
@@ -80,10 +99,33 @@ describe('circuit breaker', () => {
     replicaB.get('openai'); // B knows the provider
     for (let index = 0; index < 4; index += 1) replicaA.get('openai').record(false, now);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(store.get('p:gw:breaker:openai')).toBe('1000');
+    expect(strings.get('p:gw:breaker:openai')).toBe('1000');
     now = 10;
     await replicaB.sync();
     expect(replicaB.get('openai').state(now)).toBe('open');
+  });
+
+  it('adopts an opening for a provider this replica has never called, and forgets it once closed', async () => {
+    const { hashes, fakeRedis } = sharedStore();
+    let now = 0;
+    const options = { policy, now: () => now, redis: () => fakeRedis as never, keyPrefix: 'p:' };
+    const replicaA = new BreakerRegistry(options);
+    const replicaB = new BreakerRegistry(options);
+    for (let index = 0; index < 4; index += 1) replicaA.get('anthropic').record(false, now);
+    await new Promise((resolve) => setImmediate(resolve));
+    now = 10;
+    await replicaB.sync();
+    expect(replicaB.keys()).toContain('anthropic');
+    expect(replicaB.get('anthropic').admit(now)).toBe('rejected');
+    // A's probes succeed after the open time: A closes and the shared opening is withdrawn.
+    now = 1_000;
+    for (let index = 0; index < 4 && replicaA.get('anthropic').state(now) !== 'closed'; index += 1) {
+      replicaA.get('anthropic').admit(now);
+      replicaA.get('anthropic').record(true, now, true);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(replicaA.get('anthropic').state(now)).toBe('closed');
+    expect(hashes.get('p:gw:breakers-open')?.has('anthropic')).toBe(false);
   });
 });
 

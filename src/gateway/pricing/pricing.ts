@@ -171,7 +171,12 @@ export function estimateCost(provider: string, model: string, usage: TokenUsage)
   return { usd: Math.round(usd * 1e10) / 1e10, estimated: lookup.estimated, basis: lookup.basis, matchedModel: lookup.matchedModel, tableVersion: lookup.tableVersion };
 }
 
-/** Cost in USD of one completion (see estimateCost for whether it is an estimate). */
-export function costUsd(provider: string, model: string, usage: TokenUsage): number {
-  return estimateCost(provider, model, usage).usd;
+/**
+ * Cost in USD of one completion at its listed price, or null when the model has no listed price
+ * (unknown model or provider without a table): the response then says `cost_usd: null` instead of
+ * charging a fallback silently. Self-hosted providers cost 0. Budgets use estimateCost's fallback.
+ */
+export function costUsd(provider: string, model: string, usage: TokenUsage): number | null {
+  const estimate = estimateCost(provider, model, usage);
+  return estimate.estimated ? null : estimate.usd;
 }

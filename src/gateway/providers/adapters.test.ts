@@ -72,8 +72,7 @@ describe('OpenAI-compatible adapters', () => {
   });
 
   it.each([
-    [groq, 'https://api.groq.com/openai/v1/chat/completions'],
-    [together, 'https://api.together.xyz/v1/chat/completions'],
+    [together, 'https://api.together.ai/v1/chat/completions'],
     [fireworks, 'https://api.fireworks.ai/inference/v1/chat/completions'],
     [deepseek, 'https://api.deepseek.com/chat/completions'],
     [xai, 'https://api.x.ai/v1/chat/completions'],
@@ -84,7 +83,14 @@ describe('OpenAI-compatible adapters', () => {
     const upstream = await built(adapter, BASE, { apiKey: 'k' });
     expect(upstream.url).toBe(url);
     expect(upstream.json.max_tokens).toBe(100);
-    expect(upstream.json.stream).toBe(false);
+    expect(upstream.json.stream).toBeUndefined(); // omitted when not streaming, as the SDKs do
+  });
+
+  it('posts to Groq with max_completion_tokens, which replaced its deprecated max_tokens', async () => {
+    const upstream = await built(groq, BASE, { apiKey: 'k' });
+    expect(upstream.url).toBe('https://api.groq.com/openai/v1/chat/completions');
+    expect(upstream.json.max_completion_tokens).toBe(100);
+    expect(upstream.json.max_tokens).toBeUndefined();
   });
 
   it('does not send stream_options to Mistral, which rejects unknown fields', async () => {
@@ -121,12 +127,12 @@ describe('OpenAI-compatible adapters', () => {
 });
 
 describe('Azure OpenAI adapter', () => {
-  it('routes by deployment and api-version with the api-key header and no model in the body', async () => {
+  it('routes by deployment and api-version with the api-key header, the deployment also as model (as AzureOpenAI does)', async () => {
     const upstream = await built(azure_openai, BASE, { apiKey: 'az-key', baseUrl: 'https://res.openai.azure.com' });
     expect(upstream.url).toBe('https://res.openai.azure.com/openai/deployments/model-x/chat/completions?api-version=2024-10-21');
     expect(upstream.headers['api-key']).toBe('az-key');
     expect(upstream.headers.authorization).toBeUndefined();
-    expect(upstream.json.model).toBeUndefined();
+    expect(upstream.json.model).toBe('model-x');
   });
 
   it('takes the api-version from the base URL query and the deployment from extra', async () => {
@@ -145,7 +151,7 @@ describe('Azure OpenAI adapter', () => {
 
 describe('Anthropic adapter', () => {
   it('sends x-api-key, anthropic-version, a top-level system and tool blocks in alternating turns', async () => {
-    const upstream = await built(anthropic, BASE, { apiKey: 'sk-ant' });
+    const upstream = await built(anthropic, BASE, { apiKey: 'sk-ant', extra: { anthropic_version: '2023-06-01' } });
     expect(upstream.url).toBe('https://api.anthropic.com/v1/messages');
     expect(upstream.headers).toMatchObject({ 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' });
     expect(upstream.headers.authorization).toBeUndefined();
@@ -203,9 +209,9 @@ describe('Gemini and Vertex AI adapters', () => {
         { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] },
         { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { c: 18 } } }, { text: 'Thanks. And tomorrow?' }] },
       ],
-      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      systemInstruction: { role: 'user', parts: [{ text: 'Be brief.' }] },
       generationConfig: { maxOutputTokens: 100, temperature: 0.5 },
-      tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+      tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } } } }] }],
     });
   });
 

@@ -1,5 +1,10 @@
 // Anthropic Messages API: POST /v1/messages, x-api-key + anthropic-version, top-level `system`,
 // tool_use / tool_result content blocks, named SSE events.
+//
+// API version: a setting of the adapter (ANTHROPIC_VERSION, the version the official SDK sends),
+// overridable per key with `extra.anthropic_version`. Parameters a version or model refuses are
+// mapped, not forwarded: 2026-10-21 removed `temperature` (and top_p/top_k), and models released
+// after Claude Opus 4.6 reject any temperature but 1 under older versions too — svc then omits it.
 import { UpstreamError } from '../contract.ts';
 import type {
   ChatMessage,
@@ -34,7 +39,18 @@ import {
 import type { JsonObject } from './shared/common.ts';
 
 const PROVIDER = 'anthropic';
-export const ANTHROPIC_VERSION = '2023-06-01';
+/** The default `anthropic-version` (what @anthropic-ai/sdk 1.x sends). */
+export const ANTHROPIC_VERSION = '2026-10-21';
+/** The first API version without sampling parameters (temperature, top_p, top_k). */
+const VERSION_WITHOUT_SAMPLING = '2026-10-21';
+/** Model families released after Claude Opus 4.6: temperature other than 1 is refused on every version. */
+const NO_TEMPERATURE_MODELS = /^(?:anthropic\.|us\.|eu\.|global\.)?claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku|fable)-(?:[5-9]|\d{2,}))(?:\D|$)/;
+
+/** Whether `temperature` may be sent for this model under this API version. */
+export function acceptsTemperature(model: string, version: string, temperature: number): boolean {
+  if (version >= VERSION_WITHOUT_SAMPLING) return false;
+  return temperature === 1 || !NO_TEMPERATURE_MODELS.test(model);
+}
 /** max_tokens is required by the Messages API; used when the request sets none. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
@@ -65,19 +81,28 @@ export function toUsage(usage: unknown): TokenUsage | null {
 
 type Block = JsonObject;
 
+const DATA_URL = /^data:(image\/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/=]+)$/;
+
+function imageBlock(url: string): Block {
+  const data = DATA_URL.exec(url);
+  if (data) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } };
+  return { type: 'image', source: { type: 'url', url } };
+}
+
 function blocksOf(message: ChatMessage): Block[] {
   if (message.role === 'tool') {
     return [{ type: 'tool_result', tool_use_id: message.tool_call_id ?? '', content: message.content }];
   }
   const blocks: Block[] = [];
   if (message.content.length > 0) blocks.push({ type: 'text', text: message.content });
+  for (const image of message.images ?? []) blocks.push(imageBlock(image.url));
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
   }
   return blocks;
 }
 
-export function buildBody(request: CompletionRequest): JsonObject {
+export function buildBody(request: CompletionRequest, version: string = ANTHROPIC_VERSION): JsonObject {
   const system = request.messages.filter((message) => message.role === 'system').map((message) => message.content);
   // Consecutive turns of the same role are merged: tool results travel as user turns.
   const messages: { role: 'user' | 'assistant'; content: Block[] }[] = [];
@@ -95,7 +120,7 @@ export function buildBody(request: CompletionRequest): JsonObject {
   body.messages = messages.map((message) =>
     message.content.length === 1 && message.content[0]?.type === 'text' ? { role: message.role, content: message.content[0].text } : message,
   );
-  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.temperature !== undefined && acceptsTemperature(request.model, version, request.temperature)) body.temperature = request.temperature;
   if (request.tools && request.tools.length > 0) {
     body.tools = request.tools.map((tool) => ({
       name: tool.name,
@@ -204,7 +229,9 @@ export const anthropic = {
   displayName: 'Anthropic',
   defaultBaseUrl: 'https://api.anthropic.com',
   streamFormat: 'sse',
+  images: 'url',
   buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
+    const version = target.extra?.anthropic_version ?? ANTHROPIC_VERSION;
     return {
       url: joinUrl(target.baseUrl ?? 'https://api.anthropic.com', '/v1/messages'),
       method: 'POST',
@@ -212,9 +239,9 @@ export const anthropic = {
         'content-type': 'application/json',
         accept: request.stream ? 'text/event-stream' : 'application/json',
         'x-api-key': target.apiKey,
-        'anthropic-version': target.extra?.anthropic_version ?? ANTHROPIC_VERSION,
+        'anthropic-version': version,
       },
-      body: JSON.stringify(buildBody(request)),
+      body: JSON.stringify(buildBody(request, version)),
     };
   },
   parseResponse,

@@ -101,6 +101,18 @@ export function bedrockRegion(target: ProviderTarget): string {
   return DEFAULT_REGION;
 }
 
+/** Claude models released after Opus 4.6 refuse a temperature other than 1 (also on Bedrock): omitted, not forwarded. */
+const CLAUDE_WITHOUT_TEMPERATURE = /(?:^|\.)anthropic\.claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku|fable)-(?:[5-9]|\d{2,}))(?:\D|$)/;
+
+const DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,([A-Za-z0-9+/=]+)$/;
+
+/** Converse takes image bytes (`image.source.bytes`, base64 in JSON); a remote URL is refused. */
+function imageBlock(url: string): JsonObject {
+  const data = DATA_URL.exec(url);
+  if (!data) throw new UpstreamError({ provider: PROVIDER, status: null, code: 'bad_request', retryable: false, providerCode: 'image_url_not_supported' });
+  return { image: { format: data[1], source: { bytes: data[2] } } };
+}
+
 export function buildBody(request: CompletionRequest): JsonObject {
   const system: JsonObject[] = [];
   const messages: { role: 'user' | 'assistant'; content: JsonObject[] }[] = [];
@@ -114,6 +126,7 @@ export function buildBody(request: CompletionRequest): JsonObject {
       blocks.push({ toolResult: { toolUseId: message.tool_call_id ?? '', content: [{ text: message.content }] } });
     } else {
       if (message.content.length > 0) blocks.push({ text: message.content });
+      for (const image of message.images ?? []) blocks.push(imageBlock(image.url));
       if (message.role === 'assistant') {
         for (const call of message.tool_calls ?? []) blocks.push({ toolUse: { toolUseId: call.id, name: call.name, input: argumentsObject(call.arguments) } });
       }
@@ -128,7 +141,7 @@ export function buildBody(request: CompletionRequest): JsonObject {
   if (system.length > 0) body.system = system;
   const inferenceConfig: JsonObject = {};
   if (request.max_tokens !== undefined) inferenceConfig.maxTokens = request.max_tokens;
-  if (request.temperature !== undefined) inferenceConfig.temperature = request.temperature;
+  if (request.temperature !== undefined && (request.temperature === 1 || !CLAUDE_WITHOUT_TEMPERATURE.test(request.model))) inferenceConfig.temperature = request.temperature;
   if (Object.keys(inferenceConfig).length > 0) body.inferenceConfig = inferenceConfig;
   if (request.tools && request.tools.length > 0) {
     body.toolConfig = {
@@ -172,7 +185,16 @@ async function buildRequest(request: CompletionRequest, target: ProviderTarget):
 
 function parseError(status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
   const errorType = headerValue(headers, 'x-amzn-errortype')?.split(':')[0] ?? stringAt(tryParseJsonObject(bodyText), '__type')?.split('#').at(-1);
-  const override = errorType === 'ThrottlingException' ? { code: 'rate_limited' as const } : errorType === 'ModelNotReadyException' ? { code: 'overloaded' as const } : undefined;
+  // ModelErrorException (424): the model failed to process the request — a model-side failure,
+  // retried and failed over like a 5xx, not a rejection of the request.
+  const override =
+    errorType === 'ThrottlingException'
+      ? { code: 'rate_limited' as const }
+      : errorType === 'ModelNotReadyException'
+        ? { code: 'overloaded' as const }
+        : errorType === 'ModelErrorException' || status === 424
+          ? { code: 'server' as const }
+          : undefined;
   return upstreamErrorFor(PROVIDER, status, headers, errorType, override);
 }
 
@@ -260,6 +282,7 @@ export const bedrock = {
   displayName: 'Amazon Bedrock',
   defaultBaseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com',
   streamFormat: 'aws-eventstream',
+  images: 'inline',
   buildRequest,
   parseResponse,
   parseError,

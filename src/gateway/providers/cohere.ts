@@ -63,6 +63,11 @@ function toWireMessage(message: ChatMessage): JsonObject {
     return { role: 'tool', tool_call_id: message.tool_call_id ?? '', content: message.content };
   }
   const wire: JsonObject = { role: message.role, content: message.content };
+  if (message.images && message.images.length > 0) {
+    const parts: JsonObject[] = message.content.length > 0 ? [{ type: 'text', text: message.content }] : [];
+    for (const image of message.images) parts.push({ type: 'image_url', image_url: image.detail === undefined ? { url: image.url } : { url: image.url, detail: image.detail } });
+    wire.content = parts;
+  }
   if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
     wire.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
   }
@@ -163,6 +168,7 @@ export const cohere = {
   displayName: 'Cohere',
   defaultBaseUrl: DEFAULT_BASE_URL,
   streamFormat: 'sse',
+  images: 'url',
   buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
     return {
       url: joinUrl(target.baseUrl ?? DEFAULT_BASE_URL, '/v2/chat'),

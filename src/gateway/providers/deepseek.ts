@@ -6,4 +6,6 @@ export const deepseek = createOpenAiChatAdapter({
   id: 'deepseek',
   displayName: 'DeepSeek',
   defaultBaseUrl: 'https://api.deepseek.com',
+  // DeepSeek's chat API takes text only.
+  images: 'none',
 }) satisfies ProviderAdapter;

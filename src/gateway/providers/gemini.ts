@@ -12,6 +12,7 @@ export const gemini = {
   displayName: 'Google Gemini',
   defaultBaseUrl: DEFAULT_BASE_URL,
   streamFormat: 'sse',
+  images: 'inline',
   buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
     const model = request.model.startsWith('models/') ? request.model.slice('models/'.length) : request.model;
     const method = request.stream ? ':streamGenerateContent?alt=sse' : ':generateContent';
@@ -19,7 +20,7 @@ export const gemini = {
       url: joinUrl(target.baseUrl ?? DEFAULT_BASE_URL, `/models/${encodeURIComponent(model)}${method}`),
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json', 'x-goog-api-key': target.apiKey },
-      body: JSON.stringify(buildGenerateContentBody(request)),
+      body: JSON.stringify(buildGenerateContentBody(request, PROVIDER)),
     };
   },
   parseResponse(status: number, headers: UpstreamHeaders, bodyText: string, requestedModel?: string): CompletionResult {

@@ -40,6 +40,7 @@ export const vertex_ai = {
   displayName: 'Google Vertex AI',
   defaultBaseUrl: 'https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}',
   streamFormat: 'sse',
+  images: 'inline',
   buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
     const credentials = parseVertexKey(target.apiKey);
     const model = request.model.includes('/') ? request.model : `publishers/google/models/${request.model}`;
@@ -48,7 +49,7 @@ export const vertex_ai = {
       url: `${vertexBaseUrl(target, credentials)}/${model.split('/').map(encodeURIComponent).join('/')}${method}`,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json', authorization: `Bearer ${credentials.accessToken}` },
-      body: JSON.stringify(buildGenerateContentBody(request)),
+      body: JSON.stringify(buildGenerateContentBody(request, PROVIDER)),
     };
   },
   parseResponse(status: number, headers: UpstreamHeaders, bodyText: string, requestedModel?: string): CompletionResult {

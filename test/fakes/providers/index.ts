@@ -51,14 +51,15 @@ function layoutFor(providerId: ProviderId, apiKey: string): Layout {
     protocol: openAiProtocol({ path: `${basePath}/chat/completions`, auth: 'bearer', apiKey, requireStreamOptions: true, streamUsage: 'usage-chunk', ...extra }),
   });
   switch (providerId) {
-    case 'openai':
     case 'together':
+      return openAiLike('/v1', { requireStreamOptions: false, streamUsage: 'finish-chunk' });
+    case 'openai':
     case 'xai':
     case 'ollama':
     case 'openai_compatible':
       return openAiLike('/v1');
     case 'groq':
-      return openAiLike('/openai/v1', { streamUsage: 'x-groq' });
+      return openAiLike('/openai/v1', { requireStreamOptions: false, streamUsage: 'x-groq' });
     case 'fireworks':
       return openAiLike('/inference/v1');
     case 'deepseek':
@@ -82,6 +83,9 @@ function layoutFor(providerId: ProviderId, apiKey: string): Layout {
       return { basePath: '', protocol: bedrockProtocol(FAKE_CREDENTIALS.bedrock) };
     case 'cohere':
       return { basePath: '', protocol: cohereProtocol(apiKey) };
+    case 'mock':
+    case 'mock_backup':
+      throw new Error('the built-in mock providers answer in process: no fake upstream');
   }
 }
 

@@ -62,19 +62,52 @@ export function toUsage(metadata: unknown): TokenUsage | null {
   return usageOf(prompt ?? 0, candidates + (thoughts ?? 0), extra);
 }
 
-/** Gemini's schema dialect is an OpenAPI subset: drop the JSON-Schema-only keys it rejects. */
-function toGeminiSchema(schema: unknown): unknown {
+/** Schema.type is an enum (STRING, OBJECT…); @google/genai sends the upper-case names. */
+const schemaType = (type: unknown): unknown => (typeof type === 'string' ? type.toUpperCase() : type);
+
+const isNullSchema = (value: unknown): boolean => isObject(value) && value.type === 'null' && Object.keys(value).length === 1;
+
+/**
+ * Gemini's schema dialect is an OpenAPI 3.0 subset: drop the JSON-Schema-only keys it rejects,
+ * send `type` as the enum's upper-case name and express null the OpenAPI way, as @google/genai does: `type: ["string", "null"]` becomes
+ * `type: "string", nullable: true` (Schema.type takes one value), and a `null` branch of
+ * `anyOf` becomes `nullable: true` (a single remaining branch is inlined).
+ */
+export function toGeminiSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(toGeminiSchema);
   if (!isObject(schema)) return schema;
   const result: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$schema' || key === 'additionalProperties' || key === '$id' || key === '$defs') continue;
+    if (key === 'type' && (typeof value === 'string' || Array.isArray(value))) {
+      const types = (Array.isArray(value) ? value : [value]).filter((type) => type !== 'null');
+      if (types.length < (Array.isArray(value) ? value.length : 1)) result.nullable = true;
+      if (types.length === 1) result.type = schemaType(types[0]);
+      else if (types.length > 1) result.anyOf = types.map((type) => ({ type: schemaType(type) }));
+      continue;
+    }
+    if (key === 'anyOf' && Array.isArray(value)) {
+      const branches = value.filter((branch) => !isNullSchema(branch));
+      if (branches.length < value.length) result.nullable = true;
+      if (branches.length === 1) Object.assign(result, toGeminiSchema(branches[0]) as JsonObject);
+      else result.anyOf = branches.map(toGeminiSchema);
+      continue;
+    }
     result[key] = toGeminiSchema(value);
   }
   return result;
 }
 
-export function buildGenerateContentBody(request: CompletionRequest): JsonObject {
+const DATA_URL = /^data:([a-z]+\/[A-Za-z0-9.+-]+);base64,([A-Za-z0-9+/=]+)$/;
+
+/** Gemini takes image bytes inline (`inlineData`); a remote URL is refused before any call. */
+function inlineImage(provider: string, url: string): JsonObject {
+  const data = DATA_URL.exec(url);
+  if (!data) throw new UpstreamError({ provider, status: null, code: 'bad_request', retryable: false, providerCode: 'image_url_not_supported' });
+  return { inlineData: { mimeType: data[1], data: data[2] } };
+}
+
+export function buildGenerateContentBody(request: CompletionRequest, provider = 'gemini'): JsonObject {
   const toolNames = new Map<string, string>();
   const contents: { role: 'user' | 'model'; parts: JsonObject[] }[] = [];
   const system: JsonObject[] = [];
@@ -90,14 +123,18 @@ export function buildGenerateContentBody(request: CompletionRequest): JsonObject
       if (message.content.length > 0) parts.push({ text: message.content });
       for (const call of message.tool_calls ?? []) {
         toolNames.set(call.id, call.name);
-        parts.push({ functionCall: { name: call.name, args: argumentsObject(call.arguments) } });
+        // Gemini 3 requires the call's thought signature back, as a sibling of functionCall.
+        const part: JsonObject = { functionCall: { name: call.name, args: argumentsObject(call.arguments) } };
+        if (call.thought_signature !== undefined) part.thoughtSignature = call.thought_signature;
+        parts.push(part);
       }
     } else if (message.role === 'tool') {
       const name = (message.tool_call_id === undefined ? undefined : toolNames.get(message.tool_call_id)) ?? message.name ?? 'tool';
       const parsed = argumentsObject(message.content);
       parts.push({ functionResponse: { name, response: Object.keys(parsed).length > 0 ? parsed : { content: message.content } } });
     } else {
-      parts.push({ text: message.content });
+      if (message.content.length > 0 || !message.images) parts.push({ text: message.content });
+      for (const image of message.images ?? []) parts.push(inlineImage(provider, image.url));
     }
     if (parts.length === 0) continue;
     const last = contents.at(-1);
@@ -105,7 +142,8 @@ export function buildGenerateContentBody(request: CompletionRequest): JsonObject
     else contents.push({ role, parts });
   }
   const body: JsonObject = { contents };
-  if (system.length > 0) body.systemInstruction = { parts: system };
+  // role "user", as @google/genai sends a system instruction (the API ignores the role there).
+  if (system.length > 0) body.systemInstruction = { role: 'user', parts: system };
   const generationConfig: JsonObject = {};
   if (request.max_tokens !== undefined) generationConfig.maxOutputTokens = request.max_tokens;
   if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
@@ -157,7 +195,10 @@ function readCandidate(provider: string, chunk: JsonObject, toolOffset: number):
     const call = objectAt(part, 'functionCall');
     if (call) {
       const index = toolOffset + result.toolCalls.length;
-      result.toolCalls.push({ id: stringAt(call, 'id') ?? `call_${index}`, name: stringAt(call, 'name') ?? '', arguments: JSON.stringify(objectAt(call, 'args') ?? {}) });
+      const toolCall: ToolCall = { id: stringAt(call, 'id') ?? `call_${index}`, name: stringAt(call, 'name') ?? '', arguments: JSON.stringify(objectAt(call, 'args') ?? {}) };
+      const signature = stringAt(part, 'thoughtSignature');
+      if (signature !== undefined) toolCall.thought_signature = signature;
+      result.toolCalls.push(toolCall);
     }
   }
   return result;
@@ -194,7 +235,14 @@ export async function* parseGenerateContentStream(provider: string, body: AsyncI
     const candidate = readCandidate(provider, chunk, toolCount);
     if (candidate.text.length > 0) yield { type: 'delta', text: candidate.text };
     for (const call of candidate.toolCalls) {
-      yield { type: 'tool_call_delta', index: toolCount, id: call.id, name: call.name, argumentsDelta: call.arguments };
+      yield {
+        type: 'tool_call_delta',
+        index: toolCount,
+        id: call.id,
+        name: call.name,
+        argumentsDelta: call.arguments,
+        ...(call.thought_signature === undefined ? {} : { thoughtSignature: call.thought_signature }),
+      };
       toolCount += 1;
     }
     if (candidate.rawFinishReason !== null) rawFinishReason = candidate.rawFinishReason;

@@ -12,6 +12,7 @@ import type {
   StreamEvent,
   TokenUsage,
   ToolCall,
+  UpstreamErrorCode,
   UpstreamHeaders,
   UpstreamRequest,
 } from '../../contract.ts';
@@ -48,6 +49,10 @@ export interface OpenAiChatSettings {
   omitModel?: boolean;
   /** Send the optional participant `name` of messages. Default true (Mistral rejects it). */
   sendName?: boolean;
+  /** Which images the vendor takes (see ProviderAdapter.images). Default 'url'. */
+  images?: 'url' | 'inline' | 'none';
+  /** Vendor-specific error codes, consulted before the shared status mapping. */
+  errorCode?: (status: number, providerCode: string | undefined) => UpstreamErrorCode | undefined;
 }
 
 export const OPENAI_FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
@@ -80,8 +85,16 @@ export function toUsage(usage: unknown): TokenUsage | null {
   return usageOf(prompt ?? 0, completion ?? 0, extra);
 }
 
+/** Text, or OpenAI content parts when the message carries images. */
+export function openAiContent(message: ChatMessage): string | Record<string, unknown>[] {
+  if (!message.images || message.images.length === 0) return message.content;
+  const parts: Record<string, unknown>[] = message.content.length > 0 ? [{ type: 'text', text: message.content }] : [];
+  for (const image of message.images) parts.push({ type: 'image_url', image_url: image.detail === undefined ? { url: image.url } : { url: image.url, detail: image.detail } });
+  return parts;
+}
+
 function toWireMessage(message: ChatMessage, sendName: boolean): Record<string, unknown> {
-  const wire: Record<string, unknown> = { role: message.role, content: message.content };
+  const wire: Record<string, unknown> = { role: message.role, content: openAiContent(message) };
   if (sendName && message.name !== undefined && message.role !== 'tool') wire.name = message.name;
   if (message.role === 'tool' && message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
   if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
@@ -103,7 +116,8 @@ export function buildOpenAiChatBody(request: CompletionRequest, settings: Pick<O
       function: { name: tool.name, ...(tool.description === undefined ? {} : { description: tool.description }), parameters: tool.parameters },
     }));
   }
-  body.stream = request.stream;
+  // As the official SDKs do: `stream` only when streaming (false is the default everywhere).
+  if (request.stream) body.stream = true;
   if (request.stream && (settings.streamUsageOption ?? true)) body.stream_options = { include_usage: true };
   return body;
 }
@@ -122,11 +136,43 @@ function toolCallsOf(message: unknown): ToolCall[] | undefined {
   return result.length > 0 ? result : undefined;
 }
 
-export function parseOpenAiError(provider: string, status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
+/** Out of credit rather than rate limited: OpenAI's 429 `insufficient_quota`, a 402 (DeepSeek "Insufficient Balance"). */
+function quotaCode(status: number, providerCode: string | undefined): UpstreamErrorCode | undefined {
+  if (status === 402 || providerCode === 'insufficient_quota') return 'quota_exceeded';
+  return undefined;
+}
+
+export function parseOpenAiError(
+  provider: string,
+  status: number,
+  headers: UpstreamHeaders,
+  bodyText: string,
+  errorCode?: (status: number, providerCode: string | undefined) => UpstreamErrorCode | undefined,
+): UpstreamError {
   const body = tryParseJsonObject(bodyText);
   const error = objectAt(body, 'error');
+  // `code` is the specific reason (insufficient_quota) where `type` is the family (insufficient_quota / rate_limit_error…).
   const providerCode = stringAt(error, 'code') ?? stringAt(error, 'type') ?? stringAt(body, 'code') ?? undefined;
-  return upstreamErrorFor(provider, status, headers, providerCode);
+  const typeCode = stringAt(error, 'type');
+  const code = errorCode?.(status, providerCode) ?? quotaCode(status, providerCode) ?? quotaCode(status, typeCode);
+  return upstreamErrorFor(provider, status, headers, providerCode, code === undefined ? undefined : { code });
+}
+
+/**
+ * `message.content` as text: a string, or (Mistral's reasoning models) an array of parts whose
+ * `text` parts are the answer and whose `thinking` parts are the hidden reasoning (not returned).
+ * Anything else is not the documented shape.
+ */
+function contentText(provider: string, content: unknown): string | undefined {
+  if (content === null || content === undefined) return undefined;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw invalidResponse(provider);
+  let text = '';
+  for (const part of content) {
+    if (typeof part === 'string') text += part;
+    else if (isObject(part) && part.type === 'text' && typeof part.text === 'string') text += part.text;
+  }
+  return text;
 }
 
 export function parseOpenAiResponse(provider: string, bodyText: string, requestedModel: string | undefined): CompletionResult {
@@ -134,12 +180,13 @@ export function parseOpenAiResponse(provider: string, bodyText: string, requeste
   const choice = arrayAt(body, 'choices')?.[0];
   const message = objectAt(choice, 'message');
   if (!message) throw invalidResponse(provider);
-  const content = message.content;
-  if (content !== null && content !== undefined && typeof content !== 'string') throw invalidResponse(provider);
+  const refusal = stringAt(message, 'refusal');
+  const content = contentText(provider, message.content);
   const rawFinishReason = stringAt(choice, 'finish_reason') ?? null;
   const result: CompletionResult = {
-    content: content ?? '',
-    finishReason: mapFinishReason(rawFinishReason),
+    // A refusal comes with content null: the refusal text is the answer, finish content_filter.
+    content: refusal !== undefined && refusal.length > 0 && !content ? refusal : (content ?? ''),
+    finishReason: refusal !== undefined && refusal.length > 0 ? 'content_filter' : mapFinishReason(rawFinishReason),
     rawFinishReason,
     usage: toUsage(body.usage) ?? usageOf(0, 0),
     model: stringAt(body, 'model') || requestedModel || '',
@@ -151,12 +198,14 @@ export function parseOpenAiResponse(provider: string, bodyText: string, requeste
 
 export async function* parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
   let rawFinishReason: string | null = null;
+  let refused = false;
+  const finish = (): FinishReason => (refused ? 'content_filter' : mapFinishReason(rawFinishReason));
   let usage: TokenUsage | null = null;
   let model: string | undefined;
   for await (const event of sseEvents(body, provider)) {
     const data = event.data.trim();
     if (data === '[DONE]') {
-      yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
+      yield { type: 'done', finishReason: finish(), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
       return;
     }
     if (data.length === 0) continue;
@@ -171,8 +220,13 @@ export async function* parseOpenAiStream(provider: string, body: AsyncIterable<U
     const choice = arrayAt(chunk, 'choices')?.[0];
     if (!isObject(choice)) continue;
     const delta = objectAt(choice, 'delta');
-    const text = stringAt(delta, 'content');
+    const text = isObject(delta) ? contentText(provider, delta.content) : undefined;
     if (text !== undefined && text.length > 0) yield { type: 'delta', text };
+    const refusal = stringAt(delta, 'refusal');
+    if (refusal !== undefined && refusal.length > 0) {
+      refused = true;
+      yield { type: 'delta', text: refusal };
+    }
     const calls = arrayAt(delta, 'tool_calls');
     if (calls) {
       for (const call of calls) {
@@ -189,13 +243,13 @@ export async function* parseOpenAiStream(provider: string, body: AsyncIterable<U
         };
       }
     }
-    const finish = stringAt(choice, 'finish_reason');
-    if (finish !== undefined) rawFinishReason = finish;
+    const finishReason = stringAt(choice, 'finish_reason');
+    if (finishReason !== undefined) rawFinishReason = finishReason;
   }
   // Some compatible servers close without [DONE]; a finish_reason already seen means the answer
   // is complete. Without one the stream was cut: never a silent truncation.
   if (rawFinishReason === null) throw truncatedStream(provider);
-  yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
+  yield { type: 'done', finishReason: finish(), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
 }
 
 function requireBaseUrl(settings: OpenAiChatSettings, target: ProviderTarget): string {
@@ -211,6 +265,7 @@ export function createOpenAiChatAdapter(settings: OpenAiChatSettings): ProviderA
     displayName: settings.displayName,
     defaultBaseUrl: settings.defaultBaseUrl,
     streamFormat: 'sse',
+    images: settings.images ?? 'url',
     buildRequest(request: CompletionRequest, target: ProviderTarget): UpstreamRequest {
       const base = requireBaseUrl(settings, target);
       const url = settings.url ? settings.url(request, target, base) : joinUrl(base, '/chat/completions');
@@ -223,11 +278,11 @@ export function createOpenAiChatAdapter(settings: OpenAiChatSettings): ProviderA
       };
     },
     parseResponse(status: number, headers: UpstreamHeaders, bodyText: string, requestedModel?: string): CompletionResult {
-      if (status < 200 || status > 299) throw parseOpenAiError(provider, status, headers, bodyText);
+      if (status < 200 || status > 299) throw parseOpenAiError(provider, status, headers, bodyText, settings.errorCode);
       return parseOpenAiResponse(provider, bodyText, requestedModel);
     },
     parseError(status: number, headers: UpstreamHeaders, bodyText: string): UpstreamError {
-      return parseOpenAiError(provider, status, headers, bodyText);
+      return parseOpenAiError(provider, status, headers, bodyText, settings.errorCode);
     },
     parseStream(body: AsyncIterable<Uint8Array>): AsyncIterable<StreamEvent> {
       return parseOpenAiStream(provider, body);

@@ -1,0 +1,376 @@
+/**
+ * API-security benchmark (`npm run bench -- apisec [--quick]`), one JSON object:
+ *
+ * - proxy: a small GET and a small JSON POST at 1 connection (sequential keep-alive probes,
+ *   interleaved rounds, p50/p99) and at 16 connections (autocannon, interleaved windows: median
+ *   requests/s and p50), against the backend directly, a bare node:http pass-through proxy, svc
+ *   (a block-mode protected gateway: inspection, policy, analyzer, bots, T5, log line, metrics)
+ *   and Apache + ModSecurity 2 + OWASP CRS 3.3 at paranoia level 1 in blocking mode (Debian
+ *   packages; skipped with a notice when absent), all in front of the same backend in the same run.
+ *   Targets: svc's p50 minus the pass-through's p50 ≤ 0.2 ms; svc ≥ 3× ModSecurity's requests/s.
+ * - detection: ../shared/datasets/http/ sent through the svc gateway over HTTP; per source and
+ *   category the share answered 403 (attacks: detection rate; benign: false-positive rate).
+ * - shadow_zombie: the traffic generator (apisec-traffic.ts) through the analyzer; false-positive
+ *   and false-negative rates of shadow and zombie flags (targets ≤ 2 % and ≤ 5 %).
+ * - bots: ../shared/datasets/bots/ classified by user agent; per expected class the true-positive
+ *   rate and, per other class, the false-positive rate on browsers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Pool } from 'undici';
+import { classifyUserAgent, createAnalyzer } from '../src/apisec/index.ts';
+import type { Gateway } from '../src/apisec/index.ts';
+import { generateTraffic } from './apisec-traffic.ts';
+import { percentile, probeLatency, repoRoot, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+
+const DATASETS = resolve(repoRoot, '../shared/datasets');
+const note = (message: string) => process.stderr.write(`[apisec bench] ${message}\n`);
+const SMALL_JSON = JSON.stringify({ name: 'widget', price: 9.99, tags: ['a', 'b'] });
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+interface Apache {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Apache + mod_security2 + CRS (PL1, anomaly-scoring blocking) reverse-proxying to the backend, or a reason it cannot run. */
+async function startModSecurity(backendPort: number): Promise<Apache | string> {
+  const binary = '/usr/sbin/apache2';
+  const crs = '/usr/share/modsecurity-crs/owasp-crs.load';
+  const recommended = '/etc/modsecurity/modsecurity.conf-recommended';
+  const modules = '/usr/lib/apache2/modules';
+  if (!existsSync(binary) || !existsSync(crs) || !existsSync(recommended) || !existsSync(join(modules, 'mod_security2.so'))) {
+    return 'apache2, libapache2-mod-security2 and modsecurity-crs are not installed (apt-get install apache2 libapache2-mod-security2 modsecurity-crs)';
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'svc-modsec-'));
+  const port = await freePort();
+  const modsecurity = readFileSync(recommended, 'utf8')
+    .replace(/^SecRuleEngine .*$/m, 'SecRuleEngine On')
+    .replace(/^SecAuditEngine .*$/m, 'SecAuditEngine Off')
+    .replace(/^SecAuditLog .*$/m, `SecAuditLog ${dir}/audit.log`)
+    .replace(/^SecTmpDir .*$/m, `SecTmpDir ${dir}/`)
+    .replace(/^SecDataDir .*$/m, `SecDataDir ${dir}/`)
+    .replace(/^SecUnicodeMapFile unicode\.mapping/m, 'SecUnicodeMapFile /etc/modsecurity/unicode.mapping');
+  writeFileSync(join(dir, 'modsecurity.conf'), modsecurity);
+  writeFileSync(
+    join(dir, 'httpd.conf'),
+    [
+      `ServerRoot ${dir}`,
+      `PidFile ${dir}/httpd.pid`,
+      `Listen 127.0.0.1:${port}`,
+      'ServerName localhost',
+      ...['mpm_event', 'authz_core', 'proxy', 'proxy_http', 'unique_id', 'security2'].map((name) => `LoadModule ${name === 'security2' ? 'security2_module' : `${name}_module`} ${modules}/mod_${name}.so`),
+      `ErrorLog ${dir}/error.log`,
+      'LogLevel crit',
+      'KeepAlive On',
+      'MaxKeepAliveRequests 0',
+      'KeepAliveTimeout 60',
+      `Include ${dir}/modsecurity.conf`,
+      `Include ${crs}`,
+      `ProxyPass / http://127.0.0.1:${backendPort}/ keepalive=On`,
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn(binary, ['-f', join(dir, 'httpd.conf'), '-DFOREGROUND'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    if (child.exitCode !== null) return `apache2 exited: ${stderr.slice(0, 300)}`;
+    try {
+      const pool = new Pool(`http://127.0.0.1:${port}`);
+      const answer = await pool.request({ path: '/small', method: 'GET' });
+      await answer.body.dump();
+      await pool.close();
+      if (answer.statusCode === 200) break;
+    } catch {
+      await new Promise((wait) => setTimeout(wait, 100));
+    }
+  }
+  return {
+    port,
+    async stop() {
+      if (child.exitCode === null) {
+        await new Promise<void>((done) => {
+          child.once('exit', () => done());
+          child.kill('SIGTERM');
+        });
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface HttpRecord {
+  label: string;
+  category?: string;
+  text?: string;
+  encoding?: string;
+  request?: { method?: string; uri?: string; headers?: Record<string, string>; body?: string | null };
+}
+
+function loadJsonl(path: string): HttpRecord[] {
+  return readFileSync(path, 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as HttpRecord);
+}
+
+function sample<T>(items: T[], limit: number): T[] {
+  if (items.length <= limit) return items;
+  const step = items.length / limit;
+  return Array.from({ length: limit }, (_, index) => items[Math.floor(index * step)]!);
+}
+
+const DROPPED_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'proxy-connection']);
+
+/** Sends dataset records through the gateway; per source/category the share answered 403. */
+async function detectionThroughProxy(origin: string, gatewayId: string, perFile: number) {
+  const pool = new Pool(origin, { connections: 4 });
+  const result: Record<string, Record<string, { label: string; n: number; blocked: number; rate: number }>> = {};
+  const unsendable: Record<string, number> = {};
+  for (const file of ['crs_regression', 'libinjection', 'debian_wfuzz', 'fuzzdb', 'payloadsallthethings']) {
+    const path = join(DATASETS, 'http', `${file}.jsonl`);
+    if (!existsSync(path)) continue;
+    const records = sample(loadJsonl(path), perFile);
+    note(`detection: ${file} (${records.length} records)`);
+    const groups: Record<string, { label: string; n: number; blocked: number; rate: number }> = {};
+    const queue = [...records];
+    let done = 0;
+    const worker = async () => {
+      for (;;) {
+        const record = queue.shift();
+        if (record === undefined) return;
+        let method = 'GET';
+        let target: string;
+        const headers: Record<string, string> = { 'user-agent': 'svc-bench/1', accept: '*/*' };
+        let body: string | undefined;
+        if (record.request !== undefined) {
+          method = record.request.method ?? 'GET';
+          const uri = record.request.uri ?? '/';
+          const raw = uri.startsWith('/') ? uri : `/${uri}`;
+          target = `/gw/${gatewayId}${raw.replace(/[^\x21-\x7e]/g, (character) => encodeURIComponent(character))}`;
+          for (const [name, value] of Object.entries(record.request.headers ?? {})) if (!DROPPED_HEADERS.has(name.toLowerCase())) headers[name] = String(value);
+          if (record.request.body != null && record.request.body !== '') body = record.request.body;
+        } else {
+          const text = record.text ?? '';
+          // libinjection's values are URL-encoded already, except for characters a request line cannot carry.
+          const value = record.encoding !== undefined && record.encoding.startsWith('url-encoded') ? text.replace(/[^\x21-\x7e]|["<>\\^`{|}#]/g, (character) => encodeURIComponent(character)) : encodeURIComponent(text);
+          target = `/gw/${gatewayId}/search?q=${value}`;
+        }
+        const key = `${record.label}:${record.category ?? 'none'}`;
+        const group = (groups[key] ??= { label: record.label, n: 0, blocked: 0, rate: 0 });
+        try {
+          const answer = await pool.request({ path: target, method: method as 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000, signal: AbortSignal.timeout(15_000), ...(body === undefined ? {} : { body }) });
+          await answer.body.dump();
+          group.n += 1;
+          if (answer.statusCode === 403) group.blocked += 1;
+        } catch (error) {
+          unsendable[file] = (unsendable[file] ?? 0) + 1;
+          if ((unsendable[file] ?? 0) <= 3) note(`${file}: ${error instanceof Error ? error.message : String(error)} for ${target.slice(0, 120)}`);
+        }
+        done += 1;
+        if (done % 50 === 0) note(`${file}: ${done}/${records.length}`);
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    for (const group of Object.values(groups)) group.rate = round3(group.n === 0 ? 0 : group.blocked / group.n);
+    result[file] = groups;
+  }
+  await pool.close();
+  return { per_source: result, unsendable_by_client: unsendable, note: 'rate = share answered 403: detection rate for attack groups, false-positive rate for benign groups' };
+}
+
+export function shadowZombieRates(seed: number, count: number) {
+  const traffic = generateTraffic({ seed, count });
+  const now = new Date();
+  const gateway: Gateway = {
+    id: '00000000-0000-4000-8000-00000000beef', orgId: 'bench', name: 'synthetic', backendUrl: 'http://127.0.0.1:1', mode: 'monitor', hostname: null, pathPrefix: null,
+    openapi: traffic.openapi, settings: { rateLimit: { requestsPerMinute: 1_000, burst: null }, botPolicy: { human: 'allow', automation: 'allow', bot: 'allow', scraper: 'allow', scanner: 'allow' }, healthCheck: null, timeoutMs: 1_000 },
+    createdAt: now, updatedAt: now,
+  };
+  const analyzer = createAnalyzer();
+  const started = performance.now();
+  for (const request of traffic.requests) {
+    const observation = analyzer.observeRequest(gateway, { method: request.method, path: request.path, headers: request.headers });
+    analyzer.observeResponse(gateway, observation.key, { status: request.status, authenticated: request.headers.authorization !== undefined, secure: request.secure });
+  }
+  const microsPerRequest = ((performance.now() - started) * 1000) / traffic.requests.length;
+  const endpoints = analyzer.endpoints(gateway);
+  const flagged = (status: string) => new Set(endpoints.filter((endpoint) => endpoint.status === status).map((endpoint) => `${endpoint.method} ${endpoint.path}`));
+  const rates = (status: 'shadow' | 'zombie', truth: Set<string>) => {
+    const reported = flagged(status);
+    const falsePositives = [...reported].filter((key) => !truth.has(key));
+    const falseNegatives = [...truth].filter((key) => !reported.has(key));
+    const negatives = endpoints.length - truth.size;
+    return {
+      truth: truth.size,
+      reported: reported.size,
+      false_positive_rate: round3(negatives <= 0 ? 0 : falsePositives.length / negatives),
+      false_negative_rate: round3(truth.size === 0 ? 0 : falseNegatives.length / truth.size),
+      false_positive_examples: falsePositives.slice(0, 5),
+      false_negative_examples: falseNegatives.slice(0, 5),
+    };
+  };
+  return { requests: traffic.requests.length, endpoints_discovered: endpoints.length, analyzer_us_per_request: round3(microsPerRequest), shadow: rates('shadow', traffic.shadow), zombie: rates('zombie', traffic.zombie) };
+}
+
+/** Shadow/zombie rates summed over several generated APIs (each seed a different API and traffic). */
+export function shadowZombieSeeds(seeds: number[], count: number) {
+  const runs = seeds.map((seed) => ({ seed, ...shadowZombieRates(seed, count) }));
+  const total = (status: 'shadow' | 'zombie') => {
+    let truth = 0;
+    let falseNegatives = 0;
+    let falsePositives = 0;
+    let negatives = 0;
+    for (const run of runs) {
+      const figures = run[status];
+      truth += figures.truth;
+      falseNegatives += Math.round(figures.false_negative_rate * figures.truth);
+      const runNegatives = run.endpoints_discovered - figures.truth;
+      negatives += runNegatives;
+      falsePositives += Math.round(figures.false_positive_rate * runNegatives);
+    }
+    return { truth, false_positive_rate: round3(negatives === 0 ? 0 : falsePositives / negatives), false_negative_rate: round3(truth === 0 ? 0 : falseNegatives / truth) };
+  };
+  return { apis: seeds.length, requests_per_api: count, shadow: total('shadow'), zombie: total('zombie'), per_api: runs };
+}
+
+const CRAWLER_CLASS: Record<string, string> = {
+  'search-engine': 'bot', monitoring: 'bot', 'social-preview': 'bot', advertising: 'bot', 'feed-reader': 'bot', academic: 'bot',
+  seo: 'scraper', 'ai-crawler': 'scraper', archiver: 'scraper', scanner: 'scanner', 'http-library': 'automation', 'browser-automation': 'automation',
+};
+
+export function botRates() {
+  const dir = join(DATASETS, 'bots');
+  if (!existsSync(dir)) return { skipped: 'needs ../shared/datasets/bots' };
+  const expectations: { expected: string; actual: string; source: string }[] = [];
+  for (const record of loadJsonl(join(dir, 'npm_crawler_user_agents.jsonl')) as (HttpRecord & { category: string })[]) {
+    const expected = CRAWLER_CLASS[record.category.split(',')[0]!] ?? 'bot';
+    expectations.push({ expected, actual: classifyUserAgent(record.text).class, source: 'crawler-user-agents' });
+  }
+  for (const file of ['npm_top_user_agents', 'npm_user_agents_browsers']) {
+    for (const record of loadJsonl(join(dir, `${file}.jsonl`))) expectations.push({ expected: 'human', actual: classifyUserAgent(record.text).class, source: file });
+  }
+  const classes = ['human', 'automation', 'bot', 'scraper', 'scanner'];
+  const perClass: Record<string, { n: number; true_positive_rate: number; false_positive_rate: number }> = {};
+  for (const name of classes) {
+    const positives = expectations.filter((item) => item.expected === name);
+    const negatives = expectations.filter((item) => item.expected !== name);
+    perClass[name] = {
+      n: positives.length,
+      true_positive_rate: round3(positives.length === 0 ? 0 : positives.filter((item) => item.actual === name).length / positives.length),
+      false_positive_rate: round3(negatives.length === 0 ? 0 : negatives.filter((item) => item.actual === name).length / negatives.length),
+    };
+  }
+  const browsers = expectations.filter((item) => item.expected === 'human');
+  const anyBot = expectations.filter((item) => item.expected !== 'human');
+  return {
+    per_class: perClass,
+    browsers_flagged_non_human_rate: round3(browsers.filter((item) => item.actual !== 'human').length / browsers.length),
+    crawlers_seen_as_human_rate: round3(anyBot.filter((item) => item.actual === 'human').length / anyBot.length),
+    mapping: 'crawler-user-agents categories → bot: search-engine, monitoring, social-preview, advertising, feed-reader, academic; scraper: seo, ai-crawler, archiver; scanner: scanner; automation: http-library, browser-automation. Browsers (top-user-agents, user-agents) → human. User agent only (no rate, header or DNS signals in these corpora).',
+  };
+}
+
+export async function runApiSecurityBench(options: { quick?: boolean } = {}): Promise<object> {
+  const quick = options.quick ?? false;
+  const children: ChildServer[] = [];
+  let apache: Apache | string = 'not started';
+  try {
+    const backend = await startChild('bench/servers/apisec-backend.ts');
+    children.push(backend);
+    const upstream = `http://127.0.0.1:${backend.port}`;
+    const passthrough = await startChild('bench/servers/passthrough-any.ts', { BENCH_UPSTREAM_BASE_URL: upstream });
+    children.push(passthrough);
+    const svc = await startChild('bench/servers/apisec-svc.ts', { BENCH_UPSTREAM_BASE_URL: upstream });
+    children.push(svc);
+    note('servers started');
+    apache = process.env.BENCH_APISEC_ONLY === 'detection' ? 'not needed for the detection pass' : await startModSecurity(backend.port);
+    note(typeof apache === 'string' ? `modsecurity skipped: ${apache}` : 'modsecurity started');
+    const gatewayId = String(svc.info.gateway_id);
+    const origins: Record<string, { origin: string; prefix: string }> = {
+      direct: { origin: upstream, prefix: '' },
+      passthrough: { origin: `http://127.0.0.1:${passthrough.port}`, prefix: '' },
+      svc: { origin: `http://127.0.0.1:${svc.port}`, prefix: `/gw/${gatewayId}` },
+      ...(typeof apache === 'string' ? {} : { modsecurity: { origin: `http://127.0.0.1:${apache.port}`, prefix: '' } }),
+    };
+    const targets = (kind: 'get' | 'post'): ProbeTarget[] =>
+      Object.entries(origins).map(([name, { origin, prefix }]): ProbeTarget =>
+        kind === 'get'
+          ? { name, origin, path: `${prefix}/small`, headers: { accept: 'application/json' } }
+          : { name, origin, path: `${prefix}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: SMALL_JSON },
+      );
+
+    const only = process.env.BENCH_APISEC_ONLY;
+    const latency: Record<string, unknown> = {};
+    for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
+      note(`latency ${kind}`);
+      const summary = await probeLatency(targets(kind), quick ? { rounds: 3, perRound: 200, warmup: 200 } : { rounds: 9, perRound: 400, warmup: 500 });
+      latency[kind] = {
+        ...summary,
+        svc_over_passthrough_p50_ms: round3(summary.svc!.p50_ms - summary.passthrough!.p50_ms),
+        svc_over_direct_p50_ms: round3(summary.svc!.p50_ms - summary.direct!.p50_ms),
+        passthrough_over_direct_p50_ms: round3(summary.passthrough!.p50_ms - summary.direct!.p50_ms),
+      };
+    }
+
+    const rounds = quick ? 1 : 3;
+    const seconds = quick ? 2 : 4;
+    const concurrent: Record<string, unknown> = {};
+    for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
+      const windows: Record<string, { rps: number[]; p50: number[] }> = {};
+      for (let round = 0; round < rounds; round += 1) {
+        for (const target of targets(kind)) {
+          note(`throughput ${kind} ${target.name} round ${round + 1}`);
+          const measured = await throughput(target, { connections: 16, durationSeconds: seconds });
+          const entry = (windows[target.name] ??= { rps: [], p50: [] });
+          entry.rps.push(measured.requests_per_s);
+          entry.p50.push(measured.latency_p50_ms);
+          if (measured.non_2xx > 0 || measured.errors > 0) throw new Error(`${target.name} ${kind}: ${measured.non_2xx} non-2xx, ${measured.errors} errors`);
+        }
+      }
+      const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+      const view: Record<string, unknown> = {};
+      for (const [name, entry] of Object.entries(windows)) view[name] = { requests_per_s: median(entry.rps), latency_p50_ms: median(entry.p50) };
+      const svcRps = median(windows.svc!.rps);
+      concurrent[kind] = {
+        connections: 16,
+        ...view,
+        ...(windows.modsecurity === undefined ? {} : { svc_vs_modsecurity_throughput: round3(svcRps / median(windows.modsecurity.rps)) }),
+        svc_vs_passthrough_throughput: round3(svcRps / median(windows.passthrough!.rps)),
+      };
+    }
+
+    const detection = existsSync(join(DATASETS, 'http')) ? await detectionThroughProxy(origins.svc!.origin, gatewayId, quick ? 150 : 1_000) : { skipped: 'needs ../shared/datasets/http' };
+    return {
+      proxy: {
+        latency_1_connection: latency,
+        throughput_16_connections: concurrent,
+        targets: { svc_over_passthrough_p50_ms: 0.2, svc_vs_modsecurity_throughput: 3 },
+        ...(typeof apache === 'string' ? { modsecurity_skipped: apache } : { modsecurity: 'Apache 2.4 mpm_event + mod_security2 2.9 + OWASP CRS 3.3 (Debian), paranoia level 1, anomaly-scoring blocking, audit log off' }),
+      },
+      detection,
+      shadow_zombie: shadowZombieSeeds(quick ? [1, 2, 3] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], quick ? 20_000 : 50_000),
+      bots: botRates(),
+    };
+  } finally {
+    if (typeof apache !== 'string') await apache.stop();
+    for (const child of children.reverse()) await child.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await runApiSecurityBench({ quick: process.argv.includes('--quick') });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

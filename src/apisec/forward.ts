@@ -1,0 +1,166 @@
+/**
+ * Forwarding to a gateway's backend, the way a production reverse proxy does it.
+ *
+ * Posture: the backend URL was SSRF-checked when the gateway was saved, and every connection
+ * resolves the host again through the guarded lookup (DNS rebinding cannot turn it private
+ * later). Connections are pooled keep-alive (one undici Agent per capability). Hop-by-hop headers
+ * (RFC 9110 7.6.1: Connection and every header it names, Keep-Alive, Proxy-*, TE, Trailer,
+ * Transfer-Encoding, Upgrade) are dropped both ways; svc's clearance cookie and header never reach
+ * the backend. Host is the backend's (nginx's default `proxy_set_header Host $proxy_host`), the
+ * client's Host travels in X-Forwarded-Host and Forwarded. X-Forwarded-For is the client address,
+ * appended to the incoming chain only when TRUST_PROXY says svc sits behind a proxy it trusts.
+ * Bodies stream both ways; nothing is buffered here.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { Agent, errors as undiciErrors } from 'undici';
+import { guardedLookup } from '../platform/ssrf.ts';
+import { CLEARANCE_COOKIE, CLEARANCE_HEADER } from './challenge.ts';
+
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'expect', 'host', 'http2-settings',
+]);
+
+export interface ForwardContext {
+  /** Address of the peer that connected to svc. */
+  readonly remoteAddress: string;
+  /** http or https as the client used it (X-Forwarded-Proto when the proxy is trusted). */
+  readonly protocol: string;
+  /** The client's Host header. */
+  readonly host: string;
+  /** Whether an incoming X-Forwarded-For chain is kept (TRUST_PROXY). */
+  readonly trustProxy: boolean;
+}
+
+function connectionTokens(headers: IncomingHttpHeaders): Set<string> {
+  const tokens = new Set<string>();
+  const value = headers.connection;
+  if (typeof value === 'string') for (const token of value.split(',')) tokens.add(token.trim().toLowerCase());
+  return tokens;
+}
+
+function forwardedNode(address: string): string {
+  return address.includes(':') ? `"[${address}]"` : address;
+}
+
+/** Strips svc's clearance cookie from a Cookie header; undefined when nothing is left. */
+export function withoutClearanceCookie(cookie: string): string | undefined {
+  if (!cookie.includes(CLEARANCE_COOKIE)) return cookie;
+  const kept = cookie.split(';').map((part) => part.trim()).filter((part) => part !== '' && !part.startsWith(`${CLEARANCE_COOKIE}=`));
+  return kept.length === 0 ? undefined : kept.join('; ');
+}
+
+/** The headers sent to the backend for an incoming request. */
+export function requestHeaders(incoming: IncomingHttpHeaders, backendHost: string, context: ForwardContext): Record<string, string | string[]> {
+  const named = connectionTokens(incoming);
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || name === CLEARANCE_HEADER) continue;
+    if (name === 'x-forwarded-for' || name === 'x-forwarded-proto' || name === 'x-forwarded-host' || name === 'forwarded') continue;
+    if (name === 'cookie') {
+      const kept = withoutClearanceCookie(Array.isArray(value) ? value.join('; ') : value);
+      if (kept !== undefined) headers.cookie = kept;
+      continue;
+    }
+    headers[name] = value;
+  }
+  const previous = context.trustProxy ? incoming['x-forwarded-for'] : undefined;
+  const chain = typeof previous === 'string' && previous.trim() !== '' ? `${previous}, ${context.remoteAddress}` : context.remoteAddress;
+  headers['x-forwarded-for'] = chain;
+  headers['x-forwarded-proto'] = context.protocol;
+  headers['x-forwarded-host'] = context.host;
+  const previousForwarded = context.trustProxy ? incoming.forwarded : undefined;
+  const element = `for=${forwardedNode(context.remoteAddress)};proto=${context.protocol};host="${context.host.replace(/["\\]/g, '')}"`;
+  headers.forwarded = typeof previousForwarded === 'string' && previousForwarded !== '' ? `${previousForwarded}, ${element}` : element;
+  headers.host = backendHost;
+  return headers;
+}
+
+/** The backend's response headers as sent to the client (hop-by-hop dropped). */
+export function responseHeaders(incoming: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const named = new Set<string>();
+  const connection = incoming.connection;
+  if (typeof connection === 'string') for (const token of connection.split(',')) named.add(token.trim().toLowerCase());
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    headers[name] = value;
+  }
+  return headers;
+}
+
+export interface BackendResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: Readable;
+}
+
+/** Why forwarding failed: the backend did not answer in time, or could not be reached. */
+export class BackendError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'unreachable' | 'forbidden',
+    readonly causeCode: string,
+  ) {
+    super(`backend ${reason} (${causeCode})`);
+    this.name = 'BackendError';
+  }
+}
+
+export interface Forwarder {
+  send(options: {
+    backend: URL;
+    method: string;
+    /** Path and query to append to the backend's base path. */
+    pathAndQuery: string;
+    headers: Record<string, string | string[]>;
+    body: Readable | Buffer | null;
+    timeoutMs: number;
+    signal?: AbortSignal;
+  }): Promise<BackendResponse>;
+  /** The backend's base path joined with a request path. */
+  close(): Promise<void>;
+}
+
+export function joinPath(basePath: string, pathAndQuery: string): string {
+  const base = basePath.endsWith('/') ? basePath.slice(0, -1) : basePath;
+  const rest = pathAndQuery.startsWith('/') ? pathAndQuery : `/${pathAndQuery}`;
+  return `${base}${rest}`;
+}
+
+export function createForwarder(options: { allowPrivate: boolean; connectionsPerOrigin?: number }): Forwarder {
+  const agent = new Agent({
+    keepAliveTimeout: 10_000,
+    keepAliveMaxTimeout: 60_000,
+    connections: options.connectionsPerOrigin ?? 256,
+    pipelining: 1,
+    connect: { lookup: guardedLookup({ allowPrivate: options.allowPrivate }) as never },
+  });
+  return {
+    async send(request) {
+      try {
+        const answer = await agent.request({
+          origin: request.backend.origin,
+          path: joinPath(request.backend.pathname, request.pathAndQuery),
+          method: request.method as 'GET',
+          headers: request.headers,
+          body: request.body ?? null,
+          headersTimeout: request.timeoutMs,
+          bodyTimeout: Math.max(request.timeoutMs, 300_000),
+          ...(request.signal === undefined ? {} : { signal: request.signal }),
+        });
+        return { status: answer.statusCode, headers: responseHeaders(answer.headers), body: answer.body };
+      } catch (error) {
+        throw toBackendError(error);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+function toBackendError(error: unknown): BackendError {
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) return new BackendError('timeout', (error as { code: string }).code);
+  const code = (error as { code?: string; cause?: { code?: string } }).code ?? (error as { cause?: { code?: string } }).cause?.code ?? 'UNKNOWN';
+  if (code === 'ETARGETFORBIDDEN') return new BackendError('forbidden', code);
+  return new BackendError('unreachable', code);
+}

@@ -1,0 +1,358 @@
+/**
+ * API-security routes: gateway CRUD and discovered endpoints under /api/v1/gateways, geo-blocking
+ * rules under /api/v1/geo-rules, and the traffic itself — `/gw/{id}/<any path>` and, through the
+ * app's URL rewrite, any path on a gateway's hostname / path prefix — plus WebSocket upgrades on
+ * the same addresses. Traffic routes carry `config.traffic`: no svc credential, no plan rate
+ * limit (the gateway's own limit applies), no CORS handling of svc's (the backend's headers pass).
+ */
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
+import { guardedLookup } from '../platform/ssrf.ts';
+import { requestHeaders } from './forward.ts';
+import type { ApiSecurity, TrafficOutcome, TrafficRequest } from './service.ts';
+import type { Gateway } from './types.ts';
+import { BOT_CLASSES } from './types.ts';
+
+const BotAction = Type.Union([Type.Literal('allow'), Type.Literal('log'), Type.Literal('challenge'), Type.Literal('block')]);
+const GatewayBody = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  backend_url: Type.String({ minLength: 8, maxLength: 2_048 }),
+  mode: Type.Union([Type.Literal('monitor'), Type.Literal('block')]),
+  hostname: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()])),
+  path_prefix: Type.Optional(Type.Union([Type.String({ minLength: 2, maxLength: 512 }), Type.Null()])),
+  openapi: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
+  rate_limit: Type.Optional(
+    Type.Union([
+      Type.Object(
+        { requests_per_minute: Type.Integer({ minimum: 1, maximum: 1_000_000 }), burst: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()])) },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+  ),
+  bot_policy: Type.Optional(Type.Object(Object.fromEntries(BOT_CLASSES.map((name) => [name, Type.Optional(BotAction)])), { additionalProperties: false })),
+  health_check: Type.Optional(
+    Type.Union([
+      Type.Object(
+        {
+          path: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+          interval_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
+          timeout_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+          unhealthy_after: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+  ),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+};
+const CreateGateway = Type.Object(
+  { ...GatewayBody, mode: Type.Optional(GatewayBody.mode) },
+  { additionalProperties: false },
+);
+const PatchGateway = Type.Object(
+  { ...GatewayBody, name: Type.Optional(GatewayBody.name), backend_url: Type.Optional(GatewayBody.backend_url), mode: Type.Optional(GatewayBody.mode) },
+  { additionalProperties: false, minProperties: 1 },
+);
+const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const GeoRuleBody = Type.Object(
+  {
+    rule_name: Type.String({ minLength: 1, maxLength: 200 }),
+    action: Type.Literal('block'),
+    countries: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$' }), { minItems: 1, maxItems: 250, uniqueItems: true }),
+    response_code: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
+    log: Type.Optional(Type.Boolean()),
+    gateway_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+function authOf(request: FastifyRequest): { orgId: string; actor: string } {
+  const auth = request.auth;
+  if (auth === null) throw new SvcError('AUTH_MISSING');
+  const actor = auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  return { orgId: auth.orgId, actor };
+}
+
+function geoView(rule: { id: string; gatewayId: string | null; ruleName: string; action: string; countries: string[]; responseCode: number; log: boolean; createdAt: Date }, enforced: boolean) {
+  return {
+    id: rule.id,
+    rule_name: rule.ruleName,
+    action: rule.action,
+    countries: rule.countries,
+    response_code: rule.responseCode,
+    log: rule.log,
+    gateway_id: rule.gatewayId,
+    enforced,
+    created_at: rule.createdAt.toISOString(),
+  };
+}
+
+function headerNamesOf(raw: IncomingMessage): string[] {
+  const names: string[] = [];
+  for (let index = 0; index < raw.rawHeaders.length; index += 2) names.push(raw.rawHeaders[index]!.toLowerCase());
+  return names;
+}
+
+function splitTarget(url: string): { path: string; query: string } {
+  const question = url.indexOf('?');
+  return question < 0 ? { path: url, query: '' } : { path: url.slice(0, question), query: url.slice(question + 1) };
+}
+
+/** The path below the mount point ('/gw/<id>' after rewriting), starting with '/'. */
+function below(url: string, id: string): string {
+  const rest = url.slice(`/gw/${id}`.length);
+  return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
+}
+
+export interface ApiSecurityRoutesOptions {
+  apisec: ApiSecurity;
+  geoBlocking: boolean;
+  trustProxy: boolean;
+  allowPrivateTargets: boolean;
+}
+
+export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (app, options) => {
+  const { apisec } = options;
+  // Hostnames and path prefixes of gateways: rewritten onto /gw/{id} before routing (build-app's rewriteUrl).
+  app.urlRewrites.push((host, url) => {
+    const routed = apisec.route(host, url);
+    if (routed === null) return null;
+    const rest = url.slice(routed.mount.length);
+    return `/gw/${routed.gateway.id}${rest.startsWith('/') ? rest : `/${rest}`}`;
+  });
+
+  app.get('/api/v1/gateways', { config: { scope: 'read' }, schema: { tags: ['apisec'] } }, async (request) => {
+    const { orgId } = authOf(request);
+    return { gateways: (await apisec.store.list(orgId)).map((gateway) => apisec.view(gateway)) };
+  });
+
+  app.post('/api/v1/gateways', { config: { scope: 'admin' }, schema: { tags: ['apisec'], body: CreateGateway } }, async (request, reply) => {
+    const { orgId, actor } = authOf(request);
+    const gateway = await apisec.create(orgId, actor, request.body as Static<typeof CreateGateway>);
+    reply.status(201);
+    return apisec.view(gateway);
+  });
+
+  app.get('/api/v1/gateways/:id', { config: { scope: 'read' }, schema: { tags: ['apisec'], params: Params } }, async (request) => {
+    const { orgId } = authOf(request);
+    return apisec.view(await apisec.store.get(orgId, request.params.id));
+  });
+
+  app.patch('/api/v1/gateways/:id', { config: { scope: 'admin' }, schema: { tags: ['apisec'], params: Params, body: PatchGateway } }, async (request) => {
+    const { orgId, actor } = authOf(request);
+    return apisec.view(await apisec.update(orgId, actor, request.params.id, request.body as Static<typeof PatchGateway>));
+  });
+
+  app.delete('/api/v1/gateways/:id', { config: { scope: 'admin' }, schema: { tags: ['apisec'], params: Params } }, async (request, reply) => {
+    const { orgId, actor } = authOf(request);
+    await apisec.remove(orgId, actor, request.params.id);
+    reply.status(204);
+  });
+
+  app.get('/api/v1/gateways/:id/endpoints', { config: { scope: 'read' }, schema: { tags: ['apisec'], params: Params } }, async (request) => {
+    const { orgId } = authOf(request);
+    return { endpoints: await apisec.endpoints(orgId, request.params.id) };
+  });
+
+  app.get('/api/v1/geo-rules', { config: { scope: 'read' }, schema: { tags: ['apisec'] } }, async (request) => {
+    const { orgId } = authOf(request);
+    return { enforced: options.geoBlocking, rules: (await apisec.store.listGeoRules(orgId)).map((rule) => geoView(rule, options.geoBlocking)) };
+  });
+
+  app.post('/api/v1/geo-rules', { config: { scope: 'admin' }, schema: { tags: ['apisec'], body: GeoRuleBody } }, async (request, reply) => {
+    const { orgId, actor } = authOf(request);
+    const rule = await apisec.createGeoRule(orgId, actor, request.body as Static<typeof GeoRuleBody>);
+    reply.status(201);
+    return geoView(rule, options.geoBlocking);
+  });
+
+  app.delete('/api/v1/geo-rules/:id', { config: { scope: 'admin' }, schema: { tags: ['apisec'], params: Params } }, async (request, reply) => {
+    const { orgId, actor } = authOf(request);
+    await apisec.removeGeoRule(orgId, actor, request.params.id);
+    reply.status(204);
+  });
+
+  const trafficBase = (request: FastifyRequest, gateway: Gateway, mount: string): Omit<TrafficRequest, 'body'> => {
+    const raw = request.raw;
+    const { path, query } = splitTarget(below(raw.url ?? request.url, (request.params as { id: string }).id));
+    return {
+      gateway,
+      method: request.method,
+      path,
+      query,
+      headers: raw.headers,
+      headerNames: headerNamesOf(raw),
+      httpVersion: raw.httpVersion,
+      clientIp: request.ip,
+      remoteAddress: raw.socket.remoteAddress ?? request.ip,
+      protocol: request.protocol,
+      host: request.host,
+      requestId: String(request.id),
+      mount,
+    };
+  };
+
+  const send = async (request: FastifyRequest, reply: FastifyReply, outcome: TrafficOutcome): Promise<void> => {
+    if (outcome.summary !== null) request.threat = outcome.summary;
+    switch (outcome.kind) {
+      case 'error': {
+        if (outcome.headers) reply.headers(outcome.headers);
+        reply.header('content-type', 'application/json; charset=utf-8').status(outcome.status);
+        await reply.send(errorBody(outcome.code, outcome.message ?? ERRORS[outcome.code].message, String(request.id), outcome.details));
+        return;
+      }
+      case 'html':
+        reply.headers(outcome.headers).header('content-type', 'text/html; charset=utf-8').status(outcome.status);
+        await reply.send(outcome.html);
+        return;
+      case 'json':
+        reply.headers(outcome.headers).status(outcome.status);
+        await reply.send(outcome.body);
+        return;
+      case 'forward': {
+        // Written on the raw response so that the backend's headers reach the client exactly
+        // (Fastify would add a content-type to a bodiless answer); svc adds only its own.
+        reply.hijack();
+        const raw = reply.raw;
+        const own = reply.getHeaders() as Record<string, string | string[]>;
+        raw.writeHead(outcome.status, { ...outcome.headers, 'x-request-id': String(own['x-request-id'] ?? request.id) });
+        try {
+          if (request.method === 'HEAD' || outcome.status === 204 || outcome.status === 304) {
+            outcome.body.resume();
+            raw.end();
+          } else await pipeline(outcome.body, raw);
+        } catch {
+          raw.destroy();
+        }
+        return;
+      }
+    }
+  };
+
+  const traffic = async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = (request.params as { id: string }).id;
+    const original = request.originalUrl;
+    let gateway: Gateway | null;
+    let mount = `/gw/${id}`;
+    if (original !== request.url) {
+      const routed = apisec.route(request.host, original);
+      gateway = routed?.gateway ?? null;
+      mount = routed?.mount ?? '';
+    } else gateway = await apisec.resolve(id);
+    if (gateway === null) {
+      request.raw.resume();
+      throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
+    }
+    request.gatewayId = gateway.id;
+    request.trafficOrgId = gateway.orgId;
+    const outcome = await apisec.handle({ ...trafficBase(request, gateway, mount), body: request.raw });
+    await send(request, reply, outcome);
+  };
+
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    // The body stays a stream: the core reads its head for inspection and forwards the rest.
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    const config = { traffic: true, cors: false } as const;
+    scope.all('/gw/:id', { config, schema: { hide: true } }, traffic);
+    scope.all('/gw/:id/*', { config, schema: { hide: true } }, traffic);
+  });
+
+  // WebSocket (and any other Upgrade): inspect the handshake like any request, then splice the
+  // two sockets; frames pass untouched.
+  app.server.on('upgrade', (raw: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void handleUpgrade(raw, socket, head).catch(() => socket.destroy());
+  });
+
+  const handleUpgrade = async (raw: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    socket.on('error', () => socket.destroy());
+    const url = raw.url ?? '/';
+    const host = String(raw.headers.host ?? '');
+    let gateway: Gateway | null = null;
+    let mount = '';
+    let rest = url;
+    const match = /^\/gw\/([0-9a-fA-F-]{36})(?=\/|\?|$)/.exec(url);
+    if (match !== null) {
+      gateway = await apisec.resolve(match[1]!);
+      mount = `/gw/${match[1]}`;
+      rest = url.slice(mount.length) || '/';
+    } else {
+      const routed = apisec.route(host, url);
+      if (routed !== null) {
+        gateway = routed.gateway;
+        mount = routed.mount;
+        rest = url.slice(mount.length) || '/';
+      }
+    }
+    if (gateway === null) return refuseSocket(socket, 404, errorBody('NOT_FOUND', ERRORS.NOT_FOUND.message, 'upgrade'));
+    if (rest.startsWith('?')) rest = `/${rest}`;
+    const { path, query } = splitTarget(rest);
+    const remoteAddress = raw.socket.remoteAddress ?? '';
+    const forwardedFor = typeof raw.headers['x-forwarded-for'] === 'string' ? raw.headers['x-forwarded-for'].split(',')[0]!.trim() : '';
+    const clientIp = options.trustProxy && forwardedFor !== '' ? forwardedFor : remoteAddress;
+    const protocol = (raw.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
+    const requestId = randomUUID();
+    const refusal = await apisec.inspectHandshake({
+      gateway, method: raw.method ?? 'GET', path, query, headers: raw.headers, headerNames: headerNamesOf(raw), httpVersion: raw.httpVersion,
+      clientIp, remoteAddress, protocol, host, requestId, mount,
+    });
+    if (refusal !== null) {
+      const body = refusal.kind === 'error' ? errorBody(refusal.code, refusal.message ?? ERRORS[refusal.code].message, requestId, refusal.details) : { error: { code: 'THREAT_BLOCKED' } };
+      return refuseSocket(socket, refusal.status, body);
+    }
+    const backend = new URL(gateway.backendUrl);
+    const headers = requestHeaders(raw.headers, backend.host, { remoteAddress, protocol, host, trustProxy: options.trustProxy });
+    headers.connection = 'Upgrade';
+    if (raw.headers.upgrade !== undefined) headers.upgrade = raw.headers.upgrade;
+    const basePath = backend.pathname.endsWith('/') ? backend.pathname.slice(0, -1) : backend.pathname;
+    const outgoing = (backend.protocol === 'https:' ? httpsRequest : httpRequest)({
+      host: backend.hostname,
+      port: backend.port === '' ? undefined : Number(backend.port),
+      method: raw.method,
+      path: `${basePath}${path}${query === '' ? '' : `?${query}`}`,
+      headers,
+      agent: false,
+      lookup: guardedLookup({ allowPrivate: options.allowPrivateTargets }) as never,
+      timeout: gateway.settings.timeoutMs,
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error('timeout')));
+    outgoing.on('error', () => {
+      if (!socket.destroyed) refuseSocket(socket, 502, errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId));
+    });
+    outgoing.on('response', (response) => {
+      // The backend declined the upgrade: relay its answer as is.
+      const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ''}`];
+      for (let index = 0; index < response.rawHeaders.length; index += 2) lines.push(`${response.rawHeaders[index]}: ${response.rawHeaders[index + 1]}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      response.pipe(socket);
+    });
+    outgoing.on('upgrade', (response, backendSocket, backendHead) => {
+      const lines = [`HTTP/1.1 101 Switching Protocols`];
+      for (let index = 0; index < response.rawHeaders.length; index += 2) lines.push(`${response.rawHeaders[index]}: ${response.rawHeaders[index + 1]}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (backendHead.length > 0) socket.write(backendHead);
+      if (head.length > 0) backendSocket.write(head);
+      backendSocket.on('error', () => socket.destroy());
+      socket.on('error', () => backendSocket.destroy());
+      socket.on('close', () => backendSocket.destroy());
+      backendSocket.on('close', () => socket.destroy());
+      backendSocket.pipe(socket);
+      socket.pipe(backendSocket);
+    });
+    outgoing.end();
+  };
+};
+
+function refuseSocket(socket: Duplex, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : status === 429 ? 'Too Many Requests' : status === 502 ? 'Bad Gateway' : status === 503 ? 'Service Unavailable' : 'Forbidden'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+}

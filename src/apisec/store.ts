@@ -1,0 +1,236 @@
+/**
+ * Gateway and geo-rule records in the database. Management calls run inside the org's
+ * row-level-security transaction (`withOrg`); the proxy's lookups by id and route run as the
+ * owner, because end-user traffic carries no svc credential — they return the whole record and
+ * the caller (the proxy) acts for the gateway's org.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../platform/db/index.ts';
+import { SvcError } from '../platform/errors.ts';
+import type { Gateway, GatewayMode, GatewaySettings } from './types.ts';
+import { DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts';
+
+interface GatewayRow {
+  id: string;
+  org_id: string;
+  name: string;
+  backend_url: string;
+  mode: GatewayMode;
+  hostname: string | null;
+  path_prefix: string | null;
+  openapi: unknown;
+  settings: Partial<GatewaySettings> | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'id::text, org_id::text, name, backend_url, mode, hostname, path_prefix, openapi, settings, created_at, updated_at';
+
+export interface GatewayFields {
+  name: string;
+  backendUrl: string;
+  mode: GatewayMode;
+  hostname: string | null;
+  pathPrefix: string | null;
+  openapi: unknown;
+  settings: GatewaySettings;
+}
+
+function fromRow(row: GatewayRow): Gateway {
+  const stored = row.settings ?? {};
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    backendUrl: row.backend_url,
+    mode: row.mode,
+    hostname: row.hostname,
+    pathPrefix: row.path_prefix,
+    openapi: row.openapi ?? null,
+    settings: {
+      rateLimit: stored.rateLimit ?? null,
+      botPolicy: { ...DEFAULT_BOT_POLICY, ...stored.botPolicy },
+      healthCheck: stored.healthCheck ?? null,
+      timeoutMs: stored.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    },
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
+}
+
+export interface GeoRule {
+  id: string;
+  orgId: string;
+  gatewayId: string | null;
+  ruleName: string;
+  action: 'block';
+  countries: string[];
+  responseCode: number;
+  log: boolean;
+  createdAt: Date;
+}
+
+interface GeoRow {
+  id: string;
+  org_id: string;
+  gateway_id: string | null;
+  rule_name: string;
+  action: 'block';
+  countries: string[];
+  response_code: number;
+  log: boolean;
+  created_at: Date;
+}
+
+function geoFromRow(row: GeoRow): GeoRule {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    gatewayId: row.gateway_id,
+    ruleName: row.rule_name,
+    action: row.action,
+    countries: row.countries,
+    responseCode: row.response_code,
+    log: row.log,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+const GEO_COLUMNS = 'id::text, org_id::text, gateway_id::text, rule_name, action, countries, response_code, log, created_at';
+
+export interface GatewayStore {
+  create(orgId: string, fields: GatewayFields): Promise<Gateway>;
+  list(orgId: string): Promise<Gateway[]>;
+  get(orgId: string, id: string): Promise<Gateway>;
+  update(orgId: string, id: string, change: (current: Gateway) => GatewayFields): Promise<Gateway>;
+  remove(orgId: string, id: string): Promise<Gateway>;
+  /** Any org's gateway by id (traffic path), or null. */
+  findById(id: string): Promise<Gateway | null>;
+  /** Every gateway with a hostname or path prefix (the router's table). */
+  routed(): Promise<Gateway[]>;
+  /** Every gateway (health checks). */
+  all(): Promise<Gateway[]>;
+  createGeoRule(orgId: string, rule: Omit<GeoRule, 'id' | 'orgId' | 'createdAt'>): Promise<GeoRule>;
+  listGeoRules(orgId: string): Promise<GeoRule[]>;
+  removeGeoRule(orgId: string, id: string): Promise<GeoRule>;
+  /** Geo rules of an org (traffic path, owner role). */
+  geoRulesOf(orgId: string): Promise<GeoRule[]>;
+}
+
+export function createGatewayStore(db: Database): GatewayStore {
+  const load = async (tx: Queryable, id: string): Promise<Gateway> => {
+    if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
+    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1`, [id]);
+    const row = result.rows[0];
+    if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
+    return fromRow(row);
+  };
+  const conflict = (error: unknown): never => {
+    if (isUniqueViolation(error)) {
+      throw new SvcError('CONFLICT', { message: 'Another gateway already receives traffic at this hostname and path prefix.', details: { field: 'hostname' } });
+    }
+    throw error;
+  };
+
+  return {
+    async create(orgId, fields) {
+      const id = randomUUID();
+      try {
+        return await db.withOrg(orgId, async (tx) => {
+          const result = await tx.query<GatewayRow>(
+            `INSERT INTO apisec_gateways (id, org_id, name, backend_url, mode, hostname, path_prefix, openapi, settings)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+            [id, orgId, fields.name, fields.backendUrl, fields.mode, fields.hostname, fields.pathPrefix, fields.openapi === null ? null : JSON.stringify(fields.openapi), JSON.stringify(fields.settings)],
+          );
+          return fromRow(result.rows[0]!);
+        });
+      } catch (error) {
+        return conflict(error);
+      }
+    },
+    async list(orgId) {
+      return db.withOrg(orgId, async (tx) => {
+        const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways ORDER BY created_at, id`);
+        return result.rows.map(fromRow);
+      });
+    },
+    get: (orgId, id) => db.withOrg(orgId, (tx) => load(tx, id)),
+    async update(orgId, id, change) {
+      try {
+        return await db.withOrg(orgId, async (tx) => {
+          const current = await load(tx, id);
+          const fields = change(current);
+          const result = await tx.query<GatewayRow>(
+            `UPDATE apisec_gateways SET name = $2, backend_url = $3, mode = $4, hostname = $5, path_prefix = $6, openapi = $7, settings = $8, updated_at = now()
+             WHERE id = $1 RETURNING ${COLUMNS}`,
+            [id, fields.name, fields.backendUrl, fields.mode, fields.hostname, fields.pathPrefix, fields.openapi === null ? null : JSON.stringify(fields.openapi), JSON.stringify(fields.settings)],
+          );
+          return fromRow(result.rows[0]!);
+        });
+      } catch (error) {
+        return conflict(error);
+      }
+    },
+    async remove(orgId, id) {
+      return db.withOrg(orgId, async (tx) => {
+        const current = await load(tx, id);
+        await tx.query('DELETE FROM apisec_gateways WHERE id = $1', [id]);
+        return current;
+      });
+    },
+    async findById(id) {
+      if (!isUuid(id)) return null;
+      const result = await db.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1`, [id]);
+      const row = result.rows[0];
+      return row === undefined ? null : fromRow(row);
+    },
+    async routed() {
+      const result = await db.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE hostname IS NOT NULL OR path_prefix IS NOT NULL`);
+      return result.rows.map(fromRow);
+    },
+    async all() {
+      const result = await db.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways`);
+      return result.rows.map(fromRow);
+    },
+    async createGeoRule(orgId, rule) {
+      const id = randomUUID();
+      return db.withOrg(orgId, async (tx) => {
+        if (rule.gatewayId !== null) await load(tx, rule.gatewayId);
+        const result = await tx.query<GeoRow>(
+          `INSERT INTO apisec_geo_rules (id, org_id, gateway_id, rule_name, action, countries, response_code, log)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${GEO_COLUMNS}`,
+          [id, orgId, rule.gatewayId, rule.ruleName, rule.action, JSON.stringify(rule.countries), rule.responseCode, rule.log],
+        );
+        return geoFromRow(result.rows[0]!);
+      });
+    },
+    async listGeoRules(orgId) {
+      return db.withOrg(orgId, async (tx) => {
+        const result = await tx.query<GeoRow>(`SELECT ${GEO_COLUMNS} FROM apisec_geo_rules ORDER BY created_at, id`);
+        return result.rows.map(geoFromRow);
+      });
+    },
+    async removeGeoRule(orgId, id) {
+      if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'geo_rule', id } });
+      return db.withOrg(orgId, async (tx) => {
+        const result = await tx.query<GeoRow>(`DELETE FROM apisec_geo_rules WHERE id = $1 RETURNING ${GEO_COLUMNS}`, [id]);
+        const row = result.rows[0];
+        if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'geo_rule', id } });
+        return geoFromRow(row);
+      });
+    },
+    async geoRulesOf(orgId) {
+      const result = await db.query<GeoRow>(`SELECT ${GEO_COLUMNS} FROM apisec_geo_rules WHERE org_id = $1`, [orgId]);
+      return result.rows.map(geoFromRow);
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The cluster primary: forks `workers` replicas of `svc serve` that share one listening port
+ * (node:cluster, round-robin), restarts a replica that dies (bounded: more than `maxRestarts`
+ * deaths within `restartWindowMs` stops the whole service with exit 1 rather than looping), and
+ * on SIGTERM/SIGINT asks every replica to drain — stop accepting, finish in-flight requests,
+ * close storage — then exits 0; a replica still running after `shutdownTimeoutMs` is killed and
+ * the exit code is 1. The primary opens no database and serves no request.
+ *
+ * Messages between primary and workers are `{ svc: 'ready', port }` (worker → primary, once
+ * listening) and `{ svc: 'shutdown' }` (primary → worker).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from './logger.ts';
+
+export interface SupervisorOptions {
+  workers: number;
+  logger: Logger;
+  /** Time a draining replica gets before it is killed, ms. */
+  shutdownTimeoutMs?: number;
+  maxRestarts?: number;
+  restartWindowMs?: number;
+  /** Called once every first-generation replica listens, with the port they share. */
+  onReady?: (port: number) => void;
+}
+
+export type WorkerMessage = { svc: 'ready'; port: number } | { svc: 'shutdown' };
+
+export function isWorkerMessage(value: unknown): value is WorkerMessage {
+  return typeof value === 'object' && value !== null && typeof (value as { svc?: unknown }).svc === 'string';
+}
+
+/** Runs the primary until the service stops; resolves with the process exit code. */
+export function superviseWorkers(options: SupervisorOptions): Promise<number> {
+  const { logger } = options;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
+  const maxRestarts = options.maxRestarts ?? 5;
+  const restartWindowMs = options.restartWindowMs ?? 60_000;
+  const deaths: number[] = [];
+  const live = new Set<Worker>();
+  let waitingForReady = options.workers;
+  let stopping = false;
+  let exitCode = 0;
+
+  return new Promise<number>((resolve) => {
+    const fork = () => {
+      const worker = cluster.fork();
+      live.add(worker);
+      let ready = false;
+      worker.on('message', (message: unknown) => {
+        if (!isWorkerMessage(message) || message.svc !== 'ready' || ready) return;
+        ready = true;
+        logger.info({ worker: worker.id, pid: worker.process.pid }, 'svc worker listening');
+        if (waitingForReady > 0 && --waitingForReady === 0) options.onReady?.(message.port);
+      });
+    };
+
+    const finish = () => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeListener(signal, onSignal);
+      resolve(exitCode);
+    };
+
+    const stop = (reason: string, code: number) => {
+      if (stopping) return;
+      stopping = true;
+      exitCode = Math.max(exitCode, code);
+      logger.info({ reason, workers: live.size }, 'svc stopping: draining workers');
+      if (live.size === 0) return finish();
+      for (const worker of live) {
+        if (worker.isConnected()) worker.send({ svc: 'shutdown' } satisfies WorkerMessage);
+        else worker.process.kill('SIGTERM');
+      }
+      const killer = setTimeout(() => {
+        for (const worker of live) {
+          logger.error({ worker: worker.id, pid: worker.process.pid, timeout_ms: shutdownTimeoutMs }, 'svc worker did not drain in time; killing it');
+          exitCode = 1;
+          worker.process.kill('SIGKILL');
+        }
+      }, shutdownTimeoutMs);
+      killer.unref();
+    };
+
+    cluster.on('exit', (worker, code, signal) => {
+      live.delete(worker);
+      if (stopping) {
+        if (live.size === 0) finish();
+        return;
+      }
+      const now = Date.now();
+      deaths.push(now);
+      while (deaths.length > 0 && deaths[0]! < now - restartWindowMs) deaths.shift();
+      if (deaths.length > maxRestarts) {
+        logger.error({ worker: worker.id, code, signal, deaths: deaths.length, window_ms: restartWindowMs }, 'svc workers keep dying; stopping the service');
+        stop('workers keep dying', 1);
+        return;
+      }
+      const delayMs = Math.min(250 * 2 ** (deaths.length - 1), 5_000);
+      logger.error({ worker: worker.id, pid: worker.process.pid, code, signal, restart_in_ms: delayMs }, 'svc worker died; restarting it');
+      setTimeout(() => {
+        if (!stopping) fork();
+      }, delayMs);
+    });
+
+    const onSignal = (signal: NodeJS.Signals) => stop(signal, 0);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    for (let index = 0; index < options.workers; index++) fork();
+  });
+}
