@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- mcp [--quick]`: (1) added latency of a tools/call through svc's MCP proxy
+ * `npm run bench -- mcp [--quick] [--definitions-only]`: (1) added latency of a tools/call through svc's MCP proxy
  * over the same call made directly to the upstream, both with the official SDK client against an
  * SDK server on loopback, interleaved over rounds (ML tiers off: T1 + T3 signals); (2) the
  * tool-definition poisoning detector's detection and false-positive rates per file of
@@ -11,11 +11,12 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createDetectionEngine } from '../src/detection/index.ts';
-import { createInspector, definitionText, poisonLevel } from '../src/mcp/index.ts';
+import { createInspector, definitionText, poisonLevel, toolShape } from '../src/mcp/index.ts';
 import { percentile, repoRoot, round3 } from './lib.ts';
 
-export async function runMcpBench(options: { quick?: boolean } = {}): Promise<object> {
+export async function runMcpBench(options: { quick?: boolean; definitionsOnly?: boolean } = {}): Promise<object> {
   const detection = await definitionRates();
+  if (options.definitionsOnly) return { detection };
   const latency = await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200);
   return { latency, detection };
 }
@@ -33,7 +34,7 @@ async function definitionRates(): Promise<object> {
       if (line.trim() === '') continue;
       const record = JSON.parse(line) as { label: string; tool: Record<string, unknown> };
       const name = typeof record.tool.name === 'string' ? record.tool.name : '';
-      const level = poisonLevel(await inspector.definition(`${name}\n${definitionText(record.tool)}`, { orgId: 'bench' }));
+      const level = poisonLevel(await inspector.tool(toolShape(name, record.tool), `${name}\n${definitionText(record.tool)}`, { orgId: 'bench' }));
       const poisoned = level === 'held';
       if (level !== null) {
         if (record.label === 'attack') flaggedAttacks++;

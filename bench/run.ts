@@ -1,11 +1,11 @@
 /**
- * `npm run bench [-- name …] [-- --quick]`: runs the benchmarks one after another and prints one
+ * `npm run bench [-- name …] [-- --quick] [-- --definitions-only]`: runs the benchmarks one after another and prints one
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
  * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
-type Bench = (options: { quick?: boolean }) => Promise<object>;
+type Bench = (options: { quick?: boolean; definitionsOnly?: boolean }) => Promise<object>;
 
 const benches: Record<string, () => Promise<Bench>> = {
   foundation: async () => (await import('./foundation.ts')).runFoundationBench,
@@ -25,6 +25,8 @@ const benches: Record<string, () => Promise<Bench>> = {
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+// mcp: `--definitions-only` measures definition detection without the latency part.
+const definitionsOnly = args.includes('--definitions-only');
 const selected = args.filter((arg) => !arg.startsWith('--'));
 const names = selected.length > 0 ? selected : Object.keys(benches);
 let failed = false;
@@ -37,7 +39,7 @@ for (const name of names) {
   }
   const started = Date.now();
   try {
-    const result = await (await load())({ quick });
+    const result = await (await load())({ quick, definitionsOnly });
     process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10 })}\n`);
   } catch (error) {
     failed = true;

@@ -14,4 +14,4 @@ export type { ToolCategory } from './definitions.ts';
 export { COMPOUND_PATTERNS, CHAIN_WINDOW_MS, createChainCorrelator } from './chains.ts';
 export { createInspector, contentSignals } from './inspection.ts';
 export { MCP_REFUSALS } from './jsonrpc.ts';
-export { poisonLevel } from './pinning.ts';
+export { poisonLevel, toolShape } from './pinning.ts';

@@ -1,18 +1,22 @@
 /**
  * The MCP pillar's one door to the detection engine, plus the few content signals the compound
  * chains need (secrets, encodings, egress hosts, credential solicitation). Every scan the proxy
- * makes goes through `createInspector`, so moving to the engine's dedicated kinds
- * (`tool_definition`, `tool_output` with spans, `llm_output`) is a change of the KINDS table below.
+ * makes goes through `createInspector`. Tools from tools/list are inspected as the engine's
+ * `tool_definition` kind with the structured tool (poisoning and malicious capability; dual-use
+ * tools are allowed); the other definitions a model reads (prompts, resources, the server's
+ * instructions) are text scanned as `tool_output`, as are tool results and resource contents
+ * (indirect injection, whose findings carry spans into the content).
  *
  * Posture: the engine's decision is used as is (its thresholds are the org's); the signals here
  * add facts, never lower a decision. All regular expressions are linear (bounded repetitions,
  * no nested quantifiers) and the inputs are bounded by the engine's scan length.
  */
-import type { DetectionEngine, InspectKind } from '../detection/index.ts';
+import type { DetectionEngine, InspectKind, Span, ToolDefinitionShape } from '../detection/index.ts';
 import { detectPii } from '../gateway/index.ts';
 
-/** Which engine kind each MCP surface is scanned as (one place to switch when new kinds land). */
-const KINDS: Readonly<Record<'definition' | 'arguments' | 'result', InspectKind>> = {
+/** Which engine kind each MCP surface is scanned as. */
+const KINDS: Readonly<Record<'tool' | 'definition' | 'arguments' | 'result', InspectKind>> = {
+  tool: 'tool_definition',
   definition: 'tool_output',
   arguments: 'prompt',
   result: 'tool_output',
@@ -23,6 +27,8 @@ export interface McpFinding {
   readonly name: string;
   readonly category: string;
   readonly confidence: number;
+  /** Where in the scanned text the finding lies (UTF-16 offsets, end exclusive), when the engine knows it. */
+  readonly span?: Span;
 }
 
 export interface Inspection {
@@ -41,7 +47,12 @@ export interface InspectContext {
 }
 
 export interface McpInspector {
-  /** A tool/prompt/resource definition or the server's instructions. */
+  /**
+   * A tool as tools/list returns it, inspected as `tool_definition`; `text` is its model-visible
+   * text (definitionText), on which the content signals are computed.
+   */
+  tool(tool: ToolDefinitionShape, text: string, context: InspectContext): Promise<Inspection>;
+  /** A prompt or resource definition or the server's instructions (text, as `tool_output`). */
   definition(text: string, context: InspectContext): Promise<Inspection>;
   /** tools/call arguments leaving toward a server (injection, secrets and personal data). */
   arguments(text: string, context: InspectContext): Promise<Inspection>;
@@ -89,10 +100,10 @@ export function contentSignals(text: string): McpFinding[] {
 }
 
 export function createInspector(engine: DetectionEngine): McpInspector {
-  const run = async (surface: keyof typeof KINDS, text: string, context: InspectContext, extra: McpFinding[]): Promise<Inspection> => {
+  const run = async (surface: keyof typeof KINDS, text: string, context: InspectContext, extra: McpFinding[], tool?: ToolDefinitionShape): Promise<Inspection> => {
     const threat = await engine.inspect({
       kind: KINDS[surface],
-      content: text,
+      ...(tool === undefined ? { content: text } : { tool }),
       orgId: context.orgId,
       pillar: 'mcp',
       ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
@@ -100,7 +111,13 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       ...(context.serverId === undefined ? {} : { gatewayId: context.serverId }),
     });
     const categories = new Set<string>(threat.categories);
-    const findings: McpFinding[] = threat.patterns_matched.map((pattern) => ({ ...pattern, category: engine.catalogue.byId(pattern.id)?.category ?? fallbackCategory(pattern.id, threat.categories) }));
+    // Spans point into the scanned text: kept for text kinds (results, the quarantine record and
+    // audit carry them); a tool's spans point into the engine's own rendering of it, so dropped.
+    const findings: McpFinding[] = threat.patterns_matched.map(({ span, ...pattern }) => ({
+      ...pattern,
+      category: engine.catalogue.byId(pattern.id)?.category ?? fallbackCategory(pattern.id, threat.categories),
+      ...(span === undefined || tool !== undefined ? {} : { span }),
+    }));
     for (const signal of [...contentSignals(text), ...extra]) {
       categories.add(signal.category);
       findings.push(signal);
@@ -108,6 +125,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
     return { decision: threat.decision, score: threat.threat_score, findings, categories };
   };
   return {
+    tool: (tool, text, context) => run('tool', text, context, [], tool),
     definition: (text, context) => run('definition', text, context, []),
     arguments: (text, context) => {
       const personal = detectPii(text).filter((span) => span.type !== 'IP' && span.type !== 'PERSON');

@@ -5,6 +5,7 @@
  * admin approves the new hash. Every hold is a `tool_poisoning` finding. The state is cached per
  * replica and written through to mcp_definitions.
  */
+import type { ToolDefinitionShape } from '../detection/index.ts';
 import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
 import { definitionHash, definitionText, inferCategory, sha256Jcs, type ToolCategory } from './definitions.ts';
 import type { DefinitionKind, DefinitionRecord, McpStore } from './store.ts';
@@ -34,20 +35,34 @@ export interface PinningContext {
 }
 
 /** Findings at or above this confidence, or an engine decision of block, make a definition poisoned. */
-const POISON_CATEGORIES = new Set(['tool-poisoning', 'prompt-injection', 'context-poisoning', 'exfiltration', 'agent-impersonation', 'prompt-chaining', 'sleeper-payload', 'system-prompt-extraction', 'jailbreak', 'credential-solicitation']);
+const POISON_CATEGORIES = new Set(['tool-poisoning', 'malicious-capability', 'prompt-injection', 'context-poisoning', 'exfiltration', 'agent-impersonation', 'prompt-chaining', 'sleeper-payload', 'system-prompt-extraction', 'jailbreak', 'credential-solicitation']);
 
 /**
  * How a definition's scan is acted on (docs/mcp.md "Poisoned definitions"): 'held' when the
  * engine's decision is block (hidden or its calls refused until approved); 'flagged' when it
- * reaches the alert or challenge band with a catalogue or signal finding of an injection or
- * poisoning class (a tool_poisoning finding and an alert, the tool stays usable); otherwise null.
- * Holding only at block keeps ordinary tools usable: on the benign corpora the alert band alone
- * would hide 4 % of popular servers' tools.
+ * reaches the alert or challenge band with a catalogue or signal finding of an injection,
+ * poisoning or malicious-capability class (a tool_poisoning finding and an alert, the tool stays usable); otherwise null.
+ * Holding only at block keeps ordinary tools usable: on the benign corpora the alert band would
+ * hide 1.3 % of popular servers' tools, the block band hides 0.2 % (docs/mcp.md "Benchmarks").
  */
 export function poisonLevel(inspection: Inspection): 'held' | 'flagged' | null {
   if (inspection.decision === 'block') return 'held';
   if (inspection.decision === 'allow' || inspection.decision === 'log') return null;
   return inspection.findings.some((finding) => POISON_CATEGORIES.has(finding.category) && finding.confidence > 0 && !finding.id.startsWith('ml.')) ? 'flagged' : null;
+}
+
+/**
+ * The tool as the engine's tool_definition kind takes it. The title is model-visible text the
+ * engine's shape has no field for, so it is put before the description.
+ */
+export function toolShape(name: string, definition: Readonly<Record<string, unknown>>): ToolDefinitionShape {
+  const description = [definition.title, definition.description].filter((part): part is string => typeof part === 'string' && part !== '').join('\n');
+  return {
+    name,
+    ...(description === '' ? {} : { description }),
+    ...(definition.inputSchema === undefined ? {} : { inputSchema: definition.inputSchema }),
+    ...(definition.annotations === undefined ? {} : { annotations: definition.annotations }),
+  };
 }
 
 export function createPinning(store: McpStore, inspector: McpInspector) {
@@ -76,12 +91,10 @@ export function createPinning(store: McpStore, inspector: McpInspector) {
       return { kind, name, hash, category, held: true, flagged: false, reason: 'awaiting_approval', findings: existing.findings, isNew: false };
     }
     // New or changed: scan what the model would read.
-    const text = kind === 'tool' ? definitionText(definition) : kind === 'instructions' ? String(definition.instructions ?? '') : definitionText(definition);
-    const inspection = await inspector.definition(`${name}\n${text}`, {
-      orgId: context.orgId,
-      serverId: context.serverId,
-      ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
-    });
+    const text = kind === 'instructions' ? String(definition.instructions ?? '') : definitionText(definition);
+    const inspectContext = { orgId: context.orgId, serverId: context.serverId, ...(context.requestId === undefined ? {} : { requestId: context.requestId }) };
+    // Tools go to the engine as the structured tool (tool_definition); the rest is text.
+    const inspection = kind === 'tool' ? await inspector.tool(toolShape(name, definition), `${name}\n${text}`, inspectContext) : await inspector.definition(`${name}\n${text}`, inspectContext);
     const level = poisonLevel(inspection);
     const poisoned = level === 'held';
     const changed = existing !== undefined && existing.hash !== null && existing.hash !== hash;
