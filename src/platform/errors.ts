@@ -87,5 +87,6 @@ export class SvcError extends Error {
 }
 
 export function errorBody(code: ErrorCode, message: string, requestId: string, details?: Readonly<Record<string, unknown>>) {
-  return { error: { code, message, request_id: requestId, ...details } };
+  // code, message and request_id are the contract: a detail never overrides them.
+  return { error: { ...details, code, message, request_id: requestId } };
 }

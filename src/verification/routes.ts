@@ -92,7 +92,7 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
       const auth = request.auth;
       const actor = auth?.keyId ? `api_key:${auth.keyId}` : auth?.userId ? `user:${auth.userId}` : 'unknown';
       await audit.append(orgId, { actor, action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
-      if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'ai_provenance', request_id: requestId } });
+      if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'ai_provenance', completion_request_id: requestId } });
       return record;
     },
   );
