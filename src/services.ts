@@ -170,7 +170,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     rateLimiter,
     audit,
     engine: detection,
-    config: { secretKey: config.secretKey, allowPrivateTargets: config.allowPrivateTargets, trustProxy: config.trustProxy, geoBlocking: config.features.geoBlocking },
+    config: { secretKey: config.secretKey, allowPrivateTargets: config.allowPrivateTargets, trustProxy: config.trustProxy, geoBlocking: config.features.geoBlocking, ownHosts: [config.host] },
     checkTarget: (url, field) => checkTarget(url, field),
     behaviour: createBehaviourBaseline(cache, { namespace: 'apisec-t5' }),
     ...options.apisec,

@@ -6,14 +6,15 @@
  * later). Connections are pooled keep-alive (one undici Agent per capability). Hop-by-hop headers
  * (RFC 9110 7.6.1: Connection and every header it names, Keep-Alive, Proxy-*, TE, Trailer,
  * Transfer-Encoding, Upgrade) are dropped both ways; svc's clearance cookie and header never reach
- * the backend. Host is the backend's (nginx's default `proxy_set_header Host $proxy_host`), the
+ * the backend, and neither does an svc API key (`Authorization: Bearer svc_…`, `X-API-Key: svc_…`):
+ * it is a credential for svc, never for a backend. Host is the backend's (nginx's default `proxy_set_header Host $proxy_host`), the
  * client's Host travels in X-Forwarded-Host and Forwarded. X-Forwarded-For is the client address,
  * appended to the incoming chain only when TRUST_PROXY says svc sits behind a proxy it trusts.
  * Bodies stream both ways; nothing is buffered here.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, errors as undiciErrors } from 'undici';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { guardedLookup } from '../platform/ssrf.ts';
 import { CLEARANCE_COOKIE, CLEARANCE_HEADER } from './challenge.ts';
 
@@ -44,6 +45,17 @@ function forwardedNode(address: string): string {
   return address.includes(':') ? `"[${address}]"` : address;
 }
 
+const SVC_KEY_PREFIX = 'svc_';
+
+/** Whether a header value carries an svc API key (as Authorization: Bearer or X-API-Key). */
+function carriesSvcKey(name: 'authorization' | 'x-api-key', value: string | string[]): boolean {
+  const values = Array.isArray(value) ? value : [value];
+  return values.some((item) => {
+    const text = item.trim();
+    return name === 'x-api-key' ? text.startsWith(SVC_KEY_PREFIX) : /^bearer\s+svc_/i.test(text);
+  });
+}
+
 /** Strips svc's clearance cookie from a Cookie header; undefined when nothing is left. */
 export function withoutClearanceCookie(cookie: string): string | undefined {
   if (!cookie.includes(CLEARANCE_COOKIE)) return cookie;
@@ -58,6 +70,7 @@ export function requestHeaders(incoming: IncomingHttpHeaders, backendHost: strin
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || name === CLEARANCE_HEADER) continue;
     if (name === 'x-forwarded-for' || name === 'x-forwarded-proto' || name === 'x-forwarded-host' || name === 'forwarded') continue;
+    if ((name === 'authorization' || name === 'x-api-key') && carriesSvcKey(name, value)) continue;
     if (name === 'cookie') {
       const kept = withoutClearanceCookie(Array.isArray(value) ? value.join('; ') : value);
       if (kept !== undefined) headers.cookie = kept;
@@ -118,7 +131,8 @@ export interface Forwarder {
     timeoutMs: number;
     signal?: AbortSignal;
   }): Promise<BackendResponse>;
-  /** The backend's base path joined with a request path. */
+  /** The pooled agent with the guarded DNS lookup (health checks use it too). */
+  readonly dispatcher: Dispatcher;
   close(): Promise<void>;
 }
 
@@ -154,6 +168,7 @@ export function createForwarder(options: { allowPrivate: boolean; connectionsPer
         throw toBackendError(error);
       }
     },
+    dispatcher: agent,
     close: () => agent.close(),
   };
 }

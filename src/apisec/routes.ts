@@ -247,7 +247,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       const routed = apisec.route(request.host, original);
       gateway = routed?.gateway ?? null;
       mount = routed?.mount ?? '';
-    } else gateway = await apisec.resolve(id);
+    } else gateway = await apisec.resolve(id, request.ip);
     if (gateway === null) {
       request.raw.resume();
       throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
@@ -280,9 +280,17 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     let gateway: Gateway | null = null;
     let mount = '';
     let rest = url;
+    const remoteAddress = raw.socket.remoteAddress ?? '';
+    const forwardedFor = typeof raw.headers['x-forwarded-for'] === 'string' ? raw.headers['x-forwarded-for'].split(',')[0]!.trim() : '';
+    const clientIp = options.trustProxy && forwardedFor !== '' ? forwardedFor : remoteAddress;
     const match = /^\/gw\/([0-9a-fA-F-]{36})(?=\/|\?|$)/.exec(url);
     if (match !== null) {
-      gateway = await apisec.resolve(match[1]!);
+      try {
+        gateway = await apisec.resolve(match[1]!, clientIp);
+      } catch (error) {
+        if (error instanceof SvcError && error.code === 'RATE_LIMITED') return refuseSocket(socket, 429, errorBody('RATE_LIMITED', ERRORS.RATE_LIMITED.message, 'upgrade'));
+        throw error;
+      }
       mount = `/gw/${match[1]}`;
       rest = url.slice(mount.length) || '/';
     } else {
@@ -296,9 +304,6 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     if (gateway === null) return refuseSocket(socket, 404, errorBody('NOT_FOUND', ERRORS.NOT_FOUND.message, 'upgrade'));
     if (rest.startsWith('?')) rest = `/${rest}`;
     const { path, query } = splitTarget(rest);
-    const remoteAddress = raw.socket.remoteAddress ?? '';
-    const forwardedFor = typeof raw.headers['x-forwarded-for'] === 'string' ? raw.headers['x-forwarded-for'].split(',')[0]!.trim() : '';
-    const clientIp = options.trustProxy && forwardedFor !== '' ? forwardedFor : remoteAddress;
     const protocol = (raw.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
     const requestId = randomUUID();
     const refusal = await apisec.inspectHandshake({
@@ -336,6 +341,10 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       response.pipe(socket);
     });
     outgoing.on('upgrade', (response, backendSocket, backendHead) => {
+      // timeout_ms bounds the handshake only: an idle WebSocket stays open.
+      outgoing.setTimeout(0);
+      outgoing.removeAllListeners('timeout');
+      backendSocket.setTimeout(0);
       const lines = [`HTTP/1.1 101 Switching Protocols`];
       for (let index = 0; index < response.rawHeaders.length; index += 2) lines.push(`${response.rawHeaders[index]}: ${response.rawHeaders[index + 1]}`);
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);

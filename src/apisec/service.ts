@@ -18,6 +18,7 @@
  * Responses are sampled for data classification and feed the analyzer's risk factors.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
 import type { AuditLog } from '../audit/index.ts';
 import { decide, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
@@ -57,7 +58,14 @@ export interface ApiSecurityDeps {
   readonly engine: DetectionEngine;
   /** The org audit chain (gateway and geo-rule changes are recorded). */
   readonly audit: Pick<AuditLog, 'append'>;
-  readonly config: { readonly secretKey: string; readonly allowPrivateTargets: boolean; readonly trustProxy: boolean; readonly geoBlocking: boolean };
+  readonly config: {
+    readonly secretKey: string;
+    readonly allowPrivateTargets: boolean;
+    readonly trustProxy: boolean;
+    readonly geoBlocking: boolean;
+    /** Host names svc itself answers on; no gateway may claim them. */
+    readonly ownHosts?: readonly string[];
+  };
   readonly checkTarget: (url: string, field?: string) => Promise<URL>;
   /** T5 behavioural baselines (optional). */
   readonly behaviour?: BehaviourLike;
@@ -67,6 +75,10 @@ export interface ApiSecurityDeps {
   readonly challengeDifficulty?: number;
   /** Reverse-DNS verification of crawlers (default true). */
   readonly verifyCrawlers?: boolean;
+  /** Per-IP limit on database lookups of gateway ids svc has not cached (default GATEWAY_LOOKUP_POLICY). */
+  readonly lookupPolicy?: RateLimitPolicy;
+  /** Entries of the gateway cache and, apart from it, of the unknown-id cache (default 10 000 each). */
+  readonly gatewayCacheSize?: number;
 }
 
 export interface TrafficRequest {
@@ -124,8 +136,11 @@ export interface ApiSecurity {
   endpoints(orgId: string, id: string): Promise<EndpointView[]>;
   createGeoRule(orgId: string, actor: string, input: { rule_name: string; action: 'block'; countries: string[]; response_code?: number; log?: boolean; gateway_id?: string | null }): Promise<GeoRule>;
   removeGeoRule(orgId: string, actor: string, id: string): Promise<void>;
-  /** A gateway by id for traffic (cached for a few seconds), or null. */
-  resolve(id: string): Promise<Gateway | null>;
+  /**
+   * A gateway by id for traffic (cached for a few seconds), or null. With a client IP, a lookup
+   * that has to reach the database is charged to that IP first (SvcError RATE_LIMITED past it).
+   */
+  resolve(id: string, clientIp?: string): Promise<Gateway | null>;
   /** The gateway whose hostname/path prefix receives this request (synchronous, from the routing table). */
   route(host: string, path: string): { gateway: Gateway; mount: string } | null;
   handle(request: TrafficRequest): Promise<TrafficOutcome>;
@@ -143,12 +158,47 @@ export interface ApiSecurity {
 const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const PATH_PREFIX = /^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}$/;
 const RESERVED_PREFIXES = ['/api', '/gw', '/health', '/metrics', '/openapi.json', '/dashboard', '/mcp', '/sensors', '/findings', '/__svc'];
+/** Host names that always mean "this machine": never a gateway's. */
+const LOCAL_HOSTS = ['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback'];
+/**
+ * Lookups of gateway ids svc has not cached, per client IP (the traffic routes carry no
+ * credential, so this is what stands between a flood of made-up ids and the database).
+ */
+export const GATEWAY_LOOKUP_POLICY: RateLimitPolicy = {
+  windows: [
+    { name: 'minute', windowMs: 60_000, limit: 300 },
+    { name: 'burst', windowMs: 1_000, limit: 50 },
+  ],
+  concurrency: 0,
+  headerWindow: 'minute',
+};
+/** How long an id that is no gateway is remembered as such. */
+const UNKNOWN_GATEWAY_MS = 30_000;
 const ROUTE_REFRESH_MS = 10_000;
 const GATEWAY_CACHE_MS = 5_000;
 const DECISION_RANK: Record<string, number> = { allow: 0, log: 1, alert: 2, challenge: 3, block: 4 };
 const LOGIN_PATH = /(?:^|\/)(?:login|signin|sign-in|log-in|auth(?:enticate)?|token|session|oauth)(?:\/|$)/i;
 const SAMPLE_BYTES = 65_536;
 const SAMPLED_TYPES = /json|xml|text\/|x-www-form-urlencoded/i;
+
+/** Whether a request path is one of svc's own (never rewritten onto a gateway). */
+export function isReservedPath(url: string): boolean {
+  const lower = url.toLowerCase();
+  return RESERVED_PREFIXES.some((reserved) => lower === reserved || lower.startsWith(`${reserved}/`) || lower.startsWith(`${reserved}?`));
+}
+
+/**
+ * Why a gateway may not claim this (normalized) hostname, or null: IP literals (including the
+ * numeric forms URL parsers accept, e.g. 2130706433 or 0x7f.1), localhost and *.localhost, and the
+ * hosts svc itself answers on.
+ */
+export function forbiddenHostname(hostname: string, ownHosts: readonly string[]): string | null {
+  const lastLabel = hostname.slice(hostname.lastIndexOf('.') + 1);
+  if (isIP(hostname) !== 0 || /^(?:0x[0-9a-f]*|[0-9]+)$/.test(lastLabel)) return 'hostname must be a DNS name, not an IP address';
+  if (LOCAL_HOSTS.includes(hostname) || hostname.endsWith('.localhost')) return 'hostname must not be localhost or *.localhost';
+  if (ownHosts.some((own) => own.toLowerCase().replace(/\.$/, '') === hostname)) return "hostname must not be one of svc's own hosts";
+  return null;
+}
 
 function invalid(field: string, message: string): SvcError {
   return new SvcError('VALIDATION_FAILED', { message, details: { field } });
@@ -162,11 +212,17 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   const store = createGatewayStore(deps.db);
   const audit = deps.audit;
   const forwarder = createForwarder({ allowPrivate: deps.config.allowPrivateTargets });
-  const health = createHealthChecker({ events: deps.events, metrics: deps.metrics });
+  // Health checks go through the forwarder's guarded dispatcher: a backend host that later
+  // resolves to a private or metadata address is never probed.
+  const health = createHealthChecker({ events: deps.events, metrics: deps.metrics, dispatcher: forwarder.dispatcher });
   const analyzer = createAnalyzer();
   const bots = createBotClassifier({ verifyCrawlers: deps.verifyCrawlers ?? true });
   const challenges = createChallenges({ key: Buffer.from(deps.config.secretKey), ...(deps.challengeDifficulty === undefined ? {} : { difficulty: deps.challengeDifficulty }) });
-  const gateways = new LRUCache<string, { gateway: Gateway | null; at: number }>({ max: 10_000 });
+  const gateways = new LRUCache<string, { gateway: Gateway; at: number }>({ max: deps.gatewayCacheSize ?? 10_000 });
+  // Ids that are no gateway, apart from the real ones: a flood of made-up ids evicts only its own kind.
+  const unknownIds = new LRUCache<string, true>({ max: deps.gatewayCacheSize ?? 10_000, ttl: UNKNOWN_GATEWAY_MS });
+  const lookupPolicy = deps.lookupPolicy ?? GATEWAY_LOOKUP_POLICY;
+  const ownHosts = (deps.config.ownHosts ?? []).filter((host) => host !== '');
   let routes: { host: string | null; prefix: string | null; gateway: Gateway }[] = [];
   let routeTimer: NodeJS.Timeout | null = null;
   let lookupCountry = deps.lookupCountry ?? null;
@@ -181,7 +237,15 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       .sort((left, right) => Number(right.host !== null) - Number(left.host !== null) || (right.prefix?.length ?? 0) - (left.prefix?.length ?? 0));
   };
 
-  const remember = (gateway: Gateway | null, id: string) => gateways.set(id, { gateway, at: Date.now() });
+  const remember = (gateway: Gateway | null, id: string) => {
+    if (gateway === null) {
+      gateways.delete(id);
+      unknownIds.set(id, true);
+    } else {
+      unknownIds.delete(id);
+      gateways.set(id, { gateway, at: Date.now() });
+    }
+  };
 
   const validate = async (input: GatewayInput, current: Gateway | null): Promise<GatewayFields> => {
     const name = input.name ?? current?.name;
@@ -195,14 +259,17 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     if (hostname !== null) {
       hostname = hostname.trim().toLowerCase().replace(/\.$/, '');
       if (!HOSTNAME.test(hostname)) throw invalid('hostname', 'hostname must be a DNS name without port, e.g. api.example.com');
+      const forbidden = forbiddenHostname(hostname, ownHosts);
+      if (forbidden !== null) throw invalid('hostname', forbidden);
     }
     let pathPrefix = input.path_prefix === undefined ? (current?.pathPrefix ?? null) : input.path_prefix;
     if (pathPrefix !== null) {
       pathPrefix = pathPrefix.replace(/\/+$/, '');
       if (!PATH_PREFIX.test(pathPrefix)) throw invalid('path_prefix', 'path_prefix must look like /shop or /v2/orders (up to 8 segments of letters, digits, . _ ~ -)');
       const lower = pathPrefix.toLowerCase();
-      if (hostname === null && RESERVED_PREFIXES.some((reserved) => lower === reserved || lower.startsWith(`${reserved}/`) || lower.startsWith(reserved))) {
-        throw invalid('path_prefix', `path_prefix without a hostname must not start with one of svc's own paths (${RESERVED_PREFIXES.join(', ')})`);
+      // svc's own paths are never rewritten onto a gateway (not even on its hostname).
+      if (RESERVED_PREFIXES.some((reserved) => lower.startsWith(reserved))) {
+        throw invalid('path_prefix', `path_prefix must not start with one of svc's own paths (${RESERVED_PREFIXES.join(', ')})`);
       }
     }
     const openapi = input.openapi === undefined ? (current?.openapi ?? null) : input.openapi;
@@ -580,15 +647,26 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       geoRules.delete(orgId);
       await note(orgId, actor, 'geo_rule.delete', id, { rule_name: rule.ruleName });
     },
-    async resolve(id) {
+    async resolve(id, clientIp) {
       const cached = gateways.get(id);
       if (cached !== undefined && Date.now() - cached.at < GATEWAY_CACHE_MS) return cached.gateway;
+      if (unknownIds.has(id)) return null;
+      if (clientIp !== undefined) {
+        const gate = await deps.rateLimiter.hit(`gwlookup:${clientIp}`, lookupPolicy);
+        if (!gate.allowed) {
+          deps.metrics.rateLimitHits.inc({ scope: 'per_ip', gateway: 'lookup' });
+          throw new SvcError('RATE_LIMITED', { headers: { 'Retry-After': String(gate.retryAfter) }, details: { retry_after: gate.retryAfter } });
+        }
+      }
       const gateway = await store.findById(id);
       remember(gateway, id);
       return gateway;
     },
     route(host, path) {
       if (routes.length === 0) return null;
+      // svc's own paths stay svc's on every host: a gateway never receives /api/v1/… (and the
+      // credentials that come with it).
+      if (isReservedPath(path)) return null;
       const bareHost = host.toLowerCase().replace(/:\d+$/, '');
       for (const route of routes) {
         if (route.host !== null && route.host !== bareHost) continue;
