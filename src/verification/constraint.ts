@@ -1,17 +1,17 @@
 /**
  * Constraint layer: the org's rules over the output — maximum length, banned and required
- * phrases (case-insensitive), linear-time regular expressions that must or must not match (run
- * on at most REGEX_INPUT_LIMIT characters; a longer output fails a must-not-match rule closed),
+ * phrases (case-insensitive), bounded-time regular expressions that must or must not match (run
+ * on at most regexInputLimit(regex) characters, regex-safety.ts; a longer output fails a
+ * must-not-match rule closed),
  * allowed URL hosts (other links flagged), no PII or secrets (the gateway's PII detectors), no
  * system-prompt leak (leak.ts) and refusal detection. Findings name the rule, never the matched
  * secret. Fails closed.
  */
 import { detectPii, type PiiType } from '../gateway/index.ts';
 import { systemPromptLeak } from './leak.ts';
+import { regexInputLimit } from './regex-safety.ts';
 import type { ResolvedPolicy } from './policy.ts';
 import type { Finding, LayerResult, VerifyInput } from './types.ts';
-
-export const REGEX_INPUT_LIMIT = 65_536;
 
 const SECRET_ONLY: ReadonlySet<PiiType> = new Set<PiiType>(['SECRET']);
 const URL = /\bhttps?:\/\/[^\s<>"'`)\]}]+/gi;
@@ -49,14 +49,18 @@ function constraintFindings(input: VerifyInput, policy: ResolvedPolicy, window: 
     if (!lower.includes(phrase)) findings.push({ start: 0, end: 0, reason: 'required_phrase_missing', detail: `required_phrases[${index}]` });
   });
   if (policy.compiled.mustMatch.length > 0 || policy.compiled.mustNotMatch.length > 0) {
-    const bounded = content.length > REGEX_INPUT_LIMIT ? content.slice(0, REGEX_INPUT_LIMIT) : content;
+    const boundedFor = (regex: RegExp) => {
+      const limit = regexInputLimit(regex);
+      return { limit, text: content.length > limit ? content.slice(0, limit) : content };
+    };
     if (!window) policy.compiled.mustMatch.forEach((regex, index) => {
-      if (!regex.test(bounded)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
+      if (!regex.test(boundedFor(regex).text)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
     });
     policy.compiled.mustNotMatch.forEach((regex, index) => {
-      const match = regex.exec(bounded);
+      const bounded = boundedFor(regex);
+      const match = regex.exec(bounded.text);
       if (match !== null) findings.push({ start: match.index, end: match.index + match[0].length, reason: 'must_not_match_matched', detail: `must_not_match[${index}]` });
-      else if (bounded.length < content.length) findings.push({ start: REGEX_INPUT_LIMIT, end, reason: 'too_long_for_regex_rules', detail: `must_not_match[${index}]` });
+      else if (bounded.text.length < content.length) findings.push({ start: bounded.limit, end, reason: 'too_long_for_regex_rules', detail: `must_not_match[${index}]` });
     });
   }
   if (rules.allowed_url_hosts !== null) {
