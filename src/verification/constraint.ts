@@ -2,13 +2,13 @@
  * Constraint layer: the org's rules over the output — maximum length, banned and required
  * phrases (case-insensitive), bounded-time regular expressions that must or must not match (run
  * on at most regexInputLimit(regex) characters, regex-safety.ts; a longer output fails a
- * must-not-match rule closed),
- * allowed URL hosts (other links flagged), no PII or secrets (the gateway's PII detectors), no
- * system-prompt leak (leak.ts) and refusal detection. Findings name the rule, never the matched
- * secret. Fails closed.
+ * must-not-match rule closed), allowed URL hosts (other links flagged), no PII or secrets (the
+ * gateway's PII detectors), no system-prompt leak (detection's `llm_output` leak detector, spans
+ * located here) and refusal detection. Findings name the rule, never the matched secret. Fails
+ * closed.
  */
 import { detectPii, type PiiType } from '../gateway/index.ts';
-import { systemPromptLeak } from './leak.ts';
+import { detectLeak } from '../detection/index.ts';
 import { regexInputLimit } from './regex-safety.ts';
 import type { ResolvedPolicy } from './policy.ts';
 import type { Finding, LayerResult, VerifyInput } from './types.ts';
@@ -94,4 +94,37 @@ function hostOf(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+const LEAK_NGRAM = 5;
+
+/**
+ * System-prompt leak: the verdict is detection's leak detector (`detectLeak`, the same check the
+ * response filter runs on `llm_output`, the prompts joined as there). It reports no offsets, so
+ * the findings are the runs of output words whose word 5-grams occur in the prompts; when the
+ * detector sees a leak but no run is found (e.g. the prompt said backwards) the finding covers
+ * the whole output.
+ */
+export function systemPromptLeak(content: string, systemPrompts: readonly string[]): Finding[] {
+  if (systemPrompts.length === 0) return [];
+  const systemPrompt = systemPrompts.join('\n');
+  if (!detectLeak(content, { systemPrompt }).some((finding) => finding.id === 'leak.system-prompt')) return [];
+  const promptWords = [...systemPrompt.matchAll(/[\p{L}\p{N}]+/gu)].map((match) => match[0].toLowerCase());
+  const grams = new Set<string>();
+  for (let index = 0; index + LEAK_NGRAM <= promptWords.length; index += 1) grams.add(promptWords.slice(index, index + LEAK_NGRAM).join(' '));
+  const output = [...content.matchAll(/[\p{L}\p{N}]+/gu)].map((match) => ({ text: match[0].toLowerCase(), start: match.index, end: match.index + match[0].length }));
+  const covered = new Uint8Array(output.length);
+  for (let index = 0; index + LEAK_NGRAM <= output.length; index += 1) {
+    if (grams.has(output.slice(index, index + LEAK_NGRAM).map((word) => word.text).join(' '))) covered.fill(1, index, index + LEAK_NGRAM);
+  }
+  const findings: Finding[] = [];
+  for (let index = 0; index < covered.length; index += 1) {
+    if (!covered[index]) continue;
+    let last = index;
+    while (last + 1 < covered.length && covered[last + 1]) last += 1;
+    findings.push({ start: output[index]!.start, end: output[last]!.end, reason: 'system_prompt_leak' });
+    index = last;
+  }
+  if (findings.length === 0) findings.push({ start: 0, end: content.length, reason: 'system_prompt_leak' });
+  return findings;
 }
