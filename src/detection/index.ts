@@ -19,4 +19,6 @@ export type { BehaviourBaseline, BehaviourBaselineOptions, BehaviourResult } fro
 export type { Decision, HttpRequestShape, InspectKind, Span, ThreatDecision, Thresholds, ToolDefinitionShape, Verdict } from './types.ts';
 export { detectionRoutes, reportDecision, sessionIdOf, type DetectionRoutesOptions } from './routes.ts';
 export { createResponseGuard } from './response-filter.ts';
+export { detectLeak } from './leak.ts';
+export type { LeakContext } from './leak.ts';
 export type { ResponseGuard, ResponseFilterRequest } from './response-filter.ts';

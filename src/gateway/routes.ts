@@ -91,7 +91,18 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
         // ---- verification hook, JSON answers (issue #18): verifier may redact, retry on the next provider, or throw VERIFICATION_BLOCKED.
         if (verifier !== null) {
           const next = gateway.nextCandidate(prepared, envelope.provider);
-          const retry = next === null ? null : { provider: next.provider, run: async () => gateway.complete(await gateway.prepare({ ...body, provider: next.provider, model: next.model }, caller), cancel) };
+          // The retried answer goes through the same response filter (THREAT_BLOCKED on a leak).
+          const retry =
+            next === null
+              ? null
+              : {
+                  provider: next.provider,
+                  run: async () => {
+                    const second = await gateway.complete(await gateway.prepare({ ...body, provider: next.provider, model: next.model }, caller), cancel);
+                    second.response_filter = await guard.finish(second.content, second.response_filter);
+                    return second;
+                  },
+                };
           return verifier.completion({ orgId: caller.orgId, requestId: caller.requestId, body }, envelope, retry);
         }
         return envelope;

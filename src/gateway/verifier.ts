@@ -33,6 +33,7 @@ export interface CompletionVerifier {
    * Verifies a JSON answer: returns the envelope to send (verification attached, content maybe
    * redacted or from a retry), or throws SvcError VERIFICATION_BLOCKED. `retry` answers the same
    * request with the next provider of the org's route; null when there is none.
+   * `run` applies the response filter to the retried answer; its THREAT_BLOCKED is rethrown as is.
    */
   completion(context: VerifierContext, envelope: CompletionEnvelope, retry: { provider: string; run: () => Promise<CompletionEnvelope> } | null): Promise<CompletionEnvelope>;
   /** A guard for a stream of this request; null when verification is off for the org. */

@@ -1,17 +1,17 @@
 /**
  * Constraint layer: the org's rules over the output — maximum length, banned and required
- * phrases (case-insensitive), linear-time regular expressions that must or must not match (run
- * on at most REGEX_INPUT_LIMIT characters; a longer output fails a must-not-match rule closed),
- * allowed URL hosts (other links flagged), no PII or secrets (the gateway's PII detectors), no
- * system-prompt leak (leak.ts) and refusal detection. Findings name the rule, never the matched
- * secret. Fails closed.
+ * phrases (case-insensitive), bounded-time regular expressions that must or must not match (run
+ * on at most regexInputLimit(regex) characters, regex-safety.ts; a longer output fails a
+ * must-not-match rule closed), allowed URL hosts (other links flagged), no PII or secrets (the
+ * gateway's PII detectors), no system-prompt leak (detection's `llm_output` leak detector, spans
+ * located here) and refusal detection. Findings name the rule, never the matched secret. Fails
+ * closed.
  */
 import { detectPii, type PiiType } from '../gateway/index.ts';
-import { systemPromptLeak } from './leak.ts';
+import { detectLeak } from '../detection/index.ts';
+import { regexInputLimit } from './regex-safety.ts';
 import type { ResolvedPolicy } from './policy.ts';
 import type { Finding, LayerResult, VerifyInput } from './types.ts';
-
-export const REGEX_INPUT_LIMIT = 65_536;
 
 const SECRET_ONLY: ReadonlySet<PiiType> = new Set<PiiType>(['SECRET']);
 const URL = /\bhttps?:\/\/[^\s<>"'`)\]}]+/gi;
@@ -49,14 +49,18 @@ function constraintFindings(input: VerifyInput, policy: ResolvedPolicy, window: 
     if (!lower.includes(phrase)) findings.push({ start: 0, end: 0, reason: 'required_phrase_missing', detail: `required_phrases[${index}]` });
   });
   if (policy.compiled.mustMatch.length > 0 || policy.compiled.mustNotMatch.length > 0) {
-    const bounded = content.length > REGEX_INPUT_LIMIT ? content.slice(0, REGEX_INPUT_LIMIT) : content;
+    const boundedFor = (regex: RegExp) => {
+      const limit = regexInputLimit(regex);
+      return { limit, text: content.length > limit ? content.slice(0, limit) : content };
+    };
     if (!window) policy.compiled.mustMatch.forEach((regex, index) => {
-      if (!regex.test(bounded)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
+      if (!regex.test(boundedFor(regex).text)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
     });
     policy.compiled.mustNotMatch.forEach((regex, index) => {
-      const match = regex.exec(bounded);
+      const bounded = boundedFor(regex);
+      const match = regex.exec(bounded.text);
       if (match !== null) findings.push({ start: match.index, end: match.index + match[0].length, reason: 'must_not_match_matched', detail: `must_not_match[${index}]` });
-      else if (bounded.length < content.length) findings.push({ start: REGEX_INPUT_LIMIT, end, reason: 'too_long_for_regex_rules', detail: `must_not_match[${index}]` });
+      else if (bounded.text.length < content.length) findings.push({ start: bounded.limit, end, reason: 'too_long_for_regex_rules', detail: `must_not_match[${index}]` });
     });
   }
   if (rules.allowed_url_hosts !== null) {
@@ -90,4 +94,37 @@ function hostOf(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+const LEAK_NGRAM = 5;
+
+/**
+ * System-prompt leak: the verdict is detection's leak detector (`detectLeak`, the same check the
+ * response filter runs on `llm_output`, the prompts joined as there). It reports no offsets, so
+ * the findings are the runs of output words whose word 5-grams occur in the prompts; when the
+ * detector sees a leak but no run is found (e.g. the prompt said backwards) the finding covers
+ * the whole output.
+ */
+export function systemPromptLeak(content: string, systemPrompts: readonly string[]): Finding[] {
+  if (systemPrompts.length === 0) return [];
+  const systemPrompt = systemPrompts.join('\n');
+  if (!detectLeak(content, { systemPrompt }).some((finding) => finding.id === 'leak.system-prompt')) return [];
+  const promptWords = [...systemPrompt.matchAll(/[\p{L}\p{N}]+/gu)].map((match) => match[0].toLowerCase());
+  const grams = new Set<string>();
+  for (let index = 0; index + LEAK_NGRAM <= promptWords.length; index += 1) grams.add(promptWords.slice(index, index + LEAK_NGRAM).join(' '));
+  const output = [...content.matchAll(/[\p{L}\p{N}]+/gu)].map((match) => ({ text: match[0].toLowerCase(), start: match.index, end: match.index + match[0].length }));
+  const covered = new Uint8Array(output.length);
+  for (let index = 0; index + LEAK_NGRAM <= output.length; index += 1) {
+    if (grams.has(output.slice(index, index + LEAK_NGRAM).map((word) => word.text).join(' '))) covered.fill(1, index, index + LEAK_NGRAM);
+  }
+  const findings: Finding[] = [];
+  for (let index = 0; index < covered.length; index += 1) {
+    if (!covered[index]) continue;
+    let last = index;
+    while (last + 1 < covered.length && covered[last + 1]) last += 1;
+    findings.push({ start: output[index]!.start, end: output[last]!.end, reason: 'system_prompt_leak' });
+    index = last;
+  }
+  if (findings.length === 0) findings.push({ start: 0, end: content.length, reason: 'system_prompt_leak' });
+  return findings;
 }

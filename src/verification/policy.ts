@@ -160,7 +160,7 @@ export function resolvePolicy(body: PolicyBody = {}): ResolvedPolicy {
   const compile = (list: string[], field: string) =>
     list.map((source, index) => {
       const outcome = compileSafeRegex(source);
-      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only linear-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations, at most 512 characters`);
+      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only bounded-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations; at most one unbounded quantifier (*, +, {n,}); bounded repeats at most {0,100}; at most 512 characters`);
       return outcome.regex;
     });
   if (policy.structural.json_schema !== null) {

@@ -205,6 +205,8 @@ export function createVerification(deps: VerificationDeps): VerificationCore {
       } catch (error) {
         first.retry = { from_provider: envelope.provider, to_provider: retry.provider, first: summary };
         record(context, { content: envelope.content, delivered: false, provider: envelope.provider, model: envelope.model, streamed, verification: first });
+        // The response filter blocked the retried answer: that verdict stands (THREAT_BLOCKED).
+        if (error instanceof SvcError && error.code === 'THREAT_BLOCKED') throw error;
         deps.logger.warn({ err: error, request_id: context.requestId }, 'verification retry on the next provider failed');
         throw blocked(first);
       }

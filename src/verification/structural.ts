@@ -7,7 +7,7 @@
  * regexes, since ajv runs them with V8's backtracking engine. Fails closed.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import { compileSafeRegex } from './regex-safety.ts';
+import { compileSafeRegex, regexInputLimit } from './regex-safety.ts';
 import type { Finding, LayerResult, ToolInput, VerifyInput } from './types.ts';
 
 export interface StructuralPolicy {
@@ -17,7 +17,22 @@ export interface StructuralPolicy {
   check_tool_arguments: boolean;
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
+/**
+ * ajv's regular-expression engine: the same acceptance rule as policy regexes (a refused pattern
+ * makes the schema unusable), and a string longer than the pattern's input limit does not match
+ * (a `pattern` keyword then fails closed as a schema violation).
+ */
+const boundedRegExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const outcome = compileSafeRegex(pattern, flags);
+    if ('refused' in outcome) throw new Error(`pattern refused: ${outcome.refused}`);
+    const { regex } = outcome;
+    const limit = regexInputLimit(regex);
+    return { test: (text: string) => text.length <= limit && regex.test(text), toString: () => regex.toString() };
+  },
+  { code: 'boundedRegExp' },
+);
+const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false, code: { regExp: boundedRegExp } });
 const compiledSchemas = new Map<string, ValidateFunction | { error: string }>();
 
 /** Compiles (cached) a JSON Schema; `{ error }` when it is not usable. */

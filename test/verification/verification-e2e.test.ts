@@ -129,6 +129,25 @@ describe('verification of completions', () => {
     expect(response.statusCode).toBe(422);
     expect(response.json().error).toMatchObject({ code: 'VERIFICATION_BLOCKED', verification: { retry: { from_provider: 'openai', to_provider: 'anthropic' } } });
   });
+  it('refuses with 403 THREAT_BLOCKED when the retry answer leaks the system prompt', async () => {
+    openai.reset();
+    anthropic.reset();
+    const system = 'You are the booking assistant of Alder Hotels. Offer the loyalty discount only to gold members and never quote internal room codes to guests under any circumstances.';
+    openai.setBehaviour({ content: 'Visit https://phish.test/login to book.' });
+    anthropic.setBehaviour({ content: `Sure, my instructions are: ${system}` });
+    const { headers } = await org([['openai', openai], ['anthropic', anthropic]]);
+    await app.inject({ method: 'PUT', url: '/api/v1/gateway/routing', headers, payload: { strategy: 'failover', providers: ['openai', 'anthropic'] } });
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'retry' }, constraint: { allowed_url_hosts: ['example.com'], system_prompt_leak: false } } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/gateway/completions',
+      headers,
+      payload: { ...ask('What can you do for me?'), messages: [{ role: 'system', content: system }, { role: 'user', content: 'What can you do for me?' }] },
+    });
+    expect(anthropic.requests).toHaveLength(1);
+    expect(response.statusCode).toBe(403);
+    expect(response.json().error.code).toBe('THREAT_BLOCKED');
+  });
 });
 
 describe('verification while streaming', () => {
@@ -138,7 +157,7 @@ describe('verification while streaming', () => {
     openai.reset();
     openai.setBehaviour({ content: secretText });
     const { headers } = await org([['openai', openai]]);
-    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'block' }, constraint: { must_not_match: ['(?i)password:\\s*\\S+'] }, stream: { hold_back_chars: 32 } } });
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'block' }, constraint: { must_not_match: ['(?i)password: ?\\S+'] }, stream: { hold_back_chars: 32 } } });
     const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('tell me', { stream: true }) });
     expect(response.statusCode).toBe(200);
     const events = sse(response.payload);
@@ -155,7 +174,7 @@ describe('verification while streaming', () => {
     openai.reset();
     openai.setBehaviour({ content: secretText });
     const { headers } = await org([['openai', openai]]);
-    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'redact' }, constraint: { must_not_match: ['(?i)password:\\s*\\S+'] }, stream: { hold_back_chars: 32 } } });
+    await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { actions: { constraint: 'redact' }, constraint: { must_not_match: ['(?i)password: ?\\S+'] }, stream: { hold_back_chars: 32 } } });
     const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('tell me', { stream: true }) });
     const events = sse(response.payload);
     const text = events.filter((event) => 'delta' in event).map((event) => event.delta).join('');
@@ -195,6 +214,35 @@ describe('guard API and policy endpoint', () => {
     const response = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['ok', '(a+)+b'] } } });
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[1]', reason: 'regex_nested_quantifier' });
+  });
+
+  it('refuses a policy pattern that stacks unbounded quantifiers, naming the field, and accepts an ordinary pattern', async () => {
+    const { headers } = await org([]);
+    const adversarial = '\\s*'.repeat(12) + 'x';
+    const refused = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_match: [adversarial] } } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+    const guarded = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'ok', policy: { constraint: { must_not_match: [adversarial] } } } });
+    expect(guarded.statusCode).toBe(400);
+    expect(guarded.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+    const saved = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['(?i)internal-\\d{4,}'] } } });
+    expect(saved.statusCode).toBe(200);
+    const verified = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'Room code INTERNAL-40412 is free.' } });
+    expect(verified.json()).toMatchObject({ layers: { constraint: { findings: [{ reason: 'must_not_match_matched', detail: 'must_not_match[0]' }] } } });
+  });
+
+  it('refuses a guard schema whose pattern stacks unbounded quantifiers, naming the field, and applies an ordinary pattern', async () => {
+    const { headers } = await org([]);
+    const adversarial = '\\s*'.repeat(12) + 'x';
+    const refused = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: '{"code":"ab"}', schema: { type: 'object', properties: { code: { type: 'string', pattern: adversarial } } } } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.schema', reason: 'schema_pattern_not_linear' });
+    const keyed = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: '{}', schema: { type: 'object', patternProperties: { [adversarial]: { type: 'string' } } } } });
+    expect(keyed.statusCode).toBe(400);
+    expect(keyed.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.schema', reason: 'schema_pattern_not_linear' });
+    const checked = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: '{"code":"ab"}', schema: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]{2}-\\d+$' } } } } });
+    expect(checked.statusCode).toBe(200);
+    expect(checked.json()).toMatchObject({ layers: { structural: { verdict: 'fail', findings: [{ reason: 'schema_violation', detail: '/code pattern' }] } } });
   });
 
   it('refuses unknown policy fields and actions', async () => {
