@@ -581,6 +581,10 @@ export function createProxy(deps: ProxyDeps) {
 
   return {
     handle,
+    /** Upstream sessions with requests awaiting an answer (emptied ones are dropped at once). */
+    pendingSessions(): number {
+      return sessionPending.size;
+    },
     async close(): Promise<void> {
       sessionPending.clear();
       await Promise.all([plainAgent.close(), guardedAgent.close()]);

@@ -217,6 +217,10 @@ export function createMcp(deps: McpDeps) {
     handle(request: ProxyRequest): Promise<ProxyResponse> {
       return proxy.handle(request);
     },
+    /** Upstream sessions with requests awaiting an answer on this replica (bounded; for tests and metrics). */
+    pendingSessions(): number {
+      return proxy.pendingSessions();
+    },
     async flush(): Promise<void> {
       while (auditDrains.size > 0) await Promise.all([...auditDrains.values()]);
     },

@@ -131,6 +131,16 @@ describe('benign sessions through the proxy', () => {
     expect(await proxied.getPrompt({ name: simple.name })).toEqual(await direct.getPrompt({ name: simple.name }));
   });
 
+  it('forgets an upstream session\'s pending requests once every one is answered', async () => {
+    const { endpoint } = await register('everything-pending', everything.url);
+    const before = context.services.mcp.pendingSessions();
+    const client = await connect(endpoint, adminKey, 'pending-1');
+    await client.listTools();
+    await client.listResources();
+    await client.callTool({ name: 'echo', arguments: { message: 'x' } });
+    expect(context.services.mcp.pendingSessions()).toBe(before);
+  });
+
   it('relays progress notifications of a long-running tool as they come', async () => {
     const { endpoint } = await register('everything-progress', everything.url);
     const client = await connect(endpoint, adminKey, 'progress-1');
