@@ -13,7 +13,9 @@
  * 404 as if it did not exist. The upstream host is checked against SSRF when registered and
  * again at connect time (the guarded agent checks the address actually connected to).
  */
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import type { Cache } from '../platform/cache.ts';
 import type { EventBus } from '../platform/events.ts';
@@ -24,7 +26,7 @@ import { cleanDeep, inferCategory } from './definitions.ts';
 import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
 import { idKey, INVALID_REQUEST, isRequest, isResponse, PARSE_ERROR, refusal, rpcError, validMessage, type JsonRpcMessage } from './jsonrpc.ts';
 import type { Pinning } from './pinning.ts';
-import { relayEvents, type SseEvent } from './sse.ts';
+import { relayEvents, SseParser, type SseEvent } from './sse.ts';
 import type { McpServerRecord, McpStore } from './store.ts';
 
 export interface ProxyCaller {
@@ -89,12 +91,23 @@ interface Exchange {
   readonly sessionId: string | null;
   readonly requestId: string;
   readonly pending: Map<string, Pending>;
+  /** What the client sent (the upstream tools/list of an unpinned call goes with the same session). */
+  readonly headers: ProxyRequest['headers'];
+  readonly signal: AbortSignal;
+  /** The upstream tools/list done for this request (once, shared by a batch's calls). */
+  listed?: Promise<boolean>;
 }
 
 const FORWARD_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const;
 const FORWARD_RESPONSE_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version', 'cache-control'] as const;
 const MAX_JSON_RESPONSE = 32 * 1024 * 1024;
 const SESSION_BINDING_TTL_MS = 24 * 3600_000;
+/** Upstream sessions whose pending requests are remembered (least recently used evicted first). */
+const MAX_PENDING_SESSIONS = 10_000;
+/** The upstream tools/list svc does itself before an unpinned call: pages, answer size, time. */
+const MAX_LIST_PAGES = 20;
+const MAX_LIST_RESPONSE = 8 * 1024 * 1024;
+const LIST_TIMEOUT_MS = 30_000;
 const INJECTION_CATEGORIES = new Set(['prompt-injection', 'tool-poisoning', 'context-poisoning', 'jailbreak', 'agent-impersonation', 'prompt-chaining', 'sleeper-payload', 'exfiltration', 'system-prompt-extraction', 'intent']);
 const HIJACK_CATEGORIES = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 
@@ -103,7 +116,7 @@ export function createProxy(deps: ProxyDeps) {
   const guardedAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } });
   const dispatcher: Dispatcher = deps.allowPrivateTargets ? plainAgent : guardedAgent;
   /** Requests awaiting an answer, per upstream session (answers can come on a resumed GET stream). */
-  const sessionPending = new Map<string, Map<string, Pending>>();
+  const sessionPending = new LRUCache<string, Map<string, Pending>>({ max: MAX_PENDING_SESSIONS, ttl: SESSION_BINDING_TTL_MS });
 
   const header = (headers: ProxyRequest['headers'], name: string): string | undefined => {
     const value = headers[name];
@@ -123,7 +136,7 @@ export function createProxy(deps: ProxyDeps) {
       if (state === 'expired') return jsonResponse(404, rpcError(null, -32001, 'Session expired'));
     }
     const pendingKey = upstreamSession === null ? null : `${request.server.id}:${upstreamSession}`;
-    const exchange: Exchange = { caller: request.caller, server: request.server, sessionId, requestId: request.requestId, pending: new Map() };
+    const exchange: Exchange = { caller: request.caller, server: request.server, sessionId, requestId: request.requestId, pending: new Map(), headers: request.headers, signal: request.signal };
 
     if (request.method === 'POST') return post(request, exchange, pendingKey);
     if (request.method === 'GET') return forward(request, exchange, null, [], pendingKey);
@@ -201,7 +214,11 @@ export function createProxy(deps: ProxyDeps) {
     };
     const settle = (key: string) => {
       exchange.pending.delete(key);
-      if (pendingKey !== null) sessionPending.get(pendingKey)?.delete(key);
+      if (pendingKey === null) return;
+      const shared = sessionPending.get(pendingKey);
+      if (shared === undefined) return;
+      shared.delete(key);
+      if (shared.size === 0) sessionPending.delete(pendingKey);
     };
     const transformData = async (data: string): Promise<string> => {
       let value: unknown;
@@ -260,7 +277,20 @@ export function createProxy(deps: ProxyDeps) {
     const params = (message.params ?? {}) as { name?: unknown; arguments?: unknown };
     const tool = typeof params.name === 'string' ? params.name : '';
     const { orgId } = exchange.caller;
-    const record = await deps.pinning.tool(orgId, exchange.server.id, tool);
+    let record = await deps.pinning.tool(orgId, exchange.server.id, tool);
+    if (record === null) {
+      // Never pinned (the client skipped tools/list through svc, or the tool is not listed): list
+      // the server's tools upstream first, pinning them as tools/list would, then decide. A tool
+      // that still has no pinned definition is refused, never forwarded on a guessed category.
+      exchange.listed ??= listToolsUpstream(exchange);
+      if (await exchange.listed) record = await deps.pinning.tool(orgId, exchange.server.id, tool);
+      if (record === null) {
+        const category = inferCategory({ name: tool }, exchange.server.tool_categories[tool]);
+        const finding: McpFinding = { id: 'mcp.tool-not-listed', name: 'Tool called that the server does not list', category: 'tool-poisoning', confidence: 0.7 };
+        deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { session_id: exchange.sessionId, hop: exchange.caller.hop, server_id: exchange.server.id, tool, role: exchange.caller.role, category, definition_hash: null, jsonrpc_id: message.id, request_id: exchange.requestId, decision: 'held', findings: [finding] } });
+        return refusal(message.id!, 'MCP_TOOL_HELD', { tool, pending_hash: null, reason: 'not_listed' });
+      }
+    }
     const category = (record?.category ?? inferCategory({ name: tool }, exchange.server.tool_categories[tool])) as Parameters<typeof roleAllows>[1];
     const hash = record?.hash ?? null;
     const base = { session_id: exchange.sessionId, hop: exchange.caller.hop, server_id: exchange.server.id, tool, role: exchange.caller.role, category, definition_hash: hash, jsonrpc_id: message.id, request_id: exchange.requestId };
@@ -288,6 +318,77 @@ export function createProxy(deps: ProxyDeps) {
     await correlate(exchange, categoryObservations(category, tool, exchange));
     exchange.pending.set(key, { method, tool, category, hash, argumentFindings: inspection?.findings ?? [], argumentsText, startedAt });
     return null;
+  }
+
+  /**
+   * Lists the server's tools upstream in the client's session (svc's own request id, every page)
+   * and pins them exactly as a tools/list through svc would. False when that is impossible
+   * (unreachable, refused, unparseable, too large, too slow).
+   */
+  async function listToolsUpstream(exchange: Exchange): Promise<boolean> {
+    const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+    for (const name of ['mcp-session-id', 'mcp-protocol-version'] as const) {
+      const value = header(exchange.headers, name);
+      if (value !== undefined) headers[name] = value;
+    }
+    const signal = AbortSignal.any([exchange.signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]);
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < MAX_LIST_PAGES; page++) {
+        const id = `svc-tools-list-${randomUUID()}`;
+        const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) });
+        const upstream = await undiciRequest(exchange.server.url, { method: 'POST', headers, body, dispatcher, signal, headersTimeout: LIST_TIMEOUT_MS, bodyTimeout: LIST_TIMEOUT_MS });
+        const answer = upstream.statusCode >= 300 ? (await upstream.body.dump(), null) : await readAnswer(upstream, id);
+        const result = answer?.result;
+        if (result === null || typeof result !== 'object' || !Array.isArray((result as { tools?: unknown }).tools)) return false;
+        await inspectToolList(result as Record<string, unknown>, exchange);
+        const next = (result as { nextCursor?: unknown }).nextCursor;
+        if (typeof next !== 'string' || next === '') return true;
+        cursor = next;
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The answer with `id` from an upstream JSON or event-stream response (bounded), else null. */
+  async function readAnswer(upstream: Dispatcher.ResponseData, id: string): Promise<JsonRpcMessage | null> {
+    const contentType = String(upstream.headers['content-type'] ?? '').toLowerCase();
+    const pick = (data: string): JsonRpcMessage | null => {
+      let value: unknown;
+      try {
+        value = JSON.parse(data);
+      } catch {
+        return null;
+      }
+      for (const message of Array.isArray(value) ? value : [value]) if (validMessage(message) && message.id === id) return message;
+      return null;
+    };
+    if (contentType.startsWith('application/json')) {
+      const text = await readBounded(upstream.body, MAX_LIST_RESPONSE);
+      return text === null ? null : pick(text);
+    }
+    if (!contentType.startsWith('text/event-stream')) {
+      await upstream.body.dump();
+      return null;
+    }
+    const parser = new SseParser({ maxEventChars: MAX_LIST_RESPONSE });
+    const decoder = new TextDecoder();
+    let size = 0;
+    try {
+      for await (const chunk of upstream.body) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_LIST_RESPONSE) return null;
+        for (const event of parser.feed(decoder.decode(chunk as Buffer, { stream: true }))) {
+          const found = event.data === undefined ? null : pick(event.data);
+          if (found !== null) return found;
+        }
+      }
+      return null;
+    } finally {
+      upstream.body.destroy();
+    }
   }
 
   /** A message from the server: answers to watched requests are inspected; everything else passes. */
@@ -480,6 +581,10 @@ export function createProxy(deps: ProxyDeps) {
 
   return {
     handle,
+    /** Upstream sessions with requests awaiting an answer (emptied ones are dropped at once). */
+    pendingSessions(): number {
+      return sessionPending.size;
+    },
     async close(): Promise<void> {
       sessionPending.clear();
       await Promise.all([plainAgent.close(), guardedAgent.close()]);

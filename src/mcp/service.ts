@@ -3,6 +3,7 @@
  * registry, the proxy, pinned definitions and their approval, quarantine and release, sessions
  * (30-minute expiry, heartbeat) and the session audit. No Fastify here; routes.ts adapts it.
  */
+import { LRUCache } from 'lru-cache';
 import type { AuditLog, AuditRecord } from '../audit/index.ts';
 import type { DetectionEngine } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
@@ -21,6 +22,8 @@ import { createStore, type DefinitionKind, type DefinitionRecord, type McpServer
 export const SESSION_TTL_MS = 30 * 60_000;
 /** Session activity is written at most this often per session and replica. */
 const SESSION_WRITE_EVERY_MS = 10_000;
+/** Sessions tracked per replica (the rest are read from the store when they come back). */
+const MAX_SESSIONS = 100_000;
 /** How long audit entries gather before they are appended (one chain transaction per batch). */
 const AUDIT_GATHER_MS = 100;
 
@@ -59,7 +62,9 @@ export function createMcp(deps: McpDeps) {
   const inspector = createInspector(deps.detection);
   const pinning = createPinning(store, inspector);
   const chains = createChainCorrelator(deps.cache);
-  const sessions = new Map<string, { expiresAt: number; writtenAt: number; requests: number }>();
+  // Keyed on the client-chosen X-Session-ID: a hard cap, least recently used evicted first (an
+  // evicted session that comes back is read again from the store).
+  const sessions = new LRUCache<string, { expiresAt: number; writtenAt: number; requests: number }>({ max: MAX_SESSIONS });
 
   // Audit entries are appended in order per org, off the request path: while one append is in
   // flight, later entries gather and go in the next appendMany (one chain-head lock per batch).
@@ -109,7 +114,6 @@ export function createMcp(deps: McpDeps) {
       state.writtenAt = now;
       await store.touchSession(caller.orgId, { id: sessionId, server_id: server.id, mcp_session_id: mcpSessionId, role: caller.role, expiresAt: new Date(now + ttlMs), requests });
     }
-    if (sessions.size > 100_000) for (const [oldKey, value] of sessions) if (value.expiresAt <= now) sessions.delete(oldKey);
     return 'active';
   };
 
@@ -212,6 +216,10 @@ export function createMcp(deps: McpDeps) {
     },
     handle(request: ProxyRequest): Promise<ProxyResponse> {
       return proxy.handle(request);
+    },
+    /** Upstream sessions with requests awaiting an answer on this replica (bounded; for tests and metrics). */
+    pendingSessions(): number {
+      return proxy.pendingSessions();
     },
     async flush(): Promise<void> {
       while (auditDrains.size > 0) await Promise.all([...auditDrains.values()]);

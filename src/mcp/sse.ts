@@ -15,8 +15,17 @@ export interface SseEvent {
   comments?: string[];
 }
 
-/** Largest single event accepted (a line-less flood cannot grow memory without bound). */
+/** Largest single event accepted, all its lines counted (a flood cannot grow memory without bound). */
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+/** An upstream event larger than the parser accepts: the stream fails with this (code SSE_EVENT_TOO_LARGE). */
+export class SseEventTooLargeError extends Error {
+  readonly code = 'SSE_EVENT_TOO_LARGE';
+  constructor(limit: number) {
+    super(`SSE event larger than ${limit} characters`);
+    this.name = 'SseEventTooLargeError';
+  }
+}
 
 export function serializeEvent(event: SseEvent): string {
   let out = '';
@@ -28,36 +37,59 @@ export function serializeEvent(event: SseEvent): string {
   return `${out}\n`;
 }
 
-/** Splits a text stream into SSE events (WHATWG field parsing; CR, LF and CRLF line ends). */
+/**
+ * Splits a text stream into SSE events (WHATWG field parsing; CR, LF and CRLF line ends). Each
+ * chunk is scanned once (the unfinished line is kept as parts, not rescanned), and the event
+ * being parsed, every line of it and the unfinished line counted, is capped at `maxEventChars`.
+ */
 export class SseParser {
-  #buffer = '';
+  readonly #maxEventChars: number;
+  /** The unfinished line, in the chunks it came in. */
+  #partial: string[] = [];
+  #partialChars = 0;
+  /** Characters of the lines of the event being parsed. */
+  #eventChars = 0;
   #event: SseEvent = {};
   #hasFields = false;
   #pendingCr = false;
+
+  constructor(options: { maxEventChars?: number } = {}) {
+    this.#maxEventChars = options.maxEventChars ?? MAX_EVENT_CHARS;
+  }
 
   feed(text: string): SseEvent[] {
     const events: SseEvent[] = [];
     let chunk = text;
     if (this.#pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
     this.#pendingCr = false;
-    this.#buffer += chunk;
-    if (this.#buffer.length > MAX_EVENT_CHARS) throw new Error('SSE event too large');
     let start = 0;
-    for (let index = 0; index < this.#buffer.length; index++) {
-      const char = this.#buffer.charCodeAt(index);
+    for (let index = 0; index < chunk.length; index++) {
+      const char = chunk.charCodeAt(index);
       if (char !== 10 && char !== 13) continue;
-      const line = this.#buffer.slice(start, index);
+      let line = chunk.slice(start, index);
+      if (this.#partial.length > 0) {
+        line = this.#partial.join('') + line;
+        this.#partial = [];
+        this.#partialChars = 0;
+      }
       if (char === 13) {
-        if (index + 1 < this.#buffer.length) {
-          if (this.#buffer.charCodeAt(index + 1) === 10) index++;
+        if (index + 1 < chunk.length) {
+          if (chunk.charCodeAt(index + 1) === 10) index++;
         } else {
           this.#pendingCr = true;
         }
       }
       start = index + 1;
+      this.#eventChars += line.length + 1;
+      if (this.#eventChars > this.#maxEventChars) throw new SseEventTooLargeError(this.#maxEventChars);
       this.#line(line, events);
     }
-    this.#buffer = this.#buffer.slice(start);
+    if (start < chunk.length) {
+      const rest = chunk.slice(start);
+      this.#partial.push(rest);
+      this.#partialChars += rest.length;
+      if (this.#eventChars + this.#partialChars > this.#maxEventChars) throw new SseEventTooLargeError(this.#maxEventChars);
+    }
     return events;
   }
 
@@ -66,6 +98,7 @@ export class SseParser {
       if (this.#hasFields) events.push(this.#event);
       this.#event = {};
       this.#hasFields = false;
+      this.#eventChars = 0;
       return;
     }
     this.#hasFields = true;
