@@ -14,21 +14,7 @@ import { invokeCompletion, isProviderId } from './registry.ts';
 const JUDGE_MAX_TOKENS = 120;
 
 export function createT4Judge(config: DetectionT4Config, envKeys: Readonly<Record<string, string>>, allowPrivateTargets: boolean): T4Like {
-  const provider = config.provider;
-  if (!isProviderId(provider)) throw new Error(`unknown T4 provider ${provider}`);
-  const target = { apiKey: envKeys[provider] ?? '', ...(config.baseUrl === null ? {} : { baseUrl: config.baseUrl }) };
-  return createT4({
-    timeoutMs: config.timeoutMs,
-    complete: async (prompt, signal) => {
-      const result = await invokeCompletion(
-        provider,
-        { model: config.model, messages: [{ role: 'user', content: prompt }], max_tokens: JUDGE_MAX_TOKENS, temperature: 0, stream: false },
-        target,
-        { signal, timeoutMs: config.timeoutMs, publicOnly: config.baseUrl !== null && !allowPrivateTargets },
-      );
-      return result.content;
-    },
-  });
+  return createT4({ timeoutMs: config.timeoutMs, complete: createJudgeCompletion(config, envKeys, allowPrivateTargets) });
 }
 
 /**

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { isIPv4, isIPv6 } from 'node:net';
-import { IDENTIFIER_DETECTORS, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
+import { IDENTIFIER_DETECTORS, luhnValid, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
 
 export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON' | IdentifierType;
 
@@ -393,21 +393,6 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
   return { start, end };
 }
 
-/** Luhn checksum over a digit string. */
-export function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let index = digits.length - 1; index >= 0; index -= 1) {
-    let digit = digits.charCodeAt(index) - 48;
-    if (double) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
 
 const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24,

@@ -116,7 +116,8 @@ export function tfnValid(value: string): boolean {
   return sum % 11 === 0;
 }
 
-function luhn(digits: string): boolean {
+/** Luhn checksum over a digit string (payment cards, CA SIN). */
+export function luhnValid(digits: string): boolean {
   let sum = 0;
   let double = false;
   for (let index = digits.length - 1; index >= 0; index--) {
@@ -262,7 +263,7 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
       const digits = match[0].replace(/[ -]/g, '');
       if (hasCue(text, match.index, TFN_CUE) && tfnValid(digits)) return whole(match);
       // 3-3-3 is also a common phone grouping (Spain): the SIN needs its cue.
-      if (digits.length === 9 && luhn(digits) && hasCue(text, match.index, SIN_CUE)) return whole(match);
+      if (digits.length === 9 && luhnValid(digits) && hasCue(text, match.index, SIN_CUE)) return whole(match);
       return null;
     },
   },
