@@ -549,7 +549,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'GET /api/v1/mcp/collisions': { success: { 200: 'McpCollisionList' } },
   'GET /api/v1/mcp/quarantine': { success: { 200: 'McpQuarantineList' } },
   'GET /api/v1/mcp/quarantine/:id': { success: { 200: 'McpQuarantineRecord' }, errors: [404] },
-  'POST /api/v1/mcp/quarantine/:id/release': { success: { 200: 'McpQuarantineRecord' }, errors: [404, 409] },
+  'POST /api/v1/mcp/quarantine/:id/release': { success: { 200: 'McpQuarantineRecord' }, errors: [404] },
   'POST /api/v1/mcp/sessions/:id/heartbeat': { success: { 200: 'McpSession' }, errors: [404, 410] },
   'GET /api/v1/mcp/sessions/:id': { success: { 200: 'McpSession' }, errors: [404] },
   'GET /api/v1/mcp/audit': { success: { 200: 'McpSessionAudit' } },
@@ -596,9 +596,46 @@ export function commonErrors(method: string, schema: RouteSchema, config: RouteF
   return [...statuses];
 }
 
-/** The catalogue's codes with this status, for the response's description. */
-function codesOf(status: number): ErrorCode[] {
-  return (Object.keys(ERRORS) as ErrorCode[]).filter((code) => ERRORS[code].status === status);
+const COMPLETIONS = 'POST /api/v1/gateway/completions';
+/**
+ * Codes only some operations answer (all others may come from any operation with the status).
+ * An empty list: answered outside the documented operations (the router's 404/405, /metrics, the
+ * protected gateways' and the MCP proxy's traffic).
+ */
+const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
+  LOGIN_FAILED: ['POST /api/v1/auth/login'],
+  LOGIN_BLOCKED: ['POST /api/v1/auth/login'],
+  REGISTER_BLOCKED: ['POST /api/v1/auth/register'],
+  EMAIL_TAKEN: ['POST /api/v1/auth/register'],
+  TRIAL_LIMIT: ['POST /api/v1/org/trial/extend'],
+  KEY_CLASS_FORBIDDEN: ['POST /api/v1/keys'],
+  METRICS_TOKEN_INVALID: [],
+  ROUTE_NOT_FOUND: [],
+  METHOD_NOT_ALLOWED: [],
+  CHALLENGE_FAILED: [],
+  GEO_BLOCKED: [],
+  BACKEND_UNREACHABLE: [],
+  BACKEND_DOWN: [],
+  BACKEND_TIMEOUT: [],
+  MCP_SESSION_EXPIRED: ['POST /api/v1/mcp/sessions/:id/heartbeat'],
+  THREAT_BLOCKED: [COMPLETIONS],
+  CHALLENGE_REQUIRED: [COMPLETIONS],
+  UPSTREAM_QUOTA_EXCEEDED: [COMPLETIONS],
+  PII_BLOCKED: [COMPLETIONS],
+  VERIFICATION_BLOCKED: [COMPLETIONS],
+  IMAGES_NOT_SUPPORTED: [COMPLETIONS],
+  UPSTREAM_REJECTED: [COMPLETIONS],
+  BUDGET_EXHAUSTED: [COMPLETIONS],
+  NO_PROVIDERS: [COMPLETIONS],
+  UPSTREAM_AUTH_FAILED: [COMPLETIONS],
+  UPSTREAM_ERROR: [COMPLETIONS],
+  UPSTREAM_UNAVAILABLE: [COMPLETIONS],
+  UPSTREAM_TIMEOUT: [COMPLETIONS],
+};
+
+/** The catalogue's codes this operation may answer with this status: the response's description. */
+export function codesOf(operation: string, status: number): ErrorCode[] {
+  return (Object.keys(ERRORS) as ErrorCode[]).filter((code) => ERRORS[code].status === status && (ONLY_ON[code]?.includes(operation) ?? true));
 }
 
 const json = (name: ComponentName) => ({ 'application/json': { schema: { $ref: `${COMPONENTS_PATH}${name}` } } });
@@ -631,7 +668,7 @@ export function responsesOf(method: string, url: string, schema: RouteSchema, co
   const errors = new Set([...commonErrors(method, schema, config), ...(entry.errors ?? [])]);
   for (const status of [...errors].sort((left, right) => left - right)) {
     if (responses[String(status)] !== undefined) continue;
-    responses[String(status)] = { description: codesOf(status).join(', ') || 'Error', content: json('Error') };
+    responses[String(status)] = { description: codesOf(`${method} ${url}`, status).join(', '), content: json('Error') };
   }
   responses.default = { description: 'Any other error (INTERNAL): the same envelope.', content: json('Error') };
   return responses;

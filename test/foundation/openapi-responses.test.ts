@@ -125,8 +125,15 @@ function conform(method: string, url: string, status: number, contentType: strin
       return;
     }
     const validate = validatorFor(`${name} ${status}`, schema);
-    if (!validate(JSON.parse(body))) {
+    const parsed = JSON.parse(body) as { error?: { code?: string } };
+    if (!validate(parsed)) {
       mismatches.push(`${where}: ${ajv.errorsText(validate.errors)} in ${body.slice(0, 300)}`);
+      return;
+    }
+    // The description of an error status lists the codes the operation answers with it.
+    const code = status >= 400 ? parsed.error?.code : undefined;
+    if (code !== undefined && !documented.description.split(', ').includes(code)) {
+      mismatches.push(`${where}: ${code} not among the documented codes (${documented.description})`);
       return;
     }
   }
