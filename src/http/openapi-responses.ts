@@ -7,7 +7,7 @@
  * Documentation only: `documentResponses` is @fastify/swagger's `transform`, so these schemas
  * reach the OpenAPI document and never a route's `schema.response`, which Fastify would use to
  * serialize — dropping properties it does not list and coercing types (docs/decisions.md,
- * "OpenAPI response schemas"). test/http/openapi-responses.test.ts validates real answers of
+ * "OpenAPI response schemas"). test/foundation/openapi-responses.test.ts validates real answers of
  * every route against them, so the document cannot drift from what clients receive.
  *
  * Objects whose properties svc fixes are closed (`additionalProperties: false`), so a property
@@ -478,7 +478,7 @@ interface OperationResponses {
 /**
  * Per operation ("METHOD /url" as registered): its success answers and the error statuses
  * specific to it. A route missing here has no response schemas in the document, which
- * test/http/openapi-responses.test.ts reports.
+ * test/foundation/openapi-responses.test.ts reports.
  */
 export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> = {
   'GET /health': { success: { 200: 'HealthLiveness' } },
