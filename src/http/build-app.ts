@@ -35,6 +35,7 @@ import { bodyTooLarge, logFailure } from './error-reply.ts';
 import { validationError } from './validation-message.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { clientErrorReply } from './client-error.ts';
+import { documentResponses, RESPONSE_COMPONENTS } from './openapi-responses.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 import type { Services } from '../services.ts';
@@ -134,9 +135,12 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
           bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_org_…) or dashboard session token' },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         },
+        schemas: RESPONSE_COMPONENTS,
       },
       security: [{ bearer: [] }, { apiKey: [] }],
     },
+    // Response schemas are attached to the document only, never to the routes' serializers (openapi-responses.ts).
+    transform: documentResponses,
   });
 
   const routes: RouteAccess[] = [];
