@@ -74,6 +74,15 @@ function toInspect(kind: BenchKind, record: RecordShape, legacyKinds: boolean): 
 
 const GROUPS = ['http', 'prompt_injection', 'mcp'] as const;
 
+/**
+ * Sources the shipped T3 weights (2026-11-21) were not trained on: the holdout reproduces the
+ * served training set, so they are scored but never trained on (docs/detection.md, "Second round").
+ */
+const NOT_IN_SERVED_TRAINING: ReadonlySet<string> = new Set([
+  'pi/injecagent_tool_responses', 'pi/agentdojo_tool_outputs', 'pi/spikee_documents', 'pi/greshake_indirect_injections', 'pi/llmail_inject_emails',
+  'pi/cyberseceval_prompt_injection', 'pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline', 'mcp/offensive_servers_tools', 'mcp/popular_servers_benign_tools',
+]);
+
 async function runConfiguration(withClassifier: boolean, limit: number | undefined, groups: readonly string[] = GROUPS, legacyKinds = false): Promise<object> {
   let t3Classifier;
   if (withClassifier) {
@@ -143,7 +152,7 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
   const served = configurations.includes('default') ? await runConfiguration(true, limit, options.groups, options.legacyKinds) : null;
   // Whole-source holdout of the learned part (T3), on every record (not with --quick/--limit).
   const wantHoldout = (options.holdout ?? (options.quick !== true && options.limit === undefined)) && (groups.includes('prompt_injection') || groups.includes('mcp'));
-  const holdout = wantHoldout ? await wholeSourceHoldout({ calibrate: decodeWeights(readFileSync(T3_WEIGHTS_FILE, 'utf8')).calibration !== undefined, sources: (source) => (source.startsWith('pi/') && groups.includes('prompt_injection')) || (source.startsWith('mcp/') && groups.includes('mcp')) }) : null;
+  const holdout = wantHoldout ? await wholeSourceHoldout({ excludeFromTraining: NOT_IN_SERVED_TRAINING, calibrate: decodeWeights(readFileSync(T3_WEIGHTS_FILE, 'utf8')).calibration !== undefined, sources: (source) => (source.startsWith('pi/') && groups.includes('prompt_injection')) || (source.startsWith('mcp/') && groups.includes('mcp')) }) : null;
   return {
     bench: 'detection',
     definition: 'detected = decision challenge or block (allowed: false); false positive = a benign record detected',
@@ -154,7 +163,7 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
     ...(options.legacyKinds === true ? { legacy_kinds: true } : {}),
     ...(rules === null ? {} : { rules }),
     ...(served === null ? {} : { default: served }),
-    ...(holdout === null ? {} : { holdout: { definition: 'default configuration with the T3 classifier trained without the scored source (n-gram head, as served while T2 is off); records deduplicated by text across sources, so counts can be below the tables above', ...holdout } }),
+    ...(holdout === null ? {} : { holdout: { definition: 'default configuration with the T3 classifier trained without the scored source (n-gram head, as served while T2 is off; the sources the shipped weights were not trained on are never trained on); records deduplicated by text across sources, so counts can be below the tables above', ...holdout } }),
     tables: comparisonTables(rules, served, holdout),
   };
 }

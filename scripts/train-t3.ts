@@ -420,7 +420,7 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
  * phrasings), the engine scores the source with that head, optionally Platt-calibrated on the
  * other sources' out-of-source scores. Used by bench/detection.ts; no embeddings needed.
  */
-export async function wholeSourceHoldout(options: { calibrate?: boolean; sources?: (source: string) => boolean } = {}): Promise<Record<string, unknown>> {
+export async function wholeSourceHoldout(options: { calibrate?: boolean; sources?: (source: string) => boolean; excludeFromTraining?: ReadonlySet<string> } = {}): Promise<Record<string, unknown>> {
   const samples = [...(await loadCorpus()), ...curatedSamples()];
   const noEmbedding = new Float32Array(DIMENSIONS);
   const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: noEmbedding, weight: 1 }));
@@ -428,7 +428,7 @@ export async function wholeSourceHoldout(options: { calibrate?: boolean; sources
   const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
   const scored: Array<{ probability: number; attack: boolean; row: Row }> = [];
   for (const source of sources) {
-    const train1 = rows.filter((row) => row.sample.source !== source);
+    const train1 = rows.filter((row) => row.sample.source !== source && options.excludeFromTraining?.has(row.sample.source) !== true);
     const test1 = rows.filter((row) => row.sample.source === source);
     weigh(train1);
     const head = train(train1, optionsFor);
