@@ -16,10 +16,12 @@
  *   rate and, per other class, the false-positive rate on browsers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isbot } from 'isbot';
 import { Pool } from 'undici';
 import { classifyUserAgent, createAnalyzer } from '../src/apisec/index.ts';
 import type { Gateway } from '../src/apisec/index.ts';
@@ -116,6 +118,7 @@ async function startModSecurity(backendPort: number): Promise<Apache | string> {
 
 interface HttpRecord {
   label: string;
+  trivial?: boolean;
   category?: string;
   text?: string;
   encoding?: string;
@@ -168,7 +171,8 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
           const value = record.encoding !== undefined && record.encoding.startsWith('url-encoded') ? text.replace(/[^\x21-\x7e]|["<>\\^`{|}#]/g, (character) => encodeURIComponent(character)) : encodeURIComponent(text);
           target = `/gw/${gatewayId}/search?q=${value}`;
         }
-        const key = `${record.label}:${record.category ?? 'none'}`;
+        // Wordlist entries marked trivial (`1`, `or`) are no attack by themselves: counted apart.
+        const key = `${record.label}${record.trivial === true ? '-trivial' : ''}:${record.category ?? 'none'}`;
         const group = (groups[key] ??= { label: record.label, n: 0, blocked: 0, rate: 0 });
         try {
           const answer = await pool.request({ path: target, method: method as 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000, signal: AbortSignal.timeout(15_000), ...(body === undefined ? {} : { body }) });
@@ -188,7 +192,28 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
     result[file] = groups;
   }
   await pool.close();
-  return { per_source: result, unsendable_by_client: unsendable, note: 'rate = share answered 403: detection rate for attack groups, false-positive rate for benign groups' };
+  // Per source: attacks detected (trivial entries apart) beside the false-positive rate of every
+  // benign source, so no detection rate is read without the false positives it costs.
+  const benignSources: Record<string, { n: number; false_positive_rate: number }> = {};
+  const sources: Record<string, { attacks: number; detection_rate: number | null }> = {};
+  for (const [file, groups] of Object.entries(result)) {
+    const total = (label: string) => Object.entries(groups).filter(([key, group]) => group.label === label && !key.includes('-trivial')).map(([, group]) => group);
+    const attacks = total('attack');
+    const benign = total('benign');
+    const attackCount = attacks.reduce((sum, group) => sum + group.n, 0);
+    sources[file] = { attacks: attackCount, detection_rate: attackCount === 0 ? null : round3(attacks.reduce((sum, group) => sum + group.blocked, 0) / attackCount) };
+    const benignCount = benign.reduce((sum, group) => sum + group.n, 0);
+    if (benignCount > 0) benignSources[file] = { n: benignCount, false_positive_rate: round3(benign.reduce((sum, group) => sum + group.blocked, 0) / benignCount) };
+  }
+  return {
+    summary: { detection_rate_per_source: sources, false_positive_rate_per_benign_source: benignSources },
+    per_source: result,
+    unsendable_by_client: unsendable,
+    targets: {
+      note: 'the spec sets no per-category target for these development corpora; reference: the engine through POST /api/v1/inspect on the held-out evaluation set, 95.9 % of attacks at 0.005 % false positives (issue #16). CRS benign records are benign for one rule only (a weak benign signal, ../shared/datasets/README.md).',
+    },
+    note: 'rate = share answered 403: detection rate for attack groups, false-positive rate for benign groups; "-trivial" groups are wordlist entries that are no attack by themselves',
+  };
 }
 
 export function shadowZombieRates(seed: number, count: number) {
@@ -251,35 +276,76 @@ const CRAWLER_CLASS: Record<string, string> = {
   seo: 'scraper', 'ai-crawler': 'scraper', archiver: 'scraper', scanner: 'scanner', 'http-library': 'automation', 'browser-automation': 'automation',
 };
 
+/**
+ * Bot classification on ../shared/datasets/bots/. The crawler corpus is split in two folds by a
+ * hash of the crawler-user-agents pattern each user agent instantiates: fold `development` is the
+ * one whose misses were read while writing the classifier's vocabulary; fold `holdout` was never
+ * looked at, so its figures are the out-of-sample ones. Every true-positive rate is printed beside
+ * the false-positive rate of each benign source (browsers classed as that class) and the share of
+ * other crawlers taken for that class. Baseline in the same run: isbot alone (bot or not).
+ */
 export function botRates() {
   const dir = join(DATASETS, 'bots');
   if (!existsSync(dir)) return { skipped: 'needs ../shared/datasets/bots' };
-  const expectations: { expected: string; actual: string; source: string }[] = [];
-  for (const record of loadJsonl(join(dir, 'npm_crawler_user_agents.jsonl')) as (HttpRecord & { category: string })[]) {
-    const expected = CRAWLER_CLASS[record.category.split(',')[0]!] ?? 'bot';
-    expectations.push({ expected, actual: classifyUserAgent(record.text).class, source: 'crawler-user-agents' });
-  }
+  const classes = ['human', 'automation', 'bot', 'scraper', 'scanner'] as const;
+  const crawlers = (loadJsonl(join(dir, 'npm_crawler_user_agents.jsonl')) as (HttpRecord & { category: string; pattern: string })[]).map((record) => ({
+    expected: CRAWLER_CLASS[record.category.split(',')[0]!] ?? 'bot',
+    category: record.category.split(',')[0]!,
+    actual: classifyUserAgent(record.text).class as string,
+    isbot: isbot(record.text ?? ''),
+    fold: createHash('sha256').update(record.pattern).digest()[0]! % 2 === 0 ? 'development' : 'holdout',
+  }));
+  const benign: Record<string, { actual: string; isbot: boolean }[]> = {};
   for (const file of ['npm_top_user_agents', 'npm_user_agents_browsers']) {
-    for (const record of loadJsonl(join(dir, `${file}.jsonl`))) expectations.push({ expected: 'human', actual: classifyUserAgent(record.text).class, source: file });
+    benign[file] = loadJsonl(join(dir, `${file}.jsonl`)).map((record) => ({ actual: classifyUserAgent(record.text).class as string, isbot: isbot(record.text ?? '') }));
   }
-  const classes = ['human', 'automation', 'bot', 'scraper', 'scanner'];
-  const perClass: Record<string, { n: number; true_positive_rate: number; false_positive_rate: number }> = {};
-  for (const name of classes) {
-    const positives = expectations.filter((item) => item.expected === name);
-    const negatives = expectations.filter((item) => item.expected !== name);
-    perClass[name] = {
-      n: positives.length,
-      true_positive_rate: round3(positives.length === 0 ? 0 : positives.filter((item) => item.actual === name).length / positives.length),
-      false_positive_rate: round3(negatives.length === 0 ? 0 : negatives.filter((item) => item.actual === name).length / negatives.length),
+  const rate = (part: number, whole: number) => round3(whole === 0 ? 0 : part / whole);
+  const perClass = (fold: string | null) => {
+    const pool = crawlers.filter((item) => fold === null || item.fold === fold);
+    const view: Record<string, object> = {};
+    for (const name of classes) {
+      if (name === 'human') continue;
+      const positives = pool.filter((item) => item.expected === name);
+      const others = pool.filter((item) => item.expected !== name);
+      view[name] = {
+        n: positives.length,
+        true_positive_rate: rate(positives.filter((item) => item.actual === name).length, positives.length),
+        false_positive_rate_per_benign_source: Object.fromEntries(Object.entries(benign).map(([file, items]) => [file, rate(items.filter((item) => item.actual === name).length, items.length)])),
+        other_crawlers_taken_for_it: rate(others.filter((item) => item.actual === name).length, others.length),
+        // The previous definition (browsers and other crawlers pooled), comparable with before_this_change.
+        false_positive_rate_all_negatives: rate(others.filter((item) => item.actual === name).length + Object.values(benign).flat().filter((item) => item.actual === name).length, others.length + Object.values(benign).flat().length),
+      };
+    }
+    return view;
+  };
+  const perCategory: Record<string, object> = {};
+  for (const category of [...new Set(crawlers.map((item) => item.category))].sort()) {
+    const items = crawlers.filter((item) => item.category === category);
+    const expected = items[0]!.expected;
+    const holdout = items.filter((item) => item.fold === 'holdout');
+    perCategory[category] = {
+      expected_class: expected,
+      n: items.length,
+      true_positive_rate: rate(items.filter((item) => item.actual === expected).length, items.length),
+      holdout_true_positive_rate: rate(holdout.filter((item) => item.actual === expected).length, holdout.length),
+      classed_as: Object.fromEntries(classes.map((name) => [name, items.filter((item) => item.actual === name).length]).filter(([, count]) => count !== 0)),
     };
   }
-  const browsers = expectations.filter((item) => item.expected === 'human');
-  const anyBot = expectations.filter((item) => item.expected !== 'human');
   return {
-    per_class: perClass,
-    browsers_flagged_non_human_rate: round3(browsers.filter((item) => item.actual !== 'human').length / browsers.length),
-    crawlers_seen_as_human_rate: round3(anyBot.filter((item) => item.actual === 'human').length / anyBot.length),
-    mapping: 'crawler-user-agents categories → bot: search-engine, monitoring, social-preview, advertising, feed-reader, academic; scraper: seo, ai-crawler, archiver; scanner: scanner; automation: http-library, browser-automation. Browsers (top-user-agents, user-agents) → human. User agent only (no rate, header or DNS signals in these corpora).',
+    per_class_holdout: perClass('holdout'),
+    per_class_development: perClass('development'),
+    per_class_all: perClass(null),
+    per_crawler_category: perCategory,
+    benign_sources: Object.fromEntries(Object.entries(benign).map(([file, items]) => [file, { n: items.length, classed_human_rate: rate(items.filter((item) => item.actual === 'human').length, items.length), classed_any_bot_class_rate: rate(items.filter((item) => item.actual !== 'human').length, items.length) }])),
+    crawlers_seen_as_human_rate: rate(crawlers.filter((item) => item.actual === 'human').length, crawlers.length),
+    baseline_isbot_only: {
+      crawlers_flagged_rate: rate(crawlers.filter((item) => item.isbot).length, crawlers.length),
+      svc_crawlers_flagged_non_human_rate: rate(crawlers.filter((item) => item.actual !== 'human').length, crawlers.length),
+      false_positive_rate_per_benign_source: Object.fromEntries(Object.entries(benign).map(([file, items]) => [file, rate(items.filter((item) => item.isbot).length, items.length)])),
+    },
+    before_this_change: { automation: 0.532, scraper: 0.251, scanner: 0.185, bot: 0.963, bot_false_positive_rate_all_negatives: 0.358, note: 'the previous classifier on all records (true-positive rates; the false-positive rate pooled browsers and other crawlers, as false_positive_rate_all_negatives does)' },
+    targets: { note: 'the spec sets no bot target; the false-positive rate on every benign (browser) source is held at 0 with the class rates beside it' },
+    mapping: 'crawler-user-agents categories → bot: search-engine, monitoring, social-preview, advertising, feed-reader, academic; scraper: seo, ai-crawler, archiver; scanner: scanner; automation: http-library, browser-automation. Browsers (top-user-agents, user-agents) → human. User agent only: these corpora carry no headers, timing or addresses, so the header, cadence, scanner-path and reverse-DNS signals are exercised by tests, not measured here.',
   };
 }
 
@@ -320,6 +386,8 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
       latency[kind] = {
         ...summary,
         svc_over_passthrough_p50_ms: round3(summary.svc!.p50_ms - summary.passthrough!.p50_ms),
+        svc_over_passthrough_p50_target_ms: 0.2,
+        svc_over_passthrough_p50_met: summary.svc!.p50_ms - summary.passthrough!.p50_ms <= 0.2,
         svc_over_direct_p50_ms: round3(summary.svc!.p50_ms - summary.direct!.p50_ms),
         passthrough_over_direct_p50_ms: round3(summary.passthrough!.p50_ms - summary.direct!.p50_ms),
       };
@@ -347,7 +415,9 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
       concurrent[kind] = {
         connections: 16,
         ...view,
-        ...(windows.modsecurity === undefined ? {} : { svc_vs_modsecurity_throughput: round3(svcRps / median(windows.modsecurity.rps)) }),
+        ...(windows.modsecurity === undefined
+          ? { svc_vs_modsecurity_throughput: null, svc_vs_modsecurity_skipped: typeof apache === 'string' ? apache : 'not measured' }
+          : { svc_vs_modsecurity_throughput: round3(svcRps / median(windows.modsecurity.rps)), svc_vs_modsecurity_target: 3, svc_vs_modsecurity_met: svcRps / median(windows.modsecurity.rps) >= 3 }),
         svc_vs_passthrough_throughput: round3(svcRps / median(windows.passthrough!.rps)),
       };
     }
@@ -361,7 +431,7 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
         ...(typeof apache === 'string' ? { modsecurity_skipped: apache } : { modsecurity: 'Apache 2.4 mpm_event + mod_security2 2.9 + OWASP CRS 3.3 (Debian), paranoia level 1, anomaly-scoring blocking, audit log off' }),
       },
       detection,
-      shadow_zombie: shadowZombieSeeds(quick ? [1, 2, 3] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], quick ? 20_000 : 50_000),
+      shadow_zombie: { ...shadowZombieSeeds(quick ? [1, 2, 3] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], quick ? 20_000 : 50_000), targets: { false_positive_rate: 0.02, false_negative_rate: 0.05 } },
       bots: botRates(),
     };
   } finally {

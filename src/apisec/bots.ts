@@ -23,7 +23,7 @@ import type { BotClass } from './types.ts';
 const SCANNER_AGENT = /sqlmap|nikto|nmap|masscan|zgrab|nuclei|wpscan|dirbuster|gobuster|dirb\/|ffuf|wfuzz|acunetix|nessus|openvas|qualys|burp|owasp[ _-]?zap|\bzap\/|w3af|arachni|skipfish|netsparker|invicti|jaeles|whatweb|wapiti|commix|xsstrike|hydra|medusa|feroxbuster|censys|shodan|internet-?measurement|expanse|leakix|paloaltonetworks|projectdiscovery|httpx|fuzz faster|detectify|appscan|webinspect|vega\/|grabber|havij|pangolin|jbrofuzz|morfeus|zmeu|masscan|security ?scanner|vulnerability/i;
 const AUTOMATION_AGENT = /^(?:curl|wget|httpie|python-requests|python-urllib|python-httpx|aiohttp|go-http-client|okhttp|axios|node-fetch|undici|got |java\/|apache-httpclient|libwww-perl|lwp::|php\/|guzzlehttp|ruby|faraday|rest-client|postmanruntime|insomnia|dart\/|reqwest|hackney|restsharp|powershell|winhttp|cfnetwork|dalvik|k6\/|jmeter|gatling|locust|artillery|autocannon|hey\/|ab\/|wrk|vegeta|python\/|http_request|typhoeus|mechanize|libcurl|feign|electron)/i;
 const AUTOMATION_ANYWHERE = /headlesschrome|phantomjs|selenium|webdriver|puppeteer|playwright|slimerjs|htmlunit|cypress|nightmare|splash/i;
-const SCRAPER_AGENT = /scrapy|colly|httrack|crawler4j|nutch|heritrix|archive\.org|ia_archiver|wayback|ahrefs|semrush|mj12bot|dotbot|rogerbot|blexbot|serpstat|seokicks|sistrix|seznam|megaindex|dataforseo|barkrowler|gptbot|chatgpt-user|oai-searchbot|ccbot|claudebot|claude-web|anthropic|bytespider|perplexity|cohere|diffbot|amazonbot|imagesift|omgili|timpibot|petalbot|screaming frog|siteauditbot|linkdex|spbot|backlink|seo|webcopier|webzip|teleport|offline explorer|wget|grub|magpie|scrapingbee|zyte|apify|crawlbase|brightdata|webscraper|import\.io|archiver|commoncrawl|ai2bot|youbot|img2dataset|omgilibot|webz\.io|facebookexternalhit\/1\.0 \(\+scraper/i;
+const SCRAPER_AGENT = /scrapy|colly|httrack|crawler4j|nutch|heritrix|archive\.org|ia_archiver|wayback|ahrefs|semrush|mj12bot|dotbot|rogerbot|blexbot|serpstat|seokicks|sistrix|megaindex|dataforseo|barkrowler|gptbot|chatgpt-user|oai-searchbot|ccbot|claudebot|claude-web|anthropic|bytespider|perplexity|cohere|diffbot|amazonbot|imagesift|omgili|timpibot|petalbot|screaming frog|siteauditbot|linkdex|spbot|backlink|seo|webcopier|webzip|teleport|offline explorer|wget|grub|magpie|scrapingbee|zyte|apify|crawlbase|brightdata|webscraper|import\.io|archiver|commoncrawl|ai2bot|youbot|img2dataset|omgilibot|webz\.io|facebookexternalhit\/1\.0 \(\+scraper/i;
 const BROWSER_AGENT = /^Mozilla\/5\.0 \([^)]{3,200}\) (?:AppleWebKit|Gecko)\//;
 
 /** Major crawlers whose operators publish reverse-DNS verification, with their domains. */
@@ -40,6 +40,8 @@ export interface BotSignals {
   readonly userAgent: string | undefined;
   /** Header names in the order received (lower case). */
   readonly headerNames: readonly string[];
+  /** Header names in the order received, as the client spelled them (optional). */
+  readonly rawHeaderNames?: readonly string[];
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly clientIp: string;
   readonly path: string;
@@ -63,19 +65,45 @@ export interface BotClassifier {
   classify(signals: BotSignals): BotVerdict;
 }
 
+// Vocabulary of a declared bot's self-description, for bots isbot knows but no list names: what
+// the agent says it does decides its class. Generic words only (no product names), checked in
+// this order: security/compliance scanning, then harvesting (crawling for SEO, AI data or archives),
+// else a bot (search engines, monitoring, previews, feed readers).
+const SCANNER_WORDS = /scann?(?:er|ing)?\b|scan\/|security|vulnerab|pentest|\bvuln|\bssl\b|\btls\b|certificate|abuse|cyber|threat|exploit|\brecon\b|dork|attack ?surface|exposure|\baudit(?:or|ing)?\b|compliance|cookie ?(?:bot|scan|audit|consent)/i;
+const HARVEST_WORDS = /archiv|harvest|preserv|web ?capture|mirror|sucker|copier|downloader|\bseo\b|seo[a-z]*bot|backlink|\brank|keyword|\bserp|link ?(?:check|analy|index|intel)|site ?audit|scrap(?:e|er|ing)\b|\bdata(?:set|feed)?[- ]?(?:crawl|collect|mining)|\bai\b|\.ai\b|[-_ ]ai(?:bot|crawler|agent)|\bllm|gpt|(?:ai|ml)[-_ ]?(?:crawler|bot|agent|fetcher)/i;
+const CLEARLY_BOT_WORDS = /monitor|uptime|status ?(?:check|page)|health ?check|ping(?:dom|er|bot)?\b|preview|embed|unfurl|link ?expand|feed|\brss\b|\batom\b|podcast|news ?reader|search ?engine|\bindex(?:er|ing)\b/i;
+const BOT_WORDS = /bot\b|bot[/;_-]|robot|crawl|spider|slurp|fetcher|\bagent\b/i;
+// An HTTP client library by the shape of its product token: one `name/version` whose name says it
+// is an HTTP client (…-http, …client, lib…, request…, sdk…), and no bot vocabulary.
+const LIBRARY_PRODUCT = /^[a-z][\w.-]{0,40}(?:http|client|curl|request|fetch|sdk|lib|connector)[\w.-]{0,40}(?:\/v?\d[\w.-]*)?(?: \([^)]*\))?(?: [\w.-]+\/v?\d[\w.-]*)*$/i;
+
 /** The class of a User-Agent alone (the part measured on the user-agent datasets). */
 export function classifyUserAgent(userAgent: string | undefined): { class: BotClass; reason: string } {
   const agent = (userAgent ?? '').slice(0, 1_024);
   if (agent.trim() === '') return { class: 'automation', reason: 'no user agent' };
-  if (SCANNER_AGENT.test(agent)) return { class: 'scanner', reason: 'scanner user agent' };
+  // HTTP libraries first: a library name wins over a scanner word elsewhere in its version string.
   if (AUTOMATION_AGENT.test(agent) || AUTOMATION_ANYWHERE.test(agent)) return { class: 'automation', reason: 'HTTP library or automation user agent' };
+  if (SCANNER_AGENT.test(agent)) return { class: 'scanner', reason: 'scanner user agent' };
   if (SCRAPER_AGENT.test(agent)) return { class: 'scraper', reason: 'scraper, SEO or AI crawler user agent' };
-  if (isbot(agent)) return { class: 'bot', reason: 'known bot user agent' };
+  const known = isbot(agent);
+  if (known || BOT_WORDS.test(agent)) {
+    if (VERIFIABLE_CRAWLERS.some((crawler) => crawler.agent.test(agent))) return { class: 'bot', reason: 'search-engine crawler user agent' };
+    if (SCANNER_WORDS.test(agent)) return { class: 'scanner', reason: 'bot describing itself as a security or compliance scanner' };
+    if (CLEARLY_BOT_WORDS.test(agent)) return { class: 'bot', reason: 'monitoring, preview, feed or search bot user agent' };
+    if (HARVEST_WORDS.test(agent)) return { class: 'scraper', reason: 'bot describing itself as an SEO, AI-data or archive crawler' };
+    if (!BOT_WORDS.test(agent) && LIBRARY_PRODUCT.test(agent)) return { class: 'automation', reason: 'HTTP client library product token' };
+    return { class: 'bot', reason: 'known bot user agent' };
+  }
   if (BROWSER_AGENT.test(agent) || /^Opera\/|^Mozilla\/5\.0 \(/.test(agent)) return { class: 'human', reason: 'browser user agent' };
+  if (SCANNER_WORDS.test(agent)) return { class: 'scanner', reason: 'user agent describing a security or compliance scanner' };
   return { class: 'automation', reason: 'unrecognised user agent' };
 }
 
-export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClients?: number } = {}): BotClassifier {
+/**
+ * `headerShape` (default true): judge the order and spelling of header names. Off behind a proxy
+ * that rewrites them (TRUST_PROXY), where they describe the proxy rather than the client.
+ */
+export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClients?: number; headerShape?: boolean } = {}): BotClassifier {
   const clients = new LRUCache<string, ClientWindow>({ max: options.maxClients ?? 50_000 });
   const verified = new LRUCache<string, boolean>({ max: 10_000, ttl: 24 * 3_600_000 });
   const pending = new Set<string>();
@@ -91,6 +119,7 @@ export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClie
     return known;
   };
   const verifyCrawlers = options.verifyCrawlers ?? true;
+  const headerShape = options.headerShape ?? true;
 
   const startVerification = (ip: string, domains: readonly string[]): void => {
     if (pending.has(ip) || pending.size > 256) return;
@@ -151,10 +180,22 @@ export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClie
       if (verdictClass === 'human') {
         const headers = signals.headers;
         const missing = ['accept', 'accept-language', 'accept-encoding'].filter((name) => headers[name] === undefined);
+        // Browsers over HTTP/1.x send Host first and spell header names in canonical case
+        // (Host, User-Agent); HTTP libraries given a browser's User-Agent often do neither.
+        const http1 = signals.httpVersion.startsWith('1.');
+        const hostNotFirst = headerShape && http1 && signals.headerNames.length > 0 && signals.headerNames[0] !== 'host';
+        const raw = signals.rawHeaderNames ?? [];
+        const lowerCaseNames = headerShape && http1 && raw.length >= 3 && raw.every((name) => name === name.toLowerCase());
         if (missing.length >= 2) {
           verdictClass = 'automation';
           reasons.push(`browser user agent without ${missing.join(', ')}`);
-        } else if (signals.httpVersion === '1.1' && signals.headerNames.length > 0 && signals.headerNames[0] !== 'host') {
+        } else if (lowerCaseNames) {
+          verdictClass = 'automation';
+          reasons.push('browser user agent with every header name in lower case over HTTP/1.1');
+        } else if (hostNotFirst && missing.length === 1) {
+          verdictClass = 'automation';
+          reasons.push(`browser user agent without ${missing[0]!}, Host not first`);
+        } else if (hostNotFirst) {
           reasons.push('header order unlike a browser');
         }
         if (verdictClass === 'human' && window.times.length >= 20) {

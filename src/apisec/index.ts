@@ -6,8 +6,8 @@
  * geo-blocking rules. The composition root builds the core with `createApiSecurity(deps)`; the HTTP
  * edge registers `apiSecurityRoutes` with it. Outside code uses only these exports.
  */
-export { createApiSecurity, forbiddenHostname, isReservedPath, GATEWAY_LOOKUP_POLICY } from './service.ts';
-export type { ApiSecurity, ApiSecurityDeps, GatewayInput, TrafficOutcome, TrafficRequest } from './service.ts';
+export { createApiSecurity, forbiddenHostname, isReservedPath, GATEWAY_LOOKUP_POLICY, DEFAULT_FAILED_AUTH_POLICY } from './service.ts';
+export type { ApiSecurity, ApiSecurityDeps, FailedAuthPolicy, GatewayInput, TrafficOutcome, TrafficRequest } from './service.ts';
 export type { Gateway, GatewayMode, BotClass, BotAction } from './types.ts';
 export { classifyUserAgent, createBotClassifier } from './bots.ts';
 export { normalizePath, recognizeProtocol, noiseOf } from './paths.ts';

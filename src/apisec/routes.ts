@@ -97,10 +97,15 @@ function geoView(rule: { id: string; gatewayId: string | null; ruleName: string;
   };
 }
 
-function headerNamesOf(raw: IncomingMessage): string[] {
-  const names: string[] = [];
-  for (let index = 0; index < raw.rawHeaders.length; index += 2) names.push(raw.rawHeaders[index]!.toLowerCase());
-  return names;
+/** Header names in received order: lower case, and as the client spelled them (bot signals). */
+function headerNamesOf(raw: IncomingMessage): { headerNames: string[]; rawHeaderNames: string[] } {
+  const headerNames: string[] = [];
+  const rawHeaderNames: string[] = [];
+  for (let index = 0; index < raw.rawHeaders.length; index += 2) {
+    rawHeaderNames.push(raw.rawHeaders[index]!);
+    headerNames.push(raw.rawHeaders[index]!.toLowerCase());
+  }
+  return { headerNames, rawHeaderNames };
 }
 
 function splitTarget(url: string): { path: string; query: string } {
@@ -193,7 +198,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       path,
       query,
       headers: raw.headers,
-      headerNames: headerNamesOf(raw),
+      ...headerNamesOf(raw),
       httpVersion: raw.httpVersion,
       clientIp: request.ip,
       remoteAddress: raw.socket.remoteAddress ?? request.ip,
@@ -315,7 +320,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     const protocol = (raw.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
     const requestId = randomUUID();
     const refusal = await apisec.inspectHandshake({
-      gateway, method: raw.method ?? 'GET', path, query, headers: raw.headers, headerNames: headerNamesOf(raw), httpVersion: raw.httpVersion,
+      gateway, method: raw.method ?? 'GET', path, query, headers: raw.headers, ...headerNamesOf(raw), httpVersion: raw.httpVersion,
       clientIp, remoteAddress, protocol, host, requestId, mount,
     });
     if (refusal !== null) {

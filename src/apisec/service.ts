@@ -46,7 +46,23 @@ import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts'
 /** T5 as the detection capability provides it (structural). */
 export interface BehaviourLike {
   observe(event: { endpoint: string; ip: string; username?: string }): Promise<{ score: number; anomalies: { kind: string; zScore: number; detail: string }[] }>;
+  observeFailure?(event: { ip: string }): Promise<number>;
 }
+
+/**
+ * Failed authentication answers (401/403 from the backend) per client IP and gateway: at
+ * `challengeAfter` failures in the window the client's requests are challenged, at `blockAfter`
+ * blocked (block mode; monitor mode logs the decision). Counted in the cache (Redis when
+ * configured, so replicas agree) in two fixed buckets of `windowMs`: the count is the current
+ * bucket plus the previous one, so a failure counts for between one and two windows.
+ */
+export interface FailedAuthPolicy {
+  readonly windowMs: number;
+  readonly challengeAfter: number;
+  readonly blockAfter: number;
+}
+
+export const DEFAULT_FAILED_AUTH_POLICY: FailedAuthPolicy = { windowMs: 5 * 60_000, challengeAfter: 10, blockAfter: 30 };
 
 export interface ApiSecurityDeps {
   readonly db: Database;
@@ -71,6 +87,8 @@ export interface ApiSecurityDeps {
   readonly behaviour?: BehaviourLike;
   /** Country of an IP (geo rules); default: geoip-lite, loaded on start() when geo-blocking is on. */
   readonly lookupCountry?: (ip: string) => string | null;
+  /** Escalation on repeated 401/403 answers from the backend (default DEFAULT_FAILED_AUTH_POLICY). */
+  readonly failedAuthPolicy?: FailedAuthPolicy;
   /** Proof-of-work difficulty in bits (default 16). */
   readonly challengeDifficulty?: number;
   /** Reverse-DNS verification of crawlers (default true). */
@@ -91,6 +109,8 @@ export interface TrafficRequest {
   readonly headers: IncomingHttpHeaders;
   /** Header names in received order, lower case. */
   readonly headerNames: readonly string[];
+  /** Header names in received order as the client spelled them (bot signals; optional). */
+  readonly rawHeaderNames?: readonly string[];
   readonly httpVersion: string;
   readonly clientIp: string;
   readonly remoteAddress: string;
@@ -216,7 +236,8 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   // resolves to a private or metadata address is never probed.
   const health = createHealthChecker({ events: deps.events, metrics: deps.metrics, dispatcher: forwarder.dispatcher });
   const analyzer = createAnalyzer();
-  const bots = createBotClassifier({ verifyCrawlers: deps.verifyCrawlers ?? true });
+  // Behind a trusted proxy the header order and spelling are the proxy's, not the client's.
+  const bots = createBotClassifier({ verifyCrawlers: deps.verifyCrawlers ?? true, headerShape: !deps.config.trustProxy });
   const challenges = createChallenges({ key: Buffer.from(deps.config.secretKey), ...(deps.challengeDifficulty === undefined ? {} : { difficulty: deps.challengeDifficulty }) });
   const gateways = new LRUCache<string, { gateway: Gateway; at: number }>({ max: deps.gatewayCacheSize ?? 10_000 });
   // Ids that are no gateway, apart from the real ones: a flood of made-up ids evicts only its own kind.
@@ -228,6 +249,18 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   let lookupCountry = deps.lookupCountry ?? null;
   const geoRules = new LRUCache<string, { rules: GeoRule[]; at: number }>({ max: 10_000 });
   const samples = new LRUCache<string, number>({ max: 5_000 });
+  const failedAuth = deps.failedAuthPolicy ?? DEFAULT_FAILED_AUTH_POLICY;
+  const failureKey = (gatewayId: string, ip: string, bucket: number) => `${deps.cache.prefix}apisec:authfail:${gatewayId}:${ip.slice(0, 64)}:${bucket}`;
+  const failuresOf = async (gatewayId: string, ip: string): Promise<number> => {
+    const bucket = Math.floor(Date.now() / failedAuth.windowMs);
+    const [current, previous] = await Promise.all([deps.cache.get(failureKey(gatewayId, ip, bucket)), deps.cache.get(failureKey(gatewayId, ip, bucket - 1))]);
+    return Number(current ?? 0) + Number(previous ?? 0);
+  };
+  const recordFailure = (gatewayId: string, ip: string): void => {
+    const bucket = Math.floor(Date.now() / failedAuth.windowMs);
+    void deps.cache.incr(failureKey(gatewayId, ip, bucket), failedAuth.windowMs * 2).catch(() => undefined);
+    void deps.behaviour?.observeFailure?.({ ip }).catch(() => undefined);
+  };
 
   const refreshRoutes = async (): Promise<void> => {
     const list = await store.routed();
@@ -408,9 +441,9 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     const { gateway } = request;
     const target = request.query === '' ? request.path : `${request.path}?${request.query}`;
     const observation = analyzer.observeRequest(gateway, { method: request.method, path: request.path, headers: request.headers });
-    const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, headers: request.headers, clientIp: request.clientIp, path: request.path, httpVersion: request.httpVersion });
+    const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, ...(request.rawHeaderNames === undefined ? {} : { rawHeaderNames: request.rawHeaderNames }), headers: request.headers, clientIp: request.clientIp, path: request.path, httpVersion: request.httpVersion });
     const sessionId = headerText(request.headers['x-session-id'])?.slice(0, 256);
-    const [decision, behaviour] = await Promise.all([
+    const [decision, behaviour, failures] = await Promise.all([
       deps.engine.inspect({
         kind: 'http',
         request: { method: request.method, path: target, headers: request.headers, ...(body === undefined ? {} : { body }) },
@@ -426,6 +459,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         : deps.behaviour
             .observe({ endpoint: observation.key, ip: request.clientIp, ...(usernameOf(request, body) ?? {}) })
             .catch(() => null),
+      failuresOf(gateway.id, request.clientIp).catch(() => 0),
     ]);
     // Behaviour is weak evidence: at most half its score joins the detection score, so on its own
     // it can reach the alert band but never challenge or block.
@@ -443,12 +477,20 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       pattern = `bot.${bot.class}`;
       patternIds.unshift(pattern);
     }
+    const failureAction = failures >= failedAuth.blockAfter ? 'block' : failures >= failedAuth.challengeAfter ? 'challenge' : null;
+    if (failureAction !== null && DECISION_RANK[failureAction]! > DECISION_RANK[action]!) {
+      action = failureAction;
+      pattern = 't5.failed_auth';
+      patternIds.unshift(pattern);
+    }
     if (observation.riskBlock !== null && action !== 'block') {
       action = 'block';
       pattern = `apisec.${observation.riskBlock.status}-endpoint`;
       patternIds.unshift(pattern);
     }
-    const summary = summaryOf(decision, action, pattern, score);
+    // The log line names one pattern: the policy's own, else the engine's first, else the first T5 anomaly.
+    const behaviourPattern = behaviour !== null && behaviour.anomalies.length > 0 ? `t5.${behaviour.anomalies[0]!.kind}` : null;
+    const summary = summaryOf(decision, action, pattern ?? (decision.patterns_matched.length === 0 ? behaviourPattern : null), score);
     summary.score = score;
     if (gateway.mode === 'monitor' || action === 'allow' || action === 'log') return { outcome: null, summary, analyzerKey: observation.key, bot };
     if (action === 'alert') {
@@ -463,6 +505,12 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       }
       return { outcome: challengeOutcome(request, decision, summary), summary, analyzerKey: observation.key, bot };
     }
+    const explain = (id: string) =>
+      id.startsWith('bot.')
+        ? `bot class ${bot.class} (${bot.reasons.join('; ')})`
+        : id === 't5.failed_auth'
+          ? `${failures} authentication failures (401/403 from the backend) from this client within ${Math.round(failedAuth.windowMs / 60_000)}-${Math.round((2 * failedAuth.windowMs) / 60_000)} minutes`
+          : `risk ${observation.riskBlock?.risk ?? ''} above ${50} on an endpoint outside the inventory`;
     blockedEvent(request, decision, score, patternIds, 'threat.blocked', 'block');
     return {
       outcome: {
@@ -474,7 +522,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
             allowed: false,
             threat_score: score,
             decision: 'block',
-            explanation: pattern === null ? decision.explanation : `${pattern}: ${pattern.startsWith('bot.') ? `bot class ${bot.class} (${bot.reasons.join('; ')})` : `risk ${observation.riskBlock?.risk ?? ''} above ${50} on an endpoint outside the inventory`}`,
+            explanation: pattern === null ? decision.explanation : `${pattern}: ${explain(pattern)}`,
             patterns_matched: pattern === null ? decision.patterns_matched : [{ id: pattern, name: pattern, confidence: 1 }, ...decision.patterns_matched],
             session_escalation_factor: decision.session_escalation_factor,
             session_request_count: decision.session_request_count,
@@ -713,6 +761,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
           body: forwardBody,
           timeoutMs: gateway.settings.timeoutMs,
         });
+        if (answer.status === 401 || answer.status === 403) recordFailure(gateway.id, request.clientIp);
         const authenticated = carriesCredential(request.headers, request.query);
         const secure = request.protocol === 'https';
         const responseType = headerText(answer.headers['content-type']);

@@ -1,7 +1,7 @@
 /**
  * A small real API backend on loopback for the API-security tests: JSON CRUD, multipart
  * uploads (answers the SHA-256 of the bytes it received), a slow chunked stream, a header echo,
- * a slow endpoint, a switchable health endpoint, and a WebSocket echo written from RFC 6455
+ * a slow endpoint, a login that answers 401 to wrong passwords, a switchable health endpoint, and a WebSocket echo written from RFC 6455
  * (handshake, masked client frames in, unmasked frames out — payload bytes echoed unchanged).
  */
 import { createHash } from 'node:crypto';
@@ -88,6 +88,11 @@ export async function startBackend(): Promise<Backend> {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://backend');
       const path = url.pathname;
+      if (path === '/login' && request.method === 'POST') {
+        // 401 unless the password is "correct horse": the failed-logins feed of T5 reads these answers.
+        const body = (await readBody(request)).toString('utf8');
+        return json(response, body.includes('"password":"correct horse"') ? 200 : 401, { ok: body.includes('"password":"correct horse"') });
+      }
       if (path === '/health') return json(response, failing ? 500 : 200, { ok: !failing });
       if (path === '/echo-headers') return json(response, 200, { headers: request.headers, url: request.url });
       if (path === '/slow') {

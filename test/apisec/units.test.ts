@@ -123,6 +123,43 @@ describe('bots', () => {
     expect(classifier.classify({ ...base, headers: full, clientIp: '10.0.0.3' }).class).toBe('scanner');
   });
 
+  // Made-up products: the class comes from how an agent describes itself, not from a list of names.
+  it.each([
+    ['Mozilla/5.0 (compatible; AcmeSecurityScanner/2.1; +https://acme.example/scanner)', 'scanner'],
+    ['AcmeCookieAudit/1.0 (compliance crawler; +https://acme.example)', 'scanner'],
+    ['Mozilla/5.0 (compatible; AcmeSEOBot/3.0; +https://acme.example/seo)', 'scraper'],
+    ['AcmeArchiveBot/0.9 (+https://library.example/web-archiving)', 'scraper'],
+    ['Mozilla/5.0 (compatible; AcmeAIBot/1.0; +https://acme.ai/bot)', 'scraper'],
+    ['AcmeUptimeMonitor/4.2 (bot; +https://status.example)', 'bot'],
+    ['Mozilla/5.0 (compatible; AcmeLinkPreview/1.0 bot; +https://chat.example)', 'bot'],
+    ['Acme-HTTP-Client/3.2.1', 'automation'],
+    ['python-httpx/0.27.0', 'automation'],
+  ])('classifies the self-described agent %s as %s', (agent, expected) => {
+    expect(classifyUserAgent(agent).class).toBe(expected);
+  });
+
+  it('calls a browser user agent sent with lower-case header names over HTTP/1.1 automation, unless header shape is off behind a proxy', () => {
+    const agent = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const headers = { host: 'shop.example', 'user-agent': agent, accept: 'text/html', 'accept-language': 'en', 'accept-encoding': 'gzip' };
+    const headerNames = Object.keys(headers);
+    const canonical = ['Host', 'User-Agent', 'Accept', 'Accept-Language', 'Accept-Encoding'];
+    const signals = { userAgent: agent, headers, headerNames, httpVersion: '1.1', path: '/' };
+    const classifier = createBotClassifier({ verifyCrawlers: false });
+    expect(classifier.classify({ ...signals, rawHeaderNames: canonical, clientIp: '10.1.0.1' }).class).toBe('human');
+    expect(classifier.classify({ ...signals, rawHeaderNames: headerNames, clientIp: '10.1.0.2' }).class).toBe('automation');
+    const behindProxy = createBotClassifier({ verifyCrawlers: false, headerShape: false });
+    expect(behindProxy.classify({ ...signals, rawHeaderNames: headerNames, clientIp: '10.1.0.3' }).class).toBe('human');
+  });
+
+  it('calls a browser user agent without Accept-Language whose first header is not Host automation', () => {
+    const agent = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
+    const headers = { 'user-agent': agent, accept: '*/*', 'accept-encoding': 'gzip', host: 'shop.example' };
+    const classifier = createBotClassifier({ verifyCrawlers: false });
+    expect(classifier.classify({ userAgent: agent, headers, headerNames: Object.keys(headers), httpVersion: '1.1', path: '/', clientIp: '10.2.0.1' }).class).toBe('automation');
+    const browserOrder = ['host', 'user-agent', 'accept', 'accept-encoding'];
+    expect(classifier.classify({ userAgent: agent, headers, headerNames: browserOrder, httpVersion: '1.1', path: '/', clientIp: '10.2.0.2' }).class).toBe('human');
+  });
+
   it('calls machine-regular request timing automation', () => {
     const classifier = createBotClassifier({ verifyCrawlers: false });
     const agent = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';

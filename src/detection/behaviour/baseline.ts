@@ -34,6 +34,12 @@ export interface BehaviourResult {
 
 export interface BehaviourBaseline {
   observe(event: BehaviourEvent): Promise<BehaviourResult>;
+  /**
+   * A failed login or authorization learned after the fact (the backend answered 401/403): counted
+   * in the IP's failed-login window, which the credential-stuffing score reads at its next login
+   * event. Returns the failures of that IP in the window.
+   */
+  observeFailure(event: { ip: string; at?: number }): Promise<number>;
 }
 
 export interface BehaviourBaselineOptions extends Partial<BehaviourOptions> {
@@ -156,6 +162,14 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
         report('credential_stuffing', stuffing.z, detail);
       }
       return { score: combineAnomalies(anomalies), anomalies };
+    },
+    async observeFailure(event) {
+      const at = event.at ?? Date.now();
+      return update<IpState, number>(key('ip', event.ip.slice(0, 64)), IP_TTL_MS, () => emptyIp(Math.floor(at / settings.bucketMs)), (state) => {
+        state.failures.push(at);
+        state.failures = state.failures.filter((time) => at - time < settings.stuffingWindowMs).slice(-settings.ipWindow);
+        return state.failures.length;
+      });
     },
   };
 }
