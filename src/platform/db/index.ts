@@ -13,7 +13,7 @@
  * svc's own queries but is no boundary against SQL that could reset the role; embedded mode
  * therefore never runs user-supplied SQL.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -200,12 +200,34 @@ async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) =>
 
 // -------------------------------------------------------------------------------------- PGlite
 
+/**
+ * PostgreSQL settings for the embedded engine, appended to PGlite's own start parameters. Stock
+ * PostgreSQL sizes `shared_buffers` at 128 MB for a server that owns its machine; inside PGlite
+ * the buffer pool lives in the WebAssembly heap, which is touched at start and never shrinks,
+ * so it is paid in RSS whether used or not. svc's embedded database is small (single node,
+ * development) and every page not in the pool is one read from DATA_DIR away (the OS page cache
+ * keeps it hot), so 16 MB holds the working set: idle RSS drops by about 110 MB
+ * (docs/benchmarks.md, "Idle memory"). `maintenance_work_mem` is capped for the same reason: a
+ * VACUUM or CREATE INDEX grows the heap by that much for the rest of the process.
+ */
+export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB', 'maintenance_work_mem=16MB'];
+
 async function openPglite(dir: string | null, options: OpenOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const instance = options.pgliteSnapshot
-    ? await PGlite.create({ loadDataDir: options.pgliteSnapshot })
-    : await PGlite.create(dir === null ? undefined : dir);
-  return new PgliteDatabase(instance);
+  const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])];
+  if (options.pgliteSnapshot) return new PgliteDatabase(await PGlite.create({ loadDataDir: options.pgliteSnapshot, startParams }));
+  // A new cluster is created by a second, temporary PGlite running initdb, and the instance that
+  // ran it keeps that instance's WebAssembly memory alive (about 430 MB) for as long as it is open.
+  // So after an initdb the first instance is closed (which frees it) and the cluster opened again:
+  // from the directory on disk, or, in memory, from a dump of the fresh cluster.
+  if (dir === null) {
+    const initial = await PGlite.create({ startParams });
+    const fresh = await initial.dumpDataDir('none');
+    await initial.close();
+    return new PgliteDatabase(await PGlite.create({ loadDataDir: fresh, startParams }));
+  }
+  if (!existsSync(join(dir, 'PG_VERSION'))) await (await PGlite.create(dir, { startParams })).close();
+  return new PgliteDatabase(await PGlite.create(dir, { startParams }));
 }
 
 class PgliteDatabase implements Database {
