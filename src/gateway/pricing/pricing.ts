@@ -180,3 +180,11 @@ export function costUsd(provider: string, model: string, usage: TokenUsage): num
   const estimate = estimateCost(provider, model, usage);
   return estimate.estimated ? null : estimate.usd;
 }
+
+/** USD cost of a call, or null when the price of that model is unknown (`costUsd` is one). */
+export type CostFunction = (provider: string, model: string, usage: TokenUsage) => number | null;
+
+/** The price table's fallback estimate (never under-counts a budget) for a model without a listed price. */
+export function fallbackCostUsd(provider: string, model: string, usage: TokenUsage): number {
+  return estimateCost(provider, model, usage).usd;
+}
