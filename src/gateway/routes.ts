@@ -53,15 +53,15 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
     if (!options.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'ai_gateway' } });
   };
 
-  // What the gateway asks of the HTTP exchange during a completion; built once, per request state in `context`.
-  const hooks: CompletionHooks<{ request: FastifyRequest; reply: FastifyReply }> = {
-    decided({ request }, decision, sessionId) {
-      reportDecision(events, request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+  // What the gateway asks of the HTTP exchange during a completion; built once, the reply (and its request) passed back as context.
+  const hooks: CompletionHooks<FastifyReply> = {
+    decided(reply, decision, sessionId) {
+      reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
     },
-    admitted({ reply }) {
+    admitted(reply) {
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
     },
-    takeOver({ reply }) {
+    takeOver(reply) {
       reply.hijack();
       const headers: Record<string, string | number | string[]> = {};
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
@@ -81,7 +81,7 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
       });
       const body = request.body as CompletionBody;
       // One call per completion: the JSON answer, or undefined once the stream was relayed.
-      const answer = await gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: options.verifier ?? null, hooks, context: { request, reply } });
+      const answer = await gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: options.verifier ?? null, hooks, context: reply });
       return answer ?? reply;
     },
   );
