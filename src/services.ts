@@ -152,6 +152,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     envKeys: config.providerEnvKeys,
     orgKeys: accounts.providerKeys,
     events,
+    detection,
     checkTarget: (url) => checkTarget(url, 'base_url'),
     allowPrivateTargets: config.allowPrivateTargets,
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(metrics.registry, orgId, ratio),

@@ -9,6 +9,7 @@
  * associated data, and only ever returned masked. Passwords are hashed with argon2id; dashboard
  * sessions are HS256 JWTs signed with a key derived from SECRET_KEY.
  */
+import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { SignJWT, jwtVerify } from 'jose';
@@ -92,12 +93,13 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
   const { db, config, logger } = deps;
   const encryptionKey = encryptionKeyFrom(config.apiEncryptionKey);
   const sessionKey = new TextEncoder().encode(deriveSecret(config.secretKey, 'svc/session-jwt'));
-  const keyCache = new Map<string, { context: AuthContext | 'revoked'; expiresAt: number }>();
+  // Bounded (least recently used out); each entry also expires KEY_CACHE_TTL_MS after it was read from the database.
+  const keyCache = new LRUCache<string, { context: AuthContext | 'revoked'; expiresAt: number }>({ max: KEY_CACHE_MAX });
   /** Lookups in flight, by key hash: concurrent first requests of one key share one query. */
   const keyLookups = new Map<string, Promise<AuthContext | 'revoked' | 'invalid'>>();
   /** Bumped by every revocation: a lookup that raced one is answered but not cached. */
   let revocations = 0;
-  const providerKeyCache = new Map<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>();
+  const providerKeyCache = new LRUCache<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>({ max: KEY_CACHE_MAX });
   const lastUsed = new Map<string, { orgId: string; at: number }>();
   // isKeyCached and authenticateKey run back to back for one request: hash the key once.
   let hashedKey = '';
@@ -219,7 +221,6 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
             role: null,
           };
     if (generation === revocations) {
-      if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
       keyCache.set(hash, { context, expiresAt: now + KEY_CACHE_TTL_MS });
     }
     return context;
@@ -291,7 +292,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
       const row = result.rows[0];
       if (!row) throw new SvcError('NOT_FOUND');
       revocations++;
-      for (const [hash, entry] of keyCache) {
+      for (const [hash, entry] of [...keyCache.entries()]) {
         if (entry.context !== 'revoked' && entry.context.keyId === keyId) keyCache.delete(hash);
       }
       return keyRow(row);

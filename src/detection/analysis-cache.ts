@@ -8,10 +8,11 @@
  *
  * Bounded: at most MAX_ENTRIES entries of at most MAX_TEXT characters each, and at most
  * MAX_TOTAL_CHARS characters of keys and normalized variants together (≈ 16 MB), least recently
- * used first out; entries expire after TTL_MS. Not used when a tier
+ * used first out (lru-cache); entries expire after TTL_MS. Not used when a tier
  * depends on more than the content (T5 behaviour reads the caller's IP and endpoint), and a
  * result in which any tier errored or failed open is never stored (the next request retries).
  */
+import { LRUCache } from 'lru-cache';
 import type { Normalized } from './normalize/index.ts';
 import type { PipelineResult } from './pipeline.ts';
 
@@ -38,22 +39,22 @@ export function createAnalysisCache(options: { maxEntries?: number; maxTotalChar
   const maxEntries = options.maxEntries ?? ANALYSIS_CACHE.MAX_ENTRIES;
   const maxTotalChars = options.maxTotalChars ?? ANALYSIS_CACHE.MAX_TOTAL_CHARS;
   const ttlMs = options.ttlMs ?? ANALYSIS_CACHE.TTL_MS;
-  // A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used.
-  const entries = new Map<string, { analysis: Analysis; expiresAt: number; chars: number }>();
-  let totalChars = 0;
-  const remove = (key: string) => {
-    const entry = entries.get(key);
-    if (entry === undefined) return undefined;
-    entries.delete(key);
-    totalChars -= entry.chars;
-    return entry;
-  };
+  // Bounded by count and by characters (an entry's size is its key plus its normalized variants);
+  // an entry larger than the whole budget is not stored. Expiry is the entry's own timestamp, so
+  // callers may pass their clock.
+  const entries = new LRUCache<string, { analysis: Analysis; expiresAt: number; chars: number }>({
+    max: maxEntries,
+    maxSize: maxTotalChars,
+    sizeCalculation: (entry) => entry.chars,
+  });
   return {
     get(key, now = Date.now()) {
-      const entry = remove(key);
-      if (entry === undefined || entry.expiresAt <= now) return undefined;
-      entries.set(key, entry);
-      totalChars += entry.chars;
+      const entry = entries.get(key);
+      if (entry === undefined) return undefined;
+      if (entry.expiresAt <= now) {
+        entries.delete(key);
+        return undefined;
+      }
       return entry.analysis;
     },
     set(key, analysis, now = Date.now()) {
@@ -61,10 +62,7 @@ export function createAnalysisCache(options: { maxEntries?: number; maxTotalChar
       let chars = key.length;
       for (const variant of analysis.normalized.variants) chars += variant.text.length;
       if (chars > maxTotalChars) return;
-      remove(key);
       entries.set(key, { analysis, expiresAt: now + ttlMs, chars });
-      totalChars += chars;
-      while (entries.size > maxEntries || totalChars > maxTotalChars) remove(entries.keys().next().value!);
     },
     get size() {
       return entries.size;

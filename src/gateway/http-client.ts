@@ -10,6 +10,7 @@
  * stored and by the gateway core before calling here; calls with `publicOnly` also go through an
  * agent whose connector refuses private addresses at connect time (DNS rebinding).
  */
+import { LRUCache } from 'lru-cache';
 import { Agent, errors as undiciErrors, request as undiciRequest, util as undiciUtil } from 'undici';
 import type { Dispatcher } from 'undici';
 import { guardedLookup } from '../platform/ssrf.ts';
@@ -88,17 +89,16 @@ export function toUpstreamError(error: unknown, provider: string, url: string): 
   return new UpstreamError({ provider, status: null, code, retryable, url, providerCode, cause: error });
 }
 
-const splitCache = new Map<string, { origin: string; path: string } | null>();
+const splitCache = new LRUCache<string, { origin: string; path: string } | false>({ max: 1_000 });
 
 /** splitUrl, remembered: a gateway calls few distinct URLs (one per provider, model and base URL). */
 function splitUrlCached(url: string): { origin: string; path: string } | null {
   let split = splitCache.get(url);
   if (split === undefined) {
-    split = splitUrl(url);
-    if (splitCache.size >= 1_000) splitCache.clear();
+    split = splitUrl(url) ?? false;
     splitCache.set(url, split);
   }
-  return split;
+  return split === false ? null : split;
 }
 
 /** Splits http(s)://host[:port]/path?query into origin and path; null for anything unusual (userinfo, no scheme). */

@@ -1,13 +1,14 @@
 /**
  * The AI gateway capability. Outside code uses only these exports: the composition root builds
  * one gateway with `createGateway(deps)` (and T4's judge with `createT4Judge`), the HTTP layer
- * registers `gatewayRoutes` with it.
+ * registers `gatewayRoutes` with it. Inside, `service.ts` composes admission, attempts,
+ * settlement and the stream relay (docs/gateway.md, "Module layout").
  */
 import { costUsd as listedCostUsd } from './pricing/pricing.ts';
 import { GatewayService, type GatewayServiceDeps } from './service.ts';
 
 export { GatewayService } from './service.ts';
-export type { Caller, CompletionEnvelope, CostFunction, GatewayServiceDeps, Invokers } from './service.ts';
+export type { Caller, CompletionCall, CompletionEnvelope, CompletionHooks, CostFunction, GatewayServiceDeps, Invokers } from './service.ts';
 export type { GatewayEvents, GatewayEventName } from './events.ts';
 export { loggingEvents } from './events.ts';
 export { AI_HEADERS, gatewayRoutes, type GatewayRoutesOptions } from './routes.ts';

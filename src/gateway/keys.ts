@@ -3,6 +3,7 @@
  * deployment's per-provider environment key (OPENAI_API_KEY, …). Keys are returned to the
  * caller only to build the outbound request; they are never logged or put in errors.
  */
+import { LRUCache } from 'lru-cache';
 import type { ProviderTarget } from './contract.ts';
 
 export interface ProviderKeySource {
@@ -21,7 +22,7 @@ export async function resolveTarget(
   return fromEnv === undefined ? null : { apiKey: fromEnv };
 }
 
-const hostsByBaseUrl = new Map<string, string | null>();
+const hostsByBaseUrl = new LRUCache<string, string | false>({ max: 10_000 });
 
 /** Breaker / latency / health key: the provider id, or provider@host when a custom base URL is used. */
 export function targetKey(provider: string, target: ProviderTarget): string {
@@ -31,10 +32,9 @@ export function targetKey(provider: string, target: ProviderTarget): string {
     try {
       host = new URL(target.baseUrl).host;
     } catch {
-      host = null;
+      host = false;
     }
-    if (hostsByBaseUrl.size >= 10_000) hostsByBaseUrl.clear();
     hostsByBaseUrl.set(target.baseUrl, host);
   }
-  return host === null ? provider : `${provider}@${host}`;
+  return host === false ? provider : `${provider}@${host}`;
 }

@@ -8,14 +8,12 @@
  * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createResponseGuard, reportDecision, sessionIdOf, type DetectionEngine, type ResponseGuard } from '../detection/index.ts';
-import { ERRORS, SvcError } from '../platform/errors.ts';
+import { reportDecision, sessionIdOf } from '../detection/index.ts';
+import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
-import { isShuttingDown, shutdownErrorPayload, type StreamRegistry } from '../platform/streams.ts';
-import { refuse, screenCompletion } from './screen.ts';
+import type { StreamRegistry } from '../platform/streams.ts';
 import { ClientCancel } from './cancel.ts';
-import { contentText } from './content.ts';
 import { isProviderId } from './registry.ts';
 import {
   BudgetSettingsSchema,
@@ -28,12 +26,10 @@ import {
   type PiiSettingsBody,
   type RoutingConfigBody,
 } from './schemas.ts';
-import { failureToError, toPublicUsage, type Caller, type GatewayService, type OpenedStream, type PreparedCompletion } from './service.ts';
-import { SSE_DONE, sseLine, SseWriter } from './sse-writer.ts';
+import type { Caller, CompletionHooks, GatewayService } from './service.ts';
 import { dailyTokenBudget } from './budget.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S } from './routing.ts';
-import { UpstreamError } from './contract.ts';
-import type { CompletionVerifier, StreamVerifier, VerifierStop } from './verifier.ts';
+import type { CompletionVerifier } from './verifier.ts';
 
 /** Transparency headers: output is AI-generated content, limited-risk class, no automated decision about a person. */
 export const AI_HEADERS = {
@@ -44,8 +40,7 @@ export const AI_HEADERS = {
 
 export interface GatewayRoutesOptions {
   gateway: GatewayService;
-  /** Screens every completion request before it is prepared (see screen.ts). */
-  detection: DetectionEngine;
+  /** Where screening decisions are notified (the gateway screens; the route reports). */
   events: EventBus;
   /** FEATURE_AI_GATEWAY: when false every gateway route answers FEATURE_DISABLED. */
   enabled: boolean;
@@ -56,9 +51,25 @@ export interface GatewayRoutesOptions {
 }
 
 export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) => {
-  const { gateway, detection, events } = options;
+  const { gateway, events } = options;
   const requireEnabled = () => {
     if (!options.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'ai_gateway' } });
+  };
+
+  // What the gateway asks of the HTTP exchange during a completion; built once, the reply (and its request) passed back as context.
+  const hooks: CompletionHooks<FastifyReply> = {
+    decided(reply, decision, sessionId) {
+      reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+    },
+    admitted(reply) {
+      for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
+    },
+    takeOver(reply) {
+      reply.hijack();
+      const headers: Record<string, string | number | string[]> = {};
+      for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
+      return { raw: reply.raw, headers };
+    },
   };
 
   app.post(
@@ -72,57 +83,16 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
         if (!reply.raw.writableFinished) cancel.abort(new Error('client disconnected'));
       });
       const body = request.body as CompletionBody;
-      const sessionId = sessionIdOf(request);
-      const worst = await screenCompletion(detection, body, { orgId: caller.orgId, sessionId, requestId: caller.requestId, sourceIp: request.ip });
-      if (worst !== null) {
-        reportDecision(events, request, worst, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
-        refuse(worst);
-      }
-      const prepared = await gateway.prepare(body, caller);
-      // The response filter (detection's llm_output check on the answer; docs/detection.md).
-      // It reads the text of the messages (content arrays joined as the gateway normalizes them).
-      const guard = createResponseGuard(
-        detection,
-        { messages: body.messages.map((message) => ({ role: message.role, content: contentText(message.content) })) },
-        { orgId: caller.orgId, requestId: caller.requestId },
-      );
-      for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
-      const verifier = options.verifier ?? null;
-      if (!prepared.request.stream) {
-        const envelope = await gateway.complete(prepared, cancel);
-        envelope.response_filter = await guard.finish(envelope.content, envelope.response_filter);
-        // ---- verification hook, JSON answers (issue #18): verifier may redact, retry on the next provider, or throw VERIFICATION_BLOCKED.
-        if (verifier !== null) {
-          const next = gateway.nextCandidate(prepared, envelope.provider);
-          // The retried answer goes through the same response filter (THREAT_BLOCKED on a leak).
-          const retry =
-            next === null
-              ? null
-              : {
-                  provider: next.provider,
-                  run: async () => {
-                    const second = await gateway.complete(await gateway.prepare({ ...body, provider: next.provider, model: next.model }, caller), cancel);
-                    second.response_filter = await guard.finish(second.content, second.response_filter);
-                    return second;
-                  },
-                };
-          return verifier.completion({ orgId: caller.orgId, requestId: caller.requestId, body }, envelope, retry);
-        }
-        return envelope;
-      }
-      const opened = await gateway.openStream(prepared, cancel);
-      // ---- verification hook, streams (issue #18): a hold-back guard between upstream deltas and the client.
-      const verifying = verifier === null ? null : await verifier.stream({ orgId: caller.orgId, requestId: caller.requestId, body });
-      reply.hijack();
-      // Shutdown ends the stream: the upstream call is cancelled and the client gets a final
-      // SERVICE_UNAVAILABLE event (pipeStream), instead of holding app.close() open.
-      const untrack = options.streams?.track({ end: (reason) => cancel.abort(reason), destroy: () => reply.raw.destroy() });
+      // Shutdown ends a stream: the upstream call is cancelled and the client gets a final
+      // SERVICE_UNAVAILABLE event (relay.ts), instead of holding app.close() open.
+      const untrack = body.stream === true ? options.streams?.track({ end: (reason) => cancel.abort(reason), destroy: () => reply.raw.destroy() }) : undefined;
       try {
-        await pipeStream(gateway, prepared, opened, reply, cancel, guard, verifying);
+        // One call per completion: the JSON answer, or undefined once the stream was relayed.
+        const answer = await gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: options.verifier ?? null, hooks, context: reply });
+        return answer ?? reply;
       } finally {
         untrack?.();
       }
-      return reply;
     },
   );
 
@@ -188,121 +158,4 @@ function callerOf(request: FastifyRequest): Caller {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
   return { orgId: auth.orgId, plan: auth.plan, keyClass: auth.keyClass, requestId: request.id };
-}
-
-/** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion, opened: OpenedStream, reply: FastifyReply, cancel: ClientCancel, guard: ResponseGuard | null, verifying: StreamVerifier | null = null): Promise<void> {
-  const writer = new SseWriter(reply.raw);
-  const requestId = prepared.caller.requestId;
-  const headers: Record<string, string | number | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
-  let index = 0;
-  let content = '';
-  let started = false;
-  const send = async (text: string) => {
-    if (!started) {
-      started = true;
-      await writer.start(headers, text);
-    } else await writer.write(text);
-  };
-  let event = opened.first;
-  /** Verification ended the stream: upstream cancelled (not the provider's fault), explicit error event with the verdict. */
-  const stopForVerification = async (stop: VerifierStop): Promise<void> => {
-    cancel.abort();
-    await opened.rest.return?.().catch(() => undefined);
-    await opened.finish({ kind: 'aborted', content });
-    await send(sseLine({ request_id: requestId, error: { code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification } }));
-    await writer.write(SSE_DONE);
-    writer.end();
-  };
-  try {
-    for (;;) {
-      if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
-      if (event.type === 'delta') {
-        content += event.text;
-        guard?.check(content);
-        let text = opened.restore.push(event.text);
-        if (verifying !== null) {
-          const checked = verifying.push(text);
-          if (checked.stop !== null) return await stopForVerification(checked.stop);
-          text = checked.release;
-        }
-        if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
-      } else if (event.type === 'tool_call_delta') {
-        const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
-        if (event.id !== undefined) toolCall.id = event.id;
-        if (event.name !== undefined) toolCall.name = event.name;
-        if (event.thoughtSignature !== undefined) toolCall.thought_signature = event.thoughtSignature;
-        await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
-      } else {
-        let rest = opened.restore.flush();
-        let verification: Record<string, unknown> | null = null;
-        if (verifying !== null) {
-          const flushed = verifying.push(rest);
-          if (flushed.stop !== null) return await stopForVerification(flushed.stop);
-          const ended = await verifying.end({ finishReason: event.finishReason, provider: opened.provider, model: event.model ?? opened.model });
-          if (ended.stop !== null) return await stopForVerification(ended.stop);
-          rest = flushed.release + ended.release;
-          verification = ended.verification;
-        }
-        if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
-        const filtered = guard === null ? gateway.responseFilterOf(prepared) : await guard.finish(content, gateway.responseFilterOf(prepared));
-        const settled = await opened.finish({ kind: 'done', event, content });
-        const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-        await send(
-          sseLine({
-            request_id: requestId,
-            provider: opened.provider,
-            model: event.model ?? opened.model,
-            finish_reason: event.finishReason,
-            usage: toPublicUsage(usage),
-            cost_usd: settled === null ? 0 : settled.costUsd,
-            latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
-            verification,
-            response_filter: filtered,
-            done: true,
-          }),
-        );
-        await writer.write(SSE_DONE);
-        writer.end();
-        return;
-      }
-      const next = await opened.rest.next();
-      if (next.done === true) throw new UpstreamError({ provider: opened.provider, status: null, code: 'network', providerCode: 'stream_ended_without_done' });
-      event = next.value;
-    }
-  } catch (error) {
-    if (cancel.aborted && isShuttingDown(cancel.reason) && !writer.isClosed) {
-      // The server is stopping: settled like a stream the client left, then a final error event.
-      await opened.rest.return?.().catch(() => undefined);
-      await opened.finish({ kind: 'aborted', content });
-      await send(sseLine(shutdownErrorPayload(requestId)));
-      writer.end();
-      return;
-    }
-    if (writer.isClosed || cancel.aborted) {
-      cancel.abort();
-      await opened.rest.return?.().catch(() => undefined);
-      await opened.finish({ kind: 'aborted', content });
-      writer.end();
-      return;
-    }
-    if (error instanceof SvcError) {
-      // The response filter ended the stream (a leak): the provider did nothing wrong, so the
-      // stream is settled like one the client left (no breaker failure), then the error event.
-      await opened.rest.return?.().catch(() => undefined);
-      await opened.finish({ kind: 'aborted', content });
-      await send(sseLine({ request_id: requestId, error: { code: error.code, message: error.message } }));
-      writer.end();
-      return;
-    }
-    await opened.finish({ kind: 'error', error, content });
-    const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
-    // A cut stream: held-back text is released only if it passes, and the error event carries the verdict.
-    const ended = verifying === null ? null : await verifying.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
-    if (ended !== null && ended.stop === null && ended.release !== '') await send(sseLine({ request_id: requestId, index: index++, delta: ended.release }));
-    const verification = ended === null ? {} : { verification: ended.verification };
-    await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message, ...verification } }));
-    writer.end();
-  }
 }

@@ -4,11 +4,14 @@
  * SETTINGS_CACHE_MS so the completion hot path does not touch the database; a write on this
  * replica invalidates at once, other replicas see it within SETTINGS_CACHE_MS.
  */
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../platform/db/index.ts';
 import type { PiiMode } from './pii/index.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S, type RoutingConfig } from './routing.ts';
 
 export const SETTINGS_CACHE_MS = 5_000;
+/** Orgs whose settings are kept (least recently used out). */
+const SETTINGS_CACHE_MAX = 10_000;
 
 export interface GatewaySettings {
   routing: RoutingConfig | null;
@@ -20,7 +23,7 @@ export interface GatewaySettings {
 export const DEFAULT_SETTINGS: GatewaySettings = Object.freeze({ routing: null, piiMode: 'redact', piiRestore: false, dailyUsdCap: null });
 
 export class SettingsStore {
-  private readonly cached = new Map<string, { value: GatewaySettings; expiresAt: number }>();
+  private readonly cached = new LRUCache<string, { value: GatewaySettings; expiresAt: number }>({ max: SETTINGS_CACHE_MAX });
 
   constructor(private readonly db: Database) {}
 
@@ -44,7 +47,6 @@ export class SettingsStore {
             piiRestore: row.pii_restore,
             dailyUsdCap: row.daily_usd_cap === null ? null : Number(row.daily_usd_cap),
           };
-    if (this.cached.size > 10_000) this.cached.clear();
     this.cached.set(orgId, { value, expiresAt: now + SETTINGS_CACHE_MS });
     return value;
   }

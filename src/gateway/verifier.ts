@@ -5,7 +5,7 @@
  * Without a provided verifier every completion answers `verification: null`, as before.
  */
 import type { CompletionBody } from './schemas.ts';
-import type { CompletionEnvelope } from './service.ts';
+import type { CompletionEnvelope } from './settlement.ts';
 
 export interface VerifierContext {
   orgId: string;

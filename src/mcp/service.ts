@@ -121,14 +121,13 @@ export function createMcp(deps: McpDeps) {
   const view = (server: McpServerRecord): McpServerView => ({ ...server, endpoint: `/mcp/${server.id}` });
   // The proxy looks its server up on every request: a per-replica cache keeps the database off
   // the hot path (a deletion on another replica takes effect within the TTL).
-  const serverCache = new Map<string, { server: McpServerRecord | null; expiresAt: number }>();
+  const serverCache = new LRUCache<string, { server: McpServerRecord | null; expiresAt: number }>({ max: 10_000 });
   const SERVER_CACHE_MS = 5_000;
   const cachedServer = async (orgId: string, id: string): Promise<McpServerRecord | null> => {
     const key = `${orgId}:${id}`;
     const hit = serverCache.get(key);
     if (hit !== undefined && hit.expiresAt > Date.now()) return hit.server;
     const server = await store.getServer(orgId, id);
-    if (serverCache.size > 10_000) serverCache.clear();
     serverCache.set(key, { server, expiresAt: Date.now() + SERVER_CACHE_MS });
     return server;
   };

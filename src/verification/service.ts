@@ -8,6 +8,7 @@
  * provider, the answer is blocked), block (VERIFICATION_BLOCKED, 422, verdict in details) →
  * provenance record queued (written after the response with its audit entry).
  */
+import { LRUCache } from 'lru-cache';
 import { AI_HEADERS, type CompletionBody, type CompletionVerifier, type StreamVerifier, type VerifierContext } from '../gateway/index.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
@@ -61,7 +62,7 @@ export interface VerificationCore {
 }
 
 function createPolicyStore(db: Database, logger: Logger): PolicyStore {
-  const cached = new Map<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>();
+  const cached = new LRUCache<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>({ max: 10_000 });
   const load = async (orgId: string) => {
     const hit = cached.get(orgId);
     const now = Date.now();
@@ -77,7 +78,6 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
       }
     }
     const entry = { value, body: row?.policy ?? null, updatedAt: row === undefined ? null : new Date(row.updated_at).toISOString(), expiresAt: now + POLICY_CACHE_MS };
-    if (cached.size > 10_000) cached.clear();
     cached.set(orgId, entry);
     return entry;
   };

@@ -6,6 +6,7 @@
  * 256); a schema's `pattern`/`patternProperties` must pass the same linear-time check as policy
  * regexes, since ajv runs them with V8's backtracking engine. Fails closed.
  */
+import { LRUCache } from 'lru-cache';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { compileSafeRegex, regexInputLimit } from './regex-safety.ts';
 import type { Finding, LayerResult, ToolInput, VerifyInput } from './types.ts';
@@ -33,7 +34,7 @@ const boundedRegExp = Object.assign(
   { code: 'boundedRegExp' },
 );
 const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false, code: { regExp: boundedRegExp } });
-const compiledSchemas = new Map<string, ValidateFunction | { error: string }>();
+const compiledSchemas = new LRUCache<string, ValidateFunction | { error: string }>({ max: 256 });
 
 /** Compiles (cached) a JSON Schema; `{ error }` when it is not usable. */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction | { error: string } {
@@ -50,7 +51,6 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
       outcome = { error: 'schema_invalid' };
     }
   }
-  if (compiledSchemas.size >= 256) compiledSchemas.clear();
   compiledSchemas.set(key, outcome);
   return outcome;
 }

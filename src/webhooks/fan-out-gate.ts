@@ -11,6 +11,7 @@
  *   subscribed events per org is read once and kept for `subscriptionTtlMs` (and forgotten when
  *   this instance changes the org's endpoints).
  */
+import { LRUCache } from 'lru-cache';
 
 export interface FanOutGate {
   /** False when the event must not become a webhook event now (coalesced). */
@@ -23,14 +24,12 @@ export interface FanOutGate {
 const DEFAULT_WINDOW_MS = 60_000;
 const MAX_KEYS = 100_000;
 
-export function createFanOutGate(loadSubscriptions: (orgId: string) => Promise<ReadonlySet<string>>, options: { subscriptionTtlMs?: number } = {}): FanOutGate {
+export function createFanOutGate(loadSubscriptions: (orgId: string) => Promise<ReadonlySet<string>>, options: { subscriptionTtlMs?: number; maxKeys?: number } = {}): FanOutGate {
   const subscriptionTtlMs = options.subscriptionTtlMs ?? 10_000;
-  const windows = new Map<string, { endsAt: number; folded: number }>();
-  const subscriptions = new Map<string, { at: number; events: Promise<ReadonlySet<string>> }>();
-
-  const sweep = (now: number) => {
-    for (const [key, window] of windows) if (window.endsAt <= now) windows.delete(key);
-  };
+  const maxKeys = options.maxKeys ?? MAX_KEYS;
+  // Both bounded, least recently used out: a window evicted early costs one extra event, a subscription set one extra read.
+  const windows = new LRUCache<string, { endsAt: number; folded: number }>({ max: maxKeys });
+  const subscriptions = new LRUCache<string, { at: number; events: Promise<ReadonlySet<string>> }>({ max: maxKeys });
 
   return {
     admit(orgId, event, data, now = Date.now()) {
@@ -42,7 +41,6 @@ export function createFanOutGate(loadSubscriptions: (orgId: string) => Promise<R
         current.folded += 1;
         return { admit: false, data };
       }
-      if (windows.size >= MAX_KEYS) sweep(now);
       windows.set(key, { endsAt: now + windowMs, folded: 0 });
       return {
         admit: true,
@@ -56,7 +54,6 @@ export function createFanOutGate(loadSubscriptions: (orgId: string) => Promise<R
       const events = loadSubscriptions(orgId);
       subscriptions.set(orgId, { at: now, events });
       events.catch(() => subscriptions.delete(orgId));
-      if (subscriptions.size > MAX_KEYS) subscriptions.clear();
       return events;
     },
     forget(orgId) {

@@ -8,6 +8,7 @@
  * has two cores shared with the request path. Embeddings are cached by the SHA-256 of the text in
  * a bounded LRU, so repeated content (retries, fragments, replayed tool output) costs one lookup.
  */
+import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../../platform/crypto.ts';
 
 /** Texts are cut to this many characters before embedding (training uses the same cut). */
@@ -210,26 +211,19 @@ export function dot(left: Float32Array, right: Float32Array): number {
   return sum;
 }
 
-/** A Map-backed LRU: get refreshes recency, set evicts the least recently used entry. */
-export class LruCache<V> {
-  private readonly entries = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
+/** A bounded cache: get refreshes recency, set evicts the least recently used entry (lru-cache). */
+export class LruCache<V extends NonNullable<unknown>> {
+  private readonly entries: LRUCache<string, V>;
+  constructor(capacity: number) {
+    this.entries = new LRUCache<string, V>({ max: capacity });
+  }
 
   get(key: string): V | undefined {
-    const value = this.entries.get(key);
-    if (value === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    return value;
+    return this.entries.get(key);
   }
 
   set(key: string, value: V): void {
-    this.entries.delete(key);
     this.entries.set(key, value);
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
   }
 
   get size(): number {

@@ -19,6 +19,7 @@
  * Cost = (prompt − cached) × input + cached × cached_input + (completion − reasoning) × output
  *        + reasoning × reasoning. Anthropic cache-write surcharges are not modelled.
  */
+import { LRUCache } from 'lru-cache';
 import table from './price-table.json' with { type: 'json' };
 import type { TokenUsage } from '../contract.ts';
 
@@ -124,8 +125,7 @@ function match(models: Map<string, [string, ModelPrice]>, id: string): [string, 
   return best;
 }
 
-const cache = new Map<string, PriceLookup>();
-const CACHE_LIMIT = 2048;
+const cache = new LRUCache<string, PriceLookup>({ max: 2048 });
 
 /** The price of `model` at `provider` (see the module comment for the rule). Pure; memoized. */
 export function priceFor(provider: string, model: string): PriceLookup {
@@ -152,7 +152,6 @@ export function priceFor(provider: string, model: string): PriceLookup {
           tableVersion: PRICE_TABLE_VERSION,
         };
   }
-  if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, lookup);
   return lookup;
 }
@@ -179,4 +178,12 @@ export function estimateCost(provider: string, model: string, usage: TokenUsage)
 export function costUsd(provider: string, model: string, usage: TokenUsage): number | null {
   const estimate = estimateCost(provider, model, usage);
   return estimate.estimated ? null : estimate.usd;
+}
+
+/** USD cost of a call, or null when the price of that model is unknown (`costUsd` is one). */
+export type CostFunction = (provider: string, model: string, usage: TokenUsage) => number | null;
+
+/** The price table's fallback estimate (never under-counts a budget) for a model without a listed price. */
+export function fallbackCostUsd(provider: string, model: string, usage: TokenUsage): number {
+  return estimateCost(provider, model, usage).usd;
 }

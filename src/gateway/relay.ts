@@ -1,0 +1,300 @@
+/**
+ * Stream relaying: the one module that takes a streamed completion from its upstream to the
+ * client. It opens the stream through the attempts (failover ends with the first upstream
+ * event; until then a failure is a normal error answer), takes the response over, relays every
+ * event as the service's own server-sent events, and settles the stream exactly once however it
+ * ends (done, upstream failure, client gone, response filter or verification stop).
+ *
+ * Posture: after the first byte reached the client a failure is an explicit error event, never a
+ * silent truncation, and upstream error text never reaches it (catalogue codes only). The
+ * response filter (detection's llm_output check) sees the accumulated answer as it grows; PII
+ * placeholders are restored across chunk boundaries when the org opted in; the verifier may
+ * hold text back, release it, or stop the stream.
+ *
+ * Writes go to the raw Node response as soon as they are produced (no buffering, no
+ * compression; TCP_NODELAY is left on, Node's default), with back-pressure: when the socket
+ * buffer is full the writer waits for 'drain' before taking the next upstream chunk.
+ *
+ * Chunk shapes (documented in docs/gateway.md):
+ *   delta   { request_id, index, delta }
+ *   tool    { request_id, index, tool_call: { index, id?, name?, arguments_delta, thought_signature? } }
+ *   final   { request_id, provider, model, finish_reason, usage, cost_usd, latency_ms, verification, response_filter, done: true }
+ *   error   { request_id, error: { code, message } }  — then the stream ends without [DONE]
+ *           (shutdown: SERVICE_UNAVAILABLE with details.reason 'shutting_down', platform/streams.ts)
+ *   end     data: [DONE]
+ */
+import type { ServerResponse } from 'node:http';
+import type { ResponseGuard } from '../detection/index.ts';
+import { ERRORS, SvcError } from '../platform/errors.ts';
+import { isShuttingDown, shutdownErrorPayload } from '../platform/streams.ts';
+import type { PreparedCompletion } from './admission.ts';
+import { failureToError, type Attempts, type AttemptSuccess, type FirstEvent } from './attempts.ts';
+import type { ClientCancel } from './cancel.ts';
+import { UpstreamError, type StreamEvent, type TokenUsage } from './contract.ts';
+import { createStreamRestorer } from './pii/index.ts';
+import { estimateUsage, responseFilter, toPublicUsage, type Settlement } from './settlement.ts';
+import type { CompletionBody } from './schemas.ts';
+import type { CompletionVerifier, StreamVerifier, VerifierStop } from './verifier.ts';
+
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+export function sseLine(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+/** The response a stream is written to, taken over from the HTTP layer, with the headers set so far. */
+export interface StreamTarget {
+  raw: ServerResponse;
+  headers: Record<string, string | number | string[]>;
+}
+
+type StreamEnd = { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown; content: string } | { kind: 'aborted'; content: string };
+
+/** A stream whose first event has arrived: failover is over, the client may now be answered. */
+interface OpenedStream {
+  provider: string;
+  model: string;
+  first: StreamEvent;
+  rest: AsyncIterator<StreamEvent>;
+  /** Call exactly once when the stream ended, failed or was abandoned. */
+  finish(outcome: StreamEnd): { usage: TokenUsage; costUsd: number | null } | null;
+  /** Restores PII placeholders across chunks (identity when the org did not opt in). */
+  restore: { push(delta: string): string; flush(): string };
+}
+
+export interface StreamParts {
+  attempts: Attempts;
+  settlement: Settlement;
+}
+
+/**
+ * Relays one admitted streamed completion. Throws (nothing sent yet, the HTTP layer answers with
+ * a normal error) when no candidate yields a first event or the verifier cannot start; then
+ * `owner.takeOver(context)` hands the response over, every outcome is written to the stream and
+ * the promise resolves.
+ */
+export async function relayStream<C>(
+  parts: StreamParts,
+  prepared: PreparedCompletion,
+  cancel: ClientCancel,
+  guard: ResponseGuard | null,
+  verifier: CompletionVerifier | null,
+  body: CompletionBody,
+  owner: { takeOver(context: C): StreamTarget },
+  context: C,
+): Promise<void> {
+  const opened = await openStream(parts, prepared, cancel);
+  // ---- verification hook, streams (issue #18): a hold-back guard between upstream deltas and the client.
+  const verifying = verifier === null ? null : await verifier.stream({ orgId: prepared.caller.orgId, requestId: prepared.caller.requestId, body });
+  await pipe(prepared, opened, owner.takeOver(context), cancel, guard, verifying);
+}
+
+async function openStream(parts: StreamParts, prepared: PreparedCompletion, signal: ClientCancel): Promise<OpenedStream> {
+  const { attempts, settlement } = parts;
+  let success: AttemptSuccess<FirstEvent>;
+  try {
+    success = await attempts.stream(prepared, signal);
+  } catch (error) {
+    await settlement.release(prepared);
+    throw error;
+  }
+  const { candidate, value } = success;
+  const restore = prepared.settings.piiRestore && prepared.redaction !== null;
+  let finished = false;
+  return {
+    provider: candidate.provider,
+    model: candidate.model,
+    first: value.first,
+    rest: value.rest,
+    restore: restore ? createStreamRestorer(prepared.redaction!.mapping) : { push: (delta) => delta, flush: () => '' },
+    finish: (outcome) => {
+      if (finished) return null;
+      finished = true;
+      const now = Date.now();
+      if (outcome.kind === 'aborted') {
+        // The client left mid-stream; what it was sent still counts (estimated), the rest of the reservation is released.
+        attempts.streamEnded(success, 'aborted', now);
+        settlement.accountEstimated(prepared, candidate, outcome.content);
+        return null;
+      }
+      if (outcome.kind === 'error') {
+        attempts.streamEnded(success, { error: outcome.error }, now);
+        // The client received part of a completion: account for the estimated part it got.
+        return settlement.accountEstimated(prepared, candidate, outcome.content);
+      }
+      attempts.succeeded(success, now);
+      const usage = outcome.event.usage ?? estimateUsage(prepared.request.messages, outcome.content);
+      return { usage, costUsd: settlement.account(prepared, candidate, outcome.event.model ?? candidate.model, usage) };
+    },
+  };
+}
+
+/** Relays an opened stream to the client; failures after the first byte become an error event. */
+async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: StreamTarget, cancel: ClientCancel, guard: ResponseGuard | null, verifying: StreamVerifier | null): Promise<void> {
+  const writer = new SseWriter(target.raw);
+  const requestId = prepared.caller.requestId;
+  let index = 0;
+  let content = '';
+  let started = false;
+  const send = async (text: string) => {
+    if (!started) {
+      started = true;
+      await writer.start(target.headers, text);
+    } else await writer.write(text);
+  };
+  let event = opened.first;
+  /** Verification ended the stream: upstream cancelled (not the provider's fault), explicit error event with the verdict. */
+  const stopForVerification = async (stop: VerifierStop): Promise<void> => {
+    cancel.abort();
+    await opened.rest.return?.().catch(() => undefined);
+    opened.finish({ kind: 'aborted', content });
+    await send(sseLine({ request_id: requestId, error: { code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification } }));
+    await writer.write(SSE_DONE);
+    writer.end();
+  };
+  try {
+    for (;;) {
+      if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
+      if (event.type === 'delta') {
+        content += event.text;
+        guard?.check(content);
+        let text = opened.restore.push(event.text);
+        if (verifying !== null) {
+          const checked = verifying.push(text);
+          if (checked.stop !== null) return await stopForVerification(checked.stop);
+          text = checked.release;
+        }
+        if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
+      } else if (event.type === 'tool_call_delta') {
+        const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
+        if (event.id !== undefined) toolCall.id = event.id;
+        if (event.name !== undefined) toolCall.name = event.name;
+        if (event.thoughtSignature !== undefined) toolCall.thought_signature = event.thoughtSignature;
+        await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
+      } else {
+        let rest = opened.restore.flush();
+        let verification: Record<string, unknown> | null = null;
+        if (verifying !== null) {
+          const flushed = verifying.push(rest);
+          if (flushed.stop !== null) return await stopForVerification(flushed.stop);
+          const ended = await verifying.end({ finishReason: event.finishReason, provider: opened.provider, model: event.model ?? opened.model });
+          if (ended.stop !== null) return await stopForVerification(ended.stop);
+          rest = flushed.release + ended.release;
+          verification = ended.verification;
+        }
+        if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
+        const filtered = guard === null ? responseFilter(prepared) : await guard.finish(content, responseFilter(prepared));
+        const settled = opened.finish({ kind: 'done', event, content });
+        const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+        await send(
+          sseLine({
+            request_id: requestId,
+            provider: opened.provider,
+            model: event.model ?? opened.model,
+            finish_reason: event.finishReason,
+            usage: toPublicUsage(usage),
+            cost_usd: settled === null ? 0 : settled.costUsd,
+            latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
+            verification,
+            response_filter: filtered,
+            done: true,
+          }),
+        );
+        await writer.write(SSE_DONE);
+        writer.end();
+        return;
+      }
+      const next = await opened.rest.next();
+      if (next.done === true) throw new UpstreamError({ provider: opened.provider, status: null, code: 'network', providerCode: 'stream_ended_without_done' });
+      event = next.value;
+    }
+  } catch (error) {
+    if (cancel.aborted && isShuttingDown(cancel.reason) && !writer.isClosed) {
+      // The server is stopping: settled like a stream the client left, then a final error event.
+      await opened.rest.return?.().catch(() => undefined);
+      opened.finish({ kind: 'aborted', content });
+      await send(sseLine(shutdownErrorPayload(requestId)));
+      writer.end();
+      return;
+    }
+    if (writer.isClosed || cancel.aborted) {
+      cancel.abort();
+      await opened.rest.return?.().catch(() => undefined);
+      opened.finish({ kind: 'aborted', content });
+      writer.end();
+      return;
+    }
+    if (error instanceof SvcError) {
+      // The response filter ended the stream (a leak): the provider did nothing wrong, so the
+      // stream is settled like one the client left (no breaker failure), then the error event.
+      await opened.rest.return?.().catch(() => undefined);
+      opened.finish({ kind: 'aborted', content });
+      await send(sseLine({ request_id: requestId, error: { code: error.code, message: error.message } }));
+      writer.end();
+      return;
+    }
+    opened.finish({ kind: 'error', error, content });
+    const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
+    // A cut stream: held-back text is released only if it passes, and the error event carries the verdict.
+    const ended = verifying === null ? null : await verifying.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
+    if (ended !== null && ended.stop === null && ended.release !== '') await send(sseLine({ request_id: requestId, index: index++, delta: ended.release }));
+    const verification = ended === null ? {} : { verification: ended.verification };
+    await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message, ...verification } }));
+    writer.end();
+  }
+}
+
+/** The service's own server-sent-event stream on the raw Node response. */
+class SseWriter {
+  private closed = false;
+
+  constructor(private readonly raw: ServerResponse) {
+    raw.once('close', () => {
+      this.closed = true;
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.closed || this.raw.destroyed;
+  }
+
+  /**
+   * Sends the status line and headers together with the first payload (one write, one packet),
+   * flushed at once. Node corks the socket on a write until the next tick, so without the uncork
+   * the first chunk would wait while the rest of an upstream packet's events are processed (with
+   * a fast upstream: the whole stream, final accounting included). Later writes made in the same
+   * tick still leave together.
+   */
+  start(headers: Record<string, string | number | string[]>, first: string): Promise<void> {
+    this.raw.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const written = this.write(first);
+    this.raw.uncork();
+    return written;
+  }
+
+  /** Writes text; resolves when the socket can take more. */
+  write(text: string): Promise<void> {
+    if (this.isClosed || text === '') return Promise.resolve();
+    if (this.raw.write(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.raw.off('drain', done);
+        this.raw.off('close', done);
+        resolve();
+      };
+      this.raw.on('drain', done);
+      this.raw.on('close', done);
+    });
+  }
+
+  end(text = ''): void {
+    if (this.isClosed) return;
+    this.raw.end(text);
+  }
+}
