@@ -198,7 +198,7 @@ async function startReplica(cachePrefix: string, dataDir: string): Promise<Repli
   const output: string[] = [];
   child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const deadline = Date.now() + 180_000;
+  const deadline = Date.now() + 300_000; // two tsx processes starting on a loaded CI machine
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`replica exited with ${child.exitCode}: ${output.join('').slice(-2000)}`);
     try {
@@ -232,7 +232,7 @@ describe.runIf(shared)('two svc processes on one PostgreSQL + Redis', { timeout:
     services = await createTestServices({ env: { CACHE_PREFIX: cachePrefix } });
     upstream = await serveScripted(scripted(() => description));
     [a, b] = await Promise.all([startReplica(cachePrefix, join(scratch, 'a')), startReplica(cachePrefix, join(scratch, 'b'))]);
-  }, 400_000);
+  }, 700_000);
 
   afterAll(async () => {
     for (const step of cleanup.reverse()) await bounded(step);
