@@ -274,7 +274,7 @@ describe('clients on the legacy HTTP+SSE transport (GET /mcp/{id}/sse, POST /mcp
     const reader = stream.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     const path = /data: (\S+)/.exec(first)![1]!;
-    const post = (key: string) => fetch(new URL(path, base), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }) });
+    const post = (key: string) => fetch(new URL(path, base), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } } }) });
     expect((await post(adminKey)).status).toBe(404);
     expect((await post(viewerKey)).status).toBe(202);
     controller.abort();
