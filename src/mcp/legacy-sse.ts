@@ -58,7 +58,7 @@ export function createLegacySse(handle: (request: ProxyRequest) => Promise<Proxy
 
   return {
     /** Opens a client's event stream: the first event names where to POST. */
-    open(server: McpServerRecord, caller: ProxyCaller, headers: ProxyRequest['headers']): Readable {
+    open(server: McpServerRecord, caller: ProxyCaller, headers: ProxyRequest['headers']): PassThrough {
       const id = randomUUID();
       const stream = new PassThrough();
       const xSession = headers['x-session-id'];
