@@ -190,6 +190,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     checkTarget,
     allowPrivateTargets: config.allowPrivateTargets,
     enabled: config.features.mcpSecurity,
+    stdioServers: config.mcpStdioServers,
     ...options.mcp,
   });
 

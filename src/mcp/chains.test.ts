@@ -40,4 +40,19 @@ describe('compound chains', () => {
     expect(await chains.observe('org', 's1', [fact('encoded', 'b', 'two')], 1)).toEqual([]);
     expect((await chains.observe('org', 's1', [fact('encoded', 'a', 'one')], 2)).map((finding) => finding.id)).toEqual(['compound.shadow-egress']);
   });
+
+  it('loses no fact when two replicas sharing one cache observe a session at the same moment', async () => {
+    const shared = createCache({ kind: 'memory' }, `chains:${Math.random()}:`);
+    const [a, b] = [createChainCorrelator(shared), createChainCorrelator(shared)];
+    for (let trial = 0; trial < 20; trial++) {
+      const session = `s-${trial}`;
+      const results = await Promise.all([
+        a.observe('org', session, [fact('injection', 'read_inbox')], 1_000),
+        b.observe('org', session, [fact('network', 'fetch_url')], 1_000),
+        a.observe('org', session, [fact('filesystem', 'read_file')], 1_000),
+        b.observe('org', session, [fact('secret_read', 'read_file')], 1_000),
+      ]);
+      expect(results.flat().map((finding) => finding.id).sort()).toEqual(['compound.lethal-trifecta']);
+    }
+  });
 });

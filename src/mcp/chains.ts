@@ -4,8 +4,14 @@
  * patterns is complete. The window lives in the cache (Redis when configured, so replicas share
  * it; memory otherwise). Each pattern fires once per session per window, carrying the facts that
  * composed it.
+ *
+ * No lost facts under concurrency: observations are APPENDED to the session's window in one atomic
+ * step that also returns the whole window (a Lua script on Redis; a synchronous update of the
+ * memory store otherwise), never read, modified and written back. Whichever call appends the last
+ * missing fact — on any replica — sees all of them; "fires once" is a set-if-absent marker per
+ * pattern and window, so two replicas completing the same chain at once report it once.
  */
-import type { Cache } from '../platform/cache.ts';
+import type { Cache, MemoryStore } from '../platform/cache.ts';
 
 export const CHAIN_WINDOW_MS = 5 * 60_000;
 const MAX_FACTS = 200;
@@ -57,44 +63,75 @@ export interface ChainCorrelator {
   observe(orgId: string, sessionId: string, observations: readonly Observation[], now?: number): Promise<CompoundFinding[]>;
 }
 
+/** RPUSH the facts, keep the newest MAX_FACTS, renew the expiry, return the window: one atomic step. */
+const APPEND_SCRIPT = `
+for index = 3, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[index]) end
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return redis.call('LRANGE', KEYS[1], 0, -1)`;
+
 export function createChainCorrelator(cache: Cache, windowMs = CHAIN_WINDOW_MS): ChainCorrelator {
-  // Per-key serialization inside one replica (read-modify-write of the window).
-  const locks = new Map<string, Promise<unknown>>();
+  async function append(key: string, facts: readonly Stored[]): Promise<Stored[]> {
+    const encoded = facts.map((fact) => JSON.stringify(fact));
+    const redis = cache.redis();
+    if (redis !== null) {
+      try {
+        const window = (await redis.eval(APPEND_SCRIPT, 1, key, windowMs, MAX_FACTS, ...encoded)) as string[];
+        return window.map(parseFact).filter((fact): fact is Stored => fact !== null);
+      } catch {
+        // Redis failed mid-call: the memory store serves, as every cache operation falls back.
+      }
+    }
+    return appendInMemory(cache.memory, key, facts, windowMs);
+  }
+
   return {
     async observe(orgId, sessionId, observations, now = Date.now()) {
       if (observations.length === 0) return [];
-      const key = `mcp:chain:${orgId}:${sessionId}`;
-      const previous = locks.get(key) ?? Promise.resolve();
-      const run = previous.then(async () => {
-        const raw = await cache.get(key).catch(() => null);
-        const state = parseState(raw);
-        const facts = state.facts.filter((fact) => now - fact.at < windowMs);
-        for (const observation of observations) facts.push({ ...observation, at: now });
-        const recent = facts.slice(-MAX_FACTS);
-        const fired = Object.fromEntries(Object.entries(state.fired).filter(([, at]) => now - at < windowMs));
-        const found: CompoundFinding[] = [];
-        for (const [id, pattern] of Object.entries(COMPOUND_PATTERNS) as [CompoundId, (typeof COMPOUND_PATTERNS)[CompoundId]][]) {
-          if (fired[id] !== undefined) continue;
-          const composed = match(recent, pattern.needs, 'sameItem' in pattern && pattern.sameItem);
-          if (composed === null) continue;
-          fired[id] = now;
-          found.push({
-            id,
-            name: pattern.name,
-            composed_of: composed.map((fact) => ({ fact: fact.fact, finding: fact.finding, tool: fact.tool ?? null, hop: fact.hop ?? null, at: new Date(fact.at).toISOString() })),
-          });
-        }
-        await cache.set(key, JSON.stringify({ facts: recent, fired }), windowMs).catch(() => undefined);
-        return found;
-      });
-      const settled = run.catch(() => undefined);
-      locks.set(key, settled);
-      void settled.then(() => {
-        if (locks.get(key) === settled) locks.delete(key);
-      });
-      return run;
+      const base = `${cache.prefix}mcp:chain:${orgId}:${sessionId.slice(0, 256)}`;
+      const window = await append(`${base}:facts`, observations.map((observation) => ({ ...observation, at: now })));
+      const recent = window.filter((fact) => now - fact.at < windowMs);
+      const found: CompoundFinding[] = [];
+      for (const [id, pattern] of Object.entries(COMPOUND_PATTERNS) as [CompoundId, (typeof COMPOUND_PATTERNS)[CompoundId]][]) {
+        const composed = match(recent, pattern.needs, 'sameItem' in pattern && pattern.sameItem);
+        if (composed === null) continue;
+        // Once per session and window, whichever replica or call completes it first.
+        if (!(await cache.setIfAbsent(`${base}:fired:${id}`, String(now), windowMs).catch(() => false))) continue;
+        found.push({
+          id,
+          name: pattern.name,
+          composed_of: composed.map((fact) => ({ fact: fact.fact, finding: fact.finding, tool: fact.tool ?? null, hop: fact.hop ?? null, at: new Date(fact.at).toISOString() })),
+        });
+      }
+      return found;
     },
   };
+}
+
+/** The memory path of append: synchronous, so atomic within the process. */
+function appendInMemory(memory: MemoryStore, key: string, facts: readonly Stored[], windowMs: number): Stored[] {
+  const window = [...parseWindow(memory.get(key)), ...facts].slice(-MAX_FACTS);
+  memory.set(key, JSON.stringify(window), windowMs);
+  return window;
+}
+
+function parseFact(raw: string): Stored | null {
+  try {
+    const fact = JSON.parse(raw) as Stored;
+    return typeof fact === 'object' && fact !== null && typeof fact.fact === 'string' && typeof fact.at === 'number' ? fact : null;
+  } catch {
+    return null;
+  }
+}
+
+function parseWindow(raw: string | null): Stored[] {
+  if (raw === null) return [];
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    return Array.isArray(parsed) ? (parsed as Stored[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 function match(facts: readonly Stored[], needs: readonly Fact[], sameItem: boolean): Stored[] | null {
@@ -109,14 +146,4 @@ function match(facts: readonly Stored[], needs: readonly Fact[], sameItem: boole
   }
   const composed = needs.map((need) => [...facts].reverse().find((fact) => fact.fact === need));
   return composed.every((fact) => fact !== undefined) ? (composed as Stored[]) : null;
-}
-
-function parseState(raw: string | null): { facts: Stored[]; fired: Record<string, number> } {
-  if (raw === null) return { facts: [], fired: {} };
-  try {
-    const parsed = JSON.parse(raw) as { facts?: Stored[]; fired?: Record<string, number> };
-    return { facts: Array.isArray(parsed.facts) ? parsed.facts : [], fired: parsed.fired ?? {} };
-  } catch {
-    return { facts: [], fired: {} };
-  }
 }

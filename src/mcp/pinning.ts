@@ -4,8 +4,16 @@
  * approved hash). Later sights: same hash → nothing; another hash → a rug pull, held until an
  * admin approves the new hash. Every hold is a `tool_poisoning` finding. The state is cached per
  * replica and written through to mcp_definitions.
+ *
+ * Replicas: every change of a server's pins (a new pin, a hold, an approval) bumps a generation
+ * counter in the shared cache (Redis when configured). A replica re-reads the counter at most once
+ * a second per server and reloads the pins from the database when it moved, so an approval or a
+ * hold made on another replica applies within about a second. Without Redis (memory cache), the
+ * counter is per process, so a replica re-reads the pins from the database after
+ * `maxAgeMs` (15 s) at the latest.
  */
 import type { ToolDefinitionShape } from '../detection/index.ts';
+import type { Cache } from '../platform/cache.ts';
 import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
 import { definitionHash, definitionText, inferCategory, sha256Jcs, type ToolCategory } from './definitions.ts';
 import type { DefinitionKind, DefinitionRecord, McpStore } from './store.ts';
@@ -65,18 +73,74 @@ export function toolShape(name: string, definition: Readonly<Record<string, unkn
   };
 }
 
-export function createPinning(store: McpStore, inspector: McpInspector) {
-  const cache = new Map<string, Map<string, DefinitionRecord>>();
+export interface PinningOptions {
+  /** How often a replica reads a server's generation counter from the shared cache. */
+  readonly checkEveryMs?: number;
+  /** Pins older than this are re-read from the database whatever the counter says. */
+  readonly maxAgeMs?: number;
+  readonly now?: () => number;
+}
+
+/** Generation counters live this long after their last change (a missing counter reloads). */
+const GENERATION_TTL_MS = 7 * 24 * 3600_000;
+/** Servers whose pins a replica keeps in memory (least recently loaded dropped first). */
+const MAX_CACHED_SERVERS = 10_000;
+
+interface Loaded {
+  readonly entries: Map<string, DefinitionRecord>;
+  readonly loadedAt: number;
+  generation: string | null;
+  checkedAt: number;
+}
+
+export function createPinning(store: McpStore, inspector: McpInspector, shared: Cache, options: PinningOptions = {}) {
+  const checkEveryMs = options.checkEveryMs ?? 1_000;
+  const maxAgeMs = options.maxAgeMs ?? 15_000;
+  const clock = options.now ?? Date.now;
+  const cache = new Map<string, Loaded>();
+  /** Loads in flight per server: concurrent requests share one database read. */
+  const loading = new Map<string, Promise<Loaded>>();
   const keyOf = (kind: DefinitionKind, name: string) => `${kind}\u0000${name}`;
+  const generationKey = (orgId: string, serverId: string) => `${shared.prefix}mcp:defs:gen:${orgId}:${serverId}`;
+
+  async function read(orgId: string, serverId: string, generation: string | null): Promise<Loaded> {
+    const now = clock();
+    const entries = new Map((await store.definitions(orgId, serverId)).map((record) => [keyOf(record.kind, record.name), record]));
+    const loaded: Loaded = { entries, loadedAt: now, generation, checkedAt: now };
+    if (cache.size >= MAX_CACHED_SERVERS) cache.delete(cache.keys().next().value!);
+    cache.set(`${orgId}:${serverId}`, loaded);
+    return loaded;
+  }
 
   async function load(orgId: string, serverId: string): Promise<Map<string, DefinitionRecord>> {
     const cacheKey = `${orgId}:${serverId}`;
-    let entries = cache.get(cacheKey);
-    if (entries === undefined) {
-      entries = new Map((await store.definitions(orgId, serverId)).map((record) => [keyOf(record.kind, record.name), record]));
-      cache.set(cacheKey, entries);
+    const now = clock();
+    const hit = cache.get(cacheKey);
+    if (hit !== undefined && now - hit.checkedAt < checkEveryMs && now - hit.loadedAt < maxAgeMs) return hit.entries;
+    const inFlight = loading.get(cacheKey);
+    if (inFlight !== undefined) return (await inFlight).entries;
+    const run = (async () => {
+      // The counter is read BEFORE the pins: a change made in between is seen at the next check.
+      const generation = await shared.get(generationKey(orgId, serverId)).catch(() => null);
+      const current = cache.get(cacheKey);
+      if (current !== undefined && current.generation === generation && clock() - current.loadedAt < maxAgeMs) {
+        current.checkedAt = clock();
+        return current;
+      }
+      return read(orgId, serverId, generation);
+    })();
+    loading.set(cacheKey, run);
+    try {
+      return (await run).entries;
+    } finally {
+      loading.delete(cacheKey);
     }
-    return entries;
+  }
+
+  /** A server's pins changed here: tell the other replicas (bump the counter), drop this replica's copy. */
+  async function changed(orgId: string, serverId: string): Promise<void> {
+    await shared.incr(generationKey(orgId, serverId), GENERATION_TTL_MS).catch(() => undefined);
+    cache.delete(`${orgId}:${serverId}`);
   }
 
   async function check(context: PinningContext, kind: DefinitionKind, name: string, definition: Record<string, unknown>): Promise<DefinitionVerdict> {
@@ -110,6 +174,11 @@ export function createPinning(store: McpStore, inspector: McpInspector) {
     await store.saveDefinition(context.orgId, record);
     const now = new Date().toISOString();
     entries.set(keyOf(kind, name), { ...record, first_seen_at: existing?.first_seen_at ?? now, updated_at: now });
+    // Other replicas reload this server's pins (a hold made here must refuse calls there too).
+    // This replica keeps its copy with the new record in it: a reload is only needed elsewhere.
+    const generation = await shared.incr(generationKey(context.orgId, context.serverId), GENERATION_TTL_MS).catch(() => null);
+    const mine = cache.get(`${context.orgId}:${context.serverId}`);
+    if (mine !== undefined && mine.entries === entries && generation !== null && (mine.generation ?? '0') === String(generation - 1)) mine.generation = String(generation);
     return { kind, name, hash, category, held, flagged: level === 'flagged', reason, findings, isNew: true };
   }
 
@@ -119,10 +188,8 @@ export function createPinning(store: McpStore, inspector: McpInspector) {
     async tool(orgId: string, serverId: string, name: string): Promise<DefinitionRecord | null> {
       return (await load(orgId, serverId)).get(keyOf('tool', name)) ?? null;
     },
-    /** Drops the replica's cache of a server (after an approval, or the server's deletion). */
-    forget(orgId: string, serverId: string): void {
-      cache.delete(`${orgId}:${serverId}`);
-    },
+    /** After an approval or the server's deletion: every replica reloads the server's pins. */
+    changed,
   };
 }
 

@@ -26,6 +26,8 @@ import { cleanDeep, inferCategory } from './definitions.ts';
 import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
 import { idKey, INVALID_REQUEST, isRequest, isResponse, PARSE_ERROR, refusal, rpcError, validMessage, type JsonRpcMessage } from './jsonrpc.ts';
 import type { Pinning } from './pinning.ts';
+import { createBridge, type Bridge } from './bridge.ts';
+import { openSse, openStdio, type StdioCommand } from './channels.ts';
 import { relayEvents, SseParser, type SseEvent } from './sse.ts';
 import type { McpServerRecord, McpStore } from './store.ts';
 import { isShuttingDown, shutdownErrorPayload } from '../platform/streams.ts';
@@ -72,6 +74,8 @@ export interface ProxyDeps {
   readonly chains: ChainCorrelator;
   readonly allowPrivateTargets: boolean;
   readonly audit: (orgId: string, entry: CallAudit) => void;
+  /** The operator's stdio commands by name (MCP_STDIO_SERVERS), with the orgs allowed to use each (null = all). */
+  readonly stdioServers: Readonly<Record<string, StdioCommand & { readonly orgs: readonly string[] | null }>>;
   /** Session activity (creates the row, restarts the clock); 'expired' refuses the request. */
   readonly session: (caller: ProxyCaller, server: McpServerRecord, sessionId: string, mcpSessionId: string | null) => Promise<'active' | 'expired'>;
 }
@@ -109,6 +113,10 @@ const MAX_PENDING_SESSIONS = 10_000;
 const MAX_LIST_PAGES = 20;
 const MAX_LIST_RESPONSE = 8 * 1024 * 1024;
 const LIST_TIMEOUT_MS = 30_000;
+/** Processes one stdio server may run on a replica (one per MCP session; least recently used closed first). */
+const MAX_STDIO_SESSIONS = 64;
+/** Legacy SSE connections to one server per replica. */
+const MAX_SSE_SESSIONS = 256;
 const INJECTION_CATEGORIES = new Set(['prompt-injection', 'tool-poisoning', 'context-poisoning', 'jailbreak', 'agent-impersonation', 'prompt-chaining', 'sleeper-payload', 'exfiltration', 'system-prompt-extraction', 'intent']);
 const HIJACK_CATEGORIES = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 
@@ -116,6 +124,34 @@ export function createProxy(deps: ProxyDeps) {
   const plainAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000 } });
   const guardedAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } });
   const dispatcher: Dispatcher = deps.allowPrivateTargets ? plainAgent : guardedAgent;
+  /** Message-channel upstreams (stdio, legacy SSE), one bridge per server. */
+  const bridges = new Map<string, Bridge>();
+  const bridgeOf = (server: McpServerRecord): Bridge => {
+    let bridge = bridges.get(server.id);
+    if (bridge === undefined) {
+      const stdioName = server.url.startsWith('stdio:') ? server.url.slice('stdio:'.length) : '';
+      bridge = createBridge({
+        maxSessions: server.transport === 'stdio' ? MAX_STDIO_SESSIONS : MAX_SSE_SESSIONS,
+        open: async (handlers) => {
+          if (server.transport === 'sse') return openSse(server.url, dispatcher, handlers);
+          const command = Object.hasOwn(deps.stdioServers, stdioName) ? deps.stdioServers[stdioName] : undefined;
+          if (command === undefined || (command.orgs !== null && !command.orgs.includes(server.org_id))) throw new Error('stdio server not configured');
+          return openStdio(command, handlers);
+        },
+      });
+      bridges.set(server.id, bridge);
+    }
+    return bridge;
+  };
+  /** One request to the upstream, whatever its transport (a bridged one answers as Streamable HTTP would). */
+  const upstreamRequest = async (server: McpServerRecord, call: { method: string; headers: Record<string, string>; body: Buffer | string | null; signal: AbortSignal; headersTimeout: number; bodyTimeout: number }): Promise<UpstreamResponse> => {
+    if (server.transport === 'streamable_http') {
+      return undiciRequest(server.url, { method: call.method as Dispatcher.HttpMethod, headers: call.headers, body: call.body, dispatcher, signal: call.signal, headersTimeout: call.headersTimeout, bodyTimeout: call.bodyTimeout });
+    }
+    const answer = await bridgeOf(server).request(call);
+    call.signal.addEventListener('abort', () => answer.body.destroy(), { once: true });
+    return answer;
+  };
   /** Requests awaiting an answer, per upstream session (answers can come on a resumed GET stream). */
   const sessionPending = new LRUCache<string, Map<string, Pending>>({ max: MAX_PENDING_SESSIONS, ttl: SESSION_BINDING_TTL_MS });
 
@@ -127,7 +163,7 @@ export function createProxy(deps: ProxyDeps) {
   async function handle(request: ProxyRequest): Promise<ProxyResponse> {
     const upstreamSession = header(request.headers, 'mcp-session-id') ?? null;
     if (upstreamSession !== null) {
-      const owner = await deps.cache.get(bindingKey(request.server.id, upstreamSession)).catch(() => null);
+      const owner = await deps.cache.get(bindingKey(deps.cache.prefix, request.server.id, upstreamSession)).catch(() => null);
       if (owner !== request.caller.orgId) return jsonResponse(404, rpcError(null, -32001, 'Session not found'));
     }
     const xSession = header(request.headers, 'x-session-id');
@@ -184,17 +220,9 @@ export function createProxy(deps: ProxyDeps) {
       const value = header(request.headers, name);
       if (value !== undefined) headers[name] = value;
     }
-    let upstream: Dispatcher.ResponseData;
+    let upstream: UpstreamResponse;
     try {
-      upstream = await undiciRequest(request.server.url, {
-        method: request.method as Dispatcher.HttpMethod,
-        headers,
-        body,
-        dispatcher,
-        signal: request.signal,
-        headersTimeout: 60_000,
-        bodyTimeout: 0,
-      });
+      upstream = await upstreamRequest(request.server, { method: request.method, headers, body, signal: request.signal, headersTimeout: 60_000, bodyTimeout: 0 });
     } catch (error) {
       const forbidden = (error as NodeJS.ErrnoException | null)?.code === 'ETARGETFORBIDDEN' || (error as { cause?: { code?: string } } | null)?.cause?.code === 'ETARGETFORBIDDEN';
       return jsonResponse(forbidden ? 403 : 502, rpcError(null, -32000, forbidden ? 'Upstream target forbidden' : 'Upstream MCP server unreachable'));
@@ -205,7 +233,7 @@ export function createProxy(deps: ProxyDeps) {
       if (typeof value === 'string') responseHeaders[name] = value;
     }
     const issued = responseHeaders['mcp-session-id'];
-    if (issued !== undefined) await deps.cache.set(bindingKey(request.server.id, issued), exchange.caller.orgId, SESSION_BINDING_TTL_MS).catch(() => undefined);
+    if (issued !== undefined) await deps.cache.set(bindingKey(deps.cache.prefix, request.server.id, issued), exchange.caller.orgId, SESSION_BINDING_TTL_MS).catch(() => undefined);
     const contentType = (responseHeaders['content-type'] ?? '').toLowerCase();
     const lookup = (key: string): Pending | undefined => {
       const own = exchange.pending.get(key);
@@ -263,7 +291,7 @@ export function createProxy(deps: ProxyDeps) {
     }
     if (local.length > 0 && upstream.statusCode === 202) {
       // Only notifications/responses were forwarded; answer the refused requests ourselves.
-      await upstream.body.dump();
+      await discard(upstream.body);
       return jsonResponse(200, local.length === 1 ? local[0]! : local);
     }
     return { status: upstream.statusCode, headers: responseHeaders, body: upstream.body };
@@ -341,8 +369,8 @@ export function createProxy(deps: ProxyDeps) {
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
         const id = `svc-tools-list-${randomUUID()}`;
         const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) });
-        const upstream = await undiciRequest(exchange.server.url, { method: 'POST', headers, body, dispatcher, signal, headersTimeout: LIST_TIMEOUT_MS, bodyTimeout: LIST_TIMEOUT_MS });
-        const answer = upstream.statusCode >= 300 ? (await upstream.body.dump(), null) : await readAnswer(upstream, id);
+        const upstream = await upstreamRequest(exchange.server, { method: 'POST', headers, body, signal, headersTimeout: LIST_TIMEOUT_MS, bodyTimeout: LIST_TIMEOUT_MS });
+        const answer = upstream.statusCode >= 300 ? (await discard(upstream.body), null) : await readAnswer(upstream, id);
         const result = answer?.result;
         if (result === null || typeof result !== 'object' || !Array.isArray((result as { tools?: unknown }).tools)) return false;
         await inspectToolList(result as Record<string, unknown>, exchange);
@@ -357,7 +385,7 @@ export function createProxy(deps: ProxyDeps) {
   }
 
   /** The answer with `id` from an upstream JSON or event-stream response (bounded), else null. */
-  async function readAnswer(upstream: Dispatcher.ResponseData, id: string): Promise<JsonRpcMessage | null> {
+  async function readAnswer(upstream: UpstreamResponse, id: string): Promise<JsonRpcMessage | null> {
     const contentType = String(upstream.headers['content-type'] ?? '').toLowerCase();
     const pick = (data: string): JsonRpcMessage | null => {
       let value: unknown;
@@ -374,7 +402,7 @@ export function createProxy(deps: ProxyDeps) {
       return text === null ? null : pick(text);
     }
     if (!contentType.startsWith('text/event-stream')) {
-      await upstream.body.dump();
+      await discard(upstream.body);
       return null;
     }
     const parser = new SseParser({ maxEventChars: MAX_LIST_RESPONSE });
@@ -589,8 +617,14 @@ export function createProxy(deps: ProxyDeps) {
     pendingSessions(): number {
       return sessionPending.size;
     },
+    /** Open stdio processes and legacy SSE connections on this replica. */
+    bridgedSessions(): number {
+      return [...bridges.values()].reduce((total, bridge) => total + bridge.size(), 0);
+    },
     async close(): Promise<void> {
       sessionPending.clear();
+      await Promise.all([...bridges.values()].map((bridge) => bridge.close()));
+      bridges.clear();
       await Promise.all([plainAgent.close(), guardedAgent.close()]);
     },
   };
@@ -601,15 +635,28 @@ export type McpProxy = ReturnType<typeof createProxy>;
 /** Requests whose answers svc inspects. */
 const WATCHED_METHODS = new Set(['initialize', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/get']);
 
-function bindingKey(serverId: string, sessionId: string): string {
-  return `mcp:sid:${serverId}:${sessionId.slice(0, 256)}`;
+function bindingKey(prefix: string, serverId: string, sessionId: string): string {
+  return `${prefix}mcp:sid:${serverId}:${sessionId.slice(0, 256)}`;
 }
 
 function jsonResponse(status: number, body: unknown): ProxyResponse {
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<string | null> {
+/** An upstream's answer: undici's for Streamable HTTP, the bridge's for stdio and legacy SSE. */
+interface UpstreamResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Readable;
+}
+
+async function discard(body: Readable): Promise<void> {
+  const dump = (body as Readable & { dump?: () => Promise<void> }).dump;
+  if (typeof dump === 'function') await dump.call(body).catch(() => undefined);
+  else body.destroy();
+}
+
+async function readBounded(body: Readable, limit: number): Promise<string | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

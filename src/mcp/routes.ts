@@ -53,7 +53,14 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     config: { scope: 'admin' },
     schema: {
       tags: ['mcp'],
-      body: Type.Object({ name: Name, url: Url, tool_categories: Type.Optional(Categories), on_held: Type.Optional(Type.Union([Type.Literal('hide'), Type.Literal('block')])) }, { additionalProperties: false }),
+      body: Type.Object({
+        name: Name,
+        url: Type.Optional(Url),
+        transport: Type.Optional(Type.Union([Type.Literal('streamable_http'), Type.Literal('sse'), Type.Literal('stdio')])),
+        stdio: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        tool_categories: Type.Optional(Categories),
+        on_held: Type.Optional(Type.Union([Type.Literal('hide'), Type.Literal('block')])),
+      }, { additionalProperties: false }),
     },
   }, async (request, reply) => {
     enabled();
@@ -152,6 +159,40 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       return reply.send(response.body ?? '');
     };
     const routeOptions = { config: { scope: 'read' as const }, schema: { hide: true, params: Params } };
+    // The legacy HTTP+SSE transport (2024-11-05) for clients that do not speak Streamable HTTP.
+    const callerOf = (request: FastifyRequest): { caller: ProxyCaller; orgId: string } => {
+      const auth = request.auth;
+      if (auth === null) throw new SvcError('AUTH_MISSING');
+      const actor = auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+      const hopHeader = request.headers['x-agent-hop'];
+      return {
+        orgId: auth.orgId,
+        caller: { orgId: auth.orgId, role: roleOf({ kind: auth.kind, scope: auth.scope, role: auth.role, keyId: auth.keyId }, superAdmins), actor, hop: typeof hopHeader === 'string' && hopHeader !== '' ? hopHeader.slice(0, 128) : actor },
+      };
+    };
+    scope.get('/mcp/:id/sse', routeOptions, async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      enabled();
+      const { caller, orgId } = callerOf(request);
+      const server = await mcp.getServer(orgId, request.params.id);
+      await releaseSlot(request);
+      const stream = mcp.openLegacy(server, caller, request.headers);
+      reply.raw.once('close', () => stream.destroy());
+      // Shutdown ends the legacy stream (its upstream session is ended with it).
+      const untrack = options.streams?.track({ end: () => void stream.end(), destroy: () => reply.raw.destroy() });
+      if (untrack !== undefined) reply.raw.once('close', untrack);
+      reply.status(200).header('content-type', 'text/event-stream').header('cache-control', 'no-cache');
+      return reply.send(stream);
+    });
+    scope.post('/mcp/:id/messages', {
+      config: { scope: 'read' as const },
+      schema: { hide: true, params: Params, querystring: Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64 }) }) },
+    }, async (request: FastifyRequest<{ Params: { id: string }; Querystring: { sessionId: string } }>, reply: FastifyReply) => {
+      enabled();
+      const { caller } = callerOf(request);
+      const answer = await mcp.legacyMessage(request.params.id, request.query.sessionId, caller, Buffer.isBuffer(request.body) ? request.body : null, request.id);
+      reply.status(answer.status).header('content-type', answer.status === 202 || answer.status === 404 ? 'text/plain' : 'application/json');
+      return reply.send(answer.body);
+    });
     scope.post('/mcp/:id', routeOptions, handler);
     scope.get('/mcp/:id', routeOptions, handler);
     scope.delete('/mcp/:id', routeOptions, handler);

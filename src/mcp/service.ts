@@ -14,9 +14,11 @@ import type { Logger } from '../platform/logger.ts';
 import { createChainCorrelator } from './chains.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
 import { createInspector } from './inspection.ts';
-import { createPinning } from './pinning.ts';
+import type { StdioCommand } from './channels.ts';
+import { createLegacySse } from './legacy-sse.ts';
+import { createPinning, type PinningOptions } from './pinning.ts';
 import { createProxy, type CallAudit, type ProxyCaller, type ProxyRequest, type ProxyResponse } from './proxy.ts';
-import { createStore, type DefinitionKind, type DefinitionRecord, type McpServerRecord, type QuarantineRecord, type SessionRecord } from './store.ts';
+import { createStore, type McpTransport, type DefinitionKind, type DefinitionRecord, type McpServerRecord, type QuarantineRecord, type SessionRecord } from './store.ts';
 
 /** Spec: an MCP session expires after 30 minutes without a heartbeat. */
 export const SESSION_TTL_MS = 30 * 60_000;
@@ -41,11 +43,20 @@ export interface McpDeps {
   readonly sessionTtlMs?: number;
   /** Clock for session expiry (tests move it). */
   readonly now?: () => number;
+  /** How often replicas look for pin changes made elsewhere (tests shorten it). */
+  readonly pinning?: PinningOptions;
+  /** The operator's allow-list of stdio server commands (MCP_STDIO_SERVERS); empty = stdio off. */
+  readonly stdioServers?: Readonly<Record<string, StdioCommand & { readonly orgs: readonly string[] | null }>>;
 }
 
 export interface ServerInput {
   readonly name: string;
-  readonly url: string;
+  /** Streamable HTTP or legacy SSE endpoint; absent for stdio. */
+  readonly url?: string;
+  /** Default streamable_http. */
+  readonly transport?: McpTransport;
+  /** stdio only: the name of an operator-configured command (MCP_STDIO_SERVERS). */
+  readonly stdio?: string;
   readonly tool_categories?: Record<string, string>;
   readonly on_held?: 'hide' | 'block';
 }
@@ -57,10 +68,11 @@ export interface McpServerView extends McpServerRecord {
 
 export function createMcp(deps: McpDeps) {
   const ttlMs = deps.sessionTtlMs ?? SESSION_TTL_MS;
+  const stdioServers = deps.stdioServers ?? {};
   const clock = deps.now ?? Date.now;
   const store = createStore(deps.db);
   const inspector = createInspector(deps.detection);
-  const pinning = createPinning(store, inspector);
+  const pinning = createPinning(store, inspector, deps.cache, deps.pinning ?? {});
   const chains = createChainCorrelator(deps.cache);
   // Keyed on the client-chosen X-Session-ID: a hard cap, least recently used evicted first (an
   // evicted session that comes back is read again from the store).
@@ -117,7 +129,8 @@ export function createMcp(deps: McpDeps) {
     return 'active';
   };
 
-  const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, audit, session });
+  const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, stdioServers, audit, session });
+  const legacy = createLegacySse((request) => proxy.handle(request));
   const view = (server: McpServerRecord): McpServerView => ({ ...server, endpoint: `/mcp/${server.id}` });
   // The proxy looks its server up on every request: a per-replica cache keeps the database off
   // the hot path (a deletion on another replica takes effect within the TTL).
@@ -135,15 +148,33 @@ export function createMcp(deps: McpDeps) {
   return {
     enabled: deps.enabled,
     async createServer(orgId: string, actor: string, input: ServerInput): Promise<McpServerView> {
-      await deps.checkTarget(input.url, 'url');
+      const transport = input.transport ?? (input.stdio !== undefined ? 'stdio' : 'streamable_http');
+      let url: string;
+      if (transport === 'stdio') {
+        // Only a name from the operator's allow-list: an API client never supplies a command.
+        const allowed = Object.entries(stdioServers).filter(([, command]) => command.orgs === null || command.orgs.includes(orgId)).map(([name]) => name);
+        if (input.url !== undefined) throw new SvcError('VALIDATION_FAILED', { message: 'url is not used with transport stdio; name an operator-configured server in stdio.', details: { field: 'url' } });
+        if (input.stdio === undefined || !allowed.includes(input.stdio)) {
+          throw new SvcError('VALIDATION_FAILED', {
+            message: allowed.length === 0 ? 'No stdio MCP servers are configured for this organization (the operator lists them in MCP_STDIO_SERVERS).' : `stdio must be one of ${allowed.join(', ')}.`,
+            details: { field: 'stdio', allowed },
+          });
+        }
+        url = `stdio:${input.stdio}`;
+      } else {
+        if (input.stdio !== undefined) throw new SvcError('VALIDATION_FAILED', { message: 'stdio is only used with transport stdio.', details: { field: 'stdio' } });
+        if (input.url === undefined) throw new SvcError('VALIDATION_FAILED', { message: `url is required with transport ${transport}.`, details: { field: 'url' } });
+        await deps.checkTarget(input.url, 'url');
+        url = input.url;
+      }
       for (const [tool, category] of Object.entries(input.tool_categories ?? {})) {
         if (!(TOOL_CATEGORIES as readonly string[]).includes(category)) {
           throw new SvcError('VALIDATION_FAILED', { message: `tool_categories.${tool} must be one of ${TOOL_CATEGORIES.join(', ')}`, details: { field: `tool_categories.${tool}`, allowed: TOOL_CATEGORIES } });
         }
       }
-      const created = await store.createServer(orgId, { name: input.name, url: input.url, tool_categories: input.tool_categories ?? {}, on_held: input.on_held ?? 'hide' });
+      const created = await store.createServer(orgId, { name: input.name, url, transport, tool_categories: input.tool_categories ?? {}, on_held: input.on_held ?? 'hide' });
       if (created === 'exists') throw new SvcError('CONFLICT', { message: `An MCP server named "${input.name}" already exists.`, details: { field: 'name' } });
-      audit(orgId, { action: 'mcp.server.create', outcome: 'success', target: created.id, details: { name: created.name, url: created.url, actor } });
+      audit(orgId, { action: 'mcp.server.create', outcome: 'success', target: created.id, details: { name: created.name, url: created.url, transport: created.transport, actor } });
       return view(created);
     },
     async listServers(orgId: string): Promise<McpServerView[]> {
@@ -157,7 +188,7 @@ export function createMcp(deps: McpDeps) {
     async deleteServer(orgId: string, actor: string, id: string): Promise<void> {
       if (!(await store.deleteServer(orgId, id))) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
       serverCache.delete(`${orgId}:${id}`);
-      pinning.forget(orgId, id);
+      await pinning.changed(orgId, id);
       audit(orgId, { action: 'mcp.server.delete', outcome: 'success', target: id, details: { actor } });
     },
     async definitions(orgId: string, serverId: string): Promise<DefinitionRecord[]> {
@@ -168,7 +199,7 @@ export function createMcp(deps: McpDeps) {
       await this.getServer(orgId, serverId);
       const approved = await store.approveDefinition(orgId, serverId, kind, name, hash);
       if (approved === null) throw new SvcError('CONFLICT', { message: 'No definition with this pending hash awaits approval.', details: { field: 'hash' } });
-      pinning.forget(orgId, serverId);
+      await pinning.changed(orgId, serverId);
       audit(orgId, { action: 'mcp.definition.approve', outcome: 'success', target: name, details: { server_id: serverId, kind, definition_hash: hash, actor } });
       return approved;
     },
@@ -216,15 +247,28 @@ export function createMcp(deps: McpDeps) {
     handle(request: ProxyRequest): Promise<ProxyResponse> {
       return proxy.handle(request);
     },
+    /** Legacy HTTP+SSE clients: opens the event stream (GET /mcp/{id}/sse). */
+    openLegacy(server: McpServerRecord, caller: ProxyCaller, headers: ProxyRequest['headers']) {
+      return legacy.open(server, caller, headers);
+    },
+    /** Legacy HTTP+SSE clients: one POST /mcp/{id}/messages?sessionId=…. */
+    legacyMessage(serverId: string, sessionId: string, caller: ProxyCaller, body: Buffer | null, requestId: string) {
+      return legacy.message(serverId, sessionId, caller, body, requestId);
+    },
     /** Upstream sessions with requests awaiting an answer on this replica (bounded; for tests and metrics). */
     pendingSessions(): number {
       return proxy.pendingSessions();
+    },
+    /** Open stdio processes and legacy SSE upstream connections on this replica. */
+    bridgedSessions(): number {
+      return proxy.bridgedSessions();
     },
     async flush(): Promise<void> {
       while (auditDrains.size > 0) await Promise.all([...auditDrains.values()]);
     },
     async close(): Promise<void> {
       await this.flush();
+      legacy.close();
       await proxy.close();
     },
   };

@@ -11,11 +11,15 @@ export interface McpServerRecord {
   readonly id: string;
   readonly org_id: string;
   readonly name: string;
+  /** Streamable HTTP or SSE endpoint URL; `stdio:<name>` for a stdio upstream. */
   readonly url: string;
+  readonly transport: McpTransport;
   readonly tool_categories: Readonly<Record<string, string>>;
   readonly on_held: 'hide' | 'block';
   readonly created_at: string;
 }
+
+export type McpTransport = 'streamable_http' | 'sse' | 'stdio';
 
 export type DefinitionKind = 'tool' | 'prompt' | 'resource' | 'instructions';
 
@@ -69,6 +73,7 @@ function serverRow(row: Record<string, unknown>): McpServerRecord {
     org_id: String(row.org_id),
     name: String(row.name),
     url: String(row.url),
+    transport: row.transport === 'sse' || row.transport === 'stdio' ? row.transport : 'streamable_http',
     tool_categories: (row.tool_categories ?? {}) as Record<string, string>,
     on_held: row.on_held === 'block' ? 'block' : 'hide',
     created_at: iso(row.created_at),
@@ -125,13 +130,13 @@ function sessionRow(row: Record<string, unknown>, now: number): SessionRecord {
 
 export function createStore(db: Database) {
   return {
-    async createServer(orgId: string, input: { name: string; url: string; tool_categories: Record<string, string>; on_held: 'hide' | 'block' }): Promise<McpServerRecord | 'exists'> {
+    async createServer(orgId: string, input: { name: string; url: string; transport: McpTransport; tool_categories: Record<string, string>; on_held: 'hide' | 'block' }): Promise<McpServerRecord | 'exists'> {
       return db.withOrg(orgId, async (tx) => {
         const existing = await tx.query('SELECT 1 FROM mcp_servers WHERE org_id = $1 AND name = $2', [orgId, input.name]);
         if (existing.rowCount > 0) return 'exists' as const;
         const { rows } = await tx.query(
-          'INSERT INTO mcp_servers (id, org_id, name, url, tool_categories, on_held) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-          [randomUUID(), orgId, input.name, input.url, JSON.stringify(input.tool_categories), input.on_held],
+          'INSERT INTO mcp_servers (id, org_id, name, url, transport, tool_categories, on_held) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
+          [randomUUID(), orgId, input.name, input.url, input.transport, JSON.stringify(input.tool_categories), input.on_held],
         );
         return serverRow(rows[0]!);
       });

@@ -67,6 +67,22 @@ export interface Config {
   readonly features: FeatureFlags;
   /** API key ids (MCP_SUPER_ADMIN_KEYS, comma-separated) whose MCP role is super_admin. */
   readonly mcpSuperAdminKeys: readonly string[];
+  /**
+   * MCP_STDIO_SERVERS: the operator's allow-list of local MCP server commands svc may spawn as
+   * stdio upstreams, by name (empty = stdio upstreams off). Org admins register one by name;
+   * no command ever comes from an API client (docs/mcp.md "Stdio upstreams").
+   */
+  readonly mcpStdioServers: Readonly<Record<string, McpStdioCommand>>;
+}
+
+export interface McpStdioCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The child's whole environment: PATH and HOME of svc's, plus the entry's `env` (nothing else of svc's). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string | null;
+  /** Org ids allowed to register it; null = every org. */
+  readonly orgs: readonly string[] | null;
 }
 
 export interface DetectionT4Config {
@@ -229,6 +245,36 @@ export function loadConfig(env: Env): Config {
     }
   }
 
+  const mcpStdioServers: Record<string, McpStdioCommand> = {};
+  const stdioText = text('MCP_STDIO_SERVERS');
+  if (stdioText !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(stdioText);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      problems.push('MCP_STDIO_SERVERS must be a JSON object: { "<name>": { "command": "…", "args": ["…"], "env": { … }, "cwd": "…", "orgs": ["<org id>"] } }');
+    } else {
+      for (const [name, entry] of Object.entries(parsed as Record<string, unknown>)) {
+        const item = (entry ?? {}) as { command?: unknown; args?: unknown; env?: unknown; cwd?: unknown; orgs?: unknown };
+        const strings = (value: unknown): value is string[] => Array.isArray(value) && value.every((part) => typeof part === 'string');
+        if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) problems.push(`MCP_STDIO_SERVERS name "${name}" must be 1-100 characters [A-Za-z0-9._-]`);
+        else if (typeof item.command !== 'string' || item.command === '') problems.push(`MCP_STDIO_SERVERS.${name}.command must be a non-empty string`);
+        else if (item.args !== undefined && !strings(item.args)) problems.push(`MCP_STDIO_SERVERS.${name}.args must be an array of strings`);
+        else if (item.env !== undefined && (item.env === null || typeof item.env !== 'object' || !Object.values(item.env).every((value) => typeof value === 'string'))) problems.push(`MCP_STDIO_SERVERS.${name}.env must be an object of strings`);
+        else if (item.cwd !== undefined && typeof item.cwd !== 'string') problems.push(`MCP_STDIO_SERVERS.${name}.cwd must be a string`);
+        else if (item.orgs !== undefined && !strings(item.orgs)) problems.push(`MCP_STDIO_SERVERS.${name}.orgs must be an array of org ids`);
+        else {
+          const base: Record<string, string> = {};
+          for (const variable of ['PATH', 'HOME'] as const) if (env[variable] !== undefined) base[variable] = env[variable]!;
+          mcpStdioServers[name] = { command: item.command, args: item.args ?? [], env: { ...base, ...(item.env as Record<string, string> | undefined) }, cwd: (item.cwd as string | undefined) ?? null, orgs: (item.orgs as string[] | undefined) ?? null };
+        }
+      }
+    }
+  }
+
   const config: Config = {
     environment,
     embedded,
@@ -244,6 +290,7 @@ export function loadConfig(env: Env): Config {
     logLevel,
     allowedOrigins,
     mcpSuperAdminKeys: (text('MCP_SUPER_ADMIN_KEYS') ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''),
+    mcpStdioServers,
     workers: integer('WORKERS', 4, 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustProxy: bool('TRUST_PROXY', false),

@@ -4,7 +4,10 @@
  * The suite cannot send an API key, so a loopback shim in front of svc adds
  * `Authorization: Bearer <key>` and pipes everything else through untouched (bodies streamed).
  *
- * `npx tsx test/mcp/conformance.ts` prints the comparison as JSON (docs/mcp.md has the table).
+ * `npx tsx test/mcp/conformance.ts` prints the comparison as JSON (docs/mcp.md has the table);
+ * `npx tsx test/mcp/conformance.ts --url http://127.0.0.1:<port>/mcp` runs it against a server
+ * already running there instead of server-everything (the suite's own reference server, started
+ * from the suite's git repository: docs/mcp.md "Conformance").
  */
 import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
@@ -12,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createTestServices } from '../helpers/app.ts';
-import { serveEverything } from './upstreams.ts';
+import { serveEverything, type Upstream } from './upstreams.ts';
 
 export type Summary = Record<string, { passed: number; failed: number }>;
 
@@ -39,9 +42,9 @@ export async function runSuite(url: string): Promise<Summary> {
   return summary;
 }
 
-/** Starts server-everything, svc with it registered, and the key-adding shim; runs the suite both ways. */
-export async function compareDirectAndProxied(): Promise<{ direct: Summary; proxied: Summary }> {
-  const upstream = await serveEverything();
+/** Starts svc with the upstream registered (server-everything unless given) and the key-adding shim; runs the suite both ways. */
+export async function compareDirectAndProxied(given?: Upstream): Promise<{ direct: Summary; proxied: Summary }> {
+  const upstream = given ?? (await serveEverything());
   const services = await createTestServices();
   const app = await buildApp(services.config, services);
   const shim = createServer();
@@ -71,11 +74,13 @@ export async function compareDirectAndProxied(): Promise<{ direct: Summary; prox
     await new Promise<void>((resolve) => shim.close(() => resolve()));
     await app.close();
     await services.close();
-    await upstream.close();
+    if (given === undefined) await upstream.close();
   }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const result = await compareDirectAndProxied();
+  const at = process.argv.indexOf('--url');
+  const url = at >= 0 ? process.argv[at + 1] : undefined;
+  const result = await compareDirectAndProxied(url === undefined ? undefined : { url, close: async () => undefined });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

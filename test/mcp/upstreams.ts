@@ -8,6 +8,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
@@ -104,6 +105,79 @@ export interface ScriptedTool {
   definition: Tool;
   /** The result content text (or a function of the arguments). */
   result: (args: Record<string, unknown>) => string;
+}
+
+/**
+ * Serves one MCP server instance per connection over the legacy HTTP+SSE transport (protocol
+ * revision 2024-11-05) with the SDK's own SSEServerTransport, as server-everything's `sse` mode
+ * does (GET /sse, POST /message?sessionId=…), on 127.0.0.1 with a kernel-chosen port.
+ */
+export async function serveSse(factory: () => { connect(transport: SSEServerTransport): Promise<void>; close(): Promise<void> }): Promise<Upstream> {
+  const transports = new Map<string, SSEServerTransport>();
+  const servers: Array<{ close(): Promise<void> }> = [];
+  const http = createHttpServer(async (request: IncomingMessage, response: ServerResponse) => {
+    try {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      if (request.method === 'GET' && url.pathname === '/sse') {
+        const transport = new SSEServerTransport('/message', response);
+        transports.set(transport.sessionId, transport);
+        response.once('close', () => transports.delete(transport.sessionId));
+        const server = factory();
+        servers.push(server);
+        await server.connect(transport);
+        return;
+      }
+      const transport = request.method === 'POST' && url.pathname === '/message' ? transports.get(url.searchParams.get('sessionId') ?? '') : undefined;
+      if (transport === undefined) {
+        response.writeHead(404).end('unknown session');
+        return;
+      }
+      await transport.handlePostMessage(request, response);
+    } catch (error) {
+      if (!response.headersSent) response.writeHead(500).end(String(error));
+    }
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    async close() {
+      for (const server of servers) await server.close().catch(() => undefined);
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** The npm reference server-everything over the legacy HTTP+SSE transport. */
+export function serveEverythingSse(): Promise<Upstream> {
+  return serveSse(() => createEverything().server);
+}
+
+/** The command that runs server-everything from npm over stdio (its default mode). */
+export function everythingStdioCommand(): { command: string; args: string[]; env: Record<string, string>; cwd: null; orgs: null } {
+  return { command: process.execPath, args: [require_resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'], env: {}, cwd: null, orgs: null };
+}
+
+/** The command that runs test/mcp/fixtures/stdio-scripted.ts over stdio with the tools in `file`. */
+export function scriptedStdioCommand(file: string): { command: string; args: string[]; env: Record<string, string>; cwd: null; orgs: null } {
+  return { command: process.execPath, args: ['--import', 'tsx', new URL('./fixtures/stdio-scripted.ts', import.meta.url).pathname, file], env: {}, cwd: null, orgs: null };
+}
+
+/** A test server whose tools (definitions and results) the test can change between calls, over the legacy HTTP+SSE transport. */
+export function serveScriptedSse(tools: () => ScriptedTool[]): Promise<Upstream> {
+  return serveSse(() => scriptedServer(tools));
+}
+
+function scriptedServer(tools: () => ScriptedTool[], instructions?: string): Server {
+  const server = new Server({ name: 'scripted', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } }, ...(instructions === undefined ? {} : { instructions }) });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools().map((tool) => tool.definition) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = tools().find((candidate) => candidate.definition.name === request.params.name);
+    if (tool === undefined) return { content: [{ type: 'text', text: 'no such tool' }], isError: true };
+    return { content: [{ type: 'text', text: tool.result(request.params.arguments ?? {}) }] };
+  });
+  return server;
 }
 
 /** A test server whose tools (definitions and results) the test can change between calls. */
