@@ -159,6 +159,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     db,
     logger,
     audit,
+    outbox,
     tiers: config.detectionT4 === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets)) },
   });
   const apisec = createApiSecurity({
@@ -181,6 +182,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     events,
     logger,
     audit,
+    outbox,
     detection,
     checkTarget,
     allowPrivateTargets: config.allowPrivateTargets,
