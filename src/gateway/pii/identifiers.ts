@@ -187,7 +187,10 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
   {
     type: 'CREDENTIAL_URL',
     needsDigit: false,
-    pattern: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/?#]{1,64}:[^\s@/?#]{1,128}@[^\s/?#:]{1,255}/gi,
+    // The lookbehind starts a scheme only at the beginning of its run of scheme characters: with
+    // `\b`, every letter after a `+`, `.` or `-` started a new attempt ("a+a+a+…" costs 20 steps
+    // per character). Host characters exclude `@`, so the userinfo's end is unambiguous.
+    pattern: /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/?#]{1,64}:[^\s@/?#]{1,128}@[^\s/?#:@]{1,255}/gi,
     accept: whole,
   },
   {
