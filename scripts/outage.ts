@@ -134,6 +134,8 @@ const prober = (async () => {
   }
 })();
 
+// One request first, so svc has resolved the key and warmed its detection before the load starts.
+await fire();
 let maxSpooled = 0;
 // Open-loop schedule: each tick sends every request due by now, so a late timer (a busy machine)
 // does not lower the offered rate.
