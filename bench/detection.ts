@@ -5,8 +5,12 @@
  * Two configurations (rules only, and the default with the T3 classifier; see runDetectionBench);
  * T2/T4 are measured by the ML benchmark (docs/detection-ml.md).
  * Also measures normalization + T1 on 4 KB inputs (target p99 < 1 ms).
- * Prints one JSON line when run directly: `npx tsx bench/detection.ts [--limit N] [--group http,…]`
- * (`--group` runs only the named corpus groups: http, prompt_injection, mcp).
+ * Prints one JSON line when run directly: `npx tsx bench/detection.ts [--limit N] [--group http,…]
+ * [--no-holdout]` (`--group` runs only the named corpus groups: http, prompt_injection, mcp).
+ * Without --quick/--limit it also runs the whole-source holdout of the learned part (T3 trained
+ * without the scored source; scripts/train-t3.ts `wholeSourceHoldout`) and prints `tables`: per
+ * kind and per source, detection beside false positives before issue #15 (recorded baseline),
+ * after with rules only, after as served, and after under whole-source holdout.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -15,6 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { compileCatalogue, createDetectionEngine, normalize, type InspectKind, type InspectRequest } from '../src/detection/index.ts';
 import { runT1 } from '../src/detection/tiers/t1.ts';
 import { loadT3Classifier } from '../src/detection/ml/index.ts';
+import { T3_WEIGHTS_FILE, decodeWeights } from '../src/detection/ml/t3.ts';
+import { wholeSourceHoldout } from '../scripts/train-t3.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATASETS = path.resolve(repoRoot, '../shared/datasets');
@@ -67,6 +73,15 @@ function toInspect(kind: BenchKind, record: RecordShape, legacyKinds: boolean): 
 }
 
 const GROUPS = ['http', 'prompt_injection', 'mcp'] as const;
+
+/**
+ * Sources the shipped T3 weights (2026-11-21) were not trained on: the holdout reproduces the
+ * served training set, so they are scored but never trained on (docs/detection.md, "Second round").
+ */
+const NOT_IN_SERVED_TRAINING: ReadonlySet<string> = new Set([
+  'pi/injecagent_tool_responses', 'pi/agentdojo_tool_outputs', 'pi/spikee_documents', 'pi/greshake_indirect_injections', 'pi/llmail_inject_emails',
+  'pi/cyberseceval_prompt_injection', 'pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline', 'mcp/offensive_servers_tools', 'mcp/popular_servers_benign_tools',
+]);
 
 async function runConfiguration(withClassifier: boolean, limit: number | undefined, groups: readonly string[] = GROUPS, legacyKinds = false): Promise<object> {
   let t3Classifier;
@@ -127,11 +142,17 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
  * the T3 classifier, which was trained on these same corpora — in-sample for prompt_injection
  * and mcp; see docs/detection-ml.md for its leave-one-source-out figures).
  */
-export async function runDetectionBench(options: { limit?: number; quick?: boolean; groups?: readonly string[]; legacyKinds?: boolean; configurations?: readonly ('rules' | 'default')[] } = {}): Promise<object> {
+export async function runDetectionBench(options: { limit?: number; quick?: boolean; groups?: readonly string[]; legacyKinds?: boolean; configurations?: readonly ('rules' | 'default')[]; holdout?: boolean } = {}): Promise<object> {
   const t1 = t1Latency();
   if (!existsSync(DATASETS)) return { bench: 'detection', skipped: true, reason: `${DATASETS} not found`, t1_4kb_ms: t1 };
   const limit = options.limit ?? (options.quick === true ? 200 : undefined);
   const configurations = options.configurations ?? ['rules', 'default'];
+  const groups = options.groups ?? GROUPS;
+  const rules = configurations.includes('rules') ? await runConfiguration(false, limit, options.groups, options.legacyKinds) : null;
+  const served = configurations.includes('default') ? await runConfiguration(true, limit, options.groups, options.legacyKinds) : null;
+  // Whole-source holdout of the learned part (T3), on every record (not with --quick/--limit).
+  const wantHoldout = (options.holdout ?? (options.quick !== true && options.limit === undefined)) && (groups.includes('prompt_injection') || groups.includes('mcp'));
+  const holdout = wantHoldout ? await wholeSourceHoldout({ excludeFromTraining: NOT_IN_SERVED_TRAINING, calibrate: decodeWeights(readFileSync(T3_WEIGHTS_FILE, 'utf8')).calibration !== undefined, sources: (source) => (source.startsWith('pi/') && groups.includes('prompt_injection')) || (source.startsWith('mcp/') && groups.includes('mcp')) }) : null;
   return {
     bench: 'detection',
     definition: 'detected = decision challenge or block (allowed: false); false positive = a benign record detected',
@@ -140,8 +161,48 @@ export async function runDetectionBench(options: { limit?: number; quick?: boole
     t1_4kb_ms: t1,
     ...(options.groups === undefined ? {} : { groups: options.groups }),
     ...(options.legacyKinds === true ? { legacy_kinds: true } : {}),
-    ...(configurations.includes('rules') ? { rules: await runConfiguration(false, limit, options.groups, options.legacyKinds) } : {}),
-    ...(configurations.includes('default') ? { default: await runConfiguration(true, limit, options.groups, options.legacyKinds) } : {}),
+    ...(rules === null ? {} : { rules }),
+    ...(served === null ? {} : { default: served }),
+    ...(holdout === null ? {} : { holdout: { definition: 'default configuration with the T3 classifier trained without the scored source (n-gram head, as served while T2 is off; the sources the shipped weights were not trained on are never trained on); records deduplicated by text across sources, so counts can be below the tables above', ...holdout } }),
+    tables: comparisonTables(rules, served, holdout),
+  };
+}
+
+type Rates = { attacks: number; detection_rate: number | null; benign: number; false_positive_rate: number | null };
+type HoldoutRates = { kind?: string; attacks: number; detected: number | null; benign: number; false_positives: number | null };
+interface Baseline { by_kind: Record<string, { detected: number | null; false_positives: number | null }>; by_source: Record<string, { detected: number | null; false_positives: number | null }> }
+
+/**
+ * Per kind and per source, detection beside false positives: before issue #15 (recorded
+ * baseline, bench/baselines/), after with rules only, after as served (T3 in sample on the
+ * corpora it was trained on) and after under whole-source holdout. Percentages.
+ */
+function comparisonTables(rules: object | null, served: object | null, holdout: Record<string, unknown> | null): object {
+  const baselineFile = path.join(repoRoot, 'bench/baselines/detection-before-issue-15.json');
+  const baseline = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline) : { by_kind: {}, by_source: {} };
+  const pct = (rate: number | null | undefined) => (rate === null || rate === undefined ? null : Math.round(rate * 1000) / 10);
+  const pair = (rates: Rates | undefined) => (rates === undefined ? null : { detected: pct(rates.detection_rate), false_positives: pct(rates.false_positive_rate) });
+  const held = (rates: HoldoutRates | undefined) => (rates === undefined ? null : { detected: rates.detected, false_positives: rates.false_positives });
+  const table = (key: 'by_kind' | 'by_source', holdoutName: (name: string) => string) => {
+    const rulesTable = ((rules as Record<string, Record<string, Rates>> | null)?.[key] ?? {});
+    const servedTable = ((served as Record<string, Record<string, Rates>> | null)?.[key] ?? {});
+    const holdoutTable = ((holdout?.[key] as Record<string, HoldoutRates> | undefined) ?? {});
+    const names = [...new Set([...Object.keys(servedTable), ...Object.keys(rulesTable)])].sort();
+    return Object.fromEntries(names.map((name) => {
+      const reference = servedTable[name] ?? rulesTable[name];
+      return [name, {
+        attacks: reference?.attacks ?? 0,
+        benign: reference?.benign ?? 0,
+        before: baseline[key][name] ?? null,
+        after_rules: pair(rulesTable[name]),
+        after_default_in_sample: pair(servedTable[name]),
+        after_default_whole_source_holdout: held(holdoutTable[holdoutName(name)]),
+      }];
+    }));
+  };
+  return {
+    by_kind: table('by_kind', (name) => name),
+    by_source: table('by_source', (name) => name.replace(/^prompt_injection\//, 'pi/')),
   };
 }
 
@@ -184,6 +245,7 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
     ...(groups === undefined ? {} : { groups }),
     ...(configurations === undefined ? {} : { configurations }),
     legacyKinds: process.argv.includes('--legacy-kinds'),
+    ...(process.argv.includes('--no-holdout') ? { holdout: false } : process.argv.includes('--holdout') ? { holdout: true } : {}),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -4,6 +4,9 @@
  *
  *   npx tsx scripts/train-t3.ts            # source-wise evaluation, random held-out split, final fit
  *   npx tsx scripts/train-t3.ts --embed-only   # only fill the embedding cache
+ *   npx tsx scripts/train-t3.ts --ngrams-only --engine-loso [--calibrate] [--dry-run]
+ *       # the n-gram head only (what the served engine runs while T2 is off: no embedding reaches
+ *       # T3), no embeddings needed; the full head of the existing weights file is kept
  *
  * Training data is read at run time from ../shared/datasets (never copied into the repository);
  * embeddings of the corpus are cached under the OS temp directory so re-runs take seconds.
@@ -16,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createEmbedder, MAX_EMBED_CHARS } from '../src/detection/ml/embedder.ts';
 import { sha256Hex } from '../src/platform/crypto.ts';
 import type { FeatureConfig, SparseFeatures, T3Head, T3Weights } from '../src/detection/ml/t3.ts';
-import { EXTRA_FEATURES, T3_WEIGHTS_FILE, encodeWeights, extractFeatures, headLogit, sigmoid } from '../src/detection/ml/t3.ts';
+import { EXTRA_FEATURES, T3_WEIGHTS_FILE, decodeWeights, encodeWeights, extractFeatures, headLogit, sigmoid } from '../src/detection/ml/t3.ts';
 import { CHAR_MODEL_FILE, encodeCharModel, trainCharModel } from '../src/detection/ml/gibberish.ts';
 import type { SeedPhrase } from '../src/detection/ml/vectors.ts';
 import { loadSeedPhrases } from '../src/detection/ml/vectors.ts';
@@ -31,6 +34,10 @@ export interface Sample {
   attack: boolean;
   source: string;
   category: string;
+  /** `retrieved_content` for indirect-injection records (inspected as tool_output). */
+  direction?: string;
+  /** The full MCP tool definition (inspected as tool_definition). */
+  tool?: { name?: string; description?: string; inputSchema?: unknown; annotations?: unknown };
 }
 
 export async function loadCorpus(): Promise<Sample[]> {
@@ -49,6 +56,7 @@ export async function loadCorpus(): Promise<Sample[]> {
       attack: record.label === 'attack',
       source: `pi/${name.replace('.jsonl', '')}`,
       category: String(record.category ?? ''),
+      ...(typeof record.direction === 'string' ? { direction: record.direction } : {}),
     }));
   }
   for (const name of readdirSync(path.join(datasets, 'mcp')).filter((file) => file.endsWith('.jsonl'))) {
@@ -57,6 +65,7 @@ export async function loadCorpus(): Promise<Sample[]> {
       attack: record.label === 'attack',
       source: `mcp/${name.replace('.jsonl', '')}`,
       category: String(record.category ?? ''),
+      ...(record.tool !== null && typeof record.tool === 'object' ? { tool: record.tool as Sample['tool'] } : {}),
     }));
   }
   // Synthetic everyday sentences (names, addresses, dates): benign for injection purposes.
@@ -272,50 +281,163 @@ function curatedSamples(): Sample[] {
   return [...loadSeedPhrases(), ...training].map((seed) => ({ text: seed.text, attack: seed.category !== 'benign', source: 'curated', category: seed.category }));
 }
 
+/** The probability's log-odds (clamped away from 0 and 1). */
+function logOdds(probability: number): number {
+  const clamped = Math.min(1 - 1e-7, Math.max(1e-7, probability));
+  return Math.log(clamped / (1 - clamped));
+}
+
+export interface Platt {
+  a: number;
+  b: number;
+}
+
+/**
+ * Platt scaling: p' = sigmoid(a * logit(p) + b), fitted by Newton's method on the weighted log
+ * loss of out-of-source scores (each source capped at SOURCE_CAP records' worth, classes
+ * balanced, as in training), so p' means "attack" at even odds on a source the model never saw.
+ */
+export function fitPlatt(items: ReadonlyArray<{ probability: number; attack: boolean; source: string }>): Platt {
+  const perSource = new Map<string, number>();
+  for (const item of items) perSource.set(item.source, (perSource.get(item.source) ?? 0) + 1);
+  const weights = items.map((item) => Math.min(1, SOURCE_CAP / (perSource.get(item.source) ?? 1)));
+  let attack = 0;
+  let benign = 0;
+  items.forEach((item, index) => {
+    if (item.attack) attack += weights[index] as number;
+    else benign += weights[index] as number;
+  });
+  const xs = items.map((item) => logOdds(item.probability));
+  const ws = items.map((item, index) => (weights[index] as number) * (item.attack ? 0.5 / Math.max(attack, 1e-9) : 0.5 / Math.max(benign, 1e-9)));
+  let a = 1;
+  let b = 0;
+  for (let iteration = 0; iteration < 100; iteration += 1) {
+    let ga = 0, gb = 0, haa = 1e-9, hab = 0, hbb = 1e-9;
+    items.forEach((item, index) => {
+      const x = xs[index] as number;
+      const w = ws[index] as number;
+      const p = sigmoid(a * x + b);
+      const error = (p - (item.attack ? 1 : 0)) * w;
+      const curvature = p * (1 - p) * w;
+      ga += error * x; gb += error;
+      haa += curvature * x * x; hab += curvature * x; hbb += curvature;
+    });
+    const determinant = haa * hbb - hab * hab;
+    if (Math.abs(determinant) < 1e-15) break;
+    const da = (hbb * ga - hab * gb) / determinant;
+    const db = (haa * gb - hab * ga) / determinant;
+    a -= da; b -= db;
+    if (Math.abs(da) + Math.abs(db) < 1e-9) break;
+  }
+  return { a, b };
+}
+
+export function applyPlatt(platt: Platt, probability: number): number {
+  return sigmoid(platt.a * logOdds(probability) + platt.b);
+}
+
+type EngineKind = 'prompt' | 'indirect' | 'over_defense' | 'tool_definition';
+const OVER_DEFENSE_SOURCES: ReadonlySet<string> = new Set(['pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline']);
+
+/** What bench/detection.ts inspects a record as (its `benchKind`), for the same per-kind tables. */
+function engineKind(sample: Sample): EngineKind {
+  if (sample.source.startsWith('mcp/')) return 'tool_definition';
+  if (OVER_DEFENSE_SOURCES.has(sample.source)) return 'over_defense';
+  return sample.direction === 'retrieved_content' ? 'indirect' : 'prompt';
+}
+
 /**
  * End-to-end estimate for unseen sources: runs the detection engine (T1, T3 signals, classifier
- * contribution, policy) over every prompt-injection and MCP record with the classifier answering
- * its leave-one-source-out probability (the model that never saw the record's source), once per
- * head. "Detected" = challenge or block, as in bench/detection.ts.
+ * contribution, policy) over every prompt-injection and MCP record, inspected as
+ * bench/detection.ts does (prompt, tool_output for retrieved content, tool_definition), with the
+ * classifier answering its leave-one-source-out probability (the model that never saw the
+ * record's source). With `calibrate`, that probability is Platt-scaled by a fit on the other
+ * sources' out-of-source scores (never on the scored source). "Detected" = challenge or block,
+ * as in bench/detection.ts.
  */
-async function engineLoso(rows: Row[], full: Array<{ probability: number; row: Row }>, ngrams: Array<{ probability: number; row: Row }>): Promise<void> {
+async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Array<{ probability: number; attack: boolean; row: Row }>]>, calibrate: boolean): Promise<Record<string, unknown>> {
   const { createDetectionEngine } = await import('../src/detection/index.ts');
   const report: Record<string, unknown> = {};
-  // Debugging aid: T3_ENGINE_DUMP=file writes every miss and false positive (n-gram head) as JSON lines.
+  // Debugging aid: T3_ENGINE_DUMP=file writes every miss and false positive (first head) as JSON lines.
   const dump = process.env.T3_ENGINE_DUMP;
   if (dump !== undefined) writeFileSync(dump, '');
-  for (const [head, items] of [['ngrams', ngrams], ['full', full]] as const) {
+  for (const [head, items] of heads) {
     const probabilities = new Map<string, number>();
-    // Debugging aid: T3_REMAP=t moves the classifier's "strong" threshold from 0.9 to t (piecewise-linear remap).
-    const strong = Number(process.env.T3_REMAP ?? 0.9);
-    const remap = (p: number) => (p < 0.5 ? p : p < strong ? 0.5 + (0.4 * (p - 0.5)) / (strong - 0.5) : 0.9 + (0.1 * (p - strong)) / (1 - strong));
-    for (const item of items) probabilities.set(item.row.sample.text, remap(item.probability));
-    const engine = createDetectionEngine({ t3Classifier: { id: `loso-${head}`, classify: (text: string) => ({ attackProbability: probabilities.get(text) ?? 0 }) } });
-    const bySource = new Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>();
-    const groups = new Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>();
+    const sources = [...new Set(items.map((item) => item.row.sample.source))];
+    const fits: Record<string, Platt> = {};
+    for (const source of sources) {
+      const own = items.filter((item) => item.row.sample.source === source);
+      let platt: Platt | null = null;
+      if (calibrate) {
+        platt = fitPlatt(items.filter((item) => item.row.sample.source !== source).map((item) => ({ probability: item.probability, attack: item.attack, source: item.row.sample.source })));
+        fits[source] = { a: Math.round(platt.a * 1000) / 1000, b: Math.round(platt.b * 1000) / 1000 };
+      }
+      for (const item of own) probabilities.set(`${item.row.sample.source}\u0000${item.row.sample.text}`, platt === null ? item.probability : applyPlatt(platt, item.probability));
+    }
+    // One inspection at a time: the classifier answers the probability of the record being inspected.
+    let current = 0;
+    const engine = createDetectionEngine({ analysisCache: false, t3Classifier: { id: `loso-${head}`, classify: () => ({ attackProbability: current }) } });
+    type Counter = { attacks: number; detected: number; benign: number; falsePositives: number };
+    const bySource = new Map<string, Counter & { kind: string }>();
+    const byKind = new Map<string, Counter>();
     for (const row of rows) {
       if (row.sample.source === 'curated' || row.sample.source.startsWith('pii/')) continue;
-      const decision = await engine.inspect({ kind: row.sample.source.startsWith('mcp/') ? 'tool_output' : 'prompt', content: row.sample.text });
+      const kind = engineKind(row.sample);
+      current = probabilities.get(`${row.sample.source}\u0000${row.sample.text}`) ?? 0;
+      const tool = row.sample.tool;
+      const request = kind === 'tool_definition' && tool !== undefined
+        ? { kind: 'tool_definition' as const, tool: { name: tool.name ?? '', description: tool.description ?? '', inputSchema: tool.inputSchema ?? {}, ...(tool.annotations == null ? {} : { annotations: tool.annotations }) } }
+        : { kind: kind === 'indirect' ? ('tool_output' as const) : ('prompt' as const), content: row.sample.text };
+      const decision = await engine.inspect(request as Parameters<typeof engine.inspect>[0]);
       const flagged = !decision.allowed;
-      if (dump !== undefined && head === 'ngrams' && flagged !== row.sample.attack) {
-        appendFileSync(dump, JSON.stringify({ source: row.sample.source, category: row.sample.category, attack: row.sample.attack, probability: Math.round((probabilities.get(row.sample.text) ?? 0) * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 300) }) + '\n');
+      if (dump !== undefined && head === heads[0]?.[0] && flagged !== row.sample.attack) {
+        appendFileSync(dump, JSON.stringify({ source: row.sample.source, kind, attack: row.sample.attack, probability: Math.round(current * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 300) }) + '\n');
       }
-      const group = row.sample.source.split('/')[0] as string;
-      for (const counter of [bySource, groups].map((table, index) => {
-        const key = index === 0 ? row.sample.source : group;
-        const existing = table.get(key) ?? { attacks: 0, detected: 0, benign: 0, falsePositives: 0 };
-        table.set(key, existing);
-        return existing;
-      })) {
+      const sourceCounter = bySource.get(row.sample.source) ?? { kind, attacks: 0, detected: 0, benign: 0, falsePositives: 0 };
+      bySource.set(row.sample.source, sourceCounter);
+      const kindCounter = byKind.get(kind) ?? { attacks: 0, detected: 0, benign: 0, falsePositives: 0 };
+      byKind.set(kind, kindCounter);
+      for (const counter of [sourceCounter, kindCounter]) {
         if (row.sample.attack) { counter.attacks += 1; if (flagged) counter.detected += 1; }
         else { counter.benign += 1; if (flagged) counter.falsePositives += 1; }
       }
     }
-    const rates = (table: Map<string, { attacks: number; detected: number; benign: number; falsePositives: number }>) =>
-      Object.fromEntries([...table].map(([key, c]) => [key, `detected ${percent(c.detected, c.attacks)}% of ${c.attacks}, false positives ${percent(c.falsePositives, c.benign)}% of ${c.benign}`]));
-    report[head] = { groups: rates(groups), sources: rates(bySource) };
-    process.stderr.write(`engine with leave-one-source-out classifier (${head} head): ${JSON.stringify(report[head], null, 1)}\n`);
+    const rates = (c: Counter) => ({ attacks: c.attacks, detected: percent(c.detected, c.attacks), benign: c.benign, false_positives: percent(c.falsePositives, c.benign) });
+    report[head] = {
+      calibrated: calibrate,
+      by_kind: Object.fromEntries([...byKind].map(([key, c]) => [key, rates(c)])),
+      by_source: Object.fromEntries([...bySource].sort(([left], [right]) => left.localeCompare(right)).map(([key, c]) => [key, { kind: c.kind, ...rates(c) }])),
+      ...(calibrate ? { platt_per_held_out_source: fits } : {}),
+    };
+    process.stderr.write(`engine with leave-one-source-out classifier (${head} head${calibrate ? ', Platt-calibrated on the other sources' : ''}): ${JSON.stringify(report[head], null, 1)}\n`);
   }
+  return report;
+}
+
+/**
+ * The whole-source holdout of the served configuration (T2 off, so T3 answers with its n-gram
+ * head): for every source, the n-gram head is trained on all other sources (and our own
+ * phrasings), the engine scores the source with that head, optionally Platt-calibrated on the
+ * other sources' out-of-source scores. Used by bench/detection.ts; no embeddings needed.
+ */
+export async function wholeSourceHoldout(options: { calibrate?: boolean; sources?: (source: string) => boolean; excludeFromTraining?: ReadonlySet<string> } = {}): Promise<Record<string, unknown>> {
+  const samples = [...(await loadCorpus()), ...curatedSamples()];
+  const noEmbedding = new Float32Array(DIMENSIONS);
+  const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: noEmbedding, weight: 1 }));
+  const optionsFor: TrainOptions = { useEmbedding: false, epochs: Number(process.env.T3_EPOCHS ?? 8), learningRate: Number(process.env.T3_LR ?? 0.01), l2: Number(process.env.T3_L2 ?? 3e-3) };
+  const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
+  const scored: Array<{ probability: number; attack: boolean; row: Row }> = [];
+  for (const source of sources) {
+    const train1 = rows.filter((row) => row.sample.source !== source && options.excludeFromTraining?.has(row.sample.source) !== true);
+    const test1 = rows.filter((row) => row.sample.source === source);
+    weigh(train1);
+    const head = train(train1, optionsFor);
+    for (const row of test1) scored.push({ probability: predict(head, row, false), attack: row.sample.attack, row });
+  }
+  const wanted = options.sources;
+  const scoredRows = wanted === undefined ? rows : rows.filter((row) => wanted(row.sample.source));
+  const report = await engineLoso(scoredRows, [['ngrams', scored]], options.calibrate === true);
+  return report.ngrams as Record<string, unknown>;
 }
 
 async function main(): Promise<void> {
@@ -330,18 +452,24 @@ async function main(): Promise<void> {
     return;
   }
   process.stderr.write(`${samples.length} samples\n`);
-  const vectors = await embedCorpus(samples);
+  const ngramsOnly = process.argv.includes('--ngrams-only');
+  const vectors = ngramsOnly ? new Map<string, Float32Array>() : await embedCorpus(samples);
   if (process.argv.includes('--embed-only')) return;
   const noNgrams = process.env.T3_NO_NGRAMS === '1';
+  const noEmbedding = new Float32Array(DIMENSIONS);
+  // Sources scored but never trained on (T3_TRAIN_EXCLUDE=pi/a,pi/b): reproduces a training set
+  // without them, e.g. the one before the newer corpora existed.
+  const excluded = new Set((process.env.T3_TRAIN_EXCLUDE ?? '').split(',').filter((source) => source !== ''));
+  const trainable = (row: Row) => !excluded.has(row.sample.source);
   const rows: Row[] = samples
-    .filter((sample) => vectors.has(sha256Hex(sample.text.slice(0, MAX_EMBED_CHARS))))
+    .filter((sample) => ngramsOnly || vectors.has(sha256Hex(sample.text.slice(0, MAX_EMBED_CHARS))))
     .map((sample) => {
       const features = extractFeatures(sample.text, FEATURES);
       if (noNgrams) {
         features.indices = new Int32Array(0);
         features.values = new Float32Array(0);
       }
-      return { sample, features, embedding: embeddingOf(vectors, sample.text), weight: 1 };
+      return { sample, features, embedding: ngramsOnly ? noEmbedding : embeddingOf(vectors, sample.text), weight: 1 };
     });
   const epochs = Number(process.env.T3_EPOCHS ?? 8);
   const l2 = Number(process.env.T3_L2 ?? 3e-3);
@@ -351,7 +479,7 @@ async function main(): Promise<void> {
   const inspect = process.argv.find((argument) => argument.startsWith('--inspect-source='))?.slice('--inspect-source='.length);
   if (inspect !== undefined) {
     // Debugging aid: train without one source and print its highest-scored benign / lowest-scored attack records.
-    const rest = rows.filter((row) => row.sample.source !== inspect);
+    const rest = rows.filter((row) => row.sample.source !== inspect && trainable(row));
     const held = rows.filter((row) => row.sample.source === inspect);
     weigh(rest);
     const head = train(rest, optionsFor(true));
@@ -368,11 +496,11 @@ async function main(): Promise<void> {
     return seed / 2 ** 32;
   };
   const heldOut = new Set(rows.filter(() => random() < 0.2));
-  const trainRows = rows.filter((row) => !heldOut.has(row));
+  const trainRows = rows.filter((row) => !heldOut.has(row) && trainable(row));
   const testRows = rows.filter((row) => heldOut.has(row));
   weigh(trainRows);
   const random80 = {
-    full: summary(count(testRows, train(trainRows, optionsFor(true)), true)),
+    full: ngramsOnly ? null : summary(count(testRows, train(trainRows, optionsFor(true)), true)),
     ngrams: summary(count(testRows, train(trainRows, optionsFor(false)), false)),
   };
   process.stderr.write(`random split: ${JSON.stringify(random80)}\n`);
@@ -385,12 +513,15 @@ async function main(): Promise<void> {
   const scoredNgrams: Array<{ probability: number; attack: boolean; row: Row }> = [];
   if (!process.argv.includes('--quick')) {
     for (const source of sources) {
-      const train1 = rows.filter((row) => row.sample.source !== source);
+      const train1 = rows.filter((row) => row.sample.source !== source && trainable(row));
       const test1 = rows.filter((row) => row.sample.source === source);
       weigh(train1);
-      const fullHead = train(train1, optionsFor(true));
-      for (const row of test1) scored.push({ probability: predict(fullHead, row, true), attack: row.sample.attack, row });
-      const full = count(test1, fullHead, true);
+      let full: Counts = { tp: 0, fp: 0, fn: 0, tn: 0 };
+      if (!ngramsOnly) {
+        const fullHead = train(train1, optionsFor(true));
+        for (const row of test1) scored.push({ probability: predict(fullHead, row, true), attack: row.sample.attack, row });
+        full = count(test1, fullHead, true);
+      }
       const ngramHead = train(train1, optionsFor(false));
       for (const row of test1) scoredNgrams.push({ probability: predict(ngramHead, row, false), attack: row.sample.attack, row });
       const ngrams = count(test1, ngramHead, false);
@@ -411,7 +542,13 @@ async function main(): Promise<void> {
     }
     return { threshold, ...summary(counts) };
   });
-  if (process.argv.includes('--engine-loso')) await engineLoso(rows, scored, scoredNgrams);
+  const calibrate = process.argv.includes('--calibrate');
+  let engineReport: Record<string, unknown> | null = null;
+  if (process.argv.includes('--engine-loso')) {
+    engineReport = await engineLoso(rows, ngramsOnly ? [['ngrams', scoredNgrams]] : [['ngrams', scoredNgrams], ['full', scored]], false);
+    if (calibrate) engineReport = { uncalibrated: engineReport, calibrated: await engineLoso(rows, [['ngrams', scoredNgrams]], true) };
+  }
+  if (process.env.T3_REPORT !== undefined) writeFileSync(process.env.T3_REPORT, JSON.stringify({ excluded_from_training: [...excluded], engine: engineReport }, null, 1) + '\n');
   const sweep = sweepOf(scored);
   const sweepNgrams = sweepOf(scoredNgrams);
   process.stderr.write(`leave-one-source-out threshold sweep (full head): ${JSON.stringify(sweep)}\n`);
@@ -419,17 +556,22 @@ async function main(): Promise<void> {
   const sourceWise = { pooled: { full: summary(pooled.full), ngrams: summary(pooled.ngrams) }, threshold_sweep_full: sweep, threshold_sweep_ngrams: sweepNgrams, by_source: bySource };
   process.stderr.write(`leave-one-source-out pooled: ${JSON.stringify(sourceWise.pooled)}\n`);
 
-  // 3. Final fit on everything.
-  weigh(rows);
+  // 3. Final fit on everything (but the excluded sources).
+  const finalRows = rows.filter(trainable);
+  weigh(finalRows);
+  // The n-gram head's Platt scaling, fitted on every source's out-of-source score.
+  const platt = calibrate && scoredNgrams.length > 0 ? fitPlatt(scoredNgrams.map((item) => ({ probability: item.probability, attack: item.attack, source: item.row.sample.source }))) : null;
   const weights: T3Weights = {
     version: 1,
     embedderId: 'use-lite-512',
     dimensions: DIMENSIONS,
     features: FEATURES,
-    full: train(rows, optionsFor(true)),
-    ngrams: train(rows, optionsFor(false)),
+    // --ngrams-only keeps the full (embedding) head of the existing weights.
+    full: ngramsOnly ? decodeWeights(readFileSync(T3_WEIGHTS_FILE, 'utf8')).full : train(finalRows, optionsFor(true)),
+    ngrams: train(finalRows, optionsFor(false)),
+    ...(platt === null ? {} : { calibration: { head: 'ngrams' as const, method: 'platt' as const, a: platt.a, b: platt.b } }),
     trainedAt: new Date().toISOString().slice(0, 10),
-    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, leave_one_source_out_sweep: { full: sweep, ngrams: sweepNgrams }, samples: rows.length },
+    metrics: { threshold: 0.5, hyperparameters: { epochs, l2, learningRate }, random_80_20: random80, leave_one_source_out: sourceWise.pooled, leave_one_source_out_sweep: { full: sweep, ngrams: sweepNgrams }, samples: finalRows.length, ...(ngramsOnly ? { full_head: 'kept from the previous weights (trained without embeddings this run)' } : {}) },
   };
   if (!process.argv.includes('--dry-run')) {
     mkdirSync(path.dirname(T3_WEIGHTS_FILE), { recursive: true });

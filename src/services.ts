@@ -38,6 +38,7 @@ import { createQueue, type JobQueue } from './platform/queue.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limit.ts';
 import { deriveSecret } from './platform/secrets.ts';
 import { assertPublicUrl } from './platform/ssrf.ts';
+import { createStreamRegistry, type StreamRegistry } from './platform/streams.ts';
 
 export interface Services {
   readonly config: ResolvedConfig;
@@ -50,6 +51,8 @@ export interface Services {
   readonly metrics: Metrics;
   readonly rateLimiter: RateLimiter;
   readonly events: EventBus;
+  /** Long-lived responses (streams) that shutdown ends before the HTTP server closes (platform/streams.ts). */
+  readonly streams: StreamRegistry;
   readonly accounts: Accounts;
   /** Durable local spool for evidence the database could not take (platform/outbox.ts). */
   readonly outbox: Outbox;
@@ -123,6 +126,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const queue = createQueue(config.cache.kind === 'redis' ? config.cache.url : null, config.cachePrefix);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics ?? true, dbPoolSize: () => db.poolSize() });
   const events = createEventBus(logger);
+  const streams = createStreamRegistry();
   const rateLimiter = createRateLimiter(cache);
   const checkTarget = (url: string, field?: string) => assertPublicUrl(url, { allowPrivate: config.allowPrivateTargets, ...(field ? { field } : {}) });
 
@@ -207,6 +211,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     metrics,
     rateLimiter,
     events,
+    streams,
     accounts,
     outbox,
     audit,

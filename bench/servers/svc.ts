@@ -3,16 +3,23 @@
 // / BENCH_REDIS_URL; logs go to /dev/null so the terminal is not the bottleneck. Prints the port
 // and an admin key for an Enterprise org (rate limited, but with room for the benchmark), whose
 // OpenAI key points at BENCH_UPSTREAM_BASE_URL when that is set (the gateway benchmark).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { buildApp } from '../../src/http/build-app.ts';
 import { loadConfig } from '../../src/platform/config.ts';
 import { resolveSecrets } from '../../src/platform/secrets.ts';
 import { createServices } from '../../src/services.ts';
 
+// The embedded default keeps PGlite in a data directory on disk, so the benchmark does too (an
+// in-memory PGlite grows its files by copying them, a cost the default never pays).
+const dataDir = process.env.BENCH_DATABASE_URL ? null : mkdtempSync(join(tmpdir(), 'svc-bench-'));
 const config = resolveSecrets(
   loadConfig({
     ENVIRONMENT: 'development',
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'pglite:memory',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `pglite:${dataDir}/pglite`,
+    ...(dataDir === null ? {} : { DATA_DIR: dataDir }),
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'memory:',
     SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz',
     API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
@@ -34,7 +41,19 @@ const unverified = await services.accounts.createOrg({ name: 'bench-unverified',
 if (process.env.BENCH_UPSTREAM_BASE_URL) {
   await services.accounts.providerKeys.set(unverified.org.id, 'openai', 'sk-bench-upstream-key', process.env.BENCH_UPSTREAM_BASE_URL);
 }
+// A third org on the Community plan (60 requests a minute): the gateway benchmark's overload
+// phase sends its requests far past that limit beside the Enterprise org's traffic, to measure
+// what refused requests take from served capacity.
+const abuser = await services.accounts.createOrg({ name: 'bench-abuser', plan: 'community' });
 await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers: { authorization: `Bearer ${unverified.apiKey}` }, payload: { enabled: false } });
 const address = app.server.address();
-process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id, api_key_unverified: unverified.apiKey })}\n`);
-process.on('SIGTERM', () => void app.close().then(() => services.close()).then(() => process.exit(0)));
+process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id, api_key_unverified: unverified.apiKey, api_key_abuser: abuser.apiKey })}\n`);
+process.on('SIGTERM', () =>
+  void app
+    .close()
+    .then(() => services.close())
+    .then(() => {
+      if (dataDir !== null) rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    }),
+);

@@ -15,6 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
+import type { StreamRegistry } from '../platform/streams.ts';
 import { requestHeaders } from './forward.ts';
 import type { ApiSecurity, TrafficOutcome, TrafficRequest } from './service.ts';
 import type { Gateway } from './types.ts';
@@ -118,6 +119,8 @@ export interface ApiSecurityRoutesOptions {
   geoBlocking: boolean;
   trustProxy: boolean;
   allowPrivateTargets: boolean;
+  /** Proxied responses still streaming at shutdown: let finish within the grace period, then cut (absent: not tracked). */
+  streams?: StreamRegistry;
 }
 
 export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (app, options) => {
@@ -225,6 +228,9 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
         const raw = reply.raw;
         const own = reply.getHeaders() as Record<string, string | string[]>;
         raw.writeHead(outcome.status, { ...outcome.headers, 'x-request-id': String(own['x-request-id'] ?? request.id) });
+        // A backend's body is relayed as is (nothing can be appended to it): at shutdown it may
+        // finish within the grace period, after which the connection is cut.
+        const untrack = options.streams?.track({ end: () => undefined, destroy: () => raw.destroy() });
         try {
           if (request.method === 'HEAD' || outcome.status === 204 || outcome.status === 304) {
             outcome.body.resume();
@@ -232,6 +238,8 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
           } else await pipeline(outcome.body, raw);
         } catch {
           raw.destroy();
+        } finally {
+          untrack?.();
         }
         return;
       }

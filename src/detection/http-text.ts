@@ -17,6 +17,19 @@ const SKIPPED_HEADERS = new Set([
 
 export const PART_SEPARATOR = '\u2029';
 
+/**
+ * Headers whose URL names where the request came from (the browser sets them to the page the
+ * user was on); the server never fetches that URL, so its scheme and host are not a request
+ * forgery target: a Referer of http://127.0.0.1:8080/admin is what an intranet user's browser
+ * sends. Only the path, query and fragment are scanned (injection payloads ride there).
+ */
+const ORIGIN_HEADERS: ReadonlySet<string> = new Set(['referer', 'referrer', 'origin']);
+const URL_AUTHORITY = /^\s{0,8}[a-z][a-z0-9+.-]{0,20}:\/\/[^/?#\s]{0,512}/i;
+
+function scannedHeaderValue(name: string, value: string): string {
+  return ORIGIN_HEADERS.has(name) ? value.replace(URL_AUTHORITY, '') : value;
+}
+
 function queryLines(query: HttpRequestShape['query']): string[] {
   if (query === undefined) return [];
   if (typeof query === 'string') return query.split('&').map((pair) => pair);
@@ -122,7 +135,7 @@ export function httpScanText(request: HttpRequestShape): { text: string; headerN
     if (value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) {
       headerValues.push([lower, String(item)]);
-      if (!SKIPPED_HEADERS.has(lower)) lines.push(`${lower}: ${String(item)}`);
+      if (!SKIPPED_HEADERS.has(lower)) lines.push(`${lower}: ${scannedHeaderValue(lower, String(item))}`);
     }
   }
   lines.push(...protocolAnomalies(pathOnly, queryPairs, headerValues));

@@ -10,7 +10,16 @@
  * its max_tokens (DEFAULT_COMPLETION_RESERVE when absent): the only way to end above the limit
  * is a completion longer than the reserve of a request that set no max_tokens, or a prompt the
  * estimate undercounts. Test-class keys are not counted (the caller skips budgets for them).
+ *
+ * Durability: with Redis the counters live there. With the in-memory cache (the embedded
+ * default, or PostgreSQL without Redis) they would die with the process, so the ledger is given
+ * a `BudgetStore` (table budget_usage): every change made in memory is also kept as an unsaved
+ * delta per org and day, `persist()` adds the deltas to the table (about once a second and at
+ * shutdown), and the first budget operation after a start adds the table's totals for today and
+ * yesterday to memory. What a crash can lose is the last second of settlements; an estimate
+ * reserved by a request still in flight at the crash stays counted (over, never under).
  */
+import type { Database } from '../platform/db/index.ts';
 import { utcDay } from '../platform/time.ts';
 import { redisIncrBy, type Cache } from '../platform/cache.ts';
 
@@ -78,11 +87,112 @@ export function settlementDelta(reservation: Reservation, actualTokens: number, 
   };
 }
 
+/** One org's usage of one UTC day, or a change to it. */
+export interface BudgetUsageRow {
+  orgId: string;
+  day: string;
+  tokens: number;
+  microUsd: number;
+}
+
+/** Where memory-mode budget counters are kept across restarts. */
+export interface BudgetStore {
+  /** Totals of the given days (YYYY-MM-DD), every org. */
+  load(days: readonly string[]): Promise<BudgetUsageRow[]>;
+  /** Adds each row's tokens and micro-dollars to the stored totals (one statement). */
+  add(rows: readonly BudgetUsageRow[]): Promise<void>;
+}
+
+/** The budget_usage table (migration 040), written and read on the owner connection (system work across orgs). */
+export function createBudgetStore(db: Database): BudgetStore {
+  return {
+    async load(days) {
+      const result = await db.query<{ org_id: string; day: string; tokens: number; micro_usd: number }>(
+        `SELECT org_id, day::text AS day, tokens, micro_usd FROM budget_usage WHERE day = ANY($1::date[])`,
+        [days],
+      );
+      return result.rows.map((row) => ({ orgId: row.org_id, day: row.day, tokens: Number(row.tokens), microUsd: Number(row.micro_usd) }));
+    },
+    async add(rows) {
+      if (rows.length === 0) return;
+      await db.query(
+        `INSERT INTO budget_usage (org_id, day, tokens, micro_usd)
+         SELECT org_id, day, tokens, micro_usd FROM jsonb_to_recordset($1::jsonb) AS r(org_id uuid, day date, tokens bigint, micro_usd bigint)
+         ON CONFLICT (org_id, day) DO UPDATE
+           SET tokens = budget_usage.tokens + excluded.tokens, micro_usd = budget_usage.micro_usd + excluded.micro_usd, updated_at = now()`,
+        [JSON.stringify(rows.map((row) => ({ org_id: row.orgId, day: row.day, tokens: row.tokens, micro_usd: row.microUsd })))],
+      );
+    },
+  };
+}
+
 export class BudgetLedger {
+  /** Memory changes not yet in the store, per `${orgId} ${day}` (memory-only caches with a store). */
+  private readonly unsaved = new Map<string, BudgetUsageRow>();
+  /** Resolves once the store's totals are in memory; null until the first budget operation (or after a failed load). */
+  private loaded: Promise<void> | null = null;
+  private persisting: Promise<void> | null = null;
+
   constructor(
     private readonly cache: Cache,
     private readonly now: () => number = Date.now,
-  ) {}
+    /** Persistence for memory-only caches; ignored when the cache is configured with Redis. */
+    private readonly store: BudgetStore | null = null,
+  ) {
+    if (cache.configured === 'redis') this.store = null;
+  }
+
+  /** Adds the store's totals of today and yesterday to memory, once (again after a failure). */
+  private restore(): Promise<void> | null {
+    if (this.store === null) return null;
+    this.loaded ??= (async () => {
+      const now = this.now();
+      const days = [utcDay(now), utcDay(now - DAY_MS)];
+      try {
+        for (const row of await this.store!.load(days)) {
+          const [tokenKey, usdKey] = this.keys(row.orgId, row.day);
+          if (row.tokens !== 0) this.cache.memory.incr(tokenKey, COUNTER_TTL_MS, row.tokens);
+          if (row.microUsd !== 0) this.cache.memory.incr(usdKey, COUNTER_TTL_MS, row.microUsd);
+        }
+      } catch {
+        this.loaded = null; // the database is away: counted from memory until a later load works
+      }
+    })();
+    return this.loaded;
+  }
+
+  /** Notes a change made to the memory counters, to be added to the store by persist(). */
+  private remember(orgId: string, day: string, tokens: number, microUsd: number): void {
+    if (this.store === null || (tokens === 0 && microUsd === 0)) return;
+    const key = `${orgId} ${day}`;
+    const row = this.unsaved.get(key);
+    if (row === undefined) this.unsaved.set(key, { orgId, day, tokens, microUsd });
+    else {
+      row.tokens += tokens;
+      row.microUsd += microUsd;
+    }
+  }
+
+  /** Writes the unsaved changes to the store (kept for the next try when it fails). */
+  async persist(): Promise<void> {
+    if (this.store === null) return;
+    while (this.persisting !== null) await this.persisting;
+    if (this.unsaved.size === 0) return;
+    const rows = [...this.unsaved.values()];
+    this.unsaved.clear();
+    this.persisting = this.store.add(rows).then(
+      () => undefined,
+      (error: unknown) => {
+        for (const row of rows) this.remember(row.orgId, row.day, row.tokens, row.microUsd);
+        throw error;
+      },
+    );
+    try {
+      await this.persisting;
+    } finally {
+      this.persisting = null;
+    }
+  }
 
   private keys(orgId: string, day: string): [string, string] {
     const base = `${this.cache.prefix}gw:budget:${orgId}:${day}`;
@@ -110,6 +220,8 @@ export class BudgetLedger {
         // Redis went away between the check and the call: fall through to memory.
       }
     }
+    const loading = this.restore();
+    if (loading !== null) await loading;
     const memory = this.cache.memory;
     const tokensUsed = Number(memory.get(tokenKey) ?? '0');
     if (tokensUsed + tokens > tokenLimit) return { ok: false, budget: 'tokens', limit: tokenLimit, used: tokensUsed, resetAt };
@@ -119,6 +231,7 @@ export class BudgetLedger {
       memory.incr(usdKey, COUNTER_TTL_MS, microUsd);
     }
     const after = memory.incr(tokenKey, COUNTER_TTL_MS, tokens);
+    this.remember(orgId, day, tokens, microUsdLimit === null ? 0 : microUsd);
     return { ok: true, reservation: { orgId, day, tokens, microUsd: microUsdLimit === null ? 0 : microUsd }, usedTokens: after };
   }
 
@@ -142,8 +255,11 @@ export class BudgetLedger {
         // fall through to memory
       }
     }
+    const loading = this.restore();
+    if (loading !== null) await loading;
     const memory = this.cache.memory;
     if (usdDelta !== 0) memory.incr(usdKey, COUNTER_TTL_MS, usdDelta);
+    this.remember(orgId, day, tokenDelta, usdDelta);
     return memory.incr(tokenKey, COUNTER_TTL_MS, tokenDelta);
   }
 
@@ -151,6 +267,8 @@ export class BudgetLedger {
   async usage(orgId: string): Promise<{ day: string; tokens: number; microUsd: number }> {
     const day = utcDay(this.now());
     const [tokenKey, usdKey] = this.keys(orgId, day);
+    const loading = this.restore();
+    if (loading !== null) await loading;
     const [tokens, microUsd] = await Promise.all([this.read(tokenKey), this.read(usdKey)]);
     return { day, tokens, microUsd };
   }

@@ -17,7 +17,7 @@ export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';
 export type { CompletionVerifier, StreamVerifier, VerifierContext, VerifierStop } from './verifier.ts';
 export { VerificationSchema } from './verifier.ts';
-export { CompletionRequestSchema, SourceSchema, ToolSchema } from './schemas.ts';
+export { CompletionRequestSchema, CompletionResponseSchema, SourceSchema, ToolSchema } from './schemas.ts';
 export type { CompletionBody } from './schemas.ts';
 
 /**

@@ -12,6 +12,7 @@ import { createResponseGuard, reportDecision, sessionIdOf, type DetectionEngine,
 import { ERRORS, SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { isShuttingDown, shutdownErrorPayload, type StreamRegistry } from '../platform/streams.ts';
 import { refuse, screenCompletion } from './screen.ts';
 import { ClientCancel } from './cancel.ts';
 import { contentText } from './content.ts';
@@ -50,6 +51,8 @@ export interface GatewayRoutesOptions {
   enabled: boolean;
   /** The verification capability's checks (issue #18); absent or null = `verification: null`. */
   verifier?: CompletionVerifier | null;
+  /** Open streamed completions, ended by shutdown (absent: streams are not tracked). */
+  streams?: StreamRegistry;
 }
 
 export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) => {
@@ -111,7 +114,14 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
       // ---- verification hook, streams (issue #18): a hold-back guard between upstream deltas and the client.
       const verifying = verifier === null ? null : await verifier.stream({ orgId: caller.orgId, requestId: caller.requestId, body });
       reply.hijack();
-      await pipeStream(gateway, prepared, opened, reply, cancel, guard, verifying);
+      // Shutdown ends the stream: the upstream call is cancelled and the client gets a final
+      // SERVICE_UNAVAILABLE event (pipeStream), instead of holding app.close() open.
+      const untrack = options.streams?.track({ end: (reason) => cancel.abort(reason), destroy: () => reply.raw.destroy() });
+      try {
+        await pipeStream(gateway, prepared, opened, reply, cancel, guard, verifying);
+      } finally {
+        untrack?.();
+      }
       return reply;
     },
   );
@@ -262,6 +272,14 @@ async function pipeStream(gateway: GatewayService, prepared: PreparedCompletion,
       event = next.value;
     }
   } catch (error) {
+    if (cancel.aborted && isShuttingDown(cancel.reason) && !writer.isClosed) {
+      // The server is stopping: settled like a stream the client left, then a final error event.
+      await opened.rest.return?.().catch(() => undefined);
+      await opened.finish({ kind: 'aborted', content });
+      await send(sseLine(shutdownErrorPayload(requestId)));
+      writer.end();
+      return;
+    }
     if (writer.isClosed || cancel.aborted) {
       cancel.abort();
       await opened.rest.return?.().catch(() => undefined);

@@ -25,7 +25,7 @@ import type { Metrics } from '../platform/metrics.ts';
 import { SpendTracker } from './anomaly.ts';
 import type { AbortHook } from './cancel.ts';
 import { BreakerRegistry, DEFAULT_BREAKER_POLICY, type BreakerPolicy, type CircuitBreaker } from './breaker.ts';
-import { BudgetLedger, dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, settlementDelta, type Reservation } from './budget.ts';
+import { BudgetLedger, createBudgetStore, dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, settlementDelta, type Reservation } from './budget.ts';
 import { safeUrl, UpstreamError } from './contract.ts';
 import type { ChatMessage, CompletionRequest, CompletionResult, ProviderTarget, StreamEvent, TokenUsage, ToolDefinition } from './contract.ts';
 import type { GatewayEvents } from './events.ts';
@@ -164,6 +164,8 @@ const SETTLE_BATCH_MS = 10;
 const REFERENCE_USAGE: TokenUsage = { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 };
 const HEALTH_CHECK_TICK_MS = 5_000;
 const BREAKER_SYNC_MS = 1_000;
+/** How often memory-mode budget usage is written to the database (see budget.ts). */
+const BUDGET_PERSIST_MS = 1_000;
 
 export class GatewayService {
   readonly settings: SettingsStore;
@@ -193,7 +195,7 @@ export class GatewayService {
 
   constructor(private readonly deps: GatewayServiceDeps) {
     this.settings = new SettingsStore(deps.db);
-    this.budget = new BudgetLedger(deps.cache);
+    this.budget = new BudgetLedger(deps.cache, Date.now, createBudgetStore(deps.db));
     this.spend = new SpendTracker(deps.cache);
     this.invokers = deps.invokers ?? { completion: invokeCompletion, stream: invokeStream };
     this.retryPolicy = deps.retryPolicy ?? DEFAULT_RETRY_POLICY;
@@ -214,14 +216,26 @@ export class GatewayService {
     if (!(this.deps.timers ?? true) || this.timers.length > 0) return;
     const health = setInterval(() => void this.runHealthChecks(), HEALTH_CHECK_TICK_MS);
     const sync = setInterval(() => void this.breakers.sync(), BREAKER_SYNC_MS);
+    const persist = setInterval(() => void this.persistBudgets(), BUDGET_PERSIST_MS);
     health.unref();
     sync.unref();
-    this.timers.push(health, sync);
+    persist.unref();
+    this.timers.push(health, sync, persist);
   }
 
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     await this.settled();
+    await this.persistBudgets();
+  }
+
+  /** Memory-mode budget counters to the database (see budget.ts); failures are retried on the next call. */
+  private async persistBudgets(): Promise<void> {
+    try {
+      await this.budget.persist();
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'gateway budget usage not persisted; retried in 1 s');
+    }
   }
 
   private reportHealth(key: string, healthy: boolean): void {

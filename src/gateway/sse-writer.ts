@@ -8,7 +8,8 @@
  *   delta   { request_id, index, delta }
  *   tool    { request_id, index, tool_call: { index, id?, name?, arguments_delta, thought_signature? } }
  *   final   { request_id, provider, model, finish_reason, usage, cost_usd, latency_ms, response_filter, done: true }
- *   error   { request_id, error: { code, message } }  — then the stream ends without [DONE]
+ *   error   { request_id, error: { code, message, details? } }  — then the stream ends without [DONE]
+ *           (shutdown: SERVICE_UNAVAILABLE with details.reason 'shutting_down', platform/streams.ts)
  *   end     data: [DONE]
  */
 import type { ServerResponse } from 'node:http';

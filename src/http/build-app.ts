@@ -35,8 +35,10 @@ import { bodyTooLarge, logFailure } from './error-reply.ts';
 import { validationError } from './validation-message.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { clientErrorReply } from './client-error.ts';
+import { documentResponses, RESPONSE_COMPONENTS } from './openapi-responses.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
+import { STREAM_SHUTDOWN_GRACE_MS } from '../platform/streams.ts';
 import type { Services } from '../services.ts';
 import { registerOperationalRoutes } from './routes/operational.ts';
 import { registerCapabilities } from './capabilities.ts';
@@ -134,9 +136,12 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
           bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_org_…) or dashboard session token' },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         },
+        schemas: RESPONSE_COMPONENTS,
       },
       security: [{ bearer: [] }, { apiKey: [] }],
     },
+    // Response schemas are attached to the document only, never to the routes' serializers (openapi-responses.ts).
+    transform: documentResponses,
   });
 
   const routes: RouteAccess[] = [];
@@ -259,6 +264,11 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
 
   // Background work runs while the server does: it starts when the app is ready; services.close() stops it.
   app.addHook('onReady', () => services.start());
+  // Open streams would hold app.close() until the drain deadline: end them first (bounded).
+  app.addHook('preClose', async () => {
+    const { ended, destroyed } = await services.streams.endAll(STREAM_SHUTDOWN_GRACE_MS);
+    if (ended + destroyed > 0) services.logger.info({ ended, destroyed, grace_ms: STREAM_SHUTDOWN_GRACE_MS }, 'open streams ended for shutdown');
+  });
 
   await registerOperationalRoutes(app as unknown as AppInstance, services);
   await registerCapabilities(app as unknown as AppInstance, services);

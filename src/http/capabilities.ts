@@ -18,7 +18,7 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   const { accounts, audit, detection, events, gateway, webhooks, verification, rateLimiter, metrics, checkTarget } = services;
   await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
   await app.register(detectionRoutes, { engine: detection, events });
-  await app.register(gatewayRoutes, { gateway, detection, events, enabled: services.config.features.aiGateway, verifier: verification.verifier });
+  await app.register(gatewayRoutes, { gateway, detection, events, streams: services.streams, enabled: services.config.features.aiGateway, verifier: verification.verifier });
   await app.register(auditRoutes, { audit });
   await app.register(webhookRoutes, { webhooks, audit });
   await app.register(apiSecurityRoutes, {
@@ -26,7 +26,8 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     geoBlocking: services.config.features.geoBlocking,
     trustProxy: services.config.trustProxy,
     allowPrivateTargets: services.config.allowPrivateTargets,
+    streams: services.streams,
   });
   await app.register(verificationRoutes, { verification, audit });
-  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter });
+  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter, streams: services.streams });
 }

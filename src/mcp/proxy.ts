@@ -28,6 +28,7 @@ import { idKey, INVALID_REQUEST, isRequest, isResponse, PARSE_ERROR, refusal, rp
 import type { Pinning } from './pinning.ts';
 import { relayEvents, SseParser, type SseEvent } from './sse.ts';
 import type { McpServerRecord, McpStore } from './store.ts';
+import { isShuttingDown, shutdownErrorPayload } from '../platform/streams.ts';
 
 export interface ProxyCaller {
   readonly orgId: string;
@@ -242,7 +243,10 @@ export function createProxy(deps: ProxyDeps) {
     if (contentType.startsWith('text/event-stream')) {
       responseHeaders['cache-control'] ??= 'no-cache';
       const prefix: SseEvent[] = local.map((message) => ({ event: 'message', data: JSON.stringify(message) }));
-      return { status: upstream.statusCode, headers: responseHeaders, body: relayEvents(upstream.body, transformData, { prefix }) };
+      // Shutdown aborts the signal with ShuttingDownError: the client then gets a final `error`
+      // event (SERVICE_UNAVAILABLE, reason shutting_down) and a cleanly ended stream.
+      const finalEvent = () => (isShuttingDown(request.signal.reason) ? { event: 'error', data: JSON.stringify(shutdownErrorPayload(request.requestId)) } : null);
+      return { status: upstream.statusCode, headers: responseHeaders, body: relayEvents(upstream.body, transformData, { prefix, finalEvent }) };
     }
     if (contentType.startsWith('application/json') && upstream.statusCode < 300) {
       const text = await readBounded(upstream.body, MAX_JSON_RESPONSE);

@@ -13,6 +13,7 @@ import { roleOf } from './authorization.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
 import type { ProxyCaller } from './proxy.ts';
 import type { Mcp } from './service.ts';
+import type { StreamRegistry } from '../platform/streams.ts';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$' });
@@ -31,6 +32,8 @@ export interface McpRouteOptions {
   readonly superAdminKeys: readonly string[];
   /** Gives back a request's concurrency slot: long-lived SSE streams must not hold one. */
   readonly rateLimiter: RateLimiter;
+  /** Open SSE streams, ended by shutdown (absent: streams are not tracked). */
+  readonly streams?: StreamRegistry;
 }
 
 export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => {
@@ -140,7 +143,12 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       });
       reply.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
-      if (response.body !== null && typeof response.body !== 'string') await releaseSlot(request);
+      if (response.body !== null && typeof response.body !== 'string') {
+        await releaseSlot(request);
+        // A long-lived stream: shutdown aborts the upstream (final SSE error event, clean end).
+        const untrack = options.streams?.track({ end: (reason) => controller.abort(reason), destroy: () => reply.raw.destroy() });
+        if (untrack !== undefined) reply.raw.once('close', untrack);
+      }
       return reply.send(response.body ?? '');
     };
     const routeOptions = { config: { scope: 'read' as const }, schema: { hide: true, params: Params } };

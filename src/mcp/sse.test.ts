@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { isShuttingDown, shutdownErrorPayload, ShuttingDownError } from '../platform/streams.ts';
 import { relayEvents, serializeEvent, SseParser } from './sse.ts';
 
 const codeOf = (error: unknown) => (error as { code?: string } | null)?.code;
@@ -85,5 +86,47 @@ describe('event relay', () => {
       caught = error;
     }
     expect(codeOf(caught)).toBe('SSE_EVENT_TOO_LARGE');
+  });
+});
+
+describe('SSE relay at shutdown', () => {
+  async function* upstream(signal: AbortSignal): AsyncGenerator<string> {
+    yield 'id: 1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n';
+    // An upstream that never ends by itself: only the abort stops it (as undici's body does).
+    await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+  }
+
+  const read = (stream: Readable) =>
+    new Promise<{ text: string; error: unknown }>((resolve) => {
+      let text = '';
+      stream.on('data', (chunk: Buffer | string) => (text += chunk.toString()));
+      stream.once('end', () => resolve({ text, error: null }));
+      stream.once('error', (error) => resolve({ text, error }));
+    });
+
+  it('ends a stream aborted by shutdown with a final error event instead of destroying it', async () => {
+    const controller = new AbortController();
+    const output = relayEvents(upstream(controller.signal), async (data) => data, {
+      finalEvent: (error) => (isShuttingDown(error) ? { event: 'error', data: JSON.stringify(shutdownErrorPayload('req-1')) } : null),
+    });
+    const reading = read(output);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort(new ShuttingDownError());
+    const { text, error } = await reading;
+    expect(error).toBeNull();
+    const last = new SseParser().feed(text).at(-1)!;
+    expect(last.event).toBe('error');
+    expect(JSON.parse(last.data!)).toMatchObject({ request_id: 'req-1', error: { code: 'SERVICE_UNAVAILABLE', details: { reason: 'shutting_down' } } });
+  });
+
+  it('still fails the stream when the upstream fails for any other reason', async () => {
+    const controller = new AbortController();
+    const output = relayEvents(upstream(controller.signal), async (data) => data, {
+      finalEvent: (error) => (isShuttingDown(error) ? { event: 'error', data: '{}' } : null),
+    });
+    const reading = read(output);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort(new Error('client went away'));
+    expect((await reading).error).toBeInstanceOf(Error);
   });
 });

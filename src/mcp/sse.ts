@@ -124,7 +124,12 @@ export class SseParser {
 export function relayEvents(
   source: AsyncIterable<Uint8Array | string>,
   transform: (data: string) => Promise<string>,
-  options: { prefix?: readonly SseEvent[]; onEnd?: () => void } = {},
+  options: {
+    prefix?: readonly SseEvent[];
+    onEnd?: () => void;
+    /** Called when the source fails: an event returned is written last and the stream ends cleanly (shutdown); null destroys it. */
+    finalEvent?: (error: unknown) => SseEvent | null;
+  } = {},
 ): Readable {
   const output = new PassThrough();
   const decoder = new TextDecoder();
@@ -144,7 +149,11 @@ export function relayEvents(
     }
     output.end();
   })()
-    .catch((error: unknown) => output.destroy(error instanceof Error ? error : new Error(String(error))))
+    .catch((error: unknown) => {
+      const last = output.destroyed ? null : (options.finalEvent?.(error) ?? null);
+      if (last !== null) output.end(serializeEvent(last));
+      else output.destroy(error instanceof Error ? error : new Error(String(error)));
+    })
     .finally(() => options.onEnd?.());
   return output;
 }

@@ -77,7 +77,16 @@ export class SvcError extends Error {
     code: ErrorCode,
     options: { message?: string; details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
-    super(options.message ?? ERRORS[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    // A client error (4xx) is an answer, not a fault: no stack trace is captured for it, which
+    // made a refused request (429) several times dearer than it needs to be.
+    const clientError = ERRORS[code].status < 500;
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (clientError) Error.stackTraceLimit = 0;
+    try {
+      super(options.message ?? ERRORS[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    } finally {
+      if (clientError) Error.stackTraceLimit = stackTraceLimit;
+    }
     this.name = 'SvcError';
     this.code = code;
     this.status = ERRORS[code].status;

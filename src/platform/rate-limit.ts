@@ -9,7 +9,18 @@
  * not consume quota. A window may carry a block duration: once it refuses, the identity is
  * refused for that long (the strict login and register tiers). An optional concurrency limit
  * counts requests in flight; `release()` gives the slot back.
+ *
+ * Across a Redis outage (docs/reliability.md, "Rate limits across a Redis outage"): while Redis
+ * answers, every hit's window counts (current and previous bucket, as Redis returned them) and
+ * blocks are mirrored in a bounded local map. When Redis becomes unreachable the memory limiter
+ * starts from those mirrored counts instead of zero, and remembers what it adds. On the first
+ * hit after Redis is back, one script per batch of keys adds the fallback period's increments to
+ * Redis (INCRBY, so other replicas' counts are kept) and raises each counter to at least the
+ * local count (so a Redis that lost its data gets the pre-outage counts back); blocks are
+ * restored with their remaining time. The local copies are then dropped. Concurrency slots are
+ * not carried over: in-flight counts are per process during an outage.
  */
+import type { Redis } from 'ioredis';
 import type { Cache } from './cache.ts';
 
 export interface WindowRule {
@@ -54,6 +65,11 @@ local header = tonumber(ARGV[4 + n * 3])
 local refused = 0
 local retry = 0
 local estimates = {}
+local counts = {}
+for i = 1, n do
+  counts[i * 2 - 1] = -1
+  counts[i * 2] = -1
+end
 for i = 1, n do
   local w = tonumber(ARGV[1 + i * 3])
   local limit = tonumber(ARGV[2 + i * 3])
@@ -66,6 +82,8 @@ for i = 1, n do
     local prev = tonumber(redis.call('GET', KEYS[i * 3]) or '0')
     local estimate = prev * (1 - elapsed / w) + cur
     estimates[i] = estimate
+    counts[i * 2 - 1] = cur
+    counts[i * 2] = prev
     if estimate + 1 > limit and refused == 0 then
       refused = i
       local block = tonumber(ARGV[3 + i * 3])
@@ -97,13 +115,37 @@ end
 if refused == 0 then
   for i = 1, n do
     local w = tonumber(ARGV[1 + i * 3])
-    redis.call('INCR', KEYS[i * 3 - 1])
+    counts[i * 2 - 1] = redis.call('INCR', KEYS[i * 3 - 1])
     redis.call('PEXPIRE', KEYS[i * 3 - 1], w * 2)
     estimates[i] = (estimates[i] or 0) + 1
   end
 end
-return {refused, retry, math.floor(estimates[header] or 0), slot}
+local out = {refused, retry, math.floor(estimates[header] or 0), slot}
+for i = 1, n * 2 do out[4 + i] = counts[i] end
+return out
 `;
+
+// Recovery after a Redis outage. KEYS: counters and block keys; ARGV per key: kind ('c' counter,
+// 'b' block), increment made during the outage, local value (the counter's floor), ttl ms.
+const RECOVER_SCRIPT = `
+for i = 1, #KEYS do
+  local kind = ARGV[i * 4 - 3]
+  local ttl = tonumber(ARGV[i * 4])
+  if kind == 'b' then
+    if redis.call('PTTL', KEYS[i]) < ttl then redis.call('SET', KEYS[i], '1', 'PX', ttl) end
+  else
+    local value = redis.call('INCRBY', KEYS[i], ARGV[i * 4 - 2])
+    local floor = tonumber(ARGV[i * 4 - 1])
+    if value < floor then redis.call('SET', KEYS[i], floor, 'PX', ttl) else redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
+end
+return #KEYS
+`;
+
+/** Most window counters mirrored from Redis (oldest dropped first): bounds memory in Redis mode. */
+const MIRROR_MAX_KEYS = 100_000;
+/** Keys per recovery script call. */
+const RECOVER_BATCH = 200;
 
 export interface RateLimiter {
   hit(identity: string, policy: RateLimitPolicy, now?: number): Promise<RateLimitDecision>;
@@ -113,6 +155,59 @@ export interface RateLimiter {
 export function createRateLimiter(cache: Cache): RateLimiter {
   const prefix = `${cache.prefix}rl:`;
   const memory = cache.memory;
+  // Outage carry-over (see the module comment); only when Redis is configured.
+  const carryOver = cache.configured === 'redis';
+  /** Last counts and blocks Redis reported, per key: value and expiry (ms since epoch). */
+  const mirror = new Map<string, { value: number; expiresAt: number }>();
+  /** Keys the memory limiter seeded or wrote while Redis was unreachable, with what it added to each counter. */
+  const outage = new Map<string, { kind: 'c' | 'b'; added: number }>();
+  let recovering: Promise<void> | null = null;
+
+  const remember = (key: string, value: number, ttlMs: number, now: number) => {
+    const entry = mirror.get(key);
+    if (entry !== undefined) {
+      entry.value = value;
+      entry.expiresAt = now + ttlMs;
+      return;
+    }
+    if (mirror.size >= MIRROR_MAX_KEYS) mirror.delete(mirror.keys().next().value as string);
+    mirror.set(key, { value, expiresAt: now + ttlMs });
+  };
+
+  /** Copies a mirrored value into memory the first time the outage limiter reads the key. */
+  const seed = (key: string, kind: 'c' | 'b', now: number) => {
+    if (outage.has(key)) return;
+    outage.set(key, { kind, added: 0 });
+    const entry = mirror.get(key);
+    if (entry === undefined || entry.expiresAt <= now || memory.get(key, now) !== null) return;
+    memory.set(key, kind === 'b' ? '1' : String(entry.value), entry.expiresAt - now, now);
+  };
+
+  /** Hands the outage's counts to Redis again (once; hits wait for it), then forgets the local copies. */
+  const recover = (redis: Redis): Promise<void> => {
+    recovering ??= (async () => {
+      const now = Date.now();
+      const entries = [...outage.entries()];
+      for (let start = 0; start < entries.length; start += RECOVER_BATCH) {
+        const keys: string[] = [];
+        const args: (string | number)[] = [];
+        for (const [key, { kind, added }] of entries.slice(start, start + RECOVER_BATCH)) {
+          const ttl = memory.ttl(key, now);
+          if (ttl <= 0) continue;
+          keys.push(key);
+          args.push(kind, added, Number(memory.get(key, now) ?? 0), Math.min(ttl, 2 ** 31 - 1));
+        }
+        if (keys.length > 0) await redis.eval(RECOVER_SCRIPT, keys.length, ...keys, ...args);
+      }
+      for (const [key] of entries) {
+        memory.del(key);
+        outage.delete(key);
+      }
+    })().finally(() => {
+      recovering = null;
+    });
+    return recovering;
+  };
 
   const keysFor = (identity: string, policy: RateLimitPolicy, now: number): string[] => {
     const keys: string[] = [];
@@ -153,6 +248,11 @@ export function createRateLimiter(cache: Cache): RateLimiter {
     const estimates: number[] = [];
     policy.windows.forEach((window, index) => {
       const [blockKey, curKey, prevKey] = [keys[index * 3]!, keys[index * 3 + 1]!, keys[index * 3 + 2]!];
+      if (carryOver) {
+        seed(blockKey, 'b', now);
+        seed(curKey, 'c', now);
+        seed(prevKey, 'c', now);
+      }
       const blocked = memory.ttl(blockKey, now);
       if (blocked > 0) {
         if (refused === 0) {
@@ -193,6 +293,7 @@ export function createRateLimiter(cache: Cache): RateLimiter {
     if (refused === 0) {
       policy.windows.forEach((window, index) => {
         memory.incr(keys[index * 3 + 1]!, window.windowMs * 2, 1, now);
+        if (carryOver) outage.get(keys[index * 3 + 1]!)!.added += 1;
         estimates[index] = (estimates[index] ?? 0) + 1;
       });
     }
@@ -204,12 +305,22 @@ export function createRateLimiter(cache: Cache): RateLimiter {
       const redis = cache.redis();
       if (redis !== null) {
         try {
+          if (outage.size > 0) await recover(redis);
           const args: (string | number)[] = [now, policy.windows.length, policy.concurrency];
           for (const window of policy.windows) args.push(window.windowMs, window.limit, window.blockMs ?? 0);
           args.push(headerIndex(policy) + 1);
           const keys = keysFor(identity, policy, now);
-          const [refused, retry, estimate, slot] = (await redis.eval(SCRIPT, keys.length, ...keys, ...args)) as number[];
-          return decide(policy, now, refused ?? 0, retry ?? 0, estimate ?? 0, slot === 1);
+          const reply = (await redis.eval(SCRIPT, keys.length, ...keys, ...args)) as number[];
+          const [refused = 0, retry = 0, estimate = 0, slot] = reply;
+          policy.windows.forEach((window, index) => {
+            const cur = reply[4 + index * 2] ?? -1;
+            const prev = reply[5 + index * 2] ?? -1;
+            if (cur >= 0) remember(keys[index * 3 + 1]!, cur, window.windowMs * 2, now);
+            if (prev >= 0) remember(keys[index * 3 + 2]!, prev, window.windowMs, now);
+          });
+          const refusing = refused > 0 ? policy.windows[refused - 1] : undefined;
+          if (refusing?.blockMs) remember(keys[(refused - 1) * 3]!, 1, retry, now);
+          return decide(policy, now, refused, retry, estimate, slot === 1);
         } catch {
           // fall through to memory: the spec's in-memory fallback
         }

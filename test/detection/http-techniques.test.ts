@@ -111,6 +111,14 @@ describe('HTTP techniques: ordinary values pass', () => {
     expect(form.patterns_matched.map((pattern) => pattern.id)).not.toContain('crlf.request-structure');
   });
 
+  it('allows a Referer or Origin naming a loopback or intranet page, yet still blocks an injection in the Referer path and a forged URL in a parameter', async () => {
+    for (const referer of ['http://127.0.0.1:8080/admin/index.html', 'http://localhost:3000/dashboard?tab=2', 'http://10.1.2.3/intranet/wiki']) {
+      expect((await request('/api/orders?page=2', { referer, origin: referer.replace(/^(https?:\/\/[^/]+).*$/, '$1') })).allowed, referer).toBe(true);
+    }
+    expect((await request('/api/orders', { referer: "http://10.1.2.3/search?q=' UNION SELECT password FROM users--" })).allowed).toBe(false);
+    expect((await request('/api/fetch?url=http://127.0.0.1:8080/admin')).allowed).toBe(false);
+  });
+
   it('adds no structure line to an ordinary request', () => {
     const { text } = httpScanText({ method: 'GET', path: '/search?q=shoes&size=42', headers: { 'user-agent': 'Mozilla/5.0', cookie: 'a=1' } });
     expect(text).not.toContain('svc-protocol-anomaly');

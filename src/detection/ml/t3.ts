@@ -55,6 +55,11 @@ export interface T3Weights {
   ngrams: T3Head;
   trainedAt: string;
   metrics: Record<string, unknown>;
+  /**
+   * Platt scaling of one head (p' = sigmoid(a * logit(p) + b)), fitted by scripts/train-t3.ts on
+   * leave-one-source-out scores, so the probability means what it says on an unseen source.
+   */
+  calibration?: { head: 'ngrams' | 'full'; method: 'platt'; a: number; b: number };
 }
 
 export const EXTRA_FEATURES = 3;
@@ -177,7 +182,10 @@ export function createT3Classifier(weights: T3Weights): T3Classifier {
       for (const window of laterWindows(text)) {
         logit = Math.max(logit, headLogit(ngrams, weights.dimensions, hashSize, extractFeatures(window, weights.features)));
       }
-      return { attackProbability: sigmoid(logit), head: usable ? 'embedding+ngrams' : 'ngrams' };
+      const head = usable ? 'embedding+ngrams' : 'ngrams';
+      const calibration = weights.calibration;
+      if (calibration !== undefined && (calibration.head === 'ngrams') === !usable) logit = calibration.a * logit + calibration.b;
+      return { attackProbability: sigmoid(logit), head };
     },
   };
 }

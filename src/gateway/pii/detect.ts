@@ -358,6 +358,11 @@ function detectPrivateKeys(text: string): PiiSpan[] {
   return spans;
 }
 
+const PHONE_CUE = /(?:phone|tel|telephone|mobile|cell|fax|call|calls|text|whatsapp|number|no\.|#)\s{0,3}:?\s{0,3}$/i;
+const ADDRESS_UNIT = /(?:apt|apartment|suite|ste|unit|flat|no)\.?\s{1,3}$/i;
+/** A word after the number that is not a phone label ("office", "fax", "mobile" …): a street name. */
+const STREET_NAME_AFTER = /^ {1,2}(?!(?:office|fax|mobile|home|work|desk|cell|tel|phone|ext|or|and|is|to|for|at|between|until|before|after)\b)\p{L}\p{L}/iu;
+
 function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: number } | null {
   let value = match[0];
   let start = match.index;
@@ -382,6 +387,13 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     const first = groups[0] ?? '';
     if (!hasPlus && !hasParenthesis && first.length < 2) return null; // "3.14159 26"
     if (!hasPlus && !hasParenthesis && first.length === 5 && !first.startsWith('0')) return null; // "17151 2450 Main St"
+    // Short space-separated groups in an address: a house and unit number before the street name
+    // ("3485 615 Benedum Drive") or after "Apt."/"Suite" ("Apt. 338 32 216"), unless a phone cue precedes.
+    if (!hasPlus && !hasParenthesis && digits.length < 10 && /^[\d ]+$/.test(core.trim())) {
+      const after = text.slice(match.index + match[0].length, match.index + match[0].length + 12);
+      const lead = text.slice(Math.max(0, start - 24), start);
+      if (!PHONE_CUE.test(lead) && (STREET_NAME_AFTER.test(after) || ADDRESS_UNIT.test(lead))) return null;
+    }
   }
   if (/[(][^)]*$/.test(core) || /^[^(]*[)]/.test(core)) return null; // unbalanced parenthesis
   // Surrounding characters: not glued to letters (part of an identifier).

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { DatabaseTarget } from '../config.ts';
+import { fromTransaction, toQueryError } from './query-error.ts';
 import { sanitizeParams } from './sanitize.ts';
 
 export interface QueryResult<Row> {
@@ -85,12 +86,20 @@ class PostgresDatabase implements Database {
   ) {}
 
   async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    const result = await this.owner.query(sql, sanitizeParams(params));
-    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    try {
+      const result = await this.owner.query(sql, sanitizeParams(params));
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      throw toQueryError(error, sql, params);
+    }
   }
 
   async exec(sql: string): Promise<void> {
-    await this.owner.query(sql);
+    try {
+      await this.owner.query(sql);
+    } catch (error) {
+      throw toQueryError(error, sql);
+    }
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -155,19 +164,27 @@ async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) =>
   guard(client);
   const tx: Queryable = {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await client.query(sql, sanitizeParams(params));
-      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+      try {
+        const result = await client.query(sql, sanitizeParams(params));
+        return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+      } catch (error) {
+        throw toQueryError(error, sql, params);
+      }
     },
     async exec(sql: string) {
-      await client.query(sql);
+      try {
+        await client.query(sql);
+      } catch (error) {
+        throw toQueryError(error, sql);
+      }
     },
   };
   let broken = false;
   try {
-    await client.query('BEGIN');
-    if (orgId !== null) await client.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
+    await tx.query('BEGIN');
+    if (orgId !== null) await tx.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
     const value = await fn(tx);
-    await client.query('COMMIT');
+    await tx.query('COMMIT');
     return value;
   } catch (error) {
     try {
@@ -196,24 +213,41 @@ class PgliteDatabase implements Database {
   constructor(readonly instance: PGlite) {}
 
   async query<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    const result = await this.instance.query<Row>(sql, sanitizeParams(params));
-    return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+    try {
+      const result = await this.instance.query<Row>(sql, sanitizeParams(params));
+      return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+    } catch (error) {
+      throw toQueryError(error, sql, params);
+    }
   }
 
   async exec(sql: string): Promise<void> {
-    await this.instance.exec(sql);
+    try {
+      await this.instance.exec(sql);
+    } catch (error) {
+      throw toQueryError(error, sql);
+    }
   }
 
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.instance.transaction(async (transaction) => fn(wrapPgliteTransaction(transaction)));
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await this.instance.transaction(async (transaction) => fn(wrapPgliteTransaction(transaction)));
+    } catch (error) {
+      throw fromTransaction(error);
+    }
   }
 
-  withOrg<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.instance.transaction(async (transaction) => {
-      await transaction.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
-      await transaction.query(`SET LOCAL ROLE ${APP_ROLE}`);
-      return fn(wrapPgliteTransaction(transaction));
-    });
+  async withOrg<T>(orgId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await this.instance.transaction(async (transaction) => {
+        const tx = wrapPgliteTransaction(transaction);
+        await tx.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
+        await tx.query(`SET LOCAL ROLE ${APP_ROLE}`);
+        return fn(tx);
+      });
+    } catch (error) {
+      throw fromTransaction(error);
+    }
   }
 
   poolSize(): number {
@@ -230,11 +264,19 @@ type PgliteTransaction = Parameters<Parameters<PGlite['transaction']>[0]>[0];
 function wrapPgliteTransaction(transaction: PgliteTransaction): Queryable {
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await transaction.query<Row>(sql, sanitizeParams(params));
-      return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+      try {
+        const result = await transaction.query<Row>(sql, sanitizeParams(params));
+        return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+      } catch (error) {
+        throw toQueryError(error, sql, params);
+      }
     },
     async exec(sql: string) {
-      await transaction.exec(sql);
+      try {
+        await transaction.exec(sql);
+      } catch (error) {
+        throw toQueryError(error, sql);
+      }
     },
   };
 }

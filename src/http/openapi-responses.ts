@@ -1,0 +1,688 @@
+/**
+ * What each operation of /openapi.json answers: the success shapes (the spec's where it defines
+ * them — completion response, threat decision, routing configuration, geo-blocking rule — and
+ * svc's own elsewhere) and the catalogue's error envelope for every error status the operation
+ * can answer, all as shared components (`#/components/schemas/<Name>`).
+ *
+ * Documentation only: `documentResponses` is @fastify/swagger's `transform`, so these schemas
+ * reach the OpenAPI document and never a route's `schema.response`, which Fastify would use to
+ * serialize — dropping properties it does not list and coercing types (docs/decisions.md,
+ * "OpenAPI response schemas"). test/foundation/openapi-responses.test.ts validates real answers of
+ * every route against them, so the document cannot drift from what clients receive.
+ *
+ * Objects whose properties svc fixes are closed (`additionalProperties: false`), so a property
+ * added without documenting it fails that test; free-form parts (error details, audit details,
+ * policies, MCP definitions) stay open.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
+import { KEY_CLASSES, ROLES, SCOPES } from '../accounts/index.ts';
+import { CompletionResponseSchema, VerificationSchema } from '../gateway/index.ts';
+import { TOOL_CATEGORIES } from '../mcp/index.ts';
+import { ERRORS, type ErrorCode } from '../platform/errors.ts';
+import { WEBHOOK_EVENTS } from '../webhooks/index.ts';
+
+const COMPONENTS_PATH = '#/components/schemas/';
+
+const closed = <Properties extends Record<string, TSchema>>(properties: Properties, description?: string) =>
+  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
+const nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
+const oneOf = (values: readonly string[]) => Type.Unsafe<string>({ type: 'string', enum: [...values] });
+const Timestamp = Type.String({ format: 'date-time' });
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+/** A reference to a component of this module (the test checks every reference resolves). */
+function ref(name: string): TSchema {
+  return Type.Unsafe({ $ref: `${COMPONENTS_PATH}${name}` });
+}
+
+// ---------------------------------------------------------------------------------- errors
+
+const ErrorSchema = closed(
+  {
+    error: Type.Object(
+      {
+        code: oneOf(Object.keys(ERRORS)),
+        message: Type.String({ description: 'For humans; may change. Clients act on code.' }),
+        request_id: Type.String({ description: 'Equals the X-Request-ID response header.' }),
+      },
+      { additionalProperties: true, description: 'Details such as field, reason, allowed, retry_after or required_scope accompany some codes (docs/errors.md).' },
+    ),
+  },
+  'The error envelope of every non-2xx answer (docs/errors.md).',
+);
+
+// -------------------------------------------------------------------------------- operations
+
+const HealthLiveness = closed({ status: Type.Literal('ok'), uptime_s: Type.Integer() });
+const DatabaseHealth = closed({
+  status: oneOf(['ok', 'error']),
+  engine: Type.String(),
+  latency_ms: nullable(Type.Number()),
+  pool_size: Type.Integer(),
+  timed_out: Type.Optional(Type.Boolean()),
+});
+const CacheHealth = closed({
+  status: oneOf(['ok', 'degraded']),
+  configured: oneOf(['redis', 'memory']),
+  mode: Type.String(),
+  fallback: Type.Boolean(),
+  latency_ms: nullable(Type.Number()),
+  timed_out: Type.Optional(Type.Boolean()),
+});
+const QueueHealth = Type.Object({ status: oneOf(['ok', 'degraded']), kind: Type.String() }, { additionalProperties: true, description: 'Job counts (waiting, active, delayed, failed) when the queue answers.' });
+const HealthFull = closed({
+  status: oneOf(['ok', 'degraded', 'error']),
+  checks: closed({ db: ref('DatabaseHealth'), redis: ref('CacheHealth'), queue: ref('QueueHealth') }),
+});
+
+// ---------------------------------------------------------------------------------- accounts
+
+const Session = { token: Type.String(), expires_at: Timestamp };
+const Registration = closed({
+  org_id: Type.String(),
+  org_tag: Type.String(),
+  plan: Type.String(),
+  trial_ends_at: nullable(Timestamp),
+  user_id: Type.String(),
+  role: oneOf(ROLES),
+  ...Session,
+});
+const Login = closed({ user_id: Type.String(), org_id: Type.String(), role: oneOf(ROLES), ...Session });
+const Whoami = closed({
+  org_id: Type.String(),
+  org_tag: Type.String(),
+  plan: Type.String(),
+  scope: oneOf(SCOPES),
+  class: oneOf(KEY_CLASSES),
+  key_id: nullable(Type.String()),
+  user_id: nullable(Type.String()),
+  role: nullable(oneOf(ROLES)),
+});
+const Org = closed({
+  id: Type.String(),
+  tag: Type.String(),
+  name: Type.String(),
+  plan: Type.String(),
+  effective_plan: Type.String(),
+  trial_started_at: nullable(Timestamp),
+  trial_ends_at: nullable(Timestamp),
+  created_at: Timestamp,
+});
+const apiKeyProperties = {
+  key_id: Type.String(),
+  display: Type.String(),
+  name: nullable(Type.String()),
+  scope: oneOf(SCOPES),
+  class: oneOf(KEY_CLASSES),
+  created_at: Timestamp,
+  last_used_at: nullable(Timestamp),
+  revoked_at: nullable(Timestamp),
+};
+const ApiKey = closed(apiKeyProperties);
+const ApiKeyCreated = closed({ ...apiKeyProperties, api_key: Type.String({ description: 'The key itself: shown once, at creation.' }) });
+const ApiKeyList = closed({ data: Type.Array(ref('ApiKey')) });
+const ProviderKey = closed({ provider: Type.String(), key: Type.String({ description: 'Masked.' }), base_url: nullable(Type.String()), updated_at: Timestamp });
+const ProviderKeyList = closed({ data: Type.Array(ref('ProviderKey')) });
+
+// --------------------------------------------------------------------------------- detection
+
+const DECISIONS = ['allow', 'log', 'alert', 'challenge', 'block'];
+const Span = closed({ start: Type.Integer(), end: Type.Integer() });
+const ThreatDecision = closed(
+  {
+    allowed: Type.Boolean(),
+    threat_score: Type.Number({ minimum: 0, maximum: 1 }),
+    decision: oneOf(DECISIONS),
+    explanation: Type.String(),
+    patterns_matched: Type.Array(closed({ id: Type.String(), name: Type.String(), confidence: Type.Number(), span: Type.Optional(ref('Span')) })),
+    session_escalation_factor: Type.Number(),
+    session_request_count: Type.Integer(),
+    base_score: Type.Number({ description: 'Score before the session factor.' }),
+    kind: Type.String(),
+    categories: Type.Array(Type.String()),
+    tiers: Type.Array(closed({ tier: Type.String(), outcome: oneOf(['clean', 'match', 'error', 'skipped']), score: Type.Number(), latency_ms: Type.Number(), detail: Type.Optional(Type.String()) })),
+    evidence: Type.Array(closed({ transform: Type.String(), detail: Type.String() })),
+    thresholds: closed({ log: Type.Number(), alert: Type.Number(), challenge: Type.Number(), block: Type.Number() }),
+    latency_ms: Type.Number(),
+  },
+  'The spec\'s Threat decision (explainability response) plus svc\'s explainability fields.',
+);
+const ThresholdSettings = closed({
+  thresholds: closed({ log_threshold: Type.Number(), alert_threshold: Type.Number(), challenge_threshold: Type.Number(), block_threshold: Type.Number() }),
+  updated_at: Type.Optional(Timestamp),
+});
+
+// ----------------------------------------------------------------------------------- gateway
+
+const CompletionStreamEvent = Type.Object(
+  {
+    request_id: Type.String(),
+    index: Type.Optional(Type.Integer()),
+    delta: Type.Optional(Type.String()),
+    tool_call: Type.Optional(AnyObject),
+    provider: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    finish_reason: Type.Optional(Type.String()),
+    usage: Type.Optional(closed({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() })),
+    cost_usd: Type.Optional(nullable(Type.Number())),
+    latency_ms: Type.Optional(Type.Number()),
+    verification: Type.Optional(nullable(AnyObject)),
+    response_filter: Type.Optional(nullable(AnyObject)),
+    done: Type.Optional(Type.Literal(true)),
+    error: Type.Optional(Type.Object({ code: oneOf(Object.keys(ERRORS)), message: Type.String() }, { additionalProperties: true })),
+  },
+  {
+    additionalProperties: false,
+    description: 'One `data:` line of a streamed completion: a delta, a tool-call delta, the final event (done: true, with usage and cost) or an error event; the stream ends with `data: [DONE]`.',
+  },
+);
+const RoutingConfig = closed({ strategy: Type.String(), providers: Type.Array(Type.String()), health_check_interval_s: Type.Integer() }, 'The spec\'s routing configuration.');
+const PiiSettings = closed({ mode: oneOf(['off', 'redact', 'block']), restore_in_response: Type.Boolean() });
+const Budget = closed({
+  day: Type.String(),
+  plan: Type.String(),
+  daily_token_budget: Type.Number(),
+  tokens_used: Type.Number(),
+  tokens_remaining: Type.Number(),
+  daily_usd_cap: nullable(Type.Number()),
+  usd_used: nullable(Type.Number()),
+});
+const ProviderHealth = closed({
+  gateway_id: Type.String(),
+  state: oneOf(['closed', 'open', 'half_open']),
+  healthy: Type.Boolean(),
+  requests_in_window: Type.Integer(),
+  failures_in_window: Type.Integer(),
+  failure_rate: Type.Number(),
+  consecutive_failures: Type.Integer(),
+  open_until: nullable(Timestamp),
+  last_failure_at: nullable(Timestamp),
+  mean_latency_ms: nullable(Type.Number()),
+  health_check_interval_s: Type.Integer(),
+  checked_at: Timestamp,
+});
+const ProviderHealthList = closed({ providers: Type.Array(ref('ProviderHealth')) });
+
+// ------------------------------------------------------------------------------------- audit
+
+const AuditVerification = closed({ ok: Type.Boolean(), checked: Type.Integer(), first_bad: nullable(closed({ seq: Type.Integer(), reason: Type.String() })), level: oneOf(['full', 'entry', 'last']) });
+const AuditRecord = closed({
+  seq: Type.Integer(),
+  occurred_at: Timestamp,
+  actor: Type.String(),
+  action: Type.String(),
+  target: nullable(Type.String()),
+  outcome: Type.String(),
+  details: AnyObject,
+  prev_hash: Type.String(),
+  hash: Type.String(),
+});
+const AuditPage = closed({ records: Type.Array(ref('AuditRecord')), next_before: nullable(Type.Integer()) });
+const AuditCheckpoint = closed({ seq: Type.Integer(), hash: nullable(Type.String()), created_at: nullable(Timestamp) });
+
+// ---------------------------------------------------------------------------------- webhooks
+
+const webhookProperties = {
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(oneOf(WEBHOOK_EVENTS)),
+  description: nullable(Type.String()),
+  state: oneOf(['active', 'paused']),
+  consecutive_failures: Type.Integer(),
+  paused_at: nullable(Timestamp),
+  paused_reason: nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+const Webhook = closed(webhookProperties);
+const WebhookCreated = closed({ ...webhookProperties, secret: Type.String({ description: 'Signing secret: shown once, at creation.' }) });
+const WebhookList = closed({ webhooks: Type.Array(ref('Webhook')) });
+const DELIVERY_STATES = ['pending', 'held', 'confirmed', 'exhausted'];
+const WebhookDelivery = closed({
+  id: Type.String(),
+  event: Type.String(),
+  state: oneOf(DELIVERY_STATES),
+  attempts: Type.Integer(),
+  last_status: nullable(Type.Integer()),
+  last_error: nullable(Type.String()),
+  next_attempt_at: nullable(Timestamp),
+  created_at: Timestamp,
+  completed_at: nullable(Timestamp),
+});
+const WebhookDeliveryList = closed({ deliveries: Type.Array(ref('WebhookDelivery')) });
+const WebhookFailureSummary = closed({
+  webhook_id: Type.String(),
+  state: oneOf(['active', 'paused']),
+  consecutive_failures: Type.Integer(),
+  since: Timestamp,
+  counts: Type.Record(Type.String(), Type.Integer(), { description: 'Attempts per status class since `since`.' }),
+  last_error: nullable(closed({ at: Timestamp, delivery_id: Type.String(), status_class: Type.String(), status_code: nullable(Type.Integer()), error: nullable(Type.String()) })),
+  next_retry_at: nullable(Timestamp),
+  deliveries: closed({ pending: Type.Integer(), held: Type.Integer(), confirmed: Type.Integer(), exhausted: Type.Integer() }),
+});
+
+// ---------------------------------------------------------------------------- API security
+
+const ProtectedGateway = closed({
+  id: Type.String(),
+  name: Type.String(),
+  backend_url: Type.String(),
+  mode: oneOf(['monitor', 'block']),
+  hostname: nullable(Type.String()),
+  path_prefix: nullable(Type.String()),
+  endpoint: Type.String({ description: 'Where end users reach the gateway: /gw/{id}.' }),
+  openapi: nullable(closed({ operations: Type.Integer() })),
+  rate_limit: nullable(closed({ requests_per_minute: Type.Integer(), burst: nullable(Type.Integer()) })),
+  bot_policy: Type.Record(Type.String(), Type.String()),
+  health_check: nullable(closed({ path: Type.String(), interval_seconds: Type.Integer(), timeout_ms: Type.Integer(), unhealthy_after: Type.Integer() })),
+  timeout_ms: Type.Integer(),
+  health: Type.Object({ status: oneOf(['unknown', 'healthy', 'down']) }, { additionalProperties: true }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+const ProtectedGatewayList = closed({ gateways: Type.Array(ref('ProtectedGateway')) });
+const DiscoveredEndpoint = closed({
+  method: Type.String(),
+  path: Type.String(),
+  protocol: Type.String(),
+  status: oneOf(['documented', 'shadow', 'zombie', 'unknown']),
+  risk_score: Type.Number(),
+  risk_factors: AnyObject,
+  requests: Type.Integer(),
+  first_seen: Timestamp,
+  last_seen: Timestamp,
+  data_types: Type.Array(Type.String()),
+});
+const DiscoveredEndpointList = closed({ endpoints: Type.Array(ref('DiscoveredEndpoint')) });
+const GeoRule = closed(
+  {
+    id: Type.String(),
+    rule_name: Type.String(),
+    action: Type.Literal('block'),
+    countries: Type.Array(Type.String({ pattern: '^[A-Z]{2}$' })),
+    response_code: Type.Integer(),
+    log: Type.Boolean(),
+    gateway_id: nullable(Type.String()),
+    enforced: Type.Boolean({ description: 'False while FEATURE_GEO_BLOCKING is off: stored, not enforced.' }),
+    created_at: Timestamp,
+  },
+  'The spec\'s geo-blocking rule.',
+);
+const GeoRuleList = closed({ enforced: Type.Boolean(), rules: Type.Array(ref('GeoRule')) });
+
+// ------------------------------------------------------------------------------ verification
+
+const VerificationPolicy = closed({ policy: AnyObject, updated_at: nullable(Timestamp) });
+const ProvenanceRecord = closed({
+  request_id: Type.String(),
+  created_at: Timestamp,
+  content_hash: Type.String(),
+  hash_algorithm: Type.Literal('sha256'),
+  delivered: Type.Boolean(),
+  provider: Type.String(),
+  model: Type.String(),
+  streamed: Type.Boolean(),
+  sources: Type.Array(Type.Object({ index: Type.Integer(), sha256: Type.String() }, { additionalProperties: true })),
+  checks: AnyObject,
+  passed: nullable(Type.Boolean()),
+  action: nullable(Type.String()),
+  retried_from: nullable(Type.String()),
+  risk_class: Type.String(),
+  sb942_manifest_present: Type.Boolean(),
+  chain_of_custody: closed({ audit_seq: Type.Integer(), audit_hash: Type.String(), audit_action: Type.String() }),
+});
+
+// --------------------------------------------------------------------------------------- MCP
+
+const McpFinding = Type.Object({ id: Type.String(), name: Type.String(), category: Type.String(), confidence: Type.Number() }, { additionalProperties: true });
+const McpServer = closed({
+  id: Type.String(),
+  org_id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  tool_categories: Type.Record(Type.String(), oneOf(TOOL_CATEGORIES)),
+  on_held: oneOf(['hide', 'block']),
+  created_at: Timestamp,
+  endpoint: Type.String({ description: 'Where MCP clients connect (Streamable HTTP) with their svc API key.' }),
+});
+const McpServerList = closed({ servers: Type.Array(ref('McpServer')) });
+const McpDefinition = closed({
+  server_id: Type.String(),
+  kind: oneOf(['tool', 'prompt', 'resource', 'instructions']),
+  name: Type.String(),
+  hash: nullable(Type.String()),
+  pending_hash: nullable(Type.String()),
+  pending_definition: Type.Unknown(),
+  pending_reason: nullable(Type.String()),
+  findings: Type.Array(ref('McpFinding')),
+  category: nullable(Type.String()),
+  first_seen_at: Timestamp,
+  updated_at: Timestamp,
+});
+const McpDefinitionList = closed({ definitions: Type.Array(ref('McpDefinition')) });
+const McpCollisionList = closed({
+  collisions: Type.Array(closed({ kind: Type.String(), name: Type.String(), servers: Type.Array(Type.String()), server_names: Type.Array(Type.String()) })),
+});
+const quarantineProperties = {
+  id: Type.String(),
+  server_id: Type.String(),
+  session_id: nullable(Type.String()),
+  method: Type.String(),
+  tool: nullable(Type.String()),
+  findings: Type.Array(ref('McpFinding')),
+  state: oneOf(['held', 'released']),
+  created_at: Timestamp,
+  released_at: nullable(Timestamp),
+  released_by: nullable(Type.String()),
+};
+const McpQuarantineEntry = closed(quarantineProperties);
+const McpQuarantineRecord = closed({ ...quarantineProperties, original: Type.Unknown({ description: 'The held message as the upstream sent it.' }) });
+const McpQuarantineList = closed({ quarantine: Type.Array(ref('McpQuarantineEntry')) });
+const McpSession = closed({
+  id: Type.String(),
+  server_id: nullable(Type.String()),
+  mcp_session_id: nullable(Type.String()),
+  role: nullable(Type.String()),
+  state: oneOf(['active', 'expired']),
+  created_at: Timestamp,
+  last_heartbeat_at: Timestamp,
+  expires_at: Timestamp,
+  request_count: Type.Integer(),
+});
+const McpSessionAudit = closed({
+  session_id: Type.String(),
+  entries: Type.Array(
+    Type.Object(
+      { seq: Type.Integer(), occurred_at: Timestamp, action: Type.String(), outcome: Type.String(), target: nullable(Type.String()), hash: Type.String(), prev_hash: Type.String() },
+      { additionalProperties: true, description: 'An audit entry of the session with its details (tool, role, decision, …) spread in.' },
+    ),
+  ),
+});
+
+/** Every shared response component, by name (emitted under components.schemas). */
+export const RESPONSE_COMPONENTS = {
+  Error: ErrorSchema,
+  HealthLiveness,
+  DatabaseHealth,
+  CacheHealth,
+  QueueHealth,
+  HealthFull,
+  Registration,
+  Login,
+  Whoami,
+  Org,
+  ApiKey,
+  ApiKeyCreated,
+  ApiKeyList,
+  ProviderKey,
+  ProviderKeyList,
+  Span,
+  ThreatDecision,
+  ThresholdSettings,
+  CompletionResponse: CompletionResponseSchema,
+  CompletionStreamEvent,
+  Verification: VerificationSchema,
+  RoutingConfig,
+  PiiSettings,
+  Budget,
+  ProviderHealth,
+  ProviderHealthList,
+  AuditVerification,
+  AuditRecord,
+  AuditPage,
+  AuditCheckpoint,
+  Webhook,
+  WebhookCreated,
+  WebhookList,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookFailureSummary,
+  ProtectedGateway,
+  ProtectedGatewayList,
+  DiscoveredEndpoint,
+  DiscoveredEndpointList,
+  GeoRule,
+  GeoRuleList,
+  VerificationPolicy,
+  ProvenanceRecord,
+  McpFinding,
+  McpServer,
+  McpServerList,
+  McpDefinition,
+  McpDefinitionList,
+  McpCollisionList,
+  McpQuarantineEntry,
+  McpQuarantineRecord,
+  McpQuarantineList,
+  McpSession,
+  McpSessionAudit,
+} satisfies Record<string, TSchema>;
+
+export type ComponentName = keyof typeof RESPONSE_COMPONENTS;
+
+// ------------------------------------------------------------------------ the operation table
+
+/** A success answer: a component (JSON), or no body (204). */
+type Success = ComponentName | null;
+
+interface OperationResponses {
+  /** Success status → component, or null for an empty body. */
+  success: Partial<Record<200 | 201 | 204 | 503, Success>>;
+  /** Error statuses beyond those every route of its kind answers (see `commonErrors`). */
+  errors?: number[];
+  /** Extra media types of the success answer (the streamed completion). */
+  stream?: ComponentName;
+}
+
+/**
+ * Per operation ("METHOD /url" as registered): its success answers and the error statuses
+ * specific to it. A route missing here has no response schemas in the document, which
+ * test/foundation/openapi-responses.test.ts reports.
+ */
+export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> = {
+  'GET /health': { success: { 200: 'HealthLiveness' } },
+  'GET /health/db': { success: { 200: 'DatabaseHealth', 503: 'DatabaseHealth' } },
+  'GET /health/redis': { success: { 200: 'CacheHealth' } },
+  'GET /health/full': { success: { 200: 'HealthFull', 503: 'HealthFull' } },
+
+  'POST /api/v1/auth/register': { success: { 201: 'Registration' }, errors: [409] },
+  'POST /api/v1/auth/login': { success: { 200: 'Login' }, errors: [401] },
+  'GET /api/v1/whoami': { success: { 200: 'Whoami' } },
+  'GET /api/v1/org': { success: { 200: 'Org' }, errors: [404] },
+  'POST /api/v1/org/trial/extend': { success: { 200: 'Org' }, errors: [404, 409] },
+  'POST /api/v1/keys': { success: { 201: 'ApiKeyCreated' }, errors: [404] },
+  'GET /api/v1/keys': { success: { 200: 'ApiKeyList' } },
+  'DELETE /api/v1/keys/:id': { success: { 200: 'ApiKey' }, errors: [404] },
+  'PUT /api/v1/providers/:provider/key': { success: { 200: 'ProviderKey' } },
+  'GET /api/v1/providers': { success: { 200: 'ProviderKeyList' } },
+  'DELETE /api/v1/providers/:provider/key': { success: { 204: null }, errors: [404] },
+
+  'POST /api/v1/inspect': { success: { 200: 'ThreatDecision' } },
+  'GET /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
+  'POST /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
+
+  'POST /api/v1/gateway/completions': { success: { 200: 'CompletionResponse' }, stream: 'CompletionStreamEvent', errors: [402, 422, 502, 504] },
+  'GET /api/v1/gateway/routing': { success: { 200: 'RoutingConfig' }, errors: [404] },
+  'PUT /api/v1/gateway/routing': { success: { 200: 'RoutingConfig' } },
+  'DELETE /api/v1/gateway/routing': { success: { 204: null } },
+  'GET /api/v1/gateway/pii': { success: { 200: 'PiiSettings' } },
+  'PUT /api/v1/gateway/pii': { success: { 200: 'PiiSettings' } },
+  'GET /api/v1/gateway/budget': { success: { 200: 'Budget' } },
+  'PUT /api/v1/gateway/budget': { success: { 200: 'Budget' } },
+  'GET /api/v1/gateway/providers/health': { success: { 200: 'ProviderHealthList' } },
+
+  'GET /api/v1/audit/verify': { success: { 200: 'AuditVerification' } },
+  'GET /api/v1/audit': { success: { 200: 'AuditPage' } },
+  'POST /api/v1/audit/checkpoints': { success: { 201: 'AuditCheckpoint' } },
+
+  'POST /api/v1/webhooks': { success: { 201: 'WebhookCreated' } },
+  'GET /api/v1/webhooks': { success: { 200: 'WebhookList' } },
+  'GET /api/v1/webhooks/:id': { success: { 200: 'Webhook' }, errors: [404] },
+  'PATCH /api/v1/webhooks/:id': { success: { 200: 'Webhook' }, errors: [404] },
+  'DELETE /api/v1/webhooks/:id': { success: { 204: null }, errors: [404] },
+  'GET /api/v1/webhooks/:id/deliveries': { success: { 200: 'WebhookDeliveryList' }, errors: [404] },
+  'GET /api/v1/webhooks/:id/failures/summary': { success: { 200: 'WebhookFailureSummary' }, errors: [404] },
+
+  'GET /api/v1/gateways': { success: { 200: 'ProtectedGatewayList' } },
+  'POST /api/v1/gateways': { success: { 201: 'ProtectedGateway' }, errors: [409] },
+  'GET /api/v1/gateways/:id': { success: { 200: 'ProtectedGateway' }, errors: [404] },
+  'PATCH /api/v1/gateways/:id': { success: { 200: 'ProtectedGateway' }, errors: [404, 409] },
+  'DELETE /api/v1/gateways/:id': { success: { 204: null }, errors: [404] },
+  'GET /api/v1/gateways/:id/endpoints': { success: { 200: 'DiscoveredEndpointList' }, errors: [404] },
+  'GET /api/v1/geo-rules': { success: { 200: 'GeoRuleList' } },
+  'POST /api/v1/geo-rules': { success: { 201: 'GeoRule' }, errors: [404] },
+  'DELETE /api/v1/geo-rules/:id': { success: { 204: null }, errors: [404] },
+
+  'POST /api/v1/verify': { success: { 200: 'Verification' } },
+  'GET /api/v1/config/verification': { success: { 200: 'VerificationPolicy' } },
+  'PUT /api/v1/config/verification': { success: { 200: 'VerificationPolicy' } },
+  'DELETE /api/v1/config/verification': { success: { 204: null } },
+  'GET /api/v1/compliance/ai-provenance/:request_id': { success: { 200: 'ProvenanceRecord' }, errors: [404] },
+
+  'POST /api/v1/mcp/servers': { success: { 201: 'McpServer' }, errors: [409] },
+  'GET /api/v1/mcp/servers': { success: { 200: 'McpServerList' } },
+  'GET /api/v1/mcp/servers/:id': { success: { 200: 'McpServer' }, errors: [404] },
+  'DELETE /api/v1/mcp/servers/:id': { success: { 204: null }, errors: [404] },
+  'GET /api/v1/mcp/servers/:id/definitions': { success: { 200: 'McpDefinitionList' }, errors: [404] },
+  'POST /api/v1/mcp/servers/:id/definitions/approve': { success: { 200: 'McpDefinition' }, errors: [404, 409] },
+  'GET /api/v1/mcp/collisions': { success: { 200: 'McpCollisionList' } },
+  'GET /api/v1/mcp/quarantine': { success: { 200: 'McpQuarantineList' } },
+  'GET /api/v1/mcp/quarantine/:id': { success: { 200: 'McpQuarantineRecord' }, errors: [404] },
+  'POST /api/v1/mcp/quarantine/:id/release': { success: { 200: 'McpQuarantineRecord' }, errors: [404] },
+  'POST /api/v1/mcp/sessions/:id/heartbeat': { success: { 200: 'McpSession' }, errors: [404, 410] },
+  'GET /api/v1/mcp/sessions/:id': { success: { 200: 'McpSession' }, errors: [404] },
+  'GET /api/v1/mcp/audit': { success: { 200: 'McpSessionAudit' } },
+};
+
+// ------------------------------------------------------------------------- the swagger hook
+
+interface RouteFacts {
+  method: string | string[];
+  url: string;
+  config?: { scope?: string; public?: boolean; operations?: boolean } | undefined;
+}
+
+interface RouteSchema {
+  hide?: boolean;
+  body?: unknown;
+  params?: unknown;
+  querystring?: unknown;
+  response?: unknown;
+  [key: string]: unknown;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Error statuses every route of its kind can answer: 429 (rate limits; operations routes have
+ * their own per-IP limit), 400 when it takes input, 413/415 when it reads a JSON body, 401/403
+ * with a scope, and 503 SERVICE_UNAVAILABLE (database outage) for every API route.
+ */
+export function commonErrors(method: string, schema: RouteSchema, config: RouteFacts['config']): number[] {
+  const statuses = new Set<number>([429]);
+  if (config?.operations === true) return [...statuses];
+  statuses.add(503);
+  const readsBody = BODY_METHODS.has(method);
+  if (readsBody || schema.params !== undefined || schema.querystring !== undefined || schema.body !== undefined) statuses.add(400);
+  if (readsBody) {
+    statuses.add(413);
+    statuses.add(415);
+  }
+  if (config?.scope !== undefined) {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  return [...statuses];
+}
+
+const COMPLETIONS = 'POST /api/v1/gateway/completions';
+/**
+ * Codes only some operations answer (all others may come from any operation with the status).
+ * An empty list: answered outside the documented operations (the router's 404/405, /metrics, the
+ * protected gateways' and the MCP proxy's traffic).
+ */
+const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
+  LOGIN_FAILED: ['POST /api/v1/auth/login'],
+  LOGIN_BLOCKED: ['POST /api/v1/auth/login'],
+  REGISTER_BLOCKED: ['POST /api/v1/auth/register'],
+  EMAIL_TAKEN: ['POST /api/v1/auth/register'],
+  TRIAL_LIMIT: ['POST /api/v1/org/trial/extend'],
+  KEY_CLASS_FORBIDDEN: ['POST /api/v1/keys'],
+  METRICS_TOKEN_INVALID: [],
+  ROUTE_NOT_FOUND: [],
+  METHOD_NOT_ALLOWED: [],
+  CHALLENGE_FAILED: [],
+  GEO_BLOCKED: [],
+  BACKEND_UNREACHABLE: [],
+  BACKEND_DOWN: [],
+  BACKEND_TIMEOUT: [],
+  MCP_SESSION_EXPIRED: ['POST /api/v1/mcp/sessions/:id/heartbeat'],
+  THREAT_BLOCKED: [COMPLETIONS],
+  CHALLENGE_REQUIRED: [COMPLETIONS],
+  UPSTREAM_QUOTA_EXCEEDED: [COMPLETIONS],
+  PII_BLOCKED: [COMPLETIONS],
+  VERIFICATION_BLOCKED: [COMPLETIONS],
+  IMAGES_NOT_SUPPORTED: [COMPLETIONS],
+  UPSTREAM_REJECTED: [COMPLETIONS],
+  BUDGET_EXHAUSTED: [COMPLETIONS],
+  NO_PROVIDERS: [COMPLETIONS],
+  UPSTREAM_AUTH_FAILED: [COMPLETIONS],
+  UPSTREAM_ERROR: [COMPLETIONS],
+  UPSTREAM_UNAVAILABLE: [COMPLETIONS],
+  UPSTREAM_TIMEOUT: [COMPLETIONS],
+};
+
+/** The catalogue's codes this operation may answer with this status: the response's description. */
+export function codesOf(operation: string, status: number): ErrorCode[] {
+  return (Object.keys(ERRORS) as ErrorCode[]).filter((code) => ERRORS[code].status === status && (ONLY_ON[code]?.includes(operation) ?? true));
+}
+
+const json = (name: ComponentName) => ({ 'application/json': { schema: { $ref: `${COMPONENTS_PATH}${name}` } } });
+
+const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No content', 503: 'Unhealthy' };
+
+/** The OpenAPI `responses` of one operation, or null when the table does not know it. */
+export function responsesOf(method: string, url: string, schema: RouteSchema, config: RouteFacts['config']): Record<string, unknown> | null {
+  const entry = OPERATION_RESPONSES[`${method} ${url}`];
+  if (entry === undefined) return null;
+  const responses: Record<string, unknown> = {};
+  for (const [status, component] of Object.entries(entry.success)) {
+    const description = SUCCESS_DESCRIPTIONS[Number(status)] ?? 'OK';
+    if (component === null || component === undefined) {
+      responses[status] = { description, type: 'null' };
+      continue;
+    }
+    const content: Record<string, unknown> = json(component);
+    if (entry.stream !== undefined) {
+      content['text/event-stream'] = {
+        schema: {
+          type: 'string',
+          description: `With "stream": true: server-sent events, each \`data:\` line a ${entry.stream} (JSON), ending with \`data: [DONE]\`.`,
+          'x-event-schema': { $ref: `${COMPONENTS_PATH}${entry.stream}` },
+        },
+      };
+    }
+    responses[status] = { description, content };
+  }
+  const errors = new Set([...commonErrors(method, schema, config), ...(entry.errors ?? [])]);
+  for (const status of [...errors].sort((left, right) => left - right)) {
+    if (responses[String(status)] !== undefined) continue;
+    responses[String(status)] = { description: codesOf(`${method} ${url}`, status).join(', '), content: json('Error') };
+  }
+  responses.default = { description: 'Any other error (INTERNAL): the same envelope.', content: json('Error') };
+  return responses;
+}
+
+/**
+ * @fastify/swagger `transform`: the operation's documented responses replace whatever the route
+ * declares for the document only; the route's own schema (and serializer) is untouched.
+ */
+export function documentResponses({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteFacts }): { schema: FastifySchema; url: string } {
+  const routeSchema = (schema ?? {}) as RouteSchema;
+  if (routeSchema.hide === true) return { schema, url };
+  const method = [route.method].flat()[0] ?? 'GET';
+  const responses = responsesOf(method, url, routeSchema, route.config);
+  if (responses === null) return { schema, url };
+  return { schema: { ...routeSchema, response: responses } as FastifySchema, url };
+}
