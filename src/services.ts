@@ -164,6 +164,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     db,
     logger,
     audit,
+    outbox,
     tiers: config.detectionT4 === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets)) },
   });
   const apisec = createApiSecurity({
@@ -186,6 +187,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     events,
     logger,
     audit,
+    outbox,
     detection,
     checkTarget,
     allowPrivateTargets: config.allowPrivateTargets,

@@ -17,6 +17,7 @@ import type { ResolvedConfig } from '../platform/config.ts';
 import { PROVIDER_CATALOGUE } from '../platform/providers.ts';
 import { decrypt, encrypt, encryptionKeyFrom, mask, randomBase62, safeEqual, sha256Hex } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { deriveSecret } from '../platform/secrets.ts';
@@ -84,6 +85,13 @@ export interface ProviderKeyRecord {
 
 const KEY_PATTERN = /^svc_org_(live|test|rstr)_([a-z0-9]{8})_([A-Za-z0-9]{32,64})$/;
 const KEY_CACHE_TTL_MS = 30_000;
+/**
+ * While the database is unavailable, a key resolved within this long is still honoured (stale):
+ * inspect and the pillars' detection keep working through an outage of minutes, their evidence
+ * going to the outbox. Revocation needs the database, so none can happen meanwhile; one made on
+ * another replica just before the outage is seen when the database returns (docs/reliability.md).
+ */
+const KEY_STALE_ON_OUTAGE_MS = 60 * 60_000;
 const KEY_CACHE_MAX = 50_000;
 const SESSION_TTL_SECONDS = 12 * 3600;
 
@@ -93,8 +101,9 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
   const { db, config, logger } = deps;
   const encryptionKey = encryptionKeyFrom(config.apiEncryptionKey);
   const sessionKey = new TextEncoder().encode(deriveSecret(config.secretKey, 'svc/session-jwt'));
-  // Bounded (least recently used out); each entry also expires KEY_CACHE_TTL_MS after it was read from the database.
-  const keyCache = new LRUCache<string, { context: AuthContext | 'revoked'; expiresAt: number }>({ max: KEY_CACHE_MAX });
+  // Bounded (least recently used out); each entry also expires KEY_CACHE_TTL_MS after it was read
+  // from the database, and may be honoured stale while the database is down (resolvedAt).
+  const keyCache = new LRUCache<string, { context: AuthContext | 'revoked'; expiresAt: number; resolvedAt: number }>({ max: KEY_CACHE_MAX });
   /** Lookups in flight, by key hash: concurrent first requests of one key share one query. */
   const keyLookups = new Map<string, Promise<AuthContext | 'revoked' | 'invalid'>>();
   /** Bumped by every revocation: a lookup that raced one is answered but not cached. */
@@ -221,7 +230,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
             role: null,
           };
     if (generation === revocations) {
-      keyCache.set(hash, { context, expiresAt: now + KEY_CACHE_TTL_MS });
+      keyCache.set(hash, { context, expiresAt: now + KEY_CACHE_TTL_MS, resolvedAt: now });
     }
     return context;
   }
@@ -325,7 +334,15 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
           lookup = lookUpKey(hash, match[2]!, now).finally(() => keyLookups.delete(hash));
           keyLookups.set(hash, lookup);
         }
-        context = await lookup;
+        try {
+          context = await lookup;
+        } catch (error) {
+          // Database down: a key this process resolved recently is honoured stale (see
+          // KEY_STALE_ON_OUTAGE_MS) for another TTL, so the database is asked again only then.
+          if (cached === undefined || cached.resolvedAt + KEY_STALE_ON_OUTAGE_MS <= now || !isDatabaseOutage(error)) throw error;
+          if (keyCache.get(hash) === cached) keyCache.set(hash, { ...cached, expiresAt: now + KEY_CACHE_TTL_MS });
+          context = cached.context;
+        }
       }
       if (context === 'invalid') return 'invalid';
       if (context !== 'revoked') lastUsed.set(context.keyId!, { orgId: context.orgId, at: now });

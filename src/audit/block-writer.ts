@@ -53,11 +53,10 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
   const waiting = new Map<string, AuditEntryInput[]>();
   const outbox = services.outbox;
   const spool = async (orgId: string, chunk: readonly AuditEntryInput[]) => {
-    for (const entry of chunk) {
-      await outbox!.append(OUTBOX_KIND, { orgId, entry } satisfies SpooledEntry).catch((error: unknown) => {
-        services.logger.error({ org_id: orgId, target: entry.target ?? null, code: failureCode(error) }, 'block audit entry lost: spool write failed');
-      });
-    }
+    // One disk sync for the chunk, the entries in their order.
+    await outbox!.appendMany(OUTBOX_KIND, chunk.map((entry) => ({ orgId, entry }) satisfies SpooledEntry)).catch((error: unknown) => {
+      services.logger.error({ org_id: orgId, entries: chunk.length, code: failureCode(error) }, 'block audit entries lost: spool write failed');
+    });
   };
   // Replayed in spool order, one org per call, one transaction each (appendMany).
   outbox?.register(

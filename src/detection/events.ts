@@ -95,7 +95,8 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
             continue;
           }
           // Kept on disk and written when the database is back (platform/outbox.ts).
-          for (const row of list) await outbox.append(OUTBOX_KIND, row).catch((spoolError: unknown) => logger?.error({ code: errorCode(spoolError) }, 'threat event lost: spool write failed'));
+          // One disk sync for the batch, the rows in their order.
+          await outbox.appendMany(OUTBOX_KIND, list).catch((spoolError: unknown) => logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events lost: spool write failed'));
           continue;
         }
         // One row the database refuses must not take the batch with it: insert one by one.

@@ -4,13 +4,15 @@
  * (30-minute expiry, heartbeat) and the session audit. No Fastify here; routes.ts adapts it.
  */
 import { LRUCache } from 'lru-cache';
-import type { AuditLog, AuditRecord } from '../audit/index.ts';
+import type { AuditEntryInput, AuditLog, AuditRecord } from '../audit/index.ts';
 import type { DetectionEngine } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Outbox } from '../platform/outbox.ts';
 import { createChainCorrelator } from './chains.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
 import { createInspector } from './inspection.ts';
@@ -28,6 +30,7 @@ const SESSION_WRITE_EVERY_MS = 10_000;
 const MAX_SESSIONS = 100_000;
 /** How long audit entries gather before they are appended (one chain transaction per batch). */
 const AUDIT_GATHER_MS = 100;
+const MCP_AUDIT_OUTBOX_KIND = 'mcp_audit_entry';
 
 export interface McpDeps {
   readonly db: Database;
@@ -35,6 +38,8 @@ export interface McpDeps {
   readonly events: EventBus;
   readonly logger: Logger;
   readonly audit: AuditLog;
+  /** Where audit entries go while the database is unavailable (platform/outbox.ts). */
+  readonly outbox?: Outbox;
   readonly detection: DetectionEngine;
   /** SSRF check of a user-supplied URL (throws VALIDATION_FAILED / TARGET_FORBIDDEN). */
   readonly checkTarget: (url: string, field?: string) => Promise<URL>;
@@ -80,17 +85,63 @@ export function createMcp(deps: McpDeps) {
 
   // Audit entries are appended in order per org, off the request path: while one append is in
   // flight, later entries gather and go in the next appendMany (one chain-head lock per batch).
-  // flush() waits until every entry is written.
+  // flush() waits until every entry is written. While the database is unavailable they go to the
+  // evidence outbox and are chained, in order, when it returns (and while anything waits there,
+  // new entries queue behind it); an entry the database refuses is written alone, so only it is lost.
   const auditBuffers = new Map<string, CallAudit[]>();
   const auditDrains = new Map<string, Promise<void>>();
+  const { outbox } = deps;
+  const toInput = (entry: CallAudit): AuditEntryInput => ({ actor: 'mcp-proxy', action: entry.action, target: entry.target, outcome: entry.outcome, details: entry.details });
+  const failureCode = (error: unknown): string => {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
+  };
+  const spool = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<void> => {
+    const kept = await outbox!.appendMany(MCP_AUDIT_OUTBOX_KIND, entries.map((entry) => ({ orgId, entry }))).catch(() => entries.map(() => false));
+    const lost = kept.filter((flag) => !flag).length;
+    if (lost > 0) deps.logger.error({ org_id: orgId, entries: lost }, 'mcp audit entries lost: spool write failed or full');
+  };
+  /** Each entry alone after a refused batch; rethrows an outage. */
+  const appendEach = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<void> => {
+    for (const entry of entries) {
+      try {
+        await deps.audit.append(orgId, entry);
+      } catch (error) {
+        if (isDatabaseOutage(error)) throw error;
+        deps.logger.error({ org_id: orgId, action: entry.action, target: entry.target ?? null, code: failureCode(error) }, 'mcp audit entry rejected');
+      }
+    }
+  };
+  const write = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<void> => {
+    try {
+      await deps.audit.appendMany(orgId, entries);
+    } catch (error) {
+      if (isDatabaseOutage(error)) throw error;
+      await appendEach(orgId, entries);
+    }
+  };
+  // Replayed in spool order, one org and one transaction per call (a repeated call writes nothing twice).
+  outbox?.register(
+    MCP_AUDIT_OUTBOX_KIND,
+    async (records) => {
+      const list = records as Array<{ orgId: string; entry: AuditEntryInput }>;
+      if (list.length > 0) await write(list[0]!.orgId, list.map((record) => record.entry));
+    },
+    { group: (record) => (record as { orgId: string }).orgId, batch: 100 },
+  );
   const drain = async (orgId: string): Promise<void> => {
     for (;;) {
       const batch = auditBuffers.get(orgId);
       if (batch === undefined || batch.length === 0) break;
       auditBuffers.delete(orgId);
-      await deps.audit
-        .appendMany(orgId, batch.map((entry) => ({ actor: 'mcp-proxy', action: entry.action, target: entry.target, outcome: entry.outcome, details: entry.details })))
-        .catch((error: unknown) => deps.logger.error({ err: error, entries: batch.length }, 'mcp audit append failed'));
+      const entries = batch.map(toInput);
+      try {
+        if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, entries);
+        else await write(orgId, entries);
+      } catch (error) {
+        if (outbox !== undefined && isDatabaseOutage(error)) await spool(orgId, entries);
+        else deps.logger.error({ org_id: orgId, entries: entries.length, code: failureCode(error) }, 'mcp audit append failed');
+      }
     }
     auditDrains.delete(orgId);
   };

@@ -38,6 +38,11 @@ export interface Outbox {
   register(kind: string, handler: OutboxHandler, options?: { group?: (data: unknown) => string; batch?: number }): void;
   /** Appends durably (resolves after fdatasync). False when the spool is full and the record was dropped. */
   append(kind: string, data: unknown): Promise<boolean>;
+  /**
+   * Appends several records in this order, sharing one fdatasync (a writer spooling a batch
+   * waits for one disk sync, not one per record). One flag per record, as `append`.
+   */
+  appendMany(kind: string, items: readonly unknown[]): Promise<boolean[]>;
   /** Records spooled and not yet written. */
   pending(): number;
   /** Writes what is spooled; stops at an outage. Returns how many records were written. */
@@ -212,6 +217,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       });
       await done;
       return true;
+    },
+
+    appendMany(kind, items) {
+      // append() queues its line synchronously, so the records keep this order in the file.
+      return Promise.all(items.map((data) => outbox.append(kind, data)));
     },
 
     pending() {

@@ -6,7 +6,11 @@
  * that entry's seq and hash — the chain of custody served by
  * GET /api/v1/compliance/ai-provenance/{request_id}. Bounded memory: past `maxBacklog` waiting
  * records new ones are dropped and counted in a warning log line (the response was already
- * served; the loss is visible, never silent).
+ * served; the loss is visible, never silent). While the database is unavailable, records go to
+ * the evidence outbox (platform/outbox.ts) and are written, in order, when it returns; while
+ * anything waits there, new records queue behind it, so the chain keeps their order. A batch
+ * the database refuses for a reason other than an outage is written again record by record, so
+ * only the refused record is lost (logged without content).
  *
  * sb942_manifest_present: California SB 942 asks for a latent disclosure (a manifest such as
  * C2PA) in AI-generated image, video and audio. svc relays text and embeds no manifest, so the
@@ -14,7 +18,9 @@
  */
 import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Outbox } from '../platform/outbox.ts';
 import type { LayerName, Verdict } from './types.ts';
 
 export interface ProvenanceRecord {
@@ -61,15 +67,113 @@ export interface ProvenanceWriter {
   close(): Promise<void>;
 }
 
-export function createProvenanceWriter(deps: { db: Database; audit: AuditLog; logger: Logger }, options: { flushMs?: number; batch?: number; maxBacklog?: number } = {}): ProvenanceWriter {
+const OUTBOX_KIND = 'provenance_record';
+interface SpooledRecord {
+  orgId: string;
+  record: ProvenanceRecord;
+}
+
+function failureCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
+}
+
+export function createProvenanceWriter(
+  deps: { db: Database; audit: AuditLog; logger: Logger; outbox?: Outbox },
+  options: { flushMs?: number; batch?: number; maxBacklog?: number } = {},
+): ProvenanceWriter {
   const flushMs = options.flushMs ?? 50;
   const batch = options.batch ?? 100;
   const maxBacklog = options.maxBacklog ?? 50_000;
+  const { outbox } = deps;
   const waiting = new Map<string, ProvenanceRecord[]>();
   const running = new Map<string, Promise<void>>();
   let backlog = 0;
   let dropped = 0;
   let timer: NodeJS.Timeout | null = null;
+
+  /** One transaction: the chunk's audit entries, then its records with their seq and hash. */
+  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
+    await deps.db.withOrg(orgId, async (tx) => {
+      const audited = await deps.audit.appendMany(
+        orgId,
+        chunk.map((record) => ({
+          actor: 'system:verification',
+          action: PROVENANCE_AUDIT_ACTION,
+          target: record.requestId,
+          outcome: !record.delivered ? 'blocked' : record.passed === false ? 'failed' : 'delivered',
+          details: { content_hash: record.contentHash, provider: record.provider, model: record.model, checks: record.checks, action: record.action, sources: record.sources.length, risk_class: record.riskClass },
+        })),
+        { tx },
+      );
+      // One statement for the whole batch: on the embedded engine every statement is parsed
+      // and planned inside the process, and a row-by-row insert cost as much CPU as the
+      // completion it records.
+      const rows = chunk.map((record, index) => ({
+        request_id: record.requestId,
+        content_hash: record.contentHash,
+        delivered: record.delivered,
+        provider: record.provider,
+        model: record.model,
+        streamed: record.streamed,
+        sources: record.sources,
+        checks: record.checks,
+        passed: record.passed,
+        action: record.action,
+        retried_from: record.retriedFrom,
+        risk_class: record.riskClass,
+        sb942_manifest_present: record.sb942ManifestPresent,
+        audit_seq: audited[index]!.seq,
+        audit_hash: audited[index]!.hash,
+      }));
+      await tx.query(
+        `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
+         SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, r.audit_seq, r.audit_hash
+         FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean, audit_seq bigint, audit_hash text)
+         ON CONFLICT (org_id, request_id) DO NOTHING`,
+        [orgId, JSON.stringify(rows)],
+      );
+    });
+  };
+
+  /** After a refused batch: each record alone, so only a record the database refuses is lost. Rethrows an outage. */
+  const writeEach = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
+    for (const record of chunk) {
+      try {
+        await writeChunk(orgId, [record]);
+      } catch (error) {
+        if (isDatabaseOutage(error)) throw error;
+        deps.logger.error({ org_id: orgId, request_id: record.requestId.slice(0, 128), code: failureCode(error) }, 'verification provenance record rejected');
+      }
+    }
+  };
+
+  const spool = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
+    const kept = await outbox!.appendMany(OUTBOX_KIND, chunk.map((record) => ({ orgId, record }) satisfies SpooledRecord)).catch((error: unknown) => {
+      deps.logger.error({ org_id: orgId, records: chunk.length, code: failureCode(error) }, 'verification provenance records lost: spool write failed');
+      return chunk.map(() => true);
+    });
+    const lost = kept.filter((flag) => !flag).length;
+    if (lost > 0) deps.logger.error({ org_id: orgId, records: lost }, 'verification provenance records lost: spool full');
+  };
+
+  // Replayed in spool order, one org and one transaction per call (a repeated call writes nothing twice).
+  outbox?.register(
+    OUTBOX_KIND,
+    async (records) => {
+      const list = records as SpooledRecord[];
+      if (list.length === 0) return;
+      const orgId = list[0]!.orgId;
+      const chunk = list.map((item) => item.record);
+      try {
+        await writeChunk(orgId, chunk);
+      } catch (error) {
+        if (isDatabaseOutage(error)) throw error;
+        await writeEach(orgId, chunk);
+      }
+    },
+    { group: (record) => (record as SpooledRecord).orgId, batch },
+  );
 
   const writeOrg = (orgId: string): Promise<void> => {
     const previous = running.get(orgId) ?? Promise.resolve();
@@ -83,48 +187,20 @@ export function createProvenanceWriter(deps: { db: Database; audit: AuditLog; lo
         const chunk = records.splice(0, batch);
         backlog -= chunk.length;
         try {
-          await deps.db.withOrg(orgId, async (tx) => {
-            const audited = await deps.audit.appendMany(
-              orgId,
-              chunk.map((record) => ({
-                actor: 'system:verification',
-                action: PROVENANCE_AUDIT_ACTION,
-                target: record.requestId,
-                outcome: !record.delivered ? 'blocked' : record.passed === false ? 'failed' : 'delivered',
-                details: { content_hash: record.contentHash, provider: record.provider, model: record.model, checks: record.checks, action: record.action, sources: record.sources.length, risk_class: record.riskClass },
-              })),
-              { tx },
-            );
-            // One statement for the whole batch: on the embedded engine every statement is parsed
-            // and planned inside the process, and a row-by-row insert cost as much CPU as the
-            // completion it records.
-            const rows = chunk.map((record, index) => ({
-              request_id: record.requestId,
-              content_hash: record.contentHash,
-              delivered: record.delivered,
-              provider: record.provider,
-              model: record.model,
-              streamed: record.streamed,
-              sources: record.sources,
-              checks: record.checks,
-              passed: record.passed,
-              action: record.action,
-              retried_from: record.retriedFrom,
-              risk_class: record.riskClass,
-              sb942_manifest_present: record.sb942ManifestPresent,
-              audit_seq: audited[index]!.seq,
-              audit_hash: audited[index]!.hash,
-            }));
-            await tx.query(
-              `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
-               SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, r.audit_seq, r.audit_hash
-               FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean, audit_seq bigint, audit_hash text)
-               ON CONFLICT (org_id, request_id) DO NOTHING`,
-              [orgId, JSON.stringify(rows)],
-            );
-          });
+          // While anything waits in the spool, new records queue behind it (the chain keeps their order).
+          if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, chunk);
+          else await writeChunk(orgId, chunk);
         } catch (error) {
-          deps.logger.error({ err: error, org_id: orgId, records: chunk.length }, 'verification provenance write failed');
+          if (isDatabaseOutage(error)) {
+            if (outbox !== undefined) await spool(orgId, chunk);
+            else deps.logger.error({ org_id: orgId, records: chunk.length, code: failureCode(error) }, 'verification provenance lost: database unavailable');
+            continue;
+          }
+          // One record the database refuses must not take the batch with it.
+          await writeEach(orgId, chunk).catch(async (outage: unknown) => {
+            if (outbox !== undefined) await spool(orgId, chunk);
+            else deps.logger.error({ org_id: orgId, records: chunk.length, code: failureCode(outage) }, 'verification provenance lost: database unavailable');
+          });
         }
       }
     });

@@ -14,6 +14,7 @@ import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Outbox } from '../platform/outbox.ts';
 import { sha256Hex } from './integrity.ts';
 import { DEFAULT_POLICY, policyView, resolvePolicy, type PolicyBody, type ResolvedPolicy } from './policy.ts';
 import { createProvenanceWriter, type ProvenanceRecord, type ProvenanceWriter } from './provenance.ts';
@@ -27,6 +28,8 @@ export interface VerificationDeps {
   db: Database;
   logger: Logger;
   audit: AuditLog;
+  /** Where provenance records go while the database is unavailable (platform/outbox.ts). */
+  outbox?: Outbox;
   /** Optional grounding tiers 2 and 3 (none by default). */
   tiers?: GroundingTiers;
   provenance?: { flushMs?: number; batch?: number; maxBacklog?: number };

@@ -414,15 +414,37 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     at: string;
   }
   const outbox = services.outbox;
-  // One event per replay call: emit() is one transaction, so a repeated call never duplicates.
+  // One org's events per replay call, fanned out in one statement (one transaction), so a call
+  // repeated after an outage mid-replay never duplicates; a 10-minute outage's backlog is
+  // written in hundreds of transactions, not tens of thousands.
   outbox?.register(
     'webhook_event',
     async (records) => {
-      for (const record of records as SpooledEvent[]) {
-        await webhooks.emit(record.orgId, record.event, record.data, { gatewayId: record.gatewayId, at: new Date(record.at) });
+      const list = records as SpooledEvent[];
+      if (list.length === 0) return;
+      const orgId = list[0]!.orgId;
+      const rows = list.map((record) => ({
+        event: record.event,
+        payload: JSON.stringify(buildEnvelope(orgId, record.event, record.data, record.gatewayId, new Date(record.at))),
+        at: record.at,
+      }));
+      const inserted = await db.withOrg(orgId, (tx) =>
+        tx.query<{ id: string }>(
+          `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
+           SELECT gen_random_uuid(), $1, e.id, r.event, r.payload, 'pending', r.at
+             FROM jsonb_to_recordset($2::jsonb) AS r(event text, payload text, at timestamptz)
+             JOIN webhook_endpoints e ON e.state = 'active' AND e.events @> jsonb_build_array(r.event)
+           RETURNING id::text`,
+          [orgId, JSON.stringify(rows)],
+        ),
+      );
+      try {
+        for (const row of inserted.rows) await enqueue({ deliveryId: row.id, orgId }, 0, `${row.id}_1`);
+      } catch (error) {
+        logger.warn({ org_id: orgId, deliveries: inserted.rows.length, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook enqueue failed; the sweep will retry');
       }
     },
-    { batch: 1 },
+    { group: (record) => (record as SpooledEvent).orgId, batch: 100 },
   );
 
   // ------------------------------------------------------------------------------ API

@@ -55,6 +55,25 @@ describe('the evidence outbox', () => {
     await outbox.close();
   });
 
+  it('keeps the order of a batch appended at once and writes it back in that order', async () => {
+    const dir = join(directory, 'f');
+    const outbox = createOutbox({ dir, logger });
+    let up = false;
+    const written: number[] = [];
+    outbox.register('item', async (records) => {
+      if (!up) throw outage();
+      written.push(...(records as number[]));
+    }, { batch: 3 });
+    const batch = Array.from({ length: 40 }, (_, index) => index);
+    expect(await outbox.appendMany('item', batch)).toEqual(batch.map(() => true));
+    await outbox.append('item', 40);
+    expect(await outbox.replay()).toBe(0);
+    up = true;
+    expect(await outbox.replay()).toBe(41);
+    expect(written).toEqual([...batch, 40]);
+    await outbox.close();
+  });
+
   it('adopts and replays the spool of a process that died', async () => {
     const dir = join(directory, 'c');
     const dead = createOutbox({ dir, logger, pid: 999_999_999 });
