@@ -11,7 +11,7 @@ export { createStreamGuard } from './stream-guard.ts';
 export type { StreamGuard } from './stream-guard.ts';
 export { resolvePolicy, DEFAULT_POLICY, DEFAULT_POLICY_BODY, PolicySchema, PolicyError } from './policy.ts';
 export type { InactiveRule, PolicyBody, ResolvedPolicy } from './policy.ts';
-export { compileSafeRegex, REGEX_INPUT_LIMIT, UNBOUNDED_REGEX_INPUT_LIMIT } from './regex-safety.ts';
+export { compileSafeRegex, regexInputLimit, REGEX_INPUT_LIMIT, UNBOUNDED_REGEX_INPUT_LIMIT } from './regex-safety.ts';
 export { systemPromptLeak } from './constraint.ts';
 export { createGroundingJudge, judgePrompt, parseJudgeAnswer } from './judge.ts';
 export type { Verification, LayerResult, Finding, LayerName, Verdict, Action, VerifyInput } from './types.ts';

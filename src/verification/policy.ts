@@ -187,7 +187,7 @@ export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {
         inactive.push({ layer: 'constraint', rule: `constraint.${field}[${index}]`, inactive_reason: `regex_${outcome.refused}` });
         return null;
       }
-      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only bounded-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations; at most one unbounded quantifier (*, +, {n,}); bounded repeats at most {0,100}; at most 512 characters`);
+      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only bounded-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations; at most one unbounded quantifier (*, +, {n,}) unless each is followed only by characters it cannot match (\\s*\\S+); bounded repeats at most {0,100}; at most 512 characters`);
       return outcome.regex;
     });
   if (policy.structural.json_schema !== null) {

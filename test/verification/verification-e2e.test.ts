@@ -231,6 +231,17 @@ describe('guard API and policy endpoint', () => {
     expect(verified.json()).toMatchObject({ layers: { constraint: { findings: [{ reason: 'must_not_match_matched', detail: 'must_not_match[0]' }] } } });
   });
 
+  it('saves and applies a pattern whose unbounded quantifiers cannot match the same character, and refuses one whose can', async () => {
+    const { headers } = await org([]);
+    const saved = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['(?i)password:\\s*\\S+'] } } });
+    expect(saved.statusCode).toBe(200);
+    const verified = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'Use Password:   hunter2 to log in.' } });
+    expect(verified.json()).toMatchObject({ layers: { constraint: { verdict: 'fail', findings: [{ reason: 'must_not_match_matched', detail: 'must_not_match[0]', start: 4, end: 23 }] } } });
+    const overlapping = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['password:\\w+\\s*\\w+'] } } });
+    expect(overlapping.statusCode).toBe(400);
+    expect(overlapping.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+  });
+
   it('refuses a guard schema whose pattern stacks unbounded quantifiers, naming the field, and applies an ordinary pattern', async () => {
     const { headers } = await org([]);
     const adversarial = '\\s*'.repeat(12) + 'x';
