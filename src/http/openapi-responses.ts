@@ -313,7 +313,13 @@ const GeoRuleList = closed({ enforced: Type.Boolean(), rules: Type.Array(ref('Ge
 
 // ------------------------------------------------------------------------------ verification
 
-const VerificationPolicy = closed({ policy: AnyObject, updated_at: nullable(Timestamp) });
+const VerificationPolicy = closed({
+  policy: AnyObject,
+  updated_at: nullable(Timestamp),
+  inactive_rules: Type.Array(closed({ layer: oneOf(['structural', 'constraint']), rule: Type.String(), inactive_reason: Type.String() }), {
+    description: 'Stored rules that today\'s validation refuses (e.g. a pattern that is not bounded-time): skipped, never compiled; `inactive_reason` is the code a PUT of the rule answers. Empty when every rule is active.',
+  }),
+});
 const ProvenanceRecord = closed({
   request_id: Type.String(),
   created_at: Timestamp,

@@ -54,9 +54,10 @@ function constraintFindings(input: VerifyInput, policy: ResolvedPolicy, window: 
       return { limit, text: content.length > limit ? content.slice(0, limit) : content };
     };
     if (!window) policy.compiled.mustMatch.forEach((regex, index) => {
-      if (!regex.test(boundedFor(regex).text)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
+      if (regex !== null && !regex.test(boundedFor(regex).text)) findings.push({ start: 0, end: 0, reason: 'must_match_failed', detail: `must_match[${index}]` });
     });
     policy.compiled.mustNotMatch.forEach((regex, index) => {
+      if (regex === null) return; // inactive rule (policy.compiled.inactive)
       const bounded = boundedFor(regex);
       const match = regex.exec(bounded.text);
       if (match !== null) findings.push({ start: match.index, end: match.index + match[0].length, reason: 'must_not_match_matched', detail: `must_not_match[${index}]` });

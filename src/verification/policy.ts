@@ -101,8 +101,29 @@ export interface ResolvedPolicy {
     detect_refusal: boolean;
     flag_refusal: boolean;
   };
-  /** Compiled forms (not part of the API shape). */
-  compiled: { mustMatch: RegExp[]; mustNotMatch: RegExp[]; bannedLower: string[]; requiredLower: string[] };
+  /**
+   * Compiled forms (not part of the API shape). A regex rule that is inactive (a stored pattern
+   * today's rule refuses) is `null` at its index and never compiled; `inactive` says why.
+   */
+  compiled: { mustMatch: Array<RegExp | null>; mustNotMatch: Array<RegExp | null>; bannedLower: string[]; requiredLower: string[]; inactive: InactiveRule[] };
+}
+
+/** A stored rule that today's validation refuses: skipped (never compiled), shown on GET, named in results. */
+export interface InactiveRule {
+  /** Layer the rule belongs to. */
+  layer: 'structural' | 'constraint';
+  /** The rule's path in the policy body, e.g. `constraint.must_match[1]`. */
+  rule: string;
+  /** Stable reason, the same code a PUT of the rule answers (`regex_multiple_unbounded_quantifiers`, `schema_pattern_not_linear`). */
+  inactive_reason: string;
+}
+
+export interface ResolveOptions {
+  /**
+   * `refuse` (PUT, guard API): a refused pattern throws PolicyError. `skip` (loading a stored
+   * policy): a refused regex or JSON Schema becomes an inactive rule and the rest applies.
+   */
+  refusedRules?: 'refuse' | 'skip';
 }
 
 /**
@@ -144,7 +165,9 @@ export class PolicyError extends Error {
 }
 
 /** Defaults merged with the stored body, validated and compiled. Throws PolicyError naming the field. */
-export function resolvePolicy(body: PolicyBody = {}): ResolvedPolicy {
+export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {}): ResolvedPolicy {
+  const skip = options.refusedRules === 'skip';
+  const inactive: InactiveRule[] = [];
   const base = DEFAULT_POLICY_BODY;
   const policy = {
     enabled: body.enabled ?? base.enabled,
@@ -160,27 +183,37 @@ export function resolvePolicy(body: PolicyBody = {}): ResolvedPolicy {
   const compile = (list: string[], field: string) =>
     list.map((source, index) => {
       const outcome = compileSafeRegex(source);
-      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only bounded-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations; at most one unbounded quantifier (*, +, {n,}); bounded repeats at most {0,100}; at most 512 characters`);
+      if ('refused' in outcome && skip) {
+        inactive.push({ layer: 'constraint', rule: `constraint.${field}[${index}]`, inactive_reason: `regex_${outcome.refused}` });
+        return null;
+      }
+      if ('refused' in outcome) throw new PolicyError(`body.constraint.${field}[${index}]`, `regex_${outcome.refused}`, `constraint.${field}[${index}] is refused (${outcome.refused}): only bounded-time patterns are accepted — no backreferences, lookarounds, nested quantifiers or quantified alternations; at most one unbounded quantifier (*, +, {n,}) unless each is followed only by characters it cannot match (\\s*\\S+); bounded repeats at most {0,100}; at most 512 characters`);
       return outcome.regex;
     });
   if (policy.structural.json_schema !== null) {
     const compiled = compileSchema(policy.structural.json_schema);
-    if ('error' in compiled) throw new PolicyError('body.structural.json_schema', compiled.error, `structural.json_schema is not a usable JSON Schema (${compiled.error})`);
+    if ('error' in compiled && skip) {
+      inactive.push({ layer: 'structural', rule: 'structural.json_schema', inactive_reason: compiled.error });
+      policy.structural = { ...policy.structural, json_schema: null };
+    } else if ('error' in compiled) throw new PolicyError('body.structural.json_schema', compiled.error, `structural.json_schema is not a usable JSON Schema (${compiled.error})`);
   }
+  const mustMatch = compile(policy.constraint.must_match, 'must_match');
+  const mustNotMatch = compile(policy.constraint.must_not_match, 'must_not_match');
   return {
     ...policy,
     compiled: {
-      mustMatch: compile(policy.constraint.must_match, 'must_match'),
-      mustNotMatch: compile(policy.constraint.must_not_match, 'must_not_match'),
+      mustMatch,
+      mustNotMatch,
       bannedLower: policy.constraint.banned_phrases.map((phrase) => phrase.toLowerCase()),
       requiredLower: policy.constraint.required_phrases.map((phrase) => phrase.toLowerCase()),
+      inactive,
     },
   };
 }
 
 export const DEFAULT_POLICY: ResolvedPolicy = resolvePolicy();
 
-/** The API view of a resolved policy (no compiled parts). */
+/** The API view of a resolved policy (no compiled parts; inactive rules are listed beside it, see PolicyStore.view). */
 export function policyView(policy: ResolvedPolicy): Omit<ResolvedPolicy, 'compiled'> {
   const { compiled: _compiled, ...view } = policy;
   return view;

@@ -7,9 +7,17 @@
  *
  * - no backreference, no lookaround (they defeat any bound);
  * - no quantified group containing a quantifier or an alternation (`(a+)+`, `(a|aa)*`);
- * - at most ONE unbounded quantifier (`*`, `+`, `{n,}`) in the whole pattern: two unbounded
- *   quantifiers over overlapping characters (`\s*\s*x`, `'\s*'.repeat(12)`) can split a run of
- *   length n in O(n^k) ways;
+ * - at most ONE unbounded quantifier (`*`, `+`, `{n,}`) in the whole pattern, unless every
+ *   unbounded quantifier is character-class separated: two unbounded quantifiers over
+ *   overlapping characters (`\s*\s*x`, `'\s*'.repeat(12)`) can split a run of length n in
+ *   O(n^k) ways. Several are accepted only when the pattern is one top-level sequence (no
+ *   alternation), each unbounded quantifier applies to a single character atom (a character,
+ *   escape or class) outside any group, and its atom's characters are disjoint from those of
+ *   everything that can come next — the following atoms up to and including the first one that
+ *   cannot match empty (`\s*\S+`, `\d+,\d+`, `key:\s*\w+`; not `\s*\s+`, `\w+\s*\w+`). Then
+ *   at every position only the longest run can be followed, so each quantifier's backtracking
+ *   fails in constant steps and the bound below still holds. Disjointness is decided exactly, with
+ *   the pattern's own flags (case folding included), by scanning every code point once;
  * - bounded quantifiers at most {0,100}, and the product of the choices the bounded parts offer
  *   (`?` = 2, `{n,m}` = m−n+1, an alternation = its branch count) at most 256 — or at most 4
  *   when the pattern also has its unbounded quantifier.
@@ -26,6 +34,8 @@ export const MAX_BOUNDED_REPEAT = 100;
 export const MAX_FIXED_REPEAT = 1_000;
 export const MAX_CHOICES = 256;
 export const MAX_CHOICES_WITH_UNBOUNDED = 4;
+/** Class-against-class comparisons (each a scan of every code point) one pattern may need; more → refused. */
+export const MAX_CLASS_COMPARISONS = 8;
 /** Characters a linear pattern (no unbounded quantifier) runs on. */
 export const REGEX_INPUT_LIMIT = 65_536;
 /** Characters a pattern with its one unbounded quantifier runs on (quadratic worst case). */
@@ -44,6 +54,65 @@ export type RegexRefusal =
 
 const unboundedRegexes = new WeakSet<RegExp>();
 
+/** Every Unicode scalar value once (surrogates excluded), built on first use (~2.2 M UTF-16 units). */
+let everyCodePoint: string | null = null;
+function allCodePoints(): string {
+  if (everyCodePoint !== null) return everyCodePoint;
+  const chunks: string[] = [];
+  const buffer: number[] = [];
+  for (let codePoint = 0; codePoint <= 0x10ffff; codePoint += 1) {
+    if (codePoint === 0xd800) codePoint = 0xe000;
+    buffer.push(codePoint);
+    if (buffer.length === 8_192) {
+      chunks.push(String.fromCodePoint(...buffer));
+      buffer.length = 0;
+    }
+  }
+  chunks.push(String.fromCodePoint(...buffer));
+  everyCodePoint = chunks.join('');
+  return everyCodePoint;
+}
+
+const overlapCache = new Map<string, boolean>();
+
+/** The character a single-literal atom stands for (`x`, `\\.`), or null for a class, escape class or `.`. */
+function literalOf(atom: string): string | null {
+  if (atom.length === 1 && atom !== '.') return atom;
+  if (atom.length === 2 && atom[0] === '\\' && !/[0-9A-Za-z]/.test(atom[1]!)) return atom[1]!;
+  return null;
+}
+
+/**
+ * Whether two single-character atoms (`\\s`, `[a-z]`, `x`, `.`) can match the same character under
+ * `flags` (the engine's own semantics, case folding included). A literal is tested against the
+ * other atom directly; two classes by one scan of every code point (10–40 ms; `budget.scans`
+ * counts the uncached ones, and the caller refuses a pattern that needs too many).
+ */
+export function atomsOverlap(first: string, second: string, flags: string, budget: { scans: number } = { scans: Number.POSITIVE_INFINITY }): boolean {
+  const clean = flags.replace(/[gy]/g, '');
+  const key = `${clean}\u0000${first}\u0000${second}`;
+  const hit = overlapCache.get(key);
+  if (hit !== undefined) return hit;
+  let overlap = true;
+  try {
+    const firstLiteral = literalOf(first);
+    const secondLiteral = literalOf(second);
+    if (firstLiteral !== null) overlap = new RegExp(`^(?:${second})$`, clean).test(firstLiteral);
+    else if (secondLiteral !== null) overlap = new RegExp(`^(?:${first})$`, clean).test(secondLiteral);
+    else {
+      if (budget.scans <= 0) return true;
+      budget.scans -= 1;
+      // Lookahead in svc's own probe over a fixed string, never over user input.
+      overlap = new RegExp(`(?=${first})(?:${second})`, clean).test(allCodePoints());
+    }
+  } catch {
+    overlap = true;
+  }
+  if (overlapCache.size >= 4_096) overlapCache.clear();
+  overlapCache.set(key, overlap);
+  return overlap;
+}
+
 /** How many characters of input `regex` (from compileSafeRegex) may run on. */
 export function regexInputLimit(regex: RegExp): number {
   return unboundedRegexes.has(regex) ? UNBOUNDED_REGEX_INPUT_LIMIT : REGEX_INPUT_LIMIT;
@@ -58,7 +127,7 @@ export function compileSafeRegex(source: string, baseFlags = 'u'): { regex: RegE
     if (!flags.includes('i')) flags += 'i';
     body = body.slice(4);
   }
-  const shape = analyse(body);
+  const shape = analyse(body, flags);
   if ('refused' in shape) return shape;
   try {
     const regex = new RegExp(body, flags);
@@ -77,19 +146,37 @@ interface Group {
   finished: number;
 }
 
-type Quantifier = { length: number; unbounded: boolean; choices: number; tooLarge: boolean } | null;
+type Quantifier = { length: number; unbounded: boolean; choices: number; tooLarge: boolean; nullable: boolean } | null;
 
-function analyse(body: string): { unbounded: boolean } | { refused: RegexRefusal } {
+/** One element of the top-level sequence: a single-character atom (its source), a group (`atom: null`, any character) or an assertion. */
+interface Item {
+  atom: string | null;
+  zeroWidth: boolean;
+  nullable: boolean;
+  unbounded: boolean;
+}
+
+const ZERO_WIDTH_ESCAPES = new Set(['b', 'B']);
+
+function analyse(body: string, flags: string): { unbounded: boolean } | { refused: RegexRefusal } {
   const stack: Group[] = [{ quantified: false, branches: 1, current: 1, finished: 0 }];
   let inClass = false;
+  let classStart = 0;
   let unboundedCount = 0;
-  // Quantifier right after an atom: applies to the previous atom (a character, class or group).
-  const applyQuantifier = (index: number, group: Group | null): { next: number; refused?: RegexRefusal } => {
+  /** Unbounded quantifiers inside a group or on a group: several of them are never accepted. */
+  let unboundedOutsideSequence = 0;
+  const items: Item[] = [];
+  // Quantifier right after an atom: applies to the previous atom (a character, class or group) starting at atomStart.
+  const applyQuantifier = (index: number, group: Group | null, atomStart: number): { next: number; refused?: RegexRefusal } => {
     const quantifier = quantifierAt(body, index);
     const top = stack[stack.length - 1]!;
+    const topLevel = stack.length === 1;
+    const atom = group === null ? body.slice(atomStart, index) : null;
+    const zeroWidth = group === null && (atom === '^' || atom === '$' || (atom!.length === 2 && atom![0] === '\\' && ZERO_WIDTH_ESCAPES.has(atom![1]!)));
     const groupChoices = group === null ? 1 : group.finished + group.current;
     if (quantifier === null) {
       if (group !== null) top.current = Math.min(top.current * groupChoices, Number.MAX_SAFE_INTEGER);
+      if (topLevel) items.push({ atom, zeroWidth, nullable: group !== null || zeroWidth, unbounded: false });
       return { next: index };
     }
     if (group !== null) {
@@ -97,8 +184,12 @@ function analyse(body: string): { unbounded: boolean } | { refused: RegexRefusal
       if (group.branches > 1) return { next: index, refused: 'quantified_alternation' };
     }
     if (quantifier.tooLarge) return { next: index, refused: 'repeat_too_large' };
-    if (quantifier.unbounded) unboundedCount += 1;
-    if (unboundedCount > 1) return { next: index, refused: 'multiple_unbounded_quantifiers' };
+    if (quantifier.unbounded) {
+      unboundedCount += 1;
+      if (!topLevel || group !== null) unboundedOutsideSequence += 1;
+      if (unboundedCount > 1 && unboundedOutsideSequence > 0) return { next: index, refused: 'multiple_unbounded_quantifiers' };
+    }
+    if (topLevel) items.push({ atom, zeroWidth, nullable: group !== null || zeroWidth || quantifier.nullable, unbounded: quantifier.unbounded });
     top.quantified = true;
     top.current = Math.min(top.current * quantifier.choices, Number.MAX_SAFE_INTEGER);
     let next = index + quantifier.length;
@@ -111,7 +202,7 @@ function analyse(body: string): { unbounded: boolean } | { refused: RegexRefusal
       if (char === '\\') index += 1;
       else if (char === ']') {
         inClass = false;
-        const outcome = applyQuantifier(index + 1, null);
+        const outcome = applyQuantifier(index + 1, null, classStart);
         if (outcome.refused !== undefined) return { refused: outcome.refused };
         index = outcome.next - 1;
       }
@@ -120,20 +211,25 @@ function analyse(body: string): { unbounded: boolean } | { refused: RegexRefusal
     if (char === '\\') {
       const next = body[index + 1] ?? '';
       if (/[1-9]/.test(next) || next === 'k') return { refused: 'backreference' };
+      const atomStart = index;
       index += 1;
-      // \p{...}, \u{...}, \x.. : skip the braces so they are not read as a quantifier.
+      // \p{...}, \u{...}: skip the braces so they are not read as a quantifier; \xHH, \uHHHH, \cX are one atom.
       if ((next === 'p' || next === 'P' || next === 'u') && body[index + 1] === '{') {
         const close = body.indexOf('}', index);
         if (close < 0) return { refused: 'invalid' };
         index = close;
-      }
-      const outcome = applyQuantifier(index + 1, null);
+      } else if (next === 'x') index += 2;
+      else if (next === 'u') index += 4;
+      else if (next === 'c') index += 1;
+      if (index >= body.length) return { refused: 'invalid' };
+      const outcome = applyQuantifier(index + 1, null, atomStart);
       if (outcome.refused !== undefined) return { refused: outcome.refused };
       index = outcome.next - 1;
       continue;
     }
     if (char === '[') {
       inClass = true;
+      classStart = index;
       if (body[index + 1] === ']') index += 1;
       continue;
     }
@@ -159,36 +255,60 @@ function analyse(body: string): { unbounded: boolean } | { refused: RegexRefusal
       const group = stack.pop();
       if (group === undefined || stack.length === 0) return { refused: 'invalid' };
       const parent = stack[stack.length - 1]!;
-      const outcome = applyQuantifier(index + 1, group);
+      const outcome = applyQuantifier(index + 1, group, index);
       if (outcome.refused !== undefined) return { refused: outcome.refused };
       parent.quantified ||= group.quantified;
       index = outcome.next - 1;
       continue;
     }
     if (char === '*' || char === '+' || char === '?' || (char === '{' && quantifierAt(body, index) !== null)) return { refused: 'invalid' }; // quantifier with nothing to repeat
-    const outcome = applyQuantifier(index + 1, null);
+    const outcome = applyQuantifier(index + 1, null, index);
     if (outcome.refused !== undefined) return { refused: outcome.refused };
     index = outcome.next - 1;
   }
   if (inClass || stack.length !== 1) return { refused: 'invalid' };
   const root = stack[0]!;
+  if (unboundedCount > 1 && (root.branches > 1 || !separated(items, flags))) return { refused: 'multiple_unbounded_quantifiers' };
   const choices = root.finished + root.current;
   const unbounded = unboundedCount > 0;
   if (choices > (unbounded ? MAX_CHOICES_WITH_UNBOUNDED : MAX_CHOICES)) return { refused: 'too_many_choices' };
   return { unbounded };
 }
 
+/**
+ * Every unbounded quantifier of the top-level sequence is followed only by atoms that cannot
+ * match its characters: the next atoms up to and including the first that cannot match empty
+ * (assertions are transparent; a group counts as matching anything).
+ */
+function separated(items: readonly Item[], flags: string): boolean {
+  const budget = { scans: MAX_CLASS_COMPARISONS };
+  for (let index = 0; index < items.length; index += 1) {
+    const item = items[index]!;
+    if (!item.unbounded) continue;
+    if (item.atom === null) return false;
+    for (let next = index + 1; next < items.length; next += 1) {
+      const following = items[next]!;
+      if (following.zeroWidth) continue;
+      if (following.atom === null || atomsOverlap(item.atom, following.atom, flags, budget)) return false;
+      if (!following.nullable) break;
+    }
+  }
+  return true;
+}
+
 function quantifierAt(body: string, index: number): Quantifier {
   const char = body[index];
-  if (char === '*' || char === '+') return { length: 1, unbounded: true, choices: 1, tooLarge: false };
-  if (char === '?') return { length: 1, unbounded: false, choices: 2, tooLarge: false };
+  if (char === '*') return { length: 1, unbounded: true, choices: 1, tooLarge: false, nullable: true };
+  if (char === '+') return { length: 1, unbounded: true, choices: 1, tooLarge: false, nullable: false };
+  if (char === '?') return { length: 1, unbounded: false, choices: 2, tooLarge: false, nullable: true };
   if (char !== '{') return null;
   const match = /^\{(\d+)(,(\d*))?\}/.exec(body.slice(index, index + 24));
   if (match === null) return null;
   const low = Number(match[1]);
   // A fixed count or a lower bound adds no choice (linear); only absurd sizes are refused.
-  if (match[2] === undefined) return { length: match[0].length, unbounded: false, choices: 1, tooLarge: low > MAX_FIXED_REPEAT };
-  if (match[3] === '') return { length: match[0].length, unbounded: true, choices: 1, tooLarge: low > MAX_FIXED_REPEAT };
+  const nullable = low === 0;
+  if (match[2] === undefined) return { length: match[0].length, unbounded: false, choices: 1, tooLarge: low > MAX_FIXED_REPEAT, nullable };
+  if (match[3] === '') return { length: match[0].length, unbounded: true, choices: 1, tooLarge: low > MAX_FIXED_REPEAT, nullable };
   const high = Number(match[3]);
-  return { length: match[0].length, unbounded: false, choices: Math.max(1, high - low + 1), tooLarge: high > MAX_BOUNDED_REPEAT || low > high };
+  return { length: match[0].length, unbounded: false, choices: Math.max(1, high - low + 1), tooLarge: high > MAX_BOUNDED_REPEAT || low > high, nullable };
 }

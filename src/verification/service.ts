@@ -16,7 +16,7 @@ import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { sha256Hex } from './integrity.ts';
-import { DEFAULT_POLICY, policyView, resolvePolicy, type PolicyBody, type ResolvedPolicy } from './policy.ts';
+import { DEFAULT_POLICY, policyView, resolvePolicy, type InactiveRule, type PolicyBody, type ResolvedPolicy } from './policy.ts';
 import { createProvenanceWriter, type ProvenanceRecord, type ProvenanceWriter } from './provenance.ts';
 import { createStreamGuard } from './stream-guard.ts';
 import { failed, inputOf, redactContent, runVerification, verifyEnvelope, type GroundingTiers, type RequestView } from './verify.ts';
@@ -37,7 +37,8 @@ export interface VerificationDeps {
 
 export interface PolicyStore {
   get(orgId: string): Promise<ResolvedPolicy>;
-  view(orgId: string): Promise<{ policy: ReturnType<typeof policyView>; updated_at: string | null }>;
+  /** The policy, when it was saved, and its inactive rules (stored patterns today's rule refuses; skipped). */
+  view(orgId: string): Promise<{ policy: ReturnType<typeof policyView>; updated_at: string | null; inactive_rules: InactiveRule[] }>;
   /** Validates (throws PolicyError) and saves; returns the resolved view. */
   put(orgId: string, body: PolicyBody): Promise<ReturnType<typeof policyView>>;
   reset(orgId: string): Promise<void>;
@@ -66,6 +67,8 @@ export interface VerificationCore {
 
 function createPolicyStore(db: Database, logger: Logger): PolicyStore {
   const cached = new LRUCache<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>({ max: 10_000 });
+  // org id + updated_at of stored policies whose inactive rules were already logged (once per org/policy version).
+  const warned = new LRUCache<string, true>({ max: 10_000 });
   const load = async (orgId: string) => {
     const hit = cached.get(orgId);
     const now = Date.now();
@@ -73,14 +76,21 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
     const result = await db.withOrg(orgId, (tx) => tx.query<{ policy: PolicyBody; updated_at: Date }>('SELECT policy, updated_at FROM verification_policies WHERE org_id = $1', [orgId]));
     const row = result.rows[0];
     let value = DEFAULT_POLICY;
+    const updatedAt = row === undefined ? null : new Date(row.updated_at).toISOString();
     if (row !== undefined) {
       try {
-        value = resolvePolicy(row.policy);
+        // A stored pattern refused by today's rule is skipped (never compiled); the rest applies.
+        value = resolvePolicy(row.policy, { refusedRules: 'skip' });
       } catch (error) {
         logger.error({ err: error, org_id: orgId }, 'stored verification policy no longer resolves; defaults apply');
       }
+      const key = `${orgId}@${updatedAt}`;
+      if (value.compiled.inactive.length > 0 && !warned.has(key)) {
+        warned.set(key, true);
+        logger.warn({ org_id: orgId, policy_updated_at: updatedAt, inactive_rules: value.compiled.inactive.map((rule) => ({ rule: rule.rule, reason: rule.inactive_reason })) }, 'stored verification policy has rules that are now refused; they are skipped');
+      }
     }
-    const entry = { value, body: row?.policy ?? null, updatedAt: row === undefined ? null : new Date(row.updated_at).toISOString(), expiresAt: now + POLICY_CACHE_MS };
+    const entry = { value, body: row?.policy ?? null, updatedAt, expiresAt: now + POLICY_CACHE_MS };
     cached.set(orgId, entry);
     return entry;
   };
@@ -90,7 +100,7 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
     },
     async view(orgId) {
       const entry = await load(orgId);
-      return { policy: policyView(entry.value), updated_at: entry.updatedAt };
+      return { policy: policyView(entry.value), updated_at: entry.updatedAt, inactive_rules: entry.value.compiled.inactive };
     },
     async put(orgId, body) {
       const resolved = resolvePolicy(body);
@@ -258,7 +268,13 @@ export function createVerification(deps: VerificationDeps): VerificationCore {
     verifier,
     async guard(orgId, request) {
       const stored = await policies.get(orgId);
-      const policy = request.policy === undefined ? stored : resolvePolicy(mergeBodies(policyView(stored) as PolicyBody, request.policy));
+      let policy = stored;
+      if (request.policy !== undefined) {
+        // The request's own rules are refused when unsafe (400); a stored rule it inherits that is
+        // inactive stays skipped, as it is on completions.
+        resolvePolicy(request.policy);
+        policy = resolvePolicy(mergeBodies(policyView(stored) as PolicyBody, request.policy), { refusedRules: 'skip' });
+      }
       const input: VerifyInput = { content: request.response, finishReason: request.finish_reason ?? null };
       if (request.sources !== undefined) input.sources = request.sources;
       if (request.question !== undefined) input.question = request.question;

@@ -53,8 +53,14 @@ export async function runVerification(input: VerifyInput, policy: ResolvedPolicy
 
 function runSync(name: Exclude<LayerName, 'grounding'>, input: VerifyInput, policy: ResolvedPolicy): LayerResult {
   if (name === 'integrity') return integrityLayer(input, policy.integrity);
-  if (name === 'structural') return structuralLayer(input, policy.structural);
-  return constraintLayer(input, policy);
+  return withSkippedRules(name === 'structural' ? structuralLayer(input, policy.structural) : constraintLayer(input, policy), name, policy);
+}
+
+/** Names the policy's inactive rules of this layer (skipped, never compiled) in the layer's `info.skipped_rules`. */
+export function withSkippedRules(result: LayerResult, name: 'structural' | 'constraint', policy: ResolvedPolicy): LayerResult {
+  const skippedRules = policy.compiled.inactive.filter((rule) => rule.layer === name).map((rule) => ({ rule: rule.rule, reason: rule.inactive_reason }));
+  if (skippedRules.length > 0) result.info = { ...result.info, skipped_rules: skippedRules };
+  return result;
 }
 
 export function failed(result: LayerResult): boolean {

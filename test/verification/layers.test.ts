@@ -3,7 +3,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { compileSafeRegex, createStreamGuard, redactContent, resolvePolicy, runVerification, systemPromptLeak, UNBOUNDED_REGEX_INPUT_LIMIT } from '../../src/verification/index.ts';
+import { compileSafeRegex, createStreamGuard, regexInputLimit, redactContent, resolvePolicy, runVerification, systemPromptLeak, UNBOUNDED_REGEX_INPUT_LIMIT } from '../../src/verification/index.ts';
 import type { Verification } from '../../src/verification/index.ts';
 
 const SOURCES = [
@@ -186,7 +186,7 @@ describe('policy and actions', () => {
   it('refuses patterns whose quantifiers can split a run of text in many ways and keeps ordinary ones', () => {
     expect(compileSafeRegex('\\s*'.repeat(12) + 'x')).toEqual({ refused: 'multiple_unbounded_quantifiers' });
     expect(compileSafeRegex('\\s*\\s+x')).toEqual({ refused: 'multiple_unbounded_quantifiers' });
-    expect(compileSafeRegex('a{2,}b+')).toEqual({ refused: 'multiple_unbounded_quantifiers' });
+    expect(compileSafeRegex('a{2,}a+')).toEqual({ refused: 'multiple_unbounded_quantifiers' });
     expect(compileSafeRegex('a?'.repeat(30) + 'b')).toEqual({ refused: 'too_many_choices' });
     expect(compileSafeRegex('(?:a|a)'.repeat(30) + 'b')).toEqual({ refused: 'too_many_choices' });
     expect(compileSafeRegex('\\s{0,15}\\s*x')).toEqual({ refused: 'too_many_choices' });
@@ -194,6 +194,35 @@ describe('policy and actions', () => {
     for (const ordinary of ['^\\+?\\d{1,3}[- ]?\\d{3}[- ]?\\d{4}$', '\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}', '\\bhttps?://\\S+', '(?<year>\\d{4})-\\d{2}', '\\p{Lu}+', '[*+?]+x', 'password|secret|token']) {
       expect('regex' in compileSafeRegex(ordinary)).toBe(true);
     }
+  });
+
+  it('accepts several unbounded quantifiers when each one is followed only by characters it cannot match', () => {
+    for (const separated of ['\\s*\\S+', 'password:\\s*\\S+', '\\d+,\\d+', 'a{2,}b+', '[^"]*"[^"]*"', '(?i)[a-j]+K+', '\\x41+\\x42+', 'key=\\w+;\\s*\\S+']) {
+      const outcome = compileSafeRegex(separated);
+      expect('regex' in outcome, separated).toBe(true);
+      if ('regex' in outcome) expect(regexInputLimit(outcome.regex)).toBe(UNBOUNDED_REGEX_INPUT_LIMIT);
+    }
+    const password = compileSafeRegex('password:\\s*\\S+');
+    expect('regex' in password && password.regex.exec('the password:   hunter2 ok')?.[0]).toBe('password:   hunter2');
+  });
+
+  it('still refuses unbounded quantifiers that can share a character, directly, through an optional atom, by case folding, through a group or across alternatives', () => {
+    for (const overlapping of [
+      '\\s*\\s+', // the same class
+      '\\w+\\s*\\w+', // \\s* can match empty, so \\w+ meets \\w+
+      '\\d+x?\\d+', // x? can match empty
+      '\\s*\\S*\\s*!', // \\S* can match empty
+      '(?i)[a-k]+K+', // k folds to K
+      '(?i)k+\\u212A+', // the Kelvin sign folds to k
+      '\\x41+\\x41+',
+      '\\s*(?:x)\\S+', // a group counts as any character
+      '(?:\\s*)\\S+', // an unbounded quantifier inside a group
+      'a+|b+', // alternatives
+      '.*foo.*',
+    ]) {
+      expect(compileSafeRegex(overlapping), overlapping).toEqual({ refused: 'multiple_unbounded_quantifiers' });
+    }
+    expect(compileSafeRegex('(a|a)*')).toEqual({ refused: 'quantified_alternation' });
   });
 
   it('fails a must-not-match rule closed past the input limit of a pattern with an unbounded quantifier', async () => {

@@ -5,7 +5,7 @@
  * the provenance endpoint with its audit entries.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
@@ -231,6 +231,17 @@ describe('guard API and policy endpoint', () => {
     expect(verified.json()).toMatchObject({ layers: { constraint: { findings: [{ reason: 'must_not_match_matched', detail: 'must_not_match[0]' }] } } });
   });
 
+  it('saves and applies a pattern whose unbounded quantifiers cannot match the same character, and refuses one whose can', async () => {
+    const { headers } = await org([]);
+    const saved = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['(?i)password:\\s*\\S+'] } } });
+    expect(saved.statusCode).toBe(200);
+    const verified = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'Use Password:   hunter2 to log in.' } });
+    expect(verified.json()).toMatchObject({ layers: { constraint: { verdict: 'fail', findings: [{ reason: 'must_not_match_matched', detail: 'must_not_match[0]', start: 4, end: 23 }] } } });
+    const overlapping = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['password:\\w+\\s*\\w+'] } } });
+    expect(overlapping.statusCode).toBe(400);
+    expect(overlapping.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+  });
+
   it('refuses a guard schema whose pattern stacks unbounded quantifiers, naming the field, and applies an ordinary pattern', async () => {
     const { headers } = await org([]);
     const adversarial = '\\s*'.repeat(12) + 'x';
@@ -303,5 +314,91 @@ describe('AI provenance', () => {
     const response = await app.inject({ method: 'GET', url: `/api/v1/compliance/ai-provenance/${completion.request_id}`, headers: second.headers });
     expect(response.statusCode).toBe(404);
     expect(response.json().error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('stored policies with rules that are refused today', () => {
+  it('skips a stored pattern that is now refused, shows it inactive, names it in results, logs once, and still applies the other rules', async () => {
+    const { orgId, headers } = await org([['openai', openai]]);
+    const refusedPattern = '\\d*\\d+ dollars';
+    // Written straight into the table, as a policy saved before the bounded-time rule would be.
+    await services.db.withOrg(orgId, (tx) =>
+      tx.query(`INSERT INTO verification_policies (org_id, policy, updated_at) VALUES ($1, $2::jsonb, now())`, [
+        orgId,
+        JSON.stringify({ actions: { constraint: 'block' }, constraint: { must_not_match: [refusedPattern, 'forbidden'] } }),
+      ]),
+    );
+    const warn = vi.spyOn(services.logger, 'warn');
+    try {
+      const shown = await app.inject({ method: 'GET', url: '/api/v1/config/verification', headers });
+      expect(shown.statusCode).toBe(200);
+      expect(shown.json()).toMatchObject({
+        policy: { actions: { constraint: 'block' }, constraint: { must_not_match: [refusedPattern, 'forbidden'] } },
+        inactive_rules: [{ rule: 'constraint.must_not_match[0]', inactive_reason: 'regex_multiple_unbounded_quantifiers' }],
+      });
+
+      const verified = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'That costs 12 dollars and is forbidden.' } });
+      expect(verified.statusCode).toBe(200);
+      expect(verified.json()).toMatchObject({
+        passed: false,
+        action: 'block',
+        layers: {
+          constraint: {
+            verdict: 'fail',
+            findings: [{ reason: 'must_not_match_matched', detail: 'must_not_match[1]' }],
+            info: { skipped_rules: [{ rule: 'constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' }] },
+          },
+        },
+      });
+      expect(verified.json().layers.constraint.findings).toHaveLength(1);
+
+      // The policy cache expires and the row is read again: the warning is not repeated.
+      const now = Date.now();
+      vi.spyOn(Date, 'now').mockReturnValue(now + 60_000);
+      openai.reset();
+      openai.setBehaviour({ content: 'This is forbidden.' });
+      const completion = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('hi') });
+      expect(completion.json().error).toMatchObject({ code: 'VERIFICATION_BLOCKED' });
+      const warnings = warn.mock.calls.filter(([fields]) => typeof fields === 'object' && fields !== null && (fields as { org_id?: string }).org_id === orgId);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]![0]).toMatchObject({ inactive_rules: [{ rule: 'constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' }] });
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('still refuses the same pattern on PUT and in a guard request policy, with the stable code, while a stored inactive rule does not fail the guard request', async () => {
+    const { orgId, headers } = await org([]);
+    await services.db.withOrg(orgId, (tx) =>
+      tx.query(`INSERT INTO verification_policies (org_id, policy, updated_at) VALUES ($1, $2::jsonb, now())`, [orgId, JSON.stringify({ constraint: { must_match: ['\\s*\\s+x'] } })]),
+    );
+    const inherited = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'ok', policy: { constraint: { banned_phrases: ['nope'] } } } });
+    expect(inherited.statusCode).toBe(200);
+    expect(inherited.json().layers.constraint).toMatchObject({ verdict: 'pass', info: { skipped_rules: [{ rule: 'constraint.must_match[0]', reason: 'regex_multiple_unbounded_quantifiers' }] } });
+    const guarded = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'ok', policy: { constraint: { must_not_match: ['\\d*\\d+ dollars'] } } } });
+    expect(guarded.statusCode).toBe(400);
+    expect(guarded.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+    const put = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['\\d*\\d+ dollars'] } } });
+    expect(put.statusCode).toBe(400);
+    expect(put.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+  });
+
+  it('skips a stored JSON Schema whose pattern is now refused and keeps the rest of the policy', async () => {
+    const { orgId, headers } = await org([]);
+    await services.db.withOrg(orgId, (tx) =>
+      tx.query(`INSERT INTO verification_policies (org_id, policy, updated_at) VALUES ($1, $2::jsonb, now())`, [
+        orgId,
+        JSON.stringify({ structural: { require_json: true, json_schema: { type: 'object', properties: { code: { type: 'string', pattern: '\\s*\\s*x' } } } }, constraint: { banned_phrases: ['forbidden'] } }),
+      ]),
+    );
+    const shown = await app.inject({ method: 'GET', url: '/api/v1/config/verification', headers });
+    expect(shown.json().inactive_rules).toEqual([expect.objectContaining({ rule: 'structural.json_schema', inactive_reason: 'schema_pattern_not_linear' })]);
+    const verified = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: '{"code":"forbidden"}' } });
+    expect(verified.json()).toMatchObject({
+      layers: {
+        structural: { verdict: 'pass', info: { skipped_rules: [{ rule: 'structural.json_schema', reason: 'schema_pattern_not_linear' }] } },
+        constraint: { verdict: 'fail', findings: [{ reason: 'banned_phrase' }] },
+      },
+    });
   });
 });
