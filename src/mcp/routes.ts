@@ -11,6 +11,7 @@ import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { SvcError } from '../platform/errors.ts';
 import { roleOf } from './authorization.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
+import { checkOrigin, type OriginPolicy } from './origin.ts';
 import type { ProxyCaller } from './proxy.ts';
 import type { Mcp } from './service.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
@@ -34,6 +35,8 @@ export interface McpRouteOptions {
   readonly rateLimiter: RateLimiter;
   /** Open SSE streams, ended by shutdown (absent: streams are not tracked). */
   readonly streams?: StreamRegistry;
+  /** Origin and Host validation of the proxy endpoints (absent: loopback origins only, any Host). */
+  readonly origins?: OriginPolicy;
 }
 
 export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => {
@@ -121,6 +124,14 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
 
   // The proxy endpoint: raw bytes in, the upstream's answer (JSON or SSE) out.
   await app.register(async (scope) => {
+    // DNS-rebinding protection on every proxy endpoint, before the body is read (docs/mcp.md
+    // "Origin and Host validation"); runs after authentication (the global onRequest hook).
+    const origins = options.origins ?? { allowedOrigins: [], allowedHosts: [] };
+    scope.addHook('onRequest', async (request) => {
+      const origin = request.headers.origin;
+      const refusal = checkOrigin(origins, request.host, typeof origin === 'string' ? origin : undefined);
+      if (refusal !== null) throw new SvcError(refusal.code, { details: refusal.code === 'MCP_ORIGIN_REFUSED' ? { origin: refusal.origin } : { host: refusal.host } });
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4 * 1_048_576 }, (_request, body, done) => done(null, body));
     const handler = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {

@@ -73,6 +73,17 @@ export interface Config {
    * no command ever comes from an API client (docs/mcp.md "Stdio upstreams").
    */
   readonly mcpStdioServers: Readonly<Record<string, McpStdioCommand>>;
+  /**
+   * MCP_ALLOWED_ORIGINS: browser origins (`https://app.example.com`) allowed to call the MCP
+   * endpoints besides loopback ones; `*` switches the Origin check off. The entries of
+   * ALLOWED_ORIGINS other than `*` are allowed too (docs/mcp.md "Origin and Host validation").
+   */
+  readonly mcpAllowedOrigins: readonly string[];
+  /**
+   * MCP_ALLOWED_HOSTS: host names (lower case, no port) the MCP endpoints answer under; empty =
+   * any `Host`. A same-origin browser request is allowed when its host is listed here.
+   */
+  readonly mcpAllowedHosts: readonly string[];
 }
 
 export interface McpStdioCommand {
@@ -245,6 +256,31 @@ export function loadConfig(env: Env): Config {
     }
   }
 
+  // Browser origins allowed on the MCP endpoints (besides loopback ones), normalized by URL.
+  const originOf = (value: string): string | null => {
+    if (!/^https?:\/\/[^\s/?#]+$/i.test(value)) return null;
+    try {
+      return new URL(value).origin;
+    } catch {
+      return null;
+    }
+  };
+  const mcpAllowedOrigins: string[] = [];
+  for (const origin of (text('MCP_ALLOWED_ORIGINS') ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '')) {
+    const normalized = origin === '*' ? '*' : originOf(origin);
+    if (normalized === null) problems.push(`MCP_ALLOWED_ORIGINS entry "${origin}" must be * or an origin like https://app.example.com (scheme, host, optional port; no path)`);
+    else mcpAllowedOrigins.push(normalized);
+  }
+  for (const origin of allowedOrigins) {
+    const normalized = origin === '*' ? null : originOf(origin);
+    if (normalized !== null) mcpAllowedOrigins.push(normalized);
+  }
+  const mcpAllowedHosts: string[] = [];
+  for (const host of (text('MCP_ALLOWED_HOSTS') ?? '').split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '')) {
+    if (!/^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$|^\[[0-9a-f:.]+\]$/.test(host)) problems.push(`MCP_ALLOWED_HOSTS entry "${host}" must be a host name like mcp.example.com (no scheme, no port)`);
+    else mcpAllowedHosts.push(host);
+  }
+
   const mcpStdioServers: Record<string, McpStdioCommand> = {};
   const stdioText = text('MCP_STDIO_SERVERS');
   if (stdioText !== undefined) {
@@ -291,6 +327,8 @@ export function loadConfig(env: Env): Config {
     allowedOrigins,
     mcpSuperAdminKeys: (text('MCP_SUPER_ADMIN_KEYS') ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''),
     mcpStdioServers,
+    mcpAllowedOrigins: [...new Set(mcpAllowedOrigins)],
+    mcpAllowedHosts,
     workers: integer('WORKERS', 4, 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustProxy: bool('TRUST_PROXY', false),

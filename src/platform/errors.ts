@@ -25,6 +25,8 @@ export const ERRORS = {
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
   CHALLENGE_FAILED: { status: 403, message: 'The challenge answer was not accepted (wrong, expired, replayed, or for another client or gateway).' },
   GEO_BLOCKED: { status: 403, message: 'Requests from this country are blocked by a geo-blocking rule of this gateway.' },
+  MCP_ORIGIN_REFUSED: { status: 403, message: 'The Origin header names a browser origin that may not call the MCP endpoints (allowed: loopback origins, MCP_ALLOWED_ORIGINS and ALLOWED_ORIGINS entries); clients that are not browsers send no Origin.' },
+  MCP_HOST_REFUSED: { status: 403, message: 'The Host header is not one of the host names the MCP endpoints answer under (MCP_ALLOWED_HOSTS).' },
   CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
   // 402
   UPSTREAM_QUOTA_EXCEEDED: { status: 402, message: 'The upstream provider account is out of credit or quota and no other provider could serve the request.' },

@@ -1,23 +1,31 @@
 /**
- * The official MCP conformance suite gives the same result per scenario through svc's proxy as
- * against the upstream directly (docs/mcp.md "Conformance").
+ * The official MCP conformance suite (@modelcontextprotocol/conformance, every active server
+ * scenario) passes against the conformance fixture directly and gives the same result per
+ * scenario through svc's proxy (docs/mcp.md "Conformance"). The two runs go at once.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { compareDirectAndProxied } from './conformance.ts';
 
 /**
- * Scenarios that call a fixture tool server-everything does not list (test_simple_text,
- * test_error_handling): directly they pass only because server-everything answers an unknown tool
- * with a text result; svc refuses a call to a tool the server does not list (MCP_TOOL_HELD).
+ * The suite waits fixed times (200 ms for notifications, 2 s for an SSE event, its request
+ * timeouts), and the shared machine pauses low-priority processes while a benchmark runs, so a
+ * scenario can time out in one run only. A difference (or a failure) is therefore run again once,
+ * both ways at once; a real difference between svc and the upstream repeats and fails the test.
  */
-const UNLISTED_TOOL_SCENARIOS = ['tools-call-simple-text', 'tools-call-error'];
+async function compareOnceMore() {
+  const first = await compareDirectAndProxied();
+  if (isDeepStrictEqual(first.proxied, first.direct) && Object.values(first.direct).every((result) => result.failed === 0)) return first;
+  return compareDirectAndProxied();
+}
 
 describe('MCP conformance through the proxy', () => {
-  it('passes and fails exactly the scenarios the upstream passes and fails directly, except calls to tools the upstream does not list', async () => {
-    const { direct, proxied } = await compareDirectAndProxied();
-    expect(Object.keys(direct).length).toBeGreaterThan(20);
-    const without = (summary: typeof direct) => Object.fromEntries(Object.entries(summary).filter(([name]) => !UNLISTED_TOOL_SCENARIOS.includes(name)));
-    expect(without(proxied)).toEqual(without(direct));
-    for (const name of UNLISTED_TOOL_SCENARIOS) expect(proxied[name]).toEqual({ passed: 0, failed: 1 });
-  }, 600_000);
+  it('passes every server scenario of the suite through svc exactly as against the upstream directly, DNS-rebinding protection included', async () => {
+    const { direct, proxied } = await compareOnceMore();
+    expect(Object.keys(direct).length).toBeGreaterThanOrEqual(30);
+    expect(proxied).toEqual(direct);
+    const failing = Object.entries(proxied).filter(([, result]) => result.failed > 0 || result.passed === 0).map(([name]) => name);
+    expect(failing).toEqual([]);
+    expect(proxied['dns-rebinding-protection']).toEqual({ passed: 2, failed: 0 });
+  }, 480_000);
 });

@@ -1,13 +1,15 @@
 /**
  * Runs the official MCP conformance suite (@modelcontextprotocol/conformance, server scenarios)
- * against an upstream directly and through svc's MCP proxy, and returns both summaries.
- * The suite cannot send an API key, so a loopback shim in front of svc adds
- * `Authorization: Bearer <key>` and pipes everything else through untouched (bodies streamed).
+ * against an upstream directly and through svc's MCP proxy (both at once), and returns both
+ * summaries. The suite cannot send an API key, so a loopback shim in front of svc adds
+ * `Authorization: Bearer <key>` and pipes everything else through untouched (headers, `Host`
+ * included, and bodies streamed).
  *
+ * The upstream is the conformance fixture (test/mcp/fixtures/conformance-server.ts) unless given.
  * `npx tsx test/mcp/conformance.ts` prints the comparison as JSON (docs/mcp.md has the table);
- * `npx tsx test/mcp/conformance.ts --url http://127.0.0.1:<port>/mcp` runs it against a server
- * already running there instead of server-everything (the suite's own reference server, started
- * from the suite's git repository: docs/mcp.md "Conformance").
+ * `--everything` runs it against server-everything from npm instead, and
+ * `--url http://127.0.0.1:<port>/mcp` against a server already running there (the suite's own
+ * reference server, started from the suite's git repository: docs/mcp.md "Conformance").
  */
 import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
@@ -15,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createTestServices } from '../helpers/app.ts';
+import { serveConformance } from './fixtures/conformance-server.ts';
 import { serveEverything, type Upstream } from './upstreams.ts';
 
 export type Summary = Record<string, { passed: number; failed: number }>;
@@ -42,9 +45,9 @@ export async function runSuite(url: string): Promise<Summary> {
   return summary;
 }
 
-/** Starts svc with the upstream registered (server-everything unless given) and the key-adding shim; runs the suite both ways. */
+/** Starts svc with the upstream registered (the conformance fixture unless given) and the key-adding shim; runs the suite both ways at once. */
 export async function compareDirectAndProxied(given?: Upstream): Promise<{ direct: Summary; proxied: Summary }> {
-  const upstream = given ?? (await serveEverything());
+  const upstream = given ?? (await serveConformance());
   const services = await createTestServices();
   const app = await buildApp(services.config, services);
   const shim = createServer();
@@ -52,7 +55,7 @@ export async function compareDirectAndProxied(given?: Upstream): Promise<{ direc
     await app.listen({ port: 0, host: '127.0.0.1' });
     const svcPort = (app.server.address() as AddressInfo).port;
     const { apiKey } = await services.accounts.createOrg({ name: 'conformance', plan: 'enterprise' });
-    const created = await app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 'everything', url: upstream.url } });
+    const created = await app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 'conformance', url: upstream.url } });
     const endpoint = (created.json() as { endpoint: string }).endpoint;
     shim.on('request', (incoming, outgoing) => {
       const headers = { ...incoming.headers, authorization: `Bearer ${apiKey}` };
@@ -66,8 +69,7 @@ export async function compareDirectAndProxied(given?: Upstream): Promise<{ direc
     });
     await new Promise<void>((resolve) => shim.listen(0, '127.0.0.1', resolve));
     const shimUrl = `http://127.0.0.1:${(shim.address() as AddressInfo).port}/mcp`;
-    const direct = await runSuite(upstream.url);
-    const proxied = await runSuite(shimUrl);
+    const [direct, proxied] = await Promise.all([runSuite(upstream.url), runSuite(shimUrl)]);
     return { direct, proxied };
   } finally {
     shim.closeAllConnections();
@@ -81,6 +83,11 @@ export async function compareDirectAndProxied(given?: Upstream): Promise<{ direc
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const at = process.argv.indexOf('--url');
   const url = at >= 0 ? process.argv[at + 1] : undefined;
-  const result = await compareDirectAndProxied(url === undefined ? undefined : { url, close: async () => undefined });
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+  const everything = process.argv.includes('--everything') ? await serveEverything() : undefined;
+  try {
+    const result = await compareDirectAndProxied(url !== undefined ? { url, close: async () => undefined } : everything);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await everything?.close();
+  }
 }

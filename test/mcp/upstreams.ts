@@ -25,11 +25,15 @@ export interface Upstream {
 type Connectable = { connect(transport: StreamableHTTPServerTransport): Promise<void>; close(): Promise<void> };
 
 /** Serves one MCP server instance per session over Streamable HTTP (with resumability). */
-export async function serveStreamable(factory: () => Connectable, options: { stateless?: boolean } = {}): Promise<Upstream> {
+export async function serveStreamable(
+  factory: () => Connectable,
+  options: { stateless?: boolean; /** Answers the request itself (true) before the MCP transport sees it, e.g. to refuse it. */ guard?: (request: IncomingMessage, response: ServerResponse) => boolean } = {},
+): Promise<Upstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers: Connectable[] = [];
   const http = createHttpServer(async (request: IncomingMessage, response: ServerResponse) => {
     try {
+      if (options.guard?.(request, response) === true) return;
       const sessionId = request.headers['mcp-session-id'];
       if (typeof sessionId === 'string') {
         const transport = transports.get(sessionId);
