@@ -15,7 +15,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { LRUCache } from 'lru-cache';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import type { Cache } from '../platform/cache.ts';
 import type { EventBus } from '../platform/events.ts';
@@ -153,7 +152,7 @@ export function createProxy(deps: ProxyDeps) {
     return answer;
   };
   /** Requests awaiting an answer, per upstream session (answers can come on a resumed GET stream). */
-  const sessionPending = new LRUCache<string, Map<string, Pending>>({ max: MAX_PENDING_SESSIONS, ttl: SESSION_BINDING_TTL_MS });
+  const sessionPending = new RecentMap<Map<string, Pending>>(MAX_PENDING_SESSIONS, SESSION_BINDING_TTL_MS);
 
   const header = (headers: ProxyRequest['headers'], name: string): string | undefined => {
     const value = headers[name];
@@ -634,6 +633,41 @@ export type McpProxy = ReturnType<typeof createProxy>;
 
 /** Requests whose answers svc inspects. */
 const WATCHED_METHODS = new Set(['initialize', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/get']);
+
+/**
+ * A bounded map whose least recently used entry goes first, entries expiring after `ttlMs`. Used
+ * instead of lru-cache for the pending requests, which empty and refill on every call: lru-cache
+ * resets all of its `max`-sized arrays when its last entry is deleted, a cost paid per tools/call.
+ */
+class RecentMap<Value> {
+  readonly #entries = new Map<string, { value: Value; expiresAt: number }>();
+  constructor(
+    readonly max: number,
+    readonly ttlMs: number,
+  ) {}
+  get size(): number {
+    return this.#entries.size;
+  }
+  get(key: string): Value | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(key);
+    if (entry.expiresAt <= Date.now()) return undefined;
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+  set(key: string, value: Value): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+    if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+  clear(): void {
+    this.#entries.clear();
+  }
+}
 
 function bindingKey(prefix: string, serverId: string, sessionId: string): string {
   return `${prefix}mcp:sid:${serverId}:${sessionId.slice(0, 256)}`;

@@ -148,7 +148,11 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
         hop: typeof hopHeader === 'string' && hopHeader !== '' ? hopHeader.slice(0, 128) : actor,
       };
       const controller = new AbortController();
-      reply.raw.once('close', () => controller.abort());
+      // A client gone before its answer was sent stops the upstream request; a finished answer
+      // needs no abort (creating the abort reason costs a DOMException on every call).
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) controller.abort();
+      });
       if (request.method === 'GET') await releaseSlot(request);
       const response = await mcp.handle({
         method: request.method,

@@ -1,8 +1,9 @@
 /**
  * Incremental server-sent-events relay: parses an upstream event stream as it arrives, hands
  * each event's data to an asynchronous transform, and writes the events out in order with their
- * id, event name and retry fields unchanged. Nothing is buffered beyond the event being parsed,
- * so progress notifications and long streams flow through as they come. Events that carry only an
+ * id, event name and retry fields unchanged. Nothing is held beyond the upstream chunk being
+ * relayed (its complete events go out together, in one write), so progress notifications and
+ * long streams flow through as they come. Events that carry only an
  * id (the SDK's resumption priming event) are relayed as they are.
  */
 import { PassThrough, type Readable } from 'node:stream';
@@ -142,10 +143,13 @@ export function relayEvents(
     for await (const chunk of source) {
       if (output.destroyed) break;
       const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      // The events of one chunk go out in one write (one socket write, one read for the client).
+      let out = '';
       for (const event of parser.feed(text)) {
         const data = event.data === undefined || event.data === '' ? event.data : await transform(event.data);
-        await write(serializeEvent({ ...event, ...(data === undefined ? {} : { data }) }));
+        out += serializeEvent(data === event.data ? event : { ...event, data });
       }
+      if (out !== '') await write(out);
     }
     output.end();
   })()
