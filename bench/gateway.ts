@@ -373,12 +373,28 @@ async function runVerificationPhaseOnly(quick: boolean): Promise<Record<string, 
     // Steady state first (the JIT's warm-up), both orgs alike.
     for (const each of [verified, unverified]) await throughput(each, { connections: 10, durationSeconds: quick ? 2 : 4 });
     const paired = await measureVerificationCost(verified, unverified, verificationRounds(quick));
+    // Server CPU per completion, the two orgs alternating (same process): what verification costs
+    // in CPU, free of the latency probe's scheduling noise; median of the per-round differences.
+    const pid = svc.process.pid ?? 0;
+    const cpuRounds: Array<{ verified: number; unverified: number }> = [];
+    for (let round = 0; round < (quick ? 3 : 7); round += 1) {
+      const first = round % 2 === 0 ? verified : unverified;
+      const second = first === verified ? unverified : verified;
+      const figures = new Map<string, number | null>();
+      figures.set(first.name, await cpuPerRequest(first, pid, quick ? 2_000 : 4_000));
+      figures.set(second.name, await cpuPerRequest(second, pid, quick ? 2_000 : 4_000));
+      const on = figures.get('svc');
+      const off = figures.get('svc_unverified');
+      if (on != null && off != null) cpuRounds.push({ verified: on, unverified: off });
+    }
     return {
       bench: 'gateway',
       phase: 'verification',
       what: 'non-streaming completion through svc, an org with the default verification policy (no sources) against the same with verification off, paired rounds',
       verification_added_p50_ms: paired.added_p50_ms,
       verification_paired: paired,
+      verification_added_cpu_us_per_completion: cpuRounds.length === 0 ? null : medianOf(cpuRounds.map((round) => round.verified - round.unverified)),
+      server_cpu_us_per_completion_rounds: cpuRounds,
       targets: { verification_added_p50_ms: 0.1 },
       met: { verification_added_p50: paired.ci95_ms[1] <= 0.1 },
     };
