@@ -5,10 +5,11 @@
  * is asked only about claims in the uncertain band, its answer changes the verdict, and a model
  * past its per-claim budget or failing leaves the lexical verdict and says so.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/platform/config.ts';
 import { loadGroundingModel, passagesFor, resolvePolicy, runVerification, type GroundingModel } from '../../src/verification/index.ts';
@@ -79,6 +80,21 @@ describe('loading the grounding model', () => {
   it('refuses to start svc when the configured directory is missing', async () => {
     await expect(createTestServices({ env: { VERIFICATION_GROUNDING_MODEL_DIR: join(scratch, 'nowhere') } })).rejects.toMatchObject({ code: 'GROUNDING_MODEL_UNAVAILABLE', reason: 'dir_missing' });
   });
+
+  it('makes `svc serve` exit 1 with one GROUNDING_MODEL_UNAVAILABLE line, no stack trace, and the data directory lock released', () => {
+    const dataDir = join(scratch, 'serve-data');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--json'], {
+      cwd: resolve(import.meta.dirname, '../..'),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warning', DATA_DIR: dataDir, PORT: '0', VERIFICATION_GROUNDING_MODEL_DIR: join(scratch, 'no-model') },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.status).toBe(1);
+    const error = JSON.parse(result.stderr.trim().split('\n').filter((line) => line.startsWith('{')).at(-1) ?? 'null')?.error as { code: string; reason: string } | undefined;
+    expect(error).toMatchObject({ code: 'GROUNDING_MODEL_UNAVAILABLE', reason: 'dir_missing' });
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(dataDir, 'svc.lock'))).toBe(false);
+  }, 150_000);
 
   it('finds the entailment class of MNLI-style labels only', () => {
     expect(entailmentIndex({ 0: 'contradiction', 1: 'entailment', 2: 'neutral' })).toBe(1);
