@@ -128,6 +128,16 @@ export function softmax(values: ArrayLike<number>, start: number, length: number
 }
 
 /**
+ * The cheap part of loading, for a process that will not load the model itself (the cluster
+ * primary before it forks workers): the directory, its files and the package; throws the same
+ * GroundingModelError.
+ */
+export async function checkGroundingModel(modelDir: string): Promise<void> {
+  checkModelDir(path.resolve(modelDir));
+  await importTransformers();
+}
+
+/**
  * Loads the model from `modelDir` (checked first, then the optional package). Inference calls
  * are serialised: one pair batch at a time on one thread; a claim whose budget ran out before
  * its turn is not run at all (its signal is aborted).

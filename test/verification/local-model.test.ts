@@ -96,6 +96,32 @@ describe('loading the grounding model', () => {
     expect(existsSync(join(dataDir, 'svc.lock'))).toBe(false);
   }, 150_000);
 
+  it('is refused by the cluster primary before it forks workers (WORKERS > 1 on shared storage, never reached)', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--json'], {
+      cwd: resolve(import.meta.dirname, '../..'),
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        LOG_LEVEL: 'warning',
+        ENVIRONMENT: 'development',
+        DATABASE_URL: 'postgres://svc:svc@127.0.0.1:1/unreachable',
+        REDIS_URL: 'redis://127.0.0.1:1',
+        SECRET_KEY: 'grounding-model-test-secret-key-0123456789',
+        API_ENCRYPTION_KEY: 'grounding-model-test-encryption-key-012345',
+        WORKERS: '2',
+        PORT: '0',
+        VERIFICATION_GROUNDING_MODEL_DIR: join(scratch, 'no-model'),
+      },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(result.status).toBe(1);
+    const error = JSON.parse(result.stderr.trim().split('\n').filter((line) => line.startsWith('{')).at(-1) ?? 'null')?.error as { code: string; reason: string } | undefined;
+    expect(error).toMatchObject({ code: 'GROUNDING_MODEL_UNAVAILABLE', reason: 'dir_missing' });
+    // Once, from the primary: no worker was forked to fail in turn.
+    expect(result.stderr.split('\n').filter((line) => line.includes('"GROUNDING_MODEL_UNAVAILABLE"'))).toHaveLength(1);
+  }, 150_000);
+
   it('finds the entailment class of MNLI-style labels only', () => {
     expect(entailmentIndex({ 0: 'contradiction', 1: 'entailment', 2: 'neutral' })).toBe(1);
     expect(entailmentIndex({ 0: 'ENTAILMENT', 1: 'NEUTRAL', 2: 'CONTRADICTION' })).toBe(0);
