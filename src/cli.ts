@@ -55,9 +55,10 @@ async function main(argv: string[]): Promise<number> {
       await serve(base);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN') {
+      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE') {
         const message = (error as Error).message;
-        printError(json, { error: { code, message } }, `svc: ${message}`);
+        const reason = (error as { reason?: unknown }).reason;
+        printError(json, { error: { code, message, ...(typeof reason === 'string' ? { reason } : {}) } }, `svc: ${message}`);
         process.exit(1);
       }
       throw error;

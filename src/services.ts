@@ -16,7 +16,7 @@ import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './api
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
 import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
-import { createGroundingJudge, createVerification, type VerificationCore } from './verification/index.ts';
+import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
 import {
   createWebhooks,
@@ -101,9 +101,21 @@ export interface ServiceOptions {
   apisec?: Partial<ApiSecurityDeps>;
   /** Test and bench seams: MCP dependencies to replace (session TTL and clock, detection engine). */
   mcp?: Partial<McpDeps>;
+  /**
+   * Test and bench seams: verification's grounding tiers to add or replace (a `localModel` given
+   * here is used instead of loading VERIFICATION_GROUNDING_MODEL_DIR) and the provenance writer's
+   * timing.
+   */
+  verification?: { tiers?: GroundingTiers; provenance?: VerificationDeps['provenance'] };
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
+  // The local grounding model loads first: a missing directory or package stops startup
+  // (GroundingModelError) before any storage is opened, and never downloads anything.
+  let groundingModel: GroundingModel | undefined = options.verification?.tiers?.localModel;
+  if (groundingModel === undefined && config.verificationGroundingModel !== null) {
+    groundingModel = await loadGroundingModel(config.verificationGroundingModel.dir, { timeoutMs: config.verificationGroundingModel.timeoutMs });
+  }
   const destination = options.logDestination ?? stdoutDestination();
   const logger = createLogger(config.logLevel, destination);
   const requestLog = createRequestLog(config.logLevel, destination);
@@ -159,13 +171,21 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);
-  // Grounding tier 3 asks the same judge model, for orgs whose policy enables it.
+  // Grounding tier 2 is the local model loaded above (when configured); tier 3 asks the same
+  // judge model as detection's T4, for orgs whose policy enables it.
+  const tiers: GroundingTiers = {
+    ...(groundingModel === undefined ? {} : { localModel: groundingModel }),
+    ...(config.detectionT4 === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets)) }),
+    ...(options.verification?.tiers?.judge === undefined ? {} : { judge: options.verification.tiers.judge }),
+  };
+  if (groundingModel !== undefined) logger.info({ model: groundingModel.id, budget_ms: groundingModel.timeoutMs }, 'verification grounding model loaded (tier 2)');
   const verification = createVerification({
     db,
     logger,
     audit,
     outbox,
-    tiers: config.detectionT4 === null ? {} : { judge: createGroundingJudge(createJudgeCompletion(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets)) },
+    tiers,
+    ...(options.verification?.provenance === undefined ? {} : { provenance: options.verification.provenance }),
   });
   const apisec = createApiSecurity({
     db,

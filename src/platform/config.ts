@@ -64,6 +64,12 @@ export interface Config {
   readonly mockProvider: boolean;
   /** Detection T4 (LLM escalation): provider and model to ask, or null when not configured. */
   readonly detectionT4: DetectionT4Config | null;
+  /**
+   * Verification's grounding tier 2 (VERIFICATION_GROUNDING_MODEL_DIR): a local ONNX NLI model
+   * loaded at startup, never downloaded; null = not configured (tier 1, and the judge where a
+   * policy enables it).
+   */
+  readonly verificationGroundingModel: GroundingModelConfig | null;
   readonly features: FeatureFlags;
   /** API key ids (MCP_SUPER_ADMIN_KEYS, comma-separated) whose MCP role is super_admin. */
   readonly mcpSuperAdminKeys: readonly string[];
@@ -103,6 +109,13 @@ export interface DetectionT4Config {
   readonly timeoutMs: number;
   /** Replaces the provider's default base URL (self-hosted judge model). */
   readonly baseUrl: string | null;
+}
+
+export interface GroundingModelConfig {
+  /** The model directory as given (resolved against the working directory when loaded). */
+  readonly dir: string;
+  /** Per-claim budget; past it the claim keeps its lexical score and the layer's info says so. */
+  readonly timeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -281,6 +294,16 @@ export function loadConfig(env: Env): Config {
     else mcpAllowedHosts.push(host);
   }
 
+  let verificationGroundingModel: GroundingModelConfig | null = null;
+  const groundingModelDir = text('VERIFICATION_GROUNDING_MODEL_DIR');
+  const groundingModelTimeoutMs = integer('VERIFICATION_GROUNDING_MODEL_TIMEOUT_MS', 250, 10, 10_000);
+  if (groundingModelDir !== undefined) {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(groundingModelDir)) problems.push('VERIFICATION_GROUNDING_MODEL_DIR must be a local directory path, not a URL (svc never downloads a model)');
+    else verificationGroundingModel = { dir: groundingModelDir, timeoutMs: groundingModelTimeoutMs };
+  } else if (text('VERIFICATION_GROUNDING_MODEL_TIMEOUT_MS') !== undefined) {
+    problems.push('VERIFICATION_GROUNDING_MODEL_TIMEOUT_MS is set but VERIFICATION_GROUNDING_MODEL_DIR is not (the budget applies to a local grounding model)');
+  }
+
   const mcpStdioServers: Record<string, McpStdioCommand> = {};
   const stdioText = text('MCP_STDIO_SERVERS');
   if (stdioText !== undefined) {
@@ -337,6 +360,7 @@ export function loadConfig(env: Env): Config {
     providerEnvKeys,
     mockProvider,
     detectionT4,
+    verificationGroundingModel,
     features: {
       mcpSecurity: bool('FEATURE_MCP_SECURITY', true),
       aiGateway: bool('FEATURE_AI_GATEWAY', true),

@@ -14,6 +14,8 @@ export type { InactiveRule, PolicyBody, ResolvedPolicy } from './policy.ts';
 export { compileSafeRegex, regexInputLimit, REGEX_INPUT_LIMIT, UNBOUNDED_REGEX_INPUT_LIMIT } from './regex-safety.ts';
 export { systemPromptLeak } from './constraint.ts';
 export { createGroundingJudge, judgePrompt, parseJudgeAnswer } from './judge.ts';
+export { checkGroundingModel, loadGroundingModel, passagesFor, GroundingModelError } from './local-model.ts';
+export type { GroundingModel, GroundingModelFailure } from './local-model.ts';
 export type { Verification, LayerResult, Finding, LayerName, Verdict, Action, VerifyInput } from './types.ts';
 export { verificationRoutes } from './routes.ts';
 export type { VerificationRoutesOptions } from './routes.ts';

@@ -7,7 +7,7 @@
  * overrides and isolates, Unicode tag characters used for "ASCII smuggling", supplementary
  * variation selectors). Fails closed: an internal error counts as a failure.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Finding, LayerResult, VerifyInput } from './types.ts';
 
 export interface IntegrityPolicy {
@@ -15,8 +15,9 @@ export interface IntegrityPolicy {
   flag_invisible: boolean;
 }
 
+/** SHA-256 of the UTF-8 encoding, hex (one-shot `crypto.hash`: no Hash object per call). */
 export function sha256Hex(content: string): string {
-  return createHash('sha256').update(content, 'utf8').digest('hex');
+  return hash('sha256', content, 'hex');
 }
 
 // One class per reason; each is a plain character class (linear).

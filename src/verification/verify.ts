@@ -9,13 +9,18 @@ import { sha256Hex, integrityLayer } from './integrity.ts';
 import { assessClaims, groundingResult, indexSources, responseShare, type ClaimAssessment } from './grounding.ts';
 import { structuralLayer } from './structural.ts';
 import { constraintLayer } from './constraint.ts';
+import type { GroundingModel } from './local-model.ts';
 import type { ResolvedPolicy } from './policy.ts';
 import { LAYER_NAMES, type Action, type Finding, type LayerName, type LayerResult, type SourceInput, type ToolInput, type Verification, type VerifyInput } from './types.ts';
 
 /** Optional grounding tiers (see grounding.ts). Both absent by default. */
 export interface GroundingTiers {
-  /** Tier 2: a local model scoring (claim, sources) 0–1 (higher = unsupported). */
-  localModel?: (claim: string, sources: readonly string[]) => Promise<number>;
+  /**
+   * Tier 2: a local model (local-model.ts, VERIFICATION_GROUNDING_MODEL_DIR) scoring (claim,
+   * sources) 0–1, higher = not supported; asked about the uncertain band only, each claim within
+   * the model's `timeoutMs` (fails open, and says so).
+   */
+  localModel?: GroundingModel;
   /** Tier 3: the configured LLM judge; true = supported, false = not, null = cannot tell. */
   judge?: (claim: string, sources: readonly string[], signal: AbortSignal) => Promise<boolean | null>;
 }
@@ -32,23 +37,28 @@ const FAILS: Record<LayerName, 'open' | 'closed'> = { integrity: 'closed', groun
 export async function runVerification(input: VerifyInput, policy: ResolvedPolicy, tiers: GroundingTiers = {}): Promise<Verification> {
   const layers = {} as Record<LayerName, LayerResult>;
   let stopped = false;
+  // One clock reading per layer: a layer's end is the next one's start.
+  let started = performance.now();
   for (const name of ORDER) {
     if (stopped) {
       layers[name] = skipped(FAILS[name], 'blocked_by_earlier_layer');
       continue;
     }
-    const started = performance.now();
     let result: LayerResult;
     try {
       result = name === 'grounding' ? await grounding(input, policy, tiers) : runSync(name, input, policy);
     } catch {
       result = { verdict: 'error', score: 0, findings: [], ms: 0, fails: FAILS[name], info: { error: 'layer_failed' } };
     }
-    result.ms = Math.round((performance.now() - started) * 1000) / 1000;
+    const ended = performance.now();
+    result.ms = Math.round((ended - started) * 1000) / 1000;
+    started = ended;
     layers[name] = result;
     if (failed(result) && policy.actions[name] === 'block') stopped = true;
   }
-  return decide(layers, policy, input.content);
+  // The integrity layer hashed this same content: its hash is reused rather than computed twice.
+  const hashed = layers.integrity.info?.content_sha256;
+  return decide(layers, policy, input.content, typeof hashed === 'string' ? hashed : undefined);
 }
 
 function runSync(name: Exclude<LayerName, 'grounding'>, input: VerifyInput, policy: ResolvedPolicy): LayerResult {
@@ -58,6 +68,7 @@ function runSync(name: Exclude<LayerName, 'grounding'>, input: VerifyInput, poli
 
 /** Names the policy's inactive rules of this layer (skipped, never compiled) in the layer's `info.skipped_rules`. */
 export function withSkippedRules(result: LayerResult, name: 'structural' | 'constraint', policy: ResolvedPolicy): LayerResult {
+  if (policy.compiled.inactive.length === 0) return result;
   const skippedRules = policy.compiled.inactive.filter((rule) => rule.layer === name).map((rule) => ({ rule: rule.rule, reason: rule.inactive_reason }));
   if (skippedRules.length > 0) result.info = { ...result.info, skipped_rules: skippedRules };
   return result;
@@ -67,8 +78,8 @@ export function failed(result: LayerResult): boolean {
   return result.verdict === 'fail' || (result.verdict === 'error' && result.fails === 'closed');
 }
 
-/** `passed`, `action` and the content hash from the layer results. */
-export function decide(layers: Record<LayerName, LayerResult>, policy: ResolvedPolicy, deliveredContent: string): Verification {
+/** `passed`, `action` and the content hash from the layer results (`contentSha256`: the delivered content's, when already known). */
+export function decide(layers: Record<LayerName, LayerResult>, policy: ResolvedPolicy, deliveredContent: string, contentSha256?: string): Verification {
   let action: Verification['action'] = 'none';
   for (const name of LAYER_NAMES) {
     if (!failed(layers[name])) continue;
@@ -77,7 +88,7 @@ export function decide(layers: Record<LayerName, LayerResult>, policy: ResolvedP
   }
   const ordered = {} as Record<LayerName, LayerResult>;
   for (const name of LAYER_NAMES) ordered[name] = layers[name];
-  return { passed: action === 'none', action, layers: ordered, content_sha256: sha256Hex(deliveredContent) };
+  return { passed: action === 'none', action, layers: ordered, content_sha256: contentSha256 ?? sha256Hex(deliveredContent) };
 }
 
 async function grounding(input: VerifyInput, policy: ResolvedPolicy, tiers: GroundingTiers): Promise<LayerResult> {
@@ -86,17 +97,61 @@ async function grounding(input: VerifyInput, policy: ResolvedPolicy, tiers: Grou
   const claims = assessClaims(input.content, index);
   const info: Record<string, unknown> = { tiers: ['lexical'], claims: claims.length };
   const [low, high] = policy.grounding.judge.band;
-  const uncertain = claims.filter((claim) => claim.score >= low && claim.score < high);
+  const inBand = (claim: ClaimAssessment) => claim.score >= low && claim.score < high;
   const sourceTexts = input.sources.map((source) => (typeof source === 'string' ? source : source.content));
-  if (tiers.localModel !== undefined && uncertain.length > 0) {
-    (info.tiers as string[]).push('local_model');
-    for (const claim of uncertain) claim.score = Math.max(claim.score, await tiers.localModel(claim.text, sourceTexts));
+  if (tiers.localModel !== undefined) {
+    const uncertain = claims.filter(inBand);
+    if (uncertain.length > 0) {
+      (info.tiers as string[]).push('local_model');
+      info.local_model = await modelClaims(uncertain, sourceTexts, tiers.localModel, policy.grounding.threshold);
+    }
   }
+  // The judge sees what is still uncertain after the local model (all of the band without one).
+  const uncertain = claims.filter(inBand);
   if (policy.grounding.judge.enabled && tiers.judge !== undefined && uncertain.length > 0) {
     (info.tiers as string[]).push('llm_judge');
     info.judge = await judgeClaims(uncertain, sourceTexts, tiers.judge, policy.grounding.judge.timeout_ms, policy.grounding.threshold);
   }
   return groundingResult(claims, responseShare(input.content, index), policy.grounding.threshold, info);
+}
+
+/**
+ * Asks the local model about the uncertain claims, one at a time, each within the model's
+ * budget. Its probability replaces the tier-1 score of the claim (the band is where tier 1
+ * cannot tell); a claim it puts at or above the threshold without a tier-1 finding gets
+ * `model_not_entailed`. A claim past its budget, or whose scoring failed, keeps its tier-1 score
+ * (fails open), and after a timeout the remaining claims are not asked (the runtime is still busy
+ * with the abandoned one); `outcome` and the counts say so.
+ */
+async function modelClaims(claims: ClaimAssessment[], sources: readonly string[], model: GroundingModel, threshold: number) {
+  const report = { model: model.id, outcome: 'answered' as 'answered' | 'timed_out' | 'failed', claims: claims.length, scored: 0, timed_out: 0, failed: 0, not_asked: 0, budget_ms: model.timeoutMs };
+  for (const [position, claim] of claims.entries()) {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), model.timeoutMs);
+    });
+    try {
+      const probability = await Promise.race([model.score(claim.text, sources, controller.signal), timeout]);
+      if (probability === 'timeout') {
+        controller.abort();
+        report.timed_out += 1;
+        report.not_asked = claims.length - position - 1;
+        report.outcome = 'timed_out';
+        break;
+      }
+      if (!Number.isFinite(probability)) throw new Error('model score is not a number');
+      claim.score = Math.round(Math.min(1, Math.max(0, probability)) * 1000) / 1000;
+      if (claim.score >= threshold && claim.findings.length === 0) claim.findings = [{ start: claim.start, end: claim.end, reason: 'model_not_entailed', detail: `p=${claim.score}` }];
+      report.scored += 1;
+    } catch {
+      report.failed += 1;
+      if (report.outcome === 'answered') report.outcome = 'failed';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return report;
 }
 
 /** Asks the judge about the uncertain claims; on timeout or error keeps tier-1 scores (fails open) and says so. */

@@ -56,8 +56,8 @@ export function memoryLog(): { destination: { write(line: string): void }; lines
 export interface TestOptions {
   env?: Record<string, string | undefined>;
   logDestination?: { write(line: string): void };
-  /** Composition-root seams (gateway invokers and policies, detection tiers, webhook policy, MCP, API security). */
-  services?: Pick<ServiceOptions, 'detection' | 'gateway' | 'webhooks' | 'mcp' | 'apisec'>;
+  /** Composition-root seams (gateway invokers and policies, detection tiers, webhook policy, MCP, API security, verification tiers). */
+  services?: Pick<ServiceOptions, 'detection' | 'gateway' | 'webhooks' | 'mcp' | 'apisec' | 'verification'>;
 }
 
 export async function createTestServices(options: TestOptions = {}): Promise<Services> {
