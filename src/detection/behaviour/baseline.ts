@@ -105,6 +105,17 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
     return hash;
   };
   let country: ((ip: string) => string | null) | null = lookupCountry ?? geoLookup;
+  // The country of an address is looked up once per hour at most (geoip-lite's range search is
+  // the costliest step of an update otherwise); bounded like the IP states' working set.
+  const countries = new LRUCache<string, { country: string | null }>({ max: Math.max(1, Math.floor(memoryEntries / 10)), ttl: 3_600_000, ttlAutopurge: false });
+  const countryOf = (lookup: (ip: string) => string | null, ip: string): string | null => {
+    let known = countries.get(ip);
+    if (known === undefined) {
+      known = { country: lookup(ip) };
+      countries.set(ip, known);
+    }
+    return known.country;
+  };
 
   /**
    * Read-modify-write of one record. `step` mutates the parsed state (or a fresh one) and
@@ -140,7 +151,7 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
       const ip = event.ip.slice(0, 64);
       const endpointKey = endpointHash(event.endpoint);
       country ??= await defaultLookup();
-      const countryOf = country(ip);
+      const countryCode = countryOf(country, ip);
       const login = event.username !== undefined && event.username !== '';
       const usernameKey = login ? sha256Hex(`t5-username:${(event.username as string).slice(0, MAX_KEY_PART).toLowerCase()}`).slice(0, 24) : null;
 
@@ -159,7 +170,7 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
         ENDPOINT_TTL_MS,
         () => emptyEndpoint(bucket),
         (state) => ({
-          step: stepEndpoint(state, at, countryOf, settings),
+          step: stepEndpoint(state, at, countryCode, settings),
           stuffing: login ? stepLogins(state, { distinctUsernames: ipStep.distinctUsernames, failures: ipStep.failures, ipsPerUsername }, settings) : null,
         }),
       );
@@ -176,8 +187,8 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
         'geo',
         step.geoZ,
         step.countryShare === null || step.countryShare < 0.0005
-          ? `country ${countryOf ?? '??'} not seen in this endpoint's baseline`
-          : `country ${countryOf ?? '??'} is rare for this endpoint (${(step.countryShare * 100).toFixed(2)}% of baseline)`,
+          ? `country ${countryCode ?? '??'} not seen in this endpoint's baseline`
+          : `country ${countryCode ?? '??'} is rare for this endpoint (${(step.countryShare * 100).toFixed(2)}% of baseline)`,
       );
       report('time_of_day', step.hourZ, `${step.requestsThisMinute} requests this minute at ${String(step.hour).padStart(2, '0')}:00 UTC, unusual for that hour`);
       if (stuffing !== null) {
