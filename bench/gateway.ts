@@ -28,6 +28,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { percentile, probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
@@ -51,6 +52,9 @@ function cpuMs(pid: number): number | null {
   }
 }
 
+/** Longer than svc's evidence window (src/verification/provenance.ts, 200 ms) plus one write. */
+const EVIDENCE_SETTLE_MS = 400;
+
 /**
  * CPU time the server process spends per request, µs, over `count` requests on 4 keep-alive
  * connections: a contention-robust measure of per-request cost (throughput on a shared machine
@@ -63,10 +67,15 @@ export async function cpuPerRequest(target: ProbeTarget, pid: number, count: num
     await response.body.dump();
   };
   for (let index = 0; index < 200; index += 1) await once();
+  // svc writes each completion's evidence after the response, in batches of up to 200 ms: the
+  // pauses let the warm-up's evidence be written before the window and this window's inside
+  // it, so the figure carries the evidence of exactly `count` completions.
+  await delay(EVIDENCE_SETTLE_MS);
   const before = cpuMs(pid);
   await Promise.all(Array.from({ length: 4 }, async () => {
     for (let index = 0; index < count / 4; index += 1) await once();
   }));
+  await delay(EVIDENCE_SETTLE_MS);
   const after = cpuMs(pid);
   await pool.close();
   return before === null || after === null ? null : Math.round(((after - before) * 1000) / count);

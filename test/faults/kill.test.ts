@@ -8,22 +8,21 @@
  * database before the kill: what svc holds in memory at the instant of a SIGKILL (under a
  * second of batched writes) is not covered by the outbox (docs/reliability.md).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/services.ts';
 import { testConfig } from '../helpers/app.ts';
-import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from '../helpers/constants.ts';
-import { faultSupport, freePort, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
+import { startSvcProcess, type SvcProcess } from '../helpers/svc-process.ts';
+import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
 
 const support = faultSupport();
 if (!support.ok) process.stdout.write(`[svc fault suite] SKIPPED: ${support.reason}\n`);
 
-const root = resolve(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
 
 let postgres: PostgresInstance;
@@ -32,50 +31,10 @@ let services: Services;
 let scratch: string;
 const children: ChildProcess[] = [];
 
-interface Svc {
-  port: number;
-  process: ChildProcess;
-  output: string[];
-}
-
-async function startSvc(dataDir: string, cachePrefix: string): Promise<Svc> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ENVIRONMENT: 'development',
-      DATABASE_URL: postgres.url,
-      REDIS_URL: redis.url,
-      CACHE_PREFIX: cachePrefix,
-      SECRET_KEY: TEST_SECRET_KEY,
-      API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      METRICS_TOKEN: TEST_METRICS_TOKEN,
-      ALLOW_PRIVATE_TARGETS: 'true',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      WORKERS: '1',
-      LOG_LEVEL: 'warning',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const output: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`svc exited with ${child.exitCode}: ${output.join('').slice(-2000)}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return { port, process: child, output };
-    } catch {
-      // not listening yet
-    }
-    await sleep(250);
-  }
-  throw new Error('svc did not become healthy');
+async function startSvc(dataDir: string, cachePrefix: string): Promise<SvcProcess> {
+  const svc = await startSvcProcess({ env: { DATABASE_URL: postgres.url, REDIS_URL: redis.url, CACHE_PREFIX: cachePrefix, DATA_DIR: dataDir, HOST: '127.0.0.1' } });
+  children.push(svc.process);
+  return svc;
 }
 
 beforeAll(async () => {
@@ -135,7 +94,7 @@ describe.skipIf(!support.ok)('faults on PostgreSQL + Redis: svc killed mid-deliv
     const first = await startSvc(dataDir, cachePrefix);
     const statuses: number[] = [];
     const requestIds: string[] = [];
-    const block = async (svc: Svc, id: string) => {
+    const block = async (svc: SvcProcess, id: string) => {
       const response = await fetch(`http://127.0.0.1:${svc.port}/api/v1/inspect`, {
         method: 'POST',
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-request-id': id },

@@ -193,7 +193,8 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
 describe('concurrency slots', () => {
   it('gives the slot back when a client disconnects before the response is sent', async () => {
     const { startFastOpenAiFake } = await import('../fakes/providers/fast-openai.ts');
-    const upstream = await startFastOpenAiFake({ delayMs: 3_000 }); // holds each request open
+    // Holds each request open far longer than the test waits, so only the abort hook frees a slot.
+    const upstream = await startFastOpenAiFake({ delayMs: 20_000 });
     const context = await createTestApp();
     try {
       const org = await context.createOrg({ plan: 'community' }); // 5 requests in flight at most
@@ -204,21 +205,26 @@ describe('concurrency slots', () => {
       const body = JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
       const call = (signal?: AbortSignal) =>
         fetch(url, { method: 'POST', headers: { 'x-api-key': org.apiKey, 'content-type': 'application/json' }, body, ...(signal ? { signal } : {}) });
-      // Fill all five slots with requests the client then abandons.
-      for (let round = 0; round < 2; round++) {
-        const controllers = Array.from({ length: 5 }, () => new AbortController());
-        const pending = controllers.map((controller) => call(controller.signal).catch(() => null));
-        await new Promise((resolve) => setTimeout(resolve, 400));
-        for (const controller of controllers) controller.abort();
-        await Promise.all(pending);
-        await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the burst window
+      // Fill all five slots (the upstream has received all five, so svc holds every slot), then abandon them.
+      const controllers = Array.from({ length: 5 }, () => new AbortController());
+      const pending = controllers.map((controller) => call(controller.signal).catch(() => null));
+      await waitFor(() => upstream.requestCount() >= 5, 15_000);
+      for (const controller of controllers) controller.abort();
+      await Promise.all(pending);
+      // Without the abort hook the five slots stay held until the upstream answers (20 s) and every
+      // request is refused with CONCURRENCY_LIMITED; with it, a request passes within seconds.
+      // Polls are spaced past the one-second burst window so the burst limit is never what refuses.
+      const whoami = url.replace('/gateway/completions', '/whoami');
+      const deadline = Date.now() + 10_000;
+      let response = await fetch(whoami, { headers: { 'x-api-key': org.apiKey } });
+      while (response.status !== 200 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        response = await fetch(whoami, { headers: { 'x-api-key': org.apiKey } });
       }
-      // Without the abort hook the five slots would still be held and this would be refused.
-      const response = await fetch(url.replace('/gateway/completions', '/whoami'), { headers: { 'x-api-key': org.apiKey } });
       expect(response.status, await response.clone().text()).toBe(200);
     } finally {
       await context.close();
       await upstream.close();
     }
-  }, 30_000);
+  }, 45_000);
 });

@@ -9,12 +9,11 @@
  * two chain correlators with their own Redis connections (needs REDIS_URL); two `svc serve`
  * processes on one PostgreSQL + Redis (needs DATABASE_URL and REDIS_URL; CI sets them).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -25,11 +24,9 @@ import { createChainCorrelator, createMcp, type Mcp } from '../../src/mcp/index.
 import { createCache, type Cache } from '../../src/platform/cache.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestApp, createTestServices, usingPostgres, usingRedis, type TestContext } from '../helpers/app.ts';
-import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from '../helpers/constants.ts';
-import { freePort } from '../helpers/net.ts';
+import { startSvcProcess, stopSvcProcess, type SvcProcess } from '../helpers/svc-process.ts';
 import { serveScripted, type ScriptedTool, type Upstream } from './upstreams.ts';
 
-const root = resolve(import.meta.dirname, '../..');
 const shared = usingPostgres && usingRedis;
 if (!usingRedis) console.warn('[svc tests] SKIPPED test/mcp/replicas.test.ts "chain correlators on Redis": needs Redis (set REDIS_URL; CI does)');
 if (!shared) console.warn('[svc tests] SKIPPED test/mcp/replicas.test.ts "two svc processes": needs PostgreSQL + Redis (set DATABASE_URL and REDIS_URL; CI does)');
@@ -167,56 +164,15 @@ describe.runIf(usingRedis)('chain correlators on Redis, two replicas with their 
   });
 });
 
-interface Replica {
-  port: number;
-  process: ChildProcess;
-  output: string[];
-}
+type Replica = SvcProcess;
 
-async function startReplica(cachePrefix: string, dataDir: string): Promise<Replica> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ENVIRONMENT: 'development',
-      DATABASE_URL: process.env.DATABASE_URL,
-      REDIS_URL: process.env.REDIS_URL,
-      CACHE_PREFIX: cachePrefix,
-      SECRET_KEY: TEST_SECRET_KEY,
-      API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      METRICS_TOKEN: TEST_METRICS_TOKEN,
-      ALLOW_PRIVATE_TARGETS: 'true',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      WORKERS: '1',
-      LOG_LEVEL: 'warning',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startReplica = (cachePrefix: string, dataDir: string) =>
+  startSvcProcess({
+    name: 'replica',
+    env: { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, CACHE_PREFIX: cachePrefix, DATA_DIR: dataDir },
+    readyTimeoutMs: 300_000, // two tsx processes starting on a loaded CI machine
   });
-  const output: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const deadline = Date.now() + 300_000; // two tsx processes starting on a loaded CI machine
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`replica exited with ${child.exitCode}: ${output.join('').slice(-2000)}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return { port, process: child, output };
-    } catch {
-      // not listening yet
-    }
-    await sleep(250);
-  }
-  throw new Error('replica did not become healthy');
-}
-
-async function stopReplica(replica: Replica | undefined): Promise<void> {
-  if (!replica || replica.process.exitCode !== null) return;
-  const exited = new Promise((resolveExit) => replica.process.once('exit', resolveExit));
-  replica.process.kill('SIGTERM');
-  await exited;
-}
+const stopReplica = stopSvcProcess;
 
 describe.runIf(shared)('two svc processes on one PostgreSQL + Redis', { timeout: 300_000 }, () => {
   const cachePrefix = `test:mcp-replicas:${randomUUID().slice(0, 8)}:`;

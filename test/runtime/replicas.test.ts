@@ -8,74 +8,24 @@
  * Needs DATABASE_URL and REDIS_URL (CI sets them for its first `npm test`); on the embedded
  * default the storage is per process by design, and the test is reported as skipped.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { createTestServices, usingPostgres, usingRedis } from '../helpers/app.ts';
-import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from '../helpers/constants.ts';
-import { freePort } from '../helpers/net.ts';
+import { startSvcProcess, stopSvcProcess, type SvcProcess } from '../helpers/svc-process.ts';
 
-const root = resolve(import.meta.dirname, '../..');
 const shared = usingPostgres && usingRedis;
 if (!shared) console.warn('[svc tests] SKIPPED test/runtime/replicas.test.ts: needs PostgreSQL + Redis (set DATABASE_URL and REDIS_URL; CI does)');
 
-interface Replica {
-  name: string;
-  port: number;
-  process: ChildProcess;
-  output: string[];
-}
+type Replica = SvcProcess;
 
-async function startReplica(name: string, cachePrefix: string, dataDir: string): Promise<Replica> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ENVIRONMENT: 'development',
-      DATABASE_URL: process.env.DATABASE_URL,
-      REDIS_URL: process.env.REDIS_URL,
-      CACHE_PREFIX: cachePrefix,
-      SECRET_KEY: TEST_SECRET_KEY,
-      API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      METRICS_TOKEN: TEST_METRICS_TOKEN,
-      ALLOW_PRIVATE_TARGETS: 'true',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      WORKERS: '1',
-      LOG_LEVEL: 'warning',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const replica = { name, port, process: child, output };
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`replica ${name} exited with ${child.exitCode}: ${output.join('').slice(-2000)}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return replica;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
-  }
-  throw new Error(`replica ${name} did not become healthy`);
-}
-
-async function stopReplica(replica: Replica | undefined): Promise<void> {
-  if (!replica || replica.process.exitCode !== null) return;
-  const exited = new Promise((resolveExit) => replica.process.once('exit', resolveExit));
-  replica.process.kill('SIGTERM');
-  await exited;
-}
+const startReplica = (name: string, cachePrefix: string, dataDir: string) =>
+  startSvcProcess({ name, env: { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, CACHE_PREFIX: cachePrefix, DATA_DIR: dataDir } });
+const stopReplica = stopSvcProcess;
 
 async function call(replica: Replica, method: string, path: string, apiKey: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`http://127.0.0.1:${replica.port}${path}`, {

@@ -18,10 +18,68 @@ const LETTERS = /[a-z]/gi;
 
 const CANDIDATE = /[a-z][0-9@$!€£¡]|[0-9@$€£¡][a-z]/i;
 
+/**
+ * Dense leet ("91v3 m3 51mp13 1n572uc710n5 h0w 70 m4k3 4 80m8"): when a phrase is written wholly
+ * in digits, short words come out as digits only ("70" = to, "4" = a) or with a single letter
+ * ("80m8"), which the per-token rule below leaves alone. A run of consecutive words each of which
+ * mixes letters and digits or is one or two digits, holding at least DENSE_MIN mixed words, is
+ * mapped whole ('2' as 'r' too). Ordinary words break a run, so numbers in prose ("gate B4, seat
+ * 12C, 2 bags") and cell references ("set A1 to B2") never form one.
+ */
+const DENSE_MIN = 4;
+const DENSE_LEET: Readonly<Record<string, string>> = { ...LEET, '2': 'r' };
+const WORD_TOKEN = /[a-z0-9@$!€£¡]+/gi;
+const MIXED = /^(?=[^a-z]*[a-z])(?=[^0-9@$€£¡]*[0-9@$€£¡])/i;
+const SHORT_NUMBER = /^[0-9]{1,2}$/;
+
+function mapDense(token: string): string {
+  let out = '';
+  for (const char of token) out += DENSE_LEET[char] ?? char;
+  return out;
+}
+
+function reconstructDenseLeet(input: string): { text: string; tokens: number } | null {
+  const runs: Array<{ start: number; end: number }> = [];
+  let runStart = -1;
+  let runEnd = -1;
+  let runMixed = 0;
+  const close = () => {
+    if (runStart >= 0 && runMixed >= DENSE_MIN) runs.push({ start: runStart, end: runEnd });
+    runStart = -1;
+    runMixed = 0;
+  };
+  for (const match of input.matchAll(WORD_TOKEN)) {
+    const token = match[0];
+    const mixed = MIXED.test(token);
+    if (!mixed && !SHORT_NUMBER.test(token)) {
+      close();
+      continue;
+    }
+    if (runStart < 0) runStart = match.index;
+    runEnd = match.index + token.length;
+    if (mixed) runMixed++;
+  }
+  close();
+  if (runs.length === 0) return null;
+  let text = '';
+  let last = 0;
+  let tokens = 0;
+  for (const run of runs) {
+    text += input.slice(last, run.start);
+    text += input.slice(run.start, run.end).replace(WORD_TOKEN, (token) => {
+      tokens++;
+      return mapDense(token);
+    });
+    last = run.end;
+  }
+  return { text: text + input.slice(last), tokens };
+}
+
 export function reconstructLeet(input: string): { text: string; tokens: number } | null {
   if (!CANDIDATE.test(input)) return null;
-  let tokens = 0;
-  const text = input.replace(TOKEN, (token) => {
+  const dense = reconstructDenseLeet(input);
+  let tokens = dense?.tokens ?? 0;
+  const text = (dense?.text ?? input).replace(TOKEN, (token) => {
     if (!HAS_LETTER.test(token) || !HAS_LEET.test(token)) return token;
     const letters = token.match(LETTERS)?.length ?? 0;
     if (letters < 2 || token.length < 3) return token;
