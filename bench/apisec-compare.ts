@@ -21,7 +21,7 @@ const origins: Record<string, { origin: string; prefix: string }> = {
   svc_before: { origin: `http://127.0.0.1:${before.port}`, prefix: `/gw/${before.gateway_id}` },
   svc_after: { origin: `http://127.0.0.1:${svcAfter.port}`, prefix: `/gw/${String(svcAfter.info.gateway_id)}` },
 };
-const targets = (kind: 'get' | 'post'): ProbeTarget[] => Object.entries(origins).map(([name, { origin, prefix }]) => kind === 'get' ? { name, origin, path: `${prefix}/small`, headers: { accept: 'application/json' } } : { name, origin, path: `${prefix}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: SMALL_JSON });
+const targets = (kind: 'get' | 'post'): ProbeTarget[] => Object.entries(origins).map(([name, { origin, prefix }]): ProbeTarget => kind === 'get' ? { name, origin, path: `${prefix}/small`, headers: { accept: 'application/json' } } : { name, origin, path: `${prefix}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: SMALL_JSON });
 const out: Record<string, unknown> = {};
 for (const kind of ['get', 'post'] as const) {
   const s = await probeLatency(targets(kind), { rounds: 9, perRound: 400, warmup: 500 });
