@@ -30,32 +30,59 @@ export function hasBody(headers: Readonly<Record<string, string | string[] | und
   return typeof length === 'string' && length !== '0' && length !== '';
 }
 
-export async function bufferHead(stream: Readable, limit = INSPECTION_LIMIT): Promise<BufferedBody> {
-  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const chunks: Buffer[] = [];
-  let total = 0;
-  let complete = false;
-  while (total < limit) {
-    const next = await iterator.next();
-    if (next.done === true) {
-      complete = true;
-      break;
-    }
-    const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
-    chunks.push(chunk);
-    total += chunk.length;
-  }
-  const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-  if (complete) return { head, complete, forward: head };
-  async function* rest(): AsyncGenerator<Buffer> {
-    yield head;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done === true) return;
-      yield typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
-    }
-  }
-  return { head, complete, forward: Readable.from(rest(), { objectMode: false }) };
+/**
+ * Reads a body's head: the whole body when it ends within `limit` bytes, else the first chunks
+ * reaching `limit` and the rest still unread. Event-driven (one promise, no async iterator): a
+ * small body costs no event-loop turn beyond its own data and end events.
+ */
+export function bufferHead(stream: Readable, limit = INSPECTION_LIMIT): Promise<BufferedBody> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let settled = false;
+    const headOf = () => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    const cleanup = () => {
+      settled = true;
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      chunks.push(buffer);
+      total += buffer.length;
+      if (total < limit) return;
+      cleanup();
+      stream.pause();
+      const head = headOf();
+      resolve({ head, complete: false, forward: Readable.from(rest(head, stream), { objectMode: false }) });
+    };
+    const onEnd = () => {
+      cleanup();
+      const head = headOf();
+      resolve({ head, complete: true, forward: head });
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    // Closed without an end: the client went away mid-body.
+    const onClose = () => {
+      if (!settled) onError(Object.assign(new Error('request body closed before its end'), { code: 'ECONNRESET' }));
+    };
+    if (stream.readableEnded) return resolve({ head: Buffer.alloc(0), complete: true, forward: Buffer.alloc(0) });
+    if (stream.destroyed) return onClose();
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
+async function* rest(head: Buffer, stream: Readable): AsyncGenerator<Buffer> {
+  yield head;
+  for await (const chunk of stream) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
 }
 
 function mediaType(contentType: string | undefined): string {

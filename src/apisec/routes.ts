@@ -6,10 +6,9 @@
  * limit (the gateway's own limit applies), no CORS handling of svc's (the backend's headers pass).
  */
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Duplex, Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
@@ -231,21 +230,17 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
         // (Fastify would add a content-type to a bodiless answer); svc adds only its own.
         reply.hijack();
         const raw = reply.raw;
-        const own = reply.getHeaders() as Record<string, string | string[]>;
-        raw.writeHead(outcome.status, { ...outcome.headers, 'x-request-id': String(own['x-request-id'] ?? request.id) });
+        const headers = outcome.headers;
+        headers['x-request-id'] = String(reply.getHeader('x-request-id') ?? request.id);
+        raw.writeHead(outcome.status, headers);
         // A backend's body is relayed as is (nothing can be appended to it): at shutdown it may
         // finish within the grace period, after which the connection is cut.
         const untrack = options.streams?.track({ end: () => undefined, destroy: () => raw.destroy() });
-        try {
-          if (request.method === 'HEAD' || outcome.status === 204 || outcome.status === 304) {
-            outcome.body.resume();
-            raw.end();
-          } else await pipeline(outcome.body, raw);
-        } catch {
-          raw.destroy();
-        } finally {
-          untrack?.();
-        }
+        if (request.method === 'HEAD' || outcome.status === 204 || outcome.status === 304) {
+          outcome.body.resume();
+          raw.end();
+        } else await relay(outcome.body, raw);
+        untrack?.();
         return;
       }
     }
@@ -373,6 +368,33 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     outgoing.end();
   };
 };
+
+/**
+ * Pipes a backend body to the client and settles when the response is finished or either side
+ * failed (then both are destroyed, so the backend connection is released). What
+ * stream.pipeline does, without its per-call AbortController and the DOMException it builds on
+ * every completion (measured: ~1.5 % of the proxy's CPU at 1 connection).
+ */
+function relay(body: Readable, out: ServerResponse): Promise<void> {
+  return new Promise((settle) => {
+    let done = false;
+    // The listeners stay (both streams belong to this one request): a late error is swallowed.
+    const finish = (failed: boolean) => {
+      if (done) return;
+      done = true;
+      if (failed) {
+        body.destroy();
+        out.destroy();
+      }
+      settle();
+    };
+    body.on('error', () => finish(true));
+    out.on('error', () => finish(true));
+    out.on('close', () => finish(!out.writableFinished));
+    out.on('finish', () => finish(false));
+    body.pipe(out);
+  });
+}
 
 function refuseSocket(socket: Duplex, status: number, body: unknown): void {
   const text = JSON.stringify(body);

@@ -147,6 +147,11 @@ export interface GatewayInput {
   timeout_ms?: number;
 }
 
+interface PreflightResult {
+  outcome: TrafficOutcome | null;
+  rateHeaders: Record<string, string>;
+}
+
 export interface ApiSecurity {
   readonly store: GatewayStore;
   create(orgId: string, actor: string, input: GatewayInput): Promise<Gateway>;
@@ -270,6 +275,17 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       .sort((left, right) => Number(right.host !== null) - Number(left.host !== null) || (right.prefix?.length ?? 0) - (left.prefix?.length ?? 0));
   };
 
+  // The parsed backend URL of each gateway record (records are replaced, never changed, on update).
+  const backends = new WeakMap<Gateway, URL>();
+  const backendOf = (gateway: Gateway): URL => {
+    let url = backends.get(gateway);
+    if (url === undefined) {
+      url = new URL(gateway.backendUrl);
+      backends.set(gateway, url);
+    }
+    return url;
+  };
+
   const remember = (gateway: Gateway | null, id: string) => {
     if (gateway === null) {
       gateways.delete(id);
@@ -384,13 +400,25 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     return rules;
   };
 
-  /** Steps 1–3 and the policy on a scored request, shared by HTTP and WebSocket handshakes. */
-  const preflight = async (request: Omit<TrafficRequest, 'body'>): Promise<{ outcome: TrafficOutcome | null; rateHeaders: Record<string, string> }> => {
+  const PASSED: { outcome: null; rateHeaders: Record<string, string> } = Object.freeze({ outcome: null, rateHeaders: Object.freeze({}) as Record<string, string> });
+
+  /**
+   * Steps 1–3, shared by HTTP and WebSocket handshakes. A plain value when nothing needs the
+   * cache or the database (healthy backend, no geo rules to read, no rate limit), so the common
+   * path costs no event-loop turn.
+   */
+  const preflight = (request: Omit<TrafficRequest, 'body'>): PreflightResult | Promise<PreflightResult> => {
+    const { gateway } = request;
+    if (!health.isHealthy(gateway.id)) {
+      return { outcome: { kind: 'error', status: 503, code: 'BACKEND_DOWN', headers: { 'retry-after': '5' }, summary: null }, rateHeaders: {} };
+    }
+    if (!(deps.config.geoBlocking && lookupCountry !== null) && gateway.settings.rateLimit === null) return PASSED;
+    return preflightAsync(request);
+  };
+
+  const preflightAsync = async (request: Omit<TrafficRequest, 'body'>): Promise<PreflightResult> => {
     const { gateway } = request;
     const rateHeaders: Record<string, string> = {};
-    if (!health.isHealthy(gateway.id)) {
-      return { outcome: { kind: 'error', status: 503, code: 'BACKEND_DOWN', headers: { 'retry-after': '5' }, summary: null }, rateHeaders };
-    }
     if (deps.config.geoBlocking && lookupCountry !== null) {
       const rules = (await rulesOf(gateway.orgId)).filter((rule) => rule.gatewayId === null || rule.gatewayId === gateway.id);
       if (rules.length > 0) {
@@ -724,14 +752,16 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       return null;
     },
     async inspectHandshake(request) {
-      const first = await preflight(request);
+      const pending = preflight(request);
+      const first = pending instanceof Promise ? await pending : pending;
       if (first.outcome !== null) return first.outcome;
       const scored = await policy(request, undefined);
       return scored.outcome;
     },
     async handle(request) {
       if (request.path === CHALLENGE_PATH && request.method === 'POST') return verifyChallenge(request);
-      const first = await preflight(request);
+      const pending = preflight(request);
+      const first = pending instanceof Promise ? await pending : pending;
       if (first.outcome !== null) {
         request.body.resume();
         return first.outcome;
@@ -750,7 +780,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         return addHeaders(scored.outcome, first.rateHeaders);
       }
       const { gateway } = request;
-      const backend = new URL(gateway.backendUrl);
+      const backend = backendOf(gateway);
       const headers = requestHeaders(request.headers, backend.host, { remoteAddress: request.remoteAddress, protocol: request.protocol, host: request.host, trustProxy: deps.config.trustProxy });
       try {
         const answer = await forwarder.send({
@@ -774,7 +804,9 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         } else {
           analyzer.observeResponse(gateway, scored.analyzerKey, { status: answer.status, authenticated, secure });
         }
-        return { kind: 'forward', status: answer.status, headers: { ...answer.headers, ...first.rateHeaders }, body, summary: scored.summary };
+        // answer.headers is this response's own copy (forward.ts): svc's headers join it in place.
+        for (const name in first.rateHeaders) answer.headers[name] = first.rateHeaders[name]!;
+        return { kind: 'forward', status: answer.status, headers: answer.headers, body, summary: scored.summary };
       } catch (error) {
         if (forwardBody !== null && !Buffer.isBuffer(forwardBody)) forwardBody.destroy();
         if (error instanceof BackendError) {

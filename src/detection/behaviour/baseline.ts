@@ -6,12 +6,16 @@
  * read-modify-write (atomic on the event loop). On Redis, replicas share the baselines and an
  * update is a compare-and-set in Lua (the write happens only if the stored record is still the one
  * that was read), retried a few times; after that the observation is scored but not stored,
- * which under-counts rather than corrupts. When Redis is down the cache's memory store is used,
- * so baselines become per replica until it returns. Usernames and endpoints are keyed by hash;
- * IPs appear in keys (they already appear in logs) with the records expiring after a day.
+ * which under-counts rather than corrupts. Without Redis (or while it is down) the states live in
+ * this process as objects in bounded LRUs with the same expiry (endpoints, IPs and usernames
+ * apart, so a flood of addresses cannot evict endpoint baselines): an update is then synchronous
+ * and costs no serialisation, which keeps T5 cheap on the proxy's path. Usernames and endpoints are
+ * keyed by hash in Redis; IPs appear in keys (they already appear in logs) with the records
+ * expiring after a day.
  */
+import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
-import type { Cache, MemoryStore } from '../../platform/cache.ts';
+import type { Cache } from '../../platform/cache.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
 import type { Anomaly, BehaviourEvent, BehaviourOptions, EndpointState, IpState, UsernameState } from './model.ts';
 import {
@@ -47,6 +51,8 @@ export interface BehaviourBaselineOptions extends Partial<BehaviourOptions> {
   lookupCountry?: (ip: string) => string | null;
   /** Key namespace under the cache prefix (default 't5'). */
   namespace?: string;
+  /** Entries of the in-process state LRUs (IPs and usernames each; endpoints a tenth), default 100,000. */
+  memoryEntries?: number;
 }
 
 const ENDPOINT_TTL_MS = 7 * 24 * 3_600_000;
@@ -79,17 +85,48 @@ async function defaultLookup(): Promise<(ip: string) => string | null> {
 }
 
 export function createBehaviourBaseline(cache: Cache, options: BehaviourBaselineOptions = {}): BehaviourBaseline {
-  const { lookupCountry, namespace = 't5', ...overrides } = options;
+  const { lookupCountry, namespace = 't5', memoryEntries = 100_000, ...overrides } = options;
   const settings: BehaviourOptions = { ...DEFAULT_BEHAVIOUR_OPTIONS, ...overrides };
   const key = (kind: string, id: string) => `${cache.prefix}${namespace}:${kind}:${id}`;
+  // In-process states (no Redis, or Redis down), by kind; each entry expires like its Redis key.
+  const memory: Record<'ip' | 'user' | 'endpoint', LRUCache<string, object>> = {
+    ip: new LRUCache<string, object>({ max: memoryEntries, ttl: IP_TTL_MS, ttlAutopurge: false }),
+    user: new LRUCache<string, object>({ max: memoryEntries, ttl: USERNAME_TTL_MS, ttlAutopurge: false }),
+    endpoint: new LRUCache<string, object>({ max: Math.max(1, Math.floor(memoryEntries / 10)), ttl: ENDPOINT_TTL_MS, ttlAutopurge: false }),
+  };
+  // Endpoint keys repeat: their hash is remembered (bounded like the endpoint states).
+  const endpointHashes = new LRUCache<string, string>({ max: Math.max(1, Math.floor(memoryEntries / 10)) });
+  const endpointHash = (endpoint: string): string => {
+    let hash = endpointHashes.get(endpoint);
+    if (hash === undefined) {
+      hash = sha256Hex(endpoint.slice(0, MAX_KEY_PART)).slice(0, 32);
+      endpointHashes.set(endpoint, hash);
+    }
+    return hash;
+  };
+  let country: ((ip: string) => string | null) | null = lookupCountry ?? geoLookup;
+  // The country of an address is looked up once per hour at most (geoip-lite's range search is
+  // the costliest step of an update otherwise); bounded like the IP states' working set.
+  const countries = new LRUCache<string, { country: string | null }>({ max: Math.max(1, Math.floor(memoryEntries / 10)), ttl: 3_600_000, ttlAutopurge: false });
+  const countryOf = (lookup: (ip: string) => string | null, ip: string): string | null => {
+    let known = countries.get(ip);
+    if (known === undefined) {
+      known = { country: lookup(ip) };
+      countries.set(ip, known);
+    }
+    return known.country;
+  };
 
   /**
-   * Read-modify-write of one record. `update` mutates the parsed state (or a fresh one) and
+   * Read-modify-write of one record. `step` mutates the parsed state (or a fresh one) and
    * returns what the caller needs from it; it must be pure apart from the state it is given.
+   * Synchronous (a plain value) on the in-process path, a promise on Redis.
    */
-  async function update<S, R>(cacheKey: string, ttlMs: number, fresh: () => S, step: (state: S) => R): Promise<R> {
+  function update<S extends object, R>(kind: 'ip' | 'user' | 'endpoint', id: string, ttlMs: number, fresh: () => S, step: (state: S) => R): R | Promise<R> {
     const client: Redis | null = cache.redis();
-    if (client !== null) {
+    if (client === null) return updateMemory(memory[kind] as unknown as LRUCache<string, S>, id, fresh, step);
+    const cacheKey = key(kind, id);
+    return (async () => {
       try {
         let result: R | undefined;
         for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
@@ -102,9 +139,9 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
         return result as R;
       } catch {
         // Fall through to memory, as the cache itself does when Redis fails.
+        return updateMemory(memory[kind] as unknown as LRUCache<string, S>, id, fresh, step);
       }
-    }
-    return updateMemory(cache.memory, cacheKey, ttlMs, fresh, step);
+    })();
   }
 
   return {
@@ -112,30 +149,32 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
       const at = event.at ?? Date.now();
       const bucket = Math.floor(at / settings.bucketMs);
       const ip = event.ip.slice(0, 64);
-      const endpointKey = sha256Hex(event.endpoint.slice(0, MAX_KEY_PART)).slice(0, 32);
-      const lookup = lookupCountry ?? (await defaultLookup());
-      const country = lookup(ip);
+      const endpointKey = endpointHash(event.endpoint);
+      country ??= await defaultLookup();
+      const countryCode = countryOf(country, ip);
       const login = event.username !== undefined && event.username !== '';
       const usernameKey = login ? sha256Hex(`t5-username:${(event.username as string).slice(0, MAX_KEY_PART).toLowerCase()}`).slice(0, 24) : null;
 
-      const ipStep = await update<IpState, ReturnType<typeof stepIp>>(key('ip', ip), IP_TTL_MS, () => emptyIp(bucket), (state) =>
-        stepIp(state, at, usernameKey, event.loginFailed === true, settings),
-      );
-      const ipsPerUsername =
-        usernameKey === null
-          ? 0
-          : await update<UsernameState, number>(key('user', usernameKey), USERNAME_TTL_MS, emptyUsername, (state) =>
-              stepUsername(state, at, sha256Hex(`t5-ip:${ip}`).slice(0, 16), settings),
-            );
-      const endpointStep = await update<EndpointState, { step: ReturnType<typeof stepEndpoint>; stuffing: ReturnType<typeof stepLogins> | null }>(
-        key('endpoint', endpointKey),
+      // Each update is a plain value in memory: awaiting only what is a promise (Redis) keeps the
+      // in-process path free of extra event-loop turns.
+      const ipUpdate = update<IpState, ReturnType<typeof stepIp>>('ip', ip, IP_TTL_MS, () => emptyIp(bucket), (state) => stepIp(state, at, usernameKey, event.loginFailed === true, settings));
+      const ipStep = ipUpdate instanceof Promise ? await ipUpdate : ipUpdate;
+      let ipsPerUsername = 0;
+      if (usernameKey !== null) {
+        const userUpdate = update<UsernameState, number>('user', usernameKey, USERNAME_TTL_MS, emptyUsername, (state) => stepUsername(state, at, sha256Hex(`t5-ip:${ip}`).slice(0, 16), settings));
+        ipsPerUsername = userUpdate instanceof Promise ? await userUpdate : userUpdate;
+      }
+      const endpointUpdate = update<EndpointState, { step: ReturnType<typeof stepEndpoint>; stuffing: ReturnType<typeof stepLogins> | null }>(
+        'endpoint',
+        endpointKey,
         ENDPOINT_TTL_MS,
         () => emptyEndpoint(bucket),
         (state) => ({
-          step: stepEndpoint(state, at, country, settings),
+          step: stepEndpoint(state, at, countryCode, settings),
           stuffing: login ? stepLogins(state, { distinctUsernames: ipStep.distinctUsernames, failures: ipStep.failures, ipsPerUsername }, settings) : null,
         }),
       );
+      const endpointStep = endpointUpdate instanceof Promise ? await endpointUpdate : endpointUpdate;
 
       const anomalies: Anomaly[] = [];
       const report = (kind: Anomaly['kind'], zScore: number, detail: string) => {
@@ -148,8 +187,8 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
         'geo',
         step.geoZ,
         step.countryShare === null || step.countryShare < 0.0005
-          ? `country ${country ?? '??'} not seen in this endpoint's baseline`
-          : `country ${country ?? '??'} is rare for this endpoint (${(step.countryShare * 100).toFixed(2)}% of baseline)`,
+          ? `country ${countryCode ?? '??'} not seen in this endpoint's baseline`
+          : `country ${countryCode ?? '??'} is rare for this endpoint (${(step.countryShare * 100).toFixed(2)}% of baseline)`,
       );
       report('time_of_day', step.hourZ, `${step.requestsThisMinute} requests this minute at ${String(step.hour).padStart(2, '0')}:00 UTC, unusual for that hour`);
       if (stuffing !== null) {
@@ -165,7 +204,7 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
     },
     async observeFailure(event) {
       const at = event.at ?? Date.now();
-      return update<IpState, number>(key('ip', event.ip.slice(0, 64)), IP_TTL_MS, () => emptyIp(Math.floor(at / settings.bucketMs)), (state) => {
+      return update<IpState, number>('ip', event.ip.slice(0, 64), IP_TTL_MS, () => emptyIp(Math.floor(at / settings.bucketMs)), (state) => {
         state.failures.push(at);
         state.failures = state.failures.filter((time) => at - time < settings.stuffingWindowMs).slice(-settings.ipWindow);
         return state.failures.length;
@@ -174,10 +213,14 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
   };
 }
 
-function updateMemory<S, R>(memory: MemoryStore, cacheKey: string, ttlMs: number, fresh: () => S, step: (state: S) => R): R {
-  const stored = memory.get(cacheKey);
-  const state = stored === null ? fresh() : (JSON.parse(stored) as S);
+function updateMemory<S extends object, R>(states: LRUCache<string, S>, id: string, fresh: () => S, step: (state: S) => R): R {
+  let state = states.get(id);
+  if (state === undefined) {
+    state = fresh();
+    states.set(id, state);
+  }
+  // The state is advanced in place; its expiry is renewed as a Redis SET with PX would renew it.
   const result = step(state);
-  memory.set(cacheKey, JSON.stringify(state), ttlMs);
+  states.set(id, state);
   return result;
 }
