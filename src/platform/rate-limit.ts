@@ -149,7 +149,14 @@ const RECOVER_BATCH = 200;
 
 export interface RateLimiter {
   hit(identity: string, policy: RateLimitPolicy, now?: number): Promise<RateLimitDecision>;
+  /**
+   * `hit` decided synchronously when it needs no Redis round trip (memory mode, or Redis
+   * unreachable): the same decision `hit` would return; null when Redis must be asked (call `hit`).
+   */
+  hitNow(identity: string, policy: RateLimitPolicy, now?: number): RateLimitDecision | null;
   release(identity: string): Promise<void>;
+  /** `release` done synchronously when it needs no Redis round trip; false when it must go to Redis (call `release`). */
+  releaseNow(identity: string): boolean;
 }
 
 export function createRateLimiter(cache: Cache): RateLimiter {
@@ -326,6 +333,17 @@ export function createRateLimiter(cache: Cache): RateLimiter {
         }
       }
       return hitMemory(identity, policy, now);
+    },
+
+    hitNow(identity, policy, now = Date.now()) {
+      return cache.redis() === null ? hitMemory(identity, policy, now) : null;
+    },
+
+    releaseNow(identity) {
+      if (cache.redis() !== null) return false;
+      const key = `${prefix}${identity}:inflight`;
+      if (memory.get(key) !== null) memory.incr(key, 300_000, -1);
+      return true;
     },
 
     async release(identity) {
