@@ -9,6 +9,8 @@
  *               then enforce the route's declared scope, before the body is read: 401
  *               AUTH_MISSING / AUTH_INVALID / AUTH_REVOKED, 403 SCOPE_INSUFFICIENT.
  *   onResponse  metrics, one JSON log line with the spec's fields, release the concurrency slot.
+ * Both hooks are callback-style and stay synchronous while memory answers (cached key, in-memory
+ * limiter); only a step that must wait (key lookup, session, Redis) goes through a promise.
  * Every route under /api/ must declare `config.scope` or `config.public`; one that does neither
  * fails at boot, so no endpoint is ever public by omission.
  */
