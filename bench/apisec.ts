@@ -144,6 +144,7 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
   const pool = new Pool(origin, { connections: 4 });
   const result: Record<string, Record<string, { label: string; n: number; blocked: number; rate: number }>> = {};
   const unsendable: Record<string, number> = {};
+  const serverErrors: Record<string, number> = {};
   for (const file of ['crs_regression', 'libinjection', 'debian_wfuzz', 'fuzzdb', 'payloadsallthethings']) {
     const path = join(DATASETS, 'http', `${file}.jsonl`);
     if (!existsSync(path)) continue;
@@ -181,6 +182,11 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
           await answer.body.dump();
           group.n += 1;
           if (answer.statusCode === 403) group.blocked += 1;
+          // svc must never answer a client's request with a 5xx of its own (the backend answers 200).
+          if (answer.statusCode >= 500) {
+            serverErrors[file] = (serverErrors[file] ?? 0) + 1;
+            note(`${file}: ${answer.statusCode} for ${target.slice(0, 120)}`);
+          }
         } catch (error) {
           unsendable[file] = (unsendable[file] ?? 0) + 1;
           if ((unsendable[file] ?? 0) <= 3) note(`${file}: ${error instanceof Error ? error.message : String(error)} for ${target.slice(0, 120)}`);
@@ -211,6 +217,7 @@ async function detectionThroughProxy(origin: string, gatewayId: string, perFile:
     summary: { detection_rate_per_source: sources, false_positive_rate_per_benign_source: benignSources },
     per_source: result,
     unsendable_by_client: unsendable,
+    server_errors_5xx: serverErrors,
     targets: {
       note: 'the spec sets no per-category target for these development corpora; reference: the engine through POST /api/v1/inspect on the held-out evaluation set, 95.9 % of attacks at 0.005 % false positives (issue #16). CRS benign records are benign for one rule only (a weak benign signal, ../shared/datasets/README.md).',
     },

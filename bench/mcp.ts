@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- mcp [--quick] [--definitions-only]`: (1) added latency of a tools/call through svc's MCP proxy
+ * `npm run bench -- mcp [--quick] [--definitions-only | --latency-only]`: (1) added latency of a tools/call through svc's MCP proxy
  * over the same call made directly to the upstream, both with the official SDK client against an
  * SDK server on loopback, interleaved over rounds (ML tiers off: T1 + T3 signals); (2) the
  * tool-definition poisoning detector's detection and false-positive rates per file of
@@ -14,7 +14,8 @@ import { createDetectionEngine } from '../src/detection/index.ts';
 import { createInspector, definitionText, poisonLevel, toolShape } from '../src/mcp/index.ts';
 import { percentile, repoRoot, round3 } from './lib.ts';
 
-export async function runMcpBench(options: { quick?: boolean; definitionsOnly?: boolean } = {}): Promise<object> {
+export async function runMcpBench(options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean } = {}): Promise<object> {
+  if (options.latencyOnly) return { latency: await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200) };
   const detection = await definitionRates();
   if (options.definitionsOnly) return { detection };
   const latency = await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200);

@@ -1,11 +1,11 @@
 /**
- * `npm run bench [-- name …] [-- --quick] [-- --definitions-only] [-- --verification-only]`: runs the benchmarks one after another and prints one
+ * `npm run bench [-- name …] [-- --quick] [-- --definitions-only] [-- --latency-only] [-- --verification-only]`: runs the benchmarks one after another and prints one
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
  * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
-type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
+type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
 
 const benches: Record<string, () => Promise<Bench>> = {
   foundation: async () => (await import('./foundation.ts')).runFoundationBench,
@@ -27,6 +27,8 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 // mcp: `--definitions-only` measures definition detection without the latency part.
 const definitionsOnly = args.includes('--definitions-only');
+// mcp: `--latency-only` measures the added latency per tools/call without the definition rates.
+const latencyOnly = args.includes('--latency-only');
 // gateway: `--verification-only` runs only the verification phase (paired, verification on vs off).
 const verificationOnly = args.includes('--verification-only');
 const selected = args.filter((arg) => !arg.startsWith('--'));
@@ -41,7 +43,7 @@ for (const name of names) {
   }
   const started = Date.now();
   try {
-    const result = await (await load())({ quick, definitionsOnly, verificationOnly });
+    const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly });
     process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10 })}\n`);
   } catch (error) {
     failed = true;

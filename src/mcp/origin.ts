@@ -41,6 +41,8 @@ function hostnameOf(host: string): string | null {
 
 /** Why the request must be refused, or null when it may go on. `host` is the request's Host (behind a trusted proxy, X-Forwarded-Host). */
 export function checkOrigin(policy: OriginPolicy, host: string | undefined, origin: string | undefined): OriginRefusal | null {
+  // Any Host and no Origin (SDK clients, agents): nothing to parse, nothing to check.
+  if (policy.allowedHosts.length === 0 && origin === undefined) return null;
   const hostname = host === undefined || host === '' ? null : hostnameOf(host);
   if (policy.allowedHosts.length > 0 && (hostname === null || !policy.allowedHosts.includes(hostname))) return { code: 'MCP_HOST_REFUSED', host: (host ?? '').slice(0, 256) };
   if (origin === undefined || policy.allowedOrigins.includes('*')) return null;

@@ -106,6 +106,8 @@ const FORWARD_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mc
 const FORWARD_RESPONSE_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version', 'cache-control'] as const;
 const MAX_JSON_RESPONSE = 32 * 1024 * 1024;
 const SESSION_BINDING_TTL_MS = 24 * 3600_000;
+/** A session binding in use is written again after this long, far inside its TTL. */
+const BINDING_REFRESH_MS = 3600_000;
 /** Upstream sessions whose pending requests are remembered (least recently used evicted first). */
 const MAX_PENDING_SESSIONS = 10_000;
 /** The upstream tools/list svc does itself before an unpinned call: pages, answer size, time. */
@@ -153,6 +155,8 @@ export function createProxy(deps: ProxyDeps) {
   };
   /** Requests awaiting an answer, per upstream session (answers can come on a resumed GET stream). */
   const sessionPending = new RecentMap<Map<string, Pending>>(MAX_PENDING_SESSIONS, SESSION_BINDING_TTL_MS);
+  /** When this replica last wrote each session binding, and for which org (bounded like the pending requests). */
+  const bindingWrites = new RecentMap<{ at: number; orgId: string }>(MAX_PENDING_SESSIONS, BINDING_REFRESH_MS);
 
   const header = (headers: ProxyRequest['headers'], name: string): string | undefined => {
     const value = headers[name];
@@ -179,6 +183,7 @@ export function createProxy(deps: ProxyDeps) {
     if (request.method === 'DELETE') {
       const response = await forward(request, exchange, null, [], pendingKey);
       if (pendingKey !== null) sessionPending.delete(pendingKey);
+      if (upstreamSession !== null) bindingWrites.delete(bindingKey(deps.cache.prefix, request.server.id, upstreamSession));
       return response;
     }
     return jsonResponse(405, rpcError(null, -32000, 'Method not allowed'));
@@ -232,7 +237,20 @@ export function createProxy(deps: ProxyDeps) {
       if (typeof value === 'string') responseHeaders[name] = value;
     }
     const issued = responseHeaders['mcp-session-id'];
-    if (issued !== undefined) await deps.cache.set(bindingKey(deps.cache.prefix, request.server.id, issued), exchange.caller.orgId, SESSION_BINDING_TTL_MS).catch(() => undefined);
+    if (issued !== undefined) {
+      // The binding is written when a session id is issued and refreshed well before its TTL, not
+      // on every answer (a cache round trip per call with Redis): a session id the client presented
+      // was just checked to be bound to this org, so rewriting it would only renew its TTL.
+      const key = bindingKey(deps.cache.prefix, request.server.id, issued);
+      const now = Date.now();
+      const renewed = issued === header(request.headers, 'mcp-session-id') ? bindingWrites.get(key) : undefined;
+      if (renewed === undefined || now - renewed.at >= BINDING_REFRESH_MS || renewed.orgId !== exchange.caller.orgId) {
+        await deps.cache.set(key, exchange.caller.orgId, SESSION_BINDING_TTL_MS).then(
+          () => bindingWrites.set(key, { at: now, orgId: exchange.caller.orgId }),
+          () => undefined,
+        );
+      }
+    }
     const contentType = (responseHeaders['content-type'] ?? '').toLowerCase();
     const lookup = (key: string): Pending | undefined => {
       const own = exchange.pending.get(key);
@@ -434,22 +452,30 @@ export function createProxy(deps: ProxyDeps) {
       return message;
     }
     const result = message.result as Record<string, unknown>;
+    let next: Record<string, unknown>;
     switch (pending.method) {
       case 'initialize':
-        return { ...message, result: await inspectInitialize(result, exchange) };
+        next = await inspectInitialize(result, exchange);
+        break;
       case 'tools/list':
-        return { ...message, result: await inspectToolList(result, exchange) };
+        next = await inspectToolList(result, exchange);
+        break;
       case 'prompts/list':
       case 'resources/list':
       case 'resources/templates/list':
-        return { ...message, result: await inspectNamedList(result, exchange, pending.method) };
+        next = await inspectNamedList(result, exchange, pending.method);
+        break;
       case 'tools/call':
       case 'resources/read':
       case 'prompts/get':
-        return { ...message, result: await inspectContent(result, exchange, pending, key) };
+        next = await inspectContent(result, exchange, pending, key);
+        break;
       default:
         return message;
     }
+    // Always a new message, so an inspected answer is re-serialised: the client reads exactly the
+    // value that was scanned (duplicate keys, which parsers resolve differently, are not relayed).
+    return { ...message, result: next };
   }
 
   async function inspectInitialize(result: Record<string, unknown>, exchange: Exchange): Promise<Record<string, unknown>> {
@@ -622,6 +648,7 @@ export function createProxy(deps: ProxyDeps) {
     },
     async close(): Promise<void> {
       sessionPending.clear();
+      bindingWrites.clear();
       await Promise.all([...bridges.values()].map((bridge) => bridge.close()));
       bridges.clear();
       await Promise.all([plainAgent.close(), guardedAgent.close()]);

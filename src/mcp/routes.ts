@@ -42,11 +42,13 @@ export interface McpRouteOptions {
 export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => {
   const { mcp } = options;
   const superAdmins = new Set(options.superAdminKeys);
-  const releaseSlot = async (request: FastifyRequest): Promise<void> => {
+  // Not awaited: the slot is marked given back at once (the response hook will not release it
+  // again) and the release itself (a Redis DECR when shared) need not delay the answer's relay.
+  const releaseSlot = (request: FastifyRequest): void => {
     const held = request.rateLimit;
     if (held === null || !held.holdsSlot) return;
     held.holdsSlot = false;
-    await options.rateLimiter.release(held.identity);
+    options.rateLimiter.release(held.identity).catch(() => undefined);
   };
   const enabled = () => {
     if (!mcp.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'FEATURE_MCP_SECURITY' } });
@@ -153,7 +155,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) controller.abort();
       });
-      if (request.method === 'GET') await releaseSlot(request);
+      if (request.method === 'GET') releaseSlot(request);
       const response = await mcp.handle({
         method: request.method,
         server,
@@ -166,7 +168,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       reply.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
       if (response.body !== null && typeof response.body !== 'string') {
-        await releaseSlot(request);
+        releaseSlot(request);
         // A long-lived stream: shutdown aborts the upstream (final SSE error event, clean end).
         const untrack = options.streams?.track({ end: (reason) => controller.abort(reason), destroy: () => reply.raw.destroy() });
         if (untrack !== undefined) reply.raw.once('close', untrack);
@@ -189,7 +191,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       enabled();
       const { caller, orgId } = callerOf(request);
       const server = await mcp.getServer(orgId, request.params.id);
-      await releaseSlot(request);
+      releaseSlot(request);
       const stream = mcp.openLegacy(server, caller, request.headers);
       reply.raw.once('close', () => stream.destroy());
       // Shutdown ends the legacy stream (its upstream session is ended with it).

@@ -89,6 +89,48 @@ describe('event relay', () => {
   });
 });
 
+describe('event relay backpressure', () => {
+  it('reads no further from the upstream while the client does not read, and delivers everything once it does', async () => {
+    let produced = 0;
+    async function* upstream() {
+      for (let index = 0; index < 2_000; index++) {
+        produced++;
+        yield `id: ${index}\ndata: ${'z'.repeat(1_000)}\n\n`;
+      }
+    }
+    const out = relayEvents(upstream(), async (data) => data);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Nothing read yet: the relay stopped after filling the reader's buffer, far short of 2,000 events.
+    expect(produced).toBeLessThan(100);
+    const ids: string[] = [];
+    const parser = new SseParser();
+    for await (const chunk of out) for (const event of parser.feed(String(chunk))) ids.push(event.id!);
+    expect(ids).toHaveLength(2_000);
+    expect(ids.at(-1)).toBe('1999');
+  });
+
+  it('stops reading the upstream when the client is gone', async () => {
+    let finished = false;
+    let produced = 0;
+    async function* upstream() {
+      try {
+        for (let index = 0; index < 2_000; index++) {
+          produced++;
+          yield `data: ${'z'.repeat(1_000)}\n\n`;
+        }
+      } finally {
+        finished = true;
+      }
+    }
+    const out = relayEvents(upstream(), async (data) => data);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    out.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(finished).toBe(true);
+    expect(produced).toBeLessThan(100);
+  });
+});
+
 describe('SSE relay at shutdown', () => {
   async function* upstream(signal: AbortSignal): AsyncGenerator<string> {
     yield 'id: 1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n';

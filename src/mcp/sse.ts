@@ -6,7 +6,7 @@
  * long streams flow through as they come. Events that carry only an
  * id (the SDK's resumption priming event) are relayed as they are.
  */
-import { PassThrough, type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 export interface SseEvent {
   id?: string;
@@ -120,7 +120,10 @@ export class SseParser {
 
 /**
  * Relays `source` (upstream body chunks) to the returned stream, transforming each event's data.
- * `prefix` events are written first (answers svc produced itself for part of a batch).
+ * `prefix` events are written first (answers svc produced itself for part of a batch). The output
+ * is a plain Readable the relay pushes into (no intermediate Transform): a chunk's events reach
+ * the client's socket in the same tick they are ready, and the relay waits only when the client
+ * reads slower than the upstream writes (backpressure) or when the client is gone (it stops).
  */
 export function relayEvents(
   source: AsyncIterable<Uint8Array | string>,
@@ -132,11 +135,23 @@ export function relayEvents(
     finalEvent?: (error: unknown) => SseEvent | null;
   } = {},
 ): Readable {
-  const output = new PassThrough();
+  /** Resumes the relay once the reader wants more (or is gone). */
+  let resume: (() => void) | null = null;
+  const wake = () => {
+    const next = resume;
+    resume = null;
+    next?.();
+  };
+  const output = new Readable({ read: wake });
+  output.once('close', wake);
   const decoder = new TextDecoder();
   const parser = new SseParser();
-  const write = async (text: string) => {
-    if (!output.write(text)) await new Promise<void>((resolve) => output.once('drain', resolve));
+  /** Pushes text out; resolves at once unless the reader's buffer is full. */
+  const write = (text: string): Promise<void> | undefined => {
+    if (output.destroyed || output.push(text)) return undefined;
+    return new Promise<void>((resolve) => {
+      resume = resolve;
+    });
   };
   void (async () => {
     for (const event of options.prefix ?? []) await write(serializeEvent(event));
@@ -149,14 +164,19 @@ export function relayEvents(
         const data = event.data === undefined || event.data === '' ? event.data : await transform(event.data);
         out += serializeEvent(data === event.data ? event : { ...event, data });
       }
-      if (out !== '') await write(out);
+      if (out !== '') {
+        const full = write(out);
+        if (full !== undefined) await full;
+      }
     }
-    output.end();
+    if (!output.destroyed) output.push(null);
   })()
     .catch((error: unknown) => {
       const last = output.destroyed ? null : (options.finalEvent?.(error) ?? null);
-      if (last !== null) output.end(serializeEvent(last));
-      else output.destroy(error instanceof Error ? error : new Error(String(error)));
+      if (last !== null) {
+        output.push(serializeEvent(last));
+        output.push(null);
+      } else output.destroy(error instanceof Error ? error : new Error(String(error)));
     })
     .finally(() => options.onEnd?.());
   return output;
