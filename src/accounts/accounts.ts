@@ -316,6 +316,20 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     },
 
     /**
+     * `authenticateKey` answered from memory, synchronously: the same answer, or null when it
+     * would need the database (key not cached, or its entry expired). The request hook's fast path.
+     */
+    authenticateCachedKey(presented: string): AuthContext | 'invalid' | 'revoked' | null {
+      if (!KEY_PATTERN.test(presented)) return 'invalid';
+      const now = Date.now();
+      const cached = keyCache.get(keyHash(presented));
+      if (cached === undefined || cached.expiresAt <= now) return null;
+      const context = cached.context;
+      if (context !== 'revoked') lastUsed.set(context.keyId!, { orgId: context.orgId, at: now });
+      return context;
+    },
+
+    /**
      * Resolves a presented API key. Returns the caller's context, 'invalid' for an unknown or
      * malformed key, 'revoked' for a revoked one. Hot path: cached for 30 s.
      */

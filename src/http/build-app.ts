@@ -9,6 +9,8 @@
  *               then enforce the route's declared scope, before the body is read: 401
  *               AUTH_MISSING / AUTH_INVALID / AUTH_REVOKED, 403 SCOPE_INSUFFICIENT.
  *   onResponse  metrics, one JSON log line with the spec's fields, release the concurrency slot.
+ * Both hooks are callback-style and stay synchronous while memory answers (cached key, in-memory
+ * limiter); only a step that must wait (key lookup, session, Redis) goes through a promise.
  * Every route under /api/ must declare `config.scope` or `config.public`; one that does neither
  * fails at boot, so no endpoint is ever public by omission.
  */
@@ -28,7 +30,8 @@ import {
 } from '../accounts/index.ts';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
-import type { RateLimitPolicy } from '../platform/rate-limit.ts';
+import type { RateLimitDecision, RateLimitPolicy } from '../platform/rate-limit.ts';
+import type { Counter, Histogram } from 'prom-client';
 import { lazyChildLogger } from './lazy-logger.ts';
 import { databaseFailure } from '../platform/db/failures.ts';
 import { bodyTooLarge, logFailure } from './error-reply.ts';
@@ -159,98 +162,31 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     }
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-ID', request.id);
-    const routeConfig = request.routeOptions.config;
-    if (routeConfig.traffic === true) return;
-    if (routeConfig.operations !== true) {
-      // A key svc has not seen lately costs a database lookup: charge it to the caller's IP
-      // first, so a flood of made-up keys is refused before it reaches the database.
-      const presented = presentedCredential(request);
-      if (presented !== null && presented.startsWith('svc_') && !services.accounts.isKeyCached(presented)) {
-        const gate = await services.rateLimiter.hit(`keylookup:${request.ip}`, KEY_LOOKUP_POLICY);
-        if (!gate.allowed) {
-          setRateLimitHeaders(reply, gate);
-          services.metrics.rateLimitHits.inc({ scope: 'per_ip', gateway: request.gatewayId ?? 'api' });
-          throw rateLimitError(gate, 'RATE_LIMITED');
-        }
-      }
-      await identify(services, request, presented);
+  // One onRequest hook doing the steps in order, synchronous while every answer is in memory
+  // (cached key, in-memory limiter): no promise, no microtask turn. A step that must wait (a key
+  // lookup, a session, Redis) hands the rest of the request to a promise.
+  const admit = admission(services);
+  app.addHook('onRequest', (request, reply, done) => {
+    let pending: Promise<void> | undefined;
+    try {
+      pending = admit(request, reply);
+    } catch (error) {
+      done(error as Error);
+      return;
     }
-
-    let identity: string;
-    let policy: RateLimitPolicy;
-    let scope: string;
-    const auth = request.auth;
-    if (routeConfig.operations === true) {
-      identity = `ops:${request.ip}`;
-      policy = OPERATIONS_POLICY;
-      scope = 'per_ip';
-    } else if (auth?.kind === 'api_key') {
-      identity = `key:${auth.keyId}`;
-      policy = PLAN_POLICIES[auth.plan];
-      scope = 'per_key';
-    } else if (auth?.kind === 'user') {
-      identity = `user:${auth.userId}`;
-      policy = PLAN_POLICIES[auth.plan];
-      scope = 'per_user';
-    } else {
-      identity = `ip:${request.ip}`;
-      policy = ANONYMOUS_POLICY;
-      scope = 'per_ip';
-    }
-    const decision = await services.rateLimiter.hit(identity, policy);
-    setRateLimitHeaders(reply, decision);
-    request.rateLimit = { identity, holdsSlot: decision.holdsSlot };
-    // A client that goes away before the response is sent never reaches onResponse; the
-    // response's 'close' fires either way, so the slot is always given back (idempotent).
-    if (decision.holdsSlot) reply.raw.once('close', () => void releaseSlot(services, request));
-    if (!decision.allowed) {
-      services.metrics.rateLimitHits.inc({ scope: decision.refusedBy === 'concurrency' ? 'concurrency' : scope, gateway: request.gatewayId ?? 'api' });
-      if (auth !== null) {
-        services.events.emit(auth.orgId, 'rate_limit.exceeded', {
-          scope,
-          identifier: auth.keyId ?? auth.userId ?? request.ip,
-          limit: decision.limit,
-          window_seconds: windowSeconds(policy, decision.refusedBy),
-          retry_after: decision.retryAfter,
-        });
-      }
-      throw rateLimitError(decision, decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED');
-    }
-
-    // Who may call the route: decided here, before the body is read or validated, so an
-    // unauthenticated caller learns nothing about the body a route expects.
-    const needed = routeConfig.scope;
-    if (needed === undefined) return;
-    if (auth === null) throw new SvcError(request.authFailure ?? 'AUTH_MISSING');
-    if (!scopeAllows(auth.scope, needed)) {
-      throw new SvcError('SCOPE_INSUFFICIENT', { details: { required_scope: needed, key_scope: auth.scope } });
-    }
+    if (pending === undefined) done();
+    else pending.then(() => done(), (error: unknown) => done(error as Error));
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const status = reply.statusCode;
-    const gateway = request.gatewayId ?? 'api';
-    const seconds = reply.elapsedTime / 1000;
-    services.metrics.requests.inc({ gateway, method: request.method, status: String(status) });
-    services.metrics.requestDuration.observe({ gateway, method: request.method }, seconds);
-    const threat = request.threat;
-    services.requestLog.write({
-      request_id: request.id,
-      org_id: request.auth?.orgId ?? request.trafficOrgId ?? null,
-      gateway_id: request.gatewayId,
-      method: request.method,
-      path: request.routeOptions.url ?? pathOf(request.url),
-      status,
-      duration_ms: Math.round(reply.elapsedTime * 1000) / 1000,
-      threat_score: threat?.score ?? null,
-      decision: threat?.decision ?? null,
-      pattern: threat?.pattern ?? null,
-    });
-    await releaseSlot(services, request);
+  const record = recorder(services);
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request, reply);
+    const held = request.rateLimit;
+    if (held === null || !held.holdsSlot) return done();
+    held.holdsSlot = false;
+    if (services.rateLimiter.releaseNow(held.identity)) return done();
+    services.rateLimiter.release(held.identity).then(() => done(), (error: unknown) => done(error as Error));
   });
-
 
   app.setNotFoundHandler({ preHandler: undefined }, async (request) => {
     const allow = allowedMethods(routes, pathOf(request.url));
@@ -288,20 +224,55 @@ function presentedCredential(request: FastifyRequest): string | null {
   return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey.trim() : null;
 }
 
-async function identify(services: Services, request: FastifyRequest, presented: string | null): Promise<void> {
-  if (presented === null) {
-    request.authFailure = 'AUTH_MISSING';
-    return;
-  }
+type RouteConfig = FastifyRequest['routeOptions']['config'];
+
+/**
+ * The onRequest steps, in order: X-Request-ID; identify the credential; rate limit; the route's
+ * scope. Returns undefined when all of it was decided synchronously (a cached key, the in-memory
+ * limiter), else a promise of the rest; a refusal is thrown (or rejects the promise).
+ */
+function admission(services: Services): (request: FastifyRequest, reply: FastifyReply) => Promise<void> | undefined {
+  return (request, reply) => {
+    reply.header('X-Request-ID', request.id);
+    const routeConfig = request.routeOptions.config;
+    if (routeConfig.traffic === true) return undefined;
+    if (routeConfig.operations !== true) {
+      const presented = presentedCredential(request);
+      if (presented !== null && !identifyNow(services, request, presented)) {
+        return identifyLater(services, request, reply, presented).then(() => limit(services, request, reply, routeConfig));
+      }
+      if (presented === null) request.authFailure = 'AUTH_MISSING';
+    }
+    return limit(services, request, reply, routeConfig);
+  };
+}
+
+/** Identifies the caller from memory; false when that needs the database (uncached key, session). */
+function identifyNow(services: Services, request: FastifyRequest, presented: string): boolean {
   if (presented === '') {
     request.authFailure = 'AUTH_INVALID';
-    return;
+    return true;
   }
+  if (!presented.startsWith('svc_')) return false;
+  const result = services.accounts.authenticateCachedKey(presented);
+  if (result === null) return false;
+  setKeyResult(request, result);
+  return true;
+}
+
+async function identifyLater(services: Services, request: FastifyRequest, reply: FastifyReply, presented: string): Promise<void> {
   if (presented.startsWith('svc_')) {
-    const result = await services.accounts.authenticateKey(presented);
-    if (result === 'invalid') request.authFailure = 'AUTH_INVALID';
-    else if (result === 'revoked') request.authFailure = 'AUTH_REVOKED';
-    else request.auth = result;
+    // A key svc has not seen lately costs a database lookup: charge it to the caller's IP
+    // first, so a flood of made-up keys is refused before it reaches the database.
+    if (!services.accounts.isKeyCached(presented)) {
+      const gate = await services.rateLimiter.hit(`keylookup:${request.ip}`, KEY_LOOKUP_POLICY);
+      if (!gate.allowed) {
+        setRateLimitHeaders(reply, gate);
+        services.metrics.rateLimitHits.inc({ scope: 'per_ip', gateway: request.gatewayId ?? 'api' });
+        throw rateLimitError(gate, 'RATE_LIMITED');
+      }
+    }
+    setKeyResult(request, await services.accounts.authenticateKey(presented));
     return;
   }
   const session = presented.split('.').length === 3 ? await services.accounts.users.authenticateSession(presented) : null;
@@ -309,11 +280,131 @@ async function identify(services: Services, request: FastifyRequest, presented: 
   else request.auth = session;
 }
 
-async function releaseSlot(services: Services, request: FastifyRequest): Promise<void> {
-  const held = request.rateLimit;
-  if (held === null || !held.holdsSlot) return;
+function setKeyResult(request: FastifyRequest, result: AuthContext | 'invalid' | 'revoked'): void {
+  if (result === 'invalid') request.authFailure = 'AUTH_INVALID';
+  else if (result === 'revoked') request.authFailure = 'AUTH_REVOKED';
+  else request.auth = result;
+}
+
+/** Rate limits on the first axis that applies (operations IP, API key, JWT user, IP), then checks the scope. */
+function limit(services: Services, request: FastifyRequest, reply: FastifyReply, routeConfig: RouteConfig): Promise<void> | undefined {
+  let identity: string;
+  let policy: RateLimitPolicy;
+  let scope: string;
+  const auth = request.auth;
+  if (routeConfig.operations === true) {
+    identity = `ops:${request.ip}`;
+    policy = OPERATIONS_POLICY;
+    scope = 'per_ip';
+  } else if (auth?.kind === 'api_key') {
+    identity = `key:${auth.keyId}`;
+    policy = PLAN_POLICIES[auth.plan];
+    scope = 'per_key';
+  } else if (auth?.kind === 'user') {
+    identity = `user:${auth.userId}`;
+    policy = PLAN_POLICIES[auth.plan];
+    scope = 'per_user';
+  } else {
+    identity = `ip:${request.ip}`;
+    policy = ANONYMOUS_POLICY;
+    scope = 'per_ip';
+  }
+  const decision = services.rateLimiter.hitNow(identity, policy);
+  if (decision !== null) {
+    admit(services, request, reply, routeConfig, { decision, identity, policy, scope });
+    return undefined;
+  }
+  return services.rateLimiter.hit(identity, policy).then((later) => admit(services, request, reply, routeConfig, { decision: later, identity, policy, scope }));
+}
+
+/** Applies a rate-limit decision (headers, slot, refusal), then enforces the route's scope. */
+function admit(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  routeConfig: RouteConfig,
+  limited: { decision: RateLimitDecision; identity: string; policy: RateLimitPolicy; scope: string },
+): void {
+  const { decision, identity, policy, scope } = limited;
+  const auth = request.auth;
+  setRateLimitHeaders(reply, decision);
+  const held = { identity, holdsSlot: decision.holdsSlot };
+  request.rateLimit = held;
+  // A client that goes away before the response is sent never reaches onResponse; the
+  // response's 'close' fires either way, so the slot is always given back (idempotent).
+  if (decision.holdsSlot) reply.raw.on('close', () => void releaseSlot(services, held));
+  if (!decision.allowed) {
+    services.metrics.rateLimitHits.inc({ scope: decision.refusedBy === 'concurrency' ? 'concurrency' : scope, gateway: request.gatewayId ?? 'api' });
+    if (auth !== null) {
+      services.events.emit(auth.orgId, 'rate_limit.exceeded', {
+        scope,
+        identifier: auth.keyId ?? auth.userId ?? request.ip,
+        limit: decision.limit,
+        window_seconds: windowSeconds(policy, decision.refusedBy),
+        retry_after: decision.retryAfter,
+      });
+    }
+    throw rateLimitError(decision, decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED');
+  }
+
+  // Who may call the route: decided here, before the body is read or validated, so an
+  // unauthenticated caller learns nothing about the body a route expects.
+  const needed = routeConfig.scope;
+  if (needed === undefined) return;
+  if (auth === null) throw new SvcError(request.authFailure ?? 'AUTH_MISSING');
+  if (!scopeAllows(auth.scope, needed)) {
+    throw new SvcError('SCOPE_INSUFFICIENT', { details: { required_scope: needed, key_scope: auth.scope } });
+  }
+}
+
+/** Gives a concurrency slot back once (the response's end and its 'close' both call this). */
+async function releaseSlot(services: Services, held: { identity: string; holdsSlot: boolean }): Promise<void> {
+  if (!held.holdsSlot) return;
   held.holdsSlot = false;
-  await services.rateLimiter.release(held.identity);
+  if (!services.rateLimiter.releaseNow(held.identity)) await services.rateLimiter.release(held.identity);
+}
+
+/**
+ * The onResponse record of a request: svc_requests_total, svc_request_duration_seconds and the
+ * JSON log line. The metrics' children are looked up once per gateway, method and status and kept
+ * (prom-client otherwise validates and hashes the label object on every call).
+ */
+function recorder(services: Services): (request: FastifyRequest, reply: FastifyReply) => void {
+  const { metrics, requestLog } = services;
+  const byRoute = new Map<string, { duration: Histogram.Internal<'gateway' | 'method'>; byStatus: Map<number, Counter.Internal> }>();
+  return (request, reply) => {
+    const status = reply.statusCode;
+    const gatewayId = request.gatewayId;
+    const gateway = gatewayId ?? 'api';
+    const method = request.method;
+    const elapsedMs = reply.elapsedTime;
+    const routeKey = `${gateway}\u0000${method}`;
+    let children = byRoute.get(routeKey);
+    if (children === undefined) {
+      children = { duration: metrics.requestDuration.labels({ gateway, method }), byStatus: new Map() };
+      byRoute.set(routeKey, children);
+    }
+    let counter = children.byStatus.get(status);
+    if (counter === undefined) {
+      counter = metrics.requests.labels({ gateway, method, status: String(status) });
+      children.byStatus.set(status, counter);
+    }
+    counter.inc();
+    children.duration.observe(elapsedMs / 1000);
+    const threat = request.threat;
+    requestLog.write({
+      request_id: request.id,
+      org_id: request.auth?.orgId ?? request.trafficOrgId ?? null,
+      gateway_id: gatewayId,
+      method,
+      path: request.routeOptions.url ?? pathOf(request.url),
+      status,
+      duration_ms: Math.round(elapsedMs * 1000) / 1000,
+      threat_score: threat?.score ?? null,
+      decision: threat?.decision ?? null,
+      pattern: threat?.pattern ?? null,
+    });
+  };
 }
 
 function windowSeconds(policy: RateLimitPolicy, refusedBy: string | null): number {

@@ -48,7 +48,8 @@ export interface Cache {
 
 /** A small in-memory store with expiry, the same semantics as the Redis commands used. */
 export class MemoryStore {
-  private readonly values = new Map<string, { value: string; expiresAt: number }>();
+  /** Counters written by `incr` are kept as numbers (no string round trip per increment); `get` gives them as strings. */
+  private readonly values = new Map<string, { value: string | number; expiresAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(sweepEveryMs = 30_000) {
@@ -63,7 +64,20 @@ export class MemoryStore {
       this.values.delete(key);
       return null;
     }
-    return entry.value;
+    const value = entry.value;
+    return typeof value === 'string' ? value : String(value);
+  }
+
+  /** The number under `key` (what `Number(get(key) ?? 0)` gives), without the string round trip: 0 when absent. */
+  count(key: string, now = Date.now()): number {
+    const entry = this.values.get(key);
+    if (entry === undefined) return 0;
+    if (entry.expiresAt <= now) {
+      this.values.delete(key);
+      return 0;
+    }
+    const value = entry.value;
+    return typeof value === 'number' ? value : Number(value);
   }
 
   set(key: string, value: string, ttlMs?: number, now = Date.now()): void {
@@ -83,11 +97,11 @@ export class MemoryStore {
   incr(key: string, ttlMs: number, by = 1, now = Date.now()): number {
     const entry = this.values.get(key);
     if (entry === undefined || entry.expiresAt <= now) {
-      this.values.set(key, { value: String(by), expiresAt: now + ttlMs });
+      this.values.set(key, { value: by, expiresAt: now + ttlMs });
       return by;
     }
-    const next = Number(entry.value) + by;
-    entry.value = String(next);
+    const next = (typeof entry.value === 'number' ? entry.value : Number(entry.value)) + by;
+    entry.value = next;
     return next;
   }
 

@@ -68,13 +68,23 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
 
 let stampedAt = -1;
 let stamp = '';
+let secondAt = -1;
+let secondPrefix = '';
 
-/** `,"time":"<ISO>"` as pino's isoTime writes it, formatted once per millisecond. */
-function cachedIsoTime(): string {
-  const now = Date.now();
+/**
+ * `,"time":"<ISO>"` as pino's isoTime writes it. Under load nearly every request falls in a new
+ * millisecond, so the date and time are formatted once per second and only the milliseconds per line.
+ */
+export function cachedIsoTime(now = Date.now()): string {
   if (now !== stampedAt) {
     stampedAt = now;
-    stamp = `,"time":"${new Date(now).toISOString()}"`;
+    const milliseconds = now % 1000;
+    const second = now - milliseconds;
+    if (second !== secondAt) {
+      secondAt = second;
+      secondPrefix = `,"time":"${new Date(second).toISOString().slice(0, 20)}`;
+    }
+    stamp = `${secondPrefix}${milliseconds < 10 ? '00' : milliseconds < 100 ? '0' : ''}${milliseconds}Z"`;
   }
   return stamp;
 }

@@ -149,7 +149,14 @@ const RECOVER_BATCH = 200;
 
 export interface RateLimiter {
   hit(identity: string, policy: RateLimitPolicy, now?: number): Promise<RateLimitDecision>;
+  /**
+   * `hit` decided synchronously when it needs no Redis round trip (memory mode, or Redis
+   * unreachable): the same decision `hit` would return; null when Redis must be asked (call `hit`).
+   */
+  hitNow(identity: string, policy: RateLimitPolicy, now?: number): RateLimitDecision | null;
   release(identity: string): Promise<void>;
+  /** `release` done synchronously when it needs no Redis round trip; false when it must go to Redis (call `release`). */
+  releaseNow(identity: string): boolean;
 }
 
 export function createRateLimiter(cache: Cache): RateLimiter {
@@ -220,9 +227,15 @@ export function createRateLimiter(cache: Cache): RateLimiter {
     return keys;
   };
 
+  /** Policies are long-lived constants: the header window's index is found once per policy. */
+  const headerIndexes = new WeakMap<RateLimitPolicy, number>();
   const headerIndex = (policy: RateLimitPolicy): number => {
-    const index = policy.windows.findIndex((window) => window.name === policy.headerWindow);
-    return index < 0 ? 0 : index;
+    let index = headerIndexes.get(policy);
+    if (index === undefined) {
+      index = Math.max(0, policy.windows.findIndex((window) => window.name === policy.headerWindow));
+      headerIndexes.set(policy, index);
+    }
+    return index;
   };
 
   const decide = (policy: RateLimitPolicy, now: number, refused: number, retryMs: number, estimate: number, slot: boolean): RateLimitDecision => {
@@ -246,8 +259,12 @@ export function createRateLimiter(cache: Cache): RateLimiter {
     let refused = 0;
     let retry = 0;
     const estimates: number[] = [];
-    policy.windows.forEach((window, index) => {
-      const [blockKey, curKey, prevKey] = [keys[index * 3]!, keys[index * 3 + 1]!, keys[index * 3 + 2]!];
+    const windows = policy.windows;
+    for (let index = 0; index < windows.length; index++) {
+      const window = windows[index]!;
+      const blockKey = keys[index * 3]!;
+      const curKey = keys[index * 3 + 1]!;
+      const prevKey = keys[index * 3 + 2]!;
       if (carryOver) {
         seed(blockKey, 'b', now);
         seed(curKey, 'c', now);
@@ -259,11 +276,11 @@ export function createRateLimiter(cache: Cache): RateLimiter {
           refused = index + 1;
           retry = blocked;
         }
-        return;
+        continue;
       }
       const elapsed = now % window.windowMs;
-      const cur = Number(memory.get(curKey, now) ?? 0);
-      const prev = Number(memory.get(prevKey, now) ?? 0);
+      const cur = memory.count(curKey, now);
+      const prev = memory.count(prevKey, now);
       const estimate = prev * (1 - elapsed / window.windowMs) + cur;
       estimates[index] = estimate;
       if (estimate + 1 > window.limit && refused === 0) {
@@ -277,7 +294,7 @@ export function createRateLimiter(cache: Cache): RateLimiter {
           retry = Math.min(Math.ceil(((estimate + 1 - window.limit) * window.windowMs) / prev), window.windowMs - elapsed);
         }
       }
-    });
+    }
     let slot = false;
     if (refused === 0 && policy.concurrency > 0) {
       const key = keys[keys.length - 1]!;
@@ -291,11 +308,11 @@ export function createRateLimiter(cache: Cache): RateLimiter {
       }
     }
     if (refused === 0) {
-      policy.windows.forEach((window, index) => {
-        memory.incr(keys[index * 3 + 1]!, window.windowMs * 2, 1, now);
+      for (let index = 0; index < windows.length; index++) {
+        memory.incr(keys[index * 3 + 1]!, windows[index]!.windowMs * 2, 1, now);
         if (carryOver) outage.get(keys[index * 3 + 1]!)!.added += 1;
         estimates[index] = (estimates[index] ?? 0) + 1;
-      });
+      }
     }
     return decide(policy, now, refused, retry, estimates[headerIndex(policy)] ?? 0, slot);
   };
@@ -326,6 +343,17 @@ export function createRateLimiter(cache: Cache): RateLimiter {
         }
       }
       return hitMemory(identity, policy, now);
+    },
+
+    hitNow(identity, policy, now = Date.now()) {
+      return cache.redis() === null ? hitMemory(identity, policy, now) : null;
+    },
+
+    releaseNow(identity) {
+      if (cache.redis() !== null) return false;
+      const key = `${prefix}${identity}:inflight`;
+      if (memory.get(key) !== null) memory.incr(key, 300_000, -1);
+      return true;
     },
 
     async release(identity) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRequestLog, type RequestLogFields } from '../../src/platform/logger.ts';
+import { cachedIsoTime, createRequestLog, type RequestLogFields } from '../../src/platform/logger.ts';
 
 const fields = (index: number): RequestLogFields => ({
   request_id: `req-${index}`,
@@ -50,5 +50,10 @@ describe('request log line', () => {
     log.write(fields(1));
     log.flush();
     expect(writes).toEqual([]);
+  });
+
+  it("stamps each line with the same time text as pino's isoTime, to the millisecond", () => {
+    const instants = [Date.UTC(2026, 10, 24, 16, 12, 13, 0), Date.UTC(2026, 10, 24, 16, 12, 13, 7), Date.UTC(2026, 10, 24, 16, 12, 13, 42), Date.UTC(2026, 10, 24, 16, 12, 13, 999), Date.UTC(2026, 10, 24, 16, 12, 14, 100), Date.UTC(2027, 0, 1, 0, 0, 0, 5)];
+    for (const now of instants) expect(cachedIsoTime(now)).toBe(`,"time":"${new Date(now).toISOString()}"`);
   });
 });
