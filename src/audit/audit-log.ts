@@ -26,6 +26,7 @@ import {
   checkpointSignature,
   checkpointValid,
   recordHash,
+  recordView,
   type AuditEntry,
   type AuditRecord,
   type ChainStart,
@@ -150,18 +151,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
     // One statement with one parameter for the whole batch: on the embedded engine every
     // statement is parsed, planned and bound inside svc's process, and a VALUES list with ten
     // parameters per row cost more to parse and bind than the rows cost to store.
-    const rows = records.map((record) => ({
-      id: randomUUID(),
-      seq: record.seq,
-      occurred_at: record.occurredAt,
-      actor: record.actor,
-      action: record.action,
-      target: record.target,
-      outcome: record.outcome,
-      details: record.details,
-      prev_hash: record.prevHash,
-      hash: record.hash,
-    }));
+    const rows = records.map((record) => ({ id: randomUUID(), ...recordView(record) }));
     const last = records[records.length - 1]!;
     await tx.query(
       `WITH appended AS (

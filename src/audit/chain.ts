@@ -204,3 +204,18 @@ export function verifyRecords(
   }
   return verifier.finish();
 }
+
+/** An audit record as the API and the database columns name its fields (snake case, without org). */
+export function recordView(record: AuditRecord) {
+  return {
+    seq: record.seq,
+    occurred_at: record.occurredAt,
+    actor: record.actor,
+    action: record.action,
+    target: record.target,
+    outcome: record.outcome,
+    details: record.details,
+    prev_hash: record.prevHash,
+    hash: record.hash,
+  };
+}

@@ -8,7 +8,7 @@ import { SvcError } from '../platform/errors.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog, VerifyOptions } from './audit-log.ts';
-import type { AuditRecord } from './chain.ts';
+import { recordView } from './chain.ts';
 
 const FirstBad = Type.Union([Type.Object({ seq: Type.Integer(), reason: Type.String() }), Type.Null()]);
 const VerifyResponse = Type.Object({ ok: Type.Boolean(), checked: Type.Integer(), first_bad: FirstBad, level: Type.String() });
@@ -20,19 +20,6 @@ function orgOf(request: FastifyRequest): string {
   return auth.orgId;
 }
 
-export function recordView(record: AuditRecord) {
-  return {
-    seq: record.seq,
-    occurred_at: record.occurredAt,
-    actor: record.actor,
-    action: record.action,
-    target: record.target,
-    outcome: record.outcome,
-    details: record.details,
-    prev_hash: record.prevHash,
-    hash: record.hash,
-  };
-}
 
 export interface AuditRoutesOptions {
   audit: AuditLog;
