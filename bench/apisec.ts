@@ -431,25 +431,17 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
       };
     }
 
+    const proxy = {
+      latency_1_connection: latency,
+      throughput_16_connections: concurrent,
+      targets: { svc_over_passthrough_p50_ms: 0.2, svc_vs_modsecurity_throughput: 3 },
+      ...(typeof apache === 'string' ? { modsecurity_skipped: apache } : { modsecurity: 'Apache 2.4 mpm_event + mod_security2 2.9 + OWASP CRS 3.3 (Debian), paranoia level 1, anomaly-scoring blocking, audit log off' }),
+    };
     // BENCH_APISEC_ONLY=overhead: the proxy figures alone (short enough for the benchmark lock).
-    if (only === 'overhead') {
-      return {
-        proxy: {
-          latency_1_connection: latency,
-          throughput_16_connections: concurrent,
-          targets: { svc_over_passthrough_p50_ms: 0.2, svc_vs_modsecurity_throughput: 3 },
-          ...(typeof apache === 'string' ? { modsecurity_skipped: apache } : { modsecurity: 'Apache 2.4 mpm_event + mod_security2 2.9 + OWASP CRS 3.3 (Debian), paranoia level 1, anomaly-scoring blocking, audit log off' }),
-        },
-      };
-    }
+    if (only === 'overhead') return { proxy };
     const detection = existsSync(join(DATASETS, 'http')) ? await detectionThroughProxy(origins.svc!.origin, gatewayId, quick ? 150 : 1_000) : { skipped: 'needs ../shared/datasets/http' };
     return {
-      proxy: {
-        latency_1_connection: latency,
-        throughput_16_connections: concurrent,
-        targets: { svc_over_passthrough_p50_ms: 0.2, svc_vs_modsecurity_throughput: 3 },
-        ...(typeof apache === 'string' ? { modsecurity_skipped: apache } : { modsecurity: 'Apache 2.4 mpm_event + mod_security2 2.9 + OWASP CRS 3.3 (Debian), paranoia level 1, anomaly-scoring blocking, audit log off' }),
-      },
+      proxy,
       detection,
       shadow_zombie: { ...shadowZombieSeeds(quick ? [1, 2, 3] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], quick ? 20_000 : 50_000), targets: { false_positive_rate: 0.02, false_negative_rate: 0.05 } },
       bots: botRates(),
