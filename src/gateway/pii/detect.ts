@@ -170,8 +170,9 @@ const DETECTORS: readonly Detector[] = [
       if (name === undefined) return null;
       const firstWord = name.split(/[ \t]/)[0] ?? '';
       if (NOT_NAMES.has(firstWord.toLowerCase())) return null;
-      const start = match.index + match[0].length - name.length;
-      return { start, end: start + name.length };
+      // An honorific is part of the name's span ("Mr. Derek Crnić"); other cues are not.
+      const start = /^(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Madam|Dame|Lord|Lady)\b/.test(match[0]) ? match.index : match.index + match[0].length - name.length;
+      return { start, end: match.index + match[0].length };
     },
   },
 ];

@@ -110,7 +110,17 @@ const EXTRA_COMMON = [
   'internet', 'email', 'ai', 'api', 'json', 'html', 'css', 'sql', 'url', 'http', 'https', 'id', 'pdf', 'faq', 'ceo', 'cto',
   'python', 'java', 'javascript', 'typescript', 'ruby', 'rust', 'go', 'swift', 'kotlin', 'scala', 'perl', 'linux', 'windows',
   'android', 'google', 'amazon', 'apple', 'microsoft', 'facebook', 'twitter', 'instagram', 'youtube', 'netflix', 'tesla',
+  'cisco', 'django', 'deno', 'node', 'react', 'angular', 'vue', 'docker', 'kubernetes', 'redis', 'postgres', 'mongo', 'nginx',
+  'kafka', 'jenkins', 'ansible', 'terraform', 'excel', 'outlook', 'slack', 'zoom', 'chatgpt', 'openai', 'claude', 'gemini',
+  'llama', 'midjourney', 'copilot', 'siri', 'alexa', 'cortana', 'bard', 'mistral', 'anthropic', 'github', 'gitlab', 'jira',
+  'islam', 'muslim', 'muslims', 'christian', 'christians', 'christianity', 'jewish', 'jew', 'jews', 'judaism', 'hindu',
+  'hinduism', 'buddhist', 'buddhism', 'buddha', 'sikh', 'catholic', 'protestant', 'taliban', 'sunnah', 'quran', 'koran',
+  'bible', 'torah', 'hadith', 'mercury', 'venus', 'mars', 'jupiter', 'saturn', 'uranus', 'neptune', 'pluto', 'apollo',
+  'zeus', 'athena', 'thor', 'odin', 'kanji', 'hiragana', 'katakana', 'armenian', 'latino', 'hispanic', 'asian',
 ];
+
+/** A capitalised common word that opens a place name ("New York", "North Dakota"): the run is a place. */
+const PLACE_LEAD = new Set(['New', 'North', 'South', 'East', 'West', 'Northern', 'Southern', 'Eastern', 'Western', 'Upper', 'Lower', 'Great', 'Greater', 'Central', 'Old', 'Little', 'Fort', 'Lake', 'Mount', 'Port', 'Saint', 'St', 'United']);
 
 /** Countries and regions the city list lacks. */
 const COUNTRIES = [
@@ -191,6 +201,14 @@ function wordOf(text: string, start: number, end: number): Word {
   return { start, end: start + value.length, text: value, capitalised: capitalised || initial, initial };
 }
 
+/**
+ * Family-name morphology of many countries (Nordic -sson/-dóttir/-sen, Slavic -ov/-ova/-ić/-ski,
+ * Ukrainian -enko, Armenian -yan, Georgian -shvili, Greek -poulos/-akis, Turkish -oğlu, Romanian
+ * -escu, Spanish -ez, German -mann/-berg/-stein, Irish Mc/Mac/O'): an unknown capitalised word of
+ * this shape is taken as a name.
+ */
+const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|ian|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
+
 type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
 
 function kindOf(word: string, lexicon: Lexicons): Kind {
@@ -206,7 +224,7 @@ function kindOf(word: string, lexicon: Lexicons): Kind {
   if (isName) return isCommon ? 'common-name' : isPlace ? 'place-name' : 'name';
   if (isCommon) return 'common';
   if (isPlace) return 'place';
-  return 'unknown';
+  return SURNAME_SHAPE.test(word) ? 'name' : 'unknown';
 }
 
 /** Finds person names in `text` (see the rules above). Spans are sorted and do not overlap. */
@@ -312,9 +330,15 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   // Address lines: right after a house or unit number ("12 Baker", "Suite 286  El Tornadizo"),
   // or right before a country ("Teruel   Australia").
   if (/\d[\s,>?*|]{0,5}$/.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return;
-  // Drop leading and trailing common words and initials.
-  while (from <= to && (kinds[from] === 'common' || kinds[from] === 'place' || words[from]!.initial && from === to)) from += 1;
+  // Drop leading common words ("The", "When") and initials; a place lead ("New York") or a common
+  // word after the name ("Nobel Prize", "Rosetta Stone", "Manchester United") makes it a thing.
+  while (from <= to && (kinds[from] === 'common' || kinds[from] === 'place' || words[from]!.initial && from === to)) {
+    if (PLACE_LEAD.has(words[from]!.text)) return;
+    from += 1;
+  }
+  const end = to;
   while (to >= from && (kinds[to] === 'common' || kinds[to] === 'place' || words[to]!.initial)) to -= 1;
+  if (to === from && to < end && kinds[to + 1] === 'common') return; // one word, then a common word
   if (from > to) return;
   // A common word or place inside the run splits it; keep the longest stretch (simplest: give up).
   for (let at = from; at <= to; at += 1) if (kinds[at] === 'common' || kinds[at] === 'place') return;
@@ -335,7 +359,6 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
   const company = lexicon().companies.has(words[from]!.text);
   const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from) || hasCue(text, words, from, to) : hasCue(text, words, from, to);
-  if (kind === 'common-name' && !sure) return; // "Mark" alone is a word unless a cue says otherwise
   out.push({ from, to, sure });
   void isSentenceStart;
 }
@@ -346,7 +369,7 @@ function lexicon(): Lexicons {
   return nameLexicons();
 }
 
-const PLACE_PREPOSITIONS = new Set(['in', 'from', 'at', 'near', 'to', 'into', 'across', 'via', 'of']);
+const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via', 'of']);
 
 function isPlaceContext(words: readonly Word[], index: number): boolean {
   const previous = words[index - 1];
