@@ -37,7 +37,7 @@ export interface NameSpan {
 
 interface Lexicons {
   names: ReadonlySet<string>;
-  /** The most frequent English words (SCOWL sizes 10–20): never a name on their own. */
+  /** Function words and the like: never a name, even where a name lexicon lists them ("The", "He"). */
   frequent: ReadonlySet<string>;
   common: ReadonlySet<string>;
   places: ReadonlySet<string>;
@@ -77,9 +77,9 @@ export function nameLexicons(): Lexicons {
     for (const word of JSON.parse(content) as string[]) {
       if (word[0] !== word[0]!.toLowerCase()) continue; // SCOWL's variant lists carry some proper nouns
       common.add(word.toLowerCase());
-      if (size <= 20) frequent.add(word.toLowerCase());
     }
   }
+  for (const word of FUNCTION_WORDS) frequent.add(word);
   for (const word of EXTRA_COMMON) {
     common.add(word);
     frequent.add(word);
@@ -94,6 +94,18 @@ export function nameLexicons(): Lexicons {
 
 /** SCOWL's word lists by spelling variant ("labor" is American, "labour" British). */
 const VARIANTS = ['english', 'american', 'british'] as const;
+
+/** English closed-class words (and a few greetings): never names, whatever the lexicons say. */
+const FUNCTION_WORDS = `a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have having he her here hers
+herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
+other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves also yet still even ever never always often sometimes maybe perhaps please thank
+thanks yes okay hi hello hey dear let lets may might must shall since though although unless whether whose within without
+upon onto via per via i'm i've i'll i'd you're you've you'll he's she's it's we're we've they're they've don't doesn't
+didn't can't won't isn't aren't wasn't weren't there's here's what's that's who's let's new first last next one two three
+today tomorrow yesterday tonight oh ah wow nan null undefined none people`.split(/\s+/);
 
 /** Words the lexicons call names that are, in prompts, almost always something else. */
 const EXTRA_COMMON = [
@@ -141,7 +153,7 @@ const COUNTRIES = [
   'Turkmenistan', 'Azerbaijan', 'Armenia', 'Cambodia', 'Myanmar', 'Burma', 'Bhutan', 'Maldives', 'Lanka', 'Brunei',
   'Fiji', 'Samoa', 'Tonga', 'Vanuatu', 'Palau', 'Nauru', 'Tuvalu', 'Kiribati', 'Micronesia', 'Barbados', 'Grenada',
   'Bermuda', 'Greenland', 'Monaco', 'Andorra', 'Liechtenstein', 'Luxembourg', 'Malta', 'Cyprus', 'Montenegro', 'Macedonia',
-  'Moldova', 'Kosovo', 'Georgia', 'Bahrain', 'Emirates', 'Palestine', 'Sudan', 'Antigua', 'Barbuda', 'Trinidad', 'Tobago',
+  'Faso', 'Nevis', 'Kitts', 'Verde', 'Timor', 'Moldova', 'Kosovo', 'Georgia', 'Bahrain', 'Emirates', 'Palestine', 'Sudan', 'Antigua', 'Barbuda', 'Trinidad', 'Tobago',
   'Carolina', 'Dakota', 'Washington', 'Oregon', 'Nevada', 'Arizona', 'Utah', 'Colorado', 'Montana', 'Idaho', 'Wyoming',
 ];
 
@@ -239,9 +251,15 @@ export function detectNames(text: string): NameSpan[] {
     if (before !== undefined && /[\p{N}_@/\\.]/u.test(before)) continue; // inside an identifier, path, domain or address
     words.push(wordOf(text, match.index, match.index + match[0].length));
   }
-  // Text typed all in lower case: every word may start a name (the kinds decide).
-  if (!/\p{Lu}/u.test(text)) for (const word of words) word.capitalised = word.text.length > 1;
   const kinds = words.map((word) => (word.initial ? 'unknown' : kindOf(word.text, lexicon)));
+  // Text typed all in lower case: a word that is a name and not a common word may start a name
+  // (lower-case words the lexicon does not know join a name but never make one alone).
+  if (!/\p{Lu}/u.test(text)) {
+    for (let at = 0; at < words.length; at += 1) {
+      const kind = kinds[at];
+      words[at]!.capitalised = words[at]!.text.length > 1 && (kind === 'name' || kind === 'place-name' || kind === 'unknown');
+    }
+  }
   const candidates: { from: number; to: number; sure: boolean }[] = [];
 
   let index = 0;
@@ -257,19 +275,18 @@ export function detectNames(text: string): NameSpan[] {
     considerRun(text, words, kinds, index, to, candidates);
     index = to + 1;
   }
-  lowerCaseNames(text, words, kinds, candidates);
 
   dropFirmNames(text, words, candidates);
-  // Lists: "Kovalev, Lee and Phillips" — a candidate next to a sure name in a list is a name.
-  for (let pass = 0; pass < 2; pass += 1) {
-    for (let at = 0; at + 1 < candidates.length; at += 1) {
-      const left = candidates[at]!;
-      const right = candidates[at + 1]!;
-      if (left.sure === right.sure) continue;
-      if (!LIST_GAP.test(text.slice(words[left.to]!.end, words[right.from]!.start))) continue;
-      left.sure = true;
-      right.sure = true;
-    }
+  // Lists: "Kovalev, Lee and Phillips" — when at least two members of a list are sure names and
+  // they are at least half of it, every member is a name.
+  let first = 0;
+  while (first < candidates.length) {
+    let last = first;
+    while (last + 1 < candidates.length && LIST_GAP.test(text.slice(words[candidates[last]!.to]!.end, words[candidates[last + 1]!.from]!.start))) last += 1;
+    let sure = 0;
+    for (let at = first; at <= last; at += 1) if (candidates[at]!.sure) sure += 1;
+    if (last > first && sure >= 2 && sure * 2 >= last - first + 1) for (let at = first; at <= last; at += 1) candidates[at]!.sure = true;
+    first = last + 1;
   }
   // Support for single names that are ambiguous: the same word inside a sure name elsewhere.
   const known = new Set<string>();
@@ -330,6 +347,10 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   // Address lines: right after a house or unit number ("12 Baker", "Suite 286  El Tornadizo"),
   // or right before a country ("Teruel   Australia").
   if (/\d[\s,>?*|]{0,5}$/.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return;
+  // Streets: a house number right after the run ("Sorlaskeid 32"), or a street word before it
+  // ("rue Victor Hugo", "ul. Karpacka", "via raffaele conforti").
+  if (/^[ \t]{1,2}\d/.test(text.slice(words[to]!.end, words[to]!.end + 3))) return;
+  if (STREET_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 12), words[from]!.start))) return;
   // Drop leading common words ("The", "When") and initials; a place lead ("New York") or a common
   // word after the name ("Nobel Prize", "Rosetta Stone", "Manchester United") makes it a thing.
   while (from <= to && (kinds[from] === 'common' || kinds[from] === 'place' || words[from]!.initial && from === to)) {
@@ -363,6 +384,8 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   void isSentenceStart;
 }
 
+const STREET_BEFORE = /(?:^|[^\p{L}])(?:rue|via|viale|avenue|av|avda|avenida|calle|carrer|rua|largo|ul|ulica|cours|allee|allée|strada|piazza|plac|utca|corner of|boulevard|bd|chemin|route|rd|st|street)\.?[ \t]{1,2}$/iu;
+
 const MILITARY_POST = new Set(['USS', 'USNS', 'USNV', 'USCGC']);
 
 function lexicon(): Lexicons {
@@ -388,13 +411,6 @@ function hasCue(text: string, words: readonly Word[], from: number, to: number):
   if (/^['’]s\b/u.test(after)) return true;
   const next = words[to + 1];
   if (next !== undefined && CUE_AFTER.has(next.text.toLowerCase()) && next.start - words[to]!.end <= 2) return true;
-  // Lists: "Kovalev, Lee and Phillips" — a neighbour in the list is an uncommon name.
   return false;
 }
 
-function lowerCaseNames(text: string, words: readonly Word[], kinds: readonly Kind[], out: { from: number; to: number; sure: boolean }[]): void {
-  void text;
-  void words;
-  void kinds;
-  void out;
-}
