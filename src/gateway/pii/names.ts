@@ -190,7 +190,14 @@ const CUE_BEFORE = new Set([
 ]);
 
 /** Words after a single name that mark a person. */
-const CUE_AFTER = new Set(['said', 'says', 'asked', 'told', 'replied', 'wrote', 'shouted', 'whispered', 'smiled', 'laughed', 'thinks', 'thought', 'felt', 'lives', 'lived', 'born', 'died', 'married', 'himself', 'herself']);
+const CUE_AFTER = new Set([
+  'said', 'says', 'asked', 'told', 'replied', 'wrote', 'shouted', 'whispered', 'smiled', 'laughed', 'thinks', 'thought', 'felt',
+  'lives', 'lived', 'born', 'died', 'married', 'himself', 'herself', 'his', 'began', 'spent', 'listed', 'explained', 'sang',
+  'sings', 'admitted', 'added', 'insisted', 'agreed', 'claimed', 'confirmed', 'denied', 'noted', 'recalled', 'texted', 'emailed',
+]);
+
+/** After a name at the start of a sentence: a speaker's colon ("Ubul: What a wife") or a vocative ("Leif, can I …"). */
+const SPEAKER_OR_VOCATIVE = /^(?::[ \t]|,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b)/u;
 
 const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
 
@@ -221,6 +228,13 @@ function wordOf(text: string, start: number, end: number): Word {
  */
 const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|ian|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
 
+const FOLDED_LETTERS: Readonly<Record<string, string>> = { ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ø: 'o', Ø: 'O', æ: 'ae', Æ: 'Ae', ł: 'l', Ł: 'L', ß: 'ss', đ: 'd', Đ: 'D', ı: 'i' };
+
+/** "Bryndísardóttir" → "Bryndisardottir": the ASCII spelling the big lexicon carries. */
+function fold(word: string): string {
+  return word.normalize('NFD').replace(/\p{M}/gu, '').replace(/[ðÐþÞøØæÆłŁßđĐı]/gu, (letter) => FOLDED_LETTERS[letter] ?? letter);
+}
+
 type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
 
 function kindOf(word: string, lexicon: Lexicons): Kind {
@@ -230,7 +244,8 @@ function kindOf(word: string, lexicon: Lexicons): Kind {
   if (lexicon.frequent.has(lower)) return 'common';
   const title = word[0]!.toUpperCase() + word.slice(1).toLowerCase();
   if (lexicon.countries.has(title)) return 'place';
-  const isName = lexicon.names.has(title) || lexicon.names.has(word);
+  const folded = fold(title);
+  const isName = lexicon.names.has(title) || lexicon.names.has(word) || (folded !== title && lexicon.names.has(folded));
   const isCommon = lexicon.common.has(word.toLowerCase());
   const isPlace = lexicon.places.has(title);
   if (isName) return isCommon ? 'common-name' : isPlace ? 'place-name' : 'name';
@@ -367,10 +382,12 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   let nameWords = 0;
   for (let at = from; at <= to; at += 1) {
     if (kinds[at] === 'name' || kinds[at] === 'place-name') uncommonNames += 1;
+    else if (kinds[at] === 'unknown' && LATIN_WITH_MARKS.test(words[at]!.text)) uncommonNames += 0.5; // "Krisztián Szöllösy"
     if (!words[at]!.initial) nameWords += 1;
   }
   if (nameWords >= 2) {
     out.push({ from, to, sure: uncommonNames >= 1 || hasCue(text, words, from, to) });
+    void 0;
     return;
   }
   const kind = kinds[from]!;
@@ -379,9 +396,8 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   const next = words[to + 1];
   if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
   const company = lexicon().companies.has(words[from]!.text);
-  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from) || hasCue(text, words, from, to) : hasCue(text, words, from, to);
+  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from, kind) || hasCue(text, words, from, to) : hasCue(text, words, from, to);
   out.push({ from, to, sure });
-  void isSentenceStart;
 }
 
 const STREET_BEFORE = /(?:^|[^\p{L}])(?:rue|via|viale|avenue|av|avda|avenida|calle|carrer|rua|largo|ul|ulica|cours|allee|allée|strada|piazza|plac|utca|corner of|boulevard|bd|chemin|route|rd|st|street)\.?[ \t]{1,2}$/iu;
@@ -392,11 +408,17 @@ function lexicon(): Lexicons {
   return nameLexicons();
 }
 
-const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via', 'of']);
+/** A Latin letter with a diacritic (names of many European languages carry one). */
+const LATIN_WITH_MARKS = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F]/u;
 
-function isPlaceContext(words: readonly Word[], index: number): boolean {
+const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via']);
+/** A name that is also a place ("Florence", "Jordan") after these is the place. */
+const PLACE_NAME_PREPOSITIONS = new Set([...PLACE_PREPOSITIONS, 'of', 'to', 'at', 'around', 'visit', 'visited', 'visiting']);
+
+function isPlaceContext(words: readonly Word[], index: number, kind: Kind): boolean {
   const previous = words[index - 1];
-  return previous !== undefined && PLACE_PREPOSITIONS.has(previous.text.toLowerCase());
+  if (previous === undefined) return false;
+  return (kind === 'place-name' ? PLACE_NAME_PREPOSITIONS : PLACE_PREPOSITIONS).has(previous.text.toLowerCase());
 }
 
 /** Phrases right before a single name that mark a person ("my name is", "call me", "this is"). */
@@ -407,6 +429,7 @@ function hasCue(text: string, words: readonly Word[], from: number, to: number):
   if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
   const previous = words[from - 1];
   if (previous !== undefined && CUE_BEFORE.has(previous.text.toLowerCase()) && previous.end >= words[from]!.start - 3) return true;
+  if (isSentenceStart(text, words[from]!) && SPEAKER_OR_VOCATIVE.test(text.slice(words[to]!.end, words[to]!.end + 12))) return true;
   const after = text.slice(words[to]!.end, words[to]!.end + 3);
   if (/^['’]s\b/u.test(after)) return true;
   const next = words[to + 1];
