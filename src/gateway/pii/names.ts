@@ -154,6 +154,10 @@ const COUNTRIES = [
   'Fiji', 'Samoa', 'Tonga', 'Vanuatu', 'Palau', 'Nauru', 'Tuvalu', 'Kiribati', 'Micronesia', 'Barbados', 'Grenada',
   'Bermuda', 'Greenland', 'Monaco', 'Andorra', 'Liechtenstein', 'Luxembourg', 'Malta', 'Cyprus', 'Montenegro', 'Macedonia',
   'Faso', 'Nevis', 'Kitts', 'Verde', 'Timor', 'Moldova', 'Kosovo', 'Georgia', 'Bahrain', 'Emirates', 'Palestine', 'Sudan', 'Antigua', 'Barbuda', 'Trinidad', 'Tobago',
+  'Alabama', 'Alaska', 'Arkansas', 'Connecticut', 'Delaware', 'Hawaii', 'Illinois', 'Indiana', 'Iowa', 'Kansas', 'Kentucky',
+  'Louisiana', 'Maine', 'Maryland', 'Massachusetts', 'Michigan', 'Minnesota', 'Mississippi', 'Missouri', 'Nebraska',
+  'Hampshire', 'Jersey', 'Ohio', 'Oklahoma', 'Pennsylvania', 'Rhode', 'Tennessee', 'Vermont', 'Wisconsin', 'Ontario',
+  'Quebec', 'Alberta', 'Manitoba', 'Saskatchewan', 'Bavaria', 'Catalonia', 'Andalusia', 'Tuscany', 'Sicily', 'Sardinia',
   'Carolina', 'Dakota', 'Washington', 'Oregon', 'Nevada', 'Arizona', 'Utah', 'Colorado', 'Montana', 'Idaho', 'Wyoming',
 ];
 
@@ -176,7 +180,7 @@ const PLACE_OR_ORGANISATION = new Set([
   'Tunnel', 'Underpass', 'Viaduct', 'Vista', 'Streets', 'Str', 'Ave', 'Rd', 'Blvd', 'Ln', 'Hwy', 'Strasse', 'Bundesstrasse',
   'Gasse', 'Weg', 'Platz', 'Straat', 'Laan', 'Vej', 'Gatan', 'Vegen', 'Orchestra', 'Investments', 'Research', 'Analytics',
   'Insurance', 'Networks', 'Media', 'Capital', 'Foundation', 'Association', 'Society', 'Sons', 'Brothers', 'Day', 'Report',
-  'USS', 'USNS', 'USNV', 'USCGC', 'FPO', 'APO', 'DPO', 'PSC', 'Unit', 'Box',
+  'USS', 'USNS', 'USNV', 'USCGC', 'Gov', 'Sen', 'Rep', 'Gen', 'Col', 'Lt', 'Sgt', 'Capt', 'Cmdr', 'Adm', 'FPO', 'APO', 'DPO', 'PSC', 'Unit', 'Box',
   'Extensions', 'Parks', 'Vue', 'Springs', 'Falls', 'Village', 'Town', 'Center', 'Centre', 'Building', 'Tower', 'Hall',
 ]);
 
@@ -197,7 +201,8 @@ const CUE_AFTER = new Set([
 ]);
 
 /** After a name at the start of a sentence: a speaker's colon ("Ubul: What a wife") or a vocative ("Leif, can I …"). */
-const SPEAKER_OR_VOCATIVE = /^(?::[ \t]|,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b)/u;
+const SPEAKER = /^:[ \t]/u;
+const VOCATIVE = /^,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b/u;
 
 const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
 
@@ -386,7 +391,7 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     if (!words[at]!.initial) nameWords += 1;
   }
   if (nameWords >= 2) {
-    out.push({ from, to, sure: uncommonNames >= 1 || hasCue(text, words, from, to) });
+    out.push({ from, to, sure: uncommonNames >= 1 || hasCue(text, words, kinds, from, to) });
     void 0;
     return;
   }
@@ -396,7 +401,7 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   const next = words[to + 1];
   if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
   const company = lexicon().companies.has(words[from]!.text);
-  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from, kind) || hasCue(text, words, from, to) : hasCue(text, words, from, to);
+  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from, kind) || hasCue(text, words, kinds, from, to) : hasCue(text, words, kinds, from, to);
   out.push({ from, to, sure });
 }
 
@@ -424,12 +429,18 @@ function isPlaceContext(words: readonly Word[], index: number, kind: Kind): bool
 /** Phrases right before a single name that mark a person ("my name is", "call me", "this is"). */
 const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi am|\bi'm|\bthis is|\bit's|\bunder|\bhim|\bher|(?<!\?)\?|\bex-\p{L}+) $/iu;
 
-function hasCue(text: string, words: readonly Word[], from: number, to: number): boolean {
+function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number): boolean {
   if (CUE_PHRASE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 20), words[from]!.start))) return true;
   if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
   const previous = words[from - 1];
   if (previous !== undefined && CUE_BEFORE.has(previous.text.toLowerCase()) && previous.end >= words[from]!.start - 3) return true;
-  if (isSentenceStart(text, words[from]!) && SPEAKER_OR_VOCATIVE.test(text.slice(words[to]!.end, words[to]!.end + 12))) return true;
+  if (isSentenceStart(text, words[from]!)) {
+    const after = text.slice(words[to]!.end, words[to]!.end + 12);
+    const kind = kinds[from];
+    // A speaker's colon only for a known name ("Note:", "Hint:" are labels); a vocative for any.
+    if (SPEAKER.test(after) && (kind === 'name' || kind === 'place-name')) return true;
+    if (VOCATIVE.test(after) && kind !== 'common') return true;
+  }
   const after = text.slice(words[to]!.end, words[to]!.end + 3);
   if (/^['’]s\b/u.test(after)) return true;
   const next = words[to + 1];
