@@ -43,6 +43,8 @@ interface Lexicons {
   places: ReadonlySet<string>;
   /** Countries and regions: always places, even when also a surname ("Spain", "Jordan"). */
   countries: ReadonlySet<string>;
+  /** The cspell people-names list: well-known first and family names. */
+  wellKnown: ReadonlySet<string>;
   /** Company names (a lone "Uber" or "Bloomberg" is the company unless a cue says otherwise). */
   companies: ReadonlySet<string>;
 }
@@ -88,7 +90,7 @@ export function nameLexicons(): Lexicons {
   const countries = new Set<string>(COUNTRIES);
   // A company name that is also a well-known personal name ("Charles", "Ford") stays a name.
   const companies = new Set<string>(lines(readPackageFile('@cspell/dict-companies/cspell-ext.json', 'dict/companies.txt')).filter((company) => !wellKnown.has(company)));
-  lexicons = { names, frequent, common, places, countries, companies };
+  lexicons = { names, frequent, common, places, countries, companies, wellKnown };
   return lexicons;
 }
 
@@ -371,6 +373,12 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   // ("rue Victor Hugo", "ul. Karpacka", "via raffaele conforti").
   if (/^[ \t]{1,2}\d/.test(text.slice(words[to]!.end, words[to]!.end + 3))) return;
   if (STREET_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 12), words[from]!.start))) return;
+  // "my son Jordan", "her husband Mark": a relation word after a possessive names a person, whatever
+  // the word would otherwise be.
+  if (from === to && RELATION.test(text.slice(Math.max(0, words[from]!.start - 24), words[from]!.start))) {
+    out.push({ from, to, sure: true });
+    return;
+  }
   // Drop leading common words ("The", "When") and initials; a place lead ("New York") or a common
   // word after the name ("Nobel Prize", "Rosetta Stone", "Manchester United") makes it a thing.
   while (from <= to && (kinds[from] === 'common' || kinds[from] === 'place' || words[from]!.initial && from === to)) {
@@ -407,6 +415,8 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
 
 const STREET_BEFORE = /(?:^|[^\p{L}])(?:rue|via|viale|avenue|av|avda|avenida|calle|carrer|rua|largo|ul|ulica|cours|allee|allée|strada|piazza|plac|utca|corner of|boulevard|bd|chemin|route|rd|st|street)\.?[ \t]{1,2}$/iu;
 
+const RELATION = /\b(?:my|our|his|her|their|your)[ \t](?:son|daughter|kid|child|wife|husband|partner|mother|father|mom|mum|dad|brother|sister|friend|boyfriend|girlfriend|fiancée?|boss|colleague|uncle|aunt|cousin|grandson|granddaughter|grandmother|grandfather|niece|nephew|neighbou?r|manager|doctor|lawyer)[ \t]$/iu;
+
 const MILITARY_POST = new Set(['USS', 'USNS', 'USNV', 'USCGC']);
 
 function lexicon(): Lexicons {
@@ -423,6 +433,8 @@ const PLACE_NAME_PREPOSITIONS = new Set([...PLACE_PREPOSITIONS, 'of', 'to', 'at'
 function isPlaceContext(words: readonly Word[], index: number, kind: Kind): boolean {
   const previous = words[index - 1];
   if (previous === undefined) return false;
+  // "said Honoré to James": a well-known personal name after "to"/"at" is still a person.
+  if (kind === 'place-name' && (previous.text === 'to' || previous.text === 'at') && lexicon().wellKnown.has(words[index]!.text)) return false;
   return (kind === 'place-name' ? PLACE_NAME_PREPOSITIONS : PLACE_PREPOSITIONS).has(previous.text.toLowerCase());
 }
 
