@@ -207,6 +207,19 @@ const SPEAKER = /^:[ \t]/u;
 const VOCATIVE = /^,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b/u;
 
 const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
+const CAPITALISED_START = /\p{Lu}[\p{L}\p{M}'’-]{0,40}/gu;
+/** The word right before a position (at most three non-letters between, no line break). */
+const PREVIOUS_WORD = /(\p{L}[\p{L}\p{M}'’]{0,30})[^\p{L}\n]{1,3}$/u;
+/** The word right after a position (one or two non-letters between, no line break). */
+const NEXT_WORD = /^[^\p{L}\n]{1,2}(\p{L}[\p{L}\p{M}'’]{0,30})/u;
+
+function previousWord(text: string, start: number): string | undefined {
+  return PREVIOUS_WORD.exec(text.slice(Math.max(0, start - 36), start))?.[1];
+}
+
+function nextWord(text: string, end: number): string | undefined {
+  return NEXT_WORD.exec(text.slice(end, end + 36))?.[1];
+}
 
 interface Word {
   start: number;
@@ -219,8 +232,9 @@ interface Word {
 function wordOf(text: string, start: number, end: number): Word {
   let value = text.slice(start, end);
   // Possessive and trailing hyphen/apostrophe are not part of the name.
-  if (/['’]s$/u.test(value)) value = value.slice(0, -2);
-  value = value.replace(/['’-]+$/u, '');
+  const last = value.charCodeAt(value.length - 1);
+  if (last === 115 && (value[value.length - 2] === "'" || value[value.length - 2] === '’')) value = value.slice(0, -2);
+  else if (last === 39 || last === 0x2019 || last === 45) value = value.replace(/['’-]+$/u, '');
   const first = value[0] ?? '';
   const capitalised = first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase();
   const initial = value.length === 1 && capitalised;
@@ -234,6 +248,8 @@ function wordOf(text: string, start: number, end: number): Word {
  * this shape is taken as a name.
  */
 const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|ian|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 const FOLDED_LETTERS: Readonly<Record<string, string>> = { ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ø: 'o', Ø: 'O', æ: 'ae', Æ: 'Ae', ł: 'l', Ł: 'L', ß: 'ss', đ: 'd', Đ: 'D', ı: 'i' };
 
@@ -251,7 +267,7 @@ function kindOf(word: string, lexicon: Lexicons): Kind {
   if (lexicon.frequent.has(lower)) return 'common';
   const title = word[0]!.toUpperCase() + word.slice(1).toLowerCase();
   if (lexicon.countries.has(title)) return 'place';
-  const folded = fold(title);
+  const folded = ASCII_ONLY.test(title) ? title : fold(title);
   const isName = lexicon.names.has(title) || lexicon.names.has(word) || (folded !== title && lexicon.names.has(folded));
   const isCommon = lexicon.common.has(word.toLowerCase());
   const isPlace = lexicon.places.has(title);
@@ -265,18 +281,24 @@ function kindOf(word: string, lexicon: Lexicons): Kind {
 export function detectNames(text: string): NameSpan[] {
   const lexicon = nameLexicons();
   if (lexicon.names.size === 0) return [];
+  // Mixed-case text: only capitalised words can be names, so only they are collected (the
+  // neighbouring lower-case words are read from the text when a rule needs them). Text typed all
+  // in lower case: every word is collected and the lexicons decide.
+  const lowerCaseText = !/\p{Lu}/u.test(text);
+  const pattern = lowerCaseText ? WORD : CAPITALISED_START;
   const words: Word[] = [];
-  WORD.lastIndex = 0;
+  pattern.lastIndex = 0;
   let match: RegExpExecArray | null;
-  while ((match = WORD.exec(text)) !== null) {
+  while ((match = pattern.exec(text)) !== null) {
     const before = text[match.index - 1];
-    if (before !== undefined && /[\p{N}_@/\\.]/u.test(before)) continue; // inside an identifier, path, domain or address
+    if (before !== undefined && /[\p{L}\p{N}_@/\\.]/u.test(before)) continue; // inside a word, identifier, path, domain or address
     words.push(wordOf(text, match.index, match.index + match[0].length));
   }
-  const kinds = words.map((word) => (word.initial ? 'unknown' : kindOf(word.text, lexicon)));
-  // Text typed all in lower case: a word that is a name and not a common word may start a name
-  // (lower-case words the lexicon does not know join a name but never make one alone).
-  if (!/\p{Lu}/u.test(text)) {
+  if (words.length === 0) return [];
+  const kinds: Kind[] = words.map((word) => (word.initial ? 'unknown' : kindOf(word.text, lexicon)));
+  // Lower case: a word that is a name and not a common word may start a name (lower-case words
+  // the lexicon does not know join a name but never make one alone).
+  if (lowerCaseText) {
     for (let at = 0; at < words.length; at += 1) {
       const kind = kinds[at];
       words[at]!.capitalised = words[at]!.text.length > 1 && (kind === 'name' || kind === 'place-name' || kind === 'unknown');
@@ -404,12 +426,12 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     return;
   }
   const kind = kinds[from]!;
-  const previousWord = words[from - 1];
-  if (previousWord !== undefined && MILITARY_POST.has(previousWord.text)) return; // "USS Lorenzen FPO AE"
+  const before = previousWord(text, words[from]!.start);
+  if (before !== undefined && MILITARY_POST.has(before)) return; // "USS Lorenzen FPO AE"
   const next = words[to + 1];
   if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
   const company = lexicon().companies.has(words[from]!.text);
-  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(words, from, kind) || hasCue(text, words, kinds, from, to) : hasCue(text, words, kinds, from, to);
+  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(text, words, from, kind) || hasCue(text, words, kinds, from, to) : hasCue(text, words, kinds, from, to);
   out.push({ from, to, sure });
 }
 
@@ -430,12 +452,12 @@ const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via
 /** A name that is also a place ("Florence", "Jordan") after these is the place. */
 const PLACE_NAME_PREPOSITIONS = new Set([...PLACE_PREPOSITIONS, 'of', 'to', 'at', 'around', 'visit', 'visited', 'visiting']);
 
-function isPlaceContext(words: readonly Word[], index: number, kind: Kind): boolean {
-  const previous = words[index - 1];
+function isPlaceContext(text: string, words: readonly Word[], index: number, kind: Kind): boolean {
+  const previous = previousWord(text, words[index]!.start);
   if (previous === undefined) return false;
   // "said Honoré to James": a well-known personal name after "to"/"at" is still a person.
-  if (kind === 'place-name' && (previous.text === 'to' || previous.text === 'at') && lexicon().wellKnown.has(words[index]!.text)) return false;
-  return (kind === 'place-name' ? PLACE_NAME_PREPOSITIONS : PLACE_PREPOSITIONS).has(previous.text.toLowerCase());
+  if (kind === 'place-name' && (previous === 'to' || previous === 'at') && lexicon().wellKnown.has(words[index]!.text)) return false;
+  return (kind === 'place-name' ? PLACE_NAME_PREPOSITIONS : PLACE_PREPOSITIONS).has(previous.toLowerCase());
 }
 
 /** Phrases right before a single name that mark a person ("my name is", "call me", "this is"). */
@@ -444,8 +466,8 @@ const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi a
 function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number): boolean {
   if (CUE_PHRASE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 20), words[from]!.start))) return true;
   if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
-  const previous = words[from - 1];
-  if (previous !== undefined && CUE_BEFORE.has(previous.text.toLowerCase()) && previous.end >= words[from]!.start - 3) return true;
+  const previous = previousWord(text, words[from]!.start);
+  if (previous !== undefined && CUE_BEFORE.has(previous.toLowerCase())) return true;
   if (isSentenceStart(text, words[from]!)) {
     const after = text.slice(words[to]!.end, words[to]!.end + 12);
     const kind = kinds[from];
@@ -455,8 +477,8 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
   }
   const after = text.slice(words[to]!.end, words[to]!.end + 3);
   if (/^['’]s\b/u.test(after)) return true;
-  const next = words[to + 1];
-  if (next !== undefined && CUE_AFTER.has(next.text.toLowerCase()) && next.start - words[to]!.end <= 2) return true;
+  const next = nextWord(text, words[to]!.end);
+  if (next !== undefined && CUE_AFTER.has(next.toLowerCase())) return true;
   return false;
 }
 
