@@ -86,7 +86,10 @@ export function nameLexicons(): Lexicons {
     common.add(word);
     frequent.add(word);
   }
-  const places = new Set<string>(lines(readPackageFile('cities-list/package.json', 'list.txt')));
+  // Only the cities that are also names are kept ("Florence", "Jordan", "Paris"): a city that is no
+  // name is never taken for a person anyway, and the full list would triple the retained memory.
+  const places = new Set<string>();
+  for (const city of lines(readPackageFile('cities-list/package.json', 'list.txt'))) if (names.has(city)) places.add(city);
   const countries = new Set<string>(COUNTRIES);
   // A company name that is also a well-known personal name ("Charles", "Ford") stays a name.
   const companies = new Set<string>(lines(readPackageFile('@cspell/dict-companies/cspell-ext.json', 'dict/companies.txt')).filter((company) => !wellKnown.has(company)));
@@ -260,7 +263,20 @@ function fold(word: string): string {
 
 type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
 
+/** Look-ups repeat (the same names and words recur across messages): a bounded memo. */
+const kindMemo = new Map<string, Kind>();
+const KIND_MEMO_LIMIT = 50_000;
+
 function kindOf(word: string, lexicon: Lexicons): Kind {
+  const memo = kindMemo.get(word);
+  if (memo !== undefined) return memo;
+  const kind = lookUpKind(word, lexicon);
+  if (kindMemo.size >= KIND_MEMO_LIMIT) kindMemo.clear();
+  kindMemo.set(word, kind);
+  return kind;
+}
+
+function lookUpKind(word: string, lexicon: Lexicons): Kind {
   const lower = word.toLowerCase();
   const apostrophe = lower.search(/['’]/u);
   if (apostrophe > 0 && lexicon.frequent.has(lower.slice(0, apostrophe))) return 'common'; // I'm, We'll
@@ -394,10 +410,11 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   // Streets: a house number right after the run ("Sorlaskeid 32"), or a street word before it
   // ("rue Victor Hugo", "ul. Karpacka", "via raffaele conforti").
   if (/^[ \t]{1,2}\d/.test(text.slice(words[to]!.end, words[to]!.end + 3))) return;
-  if (STREET_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 12), words[from]!.start))) return;
+  const before = previousWord(text, words[from]!.start);
+  if (before !== undefined && STREET_WORDS.has(before.toLowerCase()) && STREET_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 12), words[from]!.start))) return;
   // "my son Jordan", "her husband Mark": a relation word after a possessive names a person, whatever
   // the word would otherwise be.
-  if (from === to && RELATION.test(text.slice(Math.max(0, words[from]!.start - 24), words[from]!.start))) {
+  if (from === to && before !== undefined && RELATION_WORDS.has(before.toLowerCase()) && RELATION.test(text.slice(Math.max(0, words[from]!.start - 24), words[from]!.start))) {
     out.push({ from, to, sure: true });
     return;
   }
@@ -426,7 +443,6 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     return;
   }
   const kind = kinds[from]!;
-  const before = previousWord(text, words[from]!.start);
   if (before !== undefined && MILITARY_POST.has(before)) return; // "USS Lorenzen FPO AE"
   const next = words[to + 1];
   if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
@@ -434,6 +450,11 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(text, words, from, kind) || hasCue(text, words, kinds, from, to) : hasCue(text, words, kinds, from, to);
   out.push({ from, to, sure });
 }
+
+/** Last words of STREET_BEFORE and RELATION and CUE_PHRASE_BEFORE: the regexes run only after one of them. */
+const STREET_WORDS = new Set(['rue', 'via', 'viale', 'avenue', 'av', 'avda', 'avenida', 'calle', 'carrer', 'rua', 'largo', 'ul', 'ulica', 'cours', 'allee', 'allée', 'strada', 'piazza', 'plac', 'utca', 'of', 'boulevard', 'bd', 'chemin', 'route', 'rd', 'st', 'street']);
+const RELATION_WORDS = new Set(['son', 'daughter', 'kid', 'child', 'wife', 'husband', 'partner', 'mother', 'father', 'mom', 'mum', 'dad', 'brother', 'sister', 'friend', 'boyfriend', 'girlfriend', 'fiance', 'fiancé', 'fiancée', 'boss', 'colleague', 'uncle', 'aunt', 'cousin', 'grandson', 'granddaughter', 'grandmother', 'grandfather', 'niece', 'nephew', 'neighbor', 'neighbour', 'manager', 'doctor', 'lawyer']);
+const CUE_PHRASE_LAST = new Set(['is', 'was', 'are', "name's", 'me', 'am', "i'm", "it's", 'under', 'him', 'her']);
 
 const STREET_BEFORE = /(?:^|[^\p{L}])(?:rue|via|viale|avenue|av|avda|avenida|calle|carrer|rua|largo|ul|ulica|cours|allee|allée|strada|piazza|plac|utca|corner of|boulevard|bd|chemin|route|rd|st|street)\.?[ \t]{1,2}$/iu;
 
@@ -464,10 +485,14 @@ function isPlaceContext(text: string, words: readonly Word[], index: number, kin
 const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi am|\bi'm|\bthis is|\bit's|\bunder|\bhim|\bher|(?<!\?)\?|\bex-\p{L}+) $/iu;
 
 function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number): boolean {
-  if (CUE_PHRASE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 20), words[from]!.start))) return true;
-  if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
   const previous = previousWord(text, words[from]!.start);
-  if (previous !== undefined && CUE_BEFORE.has(previous.toLowerCase())) return true;
+  const gate = previous?.toLowerCase();
+  const start = words[from]!.start;
+  if ((gate !== undefined && CUE_PHRASE_LAST.has(gate)) || text[start - 2] === '?' || text.lastIndexOf('ex-', start) > start - 24) {
+    if (CUE_PHRASE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 20), words[from]!.start))) return true;
+  }
+  if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
+  if (gate !== undefined && CUE_BEFORE.has(gate)) return true;
   if (isSentenceStart(text, words[from]!)) {
     const after = text.slice(words[to]!.end, words[to]!.end + 12);
     const kind = kinds[from];
