@@ -133,7 +133,8 @@ const EXTRA_COMMON = [
   'islam', 'muslim', 'muslims', 'christian', 'christians', 'christianity', 'jewish', 'jew', 'jews', 'judaism', 'hindu',
   'hinduism', 'buddhist', 'buddhism', 'buddha', 'sikh', 'catholic', 'protestant', 'taliban', 'sunnah', 'quran', 'koran',
   'bible', 'torah', 'hadith', 'mercury', 'venus', 'mars', 'jupiter', 'saturn', 'uranus', 'neptune', 'pluto', 'apollo',
-  'zeus', 'athena', 'thor', 'odin', 'kanji', 'hiragana', 'katakana', 'armenian', 'latino', 'hispanic', 'asian',
+  'zeus', 'athena', 'thor', 'odin', 'earth', 'moon', 'sun', 'victorian', 'elizabethan', 'edwardian', 'georgian',
+  'babylonian', 'roman', 'greek', 'egyptian', 'viking', 'medieval', 'renaissance', 'baroque', 'gothic', 'kanji', 'hiragana', 'katakana', 'armenian', 'latino', 'hispanic', 'asian',
 ];
 
 /** A capitalised common word that opens a place name ("New York", "North Dakota"): the run is a place. */
@@ -163,6 +164,14 @@ const COUNTRIES = [
   'Louisiana', 'Maine', 'Maryland', 'Massachusetts', 'Michigan', 'Minnesota', 'Mississippi', 'Missouri', 'Nebraska',
   'Hampshire', 'Jersey', 'Ohio', 'Oklahoma', 'Pennsylvania', 'Rhode', 'Tennessee', 'Vermont', 'Wisconsin', 'Ontario',
   'Quebec', 'Alberta', 'Manitoba', 'Saskatchewan', 'Bavaria', 'Catalonia', 'Andalusia', 'Tuscany', 'Sicily', 'Sardinia',
+  'London', 'Paris', 'Rome', 'Berlin', 'Madrid', 'Lisbon', 'Vienna', 'Prague', 'Warsaw', 'Budapest', 'Athens', 'Dublin',
+  'Amsterdam', 'Brussels', 'Copenhagen', 'Stockholm', 'Oslo', 'Helsinki', 'Moscow', 'Istanbul', 'Cairo', 'Lagos', 'Nairobi',
+  'Johannesburg', 'Dubai', 'Delhi', 'Mumbai', 'Bangalore', 'Beijing', 'Shanghai', 'Tokyo', 'Osaka', 'Seoul', 'Bangkok',
+  'Jakarta', 'Manila', 'Sydney', 'Melbourne', 'Auckland', 'Toronto', 'Vancouver', 'Montreal', 'Chicago', 'Boston', 'Seattle',
+  'Houston', 'Dallas', 'Atlanta', 'Miami', 'Denver', 'Phoenix', 'Detroit', 'Philadelphia', 'Brooklyn', 'Manhattan', 'Hollywood',
+  'Venice', 'Florence', 'Milan', 'Naples', 'Barcelona', 'Seville', 'Munich', 'Hamburg', 'Frankfurt', 'Zurich', 'Geneva',
+  'Edinburgh', 'Glasgow', 'Manchester', 'Liverpool', 'Oxford', 'Cambridge', 'Jerusalem', 'Mecca', 'Tehran', 'Baghdad',
+  'Kyiv', 'Kiev', 'Havana', 'Lima', 'Bogota', 'Santiago', 'Buenos', 'Aires', 'Rio', 'Janeiro', 'Hong', 'Kong', 'Singapore',
   'Carolina', 'Dakota', 'Washington', 'Oregon', 'Nevada', 'Arizona', 'Utah', 'Colorado', 'Montana', 'Idaho', 'Wyoming',
 ];
 
@@ -250,7 +259,7 @@ function wordOf(text: string, start: number, end: number): Word {
  * -escu, Spanish -ez, German -mann/-berg/-stein, Irish Mc/Mac/O'): an unknown capitalised word of
  * this shape is taken as a name.
  */
-const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|ian|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
+const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
@@ -500,8 +509,10 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
     if (SPEAKER.test(after) && (kind === 'name' || kind === 'place-name')) return true;
     if (VOCATIVE.test(after) && kind !== 'common') return true;
   }
+  // A possessive supports a word the lexicon does not know ("Meza's song"), not a common word
+  // ("the Baron's mansion", "a Bachelor's degree").
   const after = text.slice(words[to]!.end, words[to]!.end + 3);
-  if (/^['’]s\b/u.test(after)) return true;
+  if (/^['’]s\b/u.test(after) && kinds[to] !== 'common-name') return true;
   const next = nextWord(text, words[to]!.end);
   if (next !== undefined && CUE_AFTER.has(next.toLowerCase())) return true;
   return false;
