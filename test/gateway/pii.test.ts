@@ -28,7 +28,7 @@ describe('PII detection', () => {
     ['stripe rk_live_abcdefghijklmnop1234', 'SECRET:rk_live_abcdefghijklmnop1234'],
     ['svc svc_org_live_ab12cd34_ABCDEFGHIJKLMNOPqrstuvwx', 'SECRET:svc_org_live_ab12cd34_ABCDEFGHIJKLMNOPqrstuvwx'],
     ['Hello, my name is Ada Lovelace and', 'PERSON:Ada Lovelace'],
-    ['ask Dr. Gregory House about it', 'PERSON:Gregory House'],
+    ['ask Dr. Gregory House about it', 'PERSON:Dr. Gregory House'],
   ])('finds the PII in %j', (text, expected) => {
     expect(types(text)).toContain(expected);
   });
@@ -108,7 +108,7 @@ describe('redaction', () => {
 });
 
 describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-research corpora', () => {
-  it('keeps precision and recall of the checked types at their measured level', () => {
+  it('keeps precision and recall of the checked types at their measured level on every set', () => {
     const result = runPiiBench()!;
     const row = (type: string) => result.types.find((entry) => entry.type === type)!;
     for (const type of ['EMAIL', 'CARD', 'IBAN', 'SSN', 'IP']) {
@@ -117,8 +117,13 @@ describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-resea
     }
     expect(row('PHONE').recall).toBeGreaterThanOrEqual(0.9);
     expect(row('PHONE').precision).toBeGreaterThanOrEqual(0.95);
-    expect(row('PERSON').precision).toBeGreaterThanOrEqual(0.93);
-    expect(row('PERSON').recall).toBeGreaterThanOrEqual(0.2);
+    const sets = Object.entries(result.sets);
+    expect(sets.length).toBeGreaterThanOrEqual(3);
+    for (const [, rows] of sets) {
+      const person = rows.find((entry) => entry.type === 'PERSON')!;
+      expect(person.recall).toBeGreaterThanOrEqual(0.9);
+      expect(person.precision).toBeGreaterThanOrEqual(0.9);
+    }
   });
 });
 if (!existsSync(PII_DATASET_DIR)) console.warn(`[pii.test] skipping corpus measurements: ${PII_DATASET_DIR} is absent`);

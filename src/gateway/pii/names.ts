@@ -133,7 +133,11 @@ const EXTRA_COMMON = [
   'islam', 'muslim', 'muslims', 'christian', 'christians', 'christianity', 'jewish', 'jew', 'jews', 'judaism', 'hindu',
   'hinduism', 'buddhist', 'buddhism', 'buddha', 'sikh', 'catholic', 'protestant', 'taliban', 'sunnah', 'quran', 'koran',
   'bible', 'torah', 'hadith', 'mercury', 'venus', 'mars', 'jupiter', 'saturn', 'uranus', 'neptune', 'pluto', 'apollo',
-  'zeus', 'athena', 'thor', 'odin', 'earth', 'moon', 'sun', 'victorian', 'elizabethan', 'edwardian', 'georgian',
+  'zeus', 'athena', 'thor', 'odin', 'luhn', 'fibonacci', 'euler', 'gauss', 'gaussian', 'bayes', 'bayesian', 'markov',
+  'fourier', 'laplace', 'dijkstra', 'levenshtein', 'huffman', 'boolean', 'turing', 'pythagoras', 'pythagorean', 'euclid',
+  'euclidean', 'hamming', 'nyquist', 'poisson', 'riemann', 'hilbert', 'cartesian', 'darwinian', 'freudian', 'orwellian',
+  'machiavellian', 'shakespearean', 'newtonian', 'kafkaesque', 'socratic', 'platonic', 'aristotelian', 'celsius', 'fahrenheit',
+  'kelvin', 'diesel', 'braille', 'morse', 'earth', 'moon', 'sun', 'victorian', 'elizabethan', 'edwardian', 'georgian',
   'babylonian', 'roman', 'greek', 'egyptian', 'viking', 'medieval', 'renaissance', 'baroque', 'gothic', 'kanji', 'hiragana', 'katakana', 'armenian', 'latino', 'hispanic', 'asian',
 ];
 
@@ -357,9 +361,10 @@ export function detectNames(text: string): NameSpan[] {
     if (last > first && sure >= 2 && sure * 2 >= last - first + 1) for (let at = first; at <= last; at += 1) candidates[at]!.sure = true;
     first = last + 1;
   }
-  // Support for single names that are ambiguous: the same word inside a sure name elsewhere.
+  // Support for single names that are ambiguous: the same word inside a sure name elsewhere (the
+  // family name of a full name, even when it is also a word: "Perdita Hunt … later Hunt said").
   const known = new Set<string>();
-  for (const candidate of candidates) if (candidate.sure) for (let at = candidate.from; at <= candidate.to; at += 1) if (kinds[at] !== 'common-name') known.add(words[at]!.text);
+  for (const candidate of candidates) if (candidate.sure) for (let at = candidate.from; at <= candidate.to; at += 1) if (at === candidate.to || kinds[at] !== 'common-name') known.add(words[at]!.text);
   const spans: NameSpan[] = [];
   for (const candidate of candidates) {
     if (!candidate.sure && !(candidate.from === candidate.to && known.has(words[candidate.from]!.text))) continue;
@@ -379,6 +384,9 @@ const TITLE_BEFORE = /(?<![\p{L}])(?:[Mm]rs?|[Mm]s|[Mm]x|[Dd]r|[Pp]rof)\.? $/u;
  * firms, agencies and partnerships are named) are an organisation, unless a colon introduces them
  * as a list of people ("our founders: Kovalev, Lee and Phillips").
  */
+const FIRM_BEFORE = new Set(['the', 'at', 'for', 'of', 'from', 'with', 'by', 'joined', 'left', 'hired', 'contact', 'call', 'retained', 'represented']);
+const FIRM_AFTER = /^(?:['’]s\b|,? (?:LLP|LLC|Inc|Ltd|PLC|GmbH|office|offices|is an? |was founded|were founded|has |have |became|employs|songwriter|\p{Lu}\p{Ll}+ (?:is|was|became)\b)|[ \t]*(?:\n|>|$))/u;
+
 function dropFirmNames(text: string, words: readonly Word[], candidates: { from: number; to: number; sure: boolean }[]): void {
   for (let at = candidates.length - 3; at >= 0; at -= 1) {
     if (at + 2 >= candidates.length) continue;
@@ -386,8 +394,14 @@ function dropFirmNames(text: string, words: readonly Word[], candidates: { from:
     if (first.from !== first.to || second.from !== second.to || third.from !== third.to) continue;
     if (text.slice(words[first.to]!.end, words[second.from]!.start) !== ', ') continue;
     if (!/^ (?:and|&) $/.test(text.slice(words[second.to]!.end, words[third.from]!.start))) continue;
-    const before = text.slice(Math.max(0, words[first.from]!.start - 3), words[first.from]!.start);
-    if (/:\s*$/.test(before)) continue;
+    // Only where an organisation is expected: after "at", "for", "of", "the" …, at the head of an
+    // entry or sentence that goes on about it ("… is a design agency", "… office"), or before "'s".
+    const previous = previousWord(text, words[first.from]!.start)?.toLowerCase();
+    const lead = text.slice(Math.max(0, words[first.from]!.start - 3), words[first.from]!.start);
+    const tail = text.slice(words[third.to]!.end, words[third.to]!.end + 24);
+    const organisationBefore = previous !== undefined && FIRM_BEFORE.has(previous) && !/:\s*$/.test(lead);
+    const organisationAfter = FIRM_AFTER.test(tail);
+    if (!organisationBefore && !organisationAfter) continue;
     const following = candidates[at + 3];
     if (following !== undefined && LIST_GAP.test(text.slice(words[third.to]!.end, words[following.from]!.start))) continue;
     const preceding = candidates[at - 1];
@@ -452,7 +466,9 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     return;
   }
   const kind = kinds[from]!;
-  if (before !== undefined && MILITARY_POST.has(before)) return; // "USS Lorenzen FPO AE"
+  if (before !== undefined && MILITARY_POST.has(before)) return;
+  // The town after a street ("… Alder Street, Springfield").
+  if (before !== undefined && PLACE_OR_ORGANISATION.has(before) && /,[ \t]{1,2}$/.test(text.slice(Math.max(0, words[from]!.start - 3), words[from]!.start))) return; // "USS Lorenzen FPO AE"
   const next = words[to + 1];
   if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
   const company = lexicon().companies.has(words[from]!.text);
