@@ -224,13 +224,20 @@ const VOCATIVE = /^,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we
 
 const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
 const CAPITALISED_START = /\p{Lu}[\p{L}\p{M}'’-]{0,40}/gu;
-/** The word right before a position (at most three non-letters between, no line break). */
-const PREVIOUS_WORD = /(\p{L}[\p{L}\p{M}'’]{0,30})[^\p{L}\n]{1,3}$/u;
+/** A letter, combining mark or apostrophe: one character of a word. */
+const WORD_CHARACTER = /^[\p{L}\p{M}'’]$/u;
 /** The word right after a position (one or two non-letters between, no line break). */
 const NEXT_WORD = /^[^\p{L}\n]{1,2}(\p{L}[\p{L}\p{M}'’]{0,30})/u;
 
+/** The word right before a position (one to three non-letters between, no line break), scanned by hand. */
 function previousWord(text: string, start: number): string | undefined {
-  return PREVIOUS_WORD.exec(text.slice(Math.max(0, start - 36), start))?.[1];
+  let end = start;
+  while (end > 0 && start - end < 3 && text[end - 1] !== '\n' && !WORD_CHARACTER.test(text[end - 1]!)) end -= 1;
+  if (end === start || end === 0 || !WORD_CHARACTER.test(text[end - 1]!)) return undefined;
+  let begin = end;
+  while (begin > 0 && end - begin < 31 && WORD_CHARACTER.test(text[begin - 1]!)) begin -= 1;
+  while (begin < end && !/^\p{L}$/u.test(text[begin]!)) begin += 1; // a word starts with a letter
+  return begin < end ? text.slice(begin, end) : undefined;
 }
 
 function nextWord(text: string, end: number): string | undefined {
@@ -534,3 +541,8 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
   return false;
 }
 
+
+/** Every pattern of this module, for the ReDoS test. */
+export function namePatterns(): readonly RegExp[] {
+  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, STREET_BEFORE, RELATION, SURNAME_SHAPE, FIRM_AFTER, LATIN_WITH_MARKS, ASCII_ONLY];
+}
