@@ -5,7 +5,7 @@
  * a prediction of the same type (so a span that includes or omits a title still counts: the figure
  * measures misses, not boundary disagreements). Per set and pooled; PERSON spans per 1,000 benign
  * prompts (../shared/datasets/prompt_injection); µs per KB with and without name detection.
- * Run: `npx tsx bench/pii.ts [--quick|--quality-only]` or `npm run bench -- pii` (one JSON line).
+ * Run: `npx tsx bench/pii.ts [--quick|--quality-only|--speed-only]` or `npm run bench -- pii` (one JSON line).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -177,7 +177,7 @@ export function runPiiSpeedBench(rounds = 5): { kb: number; rounds: number; all_
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const result = runPiiBench();
+  const result = process.argv.includes('--speed-only') ? undefined : runPiiBench();
   if (result === null) console.warn(`skipped: ${PII_DATASET_DIR} is absent`);
   console.log(JSON.stringify({ bench: 'pii', result, speed: process.argv.includes('--quality-only') ? undefined : runPiiSpeedBench(process.argv.includes('--quick') ? 2 : 5) }));
 }
