@@ -51,10 +51,22 @@ interface Lexicons {
 
 let lexicons: Lexicons | null = null;
 
+/** Each package's directory, resolved once (a resolution is costly under a module loader hook). */
+const packageDirectories = new Map<string, string | null>();
+
 function readPackageFile(request: string, file: string): string | null {
+  let directory = packageDirectories.get(request);
+  if (directory === undefined) {
+    try {
+      directory = dirname(createRequire(import.meta.url).resolve(request));
+    } catch {
+      directory = null; // package absent: its lexicon stays empty
+    }
+    packageDirectories.set(request, directory);
+  }
+  if (directory === null) return null;
   try {
-    const require = createRequire(import.meta.url);
-    return readFileSync(join(dirname(require.resolve(request)), file), 'utf8');
+    return readFileSync(join(directory, file), 'utf8');
   } catch {
     return null;
   }
