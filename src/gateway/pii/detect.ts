@@ -180,6 +180,7 @@ const NOT_NAMES = new Set([
   'sir', 'madam', 'customer', 'team', 'all', 'everyone', 'friends', 'colleagues', 'support', 'user', 'client',
   'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'today', 'tomorrow', 'yesterday',
   'the', 'a', 'an', 'this', 'that', 'it', 'i', 'you', 'he', 'she', 'we', 'they', 'my', 'our', 'your', 'hiring', 'manager',
+  'mr', 'mrs', 'ms', 'mx', 'dr', 'prof', // "Dear Mr. Holmes": the name after the title is found with it
 ]);
 
 /** Detects PII in `text`; spans are sorted and never overlap. */
