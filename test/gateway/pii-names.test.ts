@@ -1,10 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { detectPii } from '../../src/gateway/pii/index.ts';
+import { detectPii, loadPiiLexicons } from '../../src/gateway/pii/index.ts';
 
 /** The PERSON spans found in `text`, as their text. */
 const people = (text: string) => detectPii(text).filter((span) => span.type === 'PERSON').map((span) => span.value);
 
 describe('PII person names', () => {
+  it('reads every lexicon from its installed package (a missing one would silently lower recall)', () => {
+    const lexicons = loadPiiLexicons();
+    expect(lexicons.names.size).toBeGreaterThan(150_000);
+    expect(lexicons.common.size).toBeGreaterThan(50_000);
+    expect(lexicons.places.size).toBeGreaterThan(5_000);
+    expect(lexicons.companies.size).toBeGreaterThan(1_000);
+    expect(lexicons.wellKnown.size).toBeGreaterThan(30_000);
+  });
+
   it.each([
     ['a full name with no cue', 'Please forward the minutes to Marguerite Okonkwo before noon.', ['Marguerite Okonkwo']],
     ['a single first name that is no English word', 'Honestly Tamsin never answers her phone.', ['Tamsin']],
