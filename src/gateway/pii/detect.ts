@@ -208,8 +208,18 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
   }
   for (const span of detectPrivateKeys(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
   if (types === null || types.has('PERSON')) {
-    for (const span of detectNames(text)) {
-      if (!overlaps(taken, span.start, span.end)) taken.push({ type: 'PERSON', start: span.start, end: span.end, value: text.slice(span.start, span.end) });
+    // Names come sorted and can be many (a pasted list): one sweep over the spans taken so far,
+    // sorted by start (they never overlap, so their ends are sorted too), not a scan per name.
+    const names = detectNames(text);
+    if (names.length > 0) {
+      taken.sort(byStart);
+      const held = taken.length;
+      let next = 0;
+      for (const span of names) {
+        while (next < held && taken[next]!.end <= span.start) next += 1;
+        if (next < held && taken[next]!.start < span.end) continue;
+        taken.push({ type: 'PERSON', start: span.start, end: span.end, value: text.slice(span.start, span.end) });
+      }
     }
   }
   return taken.sort(byStart);
