@@ -11,6 +11,9 @@ describe('PII detection', () => {
     ['write to jane.doe+news@example.co.uk today', 'EMAIL:jane.doe+news@example.co.uk'],
     ['call (415) 555-0132 now', 'PHONE:(415) 555-0132'],
     ['call +44 20 7946 0958', 'PHONE:+44 20 7946 0958'],
+    ['they are not answering at 0348 2102744', 'PHONE:0348 2102744'],
+    ['06-24312407 is my mobile', 'PHONE:06-24312407'],
+    ['You can call 96 237271', 'PHONE:96 237271'],
     ['card 4111 1111 1111 1111 expires', 'CARD:4111 1111 1111 1111'],
     ['iban GB82 WEST 1234 5698 7654 32 ok', 'IBAN:GB82 WEST 1234 5698 7654 32'],
     ['ssn 123-45-6789.', 'SSN:123-45-6789'],
@@ -60,6 +63,8 @@ describe('PII detection', () => {
     'Dear Sir, thanks',
     'the time is 10:30:00',
     'it costs 1,299.99 dollars',
+    'invoice 12 345678 is overdue',
+    'batch 2024 123456 shipped',
   ])('finds nothing in %j', (text) => {
     expect(types(text)).toEqual([]);
   });

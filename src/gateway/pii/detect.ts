@@ -264,6 +264,17 @@ const ADDRESS_UNIT = /(?:apt|apartment|suite|ste|unit|flat|no)\.?\s{1,3}$/i;
 /** A word after the number that is not a phone label ("office", "fax", "mobile" …): a street name. */
 const STREET_NAME_AFTER = /^ {1,2}(?!(?:office|fax|mobile|home|work|desk|cell|tel|phone|ext|or|and|is|to|for|at|between|until|before|after)\b)\p{L}\p{L}/iu;
 
+function nationalFormat(groups: readonly string[], text: string, start: number, end: number): boolean {
+  if (groups.length !== 2) return false;
+  const [area, number] = groups as [string, string];
+  if (/^0\d{1,4}$/.test(area) && number.length >= 6 && number.length <= 8) return true;
+  if (/^\d{2}$/.test(area) && number.length === 6) {
+    const lead = text.slice(Math.max(0, start - 24), start);
+    return PHONE_CUE.test(lead) || /^[ -]?(?:office|fax|mobile|home|work|cell)\b/i.test(text.slice(end, end + 8)) || /\banswering at\s{1,3}$/i.test(lead);
+  }
+  return false;
+}
+
 function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: number } | null {
   let value = match[0];
   let start = match.index;
@@ -282,7 +293,10 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     // Bare digit runs: only with a + or 10+ digits (not an order number or a year).
     if (!hasPlus && digits.length < 10) return null;
   } else {
-    if (groups.some((group) => group.length > 5) && !hasPlus) return null;
+    // Long groups only with a + or in the national trunk-prefix form ("06-24312407",
+    // "0348 2102744", "021-4006034"), or an area code and a six-digit number after a phone cue
+    // or before an "office" label ("call 96 237271", "25 833387-Office").
+    if (groups.some((group) => group.length > 5) && !hasPlus && !nationalFormat(groups, text, start, match.index + match[0].length)) return null;
     if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
     if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
     const first = groups[0] ?? '';
