@@ -270,7 +270,7 @@ function nationalFormat(groups: readonly string[], text: string, start: number, 
   if (/^0\d{1,4}$/.test(area) && number.length >= 6 && number.length <= 8) return true;
   if (/^\d{2}$/.test(area) && number.length === 6) {
     const lead = text.slice(Math.max(0, start - 24), start);
-    return PHONE_CUE.test(lead) || /^[ -]?(?:office|fax|mobile|home|work|cell)\b/i.test(text.slice(end, end + 8)) || /\banswering at\s{1,3}$/i.test(lead);
+    return PHONE_CUE.test(lead) || /^[ -]?(?:office|fax|mobile|home|work|cell)\b/i.test(text.slice(end, end + 8));
   }
   return false;
 }
