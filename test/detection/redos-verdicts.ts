@@ -1,5 +1,5 @@
 /**
- * Cache of recheck's 'safe' verdicts for the catalogue's ReDoS test, kept in
+ * Cache of recheck's 'safe' verdicts for the ReDoS tests (the catalogue's and the PII patterns'), kept in
  * test/detection/redos-verdicts.json (committed). The key is SHA-256 over the exact regular
  * expression source, its flags, recheck's version and the analysis options, so only an
  * identical expression analysed by the same analyser the same way reuses a verdict: a new or
