@@ -166,6 +166,8 @@ export interface ApiSecurity {
    * that has to reach the database is charged to that IP first (SvcError RATE_LIMITED past it).
    */
   resolve(id: string, clientIp?: string): Promise<Gateway | null>;
+  /** The gateway `resolve` would answer from its cache without waiting; undefined when it would have to look (or answer null). */
+  resolveCached(id: string): Gateway | undefined;
   /** The gateway whose hostname/path prefix receives this request (synchronous, from the routing table). */
   route(host: string, path: string): { gateway: Gateway; mount: string } | null;
   handle(request: TrafficRequest): Promise<TrafficOutcome>;
@@ -737,6 +739,10 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       const gateway = await store.findById(id);
       remember(gateway, id);
       return gateway;
+    },
+    resolveCached(id) {
+      const cached = gateways.get(id);
+      return cached !== undefined && Date.now() - cached.at < GATEWAY_CACHE_MS ? cached.gateway : undefined;
     },
     route(host, path) {
       if (routes.length === 0) return null;
