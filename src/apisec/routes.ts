@@ -225,24 +225,12 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
         reply.headers(outcome.headers).status(outcome.status);
         await reply.send(outcome.body);
         return;
-      case 'forward': {
+      case 'forward':
         // Written on the raw response so that the backend's headers reach the client exactly
         // (Fastify would add a content-type to a bodiless answer); svc adds only its own.
         reply.hijack();
-        const raw = reply.raw;
-        const headers = outcome.headers;
-        headers['x-request-id'] = String(reply.getHeader('x-request-id') ?? request.id);
-        raw.writeHead(outcome.status, headers);
-        // A backend's body is relayed as is (nothing can be appended to it): at shutdown it may
-        // finish within the grace period, after which the connection is cut.
-        const untrack = options.streams?.track({ end: () => undefined, destroy: () => raw.destroy() });
-        if (request.method === 'HEAD' || outcome.status === 204 || outcome.status === 304) {
-          outcome.body.resume();
-          raw.end();
-        } else await relay(outcome.body, raw);
-        untrack?.();
+        await forwardAnswer(request.method, reply.raw, outcome, String(reply.getHeader('x-request-id') ?? request.id));
         return;
-      }
     }
   };
 
@@ -264,6 +252,115 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     request.trafficOrgId = gateway.orgId;
     const outcome = await apisec.handle({ ...trafficBase(request, gateway, mount), body: request.raw });
     await send(request, reply, outcome);
+  };
+
+  // The same traffic served ahead of Fastify's routing (build-app's raw handlers): no router, hook
+  // runner, content-type parser stage or reply object on the hot path. It takes a request only
+  // when the answer is sure to be the one the routes above give: a /gw/{id} whose gateway is in
+  // the cache (or a hostname/path-prefix route), an id without escapes. Everything else (unknown
+  // or uncached ids, which may need a rate-limited lookup; percent-encoded ids; X-Forwarded-Host
+  // on a hostname route behind a trusted proxy) goes to Fastify.
+  const tools = app.rawRequests.tools;
+  app.rawRequests.add((raw, res) => {
+    const url = raw.url;
+    if (url === undefined) return false;
+    if (url.startsWith('/gw/')) {
+      let end = 4;
+      while (end < url.length) {
+        const code = url.charCodeAt(end);
+        if (code === 0x2f || code === 0x3f) break;
+        end += 1;
+      }
+      const id = url.slice(4, end);
+      if (id === '' || id.includes('%')) return false;
+      const gateway = apisec.resolveCached(id);
+      if (gateway === undefined) return false;
+      const rest = url.slice(end);
+      void serveRaw(raw, res, gateway, url.slice(0, end), rest === '' || rest.startsWith('?') ? `/${rest}` : rest, url.charCodeAt(end) === 0x2f ? '/gw/:id/*' : '/gw/:id');
+      return true;
+    }
+    const routed = apisec.route(String(raw.headers.host ?? ''), url);
+    if (routed === null || (options.trustProxy && raw.headers['x-forwarded-host'] !== undefined)) return false;
+    const rest = url.slice(routed.mount.length);
+    void serveRaw(raw, res, routed.gateway, routed.mount, rest.startsWith('/') ? rest : `/${rest}`, '/gw/:id/*');
+    return true;
+  });
+
+  const serveRaw = async (raw: IncomingMessage, res: ServerResponse, gateway: Gateway, mount: string, target: string, routePath: string): Promise<void> => {
+    const started = performance.now();
+    const requestId = tools.requestId(raw);
+    const method = raw.method ?? 'GET';
+    let threat: TrafficOutcome['summary'] = null;
+    let recorded = false;
+    // What the app's onResponse hook does for a Fastify route: on 'finish' (or a response error).
+    const record = () => {
+      if (recorded) return;
+      recorded = true;
+      tools.record({ requestId, orgId: gateway.orgId, gatewayId: gateway.id, method, path: routePath, status: res.statusCode, elapsedMs: performance.now() - started, threat });
+    };
+    res.once('finish', record);
+    res.once('error', record);
+    try {
+      const { path, query } = splitTarget(target);
+      const clientIp = tools.clientIp(raw);
+      const outcome = await apisec.handle({
+        gateway,
+        method,
+        path,
+        query,
+        headers: raw.headers,
+        ...headerNamesOf(raw),
+        httpVersion: raw.httpVersion,
+        clientIp,
+        remoteAddress: raw.socket.remoteAddress ?? clientIp,
+        protocol: tools.protocol(raw),
+        host: tools.host(raw),
+        requestId,
+        mount,
+        body: raw,
+      });
+      if (outcome.summary !== null) threat = outcome.summary;
+      await writeOutcome(method, res, outcome, requestId);
+    } catch (error) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const reply = tools.errorReply(error, requestId);
+      writeBody(res, reply.status, reply.headers, JSON.stringify(reply.body), 'application/json; charset=utf-8', requestId);
+    }
+  };
+
+  /** What `send` writes through Fastify's reply, written on the raw response. */
+  const writeOutcome = async (method: string, res: ServerResponse, outcome: TrafficOutcome, requestId: string): Promise<void> => {
+    switch (outcome.kind) {
+      case 'error':
+        writeBody(res, outcome.status, outcome.headers, JSON.stringify(errorBody(outcome.code, outcome.message ?? ERRORS[outcome.code].message, requestId, outcome.details)), 'application/json; charset=utf-8', requestId);
+        return;
+      case 'html':
+        writeBody(res, outcome.status, outcome.headers, outcome.html, 'text/html; charset=utf-8', requestId);
+        return;
+      case 'json':
+        writeBody(res, outcome.status, outcome.headers, JSON.stringify(outcome.body), undefined, requestId);
+        return;
+      case 'forward':
+        await forwardAnswer(method, res, outcome, requestId);
+        return;
+    }
+  };
+
+  const forwardAnswer = async (method: string, raw: ServerResponse, outcome: Extract<TrafficOutcome, { kind: 'forward' }>, requestId: string): Promise<void> => {
+    const headers = outcome.headers;
+    headers['x-request-id'] = requestId;
+    raw.writeHead(outcome.status, headers);
+    // A backend's body is relayed as is (nothing can be appended to it): at shutdown it may
+    // finish within the grace period, after which the connection is cut.
+    const untrack = options.streams?.track({ end: () => undefined, destroy: () => raw.destroy() });
+    if (method === 'HEAD' || outcome.status === 204 || outcome.status === 304) {
+      outcome.body.resume();
+      raw.end();
+    } else await relay(outcome.body, raw);
+    untrack?.();
   };
 
   await app.register(async (scope) => {
@@ -394,6 +491,20 @@ function relay(body: Readable, out: ServerResponse): Promise<void> {
     out.on('finish', () => finish(false));
     body.pipe(out);
   });
+}
+
+/**
+ * A whole answer on the raw response as Fastify's reply.send writes it: header names in lower
+ * case, X-Request-ID, the content type unless the outcome set one, Content-Length.
+ */
+function writeBody(res: ServerResponse, status: number, extra: Record<string, string | string[]> | undefined, text: string, contentType: string | undefined, requestId: string): void {
+  const headers: Record<string, string | string[]> = { 'x-request-id': requestId };
+  if (extra !== undefined) for (const name in extra) headers[name.toLowerCase()] = extra[name]!;
+  if (contentType !== undefined) headers['content-type'] = contentType;
+  else if (headers['content-type'] === undefined) headers['content-type'] = 'application/json; charset=utf-8';
+  headers['content-length'] = String(Buffer.byteLength(text));
+  res.writeHead(status, headers);
+  res.end(text);
 }
 
 function refuseSocket(socket: Duplex, status: number, body: unknown): void {

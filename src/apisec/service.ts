@@ -166,6 +166,8 @@ export interface ApiSecurity {
    * that has to reach the database is charged to that IP first (SvcError RATE_LIMITED past it).
    */
   resolve(id: string, clientIp?: string): Promise<Gateway | null>;
+  /** The gateway `resolve` would answer from its cache without waiting; undefined when it would have to look (or answer null). */
+  resolveCached(id: string): Gateway | undefined;
   /** The gateway whose hostname/path prefix receives this request (synchronous, from the routing table). */
   route(host: string, path: string): { gateway: Gateway; mount: string } | null;
   handle(request: TrafficRequest): Promise<TrafficOutcome>;
@@ -260,6 +262,12 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     const bucket = Math.floor(Date.now() / failedAuth.windowMs);
     const [current, previous] = await Promise.all([deps.cache.get(failureKey(gatewayId, ip, bucket)), deps.cache.get(failureKey(gatewayId, ip, bucket - 1))]);
     return Number(current ?? 0) + Number(previous ?? 0);
+  };
+  /** failuresOf without waiting, when the counts live in this process (no Redis connected); else null. */
+  const failuresNow = (gatewayId: string, ip: string): number | null => {
+    if (deps.cache.redis() !== null) return null;
+    const bucket = Math.floor(Date.now() / failedAuth.windowMs);
+    return deps.cache.memory.count(failureKey(gatewayId, ip, bucket)) + deps.cache.memory.count(failureKey(gatewayId, ip, bucket - 1));
   };
   const recordFailure = (gatewayId: string, ip: string): void => {
     const bucket = Math.floor(Date.now() / failedAuth.windowMs);
@@ -465,14 +473,13 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   const policy = async (
     request: Omit<TrafficRequest, 'body'>,
     body: string | undefined,
-  ): Promise<{ outcome: TrafficOutcome | null; summary: DecisionSummary; analyzerKey: string | null; bot: BotVerdict }> => {
+  ): Promise<{ outcome: TrafficOutcome | null; summary: DecisionSummary; analyzerKey: string | null; bot: BotVerdict; afterDispatch?: () => void }> => {
     const { gateway } = request;
     const target = request.query === '' ? request.path : `${request.path}?${request.query}`;
     const observation = analyzer.observeRequest(gateway, { method: request.method, path: request.path, headers: request.headers });
     const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, ...(request.rawHeaderNames === undefined ? {} : { rawHeaderNames: request.rawHeaderNames }), headers: request.headers, clientIp: request.clientIp, path: request.path, httpVersion: request.httpVersion });
     const sessionId = headerText(request.headers['x-session-id'])?.slice(0, 256);
-    const [decision, behaviour, failures] = await Promise.all([
-      deps.engine.inspect({
+    const inspecting = deps.engine.inspect({
         kind: 'http',
         request: { method: request.method, path: target, headers: request.headers, ...(body === undefined ? {} : { body }) },
         orgId: gateway.orgId,
@@ -481,14 +488,48 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         gatewayId: gateway.id,
         pillar: 'api_security',
         ...(sessionId === undefined || sessionId === '' ? {} : { sessionId }),
-      }),
-      deps.behaviour === undefined || observation.key === null
-        ? Promise.resolve(null)
-        : deps.behaviour
-            .observe({ endpoint: observation.key, ip: request.clientIp, ...(usernameOf(request, body) ?? {}) })
-            .catch(() => null),
-      failuresOf(gateway.id, request.clientIp).catch(() => 0),
-    ]);
+      });
+    const counted = failuresNow(gateway.id, request.clientIp);
+    let decision: ThreatDecision;
+    let failures: number;
+    if (counted !== null) {
+      decision = await inspecting;
+      failures = counted;
+    } else [decision, failures] = await Promise.all([inspecting, failuresOf(gateway.id, request.clientIp).catch(() => 0)]);
+    const behaviourKey = deps.behaviour === undefined ? null : observation.key;
+    const observeBehaviour = (endpoint: string) =>
+      deps.behaviour!.observe({ endpoint, ip: request.clientIp, ...(usernameOf(request, body) ?? {}) }).catch(() => null);
+    if (behaviourKey === null) return settle(request, decision, null, failures, bot, observation);
+    // T5 waits for the backend's answer when it cannot change what happens to the request: a
+    // monitor-mode gateway, or nothing above alert without it and a detection score that even a
+    // full behaviour score cannot lift to challenge. Its anomalies then join the decision (the
+    // log line, the threat.alert event) while the backend answers, off the request's latency.
+    const without = actionOf(decision, null, failures, bot, observation, gateway);
+    if (gateway.mode === 'monitor' || (DECISION_RANK[without.action]! <= DECISION_RANK.alert! && !behaviourCanEscalate(decision))) {
+      const summary = summaryOf(decision, without.action, without.pattern, without.score);
+      summary.score = without.score;
+      const afterDispatch = () => {
+        setImmediate(() => {
+          void observeBehaviour(behaviourKey).then((behaviour) => {
+            const full = settle(request, decision, behaviour, failures, bot, observation);
+            Object.assign(summary, full.summary);
+          });
+        });
+      };
+      return { outcome: null, summary, analyzerKey: observation.key, bot, afterDispatch };
+    }
+    return settle(request, decision, await observeBehaviour(behaviourKey), failures, bot, observation);
+  };
+
+  /** The action before any answer is built: detection with T5 beside it, then bots, failed logins and endpoint risk. */
+  const actionOf = (
+    decision: ThreatDecision,
+    behaviour: { score: number; anomalies: { kind: string }[] } | null,
+    failures: number,
+    bot: BotVerdict,
+    observation: { riskBlock: { status: string; risk: number } | null },
+    gateway: Gateway,
+  ): { score: number; action: string; pattern: string | null; patternIds: string[] } => {
     // Behaviour is weak evidence: at most half its score joins the detection score, so on its own
     // it can reach the alert band but never challenge or block.
     let score = decision.threat_score;
@@ -516,6 +557,26 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       pattern = `apisec.${observation.riskBlock.status}-endpoint`;
       patternIds.unshift(pattern);
     }
+    return { score, action, pattern, patternIds };
+  };
+
+  /** Whether a full behaviour score could lift this detection score to challenge or block. */
+  const behaviourCanEscalate = (decision: ThreatDecision): boolean => {
+    const highest = Math.round((1 - (1 - decision.threat_score) * 0.5) * 1000) / 1000;
+    return DECISION_RANK[decide(highest, decision.thresholds)]! > DECISION_RANK.alert!;
+  };
+
+  /** Applies the response policy to a scored request: the answer (or null: forward), its summary and events. */
+  const settle = (
+    request: Omit<TrafficRequest, 'body'>,
+    decision: ThreatDecision,
+    behaviour: { score: number; anomalies: { kind: string }[] } | null,
+    failures: number,
+    bot: BotVerdict,
+    observation: { key: string | null; riskBlock: { status: string; risk: number } | null },
+  ): { outcome: TrafficOutcome | null; summary: DecisionSummary; analyzerKey: string | null; bot: BotVerdict } => {
+    const { gateway } = request;
+    const { score, patternIds, action, pattern } = actionOf(decision, behaviour, failures, bot, observation, gateway);
     // The log line names one pattern: the policy's own, else the engine's first, else the first T5 anomaly.
     const behaviourPattern = behaviour !== null && behaviour.anomalies.length > 0 ? `t5.${behaviour.anomalies[0]!.kind}` : null;
     const summary = summaryOf(decision, action, pattern ?? (decision.patterns_matched.length === 0 ? behaviourPattern : null), score);
@@ -738,6 +799,10 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       remember(gateway, id);
       return gateway;
     },
+    resolveCached(id) {
+      const cached = gateways.get(id);
+      return cached !== undefined && Date.now() - cached.at < GATEWAY_CACHE_MS ? cached.gateway : undefined;
+    },
     route(host, path) {
       if (routes.length === 0) return null;
       // svc's own paths stay svc's on every host: a gateway never receives /api/v1/… (and the
@@ -756,6 +821,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       const first = pending instanceof Promise ? await pending : pending;
       if (first.outcome !== null) return first.outcome;
       const scored = await policy(request, undefined);
+      scored.afterDispatch?.();
       return scored.outcome;
     },
     async handle(request) {
@@ -783,7 +849,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       const backend = backendOf(gateway);
       const headers = requestHeaders(request.headers, backend.host, { remoteAddress: request.remoteAddress, protocol: request.protocol, host: request.host, trustProxy: deps.config.trustProxy });
       try {
-        const answer = await forwarder.send({
+        const sending = forwarder.send({
           backend,
           method: request.method,
           pathAndQuery: request.query === '' ? request.path : `${request.path}?${request.query}`,
@@ -791,6 +857,8 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
           body: forwardBody,
           timeoutMs: gateway.settings.timeoutMs,
         });
+        scored.afterDispatch?.();
+        const answer = await sending;
         if (answer.status === 401 || answer.status === 403) recordFailure(gateway.id, request.clientIp);
         const authenticated = carriesCredential(request.headers, request.query);
         const secure = request.protocol === 'https';

@@ -15,6 +15,7 @@
  * fails at boot, so no endpoint is ever public by omission.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
@@ -40,7 +41,7 @@ import { allowedMethods } from './allowed-methods.ts';
 import { clientErrorReply } from './client-error.ts';
 import { documentResponses, RESPONSE_COMPONENTS } from './openapi-responses.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
-import type { AppInstance } from '../platform/http-plugin.ts';
+import type { AppInstance, RawRequestHandler, RawRequests, RawRequestTools, RequestRecord } from '../platform/http-plugin.ts';
 import { STREAM_SHUTDOWN_GRACE_MS } from '../platform/streams.ts';
 import type { Services } from '../services.ts';
 import { registerOperationalRoutes } from './routes/operational.ts';
@@ -60,6 +61,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Host/path rewrites consulted before routing (protected gateways' hostnames and path prefixes). */
     urlRewrites: Array<(host: string, url: string) => string | null>;
+    /** Handlers tried on the listening server before Fastify's routing (protected gateways' traffic). */
+    rawRequests: RawRequests;
   }
   interface FastifyContextConfig {
     /** End-user traffic of a capability (protected gateways): no svc credential, no plan rate limit. */
@@ -103,10 +106,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     trustProxy: config.trustProxy,
     bodyLimit: 1_048_576,
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: requestIdOf,
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
     clientErrorHandler: clientErrorReply,
     // find-my-way answers a longer path parameter with a bare 414 outside the error handler; the
@@ -124,6 +124,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.decorateRequest('gatewayId', null);
   app.decorateRequest('trafficOrgId', null);
   app.decorate('urlRewrites', urlRewrites);
+  let closing = false;
+  const rawHandlers: RawRequestHandler[] = [];
 
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
@@ -179,8 +181,18 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   });
 
   const record = recorder(services);
+  app.decorate('rawRequests', { tools: rawRequestTools(services, config.trustProxy, record), add: (handler: RawRequestHandler) => void rawHandlers.push(handler) });
   app.addHook('onResponse', (request, reply, done) => {
-    record(request, reply);
+    record({
+      requestId: request.id,
+      orgId: request.auth?.orgId ?? request.trafficOrgId ?? null,
+      gatewayId: request.gatewayId,
+      method: request.method,
+      path: request.routeOptions.url ?? pathOf(request.url),
+      status: reply.statusCode,
+      elapsedMs: reply.elapsedTime,
+      threat: request.threat,
+    });
     const held = request.rateLimit;
     if (held === null || !held.holdsSlot) return done();
     held.holdsSlot = false;
@@ -202,6 +214,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.addHook('onReady', () => services.start());
   // Open streams would hold app.close() until the drain deadline: end them first (bounded).
   app.addHook('preClose', async () => {
+    closing = true;
     const { ended, destroyed } = await services.streams.endAll(STREAM_SHUTDOWN_GRACE_MS);
     if (ended + destroyed > 0) services.logger.info({ ended, destroyed, grace_ms: STREAM_SHUTDOWN_GRACE_MS }, 'open streams ended for shutdown');
   });
@@ -210,7 +223,74 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   await registerCapabilities(app as unknown as AppInstance, services);
 
   app.get('/openapi.json', { config: { operations: true }, schema: { hide: true } }, async () => app.swagger());
+
+  // The raw handlers go ahead of Fastify's own request listener on the server (inject() does not
+  // pass through it: it reaches Fastify's routes, which serve the same traffic). While the app
+  // closes, Fastify answers every request (503 on a kept-alive connection).
+  const [fastifyListener, ...others] = app.server.listeners('request') as Array<(raw: IncomingMessage, res: ServerResponse) => void>;
+  if (fastifyListener !== undefined && others.length === 0) {
+    app.server.removeListener('request', fastifyListener);
+    app.server.on('request', (raw: IncomingMessage, res: ServerResponse) => {
+      if (!closing) for (const handler of rawHandlers) if (handler(raw, res)) return;
+      fastifyListener(raw, res);
+    });
+  }
   return app as unknown as AppInstance;
+}
+
+function requestIdOf(raw: IncomingMessage): string {
+  const incoming = raw.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+}
+
+/** The last entry of a header that may carry a list (Fastify's X-Forwarded-Host/-Proto reading). */
+function lastEntry(value: string): string {
+  const comma = value.lastIndexOf(',');
+  return comma < 0 ? value.trim() : value.slice(comma + 1).trim();
+}
+
+/** The leftmost non-empty X-Forwarded-For address, as proxy-addr reads it when every proxy is trusted; '' when none. */
+function leftmostForwarded(header: string): string {
+  let start = 0;
+  for (;;) {
+    const comma = header.indexOf(',', start);
+    const token = header.slice(start, comma < 0 ? header.length : comma).replace(/^ +| +$/g, '');
+    if (token !== '') return token;
+    if (comma < 0) return '';
+    start = comma + 1;
+  }
+}
+
+/** request.ip / host / protocol as Fastify computes them, for requests served before its routing. */
+function rawRequestTools(services: Services, trustProxy: boolean, record: (entry: RequestRecord) => void): RawRequestTools {
+  return {
+    requestId: requestIdOf,
+    clientIp(raw) {
+      const socketAddress = raw.socket.remoteAddress ?? '';
+      if (!trustProxy) return socketAddress;
+      const forwarded = raw.headers['x-forwarded-for'];
+      const client = typeof forwarded === 'string' ? leftmostForwarded(forwarded) : '';
+      return client === '' ? socketAddress : client;
+    },
+    host(raw) {
+      const forwarded = raw.headers['x-forwarded-host'];
+      if (trustProxy && typeof forwarded === 'string' && forwarded !== '') return lastEntry(forwarded);
+      return raw.headers.host ?? '';
+    },
+    protocol(raw) {
+      const forwarded = raw.headers['x-forwarded-proto'];
+      if (trustProxy && typeof forwarded === 'string' && forwarded !== '') return lastEntry(forwarded);
+      return (raw.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
+    },
+    record,
+    errorReply(error, requestId) {
+      const svcError = error instanceof SvcError ? error : databaseFailure(error) ?? mapFastifyError(error as FastifyError);
+      logFailure(services.logger, svcError, error, requestId);
+      const headers: Record<string, string> = {};
+      if (svcError.headers) for (const [name, value] of Object.entries(svcError.headers)) headers[name.toLowerCase()] = value;
+      return { status: svcError.status, headers, body: errorBody(svcError.code, svcError.message, requestId, svcError.details) };
+    },
+  };
 }
 
 /** The credential text from Authorization: Bearer or X-API-Key; '' when malformed; null when absent. */
@@ -369,15 +449,12 @@ async function releaseSlot(services: Services, held: { identity: string; holdsSl
  * JSON log line. The metrics' children are looked up once per gateway, method and status and kept
  * (prom-client otherwise validates and hashes the label object on every call).
  */
-function recorder(services: Services): (request: FastifyRequest, reply: FastifyReply) => void {
+function recorder(services: Services): (entry: RequestRecord) => void {
   const { metrics, requestLog } = services;
   const byRoute = new Map<string, { duration: Histogram.Internal<'gateway' | 'method'>; byStatus: Map<number, Counter.Internal> }>();
-  return (request, reply) => {
-    const status = reply.statusCode;
-    const gatewayId = request.gatewayId;
+  return (entry) => {
+    const { status, gatewayId, method, elapsedMs, threat } = entry;
     const gateway = gatewayId ?? 'api';
-    const method = request.method;
-    const elapsedMs = reply.elapsedTime;
     const routeKey = `${gateway}\u0000${method}`;
     let children = byRoute.get(routeKey);
     if (children === undefined) {
@@ -391,13 +468,12 @@ function recorder(services: Services): (request: FastifyRequest, reply: FastifyR
     }
     counter.inc();
     children.duration.observe(elapsedMs / 1000);
-    const threat = request.threat;
     requestLog.write({
-      request_id: request.id,
-      org_id: request.auth?.orgId ?? request.trafficOrgId ?? null,
+      request_id: entry.requestId,
+      org_id: entry.orgId,
       gateway_id: gatewayId,
       method,
-      path: request.routeOptions.url ?? pathOf(request.url),
+      path: entry.path,
       status,
       duration_ms: Math.round(elapsedMs * 1000) / 1000,
       threat_score: threat?.score ?? null,

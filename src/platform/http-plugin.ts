@@ -14,3 +14,42 @@ export type AppInstance = FastifyInstance<Server, IncomingMessage, ServerRespons
 
 /** A capability's routes: `export const xRoutes: RoutesPlugin<{ x: X }> = async (app, { x }) => { … }`. */
 export type RoutesPlugin<Options extends object> = FastifyPluginAsync<Options, Server, TypeBoxTypeProvider, FastifyBaseLogger>;
+
+/** What one request leaves behind once answered: counted in the request metrics and logged as the request line. */
+export interface RequestRecord {
+  readonly requestId: string;
+  readonly orgId: string | null;
+  readonly gatewayId: string | null;
+  readonly method: string;
+  /** The route pattern (e.g. '/gw/:id/*'), as Fastify names it in the log line. */
+  readonly path: string;
+  readonly status: number;
+  readonly elapsedMs: number;
+  readonly threat: { score: number; decision: string; pattern: string | null } | null;
+}
+
+/**
+ * What the HTTP layer lends a raw request handler (one tried on the listening server before
+ * Fastify's routing, so that hot proxy traffic skips the framework): the same request id, client
+ * address, host and protocol Fastify would report, the same record (metrics and request line) its
+ * onResponse hook writes, and the same catalogue error its error handler answers.
+ */
+export interface RawRequestTools {
+  /** A valid incoming X-Request-ID, else a new UUID (the app's genReqId). */
+  requestId(raw: IncomingMessage): string;
+  /** request.ip, request.host and request.protocol as Fastify computes them under the app's trustProxy. */
+  clientIp(raw: IncomingMessage): string;
+  host(raw: IncomingMessage): string;
+  protocol(raw: IncomingMessage): string;
+  record(entry: RequestRecord): void;
+  /** The error reply for anything thrown (logged as the app's error handler logs it). */
+  errorReply(error: unknown, requestId: string): { status: number; headers: Record<string, string>; body: unknown };
+}
+
+/** Takes the request (true) or leaves it to Fastify (false, nothing read or written). */
+export type RawRequestHandler = (raw: IncomingMessage, res: ServerResponse) => boolean;
+
+export interface RawRequests {
+  readonly tools: RawRequestTools;
+  add(handler: RawRequestHandler): void;
+}

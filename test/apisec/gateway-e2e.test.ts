@@ -372,3 +372,51 @@ describe('routing and limits', () => {
     expect(answer.json().error.code).toBe('NOT_FOUND');
   });
 });
+
+describe('the fast path ahead of the framework', () => {
+  const logLines = (requestId: string) =>
+    log.lines.flatMap((chunk) => chunk.split('\n')).filter((line) => line.includes(requestId)).map((line) => JSON.parse(line) as Loose);
+
+  it('answers a cached gateway over the socket exactly as the framework routes do', async () => {
+    const path = `/gw/${blockGateway}/items?page=2`;
+    const viaFramework = await app.inject({ method: 'GET', url: path, headers: { 'x-request-id': 'framework-1' } });
+    const viaSocket = await send(path, { headers: { 'x-request-id': 'socket-1' } });
+    expect(viaSocket.status).toBe(viaFramework.statusCode);
+    expect(viaSocket.bytes.equals(viaFramework.rawPayload)).toBe(true);
+    expect(viaSocket.headers['x-request-id']).toBe('socket-1');
+    expect(viaSocket.headers['content-type']).toBe(viaFramework.headers['content-type']);
+
+    const blockedPath = `/gw/${blockGateway}/search?q=${encodeURIComponent("1' UNION SELECT password FROM users--")}`;
+    const blockedFramework = await app.inject({ method: 'GET', url: blockedPath, headers: { 'x-request-id': 'framework-2' } });
+    const blockedSocket = await send(blockedPath, { headers: { 'x-request-id': 'socket-2' } });
+    expect(blockedSocket.status).toBe(403);
+    expect(blockedFramework.statusCode).toBe(403);
+    expect(blockedSocket.headers['content-type']).toBe(blockedFramework.headers['content-type']);
+    const { request_id: socketId, ...socketError } = blockedSocket.json().error as Loose;
+    const { request_id: frameworkId, ...frameworkError } = (blockedFramework.json() as Loose).error as Loose;
+    expect(socketId).toBe('socket-2');
+    expect(frameworkId).toBe('framework-2');
+    expect(socketError).toEqual(frameworkError);
+    expect(socketError.code).toBe('THREAT_BLOCKED');
+
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    for (const [framework, socket] of [['framework-1', 'socket-1'], ['framework-2', 'socket-2']] as const) {
+      const [frameworkLine] = logLines(framework);
+      const [socketLine] = logLines(socket);
+      expect(socketLine).toBeDefined();
+      const { request_id: _a, duration_ms: _b, time: _c, ...socketFields } = socketLine!;
+      const { request_id: _d, duration_ms: _e, time: _f, ...frameworkFields } = frameworkLine!;
+      expect(socketFields).toEqual(frameworkFields);
+      expect(socketFields.gateway_id).toBe(blockGateway);
+      expect(socketFields.path).toBe('/gw/:id/*');
+    }
+    const metrics = await services.metrics.registry.getSingleMetricAsString('svc_requests_total');
+    expect(metrics).toMatch(new RegExp(`svc_requests_total\\{[^}]*gateway="${blockGateway}"[^}]*status="403"[^}]*\\} [2-9]`));
+  });
+
+  it('leaves an unknown gateway id to the framework, which answers 404 NOT_FOUND', async () => {
+    const answer = await send('/gw/00000000-0000-4000-8000-000000000000/items', { headers: { 'x-request-id': 'unknown-gw-1' } });
+    expect(answer.status).toBe(404);
+    expect(answer.json().error).toMatchObject({ code: 'NOT_FOUND', request_id: 'unknown-gw-1' });
+  });
+});
