@@ -1,8 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/services.ts';
 import { provenanceBatchDigest } from '../../src/verification/index.ts';
-import type { ProvenanceRecord } from '../../src/verification/provenance.ts';
+import { canonicalStatement, type ProvenanceRecord } from '../../src/verification/provenance.ts';
+import type { ProvenanceStatement } from '../../src/verification/index.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { createTestOrg } from '../audit/database.ts';
 
@@ -103,5 +106,32 @@ describe('provenance batches in the audit chain', () => {
     expect(stored!.sources[0]!.id).toBe('doc\uFFFD1');
     const entry = (await services.audit.list(orgId)).find((candidate) => candidate.seq === stored!.chain_of_custody.audit_seq)!;
     expect(entry.details.records_sha256).toBe(provenanceBatchDigest([stored!]));
+  });
+});
+
+describe('canonical form of a provenance record', () => {
+  it('equals the RFC 8785 form the canonicalize library gives, for any record', () => {
+    const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('', '"', '\\', '\u2028', 'é', '😀', '</script>'));
+    const statement = fc.record({
+      request_id: text,
+      content_hash: text,
+      delivered: fc.boolean(),
+      provider: text,
+      model: text,
+      streamed: fc.boolean(),
+      sources: fc.array(fc.record({ index: fc.nat(), id: text, title: text, url: text, sha256: text }, { requiredKeys: ['index', 'sha256'] })),
+      checks: fc.dictionary(fc.constantFrom('integrity', 'grounding', 'structural', 'constraint'), fc.constantFrom('pass', 'fail', 'skipped', 'error')),
+      passed: fc.option(fc.boolean(), { nil: null }),
+      action: fc.option(text, { nil: null }),
+      retried_from: fc.option(text, { nil: null }),
+      risk_class: text,
+      sb942_manifest_present: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(statement, (each) => {
+        expect(canonicalStatement(each as ProvenanceStatement)).toBe(canonicalize(each));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
