@@ -147,6 +147,11 @@ export interface ProvenanceWriter {
 }
 
 const OUTBOX_KIND = 'provenance_record';
+
+/** A record of the batch was already stored: the transaction is rolled back and the batch written without it. */
+class AlreadyStored extends Error {
+  readonly code = 'provenance_already_stored';
+}
 interface SpooledRecord {
   orgId: string;
   record: ProvenanceRecord;
@@ -175,57 +180,70 @@ export function createProvenanceWriter(
   let timer: NodeJS.Timeout | null = null;
 
   /**
-   * One transaction: the chunk's records not stored yet, one audit entry with their digest, then
-   * the records with that entry's seq and hash. One entry per batch instead of one per record:
-   * on the embedded engine an audit row (its canonical JSON and HMAC, the jsonb details, two
-   * indexes) cost more than half of a record's evidence (docs/decisions.md, "Gateway hot path").
+   * One transaction: one audit entry with the digest of the chunk's records, then the records
+   * with that entry's seq and hash. One entry per batch instead of one per record: on the
+   * embedded engine an audit row (its canonical JSON and HMAC, the jsonb details, two indexes)
+   * cost more than half of a record's evidence (docs/decisions.md, "Gateway hot path").
+   * A request id repeated within the chunk keeps its first record. One already stored (a spooled
+   * batch written twice, a repeated X-Request-Id) is found by the insert itself: fewer rows
+   * stored than the digest covers rolls the transaction back, and the chunk is written again
+   * without the stored ids (`excludeStored`), so the common case pays no lookup.
    */
-  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
-    await deps.db.withOrg(orgId, async (tx) => {
-      const statements = chunk.map(statementOf);
-      const stored = await tx.query<{ request_id: string }>(
-        'SELECT request_id FROM ai_provenance WHERE org_id = $1 AND request_id IN (SELECT jsonb_array_elements_text($2::jsonb))',
-        [orgId, JSON.stringify(statements.map((statement) => statement.request_id))],
-      );
-      // A request id already stored, or repeated within the chunk, keeps its first record.
-      const seen = new Set(stored.rows.map((row) => row.request_id));
-      const fresh: ProvenanceStatement[] = [];
-      for (const statement of statements) {
-        if (seen.has(statement.request_id)) continue;
-        seen.add(statement.request_id);
-        fresh.push(statement);
-      }
-      if (fresh.length === 0) return;
-      let delivered = 0;
-      let failed = 0;
-      for (const statement of fresh) {
-        if (statement.delivered && statement.passed !== false) delivered += 1;
-        else if (statement.delivered) failed += 1;
-      }
-      const [entry] = await deps.audit.appendMany(
-        orgId,
-        [
-          {
-            actor: 'system:verification',
-            action: PROVENANCE_AUDIT_ACTION,
-            target: fresh.length === 1 ? fresh[0]!.request_id.slice(0, 512) : null,
-            outcome: 'recorded',
-            details: { records: fresh.length, records_sha256: provenanceBatchDigest(fresh), delivered, failed, blocked: fresh.length - delivered - failed },
-          },
-        ],
-        { tx },
-      );
-      // One statement for the whole batch: on the embedded engine every statement is parsed
-      // and planned inside the process, and a row-by-row insert cost as much CPU as the
-      // completion it records. No ON CONFLICT: a record the digest covers is stored or the
-      // batch fails (and is written again record by record).
-      await tx.query(
-        `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
-         SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
-         FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)`,
-        [orgId, JSON.stringify(fresh), entry!.seq, entry!.hash],
-      );
-    });
+  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[], excludeStored = false): Promise<void> => {
+    try {
+      await deps.db.withOrg(orgId, async (tx) => {
+        const seen = new Set<string>();
+        if (excludeStored) {
+          const stored = await tx.query<{ request_id: string }>('SELECT request_id FROM ai_provenance WHERE org_id = $1 AND request_id = ANY($2::text[])', [
+            orgId,
+            chunk.map((record) => record.requestId),
+          ]);
+          for (const row of stored.rows) seen.add(row.request_id);
+        }
+        const fresh: ProvenanceStatement[] = [];
+        for (const record of chunk) {
+          const statement = statementOf(record);
+          if (seen.has(statement.request_id)) continue;
+          seen.add(statement.request_id);
+          fresh.push(statement);
+        }
+        if (fresh.length === 0) return;
+        let delivered = 0;
+        let failed = 0;
+        for (const statement of fresh) {
+          if (statement.delivered && statement.passed !== false) delivered += 1;
+          else if (statement.delivered) failed += 1;
+        }
+        const [entry] = await deps.audit.appendMany(
+          orgId,
+          [
+            {
+              actor: 'system:verification',
+              action: PROVENANCE_AUDIT_ACTION,
+              target: fresh.length === 1 ? fresh[0]!.request_id.slice(0, 512) : null,
+              outcome: 'recorded',
+              details: { records: fresh.length, records_sha256: provenanceBatchDigest(fresh), delivered, failed, blocked: fresh.length - delivered - failed },
+            },
+          ],
+          { tx },
+        );
+        // One statement for the whole batch: on the embedded engine every statement is parsed
+        // and planned inside the process, and a row-by-row insert cost as much CPU as the
+        // completion it records.
+        const inserted = await tx.query(
+          `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
+           SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
+           FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)
+           ON CONFLICT (org_id, request_id) DO NOTHING`,
+          [orgId, JSON.stringify(fresh), entry!.seq, entry!.hash],
+        );
+        // The digest must cover exactly the stored records.
+        if (inserted.rowCount !== fresh.length) throw new AlreadyStored();
+      });
+    } catch (error) {
+      if (error instanceof AlreadyStored && !excludeStored) return writeChunk(orgId, chunk, true);
+      throw error;
+    }
   };
 
   /** After a refused batch: each record alone, so only a record the database refuses is lost. Rethrows an outage. */
