@@ -376,7 +376,9 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
     }
     // One inspection at a time: the classifier answers the probability of the record being inspected.
     let current = 0;
-    const engine = createDetectionEngine({ analysisCache: false, t3Classifier: { id: `loso-${head}`, classify: () => ({ attackProbability: current }) } });
+    // T3_CONFIDENT=p: the classifier-alone threshold of the engine (the sweep of docs/detection.md, "Fourth round").
+    const confident = process.env.T3_CONFIDENT === undefined ? {} : { classifierConfident: Number(process.env.T3_CONFIDENT) };
+    const engine = createDetectionEngine({ analysisCache: false, ...confident, t3Classifier: { id: `loso-${head}`, classify: () => ({ attackProbability: current }) } });
     type Counter = { attacks: number; detected: number; benign: number; falsePositives: number };
     const bySource = new Map<string, Counter & { kind: string }>();
     const byKind = new Map<string, Counter>();
@@ -391,7 +393,7 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
       const decision = await engine.inspect(request as Parameters<typeof engine.inspect>[0]);
       const flagged = !decision.allowed;
       if (dump !== undefined && head === heads[0]?.[0] && flagged !== row.sample.attack) {
-        appendFileSync(dump, JSON.stringify({ source: row.sample.source, kind, attack: row.sample.attack, probability: Math.round(current * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 300) }) + '\n');
+        appendFileSync(dump, JSON.stringify({ source: row.sample.source, kind, attack: row.sample.attack, probability: Math.round(current * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 4000) }) + '\n');
       }
       const sourceCounter = bySource.get(row.sample.source) ?? { kind, attacks: 0, detected: 0, benign: 0, falsePositives: 0 };
       bySource.set(row.sample.source, sourceCounter);
@@ -427,6 +429,20 @@ export async function wholeSourceHoldout(options: { calibrate?: boolean; sources
   const optionsFor: TrainOptions = { useEmbedding: false, epochs: Number(process.env.T3_EPOCHS ?? 8), learningRate: Number(process.env.T3_LR ?? 0.01), l2: Number(process.env.T3_L2 ?? 3e-3) };
   const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
   const scored: Array<{ probability: number; attack: boolean; row: Row }> = [];
+  // Debugging aid: T3_HOLDOUT_CACHE=file keeps the held-out probabilities between runs (training is
+  // deterministic and the n-gram features do not depend on the catalogue or normalization), so a
+  // rule change is re-measured in the time of the engine pass alone. Keyed by everything the
+  // training depends on; a stale file is recomputed.
+  const cacheFile = process.env.T3_HOLDOUT_CACHE;
+  const cacheKey = sha256Hex(JSON.stringify({ optionsFor, sources, excluded: [...(options.excludeFromTraining ?? [])].sort(), rows: rows.map((row) => `${row.sample.source}\u0000${row.sample.attack}\u0000${row.sample.text}`) }));
+  const cached = cacheFile !== undefined && existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as { key: string; probabilities: number[] }) : null;
+  if (cached !== null && cached.key === cacheKey) {
+    let index = 0;
+    for (const source of sources) for (const row of rows) if (row.sample.source === source) scored.push({ probability: cached.probabilities[index++] as number, attack: row.sample.attack, row });
+    const wantedCached = options.sources;
+    const report = await engineLoso(wantedCached === undefined ? rows : rows.filter((row) => wantedCached(row.sample.source)), [['ngrams', scored]], options.calibrate === true);
+    return report.ngrams as Record<string, unknown>;
+  }
   for (const source of sources) {
     const train1 = rows.filter((row) => row.sample.source !== source && options.excludeFromTraining?.has(row.sample.source) !== true);
     const test1 = rows.filter((row) => row.sample.source === source);
@@ -434,6 +450,7 @@ export async function wholeSourceHoldout(options: { calibrate?: boolean; sources
     const head = train(train1, optionsFor);
     for (const row of test1) scored.push({ probability: predict(head, row, false), attack: row.sample.attack, row });
   }
+  if (cacheFile !== undefined) writeFileSync(cacheFile, JSON.stringify({ key: cacheKey, probabilities: scored.map((item) => item.probability) }));
   const wanted = options.sources;
   const scoredRows = wanted === undefined ? rows : rows.filter((row) => wanted(row.sample.source));
   const report = await engineLoso(scoredRows, [['ngrams', scored]], options.calibrate === true);

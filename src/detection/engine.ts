@@ -57,6 +57,11 @@ export interface DetectionDeps {
   readonly httpScanMax?: number;
   /** false: analyse every request afresh (benchmarks of the tiers themselves). Default: cache repeated content. */
   readonly analysisCache?: boolean;
+  /**
+   * Classifier probability at or above which a classifier-only finding may pass Alert on its own
+   * (default CLASSIFIER_CONFIDENT); set by the holdout sweep (scripts/train-t3.ts), not in service.
+   */
+  readonly classifierConfident?: number;
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
   readonly onEscalation?: (tier: string) => void;
 }
@@ -171,6 +176,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     });
   }
   const classifier = deps.t3Classifier;
+  const confident = deps.classifierConfident ?? CLASSIFIER_CONFIDENT;
   definitions.push({
     name: 't3', failMode: 'open', stage: 'always',
     run(context): Verdict {
@@ -184,7 +190,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
         // data or a base64 token, do not count).
         const agreed = context.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE) || signals.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE);
-        if (!agreed && probability < CLASSIFIER_CONFIDENT) {
+        if (!agreed && probability < confident) {
           // Cap the contribution so that, combined with the weak evidence already present, the
           // score stays under Challenge (at most Alert).
           const other = noisyOr([context.runningScore, signals.score]);

@@ -317,6 +317,12 @@ export function createRateLimiter(cache: Cache): RateLimiter {
     return decide(policy, now, refused, retry, estimates[headerIndex(policy)] ?? 0, slot);
   };
 
+  /** Gives an in-memory concurrency slot back (the memory path, and Redis's fallback). */
+  const releaseMemory = (identity: string): void => {
+    const key = `${prefix}${identity}:inflight`;
+    if (memory.get(key) !== null) memory.incr(key, 300_000, -1);
+  };
+
   return {
     async hit(identity, policy, now = Date.now()) {
       const redis = cache.redis();
@@ -351,23 +357,21 @@ export function createRateLimiter(cache: Cache): RateLimiter {
 
     releaseNow(identity) {
       if (cache.redis() !== null) return false;
-      const key = `${prefix}${identity}:inflight`;
-      if (memory.get(key) !== null) memory.incr(key, 300_000, -1);
+      releaseMemory(identity);
       return true;
     },
 
     async release(identity) {
-      const key = `${prefix}${identity}:inflight`;
       const redis = cache.redis();
       if (redis !== null) {
         try {
-          await redis.decr(key);
+          await redis.decr(`${prefix}${identity}:inflight`);
           return;
         } catch {
           // fall back to memory below
         }
       }
-      if (memory.get(key) !== null) memory.incr(key, 300_000, -1);
+      releaseMemory(identity);
     },
   };
 }

@@ -180,6 +180,25 @@ export interface SuffixProfile {
   /** Unbalanced brackets in the tail. */
   readonly imbalance: number;
   readonly tokens: number;
+  /**
+   * The tail, on one line, holds a fragment of the compliant opening that optimisation attacks
+   * steer the model towards ("Sure, here is"): "Sure" or "Here" capitalised in mid-sentence or
+   * glued to other characters ("HereisanMessage", "hereIS", "Here=", "Sure,\\"). The ordinary
+   * adverb ("make sure", "click here", "I'm not sure") is not it.
+   */
+  readonly targetFragment?: boolean;
+}
+
+/** Words after which "sure" or "here" is ordinary prose. */
+const PROSE_BEFORE_TARGET = new Set(['make', 'be', 'not', 'am', 'are', 'is', 'was', 'were', 'click', 'for', 'so', 'feel', 'pretty', 'quite', 'very', 'im', "i'm", "you're", "we're", "they're", 'from', 'in', 'out', 'over', 'right', 'near', 'come', 'get', 'got', 'stay']);
+
+function isTargetFragment(token: string, previous: string | undefined): boolean {
+  const glued = /(?:[Hh]ere|[Ss]ure)(?:[A-Z=`\\]|is[a-z])|[a-z](?:Here|Sure)/.test(token);
+  if (!glued && !/^[^A-Za-z]*(?:Sure|Here|SURE|HERE)(?![a-z]{2})/.test(token)) return false;
+  if (previous === undefined) return false;
+  // A capitalised word after the end of a sentence is ordinary.
+  if (!glued && /[.!?:]["')\]]*$/.test(previous)) return false;
+  return !PROSE_BEFORE_TARGET.has(previous.toLowerCase().replace(/[^a-z']/g, ''));
 }
 
 /** Profile of the last TAIL_TOKENS whitespace-separated tokens of `text` (case preserved). */
@@ -194,7 +213,9 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
   if (tokens.length < MIN_TOKENS) return { noiseRatio: 0, imbalance: 0, tokens: tokens.length };
   let noise = 0;
   for (const { token } of tokens) if (isNoiseToken(token.length > 200 ? token.slice(0, 200) : token, model)) noise += 1;
-  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length };
+  const oneLine = !window.slice(tokens[0]?.at ?? 0).includes('\n');
+  const targetFragment = oneLine && tokens.some(({ token }, index) => isTargetFragment(token.length > 200 ? token.slice(0, 200) : token, tokens[index - 1]?.token));
+  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length, targetFragment };
 }
 
 /**
@@ -207,6 +228,10 @@ export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | '
   // A full tail of a long prompt (GCG suffixes follow a whole request) with noise and one bracket
   // left open: measured on the development corpora, no benign prompt of 20+ tokens reaches it.
   if (profile.tokens >= TAIL_TOKENS && profile.imbalance >= 1 && profile.noiseRatio >= 0.15) return 'strong';
+  // Token noise around a fragment of the compliant opening the optimiser aimed for ("Sure, here
+  // is"), on the request's line: no benign prompt, e-mail or tool output of the development
+  // corpora reaches it (issue #15, fourth round).
+  if (profile.targetFragment === true && profile.tokens >= 12 && profile.noiseRatio >= 0.1) return 'strong';
   if (profile.noiseRatio >= 0.3 && profile.imbalance >= 1) return 'weak';
   return 'none';
 }
