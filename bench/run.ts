@@ -12,8 +12,11 @@ const benches: Record<string, () => Promise<Bench>> = {
   gateway: async () => (await import('./gateway.ts')).runGatewayBench,
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
   pii: async () => {
-    const { runPiiBench } = await import('./pii.ts');
-    return async () => runPiiBench() ?? { skipped: 'needs ../shared/datasets/pii' };
+    const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');
+    return async (options) => {
+      const quality = runPiiBench();
+      return quality === null ? { skipped: 'needs ../shared/datasets/pii' } : { ...quality, speed: runPiiSpeedBench(options.quick === true ? 2 : 5) };
+    };
   },
   'audit-webhooks': async () => (await import('./audit-webhooks.ts')).runAuditWebhooksBench,
   verification: async () => (await import('./verification.ts')).runVerificationBench,

@@ -116,6 +116,9 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     );
   }
   if (note !== null) logger.info({ workers_configured: config.workers, workers: 1 }, note);
+  // The PII name lexicons (~0.6 s to read) are loaded before the port opens, so no request pays
+  // for them: completions with redaction and the API proxy's data classes both use them.
+  (await import('./gateway/index.ts')).loadPiiLexicons();
   const app = await buildApp(config, services);
   let port = config.port;
   try {

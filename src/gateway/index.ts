@@ -13,7 +13,7 @@ export type { GatewayEvents, GatewayEventName } from './events.ts';
 export { loggingEvents } from './events.ts';
 export { AI_HEADERS, gatewayRoutes, type GatewayRoutesOptions } from './routes.ts';
 export { createT4Judge, createJudgeCompletion } from './t4-judge.ts';
-export { detectPii, redactMessages, restorePlaceholders } from './pii/index.ts';
+export { detectPii, loadPiiLexicons, redactMessages, restorePlaceholders } from './pii/index.ts';
 export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';
 export type { CompletionVerifier, StreamVerifier, VerifierContext, VerifierStop } from './verifier.ts';

@@ -11,6 +11,9 @@ describe('PII detection', () => {
     ['write to jane.doe+news@example.co.uk today', 'EMAIL:jane.doe+news@example.co.uk'],
     ['call (415) 555-0132 now', 'PHONE:(415) 555-0132'],
     ['call +44 20 7946 0958', 'PHONE:+44 20 7946 0958'],
+    ['they are not answering at 0348 2102744', 'PHONE:0348 2102744'],
+    ['06-24312407 is my mobile', 'PHONE:06-24312407'],
+    ['You can call 96 237271', 'PHONE:96 237271'],
     ['card 4111 1111 1111 1111 expires', 'CARD:4111 1111 1111 1111'],
     ['iban GB82 WEST 1234 5698 7654 32 ok', 'IBAN:GB82 WEST 1234 5698 7654 32'],
     ['ssn 123-45-6789.', 'SSN:123-45-6789'],
@@ -28,7 +31,7 @@ describe('PII detection', () => {
     ['stripe rk_live_abcdefghijklmnop1234', 'SECRET:rk_live_abcdefghijklmnop1234'],
     ['svc svc_org_live_ab12cd34_ABCDEFGHIJKLMNOPqrstuvwx', 'SECRET:svc_org_live_ab12cd34_ABCDEFGHIJKLMNOPqrstuvwx'],
     ['Hello, my name is Ada Lovelace and', 'PERSON:Ada Lovelace'],
-    ['ask Dr. Gregory House about it', 'PERSON:Gregory House'],
+    ['ask Dr. Gregory House about it', 'PERSON:Dr. Gregory House'],
   ])('finds the PII in %j', (text, expected) => {
     expect(types(text)).toContain(expected);
   });
@@ -60,6 +63,8 @@ describe('PII detection', () => {
     'Dear Sir, thanks',
     'the time is 10:30:00',
     'it costs 1,299.99 dollars',
+    'invoice 12 345678 is overdue',
+    'batch 2024 123456 shipped',
   ])('finds nothing in %j', (text) => {
     expect(types(text)).toEqual([]);
   });
@@ -108,7 +113,7 @@ describe('redaction', () => {
 });
 
 describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-research corpora', () => {
-  it('keeps precision and recall of the checked types at their measured level', () => {
+  it('keeps precision and recall of the checked types at their measured level on every set', () => {
     const result = runPiiBench()!;
     const row = (type: string) => result.types.find((entry) => entry.type === type)!;
     for (const type of ['EMAIL', 'CARD', 'IBAN', 'SSN', 'IP']) {
@@ -117,8 +122,13 @@ describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-resea
     }
     expect(row('PHONE').recall).toBeGreaterThanOrEqual(0.9);
     expect(row('PHONE').precision).toBeGreaterThanOrEqual(0.95);
-    expect(row('PERSON').precision).toBeGreaterThanOrEqual(0.93);
-    expect(row('PERSON').recall).toBeGreaterThanOrEqual(0.2);
+    const sets = Object.entries(result.sets);
+    expect(sets.length).toBeGreaterThanOrEqual(3);
+    for (const [, rows] of sets) {
+      const person = rows.find((entry) => entry.type === 'PERSON')!;
+      expect(person.recall).toBeGreaterThanOrEqual(0.9);
+      expect(person.precision).toBeGreaterThanOrEqual(0.9);
+    }
   });
 });
 if (!existsSync(PII_DATASET_DIR)) console.warn(`[pii.test] skipping corpus measurements: ${PII_DATASET_DIR} is absent`);

@@ -7,13 +7,12 @@
  * a character class the next token cannot match — a test runs them through the recheck ReDoS
  * analyser) and the input is cut at MAX_SCAN_CHARS per text. Precision is favoured over recall
  * where a false positive would corrupt a prompt: payment cards must pass Luhn, IBANs must pass
- * ISO 13616 mod-97, IPv6 candidates must parse, and names are only taken after explicit cues
- * (honorifics, "my name is", salutations). Detection is a pure function of its input.
+ * ISO 13616 mod-97, IPv6 candidates must parse, and person names come from cues (honorifics,
+ * "my name is", salutations) and from names.ts (name lexicons, common words, places and context).
+ * Detection is a pure function of its input (the lexicons are read once, at first use).
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { isIPv4, isIPv6 } from 'node:net';
+import { detectNames, namePatterns } from './names.ts';
 import { IDENTIFIER_DETECTORS, luhnValid, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
 
 export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON' | IdentifierType;
@@ -169,8 +168,9 @@ const DETECTORS: readonly Detector[] = [
       if (name === undefined) return null;
       const firstWord = name.split(/[ \t]/)[0] ?? '';
       if (NOT_NAMES.has(firstWord.toLowerCase())) return null;
-      const start = match.index + match[0].length - name.length;
-      return { start, end: start + name.length };
+      // An honorific is part of the name's span ("Mr. Derek Crnić"); other cues are not.
+      const start = /^(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Madam|Dame|Lord|Lady)\b/.test(match[0]) ? match.index : match.index + match[0].length - name.length;
+      return { start, end: match.index + match[0].length };
     },
   },
 ];
@@ -180,6 +180,7 @@ const NOT_NAMES = new Set([
   'sir', 'madam', 'customer', 'team', 'all', 'everyone', 'friends', 'colleagues', 'support', 'user', 'client',
   'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'today', 'tomorrow', 'yesterday',
   'the', 'a', 'an', 'this', 'that', 'it', 'i', 'you', 'he', 'she', 'we', 'they', 'my', 'our', 'your', 'hiring', 'manager',
+  'mr', 'mrs', 'ms', 'mx', 'dr', 'prof', // "Dear Mr. Holmes": the name after the title is found with it
 ]);
 
 /** Detects PII in `text`; spans are sorted and never overlap. */
@@ -206,7 +207,21 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
     }
   }
   for (const span of detectPrivateKeys(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
-  if (types === null || types.has('PERSON')) for (const span of detectDictionaryNames(text)) if (!overlaps(taken, span.start, span.end)) taken.push(span);
+  if (types === null || types.has('PERSON')) {
+    // Names come sorted and can be many (a pasted list): one sweep over the spans taken so far,
+    // sorted by start (they never overlap, so their ends are sorted too), not a scan per name.
+    const names = detectNames(text);
+    if (names.length > 0) {
+      taken.sort(byStart);
+      const held = taken.length;
+      let next = 0;
+      for (const span of names) {
+        while (next < held && taken[next]!.end <= span.start) next += 1;
+        if (next < held && taken[next]!.start < span.end) continue;
+        taken.push({ type: 'PERSON', start: span.start, end: span.end, value: text.slice(span.start, span.end) });
+      }
+    }
+  }
   return taken.sort(byStart);
 }
 
@@ -219,120 +234,6 @@ function overlaps(taken: readonly PiiSpan[], start: number, end: number): boolea
 
 function byStart(left: PiiSpan, right: PiiSpan): number {
   return left.start - right.start;
-}
-
-// ------------------------------------------------------------------------------ name dictionary
-
-/**
- * Names without a cue: two or three consecutive capitalised words that are all known personal
- * names (first or family names, from the MIT-licensed cspell people-names list, ~39K entries),
- * optionally with a middle initial ("Szabina J Gelencsér"). Two known names in a row is rare in
- * ordinary prose, which keeps precision high; a lone first name is not taken.
- */
-const CAPITALISED_WORD = /\p{Lu}[\p{Ll}'’-]{1,24}|\p{Lu}\.?(?=[ \t]\p{Lu})/gu;
-/** Dictionary entries that are far more often ordinary words at a sentence start or in titles. */
-const COMMON_WORDS = new Set([
-  'Will', 'May', 'Mark', 'Bill', 'Grace', 'Hope', 'Joy', 'Art', 'Chase', 'Page', 'Rose', 'Summer', 'Dawn', 'April', 'June', 'August',
-  'Miss', 'Mister', 'Dear', 'Hello', 'Thanks', 'Please', 'The', 'This', 'That', 'Then', 'When', 'What', 'Where', 'Who', 'Why', 'How',
-  'North', 'South', 'East', 'West', 'New', 'Old', 'Street', 'Road', 'Avenue', 'Lane', 'Park', 'Hill', 'City', 'County', 'State',
-  'Bank', 'Church', 'King', 'Queen', 'Prince', 'Duke', 'Lord', 'Saint', 'Major', 'General', 'Price', 'Case', 'Story', 'Young', 'Long',
-  'Love', 'Guy', 'Man', 'Little', 'Early', 'Best', 'Good', 'White', 'Black', 'Brown', 'Green', 'Gray', 'Grey', 'Rich', 'Head', 'Hall',
-  'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday', 'January', 'February', 'March', 'July', 'September',
-  'October', 'November', 'December', 'Christmas', 'Easter', 'God', 'Jesus', 'Lake', 'River', 'Mount', 'Fort', 'Port', 'Bay', 'Beach',
-]);
-
-/** A run of capitalised words containing one of these is a place or an organisation, not a person. */
-const PLACE_WORDS = new Set([
-  'Via', 'Rue', 'Rua', 'Calle', 'Avenida', 'Strasse', 'Straße', 'San', 'Santa', 'Santo', 'São', 'Sao', 'Saint', 'St', 'Ste', 'El', 'Al', 'La', 'Le', 'Les',
-  'De', 'Del', 'Da', 'Do', 'Dos', 'Das', 'Du', 'Los', 'Las', 'Van', 'Von', 'Place', 'Court', 'Way', 'Creek', 'Brook', 'Pass', 'Drive', 'Close', 'Crescent',
-  'Gardens', 'Square', 'Terrace', 'View', 'Grove', 'Rise', 'Walk', 'Row', 'Mews', 'Parade', 'Crossing', 'Ridge', 'Heights', 'Valley', 'Plaza',
-  'Circle', 'Trail', 'Parkway', 'Boulevard', 'Highway', 'Street', 'Road', 'Avenue', 'Lane', 'Park', 'Hill', 'Villa', 'Vila', 'Monte', 'Porto',
-  'Cape', 'Manor', 'Princess', 'Prince', 'Royal', 'Corp', 'Inc', 'Ltd', 'LLC', 'Group', 'Lines', 'Bond', 'Credit', 'Bank', 'Company', 'Partners',
-  'University', 'College', 'School', 'Hospital', 'Hotel', 'Airport', 'Station', 'Island', 'Islands', 'Republic', 'Kingdom', 'County', 'City',
-  'Southern', 'Northern', 'Eastern', 'Western', 'Central', 'Upper', 'Lower', 'Greater', 'In', 'To', 'At', 'On', 'Of', 'For', 'From', 'Back',
-]);
-
-let nameDictionary: ReadonlySet<string> | null = null;
-
-function names(): ReadonlySet<string> {
-  if (nameDictionary !== null) return nameDictionary;
-  try {
-    const manifest = createRequire(import.meta.url).resolve('@cspell/dict-people-names/cspell-ext.json');
-    const words = readFileSync(join(dirname(manifest), 'dict', 'people-names.txt'), 'utf8')
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line !== '' && !line.startsWith('#') && !COMMON_WORDS.has(line));
-    nameDictionary = new Set(words);
-  } catch {
-    nameDictionary = new Set(); // package absent: cue-based names only
-  }
-  return nameDictionary;
-}
-
-function detectDictionaryNames(text: string): PiiSpan[] {
-  const known = names();
-  if (known.size === 0) return [];
-  const spans: PiiSpan[] = [];
-  const run: NameWord[] = [];
-  CAPITALISED_WORD.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while ((match = CAPITALISED_WORD.exec(text)) !== null) {
-    const start = match.index;
-    const end = start + match[0].length;
-    const previous = run[run.length - 1];
-    // Words belong to one run when only one space or tab separates them and no letter precedes.
-    const adjacent = previous !== undefined && start - previous.end === 1 && (text[previous.end] === ' ' || text[previous.end] === '\t');
-    if (!adjacent) flushNameRun(run, text, known, spans);
-    const before = text[start - 1];
-    if (before !== undefined && /[\p{L}\p{N}_]/u.test(before)) continue; // inside a word (camelCase)
-    run.push({ start, end, word: match[0] });
-  }
-  flushNameRun(run, text, known, spans);
-  return spans;
-}
-
-interface NameWord {
-  start: number;
-  end: number;
-  word: string;
-}
-
-/** Ends a run of capitalised words: adds its longest all-names stretch to `spans`, empties `run`. */
-function flushNameRun(run: NameWord[], text: string, known: ReadonlySet<string>, spans: PiiSpan[]): void {
-  if (run.length === 0) return;
-  const first = run[0]!;
-  // Places and organisations ("Rue Victor Hugo", "Merrill Corp") and numbered addresses are skipped.
-  if (run.some(isPlaceWord) || /\d[ \t,]{0,2}$/.test(text.slice(Math.max(0, first.start - 3), first.start))) {
-    run.length = 0;
-    return;
-  }
-  // Keep the longest stretch of the run whose words are all names (initials allowed inside).
-  let best: { from: number; to: number } | null = null;
-  let from = -1;
-  for (let index = 0; index <= run.length; index += 1) {
-    const word = run[index];
-    const isInitial = word !== undefined && /^\p{Lu}\.?$/u.test(word.word);
-    const ok = word !== undefined && (known.has(word.word) || (isInitial && from !== -1));
-    if (ok && from === -1) from = index;
-    if (!ok && from !== -1) {
-      let to = index - 1;
-      while (to > from && /^\p{Lu}\.?$/u.test(run[to]!.word)) to -= 1; // no trailing initial
-      let nameWords = 0;
-      for (let at = from; at <= to; at += 1) if (!/^\p{Lu}\.?$/u.test(run[at]!.word)) nameWords += 1;
-      if (nameWords >= 2 && (best === null || to - from > best.to - best.from)) best = { from, to };
-      from = -1;
-    }
-  }
-  if (best !== null) {
-    const start = run[best.from]!.start;
-    const end = run[best.to]!.end;
-    spans.push({ type: 'PERSON', start, end, value: text.slice(start, end) });
-  }
-  run.length = 0;
-}
-
-function isPlaceWord(entry: NameWord): boolean {
-  return PLACE_WORDS.has(entry.word);
 }
 
 /** PEM private-key blocks, found with indexOf (no regex over a multi-kilobyte body). */
@@ -363,6 +264,17 @@ const ADDRESS_UNIT = /(?:apt|apartment|suite|ste|unit|flat|no)\.?\s{1,3}$/i;
 /** A word after the number that is not a phone label ("office", "fax", "mobile" …): a street name. */
 const STREET_NAME_AFTER = /^ {1,2}(?!(?:office|fax|mobile|home|work|desk|cell|tel|phone|ext|or|and|is|to|for|at|between|until|before|after)\b)\p{L}\p{L}/iu;
 
+function nationalFormat(groups: readonly string[], text: string, start: number, end: number): boolean {
+  if (groups.length !== 2) return false;
+  const [area, number] = groups as [string, string];
+  if (/^0\d{1,4}$/.test(area) && number.length >= 6 && number.length <= 8) return true;
+  if (/^\d{2}$/.test(area) && number.length === 6) {
+    const lead = text.slice(Math.max(0, start - 24), start);
+    return PHONE_CUE.test(lead) || /^[ -]?(?:office|fax|mobile|home|work|cell)\b/i.test(text.slice(end, end + 8));
+  }
+  return false;
+}
+
 function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: number } | null {
   let value = match[0];
   let start = match.index;
@@ -381,7 +293,10 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     // Bare digit runs: only with a + or 10+ digits (not an order number or a year).
     if (!hasPlus && digits.length < 10) return null;
   } else {
-    if (groups.some((group) => group.length > 5) && !hasPlus) return null;
+    // Long groups only with a + or in the national trunk-prefix form ("06-24312407",
+    // "0348 2102744", "021-4006034"), or an area code and a six-digit number after a phone cue
+    // or before an "office" label ("call 96 237271", "25 833387-Office").
+    if (groups.some((group) => group.length > 5) && !hasPlus && !nationalFormat(groups, text, start, match.index + match[0].length)) return null;
     if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
     if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
     const first = groups[0] ?? '';
@@ -432,5 +347,5 @@ export function ibanValid(candidate: string): boolean {
 
 /** Every pattern, for the ReDoS test. */
 export function piiPatterns(): readonly RegExp[] {
-  return [...DETECTORS.map((detector) => detector.pattern), CAPITALISED_WORD, SECRET_HINT];
+  return [...DETECTORS.map((detector) => detector.pattern), SECRET_HINT, ...namePatterns()];
 }

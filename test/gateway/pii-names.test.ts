@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { detectPii, loadPiiLexicons } from '../../src/gateway/pii/index.ts';
+
+/** The PERSON spans found in `text`, as their text. */
+const people = (text: string) => detectPii(text).filter((span) => span.type === 'PERSON').map((span) => span.value);
+
+describe('PII person names', () => {
+  it('reads every lexicon from its installed package (a missing one would silently lower recall)', () => {
+    const lexicons = loadPiiLexicons();
+    expect(lexicons.names.size).toBeGreaterThan(150_000);
+    expect(lexicons.common.size).toBeGreaterThan(50_000);
+    expect(lexicons.places.size).toBeGreaterThan(5_000);
+    expect(lexicons.companies.size).toBeGreaterThan(1_000);
+    expect(lexicons.wellKnown.size).toBeGreaterThan(30_000);
+  });
+
+  it.each([
+    ['a full name with no cue', 'Please forward the minutes to Marguerite Okonkwo before noon.', ['Marguerite Okonkwo']],
+    ['a single first name that is no English word', 'Honestly Tamsin never answers her phone.', ['Tamsin']],
+    ['a surname of a shape many languages share', 'The contract was drafted by Wiśniewska last spring.', ['Wiśniewska']],
+    ['a name spelled with accents the lexicon holds without them', 'We waited for Bryndísardóttir at the gate.', ['Bryndísardóttir']],
+    ['a name with a middle initial', 'Escalate it to Rosalind K. Pemberton please.', ['Rosalind K. Pemberton']],
+    ['a title inside the span', 'Hello, this is Mrs. Abernathy speaking.', ['Mrs. Abernathy']],
+    ['a name typed in lower case', 'can you remind siobhan about the invoice', ['siobhan']],
+    ['a speaker label', 'Ingeborg: did the parcel arrive?', ['Ingeborg']],
+    ['a vocative', 'Oskar, could you check the logs?', ['Oskar']],
+  ])('finds %s', (_kind, text, expected) => {
+    expect(people(text)).toEqual(expected);
+  });
+
+  it('takes a name that is also an ordinary word only with support: a cue, a relation or the full name nearby', () => {
+    expect(people('Mark the invoice as paid.')).toEqual([]);
+    expect(people('Please ask my husband Mark about it.')).toEqual(['Mark']);
+    expect(people('Everyone calls me Grace.')).toEqual(['Grace']);
+    expect(people('Perdita Hunt signed it; later Hunt changed her mind.')).toEqual(['Perdita Hunt', 'Hunt']);
+    expect(people('The hunt for the bug took all night.')).toEqual([]);
+  });
+
+  it('takes every member of a list in which most members are names', () => {
+    expect(people('The founders were Kowalczyk, Reed and Abernathy.')).toEqual(['Kowalczyk', 'Reed', 'Abernathy']);
+  });
+
+  it('reads three bare surnames joined as a firm name as an organisation, not three people', () => {
+    expect(people('She worked at Davies, Marsh and Holloway for a year.')).toEqual([]);
+  });
+
+  it.each([
+    ['a city that is also a surname, after "in"', 'The conference is in Florence this year.'],
+    ['a country that is also a surname', 'We are expanding to Jordan and Chad next quarter.'],
+    ['a capital city with no preposition', 'London has the cheapest flights in May.'],
+    ['a street with a house number', 'Deliver it to Ingrid 42 please.'],
+    ['a street after "rue"', 'The office is at 7 rue Victor Hugo.'],
+    ['a place name led by "New"', 'The weather in New Hampshire is cold.'],
+    ['a name followed by a common word (an award, a team)', 'She won the Nobel Prize and cheered for Manchester United.'],
+    ['eponyms used as adjectives', 'Use a Gaussian blur, then check the Luhn digit and a Fibonacci heap.'],
+    ['labels with a colon', 'Note: the Hint: field is optional.'],
+    ['capitalised words at the start of sentences', 'The report is late. When it arrives, Please review it.'],
+    ['products and languages', 'Deploy the Django app on Kubernetes with Python and Docker.'],
+    ['a military post address', 'Ship it to USNS Lorenzen FPO AE 09876.'],
+    ['a domain', 'see https://www.lacrosse.si/ for details'],
+  ])('finds no person in %s', (_kind, text) => {
+    expect(people(text)).toEqual([]);
+  });
+
+  it('never reports a name that overlaps a more specific identifier', () => {
+    const spans = detectPii('Contact Ottoline Ferris at ottoline.ferris@example.org or +44 20 7946 0958.');
+    expect(spans.map((span) => `${span.type}:${span.value}`)).toEqual(['PERSON:Ottoline Ferris', 'EMAIL:ottoline.ferris@example.org', 'PHONE:+44 20 7946 0958']);
+  });
+
+  it('finds names deep in a long text in bounded time per call', () => {
+    const text = `${'The quarterly numbers look fine and nothing else stands out here. '.repeat(2000)}Signed, Perpetua Lindqvist`;
+    expect(people(text)).toEqual(['Perpetua Lindqvist']);
+  });
+});
