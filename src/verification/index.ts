@@ -17,5 +17,7 @@ export { createGroundingJudge, judgePrompt, parseJudgeAnswer } from './judge.ts'
 export { checkGroundingModel, loadGroundingModel, passagesFor, GroundingModelError } from './local-model.ts';
 export type { GroundingModel, GroundingModelFailure } from './local-model.ts';
 export type { Verification, LayerResult, Finding, LayerName, Verdict, Action, VerifyInput } from './types.ts';
+export { provenanceBatchDigest, provenanceRecordDigest, PROVENANCE_AUDIT_ACTION } from './provenance.ts';
+export type { ProvenanceStatement } from './provenance.ts';
 export { verificationRoutes } from './routes.ts';
 export type { VerificationRoutesOptions } from './routes.ts';

@@ -1,26 +1,34 @@
 /**
  * AI provenance: one record per completion (request_id, content hash, provider, model, sources
  * used with their hashes, checks run with verdicts, risk class, sb942_manifest_present), written
- * after the response in batches per org (≤ 500 records or 200 ms), each batch in one transaction
- * that appends one audit entry per record to the org's hash chain and stores the record with
+ * after the response in batches per org (≤ 500 records or 200 ms). Each batch is one transaction
+ * that appends ONE audit entry to the org's hash chain and stores every record of the batch with
  * that entry's seq and hash — the chain of custody served by
- * GET /api/v1/compliance/ai-provenance/{request_id}. Bounded memory: past `maxBacklog` waiting
+ * GET /api/v1/compliance/ai-provenance/{request_id}. The entry's details carry the batch's
+ * digest (`records_sha256`, see `provenanceBatchDigest`): SHA-256 over the SHA-256 of each
+ * record's canonical form (RFC 8785), sorted by request id. The entry is HMAC-chained, so
+ * editing, adding or deleting any record of a batch is detected by recomputing the digest from
+ * the records that name its seq. Bounded memory: past `maxBacklog` waiting
  * records new ones are dropped and counted in a warning log line (the response was already
  * served; the loss is visible, never silent). While the database is unavailable, records go to
  * the evidence outbox (platform/outbox.ts) and are written, in order, when it returns; while
  * anything waits there, new records queue behind it, so the chain keeps their order. A batch
  * the database refuses for a reason other than an outage is written again record by record, so
- * only the refused record is lost (logged without content).
+ * only the refused record is lost (logged without content). A record whose request id is
+ * already stored for the org (a spooled batch written twice, a repeated X-Request-Id) keeps the
+ * first record, as before; it is left out of the batch and of its digest.
  *
  * sb942_manifest_present: California SB 942 asks for a latent disclosure (a manifest such as
  * C2PA) in AI-generated image, video and audio. svc relays text and embeds no manifest, so the
  * flag is false for every completion; it is true only if a future media path embeds one.
  */
+import { createHash } from 'node:crypto';
 import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
+import { sanitizeJson } from '../platform/db/sanitize.ts';
 import type { LayerName, Verdict } from './types.ts';
 
 export interface ProvenanceRecord {
@@ -60,6 +68,77 @@ export interface ProvenanceView {
 
 export const PROVENANCE_AUDIT_ACTION = 'ai.provenance.recorded';
 
+/** What one provenance record states: the fields its batch digest covers (a view without created_at and chain_of_custody). */
+export type ProvenanceStatement = Omit<ProvenanceView, 'created_at' | 'hash_algorithm' | 'chain_of_custody'>;
+
+/** RFC 8785 (JCS) form of a JSON value: object keys sorted by UTF-16 code units, undefined members left out. */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) text += (index === 0 ? '' : ',') + (value[index] === undefined ? 'null' : canonicalJson(value[index]));
+    return `${text}]`;
+  }
+  const object = value as Record<string, unknown>;
+  let text = '{';
+  for (const key of Object.keys(object).sort()) {
+    if (object[key] === undefined) continue;
+    text += `${text.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(object[key])}`;
+  }
+  return `${text}}`;
+}
+
+/**
+ * The canonical form (RFC 8785) of one record's statement. The top-level members are written in
+ * their sorted order by hand (the library walk cost ~7 µs per record on the completion's
+ * evidence path); the test keeps it equal to `canonicalize`'s output.
+ */
+export function canonicalStatement(statement: ProvenanceStatement): string {
+  const text = (value: string | null) => JSON.stringify(value);
+  return (
+    `{"action":${text(statement.action)},"checks":${canonicalJson(statement.checks)},"content_hash":${text(statement.content_hash)}` +
+    `,"delivered":${statement.delivered},"model":${text(statement.model)},"passed":${JSON.stringify(statement.passed)},"provider":${text(statement.provider)}` +
+    `,"request_id":${text(statement.request_id)},"retried_from":${text(statement.retried_from)},"risk_class":${text(statement.risk_class)}` +
+    `,"sb942_manifest_present":${statement.sb942_manifest_present},"sources":${canonicalJson(statement.sources)},"streamed":${statement.streamed}}`
+  );
+}
+
+/** Lower-case hex SHA-256 of one record's statement in canonical form. */
+export function provenanceRecordDigest(statement: ProvenanceStatement): string {
+  return createHash('sha256').update(canonicalStatement(statement)).digest('hex');
+}
+
+/**
+ * The digest a batch's audit entry carries (`details.records_sha256`): SHA-256 of the records'
+ * own digests, sorted by request id (code-unit order) and joined with newlines. Recomputed from
+ * every record naming the entry's seq, it proves none of them was edited, added or removed.
+ */
+export function provenanceBatchDigest(statements: readonly ProvenanceStatement[]): string {
+  const leaves = statements
+    .map((statement) => ({ id: statement.request_id, digest: provenanceRecordDigest(statement) }))
+    .sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
+  return createHash('sha256').update(leaves.map((leaf) => leaf.digest).join('\n')).digest('hex');
+}
+
+/** A record as stored and hashed: the database layer's NUL replacement applied first, so the digest matches what is read back. */
+function statementOf(record: ProvenanceRecord): ProvenanceStatement {
+  return sanitizeJson({
+    request_id: record.requestId,
+    content_hash: record.contentHash,
+    delivered: record.delivered,
+    provider: record.provider,
+    model: record.model,
+    streamed: record.streamed,
+    sources: record.sources,
+    checks: record.checks,
+    passed: record.passed,
+    action: record.action,
+    retried_from: record.retriedFrom,
+    risk_class: record.riskClass,
+    sb942_manifest_present: record.sb942ManifestPresent,
+  });
+}
+
 export interface ProvenanceWriter {
   record(orgId: string, record: ProvenanceRecord): void;
   flush(): Promise<void>;
@@ -68,6 +147,11 @@ export interface ProvenanceWriter {
 }
 
 const OUTBOX_KIND = 'provenance_record';
+
+/** A record of the batch was already stored: the transaction is rolled back and the batch written without it. */
+class AlreadyStored extends Error {
+  readonly code = 'provenance_already_stored';
+}
 interface SpooledRecord {
   orgId: string;
   record: ProvenanceRecord;
@@ -95,48 +179,71 @@ export function createProvenanceWriter(
   let dropped = 0;
   let timer: NodeJS.Timeout | null = null;
 
-  /** One transaction: the chunk's audit entries, then its records with their seq and hash. */
-  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
-    await deps.db.withOrg(orgId, async (tx) => {
-      const audited = await deps.audit.appendMany(
-        orgId,
-        chunk.map((record) => ({
-          actor: 'system:verification',
-          action: PROVENANCE_AUDIT_ACTION,
-          target: record.requestId,
-          outcome: !record.delivered ? 'blocked' : record.passed === false ? 'failed' : 'delivered',
-          details: { content_hash: record.contentHash, provider: record.provider, model: record.model, checks: record.checks, action: record.action, sources: record.sources.length, risk_class: record.riskClass },
-        })),
-        { tx },
-      );
-      // One statement for the whole batch: on the embedded engine every statement is parsed
-      // and planned inside the process, and a row-by-row insert cost as much CPU as the
-      // completion it records.
-      const rows = chunk.map((record, index) => ({
-        request_id: record.requestId,
-        content_hash: record.contentHash,
-        delivered: record.delivered,
-        provider: record.provider,
-        model: record.model,
-        streamed: record.streamed,
-        sources: record.sources,
-        checks: record.checks,
-        passed: record.passed,
-        action: record.action,
-        retried_from: record.retriedFrom,
-        risk_class: record.riskClass,
-        sb942_manifest_present: record.sb942ManifestPresent,
-        audit_seq: audited[index]!.seq,
-        audit_hash: audited[index]!.hash,
-      }));
-      await tx.query(
-        `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
-         SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, r.audit_seq, r.audit_hash
-         FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean, audit_seq bigint, audit_hash text)
-         ON CONFLICT (org_id, request_id) DO NOTHING`,
-        [orgId, JSON.stringify(rows)],
-      );
-    });
+  /**
+   * One transaction: one audit entry with the digest of the chunk's records, then the records
+   * with that entry's seq and hash. One entry per batch instead of one per record: on the
+   * embedded engine an audit row (its canonical JSON and HMAC, the jsonb details, two indexes)
+   * cost more than half of a record's evidence (docs/decisions.md, "Gateway hot path").
+   * A request id repeated within the chunk keeps its first record. One already stored (a spooled
+   * batch written twice, a repeated X-Request-Id) is found by the insert itself: fewer rows
+   * stored than the digest covers rolls the transaction back, and the chunk is written again
+   * without the stored ids (`excludeStored`), so the common case pays no lookup.
+   */
+  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[], excludeStored = false): Promise<void> => {
+    try {
+      await deps.db.withOrg(orgId, async (tx) => {
+        const seen = new Set<string>();
+        if (excludeStored) {
+          const stored = await tx.query<{ request_id: string }>('SELECT request_id FROM ai_provenance WHERE org_id = $1 AND request_id = ANY($2::text[])', [
+            orgId,
+            chunk.map((record) => record.requestId),
+          ]);
+          for (const row of stored.rows) seen.add(row.request_id);
+        }
+        const fresh: ProvenanceStatement[] = [];
+        for (const record of chunk) {
+          const statement = statementOf(record);
+          if (seen.has(statement.request_id)) continue;
+          seen.add(statement.request_id);
+          fresh.push(statement);
+        }
+        if (fresh.length === 0) return;
+        let delivered = 0;
+        let failed = 0;
+        for (const statement of fresh) {
+          if (statement.delivered && statement.passed !== false) delivered += 1;
+          else if (statement.delivered) failed += 1;
+        }
+        const [entry] = await deps.audit.appendMany(
+          orgId,
+          [
+            {
+              actor: 'system:verification',
+              action: PROVENANCE_AUDIT_ACTION,
+              target: fresh.length === 1 ? fresh[0]!.request_id.slice(0, 512) : null,
+              outcome: 'recorded',
+              details: { records: fresh.length, records_sha256: provenanceBatchDigest(fresh), delivered, failed, blocked: fresh.length - delivered - failed },
+            },
+          ],
+          { tx },
+        );
+        // One statement for the whole batch: on the embedded engine every statement is parsed
+        // and planned inside the process, and a row-by-row insert cost as much CPU as the
+        // completion it records.
+        const inserted = await tx.query(
+          `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
+           SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
+           FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)
+           ON CONFLICT (org_id, request_id) DO NOTHING`,
+          [orgId, JSON.stringify(fresh), entry!.seq, entry!.hash],
+        );
+        // The digest must cover exactly the stored records.
+        if (inserted.rowCount !== fresh.length) throw new AlreadyStored();
+      });
+    } catch (error) {
+      if (error instanceof AlreadyStored && !excludeStored) return writeChunk(orgId, chunk, true);
+      throw error;
+    }
   };
 
   /** After a refused batch: each record alone, so only a record the database refuses is lost. Rethrows an outage. */

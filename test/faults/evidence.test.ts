@@ -9,6 +9,7 @@
  * Figures are printed (docs/reliability.md). Skips with a visible notice where the engines
  * cannot be started.
  */
+import { provenanceBatchDigest } from '../../src/verification/index.ts';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
@@ -216,8 +217,13 @@ describe.skipIf(!support.ok)('faults on PostgreSQL + Redis: webhook receiver and
       expect(response.statusCode).toBe(200);
       expect(record?.chain_of_custody.audit_action).toBe('ai.provenance.recorded');
       const entries = await services.audit.list(orgId, { limit: 100 });
-      const chained = entries.find((entry) => entry.action === 'ai.provenance.recorded' && entry.target === requestId);
-      expect(chained?.seq).toBe(record?.chain_of_custody.audit_seq);
+      const chained = entries.find((entry) => entry.action === 'ai.provenance.recorded' && entry.seq === record?.chain_of_custody.audit_seq);
+      expect(chained?.hash).toBe(record?.chain_of_custody.audit_hash);
+      // The warm-up's record may share the batch (both spooled, replayed together): the digest covers every record naming the entry.
+      const warmRecord = await services.verification.provenance.get(orgId, warm.json().request_id as string);
+      const batch = [record!, warmRecord!].filter((each) => each?.chain_of_custody.audit_seq === chained?.seq);
+      expect(batch).toHaveLength(chained?.details.records as number);
+      expect(chained?.details.records_sha256).toBe(provenanceBatchDigest(batch));
       expect(verified.ok).toBe(true);
     } finally {
       openai.setBehaviour({ delayMs: 0 });

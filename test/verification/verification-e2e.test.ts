@@ -4,6 +4,7 @@
  * next provider, streaming with a failure in the middle, the guard API, the policy endpoint and
  * the provenance endpoint with its audit entries.
  */
+import { provenanceBatchDigest } from '../../src/verification/index.ts';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
@@ -298,10 +299,11 @@ describe('AI provenance', () => {
     });
     const audit = services.audit;
     const entries = await audit.list(orgId);
-    const chained = entries.find((entry) => entry.action === 'ai.provenance.recorded' && entry.target === completion.request_id)!;
+    const chained = entries.find((entry) => entry.action === 'ai.provenance.recorded' && entry.seq === record.chain_of_custody.audit_seq)!;
     expect(chained).toBeDefined();
     expect(record.chain_of_custody).toEqual({ audit_seq: chained.seq, audit_hash: chained.hash, audit_action: 'ai.provenance.recorded' });
-    expect(chained.details).toMatchObject({ content_hash: record.content_hash });
+    // The batch's entry covers this record (alone in its batch here) by the digest of its canonical form.
+    expect(chained.details).toMatchObject({ records: 1, records_sha256: provenanceBatchDigest([record]) });
     expect(entries.some((entry) => entry.action === 'compliance.ai_provenance.read' && entry.target === completion.request_id)).toBe(true);
     expect((await audit.verify(orgId)).ok).toBe(true);
   });

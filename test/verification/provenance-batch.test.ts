@@ -1,0 +1,137 @@
+import { createHash, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/services.ts';
+import { provenanceBatchDigest } from '../../src/verification/index.ts';
+import { canonicalStatement, type ProvenanceRecord } from '../../src/verification/provenance.ts';
+import type { ProvenanceStatement } from '../../src/verification/index.ts';
+import { createTestServices } from '../helpers/app.ts';
+import { createTestOrg } from '../audit/database.ts';
+
+let services: Services;
+
+beforeAll(async () => {
+  // A long window, so every record of a test lands in one batch.
+  services = await createTestServices({ services: { verification: { provenance: { flushMs: 60_000 } } } });
+});
+
+afterAll(async () => {
+  await services?.close();
+});
+
+function record(overrides: Partial<ProvenanceRecord> = {}): ProvenanceRecord {
+  return {
+    requestId: randomUUID(),
+    contentHash: createHash('sha256').update(randomUUID()).digest('hex'),
+    delivered: true,
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    streamed: false,
+    sources: [{ index: 0, id: 'doc-1', sha256: createHash('sha256').update('doc').digest('hex') }],
+    checks: { integrity: 'pass', structural: 'pass' },
+    passed: true,
+    action: null,
+    retriedFrom: null,
+    riskClass: 'limited_risk',
+    sb942ManifestPresent: false,
+    ...overrides,
+  };
+}
+
+async function read(orgId: string, requestIds: readonly string[]) {
+  const provenance = services.verification.provenance;
+  return Promise.all(requestIds.map(async (requestId) => (await provenance.get(orgId, requestId))!));
+}
+
+describe('provenance batches in the audit chain', () => {
+  it('chains a batch of records with one audit entry whose digest covers every record of the batch', async () => {
+    const orgId = await createTestOrg(services.db);
+    const records = [record(), record({ passed: false, action: 'annotate' }), record({ delivered: false, passed: false, action: 'block' }), record({ streamed: true, sources: [] })];
+    for (const each of records) services.verification.provenance.record(orgId, each);
+    await services.verification.provenance.flush();
+
+    const stored = await read(orgId, records.map((each) => each.requestId));
+    const entries = (await services.audit.list(orgId)).filter((entry) => entry.action === 'ai.provenance.recorded');
+    expect(entries).toHaveLength(1);
+    const [entry] = entries;
+    for (const view of stored) expect(view.chain_of_custody).toEqual({ audit_seq: entry!.seq, audit_hash: entry!.hash, audit_action: 'ai.provenance.recorded' });
+    expect(entry!.details).toEqual({ records: 4, records_sha256: provenanceBatchDigest(stored), delivered: 2, failed: 1, blocked: 1 });
+    expect((await services.audit.verify(orgId)).ok).toBe(true);
+  });
+
+  it('gives another digest when any record of the batch is edited, left out or added', async () => {
+    const orgId = await createTestOrg(services.db);
+    const records = [record(), record(), record()];
+    for (const each of records) services.verification.provenance.record(orgId, each);
+    await services.verification.provenance.flush();
+    const stored = await read(orgId, records.map((each) => each.requestId));
+    const digest = provenanceBatchDigest(stored);
+
+    expect(provenanceBatchDigest([...stored].reverse())).toBe(digest);
+    expect(provenanceBatchDigest([{ ...stored[0]!, content_hash: '0'.repeat(64) }, stored[1]!, stored[2]!])).not.toBe(digest);
+    expect(provenanceBatchDigest([stored[0]!, { ...stored[1]!, checks: { integrity: 'fail' } }, stored[2]!])).not.toBe(digest);
+    expect(provenanceBatchDigest(stored.slice(0, 2))).not.toBe(digest);
+    expect(provenanceBatchDigest([...stored, { ...stored[0]!, request_id: 'added' }])).not.toBe(digest);
+  });
+
+  it('keeps the first record of a request id written twice and leaves the repeat out of the later batch', async () => {
+    const orgId = await createTestOrg(services.db);
+    const first = record();
+    services.verification.provenance.record(orgId, first);
+    await services.verification.provenance.flush();
+    const repeat = record({ requestId: first.requestId, model: 'gpt-4o' });
+    const other = record();
+    services.verification.provenance.record(orgId, repeat);
+    services.verification.provenance.record(orgId, other);
+    services.verification.provenance.record(orgId, { ...other, model: 'gpt-4o' });
+    await services.verification.provenance.flush();
+
+    const [kept, otherStored] = await read(orgId, [first.requestId, other.requestId]);
+    expect(kept!.model).toBe('gpt-4o-mini');
+    expect(otherStored!.model).toBe('gpt-4o-mini');
+    const entries = (await services.audit.list(orgId)).filter((entry) => entry.action === 'ai.provenance.recorded');
+    expect(entries).toHaveLength(2);
+    const second = entries.find((entry) => entry.seq === otherStored!.chain_of_custody.audit_seq)!;
+    expect(second.details).toMatchObject({ records: 1, records_sha256: provenanceBatchDigest([otherStored!]) });
+    expect(second.target).toBe(other.requestId);
+  });
+
+  it('hashes what is stored when a record carries a NUL character', async () => {
+    const orgId = await createTestOrg(services.db);
+    const each = record({ sources: [{ index: 0, id: 'doc\u00001', title: 'a\u0000b', sha256: '1'.repeat(64) }], riskClass: 'limited\u0000risk' });
+    services.verification.provenance.record(orgId, each);
+    await services.verification.provenance.flush();
+    const [stored] = await read(orgId, [each.requestId]);
+    expect(stored!.sources[0]!.id).toBe('doc\uFFFD1');
+    const entry = (await services.audit.list(orgId)).find((candidate) => candidate.seq === stored!.chain_of_custody.audit_seq)!;
+    expect(entry.details.records_sha256).toBe(provenanceBatchDigest([stored!]));
+  });
+});
+
+describe('canonical form of a provenance record', () => {
+  it('equals the RFC 8785 form the canonicalize library gives, for any record', () => {
+    const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('', '"', '\\', '\u2028', 'é', '😀', '</script>'));
+    const statement = fc.record({
+      request_id: text,
+      content_hash: text,
+      delivered: fc.boolean(),
+      provider: text,
+      model: text,
+      streamed: fc.boolean(),
+      sources: fc.array(fc.record({ index: fc.nat(), id: text, title: text, url: text, sha256: text }, { requiredKeys: ['index', 'sha256'] })),
+      checks: fc.dictionary(fc.constantFrom('integrity', 'grounding', 'structural', 'constraint'), fc.constantFrom('pass', 'fail', 'skipped', 'error')),
+      passed: fc.option(fc.boolean(), { nil: null }),
+      action: fc.option(text, { nil: null }),
+      retried_from: fc.option(text, { nil: null }),
+      risk_class: text,
+      sb942_manifest_present: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(statement, (each) => {
+        expect(canonicalStatement(each as ProvenanceStatement)).toBe(canonicalize(each));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
