@@ -26,6 +26,7 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     geoBlocking: services.config.features.geoBlocking,
     trustProxy: services.config.trustProxy,
     allowPrivateTargets: services.config.allowPrivateTargets,
+    streams: services.streams,
   });
   await app.register(verificationRoutes, { verification, audit });
   await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter, streams: services.streams, origins: { allowedOrigins: services.config.mcpAllowedOrigins, allowedHosts: services.config.mcpAllowedHosts } });
