@@ -336,6 +336,17 @@ describe('adversarial suffix around a fragment of the compliant opening', () => 
   ])('is not strong on prose that uses the words: %s', (prompt) => {
     expect(adversarialSuffix(suffixProfile(prompt))).not.toBe('strong');
   });
+  // Prompts written by people often end in a template slot; "HERE]" is not the optimiser's "Here".
+  it.each([
+    'Please summarise the following article in three bullet points for my team meeting tomorrow: [PASTE ARTICLE HERE]',
+    'Rewrite this e-mail so it sounds friendlier and keep it under 100 words: [EMAIL TEXT HERE]',
+    'Translate the paragraph below into Spanish and keep the formatting exactly as it is: {INSERT TEXT HERE}',
+    'Fill in the cover letter for the junior analyst role at our bank, using my details: [Your Name Here]',
+  ])('is allowed with a template slot at the end: %s', async (prompt) => {
+    expect(adversarialSuffix(suffixProfile(prompt))).not.toBe('strong');
+    const decision = await inspect(prompt);
+    expect(['allow', 'log']).toContain(decision.decision);
+  });
 });
 
 describe('hijacks that claim a successful check or pin the answer (issue #15, fourth round)', () => {

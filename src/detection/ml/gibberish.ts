@@ -194,7 +194,9 @@ const PROSE_BEFORE_TARGET = new Set(['make', 'be', 'not', 'am', 'are', 'is', 'wa
 
 function isTargetFragment(token: string, previous: string | undefined): boolean {
   const glued = /(?:[Hh]ere|[Ss]ure)(?:[A-Z=`\\]|is[a-z])|[a-z](?:Here|Sure)/.test(token);
-  if (!glued && !/^[^A-Za-z]*(?:Sure|Here|SURE|HERE)(?![a-z]{2})/.test(token)) return false;
+  // Alone, only the capitalised word counts, and not as the last word of a template slot
+  // ("[INSERT PROMPT HERE]", "{Your Text Here}"): a slot is ordinary in prompts written by people.
+  if (!glued && (!/^[^A-Za-z]*(?:Sure|Here)(?![a-z]{2})/.test(token) || /^[^A-Za-z]*(?:Sure|Here)[\]}>]/.test(token))) return false;
   if (previous === undefined) return false;
   // A capitalised word after the end of a sentence is ordinary.
   if (!glued && /[.!?:]["')\]]*$/.test(previous)) return false;
