@@ -293,9 +293,9 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     // Bare digit runs: only with a + or 10+ digits (not an order number or a year).
     if (!hasPlus && digits.length < 10) return null;
   } else {
-    // Long groups only with a + or in the national trunk-prefix form ("06-24312407",
-    // "0348 2102744", "021-4006034"), or an area code and a six-digit number after a phone cue
-    // or before an "office" label ("call 96 237271", "25 833387-Office").
+    // Long groups only with a + or in the national trunk-prefix form ("07-51938264",
+    // "0412 3098765", "031-5172046"), or an area code and a six-digit number after a phone cue
+    // or before an "office" label ("call 84 519063", "47 260518-Office").
     if (groups.some((group) => group.length > 5) && !hasPlus && !nationalFormat(groups, text, start, match.index + match[0].length)) return null;
     if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
     if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
