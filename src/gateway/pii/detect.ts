@@ -168,7 +168,7 @@ const DETECTORS: readonly Detector[] = [
       if (name === undefined) return null;
       const firstWord = name.split(/[ \t]/)[0] ?? '';
       if (NOT_NAMES.has(firstWord.toLowerCase())) return null;
-      // An honorific is part of the name's span ("Mr. Derek Crnić"); other cues are not.
+      // An honorific is part of the name's span ("Mr. Anselm Vukić"); other cues are not.
       const start = /^(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Madam|Dame|Lord|Lady)\b/.test(match[0]) ? match.index : match.index + match[0].length - name.length;
       return { start, end: match.index + match[0].length };
     },
@@ -303,7 +303,7 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     if (!hasPlus && !hasParenthesis && first.length < 2) return null; // "3.14159 26"
     if (!hasPlus && !hasParenthesis && first.length === 5 && !first.startsWith('0')) return null; // "17151 2450 Main St"
     // Short space-separated groups in an address: a house and unit number before the street name
-    // ("3485 615 Benedum Drive") or after "Apt."/"Suite" ("Apt. 338 32 216"), unless a phone cue precedes.
+    // ("5172 408 Harbour Drive") or after "Apt."/"Suite" ("Apt. 417 26 309"), unless a phone cue precedes.
     if (!hasPlus && !hasParenthesis && digits.length < 10 && /^[\d ]+$/.test(core.trim())) {
       const after = text.slice(match.index + match[0].length, match.index + match[0].length + 12);
       const lead = text.slice(Math.max(0, start - 24), start);

@@ -401,7 +401,7 @@ export function detectNames(text: string): NameSpan[] {
   return spans.sort((left, right) => left.start - right.start);
 }
 
-/** An honorific right before a name is part of the span ("Mr. Ford"). */
+/** An honorific right before a name is part of the span ("Mr. Abernathy"). */
 const TITLE_BEFORE = /(?<![\p{L}])(?:[Mm]rs?|[Mm]s|[Mm]x|[Dd]r|[Pp]rof)\.? $/u;
 
 const LIST_GAP = /^(?:, ?|,? (?:and|or|&) )$/;
@@ -425,7 +425,7 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
   // or right before a country ("Carrowbeg   Ireland").
   if (/\d[\s,>?*|]{0,5}$/.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return;
   // Streets: a house number right after the run ("Birkelia 14"), or a street word before it
-  // ("rue Victor Hugo", "ul. Karpacka", "via raffaele conforti").
+  // ("rue Gaston Ferrand", "ul. Brzozowa", "via carlo ventimiglia").
   if (/^[ \t]{1,2}\d/.test(text.slice(words[to]!.end, words[to]!.end + 3))) return;
   const before = previousWord(text, words[from]!.start);
   if (before !== undefined && STREET_WORDS.has(before.toLowerCase()) && STREET_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 12), words[from]!.start))) return;
