@@ -14,9 +14,9 @@ describe('PII detection', () => {
     ['write to jane.doe+news@example.co.uk today', 'EMAIL:jane.doe+news@example.co.uk'],
     ['call (415) 555-0132 now', 'PHONE:(415) 555-0132'],
     ['call +44 20 7946 0958', 'PHONE:+44 20 7946 0958'],
-    ['they are not answering at 0348 2102744', 'PHONE:0348 2102744'],
-    ['06-24312407 is my mobile', 'PHONE:06-24312407'],
-    ['You can call 96 237271', 'PHONE:96 237271'],
+    ['you can reach the front desk on 0412 3098765', 'PHONE:0412 3098765'],
+    ['07-51938264 is my mobile', 'PHONE:07-51938264'],
+    ['You can call 84 519063', 'PHONE:84 519063'],
     ['card 4111 1111 1111 1111 expires', 'CARD:4111 1111 1111 1111'],
     ['iban GB82 WEST 1234 5698 7654 32 ok', 'IBAN:GB82 WEST 1234 5698 7654 32'],
     ['ssn 123-45-6789.', 'SSN:123-45-6789'],
@@ -41,13 +41,13 @@ describe('PII detection', () => {
 
   it('finds names without a cue when two known names stand together, but not places or organisations', () => {
     expect(types('yesterday John Smith wrote to Ada Lovelace')).toEqual(['PERSON:John Smith', 'PERSON:Ada Lovelace']);
-    expect(types('ship it to 12 Rue Victor Hugo, Paris')).toEqual([]);
+    expect(types('ship it to 12 Rue Gaston Ferrand, Paris')).toEqual([]);
     expect(types('a report by Merrill Corp on Monday')).toEqual([]);
   });
 
   it('reads short digit groups in a street address as the address, and the same groups after a phone cue as a phone', () => {
-    expect(types('she moved to 3485 615 Harbour Drive last year')).toEqual([]);
-    expect(types('Apt. 338 32 216 Alder Street, Springfield')).toEqual([]);
+    expect(types('she moved to 5172 408 Harbour Drive last year')).toEqual([]);
+    expect(types('Apt. 417 26 309 Alder Street, Springfield')).toEqual([]);
     expect(types('you can call 455 6186 office hours only')).toContain('PHONE:455 6186');
     expect(types('Phone: 455 6186 Main desk')).toContain('PHONE:455 6186');
   });

@@ -168,7 +168,7 @@ const DETECTORS: readonly Detector[] = [
       if (name === undefined) return null;
       const firstWord = name.split(/[ \t]/)[0] ?? '';
       if (NOT_NAMES.has(firstWord.toLowerCase())) return null;
-      // An honorific is part of the name's span ("Mr. Derek Crnić"); other cues are not.
+      // An honorific is part of the name's span ("Mr. Anselm Vukić"); other cues are not.
       const start = /^(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Madam|Dame|Lord|Lady)\b/.test(match[0]) ? match.index : match.index + match[0].length - name.length;
       return { start, end: match.index + match[0].length };
     },
@@ -293,9 +293,9 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     // Bare digit runs: only with a + or 10+ digits (not an order number or a year).
     if (!hasPlus && digits.length < 10) return null;
   } else {
-    // Long groups only with a + or in the national trunk-prefix form ("06-24312407",
-    // "0348 2102744", "021-4006034"), or an area code and a six-digit number after a phone cue
-    // or before an "office" label ("call 96 237271", "25 833387-Office").
+    // Long groups only with a + or in the national trunk-prefix form ("07-51938264",
+    // "0412 3098765", "031-5172046"), or an area code and a six-digit number after a phone cue
+    // or before an "office" label ("call 84 519063", "47 260518-Office").
     if (groups.some((group) => group.length > 5) && !hasPlus && !nationalFormat(groups, text, start, match.index + match[0].length)) return null;
     if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
     if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
@@ -303,7 +303,7 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     if (!hasPlus && !hasParenthesis && first.length < 2) return null; // "3.14159 26"
     if (!hasPlus && !hasParenthesis && first.length === 5 && !first.startsWith('0')) return null; // "17151 2450 Main St"
     // Short space-separated groups in an address: a house and unit number before the street name
-    // ("3485 615 Benedum Drive") or after "Apt."/"Suite" ("Apt. 338 32 216"), unless a phone cue precedes.
+    // ("5172 408 Harbour Drive") or after "Apt."/"Suite" ("Apt. 417 26 309"), unless a phone cue precedes.
     if (!hasPlus && !hasParenthesis && digits.length < 10 && /^[\d ]+$/.test(core.trim())) {
       const after = text.slice(match.index + match[0].length, match.index + match[0].length + 12);
       const lead = text.slice(Math.max(0, start - 24), start);
