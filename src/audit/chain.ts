@@ -43,18 +43,8 @@ export type UnsignedRecord = Omit<AuditRecord, 'hash'>;
 
 /** The exact text that is hashed: JCS of the record with its previous hash. */
 export function canonicalRecord(record: UnsignedRecord): string {
-  const text = canonicalize({
-    v: CHAIN_FORMAT,
-    org_id: record.orgId,
-    seq: record.seq,
-    occurred_at: record.occurredAt,
-    actor: record.actor,
-    action: record.action,
-    target: record.target,
-    outcome: record.outcome,
-    details: record.details,
-    prev_hash: record.prevHash,
-  });
+  // JCS sorts the members, so the order of the fields here does not change the hash.
+  const text = canonicalize({ v: CHAIN_FORMAT, org_id: record.orgId, ...recordFields(record) });
   if (text === undefined) throw new Error('audit record cannot be canonicalized');
   return text;
 }
@@ -205,8 +195,8 @@ export function verifyRecords(
   return verifier.finish();
 }
 
-/** An audit record as the API and the database columns name its fields (snake case, without org). */
-export function recordView(record: AuditRecord) {
+/** A record's fields as the API, the database columns and the hashed text name them (snake case, without org and hash). */
+function recordFields(record: UnsignedRecord) {
   return {
     seq: record.seq,
     occurred_at: record.occurredAt,
@@ -216,6 +206,10 @@ export function recordView(record: AuditRecord) {
     outcome: record.outcome,
     details: record.details,
     prev_hash: record.prevHash,
-    hash: record.hash,
   };
+}
+
+/** An audit record as the API and the database columns name its fields (snake case, without org). */
+export function recordView(record: AuditRecord) {
+  return { ...recordFields(record), hash: record.hash };
 }
