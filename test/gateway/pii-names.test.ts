@@ -67,6 +67,49 @@ describe('PII person names', () => {
     expect(people(text)).toEqual([]);
   });
 
+  it('reads a list of names that ends in a company suffix as one firm, not as people', () => {
+    expect(people('The lease is held by Pruitt, Okafor & Whitfield LLP.')).toEqual([]);
+    expect(people('Invoices go to Hale and Sons in the spring.')).toEqual([]);
+    expect(people('The contract names Pruitt, Okafor and Whitfield Group as the supplier.')).toEqual([]);
+    // Look-alikes: the same list with no suffix, and a name listed with a company that is not named after anyone.
+    expect(people('The lease is held by Pruitt, Okafor and Whitfield.')).toEqual(['Pruitt', 'Okafor', 'Whitfield']);
+    expect(people('Send the draft to Okafor and Acme Corp by Friday.')).toEqual(['Okafor']);
+  });
+
+  it('takes every speaker label of a dialogue once one label is a known name', () => {
+    expect(people('Marguerite: Did you lock the shed?\nBrannoc: I thought you had.')).toEqual(['Marguerite', 'Brannoc']);
+    // Look-alike: labels of a status list, none of them a known name.
+    expect(people('Brannoc: enabled\nQuillfeather: disabled')).toEqual([]);
+  });
+
+  it('takes a name that closes a question or an exclamation after a comma (a vocative)', () => {
+    expect(people('Are you coming to dinner tonight, Grace?')).toEqual(['Grace']);
+    expect(people('Mind the last step, Randy!')).toEqual(['Randy']);
+    // Look-alike: a place in the same position.
+    expect(people('Which city did you pick in the end, Chicago?')).toEqual([]);
+  });
+
+  it('takes two unknown words around a middle initial as a name', () => {
+    expect(people('Forward the receipt to Tiberin Q. Marrack today.')).toEqual(['Tiberin Q. Marrack']);
+    // Look-alike: the same unknown words with no initial between them and no cue.
+    expect(people('Forward the receipt to Tiberin Marrack today.')).toEqual([]);
+  });
+
+  it('reads a name after a place noun ("the market town Ashford") as the place', () => {
+    expect(people('They grew up in the market town Ashford before moving north.')).toEqual([]);
+    expect(people('Supplies came from the mining town Pruitt every week.')).toEqual([]);
+    // Look-alike: a place noun that is not right before the name.
+    expect(people('The town council thanked Pruitt for the report.')).toEqual(['Pruitt']);
+  });
+
+  it('takes a first name that is also a word when it opens a sentence as the subject of a verb', () => {
+    expect(people('Frank has already signed the form.')).toEqual(['Frank']);
+    expect(people('frank has already signed the form')).toEqual(['frank']);
+    // Look-alikes: the adjective before a noun, and the noun after a determiner.
+    expect(people('Frank feedback has helped the team.')).toEqual([]);
+    expect(people('The mark has faded from the label.')).toEqual([]);
+  });
+
   it('never reports a name that overlaps a more specific identifier', () => {
     const spans = detectPii('Contact Ottoline Ferris at ottoline.ferris@example.org or +44 20 7946 0958.');
     expect(spans.map((span) => `${span.type}:${span.value}`)).toEqual(['PERSON:Ottoline Ferris', 'EMAIL:ottoline.ferris@example.org', 'PHONE:+44 20 7946 0958']);

@@ -218,8 +218,18 @@ const PLACE_OR_ORGANISATION = new Set([
   'Gasse', 'Weg', 'Platz', 'Straat', 'Laan', 'Vej', 'Gatan', 'Vegen', 'Orchestra', 'Investments', 'Research', 'Analytics',
   'Insurance', 'Networks', 'Media', 'Capital', 'Foundation', 'Association', 'Society', 'Sons', 'Brothers', 'Day', 'Report',
   'USS', 'USNS', 'USNV', 'USCGC', 'Gov', 'Sen', 'Rep', 'Gen', 'Col', 'Lt', 'Sgt', 'Capt', 'Cmdr', 'Adm', 'FPO', 'APO', 'DPO', 'PSC', 'Unit', 'Box',
-  'Extensions', 'Parks', 'Vue', 'Springs', 'Falls', 'Village', 'Town', 'Center', 'Centre', 'Building', 'Tower', 'Hall',
+  'Co', 'Extensions', 'Parks', 'Vue', 'Springs', 'Falls', 'Village', 'Town', 'Center', 'Centre', 'Building', 'Tower', 'Hall',
 ]);
+
+/** The last word of a firm's name: after a list of names, the list is the firm's name. */
+const FIRM_SUFFIX = new Set([
+  'Inc', 'Ltd', 'LLC', 'LLP', 'PLC', 'GmbH', 'AG', 'SA', 'Corp', 'Corporation', 'Company', 'Co', 'Group', 'Partners', 'Associates',
+  'Holdings', 'Industries', 'Labs', 'Software', 'Systems', 'Technologies', 'Solutions', 'Consulting', 'Services',
+  'Investments', 'Research', 'Analytics', 'Insurance', 'Networks', 'Media', 'Capital', 'Sons', 'Brothers',
+]);
+
+/** A company suffix in capitals right after a name ("Lowe LLP", "Baum, LLC", "Kranz GmbH"). */
+const FIRM_SUFFIX_AFTER = /^,? (?:LLC|LLP|PLC|GmbH|AG|SA|NV|BV|KG)(?![\p{L}\p{N}])/u;
 
 /** Words before a single name that mark a person. */
 const CUE_BEFORE = new Set([
@@ -239,6 +249,9 @@ const CUE_AFTER = new Set([
 
 /** After a name at the start of a sentence: a speaker's colon ("Ingeborg: did it arrive?") or a vocative ("Tobiah, can I …"). */
 const SPEAKER = /^:[ \t]/u;
+/** After and before a name that closes a question or exclamation as a vocative ("…, Randy?"). */
+const VOCATIVE_END = /^[!?]/u;
+const COMMA_BEFORE = /,[ \t]$/u;
 const VOCATIVE = /^,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b/u;
 
 const WORD = /\p{L}[\p{L}\p{M}'’-]{0,40}/gu;
@@ -356,10 +369,10 @@ export function detectNames(text: string): NameSpan[] {
   if (lowerCaseText) {
     for (let at = 0; at < words.length; at += 1) {
       const kind = kinds[at];
-      words[at]!.capitalised = words[at]!.text.length > 1 && (kind === 'name' || kind === 'place-name' || kind === 'unknown');
+      words[at]!.capitalised = words[at]!.text.length > 1 && (kind === 'name' || kind === 'place-name' || kind === 'unknown' || isSubjectOfVerb(text, words[at]!, kind!));
     }
   }
-  const candidates: { from: number; to: number; sure: boolean }[] = [];
+  const candidates: Candidate[] = [];
 
   let index = 0;
   while (index < words.length) {
@@ -377,21 +390,38 @@ export function detectNames(text: string): NameSpan[] {
 
   // Lists: "Kowalczyk, Reed and Abernathy" — when at least two members of a list are sure names and
   // they are at least half of it, every member is a name.
+  // A list that ends in a company suffix ("Ortiz, Baum & Lowe LLP", "Hale and Sons", "Pruitt, Okafor
+  // and Whitfield Group") names one firm after its founders: no member is a person.
   let first = 0;
   while (first < candidates.length) {
     let last = first;
     while (last + 1 < candidates.length && LIST_GAP.test(text.slice(words[candidates[last]!.to]!.end, words[candidates[last + 1]!.from]!.start))) last += 1;
     let sure = 0;
     for (let at = first; at <= last; at += 1) if (candidates[at]!.sure) sure += 1;
-    if (last > first && sure >= 2 && sure * 2 >= last - first + 1) for (let at = first; at <= last; at += 1) candidates[at]!.sure = true;
+    if (candidates[last]!.firm === true) {
+      for (let at = first; at <= last; at += 1) candidates[at]!.firm = true;
+    } else if (last > first && sure >= 2 && sure * 2 >= last - first + 1) for (let at = first; at <= last; at += 1) candidates[at]!.sure = true;
     first = last + 1;
   }
+  // A dialogue: names written as speaker labels at the start of lines ("Ingeborg: …", "Tobiah: …").
+  // When two or more lines open with a label and one of them is a sure name, every label is a name.
+  let labels = 0;
+  let sureLabel = false;
+  for (const candidate of candidates) {
+    if (candidate.firm !== true && isSpeakerLabel(text, words[candidate.from]!, words[candidate.to]!)) {
+      candidate.label = true;
+      labels += 1;
+      if (candidate.sure) sureLabel = true;
+    }
+  }
+  if (labels >= 2 && sureLabel) for (const candidate of candidates) if (candidate.label === true) candidate.sure = true;
   // Support for single names that are ambiguous: the same word inside a sure name elsewhere (the
   // family name of a full name, even when it is also a word: "Perdita Hunt … later Hunt said").
   const known = new Set<string>();
-  for (const candidate of candidates) if (candidate.sure) for (let at = candidate.from; at <= candidate.to; at += 1) if (at === candidate.to || kinds[at] !== 'common-name') known.add(words[at]!.text);
+  for (const candidate of candidates) if (candidate.sure && candidate.firm !== true) for (let at = candidate.from; at <= candidate.to; at += 1) if (at === candidate.to || kinds[at] !== 'common-name') known.add(words[at]!.text);
   const spans: NameSpan[] = [];
   for (const candidate of candidates) {
+    if (candidate.firm === true) continue;
     if (!candidate.sure && !(candidate.from === candidate.to && known.has(words[candidate.from]!.text))) continue;
     let start = words[candidate.from]!.start;
     const title = TITLE_BEFORE.exec(text.slice(Math.max(0, start - 6), start));
@@ -411,6 +441,16 @@ function isJoined(text: string, left: Word, right: Word): boolean {
   return gap === ' ' || gap === '\t' || gap === '. ' && left.initial || gap === "'s " && false;
 }
 
+/** A word at the start of a line (after quote marks or a "> " reply marker) followed by a colon. */
+function isSpeakerLabel(text: string, first: Word, last: Word): boolean {
+  if (!LABEL_COLON.test(text.slice(last.end, last.end + 2))) return false;
+  let at = first.start - 1;
+  while (at >= 0 && (text[at] === ' ' || text[at] === '\t' || text[at] === '>' || text[at] === '"' || text[at] === '*')) at -= 1;
+  return at < 0 || text[at] === '\n';
+}
+
+const LABEL_COLON = /^:(?:[ \t"“]|$)/u;
+
 function isSentenceStart(text: string, word: Word): boolean {
   let at = word.start - 1;
   while (at >= 0 && (text[at] === ' ' || text[at] === '\t' || text[at] === '"' || text[at] === '“' || text[at] === '(' || text[at] === '*' || text[at] === '-' || text[at] === '>')) at -= 1;
@@ -419,8 +459,30 @@ function isSentenceStart(text: string, word: Word): boolean {
   return character === '.' || character === '!' || character === '?' || character === '\n' || character === ':' || character === ';';
 }
 
-function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number, out: { from: number; to: number; sure: boolean }[]): void {
-  for (let at = from; at <= to; at += 1) if (PLACE_OR_ORGANISATION.has(words[at]!.text)) return;
+interface Candidate {
+  from: number;
+  to: number;
+  sure: boolean;
+  /** A firm's name ("Lowe LLP", "Sons"), or a member of a list that ends in one: never a person. */
+  firm?: boolean;
+  /** A speaker label at the start of a line. */
+  label?: boolean;
+}
+
+function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number, out: Candidate[]): void {
+  for (let at = from; at <= to; at += 1) {
+    if (!PLACE_OR_ORGANISATION.has(words[at]!.text)) continue;
+    // A firm named after a person, ending in a company suffix ("Lowe LLP", "Whitfield Group", or the
+    // "Sons" of "Hale and Sons"): kept as a list member, so that the names listed before it are read
+    // as the firm's (see detectNames).
+    if (FIRM_SUFFIX.has(words[to]!.text) && (to === from || to === from + 1 && (FIRM_SUFFIX.has(words[from]!.text) || kinds[from] !== 'common' && kinds[from] !== 'place'))) out.push({ from, to, sure: false, firm: true });
+    return;
+  }
+  // The same with a suffix written in capitals, which is no capitalised word ("Lowe LLP", "Baum GmbH").
+  if (FIRM_SUFFIX_AFTER.test(text.slice(words[to]!.end, words[to]!.end + 8))) {
+    if (to === from) out.push({ from, to, sure: false, firm: true });
+    return;
+  }
   // Address lines: right after a house or unit number ("12 Baker", "Suite 512  Los Almendros"),
   // or right before a country ("Carrowbeg   Ireland").
   if (/\d[\s,>?*|]{0,5}$/.test(text.slice(Math.max(0, words[from]!.start - 6), words[from]!.start))) return;
@@ -455,8 +517,9 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     if (!words[at]!.initial) nameWords += 1;
   }
   if (nameWords >= 2) {
-    out.push({ from, to, sure: uncommonNames >= 1 || hasCue(text, words, kinds, from, to) });
-    void 0;
+    // A middle initial between two words that are no common words ("Alvir D. Pušaver"): a person's name.
+    const middleInitial = to === from + 2 && words[from + 1]!.initial;
+    out.push({ from, to, sure: uncommonNames >= 1 || middleInitial || hasCue(text, words, kinds, from, to) });
     return;
   }
   const kind = kinds[from]!;
@@ -488,7 +551,11 @@ function lexicon(): Lexicons {
 /** A Latin letter with a diacritic (names of many European languages carry one). */
 const LATIN_WITH_MARKS = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F]/u;
 
-const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via']);
+/** A place noun right before a name ("the port city Ravensworth", "the town Florence") makes it the place. */
+const PLACE_NOUNS = ['city', 'town', 'village', 'capital', 'port', 'county', 'province', 'municipality', 'region', 'island', 'district', 'suburb', 'borough'];
+const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via', ...PLACE_NOUNS]);
+/** Finite verbs after a sentence's subject (see isSubjectOfVerb). */
+const SUBJECT_VERB = new Set(['had', 'has', 'was', 'is', 'will', 'would', 'could', 'can', 'did', 'does', 'should']);
 /** A name that is also a place ("Florence", "Jordan") after these is the place. */
 const PLACE_NAME_PREPOSITIONS = new Set([...PLACE_PREPOSITIONS, 'of', 'to', 'at', 'around', 'visit', 'visited', 'visiting']);
 
@@ -502,6 +569,17 @@ function isPlaceContext(text: string, words: readonly Word[], index: number, kin
 
 /** Phrases right before a single name that mark a person ("my name is", "call me", "this is"). */
 const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi am|\bi'm|\bthis is|\bit's) $/iu;
+
+/**
+ * A well-known first name that is also a word ("Frank", "Mark", "Roger"), opening a sentence as the
+ * subject of a finite verb ("Frank had …", "Mark is …"): a bare singular noun or an adjective
+ * cannot stand there, so the word is the name.
+ */
+function isSubjectOfVerb(text: string, word: Word, kind: Kind): boolean {
+  if (kind !== 'common-name' || word.text.length < 3 || !lexicon().wellKnown.has(word.text[0]!.toUpperCase() + word.text.slice(1))) return false;
+  const next = nextWord(text, word.end);
+  return next !== undefined && SUBJECT_VERB.has(next) && isSentenceStart(text, word);
+}
 
 function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number): boolean {
   const previous = previousWord(text, words[from]!.start);
@@ -524,11 +602,14 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
   if (/^['’]s\b/u.test(after) && kinds[to] !== 'common-name') return true;
   const next = nextWord(text, words[to]!.end);
   if (next !== undefined && CUE_AFTER.has(next.toLowerCase())) return true;
+  // A vocative closing a question or exclamation ("Remember me, Randy?", "Watch out, Mark!").
+  if (from === to && VOCATIVE_END.test(after) && COMMA_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 2), words[from]!.start))) return true;
+  if (from === to && isSubjectOfVerb(text, words[from]!, kinds[from]!)) return true;
   return false;
 }
 
 
 /** Every pattern of this module, for the ReDoS test. */
 export function namePatterns(): readonly RegExp[] {
-  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
+  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, VOCATIVE_END, COMMA_BEFORE, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
 }
