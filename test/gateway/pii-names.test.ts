@@ -67,6 +67,12 @@ describe('PII person names', () => {
     expect(people(text)).toEqual([]);
   });
 
+  it('finds a family name with a prefix and a second capital, but not a product or a company of that shape', () => {
+    expect(people('Please send the minutes to McGarrity before noon.')).toEqual(['McGarrity']);
+    expect(people('The talk was given by Ottoline DeMarchi yesterday.')).toEqual(['Ottoline DeMarchi']);
+    expect(people('I left my MacBook at the office and bought a McDonald\'s burger.')).toEqual([]);
+  });
+
   it('reads a list of names that ends in a company suffix as one firm, not as people', () => {
     expect(people('The lease is held by Pruitt, Okafor & Whitfield LLP.')).toEqual([]);
     expect(people('Invoices go to Hale and Sons in the spring.')).toEqual([]);

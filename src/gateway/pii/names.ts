@@ -291,7 +291,7 @@ function wordOf(text: string, start: number, end: number): Word {
   if (last === 115 && (value[value.length - 2] === "'" || value[value.length - 2] === '’')) value = value.slice(0, -2);
   else if (last === 39 || last === 0x2019 || last === 45) value = value.replace(/['’-]+$/u, '');
   const first = value[0] ?? '';
-  const capitalised = first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase();
+  const capitalised = first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase() || PREFIXED_NAME.test(value);
   const initial = value.length === 1 && capitalised;
   return { start, end: start + value.length, text: value, capitalised: capitalised || initial, initial };
 }
@@ -303,6 +303,13 @@ function wordOf(text: string, start: number, end: number): Word {
  * this shape is taken as a name.
  */
 const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?:sson|sdóttir|dóttir|ssen|sen|ov|ova|ev|eva|ova|ovich|ovna|evich|ić|ić|vić|ski|ska|sky|skaya|cki|cka|enko|chuk|yan|shvili|dze|poulos|opoulos|akis|idis|oğlu|oglu|escu|eanu|ez|mann|berg|stein|feld|baum|ström|qvist|quist|gaard|lund|holm|vich|ak|ek|ák|ová|ný|ský|ssa|ssi|nen|inen|lä|uk|iuk|yk|ek))$/u;
+
+/**
+ * A family name with a prefix and a second capital ("McGregor", "MacArthur", "O'Neill", "DeSantis",
+ * "LeBlanc", "DiMaggio"): a name unless the part after the prefix is a common word ("MacBook").
+ */
+const PREFIXED_NAME = /^(?:Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)\p{Lu}\p{Ll}{2,20}$/u;
+const NAME_PREFIX = /^(?:Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)/u;
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
@@ -335,6 +342,7 @@ function lookUpKind(word: string, lexicon: Lexicons): Kind {
   if (lexicon.frequent.has(lower)) return 'common';
   const title = word[0]!.toUpperCase() + word.slice(1).toLowerCase();
   if (lexicon.countries.has(title)) return 'place';
+  if (PREFIXED_NAME.test(word)) return lexicon.common.has(word.replace(NAME_PREFIX, '').toLowerCase()) || lexicon.companies.has(word) || lexicon.companies.has(`${word}'s`) ? 'common' : 'name';
   const folded = ASCII_ONLY.test(title) ? title : fold(title);
   const isName = lexicon.names.has(title) || lexicon.names.has(word) || (folded !== title && lexicon.names.has(folded));
   const isCommon = lexicon.common.has(word.toLowerCase());
@@ -611,5 +619,5 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
 
 /** Every pattern of this module, for the ReDoS test. */
 export function namePatterns(): readonly RegExp[] {
-  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, VOCATIVE_END, COMMA_BEFORE, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
+  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, PREFIXED_NAME, NAME_PREFIX, VOCATIVE_END, COMMA_BEFORE, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
 }
