@@ -22,9 +22,15 @@
  *    lexicon at all ("Brannoc"), needs support: a person cue before it (title, "by", "said",
  *    "named", "call me" …), a person cue after it (" said", "'s", a speaker colon), a list whose
  *    other members are names, or the same word found as part of a name elsewhere in the text.
+ *    Further support: a vocative closing a question or exclamation ("…, Randy?"), a first name that
+ *    is also a word opening a sentence as the subject of a finite verb ("Frank has …"), a speaker
+ *    label in a dialogue whose other labels include a sure name. Two words around a middle initial
+ *    ("Alvir D. Pušaver") are a name; so is a prefixed family name ("McGregor", "DeSantis").
  *    No cue is taken from one corpus's templates: each must be ordinary English for a person.
  * 5. Lower-case text: only when the whole sentence has no capital letter (chat typed in lower
  *    case), two adjacent uncommon names, or one after a cue.
+ * 6. Not a person: the members of a list that ends in a company suffix ("Ortiz, Baum & Lowe LLP",
+ *    "Hale and Sons"), and a name right after a place noun ("the market town Ashford").
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -451,7 +457,7 @@ function isJoined(text: string, left: Word, right: Word): boolean {
 
 /** A word at the start of a line (after quote marks or a "> " reply marker) followed by a colon. */
 function isSpeakerLabel(text: string, first: Word, last: Word): boolean {
-  if (!LABEL_COLON.test(text.slice(last.end, last.end + 2))) return false;
+  if (text.charCodeAt(last.end) !== 58 || !LABEL_COLON.test(text.slice(last.end, last.end + 2))) return false; // 58 = ':'
   let at = first.start - 1;
   while (at >= 0 && (text[at] === ' ' || text[at] === '\t' || text[at] === '>' || text[at] === '"' || text[at] === '*')) at -= 1;
   return at < 0 || text[at] === '\n';
@@ -487,7 +493,8 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     return;
   }
   // The same with a suffix written in capitals, which is no capitalised word ("Lowe LLP", "Baum GmbH").
-  if (FIRM_SUFFIX_AFTER.test(text.slice(words[to]!.end, words[to]!.end + 8))) {
+  const following = text.charCodeAt(words[to]!.end);
+  if ((following === 32 || following === 44) && FIRM_SUFFIX_AFTER.test(text.slice(words[to]!.end, words[to]!.end + 8))) {
     if (to === from) out.push({ from, to, sure: false, firm: true });
     return;
   }
