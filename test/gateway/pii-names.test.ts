@@ -108,12 +108,13 @@ describe('PII person names', () => {
     expect(people('The town council thanked Pruitt for the report.')).toEqual(['Pruitt']);
   });
 
-  it('takes a first name that is also a word when it opens a sentence as the subject of a verb', () => {
-    expect(people('Frank has already signed the form.')).toEqual(['Frank']);
-    expect(people('frank has already signed the form')).toEqual(['frank']);
-    // Look-alikes: the adjective before a noun, and the noun after a determiner.
-    expect(people('Frank feedback has helped the team.')).toEqual([]);
-    expect(people('The mark has faded from the label.')).toEqual([]);
+  it('takes a first name that is also a word when it opens a sentence as the subject of a verb and a personal pronoun follows', () => {
+    expect(people('Frank has already signed the form; he will post it today.')).toEqual(['Frank']);
+    expect(people('frank has already signed the form, he will post it today')).toEqual(['frank']);
+    // Look-alikes: the adjective before a noun, the noun after a determiner, abstract nouns as subjects.
+    expect(people('Frank feedback has helped the team, and he agrees.')).toEqual([]);
+    expect(people('The mark has faded from his label.')).toEqual([]);
+    expect(people('Hope is not a strategy. Grace is a virtue.')).toEqual([]);
   });
 
   it('never reports a name that overlaps a more specific identifier', () => {

@@ -23,7 +23,8 @@
  *    "named", "call me" …), a person cue after it (" said", "'s", a speaker colon), a list whose
  *    other members are names, or the same word found as part of a name elsewhere in the text.
  *    Further support: a vocative closing a question or exclamation ("…, Randy?"), a first name that
- *    is also a word opening a sentence as the subject of a finite verb ("Frank has …"), a speaker
+ *    is also a word opening a sentence as the subject of a finite verb, with "he/she/his/her…"
+ *    after it ("Frank has signed; he …"), a speaker
  *    label in a dialogue whose other labels include a sure name. Two words around a middle initial
  *    ("Alvir D. Pušaver") are a name; so is a prefixed family name ("McGregor", "DeSantis").
  *    No cue is taken from one corpus's templates: each must be ordinary English for a person.
@@ -586,15 +587,19 @@ function isPlaceContext(text: string, words: readonly Word[], index: number, kin
 const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi am|\bi'm|\bthis is|\bit's) $/iu;
 
 /**
- * A well-known first name that is also a word ("Frank", "Mark", "Roger"), opening a sentence as the
- * subject of a finite verb ("Frank had …", "Mark is …"): a bare singular noun or an adjective
- * cannot stand there, so the word is the name.
+ * A well-known first name that is also a word ("Frank", "Roger"), opening a sentence as the
+ * subject of a finite verb ("Frank has …"), with a personal pronoun after it ("… he …"): a
+ * bare singular noun or an adjective cannot stand there, and the pronoun rules out an abstract
+ * noun ("Hope is not a strategy", "Grace is a virtue").
  */
 function isSubjectOfVerb(text: string, word: Word, kind: Kind): boolean {
   if (kind !== 'common-name' || word.text.length < 3 || !lexicon().wellKnown.has(word.text[0]!.toUpperCase() + word.text.slice(1))) return false;
   const next = nextWord(text, word.end);
-  return next !== undefined && SUBJECT_VERB.has(next) && isSentenceStart(text, word);
+  return next !== undefined && SUBJECT_VERB.has(next) && isSentenceStart(text, word) && PERSONAL_PRONOUN.test(text.slice(word.end, word.end + 160));
 }
+
+/** A third-person personal pronoun: "Frank has signed; he …" refers to a person ("Hope is …" has none). */
+const PERSONAL_PRONOUN = /(?<![\p{L}])(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im|[Hh]imself|[Hh]erself)(?![\p{L}])/u;
 
 function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], from: number, to: number): boolean {
   const previous = previousWord(text, words[from]!.start);
@@ -626,5 +631,5 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
 
 /** Every pattern of this module, for the ReDoS test. */
 export function namePatterns(): readonly RegExp[] {
-  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, PREFIXED_NAME, NAME_PREFIX, VOCATIVE_END, COMMA_BEFORE, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
+  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, PREFIXED_NAME, NAME_PREFIX, VOCATIVE_END, COMMA_BEFORE, PERSONAL_PRONOUN, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
 }
