@@ -23,6 +23,8 @@ const origins: Record<string, { origin: string; prefix: string }> = {
 };
 const targets = (kind: 'get' | 'post'): ProbeTarget[] => Object.entries(origins).map(([name, { origin, prefix }]): ProbeTarget => kind === 'get' ? { name, origin, path: `${prefix}/small`, headers: { accept: 'application/json' } } : { name, origin, path: `${prefix}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: SMALL_JSON });
 const out: Record<string, unknown> = {};
+// Steady state first (as bench/apisec.ts): each server serves both kinds under load for 3 s.
+for (const kind of ['get', 'post'] as const) for (const target of targets(kind)) await throughput(target, { connections: 4, durationSeconds: 3 });
 for (const kind of ['get', 'post'] as const) {
   const s = await probeLatency(targets(kind), { rounds: 9, perRound: 400, warmup: 500 });
   out[`latency_${kind}`] = { ...s, before_over_passthrough_p50_ms: round3(s.svc_before!.p50_ms - s.passthrough!.p50_ms), after_over_passthrough_p50_ms: round3(s.svc_after!.p50_ms - s.passthrough!.p50_ms) };
