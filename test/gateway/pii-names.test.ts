@@ -71,6 +71,9 @@ describe('PII person names', () => {
     expect(people('Please send the minutes to McGarrity before noon.')).toEqual(['McGarrity']);
     expect(people('The talk was given by Ottoline DeMarchi yesterday.')).toEqual(['Ottoline DeMarchi']);
     expect(people('I left my MacBook at the office and bought a McDonald\'s burger.')).toEqual([]);
+    // A family name whose rest is a word is still a name beside a first name.
+    expect(people('Steve McQueen starred in it.')).toEqual(['Steve McQueen']);
+    expect(people('Amanda DeRose called about the invoice.')).toEqual(['Amanda DeRose']);
   });
 
   it('reads a list of names that ends in a company suffix as one firm, not as people', () => {
@@ -80,6 +83,10 @@ describe('PII person names', () => {
     // Look-alikes: the same list with no suffix, and a name listed with a company that is not named after anyone.
     expect(people('The lease is held by Pruitt, Okafor and Whitfield.')).toEqual(['Pruitt', 'Okafor', 'Whitfield']);
     expect(people('Send the draft to Okafor and Acme Corp by Friday.')).toEqual(['Okafor']);
+    expect(people('Send the draft to Okafor and Globex Corp by Friday.')).toEqual(['Okafor']);
+    // People listed with a firm keep their names.
+    expect(people('Thanks to Priya Shah, Marcus Webb and Northwind Technologies for the help.')).toEqual(['Priya Shah', 'Marcus Webb']);
+    expect(people('Invited: Maria Lopez, Tom Baker and Deloitte LLP.')).toContain('Maria Lopez');
   });
 
   it('takes every speaker label of a dialogue once one label is a known name', () => {
@@ -106,15 +113,22 @@ describe('PII person names', () => {
     expect(people('Supplies came from the mining town Pruitt every week.')).toEqual([]);
     // Look-alike: a place noun that is not right before the name.
     expect(people('The town council thanked Pruitt for the report.')).toEqual(['Pruitt']);
+    // Look-alikes: punctuation between the place noun and the name.
+    expect(people('We drove into town. Sarah stayed in the car.')).toEqual(['Sarah']);
+    expect(people('Do not go into town, Judy!')).toEqual(['Judy']);
   });
 
-  it('takes a first name that is also a word when it opens a sentence as the subject of a verb and a personal pronoun follows', () => {
+  it('takes a first name that is also a word when it opens a sentence as the subject of a perfect or passive verb and a personal pronoun follows', () => {
     expect(people('Frank has already signed the form; he will post it today.')).toEqual(['Frank']);
     expect(people('frank has already signed the form, he will post it today')).toEqual(['frank']);
     // Look-alikes: the adjective before a noun, the noun after a determiner, abstract nouns as subjects.
     expect(people('Frank feedback has helped the team, and he agrees.')).toEqual([]);
     expect(people('The mark has faded from his label.')).toEqual([]);
     expect(people('Hope is not a strategy. Grace is a virtue.')).toEqual([]);
+    // A state, not an action: no participle after the verb.
+    expect(people('Bill is due on Friday; his manager will pay it.')).toEqual([]);
+    expect(people('Mark is visible in the corner, so he cropped it.')).toEqual([]);
+    expect(people('Roger was told about the delay, and he agreed to wait.')).toEqual(['Roger']);
   });
 
   it('never reports a name that overlaps a more specific identifier', () => {

@@ -22,16 +22,17 @@
  *    lexicon at all ("Brannoc"), needs support: a person cue before it (title, "by", "said",
  *    "named", "call me" …), a person cue after it (" said", "'s", a speaker colon), a list whose
  *    other members are names, or the same word found as part of a name elsewhere in the text.
- *    Further support: a vocative closing a question or exclamation ("…, Randy?"), a first name that
+ *    Further support: a vocative closing a question or exclamation ("…, Theodora?"), a first name that
  *    is also a word opening a sentence as the subject of a finite verb, with "he/she/his/her…"
  *    after it ("Frank has signed; he …"), a speaker
  *    label in a dialogue whose other labels include a sure name. Two words around a middle initial
- *    ("Alvir D. Pušaver") are a name; so is a prefixed family name ("McGregor", "DeSantis").
+ *    ("Tiberin Q. Marrack") are a name; so is a prefixed family name ("McGregor", "DeSantis").
  *    No cue is taken from one corpus's templates: each must be ordinary English for a person.
  * 5. Lower-case text: only when the whole sentence has no capital letter (chat typed in lower
  *    case), two adjacent uncommon names, or one after a cue.
- * 6. Not a person: the members of a list that ends in a company suffix ("Ortiz, Baum & Lowe LLP",
- *    "Hale and Sons"), and a name right after a place noun ("the market town Ashford").
+ * 6. Not a person: a name right after a place noun ("the port city Ravensworth"), and the bare
+ *    family names of a firm's name ("Ortiz, Baum & Lowe LLP", "Hale and Sons", "Pruitt and
+ *    Whitfield Group").
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -228,12 +229,15 @@ const PLACE_OR_ORGANISATION = new Set([
   'Co', 'Extensions', 'Parks', 'Vue', 'Springs', 'Falls', 'Village', 'Town', 'Center', 'Centre', 'Building', 'Tower', 'Hall',
 ]);
 
-/** The last word of a firm's name: after a list of names, the list is the firm's name. */
+/** The last word of a firm's name ("Whitfield Group"); in capitals ("Lowe LLP") see FIRM_SUFFIX_AFTER. */
 const FIRM_SUFFIX = new Set([
-  'Inc', 'Ltd', 'LLC', 'LLP', 'PLC', 'GmbH', 'AG', 'SA', 'Corp', 'Corporation', 'Company', 'Co', 'Group', 'Partners', 'Associates',
+  'Inc', 'Ltd', 'Corp', 'Corporation', 'Company', 'Co', 'Group', 'Partners', 'Associates',
   'Holdings', 'Industries', 'Labs', 'Software', 'Systems', 'Technologies', 'Solutions', 'Consulting', 'Services',
   'Investments', 'Research', 'Analytics', 'Insurance', 'Networks', 'Media', 'Capital', 'Sons', 'Brothers',
 ]);
+
+/** A bare plural that ends a firm's name after its founders' names ("Hale and Sons", "Ruiz & Partners"). */
+const FOUNDERS_SUFFIX = new Set(['Sons', 'Brothers', 'Partners', 'Associates']);
 
 /** A company suffix in capitals right after a name ("Lowe LLP", "Baum, LLC", "Kranz GmbH"). */
 const FIRM_SUFFIX_AFTER = /^,? (?:LLC|LLP|PLC|GmbH|AG|SA|NV|BV|KG)(?![\p{L}\p{N}])/u;
@@ -256,7 +260,7 @@ const CUE_AFTER = new Set([
 
 /** After a name at the start of a sentence: a speaker's colon ("Ingeborg: did it arrive?") or a vocative ("Tobiah, can I …"). */
 const SPEAKER = /^:[ \t]/u;
-/** After and before a name that closes a question or exclamation as a vocative ("…, Randy?"). */
+/** After and before a name that closes a question or exclamation as a vocative ("…, Theodora?"). */
 const VOCATIVE_END = /^[!?]/u;
 const COMMA_BEFORE = /,[ \t]$/u;
 const VOCATIVE = /^,[ \t](?:can|could|would|will|please|are|do|did|have|I|you|we|thanks|thank)\b/u;
@@ -349,7 +353,9 @@ function lookUpKind(word: string, lexicon: Lexicons): Kind {
   if (lexicon.frequent.has(lower)) return 'common';
   const title = word[0]!.toUpperCase() + word.slice(1).toLowerCase();
   if (lexicon.countries.has(title)) return 'place';
-  if (PREFIXED_NAME.test(word)) return lexicon.common.has(word.replace(NAME_PREFIX, '').toLowerCase()) || lexicon.companies.has(word) || lexicon.companies.has(`${word}'s`) ? 'common' : 'name';
+  // "McQueen", "DeRose": the rest is a word, so the name is not sure ('unknown' needs support or a
+  // first name beside it); a company of that shape ("McDonald's") is no person.
+  if (PREFIXED_NAME.test(word)) return lexicon.companies.has(word) || lexicon.companies.has(`${word}'s`) ? 'common' : lexicon.common.has(word.replace(NAME_PREFIX, '').toLowerCase()) ? 'unknown' : 'name';
   const folded = ASCII_ONLY.test(title) ? title : fold(title);
   const isName = lexicon.names.has(title) || lexicon.names.has(word) || (folded !== title && lexicon.names.has(folded));
   const isCommon = lexicon.common.has(word.toLowerCase());
@@ -405,16 +411,26 @@ export function detectNames(text: string): NameSpan[] {
 
   // Lists: "Kowalczyk, Reed and Abernathy" — when at least two members of a list are sure names and
   // they are at least half of it, every member is a name.
-  // A list that ends in a company suffix ("Ortiz, Baum & Lowe LLP", "Hale and Sons", "Pruitt, Okafor
-  // and Whitfield Group") names one firm after its founders: no member is a person.
+  // A firm named after its founders ("Ortiz, Baum & Lowe LLP", "Hale and Sons", "Pruitt and
+  // Whitfield Group"): a list of bare family names that ends in a firm, joined with "&", or whose
+  // last member is a bare Sons/Brothers/Partners/Associates or a family name with a suffix. Its
+  // names are the firm's, not people. A member with a first name is still a person ("Maria Lopez,
+  // Tom Baker and Deloitte LLP"), and so is a name listed beside a firm that is named after no one
+  // ("Okafor and Globex Corp").
   let first = 0;
   while (first < candidates.length) {
     let last = first;
     while (last + 1 < candidates.length && LIST_GAP.test(text.slice(words[candidates[last]!.to]!.end, words[candidates[last + 1]!.from]!.start))) last += 1;
     let sure = 0;
     for (let at = first; at <= last; at += 1) if (candidates[at]!.sure) sure += 1;
-    if (candidates[last]!.firm === true) {
-      for (let at = first; at <= last; at += 1) candidates[at]!.firm = true;
+    const firm = candidates[last]!;
+    if (firm.firm === true && last > first) {
+      const bareNames = candidates.slice(first, last).every((member) => member.from === member.to);
+      const founders =
+        (firm.from === firm.to && FOUNDERS_SUFFIX.has(words[firm.from]!.text)) ||
+        text.slice(words[candidates[last - 1]!.to]!.end, words[firm.from]!.start).includes('&') ||
+        (firm.to === firm.from + 1 && (kinds[firm.from] === 'name' || kinds[firm.from] === 'common-name' || kinds[firm.from] === 'place-name'));
+      if (founders && bareNames) for (let at = first; at < last; at += 1) candidates[at]!.firm = true;
     } else if (last > first && sure >= 2 && sure * 2 >= last - first + 1) for (let at = first; at <= last; at += 1) candidates[at]!.sure = true;
     first = last + 1;
   }
@@ -533,7 +549,7 @@ function considerRun(text: string, words: readonly Word[], kinds: readonly Kind[
     if (!words[at]!.initial) nameWords += 1;
   }
   if (nameWords >= 2) {
-    // A middle initial between two words that are no common words ("Alvir D. Pušaver"): a person's name.
+    // A middle initial between two words that are no common words ("Tiberin Q. Marrack"): a person's name.
     const middleInitial = to === from + 2 && words[from + 1]!.initial;
     out.push({ from, to, sure: uncommonNames >= 1 || middleInitial || hasCue(text, words, kinds, from, to) });
     return;
@@ -567,17 +583,27 @@ function lexicon(): Lexicons {
 /** A Latin letter with a diacritic (names of many European languages carry one). */
 const LATIN_WITH_MARKS = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F]/u;
 
-/** A place noun right before a name ("the port city Ravensworth", "the town Florence") makes it the place. */
-const PLACE_NOUNS = ['city', 'town', 'village', 'capital', 'port', 'county', 'province', 'municipality', 'region', 'island', 'district', 'suburb', 'borough'];
-const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via', ...PLACE_NOUNS]);
-/** Finite verbs after a sentence's subject (see isSubjectOfVerb). */
-const SUBJECT_VERB = new Set(['had', 'has', 'was', 'is', 'will', 'would', 'could', 'can', 'did', 'does', 'should']);
+const PLACE_PREPOSITIONS = new Set(['in', 'from', 'near', 'into', 'across', 'via']);
+/** Auxiliaries of a perfect or passive after a sentence's subject (see isSubjectOfVerb). */
+const SUBJECT_VERB = new Set(['had', 'has', 'was', 'is']);
+const ADVERBS = new Set(['already', 'just', 'also', 'never', 'not', 'since', 'always', 'often', 'once', 'still', 'now']);
+/** Past participles that do not end in -ed (the auxiliary's verb, see isSubjectOfVerb). */
+const IRREGULAR_PARTICIPLES = new Set([
+  'given', 'told', 'said', 'made', 'gone', 'done', 'sent', 'left', 'met', 'brought', 'bought', 'taken', 'seen', 'written',
+  'known', 'found', 'kept', 'held', 'paid', 'born', 'driven', 'spoken', 'chosen', 'forgotten', 'taught', 'thought', 'sold',
+  'won', 'lost', 'built', 'spent', 'heard', 'read', 'run', 'come', 'become', 'got', 'gotten', 'felt', 'lent', 'shown',
+]);
 /** A name that is also a place ("Florence", "Jordan") after these is the place. */
 const PLACE_NAME_PREPOSITIONS = new Set([...PLACE_PREPOSITIONS, 'of', 'to', 'at', 'around', 'visit', 'visited', 'visiting']);
+
+/** A place noun right before a name, one space between ("the port city Ravensworth"): the name is the place. */
+const PLACE_NOUNS = new Set(['city', 'town', 'village', 'port', 'county', 'province', 'municipality', 'island', 'district', 'suburb', 'borough']);
 
 function isPlaceContext(text: string, words: readonly Word[], index: number, kind: Kind): boolean {
   const previous = previousWord(text, words[index]!.start);
   if (previous === undefined) return false;
+  // Apposition only: "town, Judy!" and "into town. Sarah …" are not.
+  if (PLACE_NOUNS.has(previous) && text.slice(words[index]!.start - previous.length - 1, words[index]!.start) === `${previous} `) return true;
   // "passed the note to Florence": a well-known personal name after "to"/"at" is still a person.
   if (kind === 'place-name' && (previous === 'to' || previous === 'at') && lexicon().wellKnown.has(words[index]!.text)) return false;
   return (kind === 'place-name' ? PLACE_NAME_PREPOSITIONS : PLACE_PREPOSITIONS).has(previous.toLowerCase());
@@ -588,14 +614,21 @@ const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi a
 
 /**
  * A well-known first name that is also a word ("Frank", "Roger"), opening a sentence as the
- * subject of a finite verb ("Frank has …"), with a personal pronoun after it ("… he …"): a
- * bare singular noun or an adjective cannot stand there, and the pronoun rules out an abstract
- * noun ("Hope is not a strategy", "Grace is a virtue").
+ * subject of a perfect or passive verb ("Frank has signed …", "Roger was told …"), with a
+ * personal pronoun after it ("… he …"): a bare singular noun cannot stand there, the participle
+ * rules out a state ("Bill is due", "Mark is visible"), and the pronoun an abstract noun ("Hope
+ * has faded", "Grace was shown").
  */
 function isSubjectOfVerb(text: string, word: Word, kind: Kind): boolean {
   if (kind !== 'common-name' || word.text.length < 3 || !lexicon().wellKnown.has(word.text[0]!.toUpperCase() + word.text.slice(1))) return false;
   const next = nextWord(text, word.end);
-  return next !== undefined && SUBJECT_VERB.has(next) && isSentenceStart(text, word) && PERSONAL_PRONOUN.test(text.slice(word.end, word.end + 160));
+  if (next === undefined || !SUBJECT_VERB.has(next.toLowerCase()) || !isSentenceStart(text, word)) return false;
+  const afterAuxiliary = text.indexOf(next, word.end) + next.length;
+  let verb = nextWord(text, afterAuxiliary)?.toLowerCase();
+  // One adverb may stand between them ("has already signed", "was recently promoted").
+  if (verb !== undefined && (ADVERBS.has(verb) || verb.endsWith('ly'))) verb = nextWord(text, text.indexOf(verb, afterAuxiliary) + verb.length)?.toLowerCase();
+  if (verb === undefined || !(IRREGULAR_PARTICIPLES.has(verb) || (verb.length > 4 && verb.endsWith('ed')))) return false;
+  return PERSONAL_PRONOUN.test(text.slice(word.end, word.end + 160));
 }
 
 /** A third-person personal pronoun: "Frank has signed; he …" refers to a person ("Hope is …" has none). */
@@ -622,7 +655,7 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
   if (/^['’]s\b/u.test(after) && kinds[to] !== 'common-name') return true;
   const next = nextWord(text, words[to]!.end);
   if (next !== undefined && CUE_AFTER.has(next.toLowerCase())) return true;
-  // A vocative closing a question or exclamation ("Remember me, Randy?", "Watch out, Mark!").
+  // A vocative closing a question or exclamation ("Are you coming, Theodora?", "Watch out, Mark!").
   if (from === to && VOCATIVE_END.test(after) && COMMA_BEFORE.test(text.slice(Math.max(0, words[from]!.start - 2), words[from]!.start))) return true;
   if (from === to && isSubjectOfVerb(text, words[from]!, kinds[from]!)) return true;
   return false;
