@@ -10,6 +10,8 @@
  *   and Apache + ModSecurity 2 + OWASP CRS 3.3 at paranoia level 1 in blocking mode (Debian
  *   packages; skipped with a notice when absent), all in front of the same backend in the same run.
  *   Every server serves both kinds under load for 3 s before the first probe (steady state).
+ *   --quick probes 3 rounds × 300 instead of 9 × 400: for development; read the target from a
+ *   full run.
  *   Targets: svc's p50 minus the pass-through's p50 at 1 connection ≤ 0.2 ms; svc ≥ 3×
  *   ModSecurity's requests/s.
  * - detection: ../shared/datasets/http/ sent through the svc gateway over HTTP; per source and
@@ -397,13 +399,13 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
     for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
       for (const target of targets(kind)) {
         note(`warm-up ${kind} ${target.name}`);
-        await throughput(target, { connections: 4, durationSeconds: quick ? 1 : 3 });
+        await throughput(target, { connections: 4, durationSeconds: 3 });
       }
     }
     const latency: Record<string, unknown> = {};
     for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
       note(`latency ${kind}`);
-      const summary = await probeLatency(targets(kind), quick ? { rounds: 3, perRound: 200, warmup: 200 } : { rounds: 9, perRound: 400, warmup: 500 });
+      const summary = await probeLatency(targets(kind), quick ? { rounds: 3, perRound: 300, warmup: 500 } : { rounds: 9, perRound: 400, warmup: 500 });
       latency[kind] = {
         ...summary,
         svc_over_passthrough_p50_ms: round3(summary.svc!.p50_ms - summary.passthrough!.p50_ms),
