@@ -394,7 +394,7 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
     const only = process.env.BENCH_APISEC_ONLY;
     // Steady state: every server runs the GET and the POST under load first, so the latency
     // probes see optimised code rather than the JIT's warm-up (the gateway benchmark does the
-    // same). Without it the first kind probed paid the warm-up: svc needs ~2,500 requests before
+    // same). Without it the first kind probed paid the warm-up: svc needs ~2,000 requests before
     // its p50 settles, and 500 sequential warm-up requests left GET measured half-warm.
     for (const kind of only === 'detection' ? [] : (['get', 'post'] as const)) {
       for (const target of targets(kind)) {
