@@ -23,8 +23,8 @@
  *    "named", "call me" …), a person cue after it (" said", "'s", a speaker colon), a list whose
  *    other members are names, or the same word found as part of a name elsewhere in the text.
  *    Further support: a vocative closing a question or exclamation ("…, Theodora?"), a first name that
- *    is also a word opening a sentence as the subject of a finite verb, with "he/she/his/her…"
- *    after it ("Frank has signed; he …"), a speaker
+ *    is also a word opening a sentence as the subject of a perfect or passive verb, with
+ *    "he/she/his/her…" after it ("Frank has signed; he …"), a speaker
  *    label in a dialogue whose other labels include a sure name. Two words around a middle initial
  *    ("Tiberin Q. Marrack") are a name; so is a prefixed family name ("McGregor", "DeSantis").
  *    No cue is taken from one corpus's templates: each must be ordinary English for a person.
@@ -284,7 +284,13 @@ function previousWord(text: string, start: number): string | undefined {
 }
 
 function nextWord(text: string, end: number): string | undefined {
-  return NEXT_WORD.exec(text.slice(end, end + 36))?.[1];
+  return wordAfter(text, end)?.text;
+}
+
+/** The word after `end` (as nextWord) with the offset where it ends. */
+function wordAfter(text: string, end: number): { text: string; end: number } | undefined {
+  const match = NEXT_WORD.exec(text.slice(end, end + 36));
+  return match === null ? undefined : { text: match[1]!, end: end + match.index + match[0].length };
 }
 
 interface Word {
@@ -317,7 +323,8 @@ const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?
 
 /**
  * A family name with a prefix and a second capital ("McGregor", "MacArthur", "O'Neill", "DeSantis",
- * "LeBlanc", "DiMaggio"): a name unless the part after the prefix is a common word ("MacBook").
+ * "LeBlanc", "DiMaggio"): a name; only unknown when the part after the prefix is a common word
+ * ("McQueen"), and no person when a company list holds it ("McDonald's").
  */
 const PREFIXED_NAME = /^(?:Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)\p{Lu}\p{Ll}{2,20}$/u;
 const NAME_PREFIX = /^(?:Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)/u;
@@ -494,7 +501,7 @@ interface Candidate {
   from: number;
   to: number;
   sure: boolean;
-  /** A firm's name ("Lowe LLP", "Sons"), or a member of a list that ends in one: never a person. */
+  /** A firm's name ("Lowe LLP", "Sons"), or a founder's bare family name in it: never a person. */
   firm?: boolean;
   /** A speaker label at the start of a line. */
   label?: boolean;
@@ -621,13 +628,13 @@ const CUE_PHRASE_BEFORE = /(?:\bnames? (?:is|was|are)|\bname's|\bcalls? me|\bi a
  */
 function isSubjectOfVerb(text: string, word: Word, kind: Kind): boolean {
   if (kind !== 'common-name' || word.text.length < 3 || !lexicon().wellKnown.has(word.text[0]!.toUpperCase() + word.text.slice(1))) return false;
-  const next = nextWord(text, word.end);
-  if (next === undefined || !SUBJECT_VERB.has(next.toLowerCase()) || !isSentenceStart(text, word)) return false;
-  const afterAuxiliary = text.indexOf(next, word.end) + next.length;
-  let verb = nextWord(text, afterAuxiliary)?.toLowerCase();
+  const auxiliary = wordAfter(text, word.end);
+  if (auxiliary === undefined || !SUBJECT_VERB.has(auxiliary.text.toLowerCase()) || !isSentenceStart(text, word)) return false;
+  let verb = wordAfter(text, auxiliary.end);
   // One adverb may stand between them ("has already signed", "was recently promoted").
-  if (verb !== undefined && (ADVERBS.has(verb) || verb.endsWith('ly'))) verb = nextWord(text, text.indexOf(verb, afterAuxiliary) + verb.length)?.toLowerCase();
-  if (verb === undefined || !(IRREGULAR_PARTICIPLES.has(verb) || (verb.length > 4 && verb.endsWith('ed')))) return false;
+  if (verb !== undefined && (ADVERBS.has(verb.text.toLowerCase()) || verb.text.endsWith('ly'))) verb = wordAfter(text, verb.end);
+  const participle = verb?.text.toLowerCase();
+  if (participle === undefined || !(IRREGULAR_PARTICIPLES.has(participle) || (participle.length > 4 && participle.endsWith('ed')))) return false;
   return PERSONAL_PRONOUN.test(text.slice(word.end, word.end + 160));
 }
 
