@@ -196,6 +196,10 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
     children.push(passthrough);
     const bare = await startChild('bench/servers/bare-fastify-gateway.ts', { BENCH_UPSTREAM_BASE_URL: baseUrl });
     children.push(bare);
+    // The same svc with its evidence held in memory (BENCH_EVIDENCE_HELD): only the CPU rounds use
+    // it, to say what the per-completion evidence write costs of the CPU budget (a diagnostic).
+    const held = await startChild('bench/servers/svc.ts', { BENCH_UPSTREAM_BASE_URL: baseUrl, BENCH_EVIDENCE_HELD: '1' });
+    children.push(held);
 
     const openAiBody = (stream: boolean) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
     const svcBody = (stream: boolean) => JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
@@ -237,8 +241,10 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
     // CPU per request, interleaved over rounds (the machine's speed drifts); the svc/bare ratio
     // is the median of the per-round ratios.
     const cpuCount = quick ? 1_000 : 2_000;
-    const pids: Record<string, number> = { direct: upstream.process.pid ?? 0, svc: svc.process.pid ?? 0, portkey: portkey.pid, bare_fastify: bare.process.pid ?? 0 };
-    const cpuTargetsFor = (stream: boolean): ProbeTarget[] => [...targetsFor(stream), bareTargetFor(stream)];
+    const pids: Record<string, number> = { direct: upstream.process.pid ?? 0, svc: svc.process.pid ?? 0, portkey: portkey.pid, bare_fastify: bare.process.pid ?? 0, svc_evidence_held: held.process.pid ?? 0 };
+    const heldTarget: ProbeTarget = { name: 'svc_evidence_held', origin: `http://127.0.0.1:${held.port}`, path: '/api/v1/gateway/completions', method: 'POST', headers: { ...json, authorization: `Bearer ${String(held.info.api_key)}` }, body: svcBody(false) };
+    await throughput(heldTarget, { connections: 10, durationSeconds: quick ? 2 : 4 });
+    const cpuTargetsFor = (stream: boolean): ProbeTarget[] => [...targetsFor(stream), bareTargetFor(stream), ...(stream ? [] : [heldTarget])];
     const cpuRounds: Record<string, number[]> = {};
     for (let round = 0; round < (quick ? 1 : 3); round += 1) {
       for (const stream of [false, true]) {
@@ -256,6 +262,15 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
       return svcFigures.length === 0 || bareFigures.length === 0 ? null : round3(medianOf(svcFigures.map((figure, round) => figure / Math.max(1, bareFigures[round] ?? figure))));
     };
     const cpuVsBare = { json: cpuRatio('json'), stream: cpuRatio('stream'), per_round: { svc_json: cpuRounds.svc_json ?? [], bare_fastify_json: cpuRounds.bare_fastify_json ?? [] } };
+    // What the CPU target leaves svc beyond the bare route (0.6 × bare, per round), beside what the
+    // per-completion evidence write costs (svc − the same svc with its evidence held, per round).
+    const perRound = (of: (round: number) => number) => (cpuRounds.svc_json ?? []).map((_, round) => of(round));
+    const evidenceBudget = {
+      budget_us: round3(medianOf(perRound((round) => 0.6 * (cpuRounds.bare_fastify_json?.[round] ?? 0)))),
+      evidence_us: round3(medianOf(perRound((round) => (cpuRounds.svc_json?.[round] ?? 0) - (cpuRounds.svc_evidence_held_json?.[round] ?? 0)))),
+      svc_evidence_held_vs_bare: round3(medianOf(perRound((round) => (cpuRounds.svc_evidence_held_json?.[round] ?? 0) / Math.max(1, cpuRounds.bare_fastify_json?.[round] ?? 0)))),
+      per_round: { svc_evidence_held_json: cpuRounds.svc_evidence_held_json ?? [] },
+    };
 
     // Throughput in interleaved windows (direct, svc, Portkey, direct, svc, …) rather than one
     // long window per server: the machine's speed drifts within seconds, and a ratio of two
@@ -268,8 +283,13 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
     for (const stream of [false, true]) {
       for (const connections of [1, 10]) {
         const samples = new Map<string, Array<Awaited<ReturnType<typeof throughput>>>>();
+        // At 10 connections the windows also run the bare pass-through and the bare Fastify +
+        // undici route: what any gateway on this machine can reach against Portkey, the
+        // physical ceiling of the svc/Portkey ratio (the load generator and the fake upstream
+        // share the two cores with the server under test).
+        const floorTargets = connections === 10 ? [probeTargetsFor(stream).find((target) => target.name === 'passthrough')!, bareTargetFor(stream)] : [];
         for (let round = 0; round < rounds; round += 1) {
-          for (const target of targetsFor(stream)) {
+          for (const target of [...targetsFor(stream), ...floorTargets]) {
             const sample = await throughput(target, { connections, durationSeconds: windowSeconds });
             const list = samples.get(target.name);
             if (list === undefined) samples.set(target.name, [sample]);
@@ -278,9 +298,13 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
         }
         const mode = `${stream ? 'stream' : 'json'}_c${connections}`;
         for (const [name, list] of samples) rates[`${name}_${mode}`] = summarizeWindows(list);
-        const svcSamples = samples.get('svc') ?? [];
         const portkeySamples = samples.get('portkey') ?? [];
-        roundRatios[mode] = svcSamples.map((sample, round) => sample.requests_per_s / Math.max(1, portkeySamples[round]?.requests_per_s ?? 0));
+        const ratioTo = (name: string) => (samples.get(name) ?? []).map((sample, round) => sample.requests_per_s / Math.max(1, portkeySamples[round]?.requests_per_s ?? 0));
+        roundRatios[mode] = ratioTo('svc');
+        if (connections === 10) {
+          roundRatios[`passthrough_${mode}`] = ratioTo('passthrough');
+          roundRatios[`bare_fastify_${mode}`] = ratioTo('bare_fastify');
+        }
       }
     }
     // Overload: the Enterprise org's JSON completions at 10 connections alone, then with a
@@ -330,12 +354,19 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
       throughput: rates,
       server_cpu_us_per_request: cpu,
       svc_vs_bare_fastify_cpu_per_request: cpuVsBare,
+      cpu_budget_and_evidence: evidenceBudget,
       svc_vs_portkey_cpu_per_request: {
         json: cpu.svc_json && cpu.portkey_json ? round3(cpu.portkey_json / cpu.svc_json) : null,
         stream: cpu.svc_stream && cpu.portkey_stream ? round3(cpu.portkey_stream / cpu.svc_stream) : null,
       },
       svc_vs_portkey_rps_c10: { json: ratioJson, stream: ratioStream },
       svc_vs_portkey_rps_c10_per_round: { json: (roundRatios.json_c10 ?? []).map(round3), stream: (roundRatios.stream_c10 ?? []).map(round3) },
+      // The ceiling of that ratio on this machine: servers that do nothing but forward, in the
+      // same interleaved windows (median of per-round ratios to Portkey).
+      ceiling_vs_portkey_rps_c10: {
+        passthrough: { json: round3(medianOf(roundRatios.passthrough_json_c10 ?? [])), stream: round3(medianOf(roundRatios.passthrough_stream_c10 ?? [])) },
+        bare_fastify: { json: round3(medianOf(roundRatios.bare_fastify_json_c10 ?? [])), stream: round3(medianOf(roundRatios.bare_fastify_stream_c10 ?? [])) },
+      },
       overload: { capacity_ratio: overloadRatio, served_ratio: servedRatio, rounds: overloadRounds },
       targets: {
         svc_over_passthrough_p50_ms: 0.15,

@@ -2,7 +2,8 @@
  * `npm run bench [-- name …] [-- --quick] [-- --definitions-only] [-- --latency-only] [-- --verification-only]`: runs the benchmarks one after another and prints one
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
- * and absolute times drift. Names: foundation, gateway, detection, pii, audit-webhooks, apisec, ml, mcp,
+ * and absolute times drift. Names: foundation, gateway,
+ * gateway-phases (where one completion's time goes inside svc), detection, pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
@@ -10,6 +11,7 @@ type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly
 const benches: Record<string, () => Promise<Bench>> = {
   foundation: async () => (await import('./foundation.ts')).runFoundationBench,
   gateway: async () => (await import('./gateway.ts')).runGatewayBench,
+  'gateway-phases': async () => (await import('./gateway-phases.ts')).runGatewayPhasesBench,
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
   pii: async () => {
     const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');

@@ -5,6 +5,9 @@
 import { createServer } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
+import { recordPhases } from './phases.ts';
+
+recordPhases();
 
 const upstream = new URL(process.env.BENCH_UPSTREAM_BASE_URL ?? 'http://127.0.0.1:1/v1');
 const pool = new Pool(upstream.origin, { connections: 16 });
