@@ -53,7 +53,10 @@ export function phaseMedians(times: PhaseTimes[]): Record<Phase, number | null> 
     lists.server_total.push((t.finish - t.request) * 1000);
   }
   const result = { requests } as Record<Phase, number | null> & { requests: number };
-  for (const phase of PHASES) result[phase] = median(lists[phase]) === null ? null : Math.round(median(lists[phase])! * 10) / 10;
+  for (const phase of PHASES) {
+    const middle = median(lists[phase]);
+    result[phase] = middle === null ? null : Math.round(middle * 10) / 10;
+  }
   return result;
 }
 
