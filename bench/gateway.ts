@@ -280,6 +280,7 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
     const windowSeconds = quick ? 1 : 2;
     const rates: Record<string, Record<string, unknown>> = {};
     const roundRatios: Record<string, number[]> = {};
+    const loadedCpu: Record<string, number[]> = {};
     for (const stream of [false, true]) {
       for (const connections of [1, 10]) {
         const samples = new Map<string, Array<Awaited<ReturnType<typeof throughput>>>>();
@@ -290,7 +291,13 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
         const floorTargets = connections === 10 ? [probeTargetsFor(stream).find((target) => target.name === 'passthrough')!, bareTargetFor(stream)] : [];
         for (let round = 0; round < rounds; round += 1) {
           for (const target of [...targetsFor(stream), ...floorTargets]) {
+            // CPU per JSON completion under load too (the CPU rounds above run 4 connections with
+            // pauses): the server's CPU over the window divided by the requests it answered.
+            const pid = !stream && connections === 10 ? pids[target.name] : undefined;
+            const cpuBefore = pid === undefined ? null : cpuMs(pid);
             const sample = await throughput(target, { connections, durationSeconds: windowSeconds });
+            const cpuAfter = pid === undefined ? null : cpuMs(pid);
+            if (cpuBefore !== null && cpuAfter !== null && sample.requests > 0) (loadedCpu[target.name] ??= []).push(Math.round(((cpuAfter - cpuBefore) * 1000) / sample.requests));
             const list = samples.get(target.name);
             if (list === undefined) samples.set(target.name, [sample]);
             else list.push(sample);
@@ -355,6 +362,14 @@ export async function runGatewayBench(options: { quick?: boolean; verificationOn
       server_cpu_us_per_request: cpu,
       svc_vs_bare_fastify_cpu_per_request: cpuVsBare,
       cpu_budget_and_evidence: evidenceBudget,
+      // The same ratio at 10 connections (the JSON throughput windows; evidence written within
+      // 200 ms of a window's end may fall into the next window of that server): the target does
+      // not say at which load it is read, and the bare route's cost falls more under load.
+      cpu_us_per_json_completion_c10: {
+        per_round: loadedCpu,
+        svc_vs_bare_fastify: round3(medianOf((loadedCpu.svc ?? []).map((figure, round) => figure / Math.max(1, loadedCpu.bare_fastify?.[round] ?? figure)))),
+        svc_vs_portkey: round3(medianOf((loadedCpu.portkey ?? []).map((figure, round) => figure / Math.max(1, loadedCpu.svc?.[round] ?? figure)))),
+      },
       svc_vs_portkey_cpu_per_request: {
         json: cpu.svc_json && cpu.portkey_json ? round3(cpu.portkey_json / cpu.svc_json) : null,
         stream: cpu.svc_stream && cpu.portkey_stream ? round3(cpu.portkey_stream / cpu.svc_stream) : null,
