@@ -6,7 +6,7 @@
  * Run under /work/coord/qbench.sh: `BENCH_BEFORE_TREE=/tmp/before npx tsx bench/apisec-compare.ts`.
  */
 import { spawn } from 'node:child_process';
-import { percentile, probeLatency, round3, startChild, throughput, type ProbeTarget } from './lib.ts';
+import { median, probeLatency, round3, startChild, throughput, type ProbeTarget } from './lib.ts';
 
 const SMALL_JSON = JSON.stringify({ name: 'widget', price: 9.99, tags: ['a', 'b'] });
 const backend = await startChild('bench/servers/apisec-backend.ts');
@@ -32,7 +32,7 @@ for (const kind of ['get', 'post'] as const) {
 for (const kind of ['get', 'post'] as const) {
   const windows: Record<string, number[]> = {};
   for (let round = 0; round < 3; round++) for (const t of targets(kind).filter((x) => x.name !== 'direct')) (windows[t.name] ??= []).push((await throughput(t, { connections: 16, durationSeconds: 3 })).requests_per_s);
-  out[`rps16_${kind}`] = Object.fromEntries(Object.entries(windows).map(([k, v]) => [k, percentile([...v].sort((a, b) => a - b), 50)]));
+  out[`rps16_${kind}`] = Object.fromEntries(Object.entries(windows).map(([k, v]) => [k, median(v)]));
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);
 child.kill('SIGTERM'); await svcAfter.stop(); await passthrough.stop(); await backend.stop();

@@ -32,7 +32,7 @@ import { Pool } from 'undici';
 import { classifyUserAgent, createAnalyzer } from '../src/apisec/index.ts';
 import type { Gateway } from '../src/apisec/index.ts';
 import { generateTraffic } from './apisec-traffic.ts';
-import { percentile, probeLatency, repoRoot, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+import { median, probeLatency, repoRoot, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const DATASETS = resolve(repoRoot, '../shared/datasets');
 const note = (message: string) => process.stderr.write(`[apisec bench] ${message}\n`);
@@ -431,7 +431,6 @@ export async function runApiSecurityBench(options: { quick?: boolean } = {}): Pr
           if (measured.non_2xx > 0 || measured.errors > 0) throw new Error(`${target.name} ${kind}: ${measured.non_2xx} non-2xx, ${measured.errors} errors`);
         }
       }
-      const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
       const view: Record<string, unknown> = {};
       for (const [name, entry] of Object.entries(windows)) view[name] = { requests_per_s: median(entry.rps), latency_p50_ms: median(entry.p50) };
       const svcRps = median(windows.svc!.rps);

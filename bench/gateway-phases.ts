@@ -27,15 +27,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { percentile, probeLatency, round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+import { median, probeLatency, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 import type { PhaseTimes } from './servers/phases.ts';
 
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
 const PHASES = ['edge_in', 'before_upstream', 'dispatch', 'upstream', 'answer', 'server_total'] as const;
 type Phase = (typeof PHASES)[number];
-
-const median = (values: number[]) => (values.length === 0 ? null : round3(percentile([...values].sort((a, b) => a - b), 50)));
 
 /** Per-request phase durations (µs) of one server's recorded requests, as medians. */
 export function phaseMedians(times: PhaseTimes[]): Record<Phase, number | null> & { requests: number } {
@@ -53,10 +51,7 @@ export function phaseMedians(times: PhaseTimes[]): Record<Phase, number | null> 
     lists.server_total.push((t.finish - t.request) * 1000);
   }
   const result = { requests } as Record<Phase, number | null> & { requests: number };
-  for (const phase of PHASES) {
-    const middle = median(lists[phase]);
-    result[phase] = middle === null ? null : Math.round(middle * 10) / 10;
-  }
+  for (const phase of PHASES) result[phase] = lists[phase].length === 0 ? null : Math.round(median(lists[phase]) * 10) / 10;
   return result;
 }
 

@@ -36,7 +36,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { measureVerificationCost, type PairedOptions } from './gateway-verification.ts';
-import { percentile, probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+import { median, probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
@@ -171,7 +171,7 @@ async function probeFirstChunk(targets: ProbeTarget[], options: { rounds: number
   return summarize(samples);
 }
 
-const medianOf = (values: number[] = [0]) => percentile([...values].sort((a, b) => a - b), 50);
+const medianOf = (values: number[] = [0]) => median(values);
 
 /** The verification phase's rounds: enough per-round differences for a tight interval of their median. */
 const verificationRounds = (quick: boolean): PairedOptions => (quick ? { rounds: 15, perRound: 100, warmup: 300 } : { rounds: 41, perRound: 200, warmup: 500 });

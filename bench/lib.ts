@@ -71,6 +71,11 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[index]!;
 }
 
+/** The median of unsorted values (NaN for none); the list is not changed. */
+export function median(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
 /** Sequential keep-alive requests, interleaved over targets in rounds; latencies in ms. */

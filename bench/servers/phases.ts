@@ -1,14 +1,13 @@
 // Where a bench server spends one request, from diagnostics channels that node:http, Fastify and
 // undici publish anyway (no change to the server's code): when BENCH_PHASES_FILE is set, every
-// request carrying `x-bench-phase` is timed at seven points and the list is written to that file
+// request carrying `x-bench-phase` is timed at six points and the list is written to that file
 // at SIGTERM. For sequential probes (one request at a time): the marks of a request are the first
 // of each kind between its start and its finish.
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { writeFileSync } from 'node:fs';
 
-export const PHASE_MARKS = ['request', 'handler', 'dispatch', 'sent', 'upstream_headers', 'upstream_done', 'finish'] as const;
-export type PhaseMark = (typeof PHASE_MARKS)[number];
+type PhaseMark = 'request' | 'handler' | 'dispatch' | 'sent' | 'upstream_done' | 'finish';
 export type PhaseTimes = Partial<Record<PhaseMark, number>>;
 
 export function recordPhases(): void {
@@ -26,7 +25,6 @@ export function recordPhases(): void {
   subscribe('tracing:fastify.request.handler:start', mark('handler'));
   subscribe('undici:request:create', mark('dispatch'));
   subscribe('undici:client:sendHeaders', mark('sent'));
-  subscribe('undici:request:headers', mark('upstream_headers'));
   subscribe('undici:request:trailers', mark('upstream_done'));
   subscribe('http.server.response.finish', () => {
     if (current === null) return;
