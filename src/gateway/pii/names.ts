@@ -308,7 +308,7 @@ function wordOf(text: string, start: number, end: number): Word {
   if (last === 115 && (value[value.length - 2] === "'" || value[value.length - 2] === '’')) value = value.slice(0, -2);
   else if (last === 39 || last === 0x2019 || last === 45) value = value.replace(/['’-]+$/u, '');
   const first = value[0] ?? '';
-  const capitalised = first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase() || PREFIXED_NAME.test(value);
+  const capitalised = (first !== first.toLowerCase() && value.slice(1) === value.slice(1).toLowerCase()) || PREFIXED_NAME.test(value);
   const initial = value.length === 1 && capitalised;
   return { start, end: start + value.length, text: value, capitalised: capitalised || initial, initial };
 }
@@ -326,8 +326,7 @@ const SURNAME_SHAPE = /^(?:Mc\p{Lu}|Mac\p{Lu}|O['’]\p{Lu}|\p{Lu}\p{Ll}{1,20}(?
  * "LeBlanc", "DiMaggio"): a name; only unknown when the part after the prefix is a common word
  * ("McQueen"), and no person when a company list holds it ("McDonald's").
  */
-const PREFIXED_NAME = /^(?:Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)\p{Lu}\p{Ll}{2,20}$/u;
-const NAME_PREFIX = /^(?:Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)/u;
+const PREFIXED_NAME = /^(Mc|Mac|O['’]|D['’]|Fitz|De|Di|Da|Du|Le|La)\p{Lu}\p{Ll}{2,20}$/u;
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
@@ -362,7 +361,11 @@ function lookUpKind(word: string, lexicon: Lexicons): Kind {
   if (lexicon.countries.has(title)) return 'place';
   // "McQueen", "DeRose": the rest is a word, so the name is not sure ('unknown' needs support or a
   // first name beside it); a company of that shape ("McDonald's") is no person.
-  if (PREFIXED_NAME.test(word)) return lexicon.companies.has(word) || lexicon.companies.has(`${word}'s`) ? 'common' : lexicon.common.has(word.replace(NAME_PREFIX, '').toLowerCase()) ? 'unknown' : 'name';
+  const prefixed = PREFIXED_NAME.exec(word);
+  if (prefixed !== null) {
+    if (lexicon.companies.has(word) || lexicon.companies.has(`${word}'s`)) return 'common';
+    return lexicon.common.has(word.slice(prefixed[1]!.length).toLowerCase()) ? 'unknown' : 'name';
+  }
   const folded = ASCII_ONLY.test(title) ? title : fold(title);
   const isName = lexicon.names.has(title) || lexicon.names.has(word) || (folded !== title && lexicon.names.has(folded));
   const isCommon = lexicon.common.has(word.toLowerCase());
@@ -671,5 +674,5 @@ function hasCue(text: string, words: readonly Word[], kinds: readonly Kind[], fr
 
 /** Every pattern of this module, for the ReDoS test. */
 export function namePatterns(): readonly RegExp[] {
-  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, PREFIXED_NAME, NAME_PREFIX, VOCATIVE_END, COMMA_BEFORE, PERSONAL_PRONOUN, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
+  return [WORD, CAPITALISED_START, WORD_CHARACTER, NEXT_WORD, TITLE_BEFORE, LIST_GAP, CUE_PHRASE_BEFORE, SPEAKER, VOCATIVE, PREFIXED_NAME, VOCATIVE_END, COMMA_BEFORE, PERSONAL_PRONOUN, LABEL_COLON, FIRM_SUFFIX_AFTER, STREET_BEFORE, RELATION, SURNAME_SHAPE, LATIN_WITH_MARKS, ASCII_ONLY];
 }
