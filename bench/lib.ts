@@ -19,9 +19,9 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-/** Starts `tsx <script>`; the script prints one JSON line `{ "port": n, … }` when ready. */
-export async function startChild(script: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+/** Starts `tsx <script>` (after `nodeArgs`, e.g. profiler flags); the script prints one JSON line `{ "port": n, … }` when ready. */
+export async function startChild(script: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<ChildServer> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,7 +3,8 @@
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
  * and absolute times drift. Names: foundation, gateway,
- * gateway-phases (where one completion's time goes inside svc), detection, pii, audit-webhooks, apisec, ml, mcp,
+ * gateway-phases (where one completion's time goes inside svc), gateway-profile (what svc's CPU
+ * per completion is made of, beside the bare route), detection, pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   foundation: async () => (await import('./foundation.ts')).runFoundationBench,
   gateway: async () => (await import('./gateway.ts')).runGatewayBench,
   'gateway-phases': async () => (await import('./gateway-phases.ts')).runGatewayPhasesBench,
+  'gateway-profile': async () => (await import('./gateway-profile.ts')).runGatewayProfileBench,
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
   pii: async () => {
     const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');
