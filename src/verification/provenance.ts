@@ -104,11 +104,33 @@ export function provenanceRecordDigest(statement: ProvenanceStatement): string {
  * every record naming the entry's seq, it proves none of them was edited, added or removed.
  */
 export function provenanceBatchDigest(statements: readonly ProvenanceStatement[]): string {
-  const leaves = statements
-    .map((statement) => ({ id: statement.request_id, digest: provenanceRecordDigest(statement) }))
-    .sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
-  return createHash('sha256').update(leaves.map((leaf) => leaf.digest).join('\n')).digest('hex');
+  return batchDigestOf(statements.map((statement) => ({ statement, digest: provenanceRecordDigest(statement) })));
 }
+
+/** A record as it goes into a batch: its statement and the statement's own digest. */
+interface Leaf {
+  statement: ProvenanceStatement;
+  digest: string;
+}
+
+function batchDigestOf(leaves: readonly Leaf[]): string {
+  const sorted = [...leaves].sort((left, right) => {
+    const a = left.statement.request_id;
+    const b = right.statement.request_id;
+    return a < b ? -1 : a > b ? 1 : 0;
+  });
+  return createHash('sha256').update(sorted.map((leaf) => leaf.digest).join('\n')).digest('hex');
+}
+
+/**
+ * Rows per INSERT statement and records per slice of hashing, with a turn of the event loop
+ * between slices. On the embedded engine a statement runs on svc's own thread, about 40 µs per
+ * record: a 500-record batch written as one statement held every request for 20 ms and more,
+ * which put the gateway's p99 at 10 connections near 40 ms (docs/gateway.md).
+ */
+export const ROWS_PER_STATEMENT = 100;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** A record as stored and hashed: the database layer's NUL replacement applied first, so the digest matches what is read back. */
 function statementOf(record: ProvenanceRecord): ProvenanceStatement {
@@ -170,37 +192,53 @@ export function createProvenanceWriter(
   let timer: NodeJS.Timeout | null = null;
 
   /**
+   * A chunk's statements with their digests, computed before its transaction a slice at a time.
+   * A request id repeated within the chunk keeps its first record.
+   */
+  const prepare = async (chunk: readonly ProvenanceRecord[]): Promise<Leaf[]> => {
+    const seen = new Set<string>();
+    const leaves: Leaf[] = [];
+    for (let start = 0; start < chunk.length; start += ROWS_PER_STATEMENT) {
+      if (start > 0) await nextTurn();
+      for (const record of chunk.slice(start, start + ROWS_PER_STATEMENT)) {
+        const statement = statementOf(record);
+        if (seen.has(statement.request_id)) continue;
+        seen.add(statement.request_id);
+        leaves.push({ statement, digest: provenanceRecordDigest(statement) });
+      }
+    }
+    return leaves;
+  };
+
+  /**
    * One transaction: one audit entry with the digest of the chunk's records, then the records
-   * with that entry's seq and hash. One entry per batch instead of one per record: on the
+   * with that entry's seq and hash, ROWS_PER_STATEMENT to a statement with a turn of the event
+   * loop between them. One entry per batch instead of one per record: on the
    * embedded engine an audit row (its canonical JSON and HMAC, the jsonb details, two indexes)
    * cost more than half of a record's evidence (docs/decisions.md, "Gateway hot path").
-   * A request id repeated within the chunk keeps its first record. One already stored (a spooled
-   * batch written twice, a repeated X-Request-Id) is found by the insert itself: fewer rows
-   * stored than the digest covers rolls the transaction back, and the chunk is written again
-   * without the stored ids (`excludeStored`), so the common case pays no lookup.
+   * A record whose request id is already stored (a spooled batch written twice, a repeated
+   * X-Request-Id) is found by the inserts themselves: fewer rows stored than the digest covers
+   * rolls the transaction back, and the chunk is written again without the stored ids
+   * (`excludeStored`), so the common case pays no lookup.
    */
-  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[], excludeStored = false): Promise<void> => {
+  const writeChunk = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => writeLeaves(orgId, await prepare(chunk), false);
+
+  const writeLeaves = async (orgId: string, leaves: readonly Leaf[], excludeStored: boolean): Promise<void> => {
     try {
       await deps.db.withOrg(orgId, async (tx) => {
-        const seen = new Set<string>();
+        let fresh = leaves;
         if (excludeStored) {
           const stored = await tx.query<{ request_id: string }>('SELECT request_id FROM ai_provenance WHERE org_id = $1 AND request_id = ANY($2::text[])', [
             orgId,
-            chunk.map((record) => record.requestId),
+            leaves.map((leaf) => leaf.statement.request_id),
           ]);
-          for (const row of stored.rows) seen.add(row.request_id);
-        }
-        const fresh: ProvenanceStatement[] = [];
-        for (const record of chunk) {
-          const statement = statementOf(record);
-          if (seen.has(statement.request_id)) continue;
-          seen.add(statement.request_id);
-          fresh.push(statement);
+          const known = new Set(stored.rows.map((row) => row.request_id));
+          fresh = leaves.filter((leaf) => !known.has(leaf.statement.request_id));
         }
         if (fresh.length === 0) return;
         let delivered = 0;
         let failed = 0;
-        for (const statement of fresh) {
+        for (const { statement } of fresh) {
           if (statement.delivered && statement.passed !== false) delivered += 1;
           else if (statement.delivered) failed += 1;
         }
@@ -210,28 +248,34 @@ export function createProvenanceWriter(
             {
               actor: 'system:verification',
               action: PROVENANCE_AUDIT_ACTION,
-              target: fresh.length === 1 ? fresh[0]!.request_id.slice(0, 512) : null,
+              target: fresh.length === 1 ? fresh[0]!.statement.request_id.slice(0, 512) : null,
               outcome: 'recorded',
-              details: { records: fresh.length, records_sha256: provenanceBatchDigest(fresh), delivered, failed, blocked: fresh.length - delivered - failed },
+              details: { records: fresh.length, records_sha256: batchDigestOf(fresh), delivered, failed, blocked: fresh.length - delivered - failed },
             },
           ],
           { tx },
         );
-        // One statement for the whole batch: on the embedded engine every statement is parsed
-        // and planned inside the process, and a row-by-row insert cost as much CPU as the
+        // A statement carries many rows: on the embedded engine every statement is parsed and
+        // planned inside the process, and a row-by-row insert cost as much CPU as the
         // completion it records.
-        const inserted = await tx.query(
-          `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
-           SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
-           FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)
-           ON CONFLICT (org_id, request_id) DO NOTHING`,
-          [orgId, JSON.stringify(fresh), entry!.seq, entry!.hash],
-        );
+        let inserted = 0;
+        for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
+          if (start > 0) await nextTurn();
+          const rows = fresh.slice(start, start + ROWS_PER_STATEMENT).map((leaf) => leaf.statement);
+          const result = await tx.query(
+            `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
+             SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
+             FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)
+             ON CONFLICT (org_id, request_id) DO NOTHING`,
+            [orgId, JSON.stringify(rows), entry!.seq, entry!.hash],
+          );
+          inserted += result.rowCount;
+        }
         // The digest must cover exactly the stored records.
-        if (inserted.rowCount !== fresh.length) throw new AlreadyStored();
+        if (inserted !== fresh.length) throw new AlreadyStored();
       });
     } catch (error) {
-      if (error instanceof AlreadyStored && !excludeStored) return writeChunk(orgId, chunk, true);
+      if (error instanceof AlreadyStored && !excludeStored) return writeLeaves(orgId, leaves, true);
       throw error;
     }
   };

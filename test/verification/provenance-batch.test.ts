@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/services.ts';
 import { provenanceBatchDigest } from '../../src/verification/index.ts';
-import { canonicalStatement, type ProvenanceRecord } from '../../src/verification/provenance.ts';
+import { canonicalStatement, ROWS_PER_STATEMENT, type ProvenanceRecord } from '../../src/verification/provenance.ts';
 import type { ProvenanceStatement } from '../../src/verification/index.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { createTestOrg } from '../audit/database.ts';
@@ -95,6 +95,29 @@ describe('provenance batches in the audit chain', () => {
     const second = entries.find((entry) => entry.seq === otherStored!.chain_of_custody.audit_seq)!;
     expect(second.details).toMatchObject({ records: 1, records_sha256: provenanceBatchDigest([otherStored!]) });
     expect(second.target).toBe(other.requestId);
+  });
+
+  it('writes a batch larger than one statement under one audit entry, and leaves out an id already stored in its last statement', async () => {
+    const orgId = await createTestOrg(services.db);
+    const earlier = record();
+    services.verification.provenance.record(orgId, earlier);
+    await services.verification.provenance.flush();
+    // Two and a half statements' worth; the already-stored id sits in the last one.
+    const records = Array.from({ length: ROWS_PER_STATEMENT * 2 + ROWS_PER_STATEMENT / 2 }, () => record());
+    records[records.length - 3] = record({ requestId: earlier.requestId, model: 'gpt-4o' });
+    for (const each of records) services.verification.provenance.record(orgId, each);
+    await services.verification.provenance.flush();
+
+    const fresh = records.filter((each) => each.requestId !== earlier.requestId);
+    const stored = await read(orgId, fresh.map((each) => each.requestId));
+    expect(stored.every((view) => view !== null)).toBe(true);
+    expect((await read(orgId, [earlier.requestId]))[0]!.model).toBe('gpt-4o-mini');
+    const entries = (await services.audit.list(orgId)).filter((entry) => entry.action === 'ai.provenance.recorded');
+    expect(entries).toHaveLength(2);
+    const batch = entries.find((entry) => entry.seq === stored[0]!.chain_of_custody.audit_seq)!;
+    for (const view of stored) expect(view.chain_of_custody.audit_seq).toBe(batch.seq);
+    expect(batch.details).toMatchObject({ records: fresh.length, records_sha256: provenanceBatchDigest(stored) });
+    expect((await services.audit.verify(orgId)).ok).toBe(true);
   });
 
   it('hashes what is stored when a record carries a NUL character', async () => {
