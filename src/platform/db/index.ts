@@ -209,8 +209,14 @@ async function runInTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) =>
  * keeps it hot), so 16 MB holds the working set: idle RSS drops by about 110 MB
  * (docs/benchmarks.md, "Idle memory"). `maintenance_work_mem` is capped for the same reason: a
  * VACUUM or CREATE INDEX grows the heap by that much for the rest of the process.
+ * `wal_init_zero=off`: PostgreSQL fills each new 16 MB WAL segment with zeroes before using it.
+ * Inside PGlite that write runs on svc's own thread. Under load (a new segment every few seconds
+ * of evidence writes) it held every request for 110–140 ms. Skipping it loses nothing: WAL records
+ * carry their own CRC, so recovery never mistakes old bytes for a record. The zero-fill reserves
+ * disk space ahead of time and speeds up fsync on some file systems, and PGlite runs with fsync
+ * off (docs/decisions.md, "Embedded engine stalls").
  */
-export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB', 'maintenance_work_mem=16MB'];
+export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB', 'maintenance_work_mem=16MB', 'wal_init_zero=off'];
 
 async function openPglite(dir: string | null, options: OpenOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
