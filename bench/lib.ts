@@ -128,7 +128,7 @@ export async function throughput(target: ProbeTarget, options: { connections: nu
     connections: options.connections,
     duration: options.durationSeconds ?? 5,
   });
-  return { requests_per_s: Math.round(result.requests.average), requests: result.requests.total, non_2xx: result.non2xx, errors: result.errors, latency_p50_ms: result.latency.p50, latency_p99_ms: result.latency.p99 };
+  return { requests_per_s: Math.round(result.requests.average), requests: result.requests.total, non_2xx: result.non2xx, errors: result.errors, latency_p50_ms: result.latency.p50, latency_p99_ms: result.latency.p99, latency_max_ms: result.latency.max };
 }
 
 export { round3 };
