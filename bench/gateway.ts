@@ -468,6 +468,8 @@ function summarizeWindows(list: Array<Awaited<ReturnType<typeof throughput>>>) {
     errors: list.reduce((sum, sample) => sum + sample.errors, 0),
     latency_p50_ms: middle.latency_p50_ms,
     latency_p99_ms: middle.latency_p99_ms,
+    // The worst answer of any window: where a stall of the server's event loop shows.
+    latency_max_ms: Math.max(...list.map((sample) => sample.latency_max_ms)),
   };
 }
 
