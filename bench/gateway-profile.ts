@@ -21,7 +21,8 @@
  *   lib/<package>      a dependency (fastify, undici, lru-cache, prom-client, …)
  *   idle               the event loop waiting
  *   other              anything else (none expected)
- * Figures are µs per completion (a part's time in the windows / completions served in them).
+ * Figures are µs per completion (a part's time in the windows / completions served in them);
+ * svc's own code is also listed file by file (its 20 largest files).
  * The profiler adds its own cost, so busy time here runs above the gateway benchmark's CPU
  * figure; compare the parts with each other and with the bare route, not with that figure.
  */
@@ -77,8 +78,14 @@ export function partOf(frame: ProfileNode['callFrame']): string {
   return 'other';
 }
 
-/** Self time (µs) per part, of the samples taken inside `windows`. */
-export function partsInWindows(profile: CpuProfile, windows: readonly Window[]): Map<string, number> {
+/** svc's own source file of a frame (`gateway/admission.ts`), or null for any other frame. */
+export function svcFileOf(frame: ProfileNode['callFrame']): string | null {
+  const source = frame.url.lastIndexOf('/src/');
+  return source < 0 || frame.url.includes('/node_modules/') ? null : frame.url.slice(source + '/src/'.length);
+}
+
+/** Self time (µs) per part (`classify`; null leaves a sample out), of the samples taken inside `windows`. */
+export function partsInWindows(profile: CpuProfile, windows: readonly Window[], classify: (frame: ProfileNode['callFrame']) => string | null = partOf): Map<string, number> {
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const parts = new Map<string, number>();
   let at = profile.startTime;
@@ -86,8 +93,8 @@ export function partsInWindows(profile: CpuProfile, windows: readonly Window[]):
     const delta = profile.timeDeltas[index] ?? 0;
     at += delta;
     if (!windows.some(([start, end]) => at >= start && at <= end)) continue;
-    const part = partOf(frames.get(profile.samples[index]!)!);
-    parts.set(part, (parts.get(part) ?? 0) + delta);
+    const part = classify(frames.get(profile.samples[index]!)!);
+    if (part !== null) parts.set(part, (parts.get(part) ?? 0) + delta);
   }
   return parts;
 }
@@ -174,7 +181,8 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
     const report: Record<string, unknown> = {};
     const perCompletion: Record<string, Record<string, number>> = {};
     for (const { name, server } of targets) {
-      const parts = partsInWindows(readProfile(server.dir), windows[name]!);
+      const profile = readProfile(server.dir);
+      const parts = partsInWindows(profile, windows[name]!);
       const served = Math.max(1, completions[name]!);
       const byPart: Record<string, number> = {};
       const groups = new Map<string, number>();
@@ -191,6 +199,11 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
         by_group: Object.fromEntries([...groups].sort((left, right) => right[1] - left[1]).map(([group, us]) => [group, round1(us / served)])),
         us_per_completion: byPart,
       };
+      if (name === 'svc') {
+        // svc's own code file by file, the largest first: where a per-phase budget has to cut.
+        const files = [...partsInWindows(profile, windows[name]!, svcFileOf)].sort((left, right) => right[1] - left[1]).slice(0, 20);
+        (report[name] as Record<string, unknown>).top_svc_files_us_per_completion = Object.fromEntries(files.map(([file, us]) => [file, round1(us / served)]));
+      }
     }
     // svc − bare per part, largest first: what svc's extra CPU is made of.
     const partNames = new Set([...Object.keys(perCompletion.svc!), ...Object.keys(perCompletion.bare!)]);

@@ -126,7 +126,9 @@ function batchDigestOf(leaves: readonly Leaf[]): string {
  * Rows per INSERT statement and records per slice of hashing, with a turn of the event loop
  * between slices. On the embedded engine a statement runs on svc's own thread, about 40 µs per
  * record: a 500-record batch written as one statement held every request for 20 ms and more,
- * which put the gateway's p99 at 10 connections near 40 ms (docs/gateway.md).
+ * which put the gateway's p99 at 10 connections near 40 ms (docs/gateway.md). Each statement
+ * also costs something of its own: 100 rows to a statement adds ~12 % to a record's cost, and 50
+ * rows adds ~60 % (docs/decisions.md, "Embedded engine stalls").
  */
 export const ROWS_PER_STATEMENT = 100;
 
