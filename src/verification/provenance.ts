@@ -23,6 +23,7 @@
  * flag is false for every completion; it is true only if a future media path embeds one.
  */
 import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
@@ -131,8 +132,6 @@ function batchDigestOf(leaves: readonly Leaf[]): string {
  * rows adds ~60 % (docs/decisions.md, "Embedded engine stalls").
  */
 export const ROWS_PER_STATEMENT = 100;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** A record as stored and hashed: the database layer's NUL replacement applied first, so the digest matches what is read back. */
 function statementOf(record: ProvenanceRecord): ProvenanceStatement {
