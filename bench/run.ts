@@ -4,7 +4,8 @@
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
  * and absolute times drift. Names: foundation, gateway,
  * gateway-phases (where one completion's time goes inside svc), gateway-profile (what svc's CPU
- * per completion is made of, beside the bare route), detection, pii, audit-webhooks, apisec, ml, mcp,
+ * per completion is made of, beside the bare route), gateway-core (the completion logic without HTTP,
+ * and what each completion's evidence adds), detection, pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   gateway: async () => (await import('./gateway.ts')).runGatewayBench,
   'gateway-phases': async () => (await import('./gateway-phases.ts')).runGatewayPhasesBench,
   'gateway-profile': async () => (await import('./gateway-profile.ts')).runGatewayProfileBench,
+  'gateway-core': async () => (await import('./gateway-core.ts')).runGatewayCoreBench,
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
   pii: async () => {
     const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');
