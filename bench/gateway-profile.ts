@@ -118,6 +118,40 @@ function readProfile(dir: string): CpuProfile {
   return JSON.parse(readFileSync(join(dir, first), 'utf8')) as CpuProfile;
 }
 
+interface ServerFigures {
+  busy_us_per_completion: number;
+  by_group: Record<string, number>;
+  us_per_completion: Record<string, number>;
+  top_svc_files_us_per_completion?: Record<string, number>;
+}
+
+/**
+ * One server's figures from its profile: busy time, groups and parts per completion, and svc's
+ * largest files when asked; `exact` is µs per completion by part, unrounded (for svc − bare).
+ */
+function serverFigures(profile: CpuProfile, windows: readonly Window[], served: number, withFiles: boolean): { figures: ServerFigures; exact: Record<string, number> } {
+  const parts = partsInWindows(profile, windows);
+  const byPart: Record<string, number> = {};
+  const groups = new Map<string, number>();
+  let busy = 0;
+  for (const [part, us] of [...parts].sort((left, right) => right[1] - left[1])) {
+    if (us / served >= 0.1) byPart[part] = round1(us / served);
+    groups.set(groupOf(part), (groups.get(groupOf(part)) ?? 0) + us);
+    if (part !== 'idle') busy += us;
+  }
+  const figures: ServerFigures = {
+    busy_us_per_completion: round1(busy / served),
+    by_group: Object.fromEntries([...groups].sort((left, right) => right[1] - left[1]).map(([group, us]) => [group, round1(us / served)])),
+    us_per_completion: byPart,
+  };
+  if (withFiles) {
+    // svc's own code file by file, the largest first: where a per-phase budget has to cut.
+    const files = [...partsInWindows(profile, windows, svcFileOf)].sort((left, right) => right[1] - left[1]).slice(0, 20);
+    figures.top_svc_files_us_per_completion = Object.fromEntries(files.map(([file, us]) => [file, round1(us / served)]));
+  }
+  return { figures, exact: Object.fromEntries([...parts].map(([part, us]) => [part, us / served])) };
+}
+
 export async function runGatewayProfileBench(options: { quick?: boolean } = {}) {
   const rounds = options.quick ? 2 : 4;
   const seconds = options.quick ? 2 : 3;
@@ -178,32 +212,12 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
     }
     // The profiles are written when the servers exit.
     await Promise.all([svc.child.stop(), bare.child.stop()]);
-    const report: Record<string, unknown> = {};
+    const report: Record<string, ServerFigures> = {};
     const perCompletion: Record<string, Record<string, number>> = {};
     for (const { name, server } of targets) {
-      const profile = readProfile(server.dir);
-      const parts = partsInWindows(profile, windows[name]!);
-      const served = Math.max(1, completions[name]!);
-      const byPart: Record<string, number> = {};
-      const groups = new Map<string, number>();
-      let busy = 0;
-      for (const [part, us] of [...parts].sort((left, right) => right[1] - left[1])) {
-        if (us / served >= 0.1) byPart[part] = round1(us / served);
-        groups.set(groupOf(part), (groups.get(groupOf(part)) ?? 0) + us);
-        if (part !== 'idle') busy += us;
-      }
-      perCompletion[name] = Object.fromEntries([...parts].map(([part, us]) => [part, us / served]));
-      report[name] = {
-        completions: completions[name],
-        busy_us_per_completion: round1(busy / served),
-        by_group: Object.fromEntries([...groups].sort((left, right) => right[1] - left[1]).map(([group, us]) => [group, round1(us / served)])),
-        us_per_completion: byPart,
-      };
-      if (name === 'svc') {
-        // svc's own code file by file, the largest first: where a per-phase budget has to cut.
-        const files = [...partsInWindows(profile, windows[name]!, svcFileOf)].sort((left, right) => right[1] - left[1]).slice(0, 20);
-        (report[name] as Record<string, unknown>).top_svc_files_us_per_completion = Object.fromEntries(files.map(([file, us]) => [file, round1(us / served)]));
-      }
+      const { figures, exact } = serverFigures(readProfile(server.dir), windows[name]!, Math.max(1, completions[name]!), name === 'svc');
+      report[name] = figures;
+      perCompletion[name] = exact;
     }
     // svc − bare per part, largest first: what svc's extra CPU is made of.
     const partNames = new Set([...Object.keys(perCompletion.svc!), ...Object.keys(perCompletion.bare!)]);
@@ -214,7 +228,8 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
       .sort((left, right) => right[1] - left[1]);
     return {
       load: { connections: 10, rounds, seconds_per_window: seconds, sample_interval_us: SAMPLE_INTERVAL_US },
-      ...report,
+      svc: { completions: completions.svc, ...report.svc },
+      bare: { completions: completions.bare, ...report.bare },
       // Parts under 0.5 µs either way are left out.
       svc_minus_bare_us_per_completion: Object.fromEntries(difference),
       refused_or_failed: refused,
