@@ -31,11 +31,7 @@ const config = resolveSecrets(
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
   }),
 );
-// BENCH_EVIDENCE_HELD=1 (a diagnostic, never a figure judged against a target): provenance records
-// wait in memory for an hour instead of 200 ms, so the gateway benchmark can measure what writing
-// each completion's evidence costs by difference (they are written at shutdown).
-const evidenceHeld = process.env.BENCH_EVIDENCE_HELD === '1' ? { verification: { provenance: { flushMs: 3_600_000, batch: 1_000_000_000, maxBacklog: 1_000_000_000 } } } : {};
-const services = await createServices(config, { ...evidenceHeld, logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
+const services = await createServices(config, { logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
 const app = await buildApp(config, services);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
