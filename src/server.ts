@@ -107,7 +107,7 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     import('./http/build-app.ts'),
     import('./commands.ts'),
   ]);
-  const services = await createServices(config);
+  const services = await createServices(config, { clusterWorker: cluster.isWorker });
   const { logger } = services;
   if (config.embedded || config.database.kind === 'pglite') {
     logger.warn(

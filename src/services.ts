@@ -91,6 +91,8 @@ export interface ServiceOptions {
   pgliteSnapshot?: Blob;
   /** Collect prom-client's default process metrics (default true). */
   defaultMetrics?: boolean;
+  /** This process is a cluster worker: /metrics answers for every worker (src/platform/cluster-metrics.ts). */
+  clusterWorker?: boolean;
   /** Test and bench seams: dependencies of the detection engine to add or replace (T2, T5, policy, …). */
   detection?: Partial<DetectionDeps>;
   /** Test and bench seams: gateway dependencies to replace (invokers, policies, cost function, timers). */
@@ -136,7 +138,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   }
   const cache = createCache(config.cache, config.cachePrefix);
   const queue = createQueue(config.cache.kind === 'redis' ? config.cache.url : null, config.cachePrefix);
-  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics ?? true, dbPoolSize: () => db.poolSize() });
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics ?? true, dbPoolSize: () => db.poolSize(), clusterWorker: options.clusterWorker ?? false });
   const events = createEventBus(logger);
   const streams = createStreamRegistry();
   const rateLimiter = createRateLimiter(cache);
@@ -298,6 +300,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('queue', () => queue.close());
       await step('cache', () => cache.close());
       await step('database', () => db.close());
+      metrics.close();
       requestLog.flush();
       logger.flush();
     },

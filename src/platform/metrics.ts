@@ -4,6 +4,7 @@
  * secrets or user content: only ids, methods, status codes and enumerations.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { shareMetricsWithPrimary } from './cluster-metrics.ts';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -17,14 +18,26 @@ export interface Metrics {
   readonly dbPoolSize: Gauge<string>;
   readonly redisLatency: Histogram<string>;
   readonly aiTokens: Counter<'model' | 'provider'>;
+  /** The exposition a scrape answers: this registry, or in a cluster worker every worker's merged. */
+  text(): Promise<string>;
+  /** Stops answering the primary's collections (cluster workers). */
+  close(): void;
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: () => number } = {}): Metrics {
+/**
+ * `clusterWorker`: this process is one of WORKERS replicas; a scrape answers the sum of all of
+ * them, collected by the primary. Gauges say how replicas combine: pool sizes add up, a backend's
+ * health is the lowest any replica sees.
+ */
+export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: () => number; clusterWorker?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const poolSize = options.dbPoolSize;
+  const shared = options.clusterWorker === true ? shareMetricsWithPrimary(registry) : null;
   return {
     registry,
+    text: shared === null ? () => registry.metrics() : shared.text,
+    close: () => shared?.close(),
     requests: new Counter({
       name: 'svc_requests_total',
       help: 'HTTP requests served, by gateway (api for the svc API itself), method and status.',
@@ -66,11 +79,13 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
       name: 'svc_gateway_health',
       help: 'Health of each gateway backend or upstream provider: 1 healthy, 0 unhealthy.',
       labelNames: ['gateway_id'],
+      aggregator: 'min',
       registers: [registry],
     }),
     dbPoolSize: new Gauge({
       name: 'svc_db_pool_size',
       help: 'Open connections to the relational database.',
+      aggregator: 'sum',
       registers: [registry],
       collect() {
         if (poolSize) this.set(poolSize());

@@ -7,9 +7,11 @@
  * the exit code is 1. The primary opens no database and serves no request.
  *
  * Messages between primary and workers are `{ svc: 'ready', port }` (worker → primary, once
- * listening) and `{ svc: 'shutdown' }` (primary → worker).
+ * listening) and `{ svc: 'shutdown' }` (primary → worker); a scrape of /metrics is answered for
+ * all listening workers together (src/platform/cluster-metrics.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
+import { createMetricsCollector } from './cluster-metrics.ts';
 import type { Logger } from './logger.ts';
 
 export interface SupervisorOptions {
@@ -37,6 +39,8 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
   const restartWindowMs = options.restartWindowMs ?? 60_000;
   const deaths: number[] = [];
   const live = new Set<Worker>();
+  const listening = new Set<Worker>();
+  const metrics = createMetricsCollector(() => listening);
   let waitingForReady = options.workers;
   let stopping = false;
   let exitCode = 0;
@@ -47,8 +51,10 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
       live.add(worker);
       let ready = false;
       worker.on('message', (message: unknown) => {
+        if (metrics.handle(worker, message)) return;
         if (!isWorkerMessage(message) || message.svc !== 'ready' || ready) return;
         ready = true;
+        listening.add(worker);
         logger.info({ worker: worker.id, pid: worker.process.pid }, 'svc worker listening');
         if (waitingForReady > 0 && --waitingForReady === 0) options.onReady?.(message.port);
       });
@@ -81,6 +87,8 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
 
     cluster.on('exit', (worker, code, signal) => {
       live.delete(worker);
+      listening.delete(worker);
+      metrics.forget(worker);
       if (stopping) {
         if (live.size === 0) finish();
         return;

@@ -128,6 +128,8 @@ export function tokenBudgetGauge(registry: Registry): Gauge<'org_id'> {
     name: BUDGET_GAUGE,
     help: 'Share of the org daily token budget used today (0 to 1; resets at 00:00 UTC).',
     labelNames: ['org_id'],
+    // Replicas read the same shared budget: the merged scrape shows the highest, not the sum.
+    aggregator: 'max',
     registers: [registry],
     collect() {
       const today = utcDay(Date.now());

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +94,39 @@ describe.runIf(shared)('svc serve with WORKERS=2 on PostgreSQL + Redis', { timeo
     expect(workerPids()).toHaveLength(2);
     expect(workerPids()).not.toContain(primary.pid);
     expect(await healthy()).toBe(true);
+  });
+
+  it('answers a scrape of /metrics with the requests of every worker, whichever worker takes it', async () => {
+    // Each request on its own connection: the primary hands connections to workers in turn.
+    const getOnFreshConnection = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: string }>((resolveResponse, reject) => {
+        get({ host: '127.0.0.1', port, path, headers, agent: false }, (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolveResponse({ status: response.statusCode ?? 0, body }));
+        }).on('error', reject);
+      });
+    const healthCount = async () => {
+      const { status, body } = await getOnFreshConnection('/metrics', { authorization: `Bearer ${TEST_METRICS_TOKEN}` });
+      expect(status).toBe(200);
+      let total = 0;
+      for (const line of body.split('\n')) {
+        if (line.startsWith('svc_requests_total{') && line.includes('method="GET"') && line.includes('status="200"')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
+      return total;
+    };
+    const before = await healthCount();
+    const answers = await Promise.all(Array.from({ length: 40 }, () => getOnFreshConnection('/health')));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    // Two scrapes on fresh connections land on both workers; each counts all 40 (plus the scrapes
+    // before it, which are GET 200s themselves once answered).
+    const first = await healthCount();
+    const second = await healthCount();
+    expect(first - before).toBeGreaterThanOrEqual(40);
+    expect(first - before).toBeLessThanOrEqual(41);
+    expect(second - first).toBeGreaterThanOrEqual(0);
+    expect(second - first).toBeLessThanOrEqual(1);
   });
 
   it('restarts a worker that dies, and keeps serving meanwhile', async () => {

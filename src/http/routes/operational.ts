@@ -51,8 +51,16 @@ export async function registerOperationalRoutes(app: AppInstance, services: Serv
     const header = request.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
     if (!safeEqual(token, services.config.metricsToken)) throw new SvcError('METRICS_TOKEN_INVALID');
+    let text: string;
+    try {
+      text = await services.metrics.text();
+    } catch (error) {
+      // A replica that did not send its counts: no partial sum (counters would seem to go back).
+      request.log.warn({ err: error }, 'metrics of every worker could not be merged');
+      throw new SvcError('SERVICE_UNAVAILABLE');
+    }
     reply.header('Content-Type', services.metrics.registry.contentType);
-    return services.metrics.registry.metrics();
+    return text;
   });
 }
 
