@@ -147,7 +147,13 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     deadline.unref();
     control?.close();
     if (control) rmSync(controlSocketPath(config), { force: true });
+    // A keep-alive connection whose request was in flight when close() began becomes idle only
+    // after its answer, and node:http closes idle connections once, at close(): without this
+    // sweep such a connection held the drain until its keep-alive timeout or the deadline.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    sweep.unref();
     await app.close();
+    clearInterval(sweep);
     await services.close();
     lock?.release();
     logger.flush();

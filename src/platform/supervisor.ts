@@ -90,6 +90,11 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
       listening.delete(worker);
       metrics.forget(worker);
       if (stopping) {
+        // A replica that could not drain (its own deadline) makes the whole stop a failure.
+        if (code !== 0 || signal !== null) {
+          exitCode = 1;
+          logger.error({ worker: worker.id, pid: worker.process.pid, code, signal }, 'svc worker did not stop cleanly');
+        }
         if (live.size === 0) finish();
         return;
       }
