@@ -112,7 +112,13 @@ export function shareMetricsWithPrimary(registry: Registry, timeoutMs = CLUSTER_
   const onMessage = (message: unknown) => {
     if (!isMetricsMessage(message)) return;
     if (message.svc === 'metrics-collect') {
-      void registry.getMetricsAsJSON().then((metrics) => process.send?.({ svc: 'metrics-part', id: message.id, metrics } satisfies MetricsMessage));
+      // A registry that cannot be read sends nothing: the primary's deadline fails that scrape.
+      registry.getMetricsAsJSON().then(
+        (metrics) => {
+          if (process.connected) process.send?.({ svc: 'metrics-part', id: message.id, metrics } satisfies MetricsMessage);
+        },
+        () => undefined,
+      );
     } else if (message.svc === 'metrics-text') {
       const request = waiting.get(message.id);
       if (request === undefined) return;
