@@ -19,14 +19,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { ClientCancel } from '../src/gateway/cancel.ts';
 import type { CompletionBody } from '../src/gateway/index.ts';
 import { getAdapter } from '../src/gateway/registry.ts';
-import { loadConfig } from '../src/platform/config.ts';
-import { resolveSecrets } from '../src/platform/secrets.ts';
 import { createServices } from '../src/services.ts';
 import { median } from './lib.ts';
+import { benchConfig, discardedLogs } from './servers/svc-config.ts';
 
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 /** What the benchmark's fake upstream answers, as OpenAI's chat completions API does. */
@@ -44,19 +42,9 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
   const rounds = options.quick ? 4 : 8;
   const perRound = options.quick ? 1_500 : 3_000;
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-core-'));
-  const config = resolveSecrets(
-    loadConfig({
-      ENVIRONMENT: 'development',
-      DATABASE_URL: `pglite:${dataDir}/pglite`,
-      DATA_DIR: dataDir,
-      REDIS_URL: 'memory:',
-      SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz',
-      API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
-      LOG_LEVEL: 'warn',
-    }),
-  );
+  const config = benchConfig({ DATABASE_URL: `pglite:${dataDir}/pglite`, DATA_DIR: dataDir, REDIS_URL: 'memory:', LOG_LEVEL: 'warn' });
   const services = await createServices(config, {
-    logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }),
+    logDestination: discardedLogs(),
     // Records are written only when the bench flushes them (inside an evidence round, or after a logic round).
     verification: { provenance: { flushMs: 3_600_000, batch: EVIDENCE_BATCH, maxBacklog: 1_000_000_000 } },
     gateway: {

@@ -3,25 +3,18 @@
 // response policy, pooled forwarding, request log line, metrics). Bot policy allows every class
 // so the detection pass measures detection, not the benchmark client's user agent. Prints the
 // port and the gateway id.
-import pino from 'pino';
 import { buildApp } from '../../src/http/build-app.ts';
-import { loadConfig } from '../../src/platform/config.ts';
-import { resolveSecrets } from '../../src/platform/secrets.ts';
 import { createServices } from '../../src/services.ts';
+import { benchConfig, discardedLogs } from './svc-config.ts';
 
-const config = resolveSecrets(
-  loadConfig({
-    ENVIRONMENT: 'development',
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'pglite:memory',
-    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'memory:',
-    SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz',
-    API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
-    ALLOW_PRIVATE_TARGETS: 'true',
-    CACHE_PREFIX: `bench:${process.pid}:`,
-    LOG_LEVEL: 'info',
-  }),
-);
-const services = await createServices(config, { logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
+const config = benchConfig({
+  DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'pglite:memory',
+  REDIS_URL: process.env.BENCH_REDIS_URL ?? 'memory:',
+  ALLOW_PRIVATE_TARGETS: 'true',
+  CACHE_PREFIX: `bench:${process.pid}:`,
+  LOG_LEVEL: 'info',
+});
+const services = await createServices(config, { logDestination: discardedLogs() });
 const app = await buildApp(config, services);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { org } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });

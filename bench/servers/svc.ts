@@ -6,32 +6,25 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { buildApp } from '../../src/http/build-app.ts';
-import { loadConfig } from '../../src/platform/config.ts';
-import { resolveSecrets } from '../../src/platform/secrets.ts';
 import { createServices } from '../../src/services.ts';
 import { recordPhases } from './phases.ts';
+import { benchConfig, discardedLogs } from './svc-config.ts';
 
 recordPhases();
 
 // The embedded default keeps PGlite in a data directory on disk, so the benchmark does too (an
 // in-memory PGlite grows its files by copying them, a cost the default never pays).
 const dataDir = process.env.BENCH_DATABASE_URL ? null : mkdtempSync(join(tmpdir(), 'svc-bench-'));
-const config = resolveSecrets(
-  loadConfig({
-    ENVIRONMENT: 'development',
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `pglite:${dataDir}/pglite`,
-    ...(dataDir === null ? {} : { DATA_DIR: dataDir }),
-    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'memory:',
-    SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz',
-    API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
-    ALLOW_PRIVATE_TARGETS: 'true',
-    CACHE_PREFIX: `bench:${process.pid}:`,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-  }),
-);
-const services = await createServices(config, { logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
+const config = benchConfig({
+  DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `pglite:${dataDir}/pglite`,
+  ...(dataDir === null ? {} : { DATA_DIR: dataDir }),
+  REDIS_URL: process.env.BENCH_REDIS_URL ?? 'memory:',
+  ALLOW_PRIVATE_TARGETS: 'true',
+  CACHE_PREFIX: `bench:${process.pid}:`,
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+});
+const services = await createServices(config, { logDestination: discardedLogs() });
 const app = await buildApp(config, services);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
