@@ -68,11 +68,14 @@ export async function serve(base: Config): Promise<void> {
       if (config.verificationGroundingModel !== null) await (await import('./verification/index.ts')).checkGroundingModel(config.verificationGroundingModel.dir);
       const logger = createLogger(config.logLevel, stdoutDestination());
       logger.info({ workers, port: config.port, host: config.host }, 'svc starting workers');
+      const { sampleRegistry, startAlertEvaluator } = await import('./webhooks/index.ts');
       void superviseWorkers({
         workers,
         logger,
         shutdownTimeoutMs: DRAIN_TIMEOUT_MS + 5_000,
         onReady: (port) => logger.info({ port, host: config.host, workers, environment: config.environment }, 'svc listening'),
+        // The operational alerts are evaluated here, once, over every worker's metrics merged.
+        watch: (merged) => startAlertEvaluator({ logger, read: async (now) => sampleRegistry(await merged(), now) }).stop,
       }).then((code) => {
         logger.info({ code }, 'svc stopped');
         logger.flush();

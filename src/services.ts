@@ -261,7 +261,8 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
       blockAudit = startBlockAudit({ audit, events, logger, outbox });
-      alerts = startOperationalAlerts({ metrics, logger, events });
+      // A cluster worker keeps its token budget gauge; the primary evaluates the merged metrics.
+      alerts = startOperationalAlerts({ metrics, logger, events }, { evaluate: options.clusterWorker !== true });
       // Pending deliveries of a previous run (or another replica) are queued again on start.
       const pending = await webhooks.recover();
       if (pending > 0) logger.info({ pending }, 'webhook deliveries re-enqueued');

@@ -35,46 +35,62 @@ function isMetricsMessage(value: unknown): value is MetricsMessage {
 interface Collection {
   waiting: Set<Worker>;
   parts: Part[];
-  finish: (text?: string, error?: string) => void;
+  finish: (registry?: Registry, error?: string) => void;
 }
 
-/** Merges the parts of a complete collection and answers the worker that asked. */
+/** Merges the parts of a complete collection. */
 function merge(entry: Collection): void {
-  Promise.resolve()
-    .then(() => AggregatorRegistry.aggregate(entry.parts).metrics())
-    .then(
-      (text) => entry.finish(text),
-      (error: unknown) => entry.finish(undefined, error instanceof Error ? error.message : String(error)),
-    );
+  let registry: Registry;
+  try {
+    registry = AggregatorRegistry.aggregate(entry.parts);
+  } catch (error) {
+    entry.finish(undefined, error instanceof Error ? error.message : String(error));
+    return;
+  }
+  entry.finish(registry);
 }
 
 /**
  * The primary's side: `handle` takes every message a worker sends and answers the metrics ones
  * (returns false for any other message). `listening()` names the workers to collect from.
+ * `gather()` collects for the primary itself (its operational alerts read the merged metrics).
  */
 export function createMetricsCollector(listening: () => Iterable<Worker>, timeoutMs = CLUSTER_METRICS_TIMEOUT_MS) {
   let nextId = 0;
   const pending = new Map<number, Collection>();
 
+  /** Every listening worker's registry merged into one; rejects at the deadline or with no worker. */
+  const gather = () =>
+    new Promise<Registry>((resolve, reject) => {
+      const id = nextId++;
+      const waiting = new Set([...listening()].filter((worker) => worker.isConnected()));
+      const entry: Collection = {
+        waiting,
+        parts: [],
+        finish: (registry?: Registry, error?: string) => {
+          if (!pending.delete(id)) return; // answered already (timeout, then a late merge)
+          clearTimeout(timer);
+          if (registry === undefined) reject(new Error(error));
+          else resolve(registry);
+        },
+      };
+      const timer = setTimeout(() => entry.finish(undefined, `${entry.waiting.size} worker(s) did not send their metrics within ${timeoutMs} ms`), timeoutMs);
+      pending.set(id, entry);
+      for (const worker of waiting) worker.send({ svc: 'metrics-collect', id } satisfies MetricsMessage);
+      if (waiting.size === 0) entry.finish(undefined, 'no worker is listening');
+    });
+
+  /** A scrape that reached `requester`: the merged exposition goes back to it. */
   const collect = (requester: Worker, requestId: number) => {
-    const id = nextId++;
-    const reply = (text?: string, error?: string) => {
-      if (requester.isConnected()) requester.send({ svc: 'metrics-text', id: requestId, ...(error === undefined ? { text } : { error }) } satisfies MetricsMessage);
+    const reply = (answer: { text: string } | { error: string }) => {
+      if (requester.isConnected()) requester.send({ svc: 'metrics-text', id: requestId, ...answer } satisfies MetricsMessage);
     };
-    const waiting = new Set([...listening()].filter((worker) => worker.isConnected()));
-    const entry: Collection = {
-      waiting,
-      parts: [],
-      finish: (text?: string, error?: string) => {
-        if (!pending.delete(id)) return; // answered already (timeout, then a late merge)
-        clearTimeout(timer);
-        reply(text, error);
-      },
-    };
-    const timer = setTimeout(() => entry.finish(undefined, `${entry.waiting.size} worker(s) did not send their metrics within ${timeoutMs} ms`), timeoutMs);
-    pending.set(id, entry);
-    for (const worker of waiting) worker.send({ svc: 'metrics-collect', id } satisfies MetricsMessage);
-    if (waiting.size === 0) entry.finish(undefined, 'no worker is listening');
+    gather()
+      .then((registry) => registry.metrics())
+      .then(
+        (text) => reply({ text }),
+        (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+      );
   };
 
   const handle = (worker: Worker, message: unknown): boolean => {
@@ -96,7 +112,7 @@ export function createMetricsCollector(listening: () => Iterable<Worker>, timeou
     }
   };
 
-  return { handle, forget };
+  return { handle, forget, gather };
 }
 
 /** Raised in a worker when the primary could not merge the workers' metrics. */

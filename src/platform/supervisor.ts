@@ -8,9 +8,11 @@
  *
  * Messages between primary and workers are `{ svc: 'ready', port }` (worker → primary, once
  * listening) and `{ svc: 'shutdown' }` (primary → worker); a scrape of /metrics is answered for
- * all listening workers together (src/platform/cluster-metrics.ts).
+ * all listening workers together (src/platform/cluster-metrics.ts), and `watch` reads the same
+ * merge (the operational alerts).
  */
 import cluster, { type Worker } from 'node:cluster';
+import type { Registry } from 'prom-client';
 import { createMetricsCollector } from './cluster-metrics.ts';
 import type { Logger } from './logger.ts';
 
@@ -23,6 +25,12 @@ export interface SupervisorOptions {
   restartWindowMs?: number;
   /** Called once every first-generation replica listens, with the port they share. */
   onReady?: (port: number) => void;
+  /**
+   * Started once every first-generation replica listens, with a function that merges every
+   * listening replica's metrics (the primary's operational alerts read it); the function it
+   * returns is called when the service stops.
+   */
+  watch?: (merged: () => Promise<Registry>) => () => void;
 }
 
 export type WorkerMessage = { svc: 'ready'; port: number } | { svc: 'shutdown' };
@@ -42,6 +50,7 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
   const listening = new Set<Worker>();
   const metrics = createMetricsCollector(() => listening);
   let waitingForReady = options.workers;
+  let unwatch: (() => void) | null = null;
   let stopping = false;
   let exitCode = 0;
 
@@ -56,7 +65,10 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
         ready = true;
         listening.add(worker);
         logger.info({ worker: worker.id, pid: worker.process.pid }, 'svc worker listening');
-        if (waitingForReady > 0 && --waitingForReady === 0) options.onReady?.(message.port);
+        if (waitingForReady > 0 && --waitingForReady === 0) {
+          options.onReady?.(message.port);
+          if (!stopping) unwatch = options.watch?.(metrics.gather) ?? null;
+        }
       });
     };
 
@@ -69,6 +81,7 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
       if (stopping) return;
       stopping = true;
       exitCode = Math.max(exitCode, code);
+      unwatch?.();
       logger.info({ reason, workers: live.size }, 'svc stopping: draining workers');
       if (live.size === 0) return finish();
       for (const worker of live) {

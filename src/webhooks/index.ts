@@ -15,8 +15,11 @@ export {
   ALERT_THRESHOLDS,
   evaluateAlerts,
   histogramQuantile,
+  sampleRegistry,
   setTokenBudgetUsedRatio,
+  startAlertEvaluator,
   startOperationalAlerts,
   tokenBudgetGauge,
+  trackTokenBudget,
 } from './operational-alerts.ts';
 export type { AlertEvaluator, AlertName, AlertSample, FiringAlert } from './operational-alerts.ts';

@@ -1,9 +1,12 @@
 /**
  * Operational alerts in-process: the spec's thresholds (GatewayDown, HighThreatRate,
- * HighLatency, RedisLatencyHigh, TokenBudgetNearing) evaluated every 15 s on this replica's own
- * metrics, logged when an alert starts and stops firing. Prometheus (ops/prometheus/alerts.yml)
- * evaluates the same thresholds across all replicas and adds ContainerRestarting, which a
- * process cannot observe about itself. The evaluation is a pure function over metric samples.
+ * HighLatency, RedisLatencyHigh, TokenBudgetNearing) evaluated every 15 s on the service's
+ * metrics, logged when an alert starts and stops firing. One process evaluates: the only one, or
+ * with WORKERS > 1 the cluster primary over the merged metrics of all its workers (a worker's own
+ * registry holds only its share, so per-worker thresholds would fire at N times the rate).
+ * Prometheus (ops/prometheus/alerts.yml) evaluates the same thresholds across all replicas and
+ * adds ContainerRestarting, which a process cannot observe about itself. The evaluation is a
+ * pure function over metric samples.
  *
  * Also owns the gauge `svc_token_budget_used_ratio{org_id}` (share of the org's daily token
  * budget used today, 0 to 1+; values from a previous UTC day are dropped at scrape time). The
@@ -164,10 +167,19 @@ export interface AlertEvaluator {
   stop(): void;
 }
 
+interface MetricRead {
+  values: Array<{ value: number; labels: Record<string, string | number | undefined>; metricName?: string }>;
+}
 
-async function bucketsOf(histogram: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, string | number>; metricName?: string }> }> }): Promise<Buckets> {
+/** A metric's values by name; none when the registry does not hold it. */
+async function valuesOf(registry: Registry, name: string): Promise<MetricRead['values']> {
+  const metric = registry.getSingleMetric(name) as { get(): Promise<MetricRead> | MetricRead } | undefined;
+  return metric === undefined ? [] : (await metric.get()).values;
+}
+
+async function bucketsOf(registry: Registry, name: string): Promise<Buckets> {
   const byLe = new Map<number, number>();
-  for (const entry of (await histogram.get()).values) {
+  for (const entry of await valuesOf(registry, name)) {
     if (!entry.metricName?.endsWith('_bucket')) continue;
     const le = entry.labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(entry.labels.le);
     byLe.set(le, (byLe.get(le) ?? 0) + entry.value);
@@ -175,34 +187,47 @@ async function bucketsOf(histogram: { get(): Promise<{ values: Array<{ value: nu
   return [...byLe].sort(([a], [b]) => a - b).map(([le, count]) => ({ le, count }));
 }
 
-export function startOperationalAlerts(services: AlertServices, options: { intervalMs?: number } = {}): AlertEvaluator {
-  const { metrics, logger } = services;
-  const gauge = tokenBudgetGauge(metrics.registry);
-  const samples: AlertSample[] = [];
-  let state: AlertState = { latencySince: null };
-  let current: FiringAlert[] = [];
+/**
+ * One sample of the metrics the thresholds read, from a registry: this process's own, or the
+ * primary's merge of every worker's (prom-client's aggregated registry has the same names).
+ */
+export async function sampleRegistry(registry: Registry, now: number): Promise<AlertSample> {
+  const [health, threats, budget] = await Promise.all([
+    valuesOf(registry, 'svc_gateway_health'),
+    valuesOf(registry, 'svc_threats_total'),
+    valuesOf(registry, BUDGET_GAUGE),
+  ]);
+  return {
+    at: now / 1000,
+    gatewayHealth: health.map((entry) => ({ gatewayId: String(entry.labels.gateway_id ?? ''), value: entry.value })),
+    threatsTotal: threats.reduce((sum, entry) => sum + entry.value, 0),
+    requestDuration: await bucketsOf(registry, 'svc_request_duration_seconds'),
+    redisLatency: await bucketsOf(registry, 'svc_redis_latency_seconds'),
+    budgetRatios: budget.map((entry) => ({ orgId: String(entry.labels.org_id ?? ''), ratio: entry.value })),
+  };
+}
 
-  const unsubscribe = services.events?.subscribe((event) => {
+/** Keeps the token budget gauge of `registry` from the budget.warning and budget.exhausted events. */
+export function trackTokenBudget(registry: Registry, events: EventBus): () => void {
+  tokenBudgetGauge(registry);
+  return events.subscribe((event) => {
     const data = event.data as { used?: unknown; limit?: unknown; budget?: unknown };
     if ((event.event === 'budget.warning' || event.event === 'budget.exhausted') && typeof data.used === 'number' && typeof data.limit === 'number' && data.limit > 0) {
       if (event.event === 'budget.exhausted' && data.budget !== 'tokens' && data.budget !== 'daily_tokens') return;
-      setTokenBudgetUsedRatio(metrics.registry, event.orgId, data.used / data.limit, event.at.getTime());
+      setTokenBudgetUsedRatio(registry, event.orgId, data.used / data.limit, event.at.getTime());
     }
   });
+}
 
-  const sample = async (now: number): Promise<AlertSample> => {
-    const health = await metrics.gatewayHealth.get();
-    const threats = await metrics.threats.get();
-    const budget = await gauge.get();
-    return {
-      at: now / 1000,
-      gatewayHealth: health.values.map((entry) => ({ gatewayId: String(entry.labels.gateway_id ?? ''), value: entry.value })),
-      threatsTotal: threats.values.reduce((sum, entry) => sum + entry.value, 0),
-      requestDuration: await bucketsOf(metrics.requestDuration as never),
-      redisLatency: await bucketsOf(metrics.redisLatency as never),
-      budgetRatios: budget.values.map((entry) => ({ orgId: String(entry.labels.org_id ?? ''), ratio: entry.value })),
-    };
-  };
+/**
+ * Evaluates the thresholds every `intervalMs` over the samples `read` returns, and logs each
+ * alert when it starts and stops firing. A read that fails skips that tick (logged).
+ */
+export function startAlertEvaluator(options: { logger: Logger; read: (now: number) => Promise<AlertSample>; intervalMs?: number; onStop?: () => void }): AlertEvaluator {
+  const { logger, read } = options;
+  const samples: AlertSample[] = [];
+  let state: AlertState = { latencySince: null };
+  let current: FiringAlert[] = [];
 
   const closest = (target: number): AlertSample | null => {
     let best: AlertSample | null = null;
@@ -214,7 +239,7 @@ export function startOperationalAlerts(services: AlertServices, options: { inter
 
   const evaluator: AlertEvaluator = {
     async tick(now = Date.now()) {
-      const latest = await sample(now);
+      const latest = await read(now);
       const window1m = closest(latest.at - 60);
       const window5m = closest(latest.at - 300);
       samples.push(latest);
@@ -231,7 +256,7 @@ export function startOperationalAlerts(services: AlertServices, options: { inter
     firing: () => current,
     stop() {
       clearInterval(timer);
-      unsubscribe?.();
+      options.onStop?.();
     },
   };
   const timer = setInterval(() => {
@@ -239,4 +264,22 @@ export function startOperationalAlerts(services: AlertServices, options: { inter
   }, options.intervalMs ?? 15_000);
   timer.unref();
   return evaluator;
+}
+
+/**
+ * This process's alerts: the token budget gauge kept from budget events and, unless `evaluate`
+ * is false (a cluster worker: the primary evaluates the merged metrics of all workers), the
+ * thresholds evaluated over this process's own registry.
+ */
+export function startOperationalAlerts(services: AlertServices, options: { intervalMs?: number; evaluate?: boolean } = {}): AlertEvaluator {
+  const { metrics, logger } = services;
+  const untrack = services.events === undefined ? undefined : trackTokenBudget(metrics.registry, services.events);
+  if (options.evaluate === false) return { tick: () => Promise.resolve([]), firing: () => [], stop: () => untrack?.() };
+  tokenBudgetGauge(metrics.registry);
+  return startAlertEvaluator({
+    logger,
+    read: (now) => sampleRegistry(metrics.registry, now),
+    ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
+    onStop: () => untrack?.(),
+  });
 }

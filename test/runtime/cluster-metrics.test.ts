@@ -2,19 +2,22 @@
  * The primary's side of /metrics with WORKERS > 1 (src/platform/cluster-metrics.ts), with
  * in-process stand-ins for cluster workers: the scrape gets every listening worker's counts
  * merged, a worker that stays silent fails the scrape instead of giving a partial sum, and a
- * worker that exits is not waited for. The end-to-end scrape across real workers is in
- * test/runtime/workers.test.ts (PostgreSQL + Redis).
+ * worker that exits is not waited for; the primary's operational alerts read the same merge. The
+ * end-to-end scrape across real workers is in test/runtime/workers.test.ts (PostgreSQL + Redis).
  */
 import type { Worker } from 'node:cluster';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetricsCollector, type MetricsMessage } from '../../src/platform/cluster-metrics.ts';
+import { evaluateAlerts, sampleRegistry, startAlertEvaluator } from '../../src/webhooks/index.ts';
+import { memoryLogger } from '../audit/database.ts';
 
 /** A worker stand-in: records what the primary sends; `answer` replies from its own registry. */
 function fakeWorker(requests: number, health: number) {
   const registry = new Registry();
   new Counter({ name: 'svc_requests_total', help: 'h', labelNames: ['method'], registers: [registry] }).inc({ method: 'GET' }, requests);
   new Gauge({ name: 'svc_gateway_health', help: 'h', labelNames: ['gateway_id'], aggregator: 'min', registers: [registry] }).set({ gateway_id: 'g1' }, health);
+  const threats = new Counter({ name: 'svc_threats_total', help: 'h', labelNames: ['decision'], registers: [registry] });
   const sent: MetricsMessage[] = [];
   let connected = true;
   const worker = {
@@ -27,6 +30,8 @@ function fakeWorker(requests: number, health: number) {
   return {
     worker,
     sent,
+    registry,
+    threats,
     disconnect: () => (connected = false),
     /** The worker's reply to the last collection it was asked for. */
     part: async (): Promise<MetricsMessage> => {
@@ -93,5 +98,41 @@ describe('metrics merged across cluster workers', () => {
     const collector = createMetricsCollector(() => [a.worker]);
     expect(collector.handle(a.worker, { svc: 'ready', port: 8080 })).toBe(false);
     expect(collector.handle(a.worker, 'hello')).toBe(false);
+  });
+
+  it('evaluates the operational alerts once, over the counts of every worker', async () => {
+    const a = fakeWorker(1, 1);
+    const b = fakeWorker(1, 1);
+    const collector = createMetricsCollector(() => [a.worker, b.worker]);
+    const merged = async () => {
+      const registry = collector.gather();
+      collector.handle(a.worker, await a.part());
+      collector.handle(b.worker, await b.part());
+      return registry;
+    };
+    const { logger, lines } = memoryLogger('info');
+    const evaluator = startAlertEvaluator({ logger, read: async (now) => sampleRegistry(await merged(), now), intervalMs: 3_600_000 });
+    try {
+      const start = Date.parse('2030-01-01T10:00:00Z');
+      expect(await evaluator.tick(start)).toEqual([]);
+      // 30 blocked requests a minute on each worker: 60 for the service, over the threshold of 50.
+      a.threats.inc({ decision: 'block' }, 30);
+      b.threats.inc({ decision: 'block' }, 30);
+      const firing = await evaluator.tick(start + 60_000);
+      expect(firing.map((alert) => [alert.alert, alert.value])).toEqual([['HighThreatRate', 60]]);
+      expect(lines.filter((line) => line.includes('operational alert firing'))).toHaveLength(1);
+      // Either worker's own registry stays under the threshold.
+      const alone = evaluateAlerts(await sampleRegistry(a.registry, start + 60_000), await sampleRegistry(new Registry(), start), null, { latencySince: null });
+      expect(alone.firing).toEqual([]);
+    } finally {
+      evaluator.stop();
+    }
+  });
+
+  it('rejects a gathering that a worker does not answer, so that tick is skipped', async () => {
+    const silent = fakeWorker(1, 1);
+    const collector = createMetricsCollector(() => [silent.worker], 30);
+    await expect(collector.gather()).rejects.toThrow();
+    await expect(createMetricsCollector(() => [], 30).gather()).rejects.toThrow();
   });
 });

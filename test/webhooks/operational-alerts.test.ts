@@ -80,6 +80,22 @@ describe('in-process operational alerts', () => {
     }
   });
 
+  it('in a cluster worker keeps the token budget gauge and leaves the evaluation to the primary', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const { logger, lines } = memoryLogger('info');
+    const events = createEventBus(logger);
+    const evaluator = startOperationalAlerts({ metrics, logger, events }, { intervalMs: 3_600_000, evaluate: false });
+    try {
+      metrics.gatewayHealth.set({ gateway_id: 'gw-7' }, 0);
+      events.emit('org-1', 'budget.warning', { budget: 'daily_tokens', limit: 1_000, used: 900, ratio: 0.9 });
+      expect(await evaluator.tick()).toEqual([]);
+      expect(lines.some((line) => line.includes('operational alert firing'))).toBe(false);
+      expect(await metrics.registry.metrics()).toContain('svc_token_budget_used_ratio{org_id="org-1"} 0.9');
+    } finally {
+      evaluator.stop();
+    }
+  });
+
   it('drops token budget ratios of a previous UTC day at scrape time', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
     setTokenBudgetUsedRatio(metrics.registry, 'org-old', 0.95, Date.now() - 2 * 86_400_000);
