@@ -20,6 +20,8 @@ interface LegacySession {
   readonly server: McpServerRecord;
   readonly caller: ProxyCaller;
   readonly stream: PassThrough;
+  /** Aborted when the client's stream closes: ends every upstream request of the session. */
+  readonly closed: AbortController;
   readonly xSessionId: string | undefined;
   upstreamSessionId: string | undefined;
   protocolVersion: string | undefined;
@@ -62,10 +64,11 @@ export function createLegacySse(handle: (request: ProxyRequest) => Promise<Proxy
       const id = randomUUID();
       const stream = new PassThrough();
       const xSession = headers['x-session-id'];
-      const session: LegacySession = { server, caller, stream, xSessionId: typeof xSession === 'string' && xSession !== '' ? xSession : undefined, upstreamSessionId: undefined, protocolVersion: undefined, queue: Promise.resolve() };
+      const session: LegacySession = { server, caller, stream, closed: new AbortController(), xSessionId: typeof xSession === 'string' && xSession !== '' ? xSession : undefined, upstreamSessionId: undefined, protocolVersion: undefined, queue: Promise.resolve() };
       sessions.set(id, session);
       stream.write(serializeEvent({ event: 'endpoint', data: `/mcp/${server.id}/messages?sessionId=${id}` }));
       stream.once('close', () => {
+        session.closed.abort();
         if (sessions.get(id) === session) sessions.delete(id);
         if (session.upstreamSessionId !== undefined) {
           void handle({ method: 'DELETE', server, caller, headers: { 'mcp-session-id': session.upstreamSessionId, ...(session.xSessionId === undefined ? {} : { 'x-session-id': session.xSessionId }) }, body: null, requestId: randomUUID(), signal: new AbortController().signal }).then(
@@ -92,9 +95,8 @@ export function createLegacySse(handle: (request: ProxyRequest) => Promise<Proxy
         if (session.upstreamSessionId !== undefined) headers['mcp-session-id'] = session.upstreamSessionId;
         if (session.protocolVersion !== undefined) headers['mcp-protocol-version'] = session.protocolVersion;
         if (session.xSessionId !== undefined) headers['x-session-id'] = session.xSessionId;
-        const controller = new AbortController();
-        session.stream.once('close', () => controller.abort());
-        const response = await handle({ method: 'POST', server: session.server, caller: session.caller, headers, body, requestId, signal: controller.signal });
+        // One signal for the session (a listener per POST on the stream would pile up over its life).
+        const response = await handle({ method: 'POST', server: session.server, caller: session.caller, headers, body, requestId, signal: session.closed.signal });
         const issued = response.headers['mcp-session-id'];
         if (issued !== undefined) session.upstreamSessionId = issued;
         const version = response.headers['mcp-protocol-version'];

@@ -150,7 +150,10 @@ export function createProxy(deps: ProxyDeps) {
       return undiciRequest(server.url, { method: call.method as Dispatcher.HttpMethod, headers: call.headers, body: call.body, dispatcher, signal: call.signal, headersTimeout: call.headersTimeout, bodyTimeout: call.bodyTimeout });
     }
     const answer = await bridgeOf(server).request(call);
-    call.signal.addEventListener('abort', () => answer.body.destroy(), { once: true });
+    const abort = () => answer.body.destroy();
+    call.signal.addEventListener('abort', abort, { once: true });
+    // The signal may outlive this answer (a legacy SSE session's, for all its POSTs).
+    answer.body.once('close', () => call.signal.removeEventListener('abort', abort));
     return answer;
   };
   /** Requests awaiting an answer, per upstream session (answers can come on a resumed GET stream). */
