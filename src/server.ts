@@ -25,6 +25,7 @@ import { createLogger, stdoutDestination } from './platform/logger.ts';
 import { assertPortFree, PortInUseError } from './platform/port-probe.ts';
 import { resolveSecrets } from './platform/secrets.ts';
 import { isWorkerMessage, superviseWorkers, type WorkerMessage } from './platform/supervisor.ts';
+import { listenPrivately } from './platform/worker-routing.ts';
 import type { runCommand as RunCommandFunction } from './commands.ts';
 import type { Services } from './services.ts';
 
@@ -133,6 +134,9 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     throw PortInUseError.from(error, config.host, config.port) ?? error;
   }
   lock?.setPort(port);
+  // A cluster worker also serves, on its private socket, the requests other workers forward to the
+  // in-memory sessions it holds (src/platform/worker-routing.ts); the same app answers them.
+  const privateListener = await listenPrivately((raw, res) => app.server.emit('request', raw, res));
   const control = ownsDataDir(config) ? await startControlSocket(config, services, controlSocketPath(config), runCommand) : null;
   if (cluster.isWorker) process.send?.({ svc: 'ready', port } satisfies WorkerMessage);
   else logger.info({ port, host: config.host, environment: config.environment }, 'svc listening');
@@ -150,6 +154,7 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     deadline.unref();
     control?.close();
     if (control) rmSync(controlSocketPath(config), { force: true });
+    privateListener?.close();
     // A keep-alive connection whose request was in flight when close() began becomes idle only
     // after its answer, and node:http closes idle connections once, at close(): without this
     // sweep such a connection held the drain until its keep-alive timeout or the deadline.
@@ -157,6 +162,7 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     sweep.unref();
     await app.close();
     clearInterval(sweep);
+    privateListener?.closeAllConnections();
     await services.close();
     lock?.release();
     logger.flush();

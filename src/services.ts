@@ -39,6 +39,7 @@ import { createRateLimiter, type RateLimiter } from './platform/rate-limit.ts';
 import { deriveSecret } from './platform/secrets.ts';
 import { assertPublicUrl } from './platform/ssrf.ts';
 import { createStreamRegistry, type StreamRegistry } from './platform/streams.ts';
+import { workerRouting, type WorkerRouting } from './platform/worker-routing.ts';
 
 export interface Services {
   readonly config: ResolvedConfig;
@@ -71,6 +72,8 @@ export interface Services {
   readonly mcp: Mcp;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
+  /** How a request reaches session state another worker holds in memory (inert in one process). */
+  readonly routing: WorkerRouting;
   /**
    * Starts the background work: gateway health checks and breaker sync, webhook workers (and
    * re-enqueues pending deliveries), audit checkpoint/purge jobs, the block audit writer,
@@ -203,6 +206,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     behaviour: createBehaviourBaseline(cache, { namespace: 'apisec-t5' }),
     ...options.apisec,
   });
+  const routing = workerRouting(options.clusterWorker === true ? {} : { workerId: null });
   const mcp = createMcp({
     db,
     cache,
@@ -215,6 +219,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     allowPrivateTargets: config.allowPrivateTargets,
     enabled: config.features.mcpSecurity,
     stdioServers: config.mcpStdioServers,
+    localId: routing.localId,
     ...options.mcp,
   });
 
@@ -246,6 +251,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     apisec,
     mcp,
     checkTarget,
+    routing,
     async start() {
       if (started || closed) return;
       started = true;

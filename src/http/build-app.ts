@@ -126,6 +126,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.decorate('urlRewrites', urlRewrites);
   let closing = false;
   const rawHandlers: RawRequestHandler[] = [];
+  // Fastify's own request listener, known once the app is built (raw handlers may hand a request back to it).
+  const fastify: { listener?: (raw: IncomingMessage, res: ServerResponse) => void } = {};
 
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
@@ -181,7 +183,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   });
 
   const record = recorder(services);
-  app.decorate('rawRequests', { tools: rawRequestTools(services, config.trustProxy, record), add: (handler: RawRequestHandler) => void rawHandlers.push(handler) });
+  app.decorate('rawRequests', { tools: rawRequestTools(services, config.trustProxy, record, (raw, res) => fastify.listener?.(raw, res)), add: (handler: RawRequestHandler) => void rawHandlers.push(handler) });
   app.addHook('onResponse', (request, reply, done) => {
     record({
       requestId: request.id,
@@ -227,12 +229,13 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   // The raw handlers go ahead of Fastify's own request listener on the server (inject() does not
   // pass through it: it reaches Fastify's routes, which serve the same traffic). While the app
   // closes, Fastify answers every request (503 on a kept-alive connection).
-  const [fastifyListener, ...others] = app.server.listeners('request') as Array<(raw: IncomingMessage, res: ServerResponse) => void>;
-  if (fastifyListener !== undefined && others.length === 0) {
-    app.server.removeListener('request', fastifyListener);
+  const [listener, ...others] = app.server.listeners('request') as Array<(raw: IncomingMessage, res: ServerResponse) => void>;
+  fastify.listener = listener;
+  if (listener !== undefined && others.length === 0) {
+    app.server.removeListener('request', listener);
     app.server.on('request', (raw: IncomingMessage, res: ServerResponse) => {
       if (!closing) for (const handler of rawHandlers) if (handler(raw, res)) return;
-      fastifyListener(raw, res);
+      listener(raw, res);
     });
   }
   return app as unknown as AppInstance;
@@ -262,8 +265,9 @@ function leftmostForwarded(header: string): string {
 }
 
 /** request.ip / host / protocol as Fastify computes them, for requests served before its routing. */
-function rawRequestTools(services: Services, trustProxy: boolean, record: (entry: RequestRecord) => void): RawRequestTools {
+function rawRequestTools(services: Services, trustProxy: boolean, record: (entry: RequestRecord) => void, serve: (raw: IncomingMessage, res: ServerResponse) => void): RawRequestTools {
   return {
+    serve,
     requestId: requestIdOf,
     clientIp(raw) {
       const socketAddress = raw.socket.remoteAddress ?? '';

@@ -29,5 +29,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     streams: services.streams,
   });
   await app.register(verificationRoutes, { verification, audit });
-  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter, streams: services.streams, origins: { allowedOrigins: services.config.mcpAllowedOrigins, allowedHosts: services.config.mcpAllowedHosts } });
+  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter, streams: services.streams, origins: { allowedOrigins: services.config.mcpAllowedOrigins, allowedHosts: services.config.mcpAllowedHosts }, routing: services.routing });
 }

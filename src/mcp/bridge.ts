@@ -9,8 +9,10 @@
  *   that come while it is open) and ends when every request is answered; POSTs with only
  *   notifications or responses get 202. GET opens the session's stream for server-initiated
  *   messages (kept in a bounded backlog until one is open); DELETE closes the channel.
- * - A channel lives on the replica that opened it: clients of a multi-replica deployment need
- *   session affinity on Mcp-Session-Id (another replica answers 404 and the client starts over).
+ * - A channel lives in the process that opened it. Its session id names that worker, and the other
+ *   workers of the instance forward the session's requests to it (src/platform/worker-routing.ts);
+ *   separate instances need session affinity on Mcp-Session-Id (another instance answers 404 and
+ *   the client starts over).
  * - Bounded: channels per replica (least recently used closed first), idle channels closed after
  *   the session TTL, backlog messages per session, line and event sizes (in the channels).
  * - Events carry no ids, so a dropped stream cannot be resumed with Last-Event-ID (the messages a
@@ -50,6 +52,8 @@ export interface BridgeOptions {
   readonly maxSessions?: number;
   readonly idleMs?: number;
   readonly now?: () => number;
+  /** A new session id (in a cluster it names this worker: src/platform/worker-routing.ts). */
+  readonly newId?: () => string;
 }
 
 interface Session {
@@ -70,6 +74,7 @@ export function createBridge(options: BridgeOptions) {
   const maxSessions = options.maxSessions ?? 256;
   const idleMs = options.idleMs ?? 30 * 60_000;
   const clock = options.now ?? Date.now;
+  const newId = options.newId ?? randomUUID;
   const sessions = new Map<string, Session>();
 
   const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): UpstreamAnswer => ({
@@ -138,7 +143,7 @@ export function createBridge(options: BridgeOptions) {
     if (sessionId === undefined) {
       if (!messages.some((message) => message.method === 'initialize' && isRequest(message))) return json(400, rpcError(null, -32000, 'Bad Request: Mcp-Session-Id header is required'));
       await sweep();
-      const created: Session = { id: randomUUID(), channel: null, waiting: new Map(), streams: [], standalone: null, backlog: [], lastUsed: clock() };
+      const created: Session = { id: newId(), channel: null, waiting: new Map(), streams: [], standalone: null, backlog: [], lastUsed: clock() };
       try {
         created.channel = await options.open({
           onmessage: (message) => deliver(created, message),

@@ -7,7 +7,9 @@
  * refusals, audit), in the upstream session the first `initialize` opened; the answers (JSON or an
  * event stream) are written to the client's stream as `message` events. The legacy session id is
  * random, bound to the org and credential that opened the stream (another caller gets 404), and
- * lives as long as the stream: closing it ends the upstream session.
+ * lives as long as the stream: closing it ends the upstream session. In a cluster the id names the
+ * worker holding the stream, and POSTs that reach another worker are forwarded to it
+ * (src/platform/worker-routing.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
@@ -31,7 +33,7 @@ interface LegacySession {
 
 const MAX_SESSIONS = 10_000;
 
-export function createLegacySse(handle: (request: ProxyRequest) => Promise<ProxyResponse>) {
+export function createLegacySse(handle: (request: ProxyRequest) => Promise<ProxyResponse>, newId: () => string = randomUUID) {
   const sessions = new LRUCache<string, LegacySession>({ max: MAX_SESSIONS, dispose: (session) => void session.stream.end() });
 
   const write = (session: LegacySession, data: string) => {
@@ -61,7 +63,7 @@ export function createLegacySse(handle: (request: ProxyRequest) => Promise<Proxy
   return {
     /** Opens a client's event stream: the first event names where to POST. */
     open(server: McpServerRecord, caller: ProxyCaller, headers: ProxyRequest['headers']): PassThrough {
-      const id = randomUUID();
+      const id = newId();
       const stream = new PassThrough();
       const xSession = headers['x-session-id'];
       const session: LegacySession = { server, caller, stream, closed: new AbortController(), xSessionId: typeof xSession === 'string' && xSession !== '' ? xSession : undefined, upstreamSessionId: undefined, protocolVersion: undefined, queue: Promise.resolve() };

@@ -77,6 +77,8 @@ export interface ProxyDeps {
   readonly stdioServers: Readonly<Record<string, StdioCommand & { readonly orgs: readonly string[] | null }>>;
   /** Session activity (creates the row, restarts the clock); 'expired' refuses the request. */
   readonly session: (caller: ProxyCaller, server: McpServerRecord, sessionId: string, mcpSessionId: string | null) => Promise<'active' | 'expired'>;
+  /** Ids of sessions held in this process's memory (bridged channels). */
+  readonly newSessionId: () => string;
 }
 
 interface Pending {
@@ -133,6 +135,7 @@ export function createProxy(deps: ProxyDeps) {
       const stdioName = server.url.startsWith('stdio:') ? server.url.slice('stdio:'.length) : '';
       bridge = createBridge({
         maxSessions: server.transport === 'stdio' ? MAX_STDIO_SESSIONS : MAX_SSE_SESSIONS,
+        newId: deps.newSessionId,
         open: async (handlers) => {
           if (server.transport === 'sse') return openSse(server.url, dispatcher, handlers);
           const command = Object.hasOwn(deps.stdioServers, stdioName) ? deps.stdioServers[stdioName] : undefined;

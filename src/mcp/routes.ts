@@ -15,6 +15,8 @@ import { checkOrigin, type OriginPolicy } from './origin.ts';
 import type { ProxyCaller } from './proxy.ts';
 import type { Mcp } from './service.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
+import type { WorkerRouting } from '../platform/worker-routing.ts';
+import type { IncomingMessage } from 'node:http';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$' });
@@ -37,6 +39,17 @@ export interface McpRouteOptions {
   readonly streams?: StreamRegistry;
   /** Origin and Host validation of the proxy endpoints (absent: loopback origins only, any Host). */
   readonly origins?: OriginPolicy;
+  /** With WORKERS > 1: requests for a session another worker holds go to that worker. */
+  readonly routing?: WorkerRouting;
+}
+
+/** The in-memory session a proxy request names: Mcp-Session-Id, or a legacy POST's sessionId. */
+function sessionOf(raw: IncomingMessage, url: string): string | null {
+  const header = raw.headers['mcp-session-id'];
+  if (typeof header === 'string') return header;
+  const query = url.indexOf('?');
+  if (query < 0 || !url.slice(0, query).endsWith('/messages')) return null;
+  return new URLSearchParams(url.slice(query + 1)).get('sessionId');
 }
 
 export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => {
@@ -53,6 +66,34 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
   const enabled = () => {
     if (!mcp.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'FEATURE_MCP_SECURITY' } });
   };
+
+  // Bridged channels and legacy SSE streams live in the worker that opened them. A request for one
+  // that reaches another worker is piped to the owner before anything else runs here: the owner
+  // authenticates, limits, inspects and logs it (src/platform/worker-routing.ts).
+  const routing = options.routing;
+  if (routing?.enabled === true) {
+    const tools = app.rawRequests.tools;
+    app.rawRequests.add((raw, res) => {
+      const url = raw.url;
+      if (url === undefined || !url.startsWith('/mcp/')) return false;
+      const session = sessionOf(raw, url);
+      const owner = session === null ? null : routing.ownerElsewhere(session);
+      if (owner === null) return false;
+      const end = routing.forward(raw, res, owner, {
+        // The owner is gone, and its sessions with it: answered here as any unknown session is.
+        unreachable: () => tools.serve(raw, res),
+        failed: () => {
+          const reply = tools.errorReply(new SvcError('SERVICE_UNAVAILABLE'), tools.requestId(raw));
+          res.writeHead(reply.status, { ...reply.headers, 'content-type': 'application/json' });
+          res.end(JSON.stringify(reply.body));
+        },
+      });
+      // A forwarded event stream is ended by this worker's shutdown like one of its own.
+      const untrack = options.streams?.track({ end, destroy: () => res.destroy() });
+      if (untrack !== undefined) res.once('close', untrack);
+      return true;
+    });
+  }
 
   app.post('/api/v1/mcp/servers', {
     config: { scope: 'admin' },

@@ -3,6 +3,7 @@
  * registry, the proxy, pinned definitions and their approval, quarantine and release, sessions
  * (30-minute expiry, heartbeat) and the session audit. No Fastify here; routes.ts adapts it.
  */
+import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AuditEntryInput, AuditLog, AuditRecord } from '../audit/index.ts';
 import type { DetectionEngine } from '../detection/index.ts';
@@ -52,6 +53,11 @@ export interface McpDeps {
   readonly pinning?: PinningOptions;
   /** The operator's allow-list of stdio server commands (MCP_STDIO_SERVERS); empty = stdio off. */
   readonly stdioServers?: Readonly<Record<string, StdioCommand & { readonly orgs: readonly string[] | null }>>;
+  /**
+   * Ids of sessions held in this process's memory (bridged channels, legacy SSE streams): in a
+   * cluster they name the worker (src/platform/worker-routing.ts). Default: a plain UUID.
+   */
+  readonly localId?: (base: string) => string;
 }
 
 export interface ServerInput {
@@ -180,8 +186,10 @@ export function createMcp(deps: McpDeps) {
     return 'active';
   };
 
-  const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, stdioServers, audit, session });
-  const legacy = createLegacySse((request) => proxy.handle(request));
+  const localId = deps.localId;
+  const newSessionId = localId === undefined ? randomUUID : () => localId(randomUUID());
+  const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, stdioServers, audit, session, newSessionId });
+  const legacy = createLegacySse((request) => proxy.handle(request), newSessionId);
   const view = (server: McpServerRecord): McpServerView => ({ ...server, endpoint: `/mcp/${server.id}` });
   // The proxy looks its server up on every request: a per-replica cache keeps the database off
   // the hot path (a deletion on another replica takes effect within the TTL).

@@ -44,6 +44,8 @@ export interface RawRequestTools {
   record(entry: RequestRecord): void;
   /** The error reply for anything thrown (logged as the app's error handler logs it). */
   errorReply(error: unknown, requestId: string): { status: number; headers: Record<string, string>; body: unknown };
+  /** Hands a request a raw handler took to Fastify after all (nothing read or written yet). */
+  serve(raw: IncomingMessage, res: ServerResponse): void;
 }
 
 /** Takes the request (true) or leaves it to Fastify (false, nothing read or written). */

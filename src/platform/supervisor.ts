@@ -7,14 +7,20 @@
  * the exit code is 1. The primary opens no database and serves no request.
  *
  * Messages between primary and workers are `{ svc: 'ready', port }` (worker → primary, once
- * listening) and `{ svc: 'shutdown' }` (primary → worker); a scrape of /metrics is answered for
+ * listening) and `{ svc: 'shutdown' }` (primary → worker). Workers reach each other's in-memory
+ * sessions through private sockets in a directory the primary creates and removes
+ * (src/platform/worker-routing.ts). A scrape of /metrics is answered for
  * all listening workers together (src/platform/cluster-metrics.ts), and `watch` reads the same
  * merge (the operational alerts).
  */
 import cluster, { type Worker } from 'node:cluster';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { createMetricsCollector } from './cluster-metrics.ts';
 import type { Logger } from './logger.ts';
+import { CLUSTER_DIR_ENV } from './worker-routing.ts';
 
 export interface SupervisorOptions {
   workers: number;
@@ -53,10 +59,12 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
   let unwatch: (() => void) | null = null;
   let stopping = false;
   let exitCode = 0;
+  // Each worker's private socket (src/platform/worker-routing.ts), in a directory only svc's user can enter.
+  const socketDir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
 
   return new Promise<number>((resolve) => {
     const fork = () => {
-      const worker = cluster.fork();
+      const worker = cluster.fork({ [CLUSTER_DIR_ENV]: socketDir });
       live.add(worker);
       let ready = false;
       worker.on('message', (message: unknown) => {
@@ -74,6 +82,7 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
 
     const finish = () => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeListener(signal, onSignal);
+      rmSync(socketDir, { recursive: true, force: true });
       resolve(exitCode);
     };
 

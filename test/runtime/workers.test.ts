@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { get } from 'node:http';
+import { get, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes
 import { createTestServices, usingPostgres, usingRedis } from '../helpers/app.ts';
 import { TEST_ENCRYPTION_KEY, TEST_METRICS_TOKEN, TEST_SECRET_KEY } from '../helpers/constants.ts';
 import { freePort } from '../helpers/net.ts';
+import { everythingStdioCommand } from '../mcp/upstreams.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const shared = usingPostgres && usingRedis;
@@ -63,6 +64,7 @@ describe.runIf(shared)('svc serve with WORKERS=2 on PostgreSQL + Redis', { timeo
         PORT: String(port),
         WORKERS: '2',
         LOG_LEVEL: 'info',
+        MCP_STDIO_SERVERS: JSON.stringify({ everything: (({ command, args, env }) => ({ command, args, env }))(everythingStdioCommand()) }),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -127,6 +129,81 @@ describe.runIf(shared)('svc serve with WORKERS=2 on PostgreSQL + Redis', { timeo
     expect(first - before).toBeLessThanOrEqual(41);
     expect(second - first).toBeGreaterThanOrEqual(0);
     expect(second - first).toBeLessThanOrEqual(1);
+  });
+
+  it('reaches an MCP session held in one worker\'s memory from every connection (stdio upstream, legacy SSE client)', async () => {
+    const { apiKey } = await services.accounts.createOrg({ name: `workers-mcp-${randomUUID().slice(0, 6)}`, plan: 'starter' });
+    const auth = { authorization: `Bearer ${apiKey as string}` };
+    // Each request on its own connection, so the primary spreads them over both workers.
+    const exchange = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolveResponse, reject) => {
+        const outgoing = httpRequest({ host: '127.0.0.1', port, path, method, headers: { ...auth, ...headers }, agent: false }, (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolveResponse({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+        });
+        outgoing.on('error', reject);
+        outgoing.end(body);
+      });
+    const created = await exchange('POST', '/api/v1/mcp/servers', { 'content-type': 'application/json' }, JSON.stringify({ name: 'everything', transport: 'stdio', stdio: 'everything' }));
+    expect(created.status).toBe(201);
+    const serverId = (JSON.parse(created.body) as { id: string }).id;
+    const rpc = (id: number, method: string, params: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    const initialize = (id: number) => rpc(id, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'workers-test', version: '1' } });
+
+    // Streamable HTTP towards the client, a stdio process behind svc: the process and its session
+    // live in the worker that took the initialize.
+    const streamable = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const opened = await exchange('POST', `/mcp/${serverId}`, streamable, initialize(1));
+    expect(opened.status).toBe(200);
+    const session = opened.headers['mcp-session-id'] as string;
+    expect(session).toBeTruthy();
+    const inSession = { ...streamable, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    expect((await exchange('POST', `/mcp/${serverId}`, inSession, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(202);
+    const lists = await Promise.all(Array.from({ length: 8 }, (_, index) => exchange('POST', `/mcp/${serverId}`, inSession, rpc(10 + index, 'tools/list'))));
+    expect(lists.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+    const listed = (data: string, id: number) => {
+      const message = JSON.parse(data) as { id?: number; result?: { tools?: unknown[] } };
+      return message.id === id && Array.isArray(message.result?.tools) && message.result.tools.length > 0;
+    };
+    for (const [index, answer] of lists.entries()) {
+      const data = answer.body.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+      expect(data.some((line) => listed(line, 10 + index))).toBe(true);
+    }
+
+    // The legacy HTTP+SSE transport towards the client: the event stream stays on one worker, the
+    // client's POSTs arrive on other connections.
+    const events: string[] = [];
+    let endpoint = '';
+    const stream = httpRequest({ host: '127.0.0.1', port, path: `/mcp/${serverId}/sse`, headers: { ...auth, accept: 'text/event-stream' }, agent: false });
+    stream.on('response', (response) => {
+      response.setEncoding('utf8');
+      let buffered = '';
+      response.on('data', (chunk: string) => {
+        buffered += chunk;
+        const blocks = buffered.split('\n\n');
+        buffered = blocks.pop()!;
+        for (const block of blocks) {
+          const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+          if (block.includes('event: endpoint')) endpoint = data;
+          else events.push(data);
+        }
+      });
+    });
+    stream.end();
+    try {
+      expect(await until(() => endpoint !== '', 30_000)).toBe(true);
+      const json = { 'content-type': 'application/json' };
+      expect((await exchange('POST', endpoint, json, initialize(1))).status).toBe(202);
+      expect(await until(() => events.some((event) => (JSON.parse(event) as { id?: number; result?: unknown }).id === 1), 30_000)).toBe(true);
+      expect((await exchange('POST', endpoint, json, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(202);
+      const posts = await Promise.all(Array.from({ length: 8 }, (_, index) => exchange('POST', endpoint, json, rpc(20 + index, 'tools/list'))));
+      expect(posts.map((answer) => answer.status)).toEqual(Array(8).fill(202));
+      expect(await until(() => Array.from({ length: 8 }, (_, index) => 20 + index).every((id) => events.some((event) => listed(event, id))), 30_000)).toBe(true);
+    } finally {
+      stream.destroy();
+    }
   });
 
   it('restarts a worker that dies, and keeps serving meanwhile', async () => {

@@ -1,0 +1,146 @@
+/**
+ * State that lives in one worker's memory, reachable from every worker of the instance. With
+ * WORKERS > 1 the cluster primary hands each connection to a worker in turn, so a client's next
+ * request for such state (an MCP channel to a stdio process, a legacy SSE stream) often reaches a
+ * worker that does not hold it. That state's ids name the worker that issued them (`<id>.w<N>`),
+ * every worker listens on a private Unix socket besides the shared port, and a worker that gets a
+ * request for another worker's state pipes it there unchanged: the owner authenticates, limits,
+ * inspects and logs it as if it had come in directly.
+ *
+ *   - The sockets live in a directory the primary creates (mode 0700) and names to its workers in
+ *     SVC_CLUSTER_DIR; only svc's own user can connect.
+ *   - The forwarding worker adds the client's address in X-Svc-Peer; the owner's private listener
+ *     takes it as the connection's remote address (and drops the header), so rate limits and logs
+ *     see the client, not the hop. The shared port never reads that header.
+ *   - A worker that is gone (its state went with it) cannot be reached: the request is served
+ *     where it arrived, which answers as it does for any unknown id.
+ * In a single process every id is plain and nothing is forwarded.
+ */
+import cluster from 'node:cluster';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+
+/** The environment variable that names the primary's socket directory to its workers. */
+export const CLUSTER_DIR_ENV = 'SVC_CLUSTER_DIR';
+const PEER_HEADER = 'x-svc-peer';
+const TAG = /\.w([1-9]\d{0,8})$/;
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
+export interface ForwardHandlers {
+  /** The owner could not be reached and nothing was read or written: serve the request here. */
+  unreachable(): void;
+  /** The hop failed after the request was sent (the owner died): answer the client an error. */
+  failed(error: Error): void;
+}
+
+export interface WorkerRouting {
+  /** True in a cluster worker (ids are tagged, requests may be forwarded). */
+  readonly enabled: boolean;
+  /** An id for state this worker holds in memory: `base` tagged with this worker (plain in one process). */
+  localId(base: string): string;
+  /** The worker that issued `id`, when that is another worker of this instance; else null. */
+  ownerElsewhere(id: string): number | null;
+  /**
+   * Pipes the request to worker `owner`'s private listener and its answer back to the client.
+   * Returns what ends the hop early (this worker's shutdown): the answer so far, then its end.
+   */
+  forward(raw: IncomingMessage, res: ServerResponse, owner: number, handlers: ForwardHandlers): () => void;
+}
+
+function socketPath(dir: string, worker: number): string {
+  return join(dir, `w${worker}.sock`);
+}
+
+/** This process's routing: tagged ids and forwarding in a cluster worker with a socket directory. */
+export function workerRouting(options: { workerId?: number | null; dir?: string | null } = {}): WorkerRouting {
+  const self = options.workerId === undefined ? (cluster.isWorker ? (cluster.worker?.id ?? null) : null) : options.workerId;
+  const dir = options.dir === undefined ? (process.env[CLUSTER_DIR_ENV] ?? null) : options.dir;
+  if (self === null || dir === null || dir === '') {
+    return {
+      enabled: false,
+      localId: (base) => base,
+      ownerElsewhere: () => null,
+      forward: (_raw, _res, _owner, handlers) => {
+        handlers.unreachable();
+        return () => undefined;
+      },
+    };
+  }
+  const suffix = `.w${self}`;
+  return {
+    enabled: true,
+    localId: (base) => base + suffix,
+    ownerElsewhere(id) {
+      const match = TAG.exec(id);
+      if (match === null) return null;
+      const owner = Number(match[1]);
+      return owner === self ? null : owner;
+    },
+    forward(raw, res, owner, handlers) {
+      const headers: IncomingHttpHeaders = {};
+      for (const [name, value] of Object.entries(raw.headers)) if (!HOP_BY_HOP.has(name) && name !== PEER_HEADER) headers[name] = value;
+      headers[PEER_HEADER] = raw.socket.remoteAddress ?? '';
+      const outgoing = request({ socketPath: socketPath(dir, owner), method: raw.method, path: raw.url, headers, agent: false });
+      let sent = false;
+      let relayed: IncomingMessage | null = null;
+      outgoing.once('socket', (socket) => {
+        socket.once('connect', () => {
+          sent = true;
+          raw.pipe(outgoing);
+        });
+      });
+      outgoing.once('response', (answer) => {
+        const back: Record<string, string | string[]> = {};
+        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) back[name] = value;
+        res.writeHead(answer.statusCode ?? 502, back);
+        // Event streams are relayed as they come; a client that leaves ends the hop.
+        res.flushHeaders();
+        relayed = answer;
+        answer.pipe(res);
+        answer.once('error', () => res.destroy());
+      });
+      outgoing.once('error', (error) => {
+        if (!sent) handlers.unreachable();
+        else if (!res.headersSent) handlers.failed(error);
+        else if (!res.writableEnded) res.destroy();
+      });
+      res.once('close', () => {
+        if (!res.writableFinished) outgoing.destroy();
+      });
+      return () => {
+        if (relayed === null) {
+          outgoing.destroy();
+          return;
+        }
+        relayed.unpipe(res);
+        outgoing.destroy();
+        if (!res.writableEnded) res.end();
+      };
+    },
+  };
+}
+
+/**
+ * This worker's private listener (a Unix socket in the primary's directory) serving the same
+ * requests as the shared port through `handle`; null outside a cluster. Closed by the caller.
+ */
+export async function listenPrivately(handle: (raw: IncomingMessage, res: ServerResponse) => void, options: { workerId?: number | null; dir?: string | null } = {}): Promise<Server | null> {
+  const self = options.workerId === undefined ? (cluster.isWorker ? (cluster.worker?.id ?? null) : null) : options.workerId;
+  const dir = options.dir === undefined ? (process.env[CLUSTER_DIR_ENV] ?? null) : options.dir;
+  if (self === null || dir === null || dir === '') return null;
+  const server = createServer((raw, res) => {
+    const peer = raw.headers[PEER_HEADER];
+    delete raw.headers[PEER_HEADER];
+    // One connection per forwarded request (the hop uses no agent): the socket is this request's.
+    if (typeof peer === 'string' && peer !== '') Object.defineProperty(raw.socket, 'remoteAddress', { value: peer, configurable: true });
+    handle(raw, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath(dir, self), () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}

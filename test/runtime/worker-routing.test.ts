@@ -1,0 +1,123 @@
+/**
+ * Forwarding between workers (src/platform/worker-routing.ts), in one process: a "public" server
+ * plays the worker a client reached, a private listener plays the worker that holds the session.
+ * The end-to-end case (two real workers, an MCP stdio session and a legacy SSE stream reached
+ * from every connection) is in test/runtime/workers.test.ts (PostgreSQL + Redis).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenPrivately, workerRouting } from '../../src/platform/worker-routing.ts';
+
+describe('requests for a session another worker holds', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-routing-'));
+  const here = workerRouting({ workerId: 1, dir });
+  const seen: Array<{ address: string | undefined; headers: IncomingHttpHeaders; body: string }> = [];
+  const unreachable: string[] = [];
+  const ends: Array<() => void> = [];
+  let owner: Server | null;
+  let front: Server;
+  let port = 0;
+
+  beforeAll(async () => {
+    owner = await listenPrivately(
+      (raw, res) => {
+        let body = '';
+        raw.setEncoding('utf8');
+        raw.on('data', (chunk: string) => (body += chunk));
+        raw.on('end', () => {
+          seen.push({ address: raw.socket.remoteAddress, headers: raw.headers, body });
+          // An event stream in two parts, the second after a pause: relayed as it comes.
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 'abc.w2' });
+          res.write('data: one\n\n');
+          // "open" asks for a stream that stays open until the hop is ended.
+          if (body !== 'open') setTimeout(() => res.end('data: two\n\n'), 50);
+        });
+      },
+      { workerId: 2, dir },
+    );
+    front = createServer((raw, res) => {
+      const session = String(raw.headers['mcp-session-id'] ?? '');
+      const target = here.ownerElsewhere(session);
+      if (target === null) {
+        res.end('served here');
+        return;
+      }
+      const end = here.forward(raw, res, target, {
+        unreachable: () => {
+          unreachable.push(session);
+          res.end('served here after all');
+        },
+        failed: () => res.writeHead(503).end(),
+      });
+      ends.push(end);
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    port = (front.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    owner?.close();
+    front?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const send = (headers: Record<string, string>, body: string) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; chunks: string[] }>((resolve, reject) => {
+      const outgoing = request({ host: '127.0.0.1', port, method: 'POST', path: '/mcp/s1?x=1', headers: { 'content-type': 'application/json', ...headers }, agent: false }, (response) => {
+        const chunks: string[] = [];
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, chunks }));
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+
+  it('tags ids with the worker that issued them, and knows its own', () => {
+    expect(here.localId('abc')).toBe('abc.w1');
+    expect(here.ownerElsewhere('abc.w1')).toBeNull();
+    expect(here.ownerElsewhere('abc.w2')).toBe(2);
+    expect(here.ownerElsewhere('abc')).toBeNull();
+    expect(here.ownerElsewhere('abc.w0')).toBeNull();
+    const single = workerRouting({ workerId: null });
+    expect(single.enabled).toBe(false);
+    expect(single.localId('abc')).toBe('abc');
+    expect(single.ownerElsewhere('abc.w2')).toBeNull();
+  });
+
+  it('pipes the request to the owner with the client address, and relays the answer as it streams', async () => {
+    const answer = await send({ 'mcp-session-id': 'abc.w2', 'x-svc-peer': '203.0.113.9' }, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['mcp-session-id']).toBe('abc.w2');
+    expect(answer.chunks.join('')).toBe('data: one\n\ndata: two\n\n');
+    expect(answer.chunks.length).toBeGreaterThanOrEqual(2);
+    const last = seen.at(-1)!;
+    expect(last.body).toBe('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    expect(last.headers['mcp-session-id']).toBe('abc.w2');
+    // The client's own X-Svc-Peer is not believed: the owner sees the address the client came from.
+    expect(last.address).toBe('127.0.0.1');
+    expect(last.headers['x-svc-peer']).toBeUndefined();
+  });
+
+  it('serves the request where it arrived when the owner is gone, without reading it', async () => {
+    const before = seen.length;
+    const answer = await send({ 'mcp-session-id': 'abc.w7' }, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
+    expect(answer.chunks.join('')).toBe('served here after all');
+    expect(unreachable).toEqual(['abc.w7']);
+    expect(seen.length).toBe(before);
+  });
+
+  it('ends a forwarded stream cleanly when the worker that relays it shuts down', async () => {
+    const pending = send({ 'mcp-session-id': 'abc.w2' }, 'open');
+    for (let wait = 0; wait < 100 && seen.at(-1)?.body !== 'open'; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    ends.at(-1)!();
+    const answer = await pending;
+    expect(answer.status).toBe(200);
+    expect(answer.chunks.join('')).toBe('data: one\n\n');
+  });
+});
