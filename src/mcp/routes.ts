@@ -14,7 +14,8 @@ import { TOOL_CATEGORIES } from './definitions.ts';
 import { checkOrigin, type OriginPolicy } from './origin.ts';
 import type { ProxyCaller } from './proxy.ts';
 import type { Mcp } from './service.ts';
-import type { StreamRegistry } from '../platform/streams.ts';
+import { shutdownErrorPayload, type StreamRegistry } from '../platform/streams.ts';
+import { serializeEvent } from './sse.ts';
 import type { WorkerRouting } from '../platform/worker-routing.ts';
 import type { IncomingMessage } from 'node:http';
 
@@ -79,17 +80,20 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       const session = sessionOf(raw, url);
       const owner = session === null ? null : routing.ownerElsewhere(session);
       if (owner === null) return false;
+      const requestId = tools.requestId(raw);
       const end = routing.forward(raw, res, owner, {
         // The owner is gone, and its sessions with it: answered here as any unknown session is.
         unreachable: () => tools.serve(raw, res),
         failed: () => {
-          const reply = tools.errorReply(new SvcError('SERVICE_UNAVAILABLE'), tools.requestId(raw));
+          const reply = tools.errorReply(new SvcError('SERVICE_UNAVAILABLE'), requestId);
           res.writeHead(reply.status, { ...reply.headers, 'content-type': 'application/json' });
           res.end(JSON.stringify(reply.body));
         },
       });
-      // A forwarded event stream is ended by this worker's shutdown like one of its own.
-      const untrack = options.streams?.track({ end, destroy: () => res.destroy() });
+      // A forwarded event stream is ended by this worker's shutdown like one of its own: a final
+      // error event (SERVICE_UNAVAILABLE, shutting_down), then its end.
+      const finalEvent = () => (String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') ? serializeEvent({ event: 'error', data: JSON.stringify(shutdownErrorPayload(requestId)) }) : undefined);
+      const untrack = options.streams?.track({ end: () => end(finalEvent()), destroy: () => res.destroy() });
       if (untrack !== undefined) res.once('close', untrack);
       return true;
     });

@@ -14,13 +14,11 @@
  * merge (the operational alerts).
  */
 import cluster, { type Worker } from 'node:cluster';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { createMetricsCollector } from './cluster-metrics.ts';
 import type { Logger } from './logger.ts';
-import { CLUSTER_DIR_ENV } from './worker-routing.ts';
+import { CLUSTER_DIR_ENV, createSocketDir } from './worker-routing.ts';
 
 export interface SupervisorOptions {
   workers: number;
@@ -60,7 +58,7 @@ export function superviseWorkers(options: SupervisorOptions): Promise<number> {
   let stopping = false;
   let exitCode = 0;
   // Each worker's private socket (src/platform/worker-routing.ts), in a directory only svc's user can enter.
-  const socketDir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+  const socketDir = createSocketDir();
 
   return new Promise<number>((resolve) => {
     const fork = () => {

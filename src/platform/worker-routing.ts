@@ -18,6 +18,8 @@
  */
 import cluster from 'node:cluster';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The environment variable that names the primary's socket directory to its workers. */
@@ -42,13 +44,27 @@ export interface WorkerRouting {
   ownerElsewhere(id: string): number | null;
   /**
    * Pipes the request to worker `owner`'s private listener and its answer back to the client.
-   * Returns what ends the hop early (this worker's shutdown): the answer so far, then its end.
+   * Returns what ends the hop early (this worker's shutdown): the answer so far, `last` if given
+   * (a final event), then its end.
    */
-  forward(raw: IncomingMessage, res: ServerResponse, owner: number, handlers: ForwardHandlers): () => void;
+  forward(raw: IncomingMessage, res: ServerResponse, owner: number, handlers: ForwardHandlers): (last?: string) => void;
 }
 
 function socketPath(dir: string, worker: number): string {
   return join(dir, `w${worker}.sock`);
+}
+
+/** Longest Unix socket path this module creates (sun_path holds 107 bytes; longer ones are cut short). */
+const MAX_SOCKET_PATH = 100;
+
+/** A directory for the workers' sockets, mode 0700; under the temp directory unless its path is too long for a socket. */
+export function createSocketDir(): string {
+  for (const base of [tmpdir(), '/tmp']) {
+    const dir = mkdtempSync(join(base, 'svc-cluster-'));
+    if (Buffer.byteLength(socketPath(dir, 999_999_999)) <= MAX_SOCKET_PATH) return dir;
+    rmSync(dir, { recursive: true, force: true });
+  }
+  throw new Error(`no directory short enough for the workers' sockets (at most ${MAX_SOCKET_PATH} bytes); set TMPDIR to a shorter path`);
 }
 
 /** This process's routing: tagged ids and forwarding in a cluster worker with a socket directory. */
@@ -78,9 +94,16 @@ export function workerRouting(options: { workerId?: number | null; dir?: string 
     },
     forward(raw, res, owner, handlers) {
       const headers: IncomingHttpHeaders = {};
-      for (const [name, value] of Object.entries(raw.headers)) if (!HOP_BY_HOP.has(name) && name !== PEER_HEADER) headers[name] = value;
+      const named = new Set(String(raw.headers.connection ?? '').toLowerCase().split(',').map((token) => token.trim()));
+      for (const [name, value] of Object.entries(raw.headers)) if (!HOP_BY_HOP.has(name) && !named.has(name) && name !== PEER_HEADER) headers[name] = value;
+      // A chunked body is framed again on the hop (node:http does not chunk a GET or DELETE by itself).
+      if (raw.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
       headers[PEER_HEADER] = raw.socket.remoteAddress ?? '';
-      const outgoing = request({ socketPath: socketPath(dir, owner), method: raw.method, path: raw.url, headers, agent: false });
+      // Kept open until both directions are done: an owner that answers before reading the whole
+      // body (a body limit, a refused credential) reads and drops the rest instead of resetting
+      // the hop, so its answer reaches the client. The hop's socket serves this request only.
+      headers.connection = 'keep-alive';
+      const outgoing = request({ socketPath: socketPath(dir, owner), method: raw.method, path: raw.url, headers, agent: false, setHost: false });
       let sent = false;
       let relayed: IncomingMessage | null = null;
       outgoing.once('socket', (socket) => {
@@ -90,31 +113,48 @@ export function workerRouting(options: { workerId?: number | null; dir?: string 
         });
       });
       outgoing.once('response', (answer) => {
-        const back: Record<string, string | string[]> = {};
-        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) back[name] = value;
-        res.writeHead(answer.statusCode ?? 502, back);
+        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+        res.writeHead(answer.statusCode ?? 502);
         // Event streams are relayed as they come; a client that leaves ends the hop.
         res.flushHeaders();
         relayed = answer;
         answer.pipe(res);
-        answer.once('error', () => res.destroy());
+        answer.once('end', () => {
+          if (outgoing.writableFinished) outgoing.destroy();
+          else outgoing.once('finish', () => outgoing.destroy());
+        });
+        answer.once('error', () => {
+          if (!res.writableEnded) res.destroy();
+        });
       });
-      outgoing.once('error', (error) => {
-        if (!sent) handlers.unreachable();
-        else if (!res.headersSent) handlers.failed(error);
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
+        if (sent) return; // the owner may answer before it read the whole body (413, 401): 'close' decides
+        // Only an owner that is gone hands the request back; a busy one (EAGAIN, EMFILE) is a retryable 503.
+        if (error.code === 'ENOENT' || error.code === 'ECONNREFUSED') handlers.unreachable();
+        else fail(error);
+      });
+      outgoing.once('close', () => {
+        if (sent && relayed === null) fail(new Error('the owner worker closed the hop without an answer'));
+      });
+      const fail = (error: Error) => {
+        raw.unpipe(outgoing);
+        raw.resume(); // what is left of the body is read and dropped, so a kept-alive connection moves on
+        if (!res.headersSent) handlers.failed(error);
         else if (!res.writableEnded) res.destroy();
-      });
+      };
       res.once('close', () => {
         if (!res.writableFinished) outgoing.destroy();
       });
-      return () => {
+      return (last?: string) => {
         if (relayed === null) {
           outgoing.destroy();
           return;
         }
         relayed.unpipe(res);
-        outgoing.destroy();
-        if (!res.writableEnded) res.end();
+        relayed.destroy();
+        if (res.writableEnded) return;
+        if (last !== undefined) res.write(last);
+        res.end();
       };
     },
   };
@@ -142,5 +182,6 @@ export async function listenPrivately(handle: (raw: IncomingMessage, res: Server
       resolve();
     });
   });
+  chmodSync(socketPath(dir, self), 0o600);
   return server;
 }

@@ -17,7 +17,7 @@ describe('requests for a session another worker holds', () => {
   const here = workerRouting({ workerId: 1, dir });
   const seen: Array<{ address: string | undefined; headers: IncomingHttpHeaders; body: string }> = [];
   const unreachable: string[] = [];
-  const ends: Array<() => void> = [];
+  const ends: Array<(last?: string) => void> = [];
   let owner: Server | null;
   let front: Server;
   let port = 0;
@@ -25,6 +25,11 @@ describe('requests for a session another worker holds', () => {
   beforeAll(async () => {
     owner = await listenPrivately(
       (raw, res) => {
+        // "?early" answers before reading the body, as a body limit or a refused credential does.
+        if (raw.url?.endsWith('?early') === true) {
+          res.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"too large"}');
+          return;
+        }
         let body = '';
         raw.setEncoding('utf8');
         raw.on('data', (chunk: string) => (body += chunk));
@@ -65,16 +70,20 @@ describe('requests for a session another worker holds', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const send = (headers: Record<string, string>, body: string) =>
+  const send = (headers: Record<string, string>, body: string | string[], method = 'POST', path = '/mcp/s1?x=1') =>
     new Promise<{ status: number; headers: IncomingHttpHeaders; chunks: string[] }>((resolve, reject) => {
-      const outgoing = request({ host: '127.0.0.1', port, method: 'POST', path: '/mcp/s1?x=1', headers: { 'content-type': 'application/json', ...headers }, agent: false }, (response) => {
+      const outgoing = request({ host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json', ...headers }, agent: false }, (response) => {
         const chunks: string[] = [];
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => chunks.push(chunk));
         response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, chunks }));
       });
       outgoing.on('error', reject);
-      outgoing.end(body);
+      // Several parts (chunked when the headers say so).
+      if (Array.isArray(body)) {
+        for (const part of body) outgoing.write(part);
+        outgoing.end();
+      } else outgoing.end(body);
     });
 
   it('tags ids with the worker that issued them, and knows its own', () => {
@@ -115,9 +124,21 @@ describe('requests for a session another worker holds', () => {
     const pending = send({ 'mcp-session-id': 'abc.w2' }, 'open');
     for (let wait = 0; wait < 100 && seen.at(-1)?.body !== 'open'; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    ends.at(-1)!();
+    ends.at(-1)!('event: error\ndata: bye\n\n');
     const answer = await pending;
     expect(answer.status).toBe(200);
-    expect(answer.chunks.join('')).toBe('data: one\n\n');
+    expect(answer.chunks.join('')).toBe('data: one\n\nevent: error\ndata: bye\n\n');
+  });
+
+  it('frames a chunked body again on the hop, whatever the method', async () => {
+    const answer = await send({ 'mcp-session-id': 'abc.w2', 'transfer-encoding': 'chunked' }, ['{"a":', '1}'], 'DELETE');
+    expect(answer.status).toBe(200);
+    expect(seen.at(-1)!.body).toBe('{"a":1}');
+  });
+
+  it("relays the owner's early answer to a body it did not read, not a 503", async () => {
+    const answer = await send({ 'mcp-session-id': 'abc.w2' }, 'x'.repeat(5 * 1_048_576), 'POST', '/mcp/s1?early');
+    expect(answer.status).toBe(413);
+    expect(answer.chunks.join('')).toBe('{"error":"too large"}');
   });
 });
