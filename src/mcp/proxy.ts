@@ -446,13 +446,18 @@ export function createProxy(deps: ProxyDeps) {
     }
   }
 
-  /** A message from the server: answers to watched requests are inspected; everything else passes. */
+  /**
+   * A message from the server: answers to watched requests are inspected; so is an answer to a
+   * request this process did not see (another replica's, on a stream held here, or one the server
+   * made up) whose result has the shape of a watched method's; everything else passes.
+   */
   async function inspectServerMessage(message: JsonRpcMessage, exchange: Exchange, lookup: (key: string) => Pending | undefined, settle: (key: string) => void): Promise<JsonRpcMessage> {
     if (!isResponse(message)) return message;
     const key = idKey(message.id);
-    const pending = lookup(key);
+    const known = lookup(key);
+    const pending = known ?? unrequested(message.result);
     if (pending === undefined) return message;
-    settle(key);
+    if (known !== undefined) settle(key);
     if (message.result === undefined || message.result === null || typeof message.result !== 'object') {
       if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', message.error === undefined ? 'allow' : 'upstream_error', [], null);
       return message;
@@ -665,6 +670,25 @@ export function createProxy(deps: ProxyDeps) {
 export type McpProxy = ReturnType<typeof createProxy>;
 
 /** Requests whose answers svc inspects. */
+/** The array field that marks each watched method's result, in the order they are tried. */
+const RESULT_SHAPES: ReadonlyArray<readonly [field: string, method: string]> = [
+  ['content', 'tools/call'],
+  ['contents', 'resources/read'],
+  ['messages', 'prompts/get'],
+  ['tools', 'tools/list'],
+  ['prompts', 'prompts/list'],
+  ['resources', 'resources/list'],
+  ['resourceTemplates', 'resources/templates/list'],
+];
+
+/** The watched method an answer's result is shaped like (for answers to requests this process did not see). */
+function unrequested(result: unknown): Pending | undefined {
+  if (result === null || typeof result !== 'object') return undefined;
+  const fields = result as Record<string, unknown>;
+  for (const [field, method] of RESULT_SHAPES) if (Array.isArray(fields[field])) return { method, startedAt: Date.now() };
+  return typeof fields.instructions === 'string' ? { method: 'initialize', startedAt: Date.now() } : undefined;
+}
+
 const WATCHED_METHODS = new Set(['initialize', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/get']);
 
 /**
