@@ -171,9 +171,13 @@ export function createMcp(deps: McpDeps) {
       state = { expiresAt: now + ttlMs, writtenAt: 0, requests: 0 };
       sessions.set(key, state);
     } else if (state.expiresAt <= now) {
-      sessions.delete(key);
-      await store.expireSession(caller.orgId, sessionId);
-      return 'expired';
+      // Another replica (or worker) may have kept the session alive since this one last saw it.
+      const stored = await store.getSession(caller.orgId, sessionId, now);
+      if (stored === null || stored.state === 'expired') {
+        sessions.delete(key);
+        await store.expireSession(caller.orgId, sessionId);
+        return 'expired';
+      }
     }
     state.expiresAt = now + ttlMs;
     state.requests++;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { SESSION_TTL_MS } from '../../src/mcp/index.ts';
+import { createMcp, SESSION_TTL_MS } from '../../src/mcp/index.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestServices } from '../helpers/app.ts';
 import { serveScripted, type Upstream } from './upstreams.ts';
@@ -22,6 +22,7 @@ let base: string;
 let keyA: string;
 let keyB: string;
 let endpointA: string;
+let appB: AppInstance | undefined;
 
 beforeAll(async () => {
   services = await createTestServices({ services: { mcp: { sessionTtlMs: TTL_MS, now: () => Date.now() + clockOffset } } });
@@ -36,6 +37,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await appB?.close();
   await app?.close();
   await services?.close();
   await upstream?.close();
@@ -74,6 +76,28 @@ describe('MCP sessions', () => {
     const client = await use('shared-name');
     expect((await heartbeat('shared-name', keyB)).json().error.code).toBe('NOT_FOUND');
     await client.close();
+  });
+
+  it('keeps a session another replica kept alive, though this replica last saw it a TTL ago', async () => {
+    const replicaB = createMcp({ db: services.db, cache: services.cache, events: services.events, logger: services.logger, audit: services.audit, detection: services.detection, checkTarget: (url, field) => services.checkTarget(url, field), allowPrivateTargets: services.config.allowPrivateTargets, enabled: true, sessionTtlMs: TTL_MS, now: () => Date.now() + clockOffset });
+    // Replica B's app shares this file's services: it is closed with them (closing an app ends the shared open streams).
+    appB = await buildApp(services.config, { ...services, mcp: replicaB });
+    const client = await use('two-replicas');
+    try {
+      clockOffset = TTL_MS - 10_000;
+      const beat = await appB.inject({ method: 'POST', url: '/api/v1/mcp/sessions/two-replicas/heartbeat', headers: { authorization: `Bearer ${keyA}` } });
+      expect(beat.statusCode).toBe(200);
+      // Past the expiry this replica remembers, inside the one the other replica's heartbeat set.
+      clockOffset = TTL_MS + 20_000;
+      const result = await client.callTool({ name: 'echo', arguments: { message: 'still here' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'still here' }]);
+      const stored = await app.inject({ method: 'GET', url: '/api/v1/mcp/sessions/two-replicas', headers: { authorization: `Bearer ${keyA}` } });
+      expect(stored.json()).toMatchObject({ state: 'active' });
+    } finally {
+      clockOffset = 0;
+      await client.close();
+      await replicaB.close();
+    }
   });
 
   it('expires a session left without heartbeat or traffic, refusing both heartbeat and calls', async () => {
