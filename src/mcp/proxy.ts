@@ -363,12 +363,16 @@ export function createProxy(deps: ProxyDeps) {
       inspection = await deps.inspector.arguments(argumentsText, context(exchange));
       const observations = observe(inspection, 'arguments', tool, exchange, key);
       await correlate(exchange, observations);
-      if (inspection.decision === 'block') {
+      // As for results and definitions, a classifier-only verdict is reported, not enforced: the
+      // classifier scores short argument values (`{"message":"m4"}`) near 0.5, and the session's
+      // escalation turned a few of those into a block of benign calls.
+      const enforced = inspection.findings.some((finding) => !finding.id.startsWith('ml.'));
+      if (inspection.decision === 'block' && enforced) {
         notify(exchange, inspection, 'block', tool);
         deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base, decision: 'block', score: inspection.score, findings: inspection.findings } });
         return refusal(message.id!, 'MCP_ARGUMENTS_BLOCKED', { tool, findings: inspection.findings.map((finding) => finding.id) });
       }
-      if (inspection.decision === 'alert') notify(exchange, inspection, 'alert', tool);
+      if (inspection.decision === 'alert' || inspection.decision === 'block') notify(exchange, inspection, 'alert', tool);
     }
     await correlate(exchange, categoryObservations(category, tool, exchange));
     exchange.pending.set(key, { method, tool, category, hash, argumentFindings: inspection?.findings ?? [], argumentsText, startedAt });

@@ -132,6 +132,17 @@ describe('benign sessions through the proxy', () => {
     expect(await proxied.getPrompt({ name: simple.name })).toEqual(await direct.getPrompt({ name: simple.name }));
   });
 
+  it('keeps calling a tool with short benign arguments through a long session (a classifier-only verdict does not block)', async () => {
+    const { endpoint } = await register('everything-short-args', everything.url);
+    const client = await connect(endpoint, adminKey, 'short-args-1');
+    await client.listTools();
+    // Short values the classifier scores near 0.5; the session's escalation multiplied them to a block.
+    for (let index = 0; index < 10; index++) {
+      const echo = await client.callTool({ name: 'echo', arguments: { message: `m${index}` } });
+      expect(echo.content).toEqual([{ type: 'text', text: `Echo: m${index}` }]);
+    }
+  });
+
   it('forgets an upstream session\'s pending requests once every one is answered', async () => {
     const { endpoint } = await register('everything-pending', everything.url);
     const before = context.services.mcp.pendingSessions();
