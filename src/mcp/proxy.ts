@@ -598,7 +598,8 @@ export function createProxy(deps: ProxyDeps) {
     deps.audit(exchange.caller.orgId, {
       action: 'mcp.tool_poisoning',
       outcome: 'flagged',
-      target: verdict.name,
+      // Server instructions have no name: the entry names what they are.
+      target: verdict.name === '' ? verdict.kind : verdict.name,
       details: { finding: 'tool_poisoning', kind: verdict.kind, reason: verdict.reason, held: verdict.held, definition_hash: verdict.hash, server_id: exchange.server.id, session_id: exchange.sessionId, hop: exchange.caller.hop, findings: verdict.findings, policy: exchange.server.on_held },
     });
     deps.events.emit(exchange.caller.orgId, 'threat.alert', {

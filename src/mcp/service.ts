@@ -97,7 +97,8 @@ export function createMcp(deps: McpDeps) {
   const auditBuffers = new Map<string, CallAudit[]>();
   const auditDrains = new Map<string, Promise<void>>();
   const { outbox } = deps;
-  const toInput = (entry: CallAudit): AuditEntryInput => ({ actor: 'mcp-proxy', action: entry.action, target: entry.target, outcome: entry.outcome, details: entry.details });
+  // An empty target (a tool call whose tool is unknown) is left out: the audit log refuses an empty one.
+  const toInput = (entry: CallAudit): AuditEntryInput => ({ actor: 'mcp-proxy', action: entry.action, ...(entry.target === '' ? {} : { target: entry.target }), outcome: entry.outcome, details: entry.details });
   const failureCode = (error: unknown): string => {
     const code = (error as { code?: unknown } | null)?.code;
     return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
