@@ -18,7 +18,7 @@
  */
 import cluster from 'node:cluster';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -67,11 +67,22 @@ export function createSocketDir(): string {
   throw new Error(`no directory short enough for the workers' sockets (at most ${MAX_SOCKET_PATH} bytes); set TMPDIR to a shorter path`);
 }
 
-/** This process's routing: tagged ids and forwarding in a cluster worker with a socket directory. */
-export function workerRouting(options: { workerId?: number | null; dir?: string | null } = {}): WorkerRouting {
+/** Which worker this is and where the sockets are; by default this process's cluster worker id and SVC_CLUSTER_DIR (tests pass both). */
+interface PlacementOptions {
+  readonly workerId?: number | null;
+  readonly dir?: string | null;
+}
+
+function placement(options: PlacementOptions): { self: number | null; dir: string | null } {
   const self = options.workerId === undefined ? (cluster.isWorker ? (cluster.worker?.id ?? null) : null) : options.workerId;
   const dir = options.dir === undefined ? (process.env[CLUSTER_DIR_ENV] ?? null) : options.dir;
-  if (self === null || dir === null || dir === '') {
+  return { self, dir: dir === '' ? null : dir };
+}
+
+/** This process's routing: tagged ids and forwarding in a cluster worker with a socket directory. */
+export function workerRouting(options: PlacementOptions = {}): WorkerRouting {
+  const { self, dir } = placement(options);
+  if (self === null || dir === null) {
     return {
       enabled: false,
       localId: (base) => base,
@@ -164,10 +175,9 @@ export function workerRouting(options: { workerId?: number | null; dir?: string 
  * This worker's private listener (a Unix socket in the primary's directory) serving the same
  * requests as the shared port through `handle`; null outside a cluster. Closed by the caller.
  */
-export async function listenPrivately(handle: (raw: IncomingMessage, res: ServerResponse) => void, options: { workerId?: number | null; dir?: string | null } = {}): Promise<Server | null> {
-  const self = options.workerId === undefined ? (cluster.isWorker ? (cluster.worker?.id ?? null) : null) : options.workerId;
-  const dir = options.dir === undefined ? (process.env[CLUSTER_DIR_ENV] ?? null) : options.dir;
-  if (self === null || dir === null || dir === '') return null;
+export async function listenPrivately(handle: (raw: IncomingMessage, res: ServerResponse) => void, options: PlacementOptions = {}): Promise<Server | null> {
+  const { self, dir } = placement(options);
+  if (self === null || dir === null) return null;
   const server = createServer((raw, res) => {
     const peer = raw.headers[PEER_HEADER];
     delete raw.headers[PEER_HEADER];
