@@ -27,9 +27,9 @@ import { idKey, INVALID_REQUEST, isRequest, isResponse, PARSE_ERROR, refusal, rp
 import type { Pinning } from './pinning.ts';
 import { createBridge, type Bridge } from './bridge.ts';
 import { openSse, openStdio, type StdioCommand } from './channels.ts';
-import { relayEvents, SseParser, type SseEvent } from './sse.ts';
+import { relayEvents, shutdownEvent, SseParser, type SseEvent } from './sse.ts';
 import type { McpServerRecord, McpStore } from './store.ts';
-import { isShuttingDown, shutdownErrorPayload } from '../platform/streams.ts';
+import { isShuttingDown } from '../platform/streams.ts';
 
 export interface ProxyCaller {
   readonly orgId: string;
@@ -296,7 +296,7 @@ export function createProxy(deps: ProxyDeps) {
       const prefix: SseEvent[] = local.map((message) => ({ event: 'message', data: JSON.stringify(message) }));
       // Shutdown aborts the signal with ShuttingDownError: the client then gets a final `error`
       // event (SERVICE_UNAVAILABLE, reason shutting_down) and a cleanly ended stream.
-      const finalEvent = () => (isShuttingDown(request.signal.reason) ? { event: 'error', data: JSON.stringify(shutdownErrorPayload(request.requestId)) } : null);
+      const finalEvent = () => (isShuttingDown(request.signal.reason) ? shutdownEvent(request.requestId) : null);
       return { status: upstream.statusCode, headers: responseHeaders, body: relayEvents(upstream.body, transformData, { prefix, finalEvent }) };
     }
     if (contentType.startsWith('application/json') && upstream.statusCode < 300) {

@@ -14,8 +14,8 @@ import { TOOL_CATEGORIES } from './definitions.ts';
 import { checkOrigin, type OriginPolicy } from './origin.ts';
 import type { ProxyCaller } from './proxy.ts';
 import type { Mcp } from './service.ts';
-import { shutdownErrorPayload, type StreamRegistry } from '../platform/streams.ts';
-import { serializeEvent } from './sse.ts';
+import type { StreamRegistry } from '../platform/streams.ts';
+import { serializeEvent, shutdownEvent } from './sse.ts';
 import type { WorkerRouting } from '../platform/worker-routing.ts';
 import type { IncomingMessage } from 'node:http';
 
@@ -92,7 +92,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       });
       // A forwarded event stream is ended by this worker's shutdown like one of its own: a final
       // error event (SERVICE_UNAVAILABLE, shutting_down), then its end.
-      const finalEvent = () => (String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') ? serializeEvent({ event: 'error', data: JSON.stringify(shutdownErrorPayload(requestId)) }) : undefined);
+      const finalEvent = () => (String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') ? serializeEvent(shutdownEvent(requestId)) : undefined);
       const untrack = options.streams?.track({ end: () => end(finalEvent()), destroy: () => res.destroy() });
       if (untrack !== undefined) res.once('close', untrack);
       return true;

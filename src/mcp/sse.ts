@@ -7,6 +7,7 @@
  * id (the SDK's resumption priming event) are relayed as they are.
  */
 import { Readable } from 'node:stream';
+import { shutdownErrorPayload } from '../platform/streams.ts';
 
 export interface SseEvent {
   id?: string;
@@ -20,6 +21,11 @@ export interface SseEvent {
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
 
 /** An upstream event larger than the parser accepts: the stream fails with this (code SSE_EVENT_TOO_LARGE). */
+/** The last event of a stream that shutdown ends: `error` with SERVICE_UNAVAILABLE, reason shutting_down. */
+export function shutdownEvent(requestId: string): SseEvent {
+  return { event: 'error', data: JSON.stringify(shutdownErrorPayload(requestId)) };
+}
+
 export class SseEventTooLargeError extends Error {
   readonly code = 'SSE_EVENT_TOO_LARGE';
   constructor(limit: number) {
