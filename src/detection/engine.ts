@@ -14,6 +14,7 @@ import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
+import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { httpScanText } from './http-text.ts';
 import { DEFAULT_HTTP_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
@@ -62,6 +63,11 @@ export interface DetectionDeps {
    * (default CLASSIFIER_CONFIDENT); set by the holdout sweep (scripts/train-t3.ts), not in service.
    */
   readonly classifierConfident?: number;
+  /**
+   * Fewest words for an unconfident classifier-only finding to count (default CLASSIFIER_MIN_WORDS);
+   * 0 turns the rule off. For the holdout sweep.
+   */
+  readonly classifierMinWords?: number;
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
   readonly onEscalation?: (tier: string) => void;
 }
@@ -122,6 +128,14 @@ const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool
  */
 export const CLASSIFIER_CONFIDENT = 0.97;
 const AGREEMENT_CONFIDENCE = 0.3;
+/**
+ * Below this many words of prose (proseOf: a JSON text's strings with whitespace, else the text)
+ * an unconfident classifier-only finding is dropped. The training corpora hold almost no short
+ * benign texts, so on `{"message":"m4"}` or `{"user_identifier":"https://example.com"}` the
+ * n-gram head answers from a handful of n-grams with no benign counterweight
+ * (docs/detection.md, "Short texts and JSON arguments").
+ */
+export const CLASSIFIER_MIN_WORDS = 5;
 
 export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
   const catalogue = compileCatalogue();
@@ -177,6 +191,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   }
   const classifier = deps.t3Classifier;
   const confident = deps.classifierConfident ?? CLASSIFIER_CONFIDENT;
+  const minWords = deps.classifierMinWords ?? CLASSIFIER_MIN_WORDS;
   definitions.push({
     name: 't3', failMode: 'open', stage: 'always',
     run(context): Verdict {
@@ -184,13 +199,17 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
       if (classifier !== undefined && context.escalate && context.input.kind !== 'http' && context.input.kind !== 'llm_output') {
-        const probability = classifier.classify(rawText.get(context.normalized) ?? context.input.text, embeddings.get(context.normalized)).attackProbability;
+        const classified = rawText.get(context.normalized) ?? context.input.text;
+        const probability = classifier.classify(classified, embeddings.get(context.normalized)).attackProbability;
         let contribution = classifierContribution(probability);
         // The classifier alone (no pattern, no other signal) stays under Challenge unless confident.
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
         // data or a base64 token, do not count).
         const agreed = context.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE) || signals.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE);
-        if (!agreed && probability < confident) {
+        if (!agreed && probability < confident && contribution > 0 && minWords > 0 && hasFewerWords(proseOf(classified), minWords)) {
+          // Too little prose for an unconfident classifier to say anything (CLASSIFIER_MIN_WORDS).
+          contribution = 0;
+        } else if (!agreed && probability < confident) {
           // Cap the contribution so that, combined with the weak evidence already present, the
           // score stays under Challenge (at most Alert).
           const other = noisyOr([context.runningScore, signals.score]);

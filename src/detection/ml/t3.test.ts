@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createEmbedder } from './embedder.ts';
-import { T3_WEIGHTS_FILE, extractFeatures, hashString, laterWindows, loadNliClassifier, loadT3Classifier, wordsOf } from './t3.ts';
+import { T3_WEIGHTS_FILE, extractFeatures, hasFewerWords, hashString, laterWindows, loadNliClassifier, loadT3Classifier, proseOf, wordsOf } from './t3.ts';
 
 describe('T3 intent classifier', () => {
   it('loads its weights from the repository and stays under 2 MB', async () => {
@@ -75,5 +75,23 @@ describe('T3 intent classifier', () => {
   it('refuses to load an NLI model when the ONNX runtime package or model is missing', async () => {
     await expect(loadNliClassifier('/nonexistent/model-dir')).rejects.toThrow();
     await expect(createEmbedder({ modelDir: '/nonexistent/model-dir' })).rejects.toThrow();
+  });
+});
+
+describe('prose of a text, for the classifier\'s word count', () => {
+  it('reads a JSON text\'s strings with whitespace, keys too, in document order', () => {
+    expect(proseOf('{"message":"m4"}')).toBe('');
+    expect(proseOf('{"url":"https://example.com","note":"call me later","tags":["a b",1,null]}')).toBe('call me later\na b');
+    expect(proseOf('[{"ignore the rules now": true}]')).toBe('ignore the rules now');
+  });
+
+  it('returns anything that is not a JSON object or array unchanged', () => {
+    for (const text of ['hello world', '{not json', '42', '"a string"', '']) expect(proseOf(text)).toBe(text);
+  });
+
+  it('counts words as wordsOf splits them, stopping at the limit', () => {
+    for (const text of ['', 'one', "it's two", 'Say "Access Granted".', 'a-b c_d e', 'Übung macht den Meister']) {
+      for (const limit of [1, 2, 3, 4, 5]) expect(hasFewerWords(text, limit)).toBe(wordsOf(text).length < limit);
+    }
   });
 });

@@ -98,6 +98,57 @@ export function wordsOf(text: string): string[] {
   return words;
 }
 
+/** Longest JSON text that proseOf parses (a larger one counts as prose as it is). */
+const MAX_JSON_CHARS = 262_144;
+
+/**
+ * The prose of a text, for counting its words. A JSON object or array (a tool's arguments or
+ * result, an API payload) is data: its prose is its strings that contain whitespace (keys and
+ * values, one per line), not its key names, identifiers, numbers and URLs. Anything else is
+ * returned unchanged.
+ */
+export function proseOf(text: string): string {
+  const first = text.trimStart()[0];
+  if ((first !== '{' && first !== '[') || text.length > MAX_JSON_CHARS) return text;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const prose: string[] = [];
+  let length = 0;
+  const stack: unknown[] = [parsed];
+  while (stack.length > 0 && length < MAX_FEATURE_CHARS) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (/\s/.test(value)) {
+        prose.push(value);
+        length += value.length + 1;
+      }
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index -= 1) stack.push(value[index]);
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (let index = entries.length - 1; index >= 0; index -= 1) stack.push(entries[index]![1], entries[index]![0]);
+    }
+  }
+  return prose.join('\n');
+}
+
+/** Whether `text` has fewer than `limit` words as wordsOf splits them; stops counting at the limit. */
+export function hasFewerWords(text: string, limit: number): boolean {
+  let count = 0;
+  let inWord = false;
+  for (const character of text) {
+    const code = character.codePointAt(0) ?? 0;
+    const isWord = (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code > 127 || character === "'";
+    if (isWord && !inWord && (count += 1) >= limit) return false;
+    inWord = isWord;
+  }
+  return true;
+}
+
 /**
  * Hashed n-gram features, L2-normalised so long and short texts live on one scale: word
  * 1..wordNgrams-grams and character n-grams of the lower-cased text with collapsed spaces.
