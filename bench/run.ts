@@ -5,7 +5,8 @@
  * and absolute times drift. Names: foundation, gateway,
  * gateway-phases (where one completion's time goes inside svc), gateway-profile (what svc's CPU
  * per completion is made of, beside the bare route), gateway-core (the completion logic without HTTP,
- * and what each completion's evidence adds), detection, pii, audit-webhooks, apisec, ml, mcp,
+ * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
+ * with almost no prose), pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   'gateway-profile': async () => (await import('./gateway-profile.ts')).runGatewayProfileBench,
   'gateway-core': async () => (await import('./gateway-core.ts')).runGatewayCoreBench,
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
+  'detection-short': async () => (await import('./detection-short.ts')).runDetectionShortBench,
   pii: async () => {
     const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');
     return async (options) => {
