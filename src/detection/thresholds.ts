@@ -3,6 +3,7 @@
  * security) and cached per replica for 10 seconds (a change made on one replica reaches the
  * others within that time; the replica that made it sees it at once).
  */
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../platform/db/index.ts';
 import { DEFAULT_THRESHOLDS, resolveThresholds } from './policy.ts';
 import type { Thresholds } from './types.ts';
@@ -23,7 +24,7 @@ interface Row {
 }
 
 export function createThresholdStore(db: Database | undefined): ThresholdStore {
-  const cached = new Map<string, { value: Thresholds; until: number }>();
+  const cached = new LRUCache<string, { value: Thresholds; until: number }>({ max: 10_000 });
   const read = async (orgId: string): Promise<Thresholds> => {
     if (db === undefined) return DEFAULT_THRESHOLDS;
     const result = await db.withOrg(orgId, (tx) =>

@@ -12,6 +12,7 @@
  * counter is per process, so a replica re-reads the pins from the database after
  * `maxAgeMs` (15 s) at the latest.
  */
+import { LRUCache } from 'lru-cache';
 import type { ToolDefinitionShape } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
@@ -97,7 +98,7 @@ export function createPinning(store: McpStore, inspector: McpInspector, shared: 
   const checkEveryMs = options.checkEveryMs ?? 1_000;
   const maxAgeMs = options.maxAgeMs ?? 15_000;
   const clock = options.now ?? Date.now;
-  const cache = new Map<string, Loaded>();
+  const cache = new LRUCache<string, Loaded>({ max: MAX_CACHED_SERVERS });
   /** Loads in flight per server: concurrent requests share one database read. */
   const loading = new Map<string, Promise<Loaded>>();
   const keyOf = (kind: DefinitionKind, name: string) => `${kind}\u0000${name}`;
@@ -107,7 +108,6 @@ export function createPinning(store: McpStore, inspector: McpInspector, shared: 
     const now = clock();
     const entries = new Map((await store.definitions(orgId, serverId)).map((record) => [keyOf(record.kind, record.name), record]));
     const loaded: Loaded = { entries, loadedAt: now, generation, checkedAt: now };
-    if (cache.size >= MAX_CACHED_SERVERS) cache.delete(cache.keys().next().value!);
     cache.set(`${orgId}:${serverId}`, loaded);
     return loaded;
   }

@@ -21,6 +21,7 @@
  * not carried over: in-flight counts are per process during an outage.
  */
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Cache } from './cache.ts';
 
 export interface WindowRule {
@@ -142,7 +143,7 @@ end
 return #KEYS
 `;
 
-/** Most window counters mirrored from Redis (oldest dropped first): bounds memory in Redis mode. */
+/** Most window counters mirrored from Redis (least recently used dropped first): bounds memory in Redis mode. */
 const MIRROR_MAX_KEYS = 100_000;
 /** Keys per recovery script call. */
 const RECOVER_BATCH = 200;
@@ -165,7 +166,7 @@ export function createRateLimiter(cache: Cache): RateLimiter {
   // Outage carry-over (see the module comment); only when Redis is configured.
   const carryOver = cache.configured === 'redis';
   /** Last counts and blocks Redis reported, per key: value and expiry (ms since epoch). */
-  const mirror = new Map<string, { value: number; expiresAt: number }>();
+  const mirror = new LRUCache<string, { value: number; expiresAt: number }>({ max: MIRROR_MAX_KEYS });
   /** Keys the memory limiter seeded or wrote while Redis was unreachable, with what it added to each counter. */
   const outage = new Map<string, { kind: 'c' | 'b'; added: number }>();
   let recovering: Promise<void> | null = null;
@@ -177,7 +178,6 @@ export function createRateLimiter(cache: Cache): RateLimiter {
       entry.expiresAt = now + ttlMs;
       return;
     }
-    if (mirror.size >= MIRROR_MAX_KEYS) mirror.delete(mirror.keys().next().value as string);
     mirror.set(key, { value, expiresAt: now + ttlMs });
   };
 

@@ -28,6 +28,7 @@
  * UNBOUNDED_REGEX_INPUT_LIMIT characters, the others on REGEX_INPUT_LIMIT (see constraint.ts and
  * the ajv regExp wrapper in structural.ts).
  */
+import { LRUCache } from 'lru-cache';
 
 export const MAX_PATTERN_CHARS = 512;
 export const MAX_BOUNDED_REPEAT = 100;
@@ -73,7 +74,7 @@ function allCodePoints(): string {
   return everyCodePoint;
 }
 
-const overlapCache = new Map<string, boolean>();
+const overlapCache = new LRUCache<string, boolean>({ max: 4_096 });
 
 /** The character a single-literal atom stands for (`x`, `\\.`), or null for a class, escape class or `.`. */
 function literalOf(atom: string): string | null {
@@ -108,7 +109,6 @@ export function atomsOverlap(first: string, second: string, flags: string, budge
   } catch {
     overlap = true;
   }
-  if (overlapCache.size >= 4_096) overlapCache.clear();
   overlapCache.set(key, overlap);
   return overlap;
 }

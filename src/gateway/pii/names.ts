@@ -37,6 +37,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { LRUCache } from 'lru-cache';
 
 export interface NameSpan {
   start: number;
@@ -340,14 +341,12 @@ function fold(word: string): string {
 type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
 
 /** Look-ups repeat (the same names and words recur across messages): a bounded memo. */
-const kindMemo = new Map<string, Kind>();
-const KIND_MEMO_LIMIT = 50_000;
+const kindMemo = new LRUCache<string, Kind>({ max: 50_000 });
 
 function kindOf(word: string, lexicon: Lexicons): Kind {
   const memo = kindMemo.get(word);
   if (memo !== undefined) return memo;
   const kind = lookUpKind(word, lexicon);
-  if (kindMemo.size >= KIND_MEMO_LIMIT) kindMemo.clear();
   kindMemo.set(word, kind);
   return kind;
 }
