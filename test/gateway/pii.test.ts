@@ -17,6 +17,7 @@ describe('PII detection', () => {
     ['you can reach the front desk on 0412 3098765', 'PHONE:0412 3098765'],
     ['07-51938264 is my mobile', 'PHONE:07-51938264'],
     ['You can call 84 519063', 'PHONE:84 519063'],
+    ['phone: 555.1234', 'PHONE:555.1234'],
     ['card 4111 1111 1111 1111 expires', 'CARD:4111 1111 1111 1111'],
     ['iban GB82 WEST 1234 5698 7654 32 ok', 'IBAN:GB82 WEST 1234 5698 7654 32'],
     ['ssn 123-45-6789.', 'SSN:123-45-6789'],
@@ -68,6 +69,9 @@ describe('PII detection', () => {
     'it costs 1,299.99 dollars',
     'invoice 12 345678 is overdue',
     'batch 2024 123456 shipped',
+    'Beijing (39.9042, 116.4074) and New York (40.7128, -74.0060)',
+    'Los Angeles is at 34.0522, -118.2437',
+    'the ratio came out at 1234.5678',
   ])('finds nothing in %j', (text) => {
     expect(types(text)).toEqual([]);
   });

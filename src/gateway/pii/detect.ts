@@ -299,6 +299,8 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     if (groups.some((group) => group.length > 5) && !hasPlus && !nationalFormat(groups, text, start, match.index + match[0].length)) return null;
     if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
     if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
+    // A decimal number ("116.4074", a coordinate, a price, a measurement) unless a phone cue precedes it.
+    if (/^\d+\.\d+$/.test(core) && !PHONE_CUE.test(text.slice(Math.max(0, start - 24), start))) return null;
     const first = groups[0] ?? '';
     if (!hasPlus && !hasParenthesis && first.length < 2) return null; // "3.14159 26"
     if (!hasPlus && !hasParenthesis && first.length === 5 && !first.startsWith('0')) return null; // "17151 2450 Main St"
@@ -314,6 +316,8 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
   // Surrounding characters: not glued to letters (part of an identifier).
   const before = text[start - 1];
   if (before !== undefined && /[A-Za-z_]/.test(before)) return null;
+  // A minus sign glued to a decimal number ("-74.0060"): a signed value, not a phone.
+  if (before === '-' && !/\d/.test(text[start - 2] ?? '') && /^\d+\.\d+/.test(core)) return null;
   // Trim trailing separators that the character class may have taken.
   let end = start + value.length;
   while (end > start && /[ .(-]/.test(text[end - 1] ?? '')) end -= 1;
