@@ -18,7 +18,7 @@
  */
 import cluster from 'node:cluster';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -57,14 +57,66 @@ function socketPath(dir: string, worker: number): string {
 /** Longest Unix socket path this module creates (sun_path holds 107 bytes; longer ones are cut short). */
 const MAX_SOCKET_PATH = 100;
 
-/** A directory for the workers' sockets, mode 0700; under the temp directory unless its path is too long for a socket. */
+const DIR_PREFIX = 'svc-cluster-';
+/** The file in a socket directory that names the primary owning it. */
+const OWNER_FILE = 'primary.pid';
+
+/**
+ * A directory for the workers' sockets, mode 0700; under the temp directory unless its path is too
+ * long for a socket. It names its primary (`primary.pid`), and directories left by primaries that
+ * are gone (killed before they could remove theirs) are removed first.
+ */
 export function createSocketDir(): string {
   for (const base of [tmpdir(), '/tmp']) {
-    const dir = mkdtempSync(join(base, 'svc-cluster-'));
-    if (Buffer.byteLength(socketPath(dir, 999_999_999)) <= MAX_SOCKET_PATH) return dir;
+    const dir = mkdtempSync(join(base, DIR_PREFIX));
+    if (Buffer.byteLength(socketPath(dir, 999_999_999)) <= MAX_SOCKET_PATH) {
+      writeFileSync(join(dir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 });
+      removeStaleSocketDirs(base);
+      return dir;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
   throw new Error(`no directory short enough for the workers' sockets (at most ${MAX_SOCKET_PATH} bytes); set TMPDIR to a shorter path`);
+}
+
+/**
+ * Removes the socket directories under `base` that this user's primaries left behind: those whose
+ * `primary.pid` names a process that no longer exists. A directory without that file, another
+ * user's, or one whose primary is alive is left alone. Returns the directories removed.
+ */
+export function removeStaleSocketDirs(base: string): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(base).filter((name) => name.startsWith(DIR_PREFIX));
+  } catch {
+    return removed;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const dir = join(base, name);
+    try {
+      const stat = lstatSync(dir);
+      if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
+      const pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8').trim());
+      if (!Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // No owner file (not ours to judge), or it went away meanwhile.
+    }
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists under another user.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /** Which worker this is and where the sockets are; by default this process's cluster worker id and SVC_CLUSTER_DIR (tests pass both). */

@@ -4,13 +4,14 @@
  * The end-to-end case (two real workers, an MCP stdio session and a legacy SSE stream reached
  * from every connection) is in test/runtime/workers.test.ts (PostgreSQL + Redis).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenPrivately, workerRouting } from '../../src/platform/worker-routing.ts';
+import { createSocketDir, listenPrivately, removeStaleSocketDirs, workerRouting } from '../../src/platform/worker-routing.ts';
 
 describe('requests for a session another worker holds', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-routing-'));
@@ -140,5 +141,44 @@ describe('requests for a session another worker holds', () => {
     const answer = await send({ 'mcp-session-id': 'abc.w2' }, 'x'.repeat(5 * 1_048_576), 'POST', '/mcp/s1?early');
     expect(answer.status).toBe(413);
     expect(answer.chunks.join('')).toBe('{"error":"too large"}');
+  });
+});
+
+describe('socket directories left by a primary that was killed', () => {
+  const base = mkdtempSync(join(tmpdir(), 'svc-sweep-test-'));
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  // The pid of a process that has exited.
+  const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
+  const make = (name: string, pid?: number) => {
+    const dir = join(base, name);
+    mkdirSync(dir, { mode: 0o700 });
+    if (pid !== undefined) writeFileSync(join(dir, 'primary.pid'), `${pid}\n`);
+    writeFileSync(join(dir, 'w1.sock'), '');
+    return dir;
+  };
+
+  it('removes those of primaries that are gone, and nothing else', () => {
+    const dead = make('svc-cluster-dead1', deadPid);
+    const live = make('svc-cluster-live1', process.pid);
+    const unknown = make('svc-cluster-nofile');
+    const foreign = make('other-dir', deadPid);
+    expect(removeStaleSocketDirs(base)).toEqual([dead]);
+    expect([dead, live, unknown, foreign].map((dir) => existsSync(dir))).toEqual([false, true, true, true]);
+  });
+
+  it('a new primary names itself in its directory and clears the stale ones', () => {
+    const dead = make('svc-cluster-dead2', deadPid);
+    const previous = process.env.TMPDIR;
+    process.env.TMPDIR = base;
+    try {
+      const dir = createSocketDir();
+      expect(dir.startsWith(join(base, 'svc-cluster-'))).toBe(true);
+      expect(readFileSync(join(dir, 'primary.pid'), 'utf8').trim()).toBe(String(process.pid));
+      expect(existsSync(dead)).toBe(false);
+      expect(removeStaleSocketDirs(base)).toEqual([]);
+    } finally {
+      if (previous === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previous;
+    }
   });
 });
