@@ -239,16 +239,23 @@ export function createRateLimiter(cache: Cache): RateLimiter {
   };
 
   const decide = (policy: RateLimitPolicy, now: number, refused: number, retryMs: number, estimate: number, slot: boolean): RateLimitDecision => {
+    const refusing = refused > 0 ? policy.windows[refused - 1] : undefined;
+    const refusedBy = refused === 0 ? null : refused === -1 ? 'concurrency' : (refusing?.name ?? 'unknown');
+    const retryAfter = refused === 0 ? 0 : Math.max(1, Math.ceil(retryMs / 1000));
+    if (refusing !== undefined) {
+      // The headers describe the window that refused (a burst or daily limit, or a block), so
+      // that Remaining is 0 and Reset agrees with Retry-After.
+      return { allowed: false, limit: refusing.limit, remaining: 0, resetAt: Math.ceil(now / 1000) + retryAfter, retryAfter, refusedBy, holdsSlot: slot };
+    }
     const window = policy.windows[headerIndex(policy)];
     const limit = window?.limit ?? 0;
     const windowMs = window?.windowMs ?? 60_000;
-    const refusedBy = refused === 0 ? null : refused === -1 ? 'concurrency' : (policy.windows[refused - 1]?.name ?? 'unknown');
     return {
       allowed: refused === 0,
       limit,
       remaining: Math.max(0, Math.floor(limit - estimate)),
       resetAt: Math.ceil((Math.floor(now / windowMs) + 1) * windowMs / 1000),
-      retryAfter: refused === 0 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
+      retryAfter,
       refusedBy,
       holdsSlot: slot,
     };

@@ -63,6 +63,20 @@ describe.each(engines)('sliding-window limiter on %s', (engine, make) => {
     expect(stillBlocked.retryAfter).toBeGreaterThan(290);
   });
 
+  it('describes the window that refused in the headers: its limit, nothing remaining, Reset agreeing with Retry-After', async () => {
+    const limiter = createRateLimiter(cache);
+    const policy: RateLimitPolicy = { windows: [{ name: 'minute', windowMs: 60_000, limit: 60 }, { name: 'burst', windowMs: 1_000, limit: 3 }], concurrency: 0, headerWindow: 'minute' };
+    const t0 = 1_700_000_200_000 - (1_700_000_200_000 % 60_000) + 100;
+    const admitted = [];
+    for (let i = 0; i < 3; i++) admitted.push(await limiter.hit('burst-headers', policy, t0 + i));
+    expect(admitted.map((result) => [result.limit, result.remaining])).toEqual([[60, 59], [60, 58], [60, 57]]);
+    const refused = await limiter.hit('burst-headers', policy, t0 + 3);
+    expect(refused.allowed).toBe(false);
+    expect(refused.refusedBy).toBe('burst');
+    expect([refused.limit, refused.remaining]).toEqual([3, 0]);
+    expect(refused.resetAt).toBe(Math.ceil((t0 + 3) / 1000) + refused.retryAfter);
+  });
+
   it('limits requests in flight and frees the slot on release', async () => {
     const limiter = createRateLimiter(cache);
     const policy: RateLimitPolicy = { windows: [{ name: 'minute', windowMs: 60_000, limit: 100 }], concurrency: 2, headerWindow: 'minute' };
