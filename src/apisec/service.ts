@@ -606,17 +606,15 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         kind: 'error',
         status: 403,
         code: 'THREAT_BLOCKED',
-        details: {
-          decision: {
-            allowed: false,
-            threat_score: score,
-            decision: 'block',
-            explanation: pattern === null ? decision.explanation : `${pattern}: ${explain(pattern)}`,
-            patterns_matched: pattern === null ? decision.patterns_matched : [{ id: pattern, name: pattern, confidence: 1 }, ...decision.patterns_matched],
-            session_escalation_factor: decision.session_escalation_factor,
-            session_request_count: decision.session_request_count,
-          },
-        },
+        details: blockDetails({
+          allowed: false,
+          threat_score: score,
+          decision: 'block',
+          explanation: pattern === null ? decision.explanation : `${pattern}: ${explain(pattern)}`,
+          patterns_matched: pattern === null ? decision.patterns_matched : [{ id: pattern, name: pattern, confidence: 1 }, ...decision.patterns_matched],
+          session_escalation_factor: decision.session_escalation_factor,
+          session_request_count: decision.session_request_count,
+        }),
         summary,
       },
       summary,
@@ -644,7 +642,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       code: 'CHALLENGE_REQUIRED',
       details: {
         challenge: { id: challenge.id, token: challenge.token, algorithm: challenge.algorithm, difficulty: challenge.difficulty, expires_at: challenge.expiresAt.toISOString(), verify_url: verifyUrl },
-        decision: { threat_score: summary.score, decision: 'challenge', patterns_matched: decision.patterns_matched },
+        ...blockDetails({ threat_score: summary.score, decision: 'challenge', patterns_matched: decision.patterns_matched }),
       },
       summary,
     };
@@ -902,6 +900,14 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     },
   };
   return api;
+}
+
+/**
+ * The decision in a 403's details: `threat`, as on every THREAT_BLOCKED and CHALLENGE_REQUIRED
+ * (docs/errors.md), and `decision`, the name this API answered with first (docs/apisec.md).
+ */
+function blockDetails<T extends object>(threat: T): { threat: T; decision: T } {
+  return { threat, decision: threat };
 }
 
 function addHeaders(outcome: TrafficOutcome, headers: Record<string, string>): TrafficOutcome {

@@ -210,6 +210,7 @@ describe('attacks', () => {
     const body = answer.json();
     expect(body.error.code).toBe('THREAT_BLOCKED');
     expect(body.error.decision.decision).toBe('block');
+    expect(body.error.threat).toEqual(body.error.decision);
     expect(body.error.decision.threat_score).toBeGreaterThanOrEqual(0.7);
     expect(forwardedCount()).toBe(before);
   });
@@ -251,6 +252,7 @@ describe('challenge', () => {
     expect(first.status).toBe(403);
     const error = first.json().error;
     expect(error.code).toBe('CHALLENGE_REQUIRED');
+    expect(error.threat.decision).toBe('challenge');
     const challenge = error.challenge;
     expect(challenge).toMatchObject({ algorithm: 'sha256', difficulty: 8, verify_url: `/gw/${blockGateway}/__svc/challenge` });
 
