@@ -33,6 +33,10 @@ describe('definition hash', () => {
   it('ignores fields outside the definition (such as execution hints svc does not show)', () => {
     expect(definitionHash({ ...tool, icons: [] })).toBe(definitionHash(tool));
   });
+
+  it('hashes a name with a lone surrogate (a hostile server\'s) as U+FFFD instead of failing', () => {
+    expect(definitionHash({ ...tool, name: 'add\ud800' })).toBe(definitionHash({ ...tool, name: 'add\uFFFD' }));
+  });
 });
 
 describe('cleaning', () => {

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { sanitizeJson } from '../platform/db/sanitize.ts';
 
 export const TOOL_CATEGORIES = ['read_files', 'write_files', 'execute_code', 'network_access', 'system_calls', 'none'] as const;
 export type ToolCategory = (typeof TOOL_CATEGORIES)[number];
@@ -19,7 +20,8 @@ export type ToolCategory = (typeof TOOL_CATEGORIES)[number];
 const TOOL_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', '_meta'] as const;
 
 export function sha256Jcs(value: unknown): string {
-  const text = canonicalize(value) ?? 'null';
+  // JCS refuses a lone surrogate (a hostile server's tool name): hashed as U+FFFD, as it is stored.
+  const text = canonicalize(sanitizeJson(value)) ?? 'null';
   return createHash('sha256').update(text).digest('hex');
 }
 

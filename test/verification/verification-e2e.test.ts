@@ -308,6 +308,18 @@ describe('AI provenance', () => {
     expect((await audit.verify(orgId)).ok).toBe(true);
   });
 
+  it('keeps the record of a completion whose sources carry a lone surrogate (stored as U+FFFD)', async () => {
+    openai.reset();
+    openai.setBehaviour({ content: 'The office opens at 9.' });
+    const { orgId, headers } = await org([['openai', openai]]);
+    const completion = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('When does it open?', { sources: [{ id: 'hours\ud800', title: 'Opening \udc00 hours', content: 'The office opens at 9.' }] }) });
+    expect(completion.statusCode).toBe(200);
+    const response = await app.inject({ method: 'GET', url: `/api/v1/compliance/ai-provenance/${completion.json().request_id}`, headers });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().sources[0].id).toBe('hours\uFFFD');
+    expect((await services.audit.verify(orgId)).ok).toBe(true);
+  });
+
   it('answers 404 for a request id of another org', async () => {
     openai.reset();
     const first = await org([['openai', openai]]);
