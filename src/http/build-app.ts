@@ -35,6 +35,7 @@ import type { RateLimitDecision, RateLimitPolicy } from '../platform/rate-limit.
 import type { Counter, Histogram } from 'prom-client';
 import { lazyChildLogger } from './lazy-logger.ts';
 import { databaseFailure } from '../platform/db/failures.ts';
+import { jsonNestedDeeper, MAX_JSON_DEPTH } from '../platform/json-depth.ts';
 import { bodyTooLarge, logFailure } from './error-reply.ts';
 import { validationError } from './validation-message.ts';
 import { allowedMethods } from './allowed-methods.ts';
@@ -116,6 +117,18 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
 
   // JSON only on the API; a capability that proxies other media types adds its parser in its own scope.
   app.removeContentTypeParser('text/plain');
+  // Fastify's JSON parser (prototype poisoning refused), after a check of the nesting depth: a
+  // body nested thousands deep would overflow the stack of whatever walks it (json-depth.ts).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (jsonNestedDeeper(text)) {
+      done(new SvcError('VALIDATION_FAILED', { message: `The JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} deep.`, details: { field: 'body', reason: 'too_deep', limit: MAX_JSON_DEPTH } }), undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
 
   app.decorateRequest('auth', null);
   app.decorateRequest('authFailure', null);

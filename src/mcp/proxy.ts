@@ -30,6 +30,7 @@ import { openSse, openStdio, type StdioCommand } from './channels.ts';
 import { relayEvents, shutdownEvent, SseParser, type SseEvent } from './sse.ts';
 import type { McpServerRecord, McpStore } from './store.ts';
 import { isShuttingDown } from '../platform/streams.ts';
+import { jsonNestedDeeper, MAX_JSON_DEPTH } from '../platform/json-depth.ts';
 
 export interface ProxyCaller {
   readonly orgId: string;
@@ -197,8 +198,11 @@ export function createProxy(deps: ProxyDeps) {
 
   async function post(request: ProxyRequest, exchange: Exchange, pendingKey: string | null): Promise<ProxyResponse> {
     let parsed: unknown;
+    const text = (request.body ?? Buffer.alloc(0)).toString('utf8');
+    // Nested deeper than any real message: refused before anything walks it (json-depth.ts).
+    if (jsonNestedDeeper(text)) return jsonResponse(400, rpcError(null, INVALID_REQUEST, `Invalid Request: nested more than ${MAX_JSON_DEPTH} deep`));
     try {
-      parsed = JSON.parse((request.body ?? Buffer.alloc(0)).toString('utf8'));
+      parsed = JSON.parse(text);
     } catch {
       return jsonResponse(400, rpcError(null, PARSE_ERROR, 'Parse error'));
     }
@@ -273,6 +277,8 @@ export function createProxy(deps: ProxyDeps) {
       if (shared.size === 0) sessionPending.delete(pendingKey);
     };
     const transformData = async (data: string): Promise<string> => {
+      // An upstream message too deep to inspect is not relayed uninspected: the client gets an error.
+      if (jsonNestedDeeper(data)) return JSON.stringify(rpcError(null, -32603, `Upstream message nested more than ${MAX_JSON_DEPTH} deep: not relayed`));
       let value: unknown;
       try {
         value = JSON.parse(data);

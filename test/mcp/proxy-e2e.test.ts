@@ -218,6 +218,15 @@ describe('benign sessions through the proxy', () => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
+  it('refuses tool-call arguments nested 10,000 deep with a JSON-RPC invalid request (not a stack overflow)', async () => {
+    const { endpoint } = await register('everything-deep', everything.url);
+    const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":${deep}}}`;
+    const response = await fetch(new URL(endpoint, base), { method: 'POST', headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
   it('works with server-filesystem from npm: a viewer reads a file but cannot write one', async () => {
     const root = mkdtempSync(join(tmpdir(), 'svc-mcp-fs-'));
     writeFileSync(join(root, 'notes.txt'), 'plain notes');

@@ -55,7 +55,7 @@ describe('hostile input never answers 5xx', () => {
     expectClientError(response);
   });
 
-  it('scans an HTTP request whose body is nested 5,000 and 50,000 levels deep', async () => {
+  it('refuses a JSON body nested 5,000 and 50,000 levels deep, and scans the same nesting sent as a string', async () => {
     for (const depth of [5_000, 50_000]) {
       const response = await context.app.inject({
         method: 'POST',
@@ -63,8 +63,28 @@ describe('hostile input never answers 5xx', () => {
         headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
         payload: `{"kind":"http","request":{"method":"POST","path":"/x","headers":{},"body":${nested(depth)}}}`,
       });
-      expectClientError(response);
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body', reason: 'too_deep', limit: 128 });
+      const asText = await send('POST', '/api/v1/inspect', { kind: 'http', request: { method: 'POST', path: '/x', headers: {}, body: nested(depth) } });
+      expect(asText.statusCode).toBe(200);
     }
+  });
+
+  it.each([
+    ['POST', '/api/v1/gateways', (deep: string) => `{"name":"d","backend_url":"https://api.example.com","openapi":{"openapi":"3.0.0","paths":${deep}}}`],
+    ['POST', '/api/v1/verify', (deep: string) => `{"response":"x","schema":${deep}}`],
+    ['PUT', '/api/v1/config/verification', (deep: string) => `{"structural":{"json_schema":${deep}}}`],
+    ['POST', '/api/v1/gateway/completions', (deep: string) => `{"provider":"mock","model":"m","messages":[{"role":"user","content":"hi"}],"tools":[${deep}]}`],
+  ])('answers %s %s with a body nested 10,000 deep with 400 too_deep, not a stack overflow', async (method, url, body) => {
+    const response = await context.app.inject({ method: method as 'POST' | 'PUT', url, headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, payload: body(nested(10_000)) });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'VALIDATION_FAILED', reason: 'too_deep' });
+  });
+
+  it('still takes a body nested 100 deep (JSON Schemas and OpenAPI documents nest a few dozen levels)', async () => {
+    const response = await context.app.inject({ method: 'POST', url: '/api/v1/inspect', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, payload: `{"kind":"http","request":{"method":"POST","path":"/x","headers":{},"body":${nested(100)}}}` });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().decision).toBeDefined();
   });
 
   it('refuses block_threshold 1e-300 with VALIDATION_FAILED naming the field', async () => {
