@@ -650,12 +650,14 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
 
   const verifyChallenge = async (request: TrafficRequest): Promise<TrafficOutcome> => {
     const { head } = await bufferHead(request.body, 4_096);
-    let parsed: { token?: unknown; nonce?: unknown };
+    let value: unknown;
     try {
-      parsed = JSON.parse(head.toString('utf8')) as { token?: unknown; nonce?: unknown };
+      value = JSON.parse(head.toString('utf8'));
     } catch {
       return { kind: 'error', status: 400, code: 'INVALID_JSON', summary: null };
     }
+    // `null`, a number or an array is valid JSON but not the object asked for.
+    const parsed: { token?: unknown; nonce?: unknown } = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
     if (typeof parsed.token !== 'string' || (typeof parsed.nonce !== 'string' && typeof parsed.nonce !== 'number')) {
       return { kind: 'error', status: 400, code: 'VALIDATION_FAILED', message: 'Send { "token": <challenge token>, "nonce": <answer> }.', details: { field: typeof parsed.token !== 'string' ? 'token' : 'nonce' }, summary: null };
     }

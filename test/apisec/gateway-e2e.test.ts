@@ -258,6 +258,10 @@ describe('challenge', () => {
 
     const wrong = await send(challenge.verify_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: challenge.token, nonce: 'x' }) });
     expect(wrong.json().error.code).toBe('CHALLENGE_FAILED');
+    for (const body of ['null', '42', '[]', '"text"']) {
+      const odd = await send(challenge.verify_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect([odd.status, odd.json().error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    }
 
     const nonce = solveChallenge(challenge.token, challenge.difficulty);
     const solved = await send(challenge.verify_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: challenge.token, nonce }) });
