@@ -87,6 +87,14 @@ describe('hostile input never answers 5xx', () => {
     expect(response.json().decision).toBeDefined();
   });
 
+  it.each(['/api/v1/webhooks/%ff%fe', '/api/v1/%', '/gw/%c0%af/x'])('answers a path that is not valid percent-encoding (%s) with MALFORMED_REQUEST and a request id', async (url) => {
+    const response = await context.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${admin}` } });
+    expect(response.statusCode).toBe(400);
+    const error = response.json().error;
+    expect(error).toMatchObject({ code: 'MALFORMED_REQUEST', field: 'path' });
+    expect(response.headers['x-request-id']).toBe(error.request_id);
+  });
+
   it('refuses block_threshold 1e-300 with VALIDATION_FAILED naming the field', async () => {
     const response = await send('POST', '/api/v1/config/thresholds', { block_threshold: 1e-300 });
     expect(response.statusCode).toBe(400);
