@@ -120,6 +120,10 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     );
   }
   if (note !== null) logger.info({ workers_configured: config.workers, workers: 1 }, note);
+  // The spec names these two; this build sends nothing to an error monitor or an analytics
+  // service, and says so rather than letting an operator believe it does.
+  const unused = [config.errorMonitoringDsn === null ? null : 'ERROR_MONITORING_DSN', config.analyticsApiKey === null ? null : 'ANALYTICS_API_KEY'].filter((name) => name !== null);
+  if (unused.length > 0 && (!cluster.isWorker || cluster.worker?.id === 1)) logger.warn({ variables: unused }, `${unused.join(' and ')} ${unused.length > 1 ? 'are' : 'is'} set but not used by this build: svc sends no errors or analytics anywhere`);
   // The PII name lexicons (~0.6 s to read) are loaded before the port opens, so no request pays
   // for them: completions with redaction and the API proxy's data classes both use them.
   (await import('./gateway/index.ts')).loadPiiLexicons();
