@@ -12,8 +12,9 @@
  * appended to the incoming chain only when TRUST_PROXY says svc sits behind a proxy it trusts.
  * Bodies stream both ways; nothing is buffered here.
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex, Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { guardedLookup } from '../platform/ssrf.ts';
 import { CLEARANCE_COOKIE, CLEARANCE_HEADER } from './challenge.ts';
@@ -101,6 +102,49 @@ export function responseHeaders(incoming: Record<string, string | string[] | und
     headers[name] = value;
   }
   return headers;
+}
+
+/**
+ * Relays a backend's refusal of an upgrade (any final status but 101) on the client's socket.
+ *
+ * Node's client parser hands over the body de-framed (a chunked body arrives as plain bytes), so
+ * the backend's framing headers cannot be copied next to it. The answer is written through a
+ * ServerResponse bound to the socket, which frames it as Node frames any answer: the backend's
+ * Content-Length when it sent one, else chunked to an HTTP/1.1 client (close-delimited to 1.0),
+ * no body for HEAD, 204 and 304. Headers are the end-to-end ones ({@link responseHeaders}), plus
+ * `Connection: close`: the server's HTTP parser let go of this socket at the upgrade, so no
+ * further request can be read on it, and it is closed once the answer is written. A backend answer
+ * cut short destroys the client socket, so the client sees an error, never a complete answer.
+ */
+export function relayDeclinedUpgrade(request: IncomingMessage, socket: Duplex, response: IncomingMessage): void {
+  // The server's upgrade socket is a net.Socket (a tls.TLSSocket over HTTPS).
+  const connection = socket as Socket;
+  const answer = new ServerResponse(request);
+  const fail = () => {
+    response.destroy();
+    connection.destroy();
+  };
+  // Whatever else the client sends is read and dropped, so closing does not reset the connection.
+  connection.resume();
+  connection.on('close', () => response.destroy());
+  response.on('error', fail);
+  response.on('close', () => {
+    if (!response.complete) fail();
+  });
+  answer.on('error', fail);
+  answer.on('finish', () => {
+    answer.detachSocket(connection);
+    connection.destroySoon();
+  });
+  answer.shouldKeepAlive = false;
+  answer.assignSocket(connection);
+  try {
+    answer.writeHead(response.statusCode ?? 502, { ...responseHeaders(response.headers), connection: 'close' });
+  } catch {
+    fail();
+    return;
+  }
+  response.pipe(answer);
 }
 
 export interface BackendResponse {

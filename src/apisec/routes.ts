@@ -15,7 +15,7 @@ import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
-import { requestHeaders } from './forward.ts';
+import { relayDeclinedUpgrade, requestHeaders } from './forward.ts';
 import type { ApiSecurity, TrafficOutcome, TrafficRequest } from './service.ts';
 import type { Gateway } from './types.ts';
 import { BOT_CLASSES } from './types.ts';
@@ -435,15 +435,17 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       timeout: gateway.settings.timeoutMs,
     });
     outgoing.on('timeout', () => outgoing.destroy(new Error('timeout')));
+    let answered = false;
     outgoing.on('error', () => {
-      if (!socket.destroyed) refuseSocket(socket, 502, errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId));
+      if (socket.destroyed) return;
+      // Once the backend's answer is being relayed, a 502 written after it would corrupt it.
+      if (answered) socket.destroy();
+      else refuseSocket(socket, 502, errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId));
     });
     outgoing.on('response', (response) => {
-      // The backend declined the upgrade: relay its answer as is.
-      const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ''}`];
-      for (let index = 0; index < response.rawHeaders.length; index += 2) lines.push(`${response.rawHeaders[index]}: ${response.rawHeaders[index + 1]}`);
-      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-      response.pipe(socket);
+      // The backend declined the upgrade: relay its answer, re-framed, and close.
+      answered = true;
+      relayDeclinedUpgrade(raw, socket, response);
     });
     outgoing.on('upgrade', (response, backendSocket, backendHead) => {
       // timeout_ms bounds the handshake only: an idle WebSocket stays open.
