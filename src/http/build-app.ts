@@ -524,6 +524,10 @@ async function sendError(services: Services, error: FastifyError | SvcError, req
     svcError = error;
   } else if ((error as FastifyError).validation) {
     svcError = validationError((error as FastifyError).validation!, (error as FastifyError).validationContext ?? 'body');
+  } else if (request.raw.readableAborted || (request.raw.destroyed && !request.raw.complete)) {
+    // The client went away (or broke its own framing) while its body was being read: an
+    // ECONNRESET here is the client's socket, not a database outage.
+    svcError = new SvcError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' });
   } else {
     svcError = databaseFailure(error) ?? bodyTooLarge(error, request.routeOptions.bodyLimit) ?? mapFastifyError(error as FastifyError);
   }
