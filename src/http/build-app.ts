@@ -152,6 +152,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
     exposedHeaders: ['X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    // An OPTIONS without Origin / Access-Control-Request-Method gets the same 204 as a preflight,
+    // not the plugin's plain-text 400 "Invalid Preflight Request".
+    strictPreflight: false,
   });
 
   await app.register(swagger, {

@@ -95,6 +95,14 @@ describe('hostile input never answers 5xx', () => {
     expect(response.headers['x-request-id']).toBe(error.request_id);
   });
 
+  it('answers an OPTIONS request without preflight headers like a preflight (204), not with a plain-text 400', async () => {
+    const bare = await context.app.inject({ method: 'OPTIONS', url: '/api/v1/whoami' });
+    expect(bare.statusCode).toBe(204);
+    const preflight = await context.app.inject({ method: 'OPTIONS', url: '/api/v1/whoami', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('*');
+  });
+
   it('refuses block_threshold 1e-300 with VALIDATION_FAILED naming the field', async () => {
     const response = await send('POST', '/api/v1/config/thresholds', { block_threshold: 1e-300 });
     expect(response.statusCode).toBe(400);
