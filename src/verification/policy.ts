@@ -1,10 +1,12 @@
 /**
  * Per-org verification policy: the admin endpoint's body (every field optional), its defaults,
  * its validation and its resolution into the compiled form the layers use. Regular expressions
- * are checked linear-time at save (regex-safety.ts); JSON Schemas are compiled by ajv at save.
+ * are checked linear-time at save (regex-safety.ts); JSON Schemas are bounded (schema-limits.ts)
+ * and compiled by ajv at save.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { compileSafeRegex } from './regex-safety.ts';
+import { schemaRefusalMessage, type SchemaRefusal } from './schema-limits.ts';
 import { compileSchema } from './structural.ts';
 import { ACTIONS, type Action, type LayerName } from './types.ts';
 
@@ -159,9 +161,16 @@ export class PolicyError extends Error {
     readonly field: string,
     readonly reason: string,
     message: string,
+    /** More details for the 400 beside field and reason (a schema limit and the value found). */
+    readonly details: Readonly<Record<string, number>> = {},
   ) {
     super(message);
   }
+}
+
+/** A refused JSON Schema as 400 details: `reason`, and `limit` / `actual` when it exceeded one. */
+export function refusalDetails(refusal: SchemaRefusal): { reason: string; limit?: number; actual?: number } {
+  return { reason: refusal.error, ...(refusal.limit === undefined ? {} : { limit: refusal.limit }), ...(refusal.actual === undefined ? {} : { actual: refusal.actual }) };
 }
 
 /** Defaults merged with the stored body, validated and compiled. Throws PolicyError naming the field. */
@@ -195,7 +204,10 @@ export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {
     if ('error' in compiled && skip) {
       inactive.push({ layer: 'structural', rule: 'structural.json_schema', inactive_reason: compiled.error });
       policy.structural = { ...policy.structural, json_schema: null };
-    } else if ('error' in compiled) throw new PolicyError('body.structural.json_schema', compiled.error, `structural.json_schema is not a usable JSON Schema (${compiled.error})`);
+    } else if ('error' in compiled) {
+      const { reason, ...limits } = refusalDetails(compiled);
+      throw new PolicyError('body.structural.json_schema', reason, `structural.json_schema is not a usable JSON Schema (${reason}): ${schemaRefusalMessage(compiled)}`, limits);
+    }
   }
   const mustMatch = compile(policy.constraint.must_match, 'must_match');
   const mustNotMatch = compile(policy.constraint.must_not_match, 'must_not_match');

@@ -53,6 +53,17 @@ export type RegexRefusal =
   | 'repeat_too_large'
   | 'too_many_choices';
 
+/**
+ * Uncached class-against-class scans left (each 10–40 ms, more on a loaded machine). A pattern
+ * gets its own MAX_CLASS_COMPARISONS unless the caller shares one budget among several patterns
+ * (the patterns of one JSON Schema, schema-limits.ts); `exhausted` is set when a comparison was
+ * refused for want of scans, so the caller can tell that refusal from a real overlap.
+ */
+export interface ScanBudget {
+  scans: number;
+  exhausted?: boolean;
+}
+
 const unboundedRegexes = new WeakSet<RegExp>();
 
 /** Every Unicode scalar value once (surrogates excluded), built on first use (~2.2 M UTF-16 units). */
@@ -89,7 +100,7 @@ function literalOf(atom: string): string | null {
  * other atom directly; two classes by one scan of every code point (10–40 ms; `budget.scans`
  * counts the uncached ones, and the caller refuses a pattern that needs too many).
  */
-export function atomsOverlap(first: string, second: string, flags: string, budget: { scans: number } = { scans: Number.POSITIVE_INFINITY }): boolean {
+export function atomsOverlap(first: string, second: string, flags: string, budget: ScanBudget = { scans: Number.POSITIVE_INFINITY }): boolean {
   const clean = flags.replace(/[gy]/g, '');
   const key = `${clean}\u0000${first}\u0000${second}`;
   const hit = overlapCache.get(key);
@@ -101,7 +112,10 @@ export function atomsOverlap(first: string, second: string, flags: string, budge
     if (firstLiteral !== null) overlap = new RegExp(`^(?:${second})$`, clean).test(firstLiteral);
     else if (secondLiteral !== null) overlap = new RegExp(`^(?:${first})$`, clean).test(secondLiteral);
     else {
-      if (budget.scans <= 0) return true;
+      if (budget.scans <= 0) {
+        budget.exhausted = true;
+        return true;
+      }
       budget.scans -= 1;
       // Lookahead in svc's own probe over a fixed string, never over user input.
       overlap = new RegExp(`(?=${first})(?:${second})`, clean).test(allCodePoints());
@@ -118,8 +132,8 @@ export function regexInputLimit(regex: RegExp): number {
   return unboundedRegexes.has(regex) ? UNBOUNDED_REGEX_INPUT_LIMIT : REGEX_INPUT_LIMIT;
 }
 
-/** Parses `(?i)` prefix; returns the RegExp or the reason it is refused. */
-export function compileSafeRegex(source: string, baseFlags = 'u'): { regex: RegExp } | { refused: RegexRefusal } {
+/** Parses `(?i)` prefix; returns the RegExp or the reason it is refused. `budget`: see ScanBudget. */
+export function compileSafeRegex(source: string, baseFlags = 'u', budget?: ScanBudget): { regex: RegExp } | { refused: RegexRefusal } {
   if (source.length > MAX_PATTERN_CHARS) return { refused: 'too_long' };
   let flags = baseFlags;
   let body = source;
@@ -127,7 +141,7 @@ export function compileSafeRegex(source: string, baseFlags = 'u'): { regex: RegE
     if (!flags.includes('i')) flags += 'i';
     body = body.slice(4);
   }
-  const shape = analyse(body, flags);
+  const shape = analyse(body, flags, budget ?? { scans: MAX_CLASS_COMPARISONS });
   if ('refused' in shape) return shape;
   try {
     const regex = new RegExp(body, flags);
@@ -158,7 +172,7 @@ interface Item {
 
 const ZERO_WIDTH_ESCAPES = new Set(['b', 'B']);
 
-function analyse(body: string, flags: string): { unbounded: boolean } | { refused: RegexRefusal } {
+function analyse(body: string, flags: string, budget: ScanBudget): { unbounded: boolean } | { refused: RegexRefusal } {
   const stack: Group[] = [{ quantified: false, branches: 1, current: 1, finished: 0 }];
   let inClass = false;
   let classStart = 0;
@@ -268,7 +282,7 @@ function analyse(body: string, flags: string): { unbounded: boolean } | { refuse
   }
   if (inClass || stack.length !== 1) return { refused: 'invalid' };
   const root = stack[0]!;
-  if (unboundedCount > 1 && (root.branches > 1 || !separated(items, flags))) return { refused: 'multiple_unbounded_quantifiers' };
+  if (unboundedCount > 1 && (root.branches > 1 || !separated(items, flags, budget))) return { refused: 'multiple_unbounded_quantifiers' };
   const choices = root.finished + root.current;
   const unbounded = unboundedCount > 0;
   if (choices > (unbounded ? MAX_CHOICES_WITH_UNBOUNDED : MAX_CHOICES)) return { refused: 'too_many_choices' };
@@ -280,8 +294,7 @@ function analyse(body: string, flags: string): { unbounded: boolean } | { refuse
  * match its characters: the next atoms up to and including the first that cannot match empty
  * (assertions are transparent; a group counts as matching anything).
  */
-function separated(items: readonly Item[], flags: string): boolean {
-  const budget = { scans: MAX_CLASS_COMPARISONS };
+function separated(items: readonly Item[], flags: string, budget: ScanBudget): boolean {
   for (let index = 0; index < items.length; index += 1) {
     const item = items[index]!;
     if (!item.unbounded) continue;

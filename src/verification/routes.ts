@@ -10,7 +10,8 @@ import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
 import { SvcError } from '../platform/errors.ts';
-import { PolicyError, PolicySchema } from './policy.ts';
+import { PolicyError, PolicySchema, refusalDetails } from './policy.ts';
+import { schemaRefusalMessage } from './schema-limits.ts';
 import { compileSchema } from './structural.ts';
 import type { GuardRequest, VerificationCore } from './service.ts';
 
@@ -40,7 +41,7 @@ function orgOf(request: FastifyRequest): string {
 }
 
 function policyFailure(error: unknown): never {
-  if (error instanceof PolicyError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, reason: error.reason } });
+  if (error instanceof PolicyError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, reason: error.reason, ...error.details } });
   throw error;
 }
 
@@ -55,7 +56,9 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
     const body = request.body as Static<typeof GuardRequestSchema>;
     if (body.schema !== undefined) {
       const compiled = compileSchema(body.schema);
-      if ('error' in compiled) throw new SvcError('VALIDATION_FAILED', { message: `body.schema is not a usable JSON Schema (${compiled.error})`, details: { field: 'body.schema', reason: compiled.error } });
+      if ('error' in compiled) {
+        throw new SvcError('VALIDATION_FAILED', { message: `body.schema is not a usable JSON Schema (${compiled.error}): ${schemaRefusalMessage(compiled)}`, details: { field: 'body.schema', ...refusalDetails(compiled) } });
+      }
     }
     try {
       return await core.guard(orgOf(request), body as GuardRequest);

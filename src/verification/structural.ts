@@ -2,13 +2,19 @@
  * Structural layer: JSON output parsed and validated against a JSON Schema (when the request
  * sends `response_schema` or `response_format` json_object/json_schema, or the org's policy
  * requires JSON), tool-call arguments validated against the request's `tools` parameter schemas,
- * and fenced code blocks closed. Schemas are compiled by ajv (cached by their JSON text, at most
- * 256); a schema's `pattern`/`patternProperties` must pass the same linear-time check as policy
- * regexes, since ajv runs them with V8's backtracking engine. Fails closed.
+ * and fenced code blocks closed. Every schema is untrusted: before ajv sees it, schema-limits.ts
+ * bounds its size, depth, complexity, branches, enums, patterns and refs (recursive refs refused),
+ * in time linear in its JSON; a schema's `pattern`/`patternProperties` must pass the same
+ * linear-time check as policy regexes, since ajv runs them with V8's backtracking engine. Compiled
+ * schemas are cached by their JSON text (bounded in entries and in size, below), and ajv's own
+ * registry forgets each schema once compiled. Validating a response is bounded by a dry run of its
+ * cost (VALIDATION_STEPS per layer run). Fails closed.
  */
 import { LRUCache } from 'lru-cache';
 import { Ajv, type ValidateFunction } from 'ajv';
+import canonicalize from 'canonicalize';
 import { compileSafeRegex, regexInputLimit } from './regex-safety.ts';
+import { checkPatterns, measureSchema, SCHEMA_LIMITS, VALIDATION_STEPS, withinValidationBudget, type SchemaRefusal } from './schema-limits.ts';
 import type { Finding, LayerResult, ToolInput, VerifyInput } from './types.ts';
 
 export interface StructuralPolicy {
@@ -33,47 +39,83 @@ const boundedRegExp = Object.assign(
   },
   { code: 'boundedRegExp' },
 );
-const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false, code: { regExp: boundedRegExp } });
-const compiledSchemas = new LRUCache<string, ValidateFunction | { error: string }>({ max: 256 });
+/**
+ * Options chosen for compile time on untrusted schemas (docs/decisions.md): `inlineRefs: false`
+ * compiles each ref target once instead of copying it into every referrer; no optimisation pass
+ * (it cost more than half of compiling); no message strings (findings use the keyword and path);
+ * enums of 4 values or more tested in a loop; no logger (a failed compile would print the generated code).
+ */
+const ajv = new Ajv({
+  allErrors: false,
+  strict: false,
+  validateFormats: false,
+  inlineRefs: false,
+  messages: false,
+  loopEnum: 4,
+  logger: false,
+  code: { regExp: boundedRegExp, optimize: false },
+});
+// uniqueItems by canonical JSON in a Set (linear) instead of ajv's pairwise deep equality
+// (quadratic: 20,000 objects took 5 s). ajv checks a schema's own `enum` against its meta-schema
+// with this keyword too (60,000 values: 8.5 s before, 40 ms now).
+ajv.removeKeyword('uniqueItems');
+ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', validate: (unique: boolean, data: unknown[]) => !unique || new Set(data.map((item) => canonicalize(item))).size === data.length });
 
-/** Compiles (cached) a JSON Schema; `{ error }` when it is not usable. */
-export function compileSchema(schema: Record<string, unknown>): ValidateFunction | { error: string } {
-  const key = JSON.stringify(schema);
-  const hit = compiledSchemas.get(key);
-  if (hit !== undefined) return hit;
-  let outcome: ValidateFunction | { error: string };
-  const unsafe = unsafePattern(schema, 0);
-  if (unsafe !== null) outcome = { error: unsafe };
-  else {
-    try {
-      outcome = ajv.compile(schema);
-    } catch {
-      outcome = { error: 'schema_invalid' };
-    }
-  }
-  compiledSchemas.set(key, outcome);
-  return outcome;
+/** A schema ajv compiled, with what the validation budget needs. */
+export interface CompiledSchema {
+  validate: ValidateFunction;
+  schema: Record<string, unknown>;
+  complexity: number;
+  targets: ReadonlyMap<string, unknown>;
+  quadratic: ReadonlySet<string>;
 }
 
-function unsafePattern(node: unknown, depth: number): string | null {
-  if (depth > 64) return 'schema_too_deep';
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = unsafePattern(item, depth + 1);
-      if (found !== null) return found;
-    }
-    return null;
+/**
+ * Bounded twice: 256 entries, and about 32 MiB counted as the JSON text plus 256 bytes a unit of
+ * complexity (a compiled schema at the complexity limit holds about 355 KiB of heap): about 50
+ * schemas at the limits, 256 ordinary ones.
+ */
+const compiledSchemas = new LRUCache<string, CompiledSchema | SchemaRefusal>({
+  max: 256,
+  maxSize: 32 * 1_048_576,
+  sizeCalculation: (value, key) => key.length + ('validate' in value ? 256 * value.complexity : 0) + 1,
+});
+
+/** Complexity of the schemas one layer run may compile (cache misses): two schemas at the limit. */
+const COMPILE_BUDGET = 2 * SCHEMA_LIMITS.complexity;
+
+/**
+ * Checks (schema-limits.ts), then compiles (cached by JSON text) a JSON Schema; a SchemaRefusal
+ * when it is not usable. With `budget`, a schema that is not cached spends its complexity from
+ * it, and is refused (`schema_compile_budget_spent`, not cached) when too little is left.
+ */
+export function compileSchema(schema: Record<string, unknown>, budget?: { complexity: number }): CompiledSchema | SchemaRefusal {
+  const shape = measureSchema(schema);
+  if ('error' in shape) return shape;
+  const hit = compiledSchemas.get(shape.text);
+  if (hit !== undefined) return hit;
+  if (budget !== undefined) {
+    if (shape.complexity > budget.complexity) return { error: 'schema_compile_budget_spent', limit: COMPILE_BUDGET };
+    budget.complexity -= shape.complexity;
   }
-  if (node === null || typeof node !== 'object') return null;
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'pattern' && typeof value === 'string' && 'refused' in compileSafeRegex(value)) return 'schema_pattern_not_linear';
-    if (key === 'patternProperties' && value !== null && typeof value === 'object') {
-      for (const pattern of Object.keys(value)) if ('refused' in compileSafeRegex(pattern)) return 'schema_pattern_not_linear';
+  let outcome: CompiledSchema | SchemaRefusal;
+  const patterns = checkPatterns(shape.patterns);
+  if ('error' in patterns) outcome = patterns;
+  else {
+    const registered = new Set(Object.keys(ajv.refs));
+    try {
+      outcome = { validate: ajv.compile(schema), schema, complexity: shape.complexity, targets: shape.targets, quadratic: patterns.quadratic };
+    } catch {
+      outcome = { error: 'schema_invalid' };
+    } finally {
+      // ajv keeps every compiled schema (keyed by object) and every $id it met: unbounded, and a
+      // second schema with the same $id would be refused. The validate function needs neither.
+      ajv.removeSchema(schema);
+      for (const key of Object.keys(ajv.refs)) if (!registered.has(key)) ajv.removeSchema(key);
     }
-    const found = unsafePattern(value, depth + 1);
-    if (found !== null) return found;
   }
-  return null;
+  compiledSchemas.set(shape.text, outcome);
+  return outcome;
 }
 
 /** The JSON text of a response: the whole content, or the body of one fenced ```json block around it. */
@@ -95,6 +137,8 @@ function toolSchemas(tools: readonly ToolInput[]): Map<string, Record<string, un
 
 export function structuralLayer(input: VerifyInput, policy: StructuralPolicy): LayerResult {
   const findings: Finding[] = [];
+  const compileBudget = { complexity: COMPILE_BUDGET };
+  const steps = { steps: VALIDATION_STEPS };
   const schema = input.schema ?? policy.json_schema;
   const wantsJson = schema !== null || input.expectJson === true || policy.require_json;
   const checks: string[] = [];
@@ -114,10 +158,11 @@ export function structuralLayer(input: VerifyInput, policy: StructuralPolicy): L
     }
     if (parsed && schema !== null) {
       checks.push('json_schema');
-      const validate = compileSchema(schema);
-      if ('error' in validate) findings.push({ start: 0, end: 0, reason: 'schema_unusable', detail: validate.error });
-      else if (!validate(value)) {
-        for (const error of validate.errors ?? []) findings.push({ start: 0, end, reason: 'schema_violation', detail: `${error.instancePath || '/'} ${error.keyword}` });
+      const compiled = compileSchema(schema, compileBudget);
+      if ('error' in compiled) findings.push({ start: 0, end: 0, reason: 'schema_unusable', detail: compiled.error });
+      else if (!withinValidationBudget(compiled.schema, compiled, value, steps)) findings.push({ start: 0, end, reason: 'schema_validation_too_costly', detail: `more than ${VALIDATION_STEPS} steps` });
+      else if (!compiled.validate(value)) {
+        for (const error of compiled.validate.errors ?? []) findings.push({ start: 0, end, reason: 'schema_violation', detail: `${error.instancePath || '/'} ${error.keyword}` });
       }
     }
   }
@@ -138,8 +183,13 @@ export function structuralLayer(input: VerifyInput, policy: StructuralPolicy): L
         findings.push({ start: 0, end: 0, reason: 'invalid_tool_arguments', detail });
         return;
       }
-      const validate = compileSchema(toolSchema);
-      if ('error' in validate) return;
+      const compiled = compileSchema(toolSchema, compileBudget);
+      if ('error' in compiled) return;
+      if (!withinValidationBudget(compiled.schema, compiled, args, steps)) {
+        findings.push({ start: 0, end: 0, reason: 'schema_validation_too_costly', detail });
+        return;
+      }
+      const { validate } = compiled;
       if (!validate(args)) findings.push({ start: 0, end: 0, reason: 'tool_arguments_schema_violation', detail: `${detail} ${validate.errors?.[0]?.instancePath || '/'} ${validate.errors?.[0]?.keyword ?? ''}`.trim() });
     });
   }
