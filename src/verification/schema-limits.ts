@@ -7,7 +7,8 @@
  * validation itself exponential (a `$ref` cycle under anyOf, refs that expand 2^n times). Posture:
  * a schema is first walked once, without recursion, in time linear in its JSON, and refused with
  * the first limit it exceeds; only a schema inside every limit is serialized, cached and compiled.
- * Recursive `$ref`s are refused. Validating one response is then bounded by a dry run
+ * A recursive `$ref` is accepted only when each cycle moves to a child value (a tree schema); one
+ * that stays on the same value is refused. Validating one response is then bounded by a dry run
  * (`withinValidationBudget`) that counts, without evaluating any keyword, the work ajv may do, and
  * stops at VALIDATION_STEPS. The limits and the compile times they were chosen from:
  * docs/verification.md ("Limits on JSON Schemas") and docs/decisions.md.
@@ -33,7 +34,10 @@ export const SCHEMA_LIMITS = {
   enumValues: 1_000,
   /** `pattern` keywords plus `patternProperties` keys. */
   patterns: 64,
-  /** Uncached class-against-class scans (10–40 ms each, regex-safety.ts) the schema's patterns may need together. */
+  /**
+   * Uncached class-against-class scans (10–40 ms each, regex-safety.ts) the schema's patterns may
+   * need together. Depends on regex-safety's overlap cache, so its refusal is never cached (structural.ts).
+   */
   patternScans: 2,
   /** `$ref` members. */
   refs: 256,
@@ -81,11 +85,22 @@ interface Container {
   last: number;
   /** Complexity of the subtree, itself included. */
   complexity: number;
+  /** Keywords on the path from the root that move validation to a child value (DESCENDING). */
+  descents: number;
 }
 
-type Frame = { value: object; depth: number } | { exit: Container; complexityBefore: number };
+/**
+ * What a JSON value of the schema is: a schema (its members are keywords), a map of names to
+ * schemas (`properties`, `definitions`, …) or a list of schemas (`allOf`, array `items`, …).
+ */
+type Role = 'schema' | 'map' | 'list';
+type Frame = { value: object; depth: number; descents: number; role: Role } | { exit: Container; complexityBefore: number };
 
 const COMBINATORS = new Set(['anyOf', 'oneOf', 'allOf']);
+/** Keywords whose subschemas apply to a child value (an item, a property's value or name), not to the value itself. */
+const DESCENDING = new Set(['items', 'prefixItems', 'additionalItems', 'contains', 'unevaluatedItems', 'additionalProperties', 'unevaluatedProperties', 'propertyNames', 'properties', 'patternProperties']);
+/** Keywords whose value maps names to subschemas. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies']);
 /** Annotations: no code is generated for them. */
 const FREE_MEMBERS = new Set(['title', 'description', '$comment']);
 
@@ -100,7 +115,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
  */
 export function measureSchema(schema: Record<string, unknown>): SchemaShape | SchemaRefusal {
   const containers = new Map<object, Container>();
-  const refs: Array<{ owner: number; ref: string }> = [];
+  const refs: Array<{ owner: number; ref: string; descents: number }> = [];
   const patterns: string[] = [];
   let visits = 0;
   let complexity = 0;
@@ -108,7 +123,7 @@ export function measureSchema(schema: Record<string, unknown>): SchemaShape | Sc
   let branches = 0;
   let enumValues = 0;
   let nestedId = false;
-  const stack: Frame[] = [{ value: schema, depth: 1 }];
+  const stack: Frame[] = [{ value: schema, depth: 1, descents: 0, role: 'schema' }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
     if ('exit' in frame) {
@@ -116,9 +131,9 @@ export function measureSchema(schema: Record<string, unknown>): SchemaShape | Sc
       frame.exit.complexity = complexity - frame.complexityBefore;
       continue;
     }
-    const { value, depth } = frame;
+    const { value, depth, descents, role } = frame;
     if (depth > SCHEMA_LIMITS.depth) return { error: 'schema_too_deep', limit: SCHEMA_LIMITS.depth };
-    const container: Container = { first: visits, last: visits, complexity: 0 };
+    const container: Container = { first: visits, last: visits, complexity: 0, descents };
     visits += 1;
     containers.set(value, container);
     stack.push({ exit: container, complexityBefore: complexity });
@@ -133,12 +148,18 @@ export function measureSchema(schema: Record<string, unknown>): SchemaShape | Sc
         else if (key === 'enum' && Array.isArray(child)) enumValues = Math.max(enumValues, child.length);
         else if (key === 'pattern' && typeof child === 'string') patterns.push(child);
         else if (key === 'patternProperties' && isRecord(child)) for (const pattern of Object.keys(child)) patterns.push(pattern);
-        else if (key === '$ref' && typeof child === 'string') refs.push({ owner: container.first, ref: child });
+        else if (key === '$ref' && typeof child === 'string') refs.push({ owner: container.first, ref: child, descents });
         else if (key === '$id' && typeof child === 'string' && depth > 1 && !child.startsWith('#')) nestedId = true;
       }
       if (complexity > SCHEMA_LIMITS.complexity) return { error: 'schema_too_complex', limit: SCHEMA_LIMITS.complexity };
     }
-    for (const child of children) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1 });
+    if (role === 'schema' && !Array.isArray(value)) {
+      for (const [key, child] of Object.entries(value)) {
+        if (child === null || typeof child !== 'object') continue;
+        const below = DESCENDING.has(key) ? descents + 1 : descents;
+        stack.push({ value: child, depth: depth + 1, descents: below, role: SCHEMA_MAPS.has(key) ? 'map' : Array.isArray(child) ? 'list' : 'schema' });
+      }
+    } else for (const child of children) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, descents, role: 'schema' });
   }
   // Depth is bounded, so serializing cannot exhaust the stack.
   const text = JSON.stringify(schema);
@@ -178,15 +199,19 @@ function pointerTarget(root: Record<string, unknown>, ref: string): unknown {
 
 /**
  * Refs must be local pointers (ajv resolves anything else against `$id`s, which this walk does
- * not follow, so only the root may set a non-fragment `$id`). Then the schema is expanded — each
- * ref counted as the complexity of its target, recursively — and a ref reached again while its own
- * target is being expanded is a cycle. Every distinct target is expanded once: at most
- * SCHEMA_LIMITS.refs² steps.
+ * not follow, so only the root may set a non-fragment `$id`). A recursive ref is accepted when
+ * every cycle through it passes a DESCENDING keyword (a tree's `children: { items: { $ref: '#' } }`):
+ * validation then moves to a smaller value at each turn and ends with the data. A cycle that stays
+ * on the same value (`anyOf: [{ $ref: '#' }]`) would never end and is refused. Then the schema is
+ * expanded — each ref counted as the complexity of its target, recursively, a target reached again
+ * through a cycle counting nothing more (ajv compiles each target once, `inlineRefs: false`; the
+ * validation budget bounds how often it runs). Each distinct target is expanded once per pass: at
+ * most SCHEMA_LIMITS.refs² steps.
  */
 function resolveRefs(
   schema: Record<string, unknown>,
   containers: ReadonlyMap<object, Container>,
-  refs: ReadonlyArray<{ owner: number; ref: string }>,
+  refs: ReadonlyArray<{ owner: number; ref: string; descents: number }>,
   nestedId: boolean,
   text: string,
   complexity: number,
@@ -201,9 +226,6 @@ function resolveRefs(
     if (typeof target !== 'boolean' && !isRecord(target)) return { error: 'schema_invalid' };
     targets.set(ref, target);
   }
-  const limit = SCHEMA_LIMITS.expandedComplexity;
-  const expanded = new Map<Container, number>();
-  const open = new Set<Container>();
   const firstRefIn = (container: Container) => {
     let low = 0;
     let high = refs.length;
@@ -214,26 +236,47 @@ function resolveRefs(
     }
     return low;
   };
-  const expand = (container: Container): number | 'recursive' => {
-    const known = expanded.get(container);
-    if (known !== undefined) return known;
-    if (open.has(container)) return 'recursive';
-    open.add(container);
-    let total = container.complexity;
-    for (let index = firstRefIn(container); index < refs.length && refs[index]!.owner <= container.last && total <= limit; index += 1) {
+  /** The refs inside `container` with their target's container, and whether reaching the ref descends into the data. */
+  const edges = function* (container: Container) {
+    for (let index = firstRefIn(container); index < refs.length && refs[index]!.owner <= container.last; index += 1) {
       const target = targets.get(refs[index]!.ref);
       const inner = typeof target === 'object' && target !== null ? containers.get(target) : undefined;
-      if (inner === undefined) continue;
-      const size = expand(inner);
-      if (size === 'recursive') return size;
-      total += size;
+      if (inner !== undefined) yield { inner, descends: refs[index]!.descents > container.descents };
+    }
+  };
+  // Pass 1: a cycle of refs none of which descends (depth-first search over those edges only).
+  const done = new Set<Container>();
+  const open = new Set<Container>();
+  const cycles = (container: Container): boolean => {
+    if (done.has(container)) return false;
+    if (open.has(container)) return true;
+    open.add(container);
+    for (const { inner, descends } of edges(container)) if (!descends && cycles(inner)) return true;
+    open.delete(container);
+    done.add(container);
+    return false;
+  };
+  const root = containers.get(schema)!;
+  if (cycles(root)) return { error: 'schema_ref_recursive' };
+  // Pass 2: the expanded complexity.
+  const limit = SCHEMA_LIMITS.expandedComplexity;
+  const expanded = new Map<Container, number>();
+  open.clear();
+  const expand = (container: Container): number => {
+    const known = expanded.get(container);
+    if (known !== undefined) return known;
+    if (open.has(container)) return 0;
+    open.add(container);
+    let total = container.complexity;
+    for (const { inner } of edges(container)) {
+      if (total > limit) break;
+      total += expand(inner);
     }
     open.delete(container);
     expanded.set(container, total);
     return total;
   };
-  const total = expand(containers.get(schema)!);
-  if (total === 'recursive') return { error: 'schema_ref_recursive' };
+  const total = expand(root);
   if (total > limit) return { error: 'schema_ref_expansion_too_large', limit, actual: total };
   return { text, complexity, patterns, targets };
 }
@@ -317,7 +360,16 @@ export function withinValidationBudget(schema: unknown, shape: { targets: Readon
       const named = isRecord(properties) ? properties : null;
       const patterned = isRecord(patternProperties) ? Object.entries(patternProperties) : null;
       if (named === null && patterned === null && additionalProperties === undefined && propertyNames === undefined) continue;
+      if (patterned === null && additionalProperties === undefined && propertyNames === undefined) {
+        // Only named properties: look each name up in the value (as ajv does), never walk its keys.
+        const names = Object.keys(named!);
+        budget.steps -= Math.floor(names.length / REQUIRED_NAMES_PER_STEP);
+        for (const name of names) if (Object.hasOwn(item, name)) visit(named![name], item[name]);
+        continue;
+      }
       for (const key in item) {
+        // Every key walked costs a step, so a node applied many times to a wide object spends the budget.
+        budget.steps -= 1;
         if (budget.steps < 0) return false;
         if (named !== null && Object.hasOwn(named, key)) visit(named[key], item[key]);
         else if (additionalProperties !== undefined) visit(additionalProperties, item[key]);
@@ -358,7 +410,7 @@ export function schemaRefusalMessage(refusal: SchemaRefusal): string {
     case 'schema_ref_unsupported':
       return "a $ref must be a JSON pointer into the schema itself ('#' or '#/…'), and only the root may set a $id other than a '#' fragment";
     case 'schema_ref_recursive':
-      return 'a $ref leads back to itself; recursive schemas are not accepted (unroll the recursion to a fixed depth)';
+      return 'a $ref leads back to itself on the same value (no properties, items or other keyword moving to a child value in between), so validation would never end';
     case 'schema_ref_expansion_too_large':
       return `with every $ref replaced by its target it is larger than ${limit} keywords${found}`;
     case 'schema_compile_budget_spent':

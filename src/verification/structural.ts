@@ -3,7 +3,7 @@
  * sends `response_schema` or `response_format` json_object/json_schema, or the org's policy
  * requires JSON), tool-call arguments validated against the request's `tools` parameter schemas,
  * and fenced code blocks closed. Every schema is untrusted: before ajv sees it, schema-limits.ts
- * bounds its size, depth, complexity, branches, enums, patterns and refs (recursive refs refused),
+ * bounds its size, depth, complexity, branches, enums, patterns and refs (a ref cycle on one value refused),
  * in time linear in its JSON; a schema's `pattern`/`patternProperties` must pass the same
  * linear-time check as policy regexes, since ajv runs them with V8's backtracking engine. Compiled
  * schemas are cached by their JSON text (bounded in entries and in size, below), and ajv's own
@@ -13,6 +13,7 @@
 import { LRUCache } from 'lru-cache';
 import { Ajv, type ValidateFunction } from 'ajv';
 import canonicalize from 'canonicalize';
+import ajvEqual from 'ajv/dist/runtime/equal.js';
 import { compileSafeRegex, regexInputLimit } from './regex-safety.ts';
 import { checkPatterns, measureSchema, SCHEMA_LIMITS, VALIDATION_STEPS, withinValidationBudget, type SchemaRefusal } from './schema-limits.ts';
 import type { Finding, LayerResult, ToolInput, VerifyInput } from './types.ts';
@@ -55,11 +56,36 @@ const ajv = new Ajv({
   logger: false,
   code: { regExp: boundedRegExp, optimize: false },
 });
-// uniqueItems by canonical JSON in a Set (linear) instead of ajv's pairwise deep equality
-// (quadratic: 20,000 objects took 5 s). ajv checks a schema's own `enum` against its meta-schema
-// with this keyword too (60,000 values: 8.5 s before, 40 ms now).
+// ajv's deep equality (fast-deep-equal); the default import is the CommonJS module under Node, the function under some loaders.
+const deepEqual: (first: unknown, second: unknown) => boolean = typeof ajvEqual === 'function' ? ajvEqual : (ajvEqual as unknown as { default: (first: unknown, second: unknown) => boolean }).default;
+
+/**
+ * uniqueItems by canonical JSON in a Set (linear) instead of ajv's pairwise deep equality
+ * (quadratic: 20,000 objects took 5 s). ajv checks a schema's own `enum` against its meta-schema
+ * with this keyword too (60,000 values: 8.5 s before, 40 ms now). canonicalize throws on a string
+ * with a lone surrogate (model output can hold one); such items can only equal each other, and are
+ * compared pairwise with deep equality.
+ */
+export function allUnique(data: readonly unknown[]): boolean {
+  const keys = new Set<string>();
+  const uncanonical: unknown[] = [];
+  for (const item of data) {
+    let key: string | undefined;
+    try {
+      key = canonicalize(item);
+    } catch {
+      if (uncanonical.some((other) => deepEqual(other, item))) return false;
+      uncanonical.push(item);
+      continue;
+    }
+    if (key === undefined) continue;
+    if (keys.has(key)) return false;
+    keys.add(key);
+  }
+  return true;
+}
 ajv.removeKeyword('uniqueItems');
-ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', validate: (unique: boolean, data: unknown[]) => !unique || new Set(data.map((item) => canonicalize(item))).size === data.length });
+ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', validate: (unique: boolean, data: unknown[]) => !unique || allUnique(data) });
 
 /** A schema ajv compiled, with what the validation budget needs. */
 export interface CompiledSchema {
@@ -90,10 +116,18 @@ const COMPILE_BUDGET = 2 * SCHEMA_LIMITS.complexity;
  * it, and is refused (`schema_compile_budget_spent`, not cached) when too little is left.
  */
 export function compileSchema(schema: Record<string, unknown>, budget?: { complexity: number }): CompiledSchema | SchemaRefusal {
+  // A hit is found by the JSON text alone, without measuring again (schemas that reach here come
+  // from bodies nested 128 levels at most; a deeper one that cannot be serialized is measured and refused).
+  let key: string | undefined;
+  try {
+    key = JSON.stringify(schema);
+  } catch {
+    key = undefined;
+  }
+  const hit = key === undefined ? undefined : compiledSchemas.get(key);
+  if (hit !== undefined) return hit;
   const shape = measureSchema(schema);
   if ('error' in shape) return shape;
-  const hit = compiledSchemas.get(shape.text);
-  if (hit !== undefined) return hit;
   if (budget !== undefined) {
     if (shape.complexity > budget.complexity) return { error: 'schema_compile_budget_spent', limit: COMPILE_BUDGET };
     budget.complexity -= shape.complexity;
@@ -114,7 +148,8 @@ export function compileSchema(schema: Record<string, unknown>, budget?: { comple
       for (const key of Object.keys(ajv.refs)) if (!registered.has(key)) ajv.removeSchema(key);
     }
   }
-  compiledSchemas.set(shape.text, outcome);
+  // A refusal for want of pattern scans depends on regex-safety's overlap cache: not kept, so the same schema is checked afresh.
+  if (!('error' in outcome) || outcome.error !== 'schema_too_many_pattern_checks') compiledSchemas.set(shape.text, outcome);
   return outcome;
 }
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyError, resolvePolicy } from '../../src/verification/index.ts';
-import { SCHEMA_LIMITS, VALIDATION_STEPS } from '../../src/verification/schema-limits.ts';
+import { SCHEMA_LIMITS, VALIDATION_STEPS, withinValidationBudget } from '../../src/verification/schema-limits.ts';
 import { compileSchema, structuralLayer, type StructuralPolicy } from '../../src/verification/structural.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 
@@ -117,6 +117,15 @@ describe('limits on a JSON Schema before ajv compiles it', () => {
     expect(refused({ type: 'object', properties: properties(patterns.length, (i) => ({ type: 'string', pattern: patterns[i] })) })).toEqual({ error: 'schema_too_many_pattern_checks', limit: SCHEMA_LIMITS.patternScans });
   });
 
+  it('does not keep a refusal for want of pattern scans: once the scans are done the same schema compiles', () => {
+    const base = 0x4e00 + Math.floor(Math.random() * 10_000);
+    const patterns = Array.from({ length: SCHEMA_LIMITS.patternScans + 1 }, (_, i) => `[^${String.fromCodePoint(base + 20 + i)}]+[${String.fromCodePoint(base + 20 + i)}]+`);
+    const schema = { type: 'object', properties: properties(patterns.length, (i) => ({ type: 'string', pattern: patterns[i] })) };
+    expect(refused(schema)).toEqual({ error: 'schema_too_many_pattern_checks', limit: SCHEMA_LIMITS.patternScans });
+    for (const pattern of patterns) expect(compileSchema({ type: 'string', pattern })).not.toHaveProperty('error');
+    expect(compileSchema(schema)).not.toHaveProperty('error');
+  });
+
   it('refuses a $ref that is not a JSON pointer into the schema, and a nested $id', () => {
     expect(refused({ $ref: 'https://example.com/other.json' })).toEqual({ error: 'schema_ref_unsupported' });
     expect(refused({ definitions: { a: { $id: '#a', type: 'string' } }, $ref: '#a' })).toEqual({ error: 'schema_ref_unsupported' });
@@ -124,9 +133,33 @@ describe('limits on a JSON Schema before ajv compiles it', () => {
     expect(refused({ $ref: '#/definitions/missing' })).toEqual({ error: 'schema_invalid' });
   });
 
-  it('refuses recursive refs, in place or through a property', () => {
+  it('refuses a recursive ref that stays on the same value, in place or through definitions', () => {
     expect(refused({ anyOf: [{ $ref: '#' }, { type: 'string' }] })).toEqual({ error: 'schema_ref_recursive' });
-    expect(refused({ definitions: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/definitions/node' } } } } }, $ref: '#/definitions/node' })).toEqual({ error: 'schema_ref_recursive' });
+    expect(refused({ definitions: { a: { allOf: [{ $ref: '#/definitions/b' }] }, b: { not: { $ref: '#/definitions/a' } } }, $ref: '#/definitions/a' })).toEqual({ error: 'schema_ref_recursive' });
+    // A definition named like a descending keyword does not descend.
+    expect(refused({ definitions: { items: { anyOf: [{ $ref: '#/definitions/items' }] } }, $ref: '#/definitions/items' })).toEqual({ error: 'schema_ref_recursive' });
+  });
+
+  it('accepts a recursive tree schema and validates nested trees with it', () => {
+    const tree = { definitions: { node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/definitions/node' } } } } }, $ref: '#/definitions/node' };
+    const compiled = compileSchema(tree);
+    if ('error' in compiled) throw new Error(compiled.error);
+    expect(compiled.validate({ name: 'a', children: [{ name: 'b', children: [{ name: 'c' }] }, { name: 'd', children: [] }] })).toBe(true);
+    expect(compiled.validate({ name: 'a', children: [{ name: 'b', children: [{ children: [] }] }] })).toBe(false);
+    const selfRoot = compileSchema({ type: 'object', properties: { value: { type: 'integer' }, next: { $ref: '#' } }, additionalProperties: false });
+    if ('error' in selfRoot) throw new Error(selfRoot.error);
+    expect(selfRoot.validate({ value: 1, next: { value: 2, next: { value: 3 } } })).toBe(true);
+    expect(selfRoot.validate({ value: 1, next: { value: 'two' } })).toBe(false);
+  });
+
+  it('validates a recursive tree through the layer within the step budget', () => {
+    const tree = { type: 'object', properties: { children: { type: 'array', items: { $ref: '#' } }, name: { type: 'string' } } };
+    const policy: StructuralPolicy = { require_json: false, json_schema: null, check_code_fences: false, check_tool_arguments: false };
+    let value: Record<string, unknown> = { name: 'leaf' };
+    for (let level = 0; level < 50; level += 1) value = { name: `n${level}`, children: [value, { name: 'x' }] };
+    expect(structuralLayer({ content: JSON.stringify(value), finishReason: 'stop', schema: tree }, policy)).toMatchObject({ verdict: 'pass', findings: [] });
+    const wrong = { name: 'root', children: [{ name: 'a', children: [{ name: 7 }] }] };
+    expect(structuralLayer({ content: JSON.stringify(wrong), finishReason: 'stop', schema: tree }, policy).findings.map((finding) => finding.reason)).toEqual(['schema_violation']);
   });
 
   it('refuses refs that expand beyond the limit once replaced by their targets', () => {
@@ -157,6 +190,16 @@ describe('limits on a JSON Schema before ajv compiles it', () => {
     expect(compiled.validate(Array.from({ length: 20_000 }, (_, i) => ({ id: i })))).toBe(true);
   });
 
+  it('checks uniqueItems on strings with a lone surrogate instead of erroring', () => {
+    const compiled = compileSchema({ type: 'array', uniqueItems: true });
+    if ('error' in compiled) throw new Error(compiled.error);
+    expect(compiled.validate(['\ud83d', 'x'])).toBe(true);
+    expect(compiled.validate(['\ud83d', 'x', '\ud83d'])).toBe(false);
+    expect(compiled.validate([{ a: '\udc00', b: 1 }, { b: 1, a: '\udc00' }])).toBe(false);
+    const policy: StructuralPolicy = { require_json: false, json_schema: null, check_code_fences: false, check_tool_arguments: false };
+    expect(structuralLayer({ content: '["\\ud83d","x"]', finishReason: 'stop', schema: { type: 'array', uniqueItems: true } }, policy)).toMatchObject({ verdict: 'pass', findings: [] });
+  });
+
   it('refuses the same limits in a policy’s structural.json_schema, with the limit in the details', () => {
     let thrown: unknown;
     try {
@@ -185,6 +228,37 @@ describe('the validation budget', () => {
   it('validates the same schema on a response within the budget', () => {
     const content = JSON.stringify(Array.from({ length: 1_000 }, () => ({})));
     expect(structuralLayer({ content, finishReason: 'stop', schema: branches }, policy)).toMatchObject({ verdict: 'pass', findings: [] });
+  });
+
+  it('does not walk every key of a wide object for each application of a properties-only node', () => {
+    const schema = { $defs: { p: { properties: { a: {} } }, q: { allOf: Array.from({ length: 64 }, () => ({ $ref: '#/$defs/p' })) } }, allOf: Array.from({ length: 20 }, () => ({ $ref: '#/$defs/q' })) };
+    const content = JSON.stringify(Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`k${i}`, i])));
+    const result = structuralLayer({ content, finishReason: 'stop', schema }, policy);
+    expect(['pass', 'fail']).toContain(result.verdict);
+    expect(result.findings.every((finding) => finding.reason === 'schema_validation_too_costly')).toBe(true);
+    const steps = { steps: VALIDATION_STEPS };
+    const compiled = compileSchema(schema);
+    if ('error' in compiled) throw new Error(compiled.error);
+    // Counts each walk of the object's keys: the properties-only node must look `a` up instead.
+    let walks = 0;
+    const watched = new Proxy(JSON.parse(content) as Record<string, unknown>, {
+      ownKeys: (target) => {
+        walks += 1;
+        return Reflect.ownKeys(target);
+      },
+    });
+    expect(withinValidationBudget(compiled.schema, compiled, watched, steps)).toBe(true);
+    expect(walks).toBe(0);
+    // About one step per (subschema, value) pair: 20 × 65 applications and one lookup of `a` each.
+    expect(VALIDATION_STEPS - steps.steps).toBeLessThan(5_000);
+  });
+
+  it('charges a step per key when a node walks an object’s keys, so the budget stops it', () => {
+    const schema = { $defs: { p: { additionalProperties: {} } }, allOf: Array.from({ length: 64 }, () => ({ $ref: '#/$defs/p' })) };
+    const value = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`k${i}`, i]));
+    const compiled = compileSchema(schema);
+    if ('error' in compiled) throw new Error(compiled.error);
+    expect(withinValidationBudget(compiled.schema, compiled, value, { steps: VALIDATION_STEPS })).toBe(false);
   });
 
   it('counts a lattice of refs at its expanded size for every value', () => {
