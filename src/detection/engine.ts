@@ -136,6 +136,16 @@ const AGREEMENT_CONFIDENCE = 0.3;
  * (docs/detection.md, "Short texts and JSON arguments").
  */
 export const CLASSIFIER_MIN_WORDS = 5;
+/**
+ * Longest prose the rule above may drop a finding on. Words are counted between ASCII
+ * separators, so a sentence in a script without spaces (Chinese, Thai) or with other spaces
+ * (NBSP, U+3000) is one "word": the length keeps such a sentence from passing as short.
+ */
+const SHORT_PROSE_CHARS = 48;
+
+export function isShortProse(prose: string, minWords: number): boolean {
+  return prose.length < SHORT_PROSE_CHARS && hasFewerWords(prose, minWords);
+}
 
 export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
   const catalogue = compileCatalogue();
@@ -206,7 +216,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
         // data or a base64 token, do not count).
         const agreed = context.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE) || signals.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE);
-        if (!agreed && probability < confident && contribution > 0 && minWords > 0 && hasFewerWords(proseOf(classified), minWords)) {
+        if (!agreed && probability < confident && contribution > 0 && minWords > 0 && isShortProse(proseOf(classified), minWords)) {
           // Too little prose for an unconfident classifier to say anything (CLASSIFIER_MIN_WORDS).
           contribution = 0;
         } else if (!agreed && probability < confident) {

@@ -527,9 +527,11 @@ async function sendError(services: Services, error: FastifyError | SvcError, req
     svcError = error;
   } else if ((error as FastifyError).validation) {
     svcError = validationError((error as FastifyError).validation!, (error as FastifyError).validationContext ?? 'body');
-  } else if (request.raw.readableAborted || (request.raw.destroyed && !request.raw.complete)) {
-    // The client went away (or broke its own framing) while its body was being read: an
-    // ECONNRESET here is the client's socket, not a database outage.
+  } else if (request.raw.destroyed && !request.raw.complete) {
+    // The client went away (or broke its own framing) before its request was complete: an
+    // ECONNRESET here is the client's socket, not a database outage. (`complete` is set once the
+    // whole message has arrived, so a bodyless request whose client left later still counts a
+    // database failure as one.)
     svcError = new SvcError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' });
   } else {
     svcError = databaseFailure(error) ?? bodyTooLarge(error, request.routeOptions.bodyLimit) ?? mapFastifyError(error as FastifyError);

@@ -21,7 +21,12 @@ const TOOL_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchem
 
 export function sha256Jcs(value: unknown): string {
   // JCS refuses a lone surrogate (a hostile server's tool name): hashed as U+FFFD, as it is stored.
-  const text = canonicalize(sanitizeJson(value)) ?? 'null';
+  let text: string;
+  try {
+    text = canonicalize(value) ?? 'null';
+  } catch {
+    text = canonicalize(sanitizeJson(value)) ?? 'null';
+  }
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -317,7 +317,7 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
   const before = text[start - 1];
   if (before !== undefined && /[A-Za-z_]/.test(before)) return null;
   // A minus sign glued to a decimal number ("-74.0060"): a signed value, not a phone.
-  if (before === '-' && !/\d/.test(text[start - 2] ?? '') && /^\d+\.\d+/.test(core)) return null;
+  if (before === '-' && !/\d/.test(text[start - 2] ?? '') && /^\d+\.\d+$/.test(core) && !PHONE_CUE.test(text.slice(Math.max(0, start - 25), start - 1))) return null;
   // Trim trailing separators that the character class may have taken.
   let end = start + value.length;
   while (end > start && /[ .(-]/.test(text[end - 1] ?? '')) end -= 1;

@@ -16,8 +16,8 @@
 
 export const NUL_REPLACEMENT = '\uFFFD';
 const JSON_NUL_ESCAPE = '\\u0000';
-/** A JSON escape of a surrogate (JSON.stringify escapes only lone ones). */
-const JSON_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+/** A JSON escape of a lone surrogate: a high one not followed by a low one, or a low one not after a high one (pairs are valid for jsonb). */
+const JSON_SURROGATE_ESCAPE = /\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}/;
 
 /** A string with every NUL and every lone surrogate replaced by U+FFFD; other values unchanged. */
 export function sanitizeText(value: string): string {
