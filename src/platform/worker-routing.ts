@@ -18,8 +18,8 @@
  */
 import cluster from 'node:cluster';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The environment variable that names the primary's socket directory to its workers. */
@@ -70,7 +70,7 @@ export function createSocketDir(): string {
   for (const base of [tmpdir(), '/tmp']) {
     const dir = mkdtempSync(join(base, DIR_PREFIX));
     if (Buffer.byteLength(socketPath(dir, 999_999_999)) <= MAX_SOCKET_PATH) {
-      writeFileSync(join(dir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 });
+      writeFileSync(join(dir, OWNER_FILE), `${process.pid} ${placeOfPids()}\n`, { mode: 0o600 });
       removeStaleSocketDirs(base);
       return dir;
     }
@@ -81,8 +81,9 @@ export function createSocketDir(): string {
 
 /**
  * Removes the socket directories under `base` that this user's primaries left behind: those whose
- * `primary.pid` names a process that no longer exists. A directory without that file, another
- * user's, or one whose primary is alive is left alone. Returns the directories removed.
+ * `primary.pid` names a process of this host and pid namespace that no longer exists. A directory
+ * without that file, another user's, one written on another host or in another pid namespace, or
+ * one whose primary is alive is left alone. Returns the directories removed.
  */
 export function removeStaleSocketDirs(base: string): string[] {
   const removed: string[] = [];
@@ -98,8 +99,11 @@ export function removeStaleSocketDirs(base: string): string[] {
     try {
       const stat = lstatSync(dir);
       if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
-      const pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8').trim());
-      if (!Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) continue;
+      const [pidText, place] = readFileSync(join(dir, OWNER_FILE), 'utf8').trim().split(' ');
+      const pid = Number(pidText);
+      // A pid means something only on this host and in this pid namespace (containers may share
+      // /tmp): a directory written from elsewhere is never judged.
+      if (!Number.isSafeInteger(pid) || pid <= 0 || place !== placeOfPids() || alive(pid)) continue;
       rmSync(dir, { recursive: true, force: true });
       removed.push(dir);
     } catch {
@@ -107,6 +111,17 @@ export function removeStaleSocketDirs(base: string): string[] {
     }
   }
   return removed;
+}
+
+/** This host and pid namespace, as `<hostname>/<pid namespace>`, so a pid written elsewhere is not read here. */
+function placeOfPids(): string {
+  let namespace = 'unknown';
+  try {
+    namespace = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // No /proc (not Linux): the host name alone.
+  }
+  return `${hostname()}/${namespace}`.replaceAll(' ', '_');
 }
 
 function alive(pid: number): boolean {

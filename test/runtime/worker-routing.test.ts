@@ -5,10 +5,10 @@
  * from every connection) is in test/runtime/workers.test.ts (PostgreSQL + Redis).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSocketDir, listenPrivately, removeStaleSocketDirs, workerRouting } from '../../src/platform/worker-routing.ts';
@@ -149,10 +149,11 @@ describe('socket directories left by a primary that was killed', () => {
   afterAll(() => rmSync(base, { recursive: true, force: true }));
   // The pid of a process that has exited.
   const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
-  const make = (name: string, pid?: number) => {
+  const here = `${hostname()}/${readlinkSync('/proc/self/ns/pid')}`;
+  const make = (name: string, pid?: number, place = here) => {
     const dir = join(base, name);
     mkdirSync(dir, { mode: 0o700 });
-    if (pid !== undefined) writeFileSync(join(dir, 'primary.pid'), `${pid}\n`);
+    if (pid !== undefined) writeFileSync(join(dir, 'primary.pid'), `${pid} ${place}\n`);
     writeFileSync(join(dir, 'w1.sock'), '');
     return dir;
   };
@@ -162,8 +163,9 @@ describe('socket directories left by a primary that was killed', () => {
     const live = make('svc-cluster-live1', process.pid);
     const unknown = make('svc-cluster-nofile');
     const foreign = make('other-dir', deadPid);
+    const otherNamespace = make('svc-cluster-container', deadPid, `${hostname()}/pid:[1]`);
     expect(removeStaleSocketDirs(base)).toEqual([dead]);
-    expect([dead, live, unknown, foreign].map((dir) => existsSync(dir))).toEqual([false, true, true, true]);
+    expect([dead, live, unknown, foreign, otherNamespace].map((dir) => existsSync(dir))).toEqual([false, true, true, true, true]);
   });
 
   it('a new primary names itself in its directory and clears the stale ones', () => {
@@ -173,7 +175,7 @@ describe('socket directories left by a primary that was killed', () => {
     try {
       const dir = createSocketDir();
       expect(dir.startsWith(join(base, 'svc-cluster-'))).toBe(true);
-      expect(readFileSync(join(dir, 'primary.pid'), 'utf8').trim()).toBe(String(process.pid));
+      expect(readFileSync(join(dir, 'primary.pid'), 'utf8').trim()).toBe(`${process.pid} ${here}`);
       expect(existsSync(dead)).toBe(false);
       expect(removeStaleSocketDirs(base)).toEqual([]);
     } finally {
