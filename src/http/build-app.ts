@@ -113,9 +113,10 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     // A path Fastify cannot decode (`%ff`, a lone `%`) is answered before routing and hooks: with
     // svc's envelope and request id instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {
-      const code: ErrorCode = error.code === 'FST_ERR_BAD_URL' ? 'MALFORMED_REQUEST' : 'VALIDATION_FAILED';
-      const message = error.code === 'FST_ERR_BAD_URL' ? 'The request path is not valid percent-encoding.' : undefined;
-      void (reply as unknown as FastifyReply).code(400).header('X-Request-ID', request.id).send(errorBody(code, message ?? 'The request is not valid.', request.id, { field: 'path' }));
+      const body = error.code === 'FST_ERR_BAD_URL'
+        ? errorBody('MALFORMED_REQUEST', 'The request path is not valid percent-encoding.', request.id, { field: 'path' })
+        : errorBody('VALIDATION_FAILED', 'The request is not valid.', request.id);
+      void (reply as unknown as FastifyReply).code(400).header('X-Request-ID', request.id).send(body);
     },
     // find-my-way answers a longer path parameter with a bare 414 outside the error handler; the
     // header limit (431) bounds the URL anyway, and routes validate their parameters' length.
