@@ -276,9 +276,35 @@ export function createProxy(deps: ProxyDeps) {
       shared.delete(key);
       if (shared.size === 0) sessionPending.delete(pendingKey);
     };
+    /**
+     * A message nested deeper than MAX_JSON_DEPTH in place of the upstream's: an error answer to
+     * each response, under its id, so the client's call ends now instead of at its timeout (V8's
+     * JSON.parse is not recursive; nothing else walks the value). A tool call's audit entry says
+     * it was blocked. A request or notification from the server is answered with id null.
+     */
+    const refuseDeep = (data: string): string => {
+      let value: unknown = null;
+      try {
+        value = JSON.parse(data);
+      } catch {
+        // Not JSON either: one error with id null.
+      }
+      const message = `Upstream message nested more than ${MAX_JSON_DEPTH} deep: not relayed`;
+      const refusals = (Array.isArray(value) ? value : [value]).map((item) => {
+        if (!validMessage(item) || !isResponse(item)) return rpcError(null, -32603, message);
+        const key = idKey(item.id);
+        const pending = lookup(key);
+        if (pending !== undefined) {
+          settle(key);
+          if (pending.method === 'tools/call') auditCall(exchange, pending, 'blocked', 'too_deep', [], null);
+        }
+        return rpcError(item.id ?? null, -32603, message);
+      });
+      return JSON.stringify(Array.isArray(value) ? refusals : refusals[0]);
+    };
     const transformData = async (data: string): Promise<string> => {
       // An upstream message too deep to inspect is not relayed uninspected: the client gets an error.
-      if (jsonNestedDeeper(data)) return JSON.stringify(rpcError(null, -32603, `Upstream message nested more than ${MAX_JSON_DEPTH} deep: not relayed`));
+      if (jsonNestedDeeper(data)) return refuseDeep(data);
       let value: unknown;
       try {
         value = JSON.parse(data);
