@@ -112,11 +112,11 @@ export function responseHeaders(incoming: Record<string, string | string[] | und
  * ServerResponse bound to the socket, which frames it as Node frames any answer: the backend's
  * Content-Length when it sent one, else chunked to an HTTP/1.1 client (close-delimited to 1.0),
  * no body for HEAD, 204 and 304. Headers are the end-to-end ones ({@link responseHeaders}), plus
- * `Connection: close`: the server's HTTP parser let go of this socket at the upgrade, so no
+ * svc's X-Request-ID and `Connection: close`: the server's HTTP parser let go of this socket at the upgrade, so no
  * further request can be read on it, and it is closed once the answer is written. A backend answer
  * cut short destroys the client socket, so the client sees an error, never a complete answer.
  */
-export function relayDeclinedUpgrade(request: IncomingMessage, socket: Duplex, response: IncomingMessage): void {
+export function relayDeclinedUpgrade(request: IncomingMessage, socket: Duplex, response: IncomingMessage, requestId: string): void {
   // The server's upgrade socket is a net.Socket (a tls.TLSSocket over HTTPS).
   const connection = socket as Socket;
   const answer = new ServerResponse(request);
@@ -139,7 +139,7 @@ export function relayDeclinedUpgrade(request: IncomingMessage, socket: Duplex, r
   answer.shouldKeepAlive = false;
   answer.assignSocket(connection);
   try {
-    answer.writeHead(response.statusCode ?? 502, { ...responseHeaders(response.headers), connection: 'close' });
+    answer.writeHead(response.statusCode ?? 502, { ...responseHeaders(response.headers), 'x-request-id': requestId, connection: 'close' });
   } catch {
     fail();
     return;

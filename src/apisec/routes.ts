@@ -5,8 +5,7 @@
  * the same addresses. Traffic routes carry `config.traffic`: no svc credential, no plan rate
  * limit (the gateway's own limit applies), no CORS handling of svc's (the backend's headers pass).
  */
-import { randomUUID } from 'node:crypto';
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
@@ -380,6 +379,8 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
 
   const handleUpgrade = async (raw: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     socket.on('error', () => socket.destroy());
+    // The handshake's id, as every other answer's: the client's valid X-Request-ID, else a new one.
+    const requestId = tools.requestId(raw);
     const url = raw.url ?? '/';
     const host = String(raw.headers.host ?? '');
     let gateway: Gateway | null = null;
@@ -393,7 +394,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       try {
         gateway = await apisec.resolve(match[1]!, clientIp);
       } catch (error) {
-        if (error instanceof SvcError && error.code === 'RATE_LIMITED') return refuseSocket(socket, 429, errorBody('RATE_LIMITED', ERRORS.RATE_LIMITED.message, 'upgrade'));
+        if (error instanceof SvcError && error.code === 'RATE_LIMITED') return refuseSocket(socket, 429, undefined, JSON.stringify(errorBody('RATE_LIMITED', ERRORS.RATE_LIMITED.message, requestId)), 'application/json; charset=utf-8', requestId);
         throw error;
       }
       mount = `/gw/${match[1]}`;
@@ -406,18 +407,28 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
         rest = url.slice(mount.length) || '/';
       }
     }
-    if (gateway === null) return refuseSocket(socket, 404, errorBody('NOT_FOUND', ERRORS.NOT_FOUND.message, 'upgrade'));
+    if (gateway === null) return refuseSocket(socket, 404, undefined, JSON.stringify(errorBody('NOT_FOUND', ERRORS.NOT_FOUND.message, requestId)), 'application/json; charset=utf-8', requestId);
     if (rest.startsWith('?')) rest = `/${rest}`;
     const { path, query } = splitTarget(rest);
     const protocol = (raw.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
-    const requestId = randomUUID();
     const refusal = await apisec.inspectHandshake({
       gateway, method: raw.method ?? 'GET', path, query, headers: raw.headers, ...headerNamesOf(raw), httpVersion: raw.httpVersion,
       clientIp, remoteAddress, protocol, host, requestId, mount,
     });
+    // Refused: the answer a plain request would get (status, headers, body), then the connection closes.
     if (refusal !== null) {
-      const body = refusal.kind === 'error' ? errorBody(refusal.code, refusal.message ?? ERRORS[refusal.code].message, requestId, refusal.details) : { error: { code: 'THREAT_BLOCKED' } };
-      return refuseSocket(socket, refusal.status, body);
+      switch (refusal.kind) {
+        case 'error':
+          return refuseSocket(socket, refusal.status, refusal.headers, JSON.stringify(errorBody(refusal.code, refusal.message ?? ERRORS[refusal.code].message, requestId, refusal.details)), 'application/json; charset=utf-8', requestId);
+        case 'json':
+          return refuseSocket(socket, refusal.status, refusal.headers, JSON.stringify(refusal.body), undefined, requestId);
+        case 'html':
+          return refuseSocket(socket, refusal.status, refusal.headers, refusal.html, 'text/html; charset=utf-8', requestId);
+        case 'forward':
+          // A handshake is never answered by forwarding; nothing is read from its body.
+          refusal.body.resume();
+          return refuseSocket(socket, 502, undefined, JSON.stringify(errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId)), 'application/json; charset=utf-8', requestId);
+      }
     }
     const backend = new URL(gateway.backendUrl);
     const headers = requestHeaders(raw.headers, backend.host, { remoteAddress, protocol, host, trustProxy: options.trustProxy });
@@ -440,12 +451,12 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       if (socket.destroyed) return;
       // Once the backend's answer is being relayed, a 502 written after it would corrupt it.
       if (answered) socket.destroy();
-      else refuseSocket(socket, 502, errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId));
+      else refuseSocket(socket, 502, undefined, JSON.stringify(errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId)), 'application/json; charset=utf-8', requestId);
     });
     outgoing.on('response', (response) => {
       // The backend declined the upgrade: relay its answer, re-framed, and close.
       answered = true;
-      relayDeclinedUpgrade(raw, socket, response);
+      relayDeclinedUpgrade(raw, socket, response, requestId);
     });
     outgoing.on('upgrade', (response, backendSocket, backendHead) => {
       // timeout_ms bounds the handshake only: an idle WebSocket stays open.
@@ -453,7 +464,10 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       outgoing.removeAllListeners('timeout');
       backendSocket.setTimeout(0);
       const lines = [`HTTP/1.1 101 Switching Protocols`];
-      for (let index = 0; index < response.rawHeaders.length; index += 2) lines.push(`${response.rawHeaders[index]}: ${response.rawHeaders[index + 1]}`);
+      for (let index = 0; index < response.rawHeaders.length; index += 2) {
+        if (response.rawHeaders[index]!.toLowerCase() !== 'x-request-id') lines.push(`${response.rawHeaders[index]}: ${response.rawHeaders[index + 1]}`);
+      }
+      lines.push(`X-Request-ID: ${requestId}`);
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
       if (backendHead.length > 0) socket.write(backendHead);
       if (head.length > 0) backendSocket.write(head);
@@ -509,7 +523,21 @@ function writeBody(res: ServerResponse, status: number, extra: Record<string, st
   res.end(text);
 }
 
-function refuseSocket(socket: Duplex, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : status === 429 ? 'Too Many Requests' : status === 502 ? 'Bad Gateway' : status === 503 ? 'Service Unavailable' : 'Forbidden'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+/**
+ * Refuses an upgrade on its raw socket with the answer writeBody would give a plain request
+ * (X-Request-ID, the outcome's headers, content type and length), then closes the connection.
+ */
+function refuseSocket(socket: Duplex, status: number, extra: Record<string, string | string[]> | undefined, text: string, contentType: string | undefined, requestId: string): void {
+  const headers: Record<string, string | string[]> = { 'x-request-id': requestId };
+  if (extra !== undefined) for (const name in extra) headers[name.toLowerCase()] = extra[name]!;
+  if (contentType !== undefined) headers['content-type'] = contentType;
+  else if (headers['content-type'] === undefined) headers['content-type'] = 'application/json; charset=utf-8';
+  headers['content-length'] = String(Buffer.byteLength(text));
+  headers.connection = 'close';
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`];
+  for (const name in headers) {
+    const value = headers[name]!;
+    for (const item of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${item}`);
+  }
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
 }

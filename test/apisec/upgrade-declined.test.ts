@@ -64,11 +64,11 @@ type Outcome =
   | { kind: 'error'; code: string };
 
 /** A WebSocket handshake from node:http's client, whose parser rejects any malformed framing. */
-function handshake(path: string): Promise<Outcome> {
+function handshake(path: string, extra: Record<string, string> = {}, mount = `/gw/${gatewayId}`): Promise<Outcome> {
   return new Promise((resolve) => {
-    const outgoing = httpRequest(`${base}/gw/${gatewayId}${path}`, {
+    const outgoing = httpRequest(`${base}${mount}${path}`, {
       agent: false,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...extra },
     });
     const fail = (error: NodeJS.ErrnoException) => resolve({ kind: 'error', code: error.code ?? error.message });
     outgoing.on('error', fail);
@@ -157,5 +157,39 @@ describe('a backend that declines a WebSocket upgrade', () => {
   it('still splices an accepted upgrade after its 101', async () => {
     const outcome = await handshake('/ws');
     expect(outcome).toMatchObject({ kind: 'upgrade', status: 101, headers: { upgrade: 'websocket' } });
+  });
+});
+
+describe('the request id of a handshake', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+  it('is on a declined, an accepted and a refused handshake, as on any other answer', async () => {
+    const declined = (await handshake('/length')) as Extract<Outcome, { kind: 'response' }>;
+    expect(declined.headers['x-request-id']).toMatch(UUID);
+    const accepted = (await handshake('/ws')) as Extract<Outcome, { kind: 'upgrade' }>;
+    expect(accepted.headers['x-request-id']).toMatch(UUID);
+    // An id no gateway has: svc's 404 envelope whose request_id is the header's.
+    const unknown = (await handshake('', {}, '/gw/00000000-0000-4000-8000-000000000000')) as Extract<Outcome, { kind: 'response' }>;
+    expect(unknown.status).toBe(404);
+    const body = JSON.parse(unknown.body) as { error: { code: string; request_id: string } };
+    expect(body.error.code).toBe('NOT_FOUND');
+    expect(body.error.request_id).toBe(unknown.headers['x-request-id']);
+    expect(body.error.request_id).toMatch(UUID);
+  });
+
+  it('is the client\'s own X-Request-ID when it sent a valid one', async () => {
+    const declined = (await handshake('/length', { 'x-request-id': 'trace-42' })) as Extract<Outcome, { kind: 'response' }>;
+    expect(declined.headers['x-request-id']).toBe('trace-42');
+    const accepted = (await handshake('/ws', { 'x-request-id': 'trace-43' })) as Extract<Outcome, { kind: 'upgrade' }>;
+    expect(accepted.headers['x-request-id']).toBe('trace-43');
+  });
+
+  it('refuses an attack in the handshake with the decision a plain request gets', async () => {
+    const blocked = (await handshake("/ws?q=' UNION SELECT password FROM users --")) as Extract<Outcome, { kind: 'response' }>;
+    expect(blocked.status).toBe(403);
+    expect(blocked.headers['x-request-id']).toMatch(UUID);
+    const body = JSON.parse(blocked.body) as { error: { code: string; request_id?: string; threat?: { decision: string } } };
+    expect(body.error.code).toBe('THREAT_BLOCKED');
+    expect(body.error.threat?.decision).toBe('block');
   });
 });
