@@ -305,7 +305,16 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           const joined = [...previous, text];
           const variants = [...normalize(joined.join(' '), { kind }).variants, ...normalize(joined.join(''), { kind }).variants];
           const fragmentScan = scanVariants(catalogue, kind, variants);
-          const added = fragmentScan.findings.filter((finding) => !known.has(finding.id)).map((finding) => ({ ...finding, variant: 'fragments' }));
+          let added = fragmentScan.findings.filter((finding) => !known.has(finding.id));
+          if (added.length > 0) {
+            // Only what is split across the fragments: a finding the earlier fragments show on
+            // their own was reported with them, and must not follow every later request of the
+            // session (one flagged tool result would quarantine each benign one after it). This
+            // second scan runs only when the joined text found something the request alone did not.
+            const earlier = [...normalize(previous.join(' '), { kind }).variants, ...normalize(previous.join(''), { kind }).variants];
+            const seen = new Set(scanVariants(catalogue, kind, earlier).findings.map((finding) => finding.id));
+            added = added.filter((finding) => !seen.has(finding.id)).map((finding) => ({ ...finding, variant: 'fragments' }));
+          }
           if (added.length > 0) {
             fragmentMatch = true;
             findings = [...findings, ...added];
