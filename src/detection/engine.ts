@@ -16,7 +16,7 @@ import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { httpScanText } from './http-text.ts';
-import { DEFAULT_HTTP_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
+import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
 import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
 import { decide, escalate, escalationTier, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
@@ -54,8 +54,8 @@ export interface DetectionDeps {
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
   readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
-  /** Longest HTTP scan text scanned at all (the first 64 KiB go through every tier, the rest through T1 in windows); default 256 KiB. */
-  readonly httpScanMax?: number;
+  /** Longest scan text scanned at all, of any kind (the first 64 KiB go through every tier, the rest through T1 in windows); default 256 KiB. */
+  readonly scanMax?: number;
   /** false: analyse every request afresh (benchmarks of the tiers themselves). Default: cache repeated content. */
   readonly analysisCache?: boolean;
   /**
@@ -92,6 +92,8 @@ export interface InspectRequest {
   readonly sourceIp?: string;
   /** Write a threat_events row for decisions >= log (default true when orgId and a db are present). */
   readonly record?: boolean;
+  /** Longest text scanned at all for this request (the engine's `scanMax` otherwise); the MCP proxy scans whole tool results. */
+  readonly scanMax?: number;
 }
 
 export interface DetectionEngine {
@@ -279,10 +281,10 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       let findings: Finding[] = [...result.findings];
       let base = result.score;
       let evidence = normalized.evidence;
-      if (kind === 'http' && text.length > MAX_SCAN_LENGTH) {
-        // Bodies beyond the first window: T1 over further windows up to the configured maximum.
+      if (text.length > MAX_SCAN_LENGTH) {
+        // Texts beyond the first window: T1 over further windows up to the request's or the engine's maximum.
         const known = new Set(findings.map((finding) => finding.id));
-        const beyond = scanBeyondFirstWindow(catalogue, text, deps.httpScanMax ?? DEFAULT_HTTP_SCAN_MAX);
+        const beyond = scanBeyondFirstWindow(catalogue, kind, text, request.scanMax ?? deps.scanMax ?? DEFAULT_SCAN_MAX);
         const added = beyond.findings.filter((finding) => !known.has(finding.id));
         if (added.length > 0) {
           findings = [...findings, ...added];

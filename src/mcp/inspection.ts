@@ -99,6 +99,14 @@ export function contentSignals(text: string): McpFinding[] {
   return found;
 }
 
+/**
+ * Longest answer text (tool result, resource, prompt, error) svc scans: the whole of it, the
+ * first 64 KiB through every tier and the rest through the catalogue in windows. A longer one is
+ * quarantined unscanned (proxy.ts), since anything past a scanned prefix would reach the model
+ * uninspected.
+ */
+export const MCP_RESULT_SCAN_MAX = 1_048_576;
+
 export function createInspector(engine: DetectionEngine): McpInspector {
   const run = async (surface: keyof typeof KINDS, text: string, context: InspectContext, extra: McpFinding[], tool?: ToolDefinitionShape): Promise<Inspection> => {
     const threat = await engine.inspect({
@@ -109,6 +117,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
       ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
       ...(context.serverId === undefined ? {} : { gatewayId: context.serverId }),
+      ...(surface === 'result' ? { scanMax: MCP_RESULT_SCAN_MAX } : {}),
     });
     const categories = new Set<string>(threat.categories);
     // Spans point into the scanned text: kept for text kinds (results, the quarantine record and
