@@ -180,13 +180,24 @@ export class BudgetLedger {
     if (this.unsaved.size === 0) return;
     const rows = [...this.unsaved.values()];
     this.unsaved.clear();
-    this.persisting = this.store.add(rows).then(
-      () => undefined,
-      (error: unknown) => {
-        for (const row of rows) this.remember(row.orgId, row.day, row.tokens, row.microUsd);
+    const store = this.store;
+    this.persisting = store.add(rows).catch(async (error: unknown) => {
+      // One row the database refuses (an org deleted meanwhile, a value out of range) must not
+      // hold back every other org's usage: the rows are tried one by one, and only those that
+      // fail alone are kept for the next try.
+      if (rows.length === 1) {
+        this.remember(rows[0]!.orgId, rows[0]!.day, rows[0]!.tokens, rows[0]!.microUsd);
         throw error;
-      },
-    );
+      }
+      let failed: unknown = null;
+      for (const row of rows) {
+        await store.add([row]).catch((rowError: unknown) => {
+          failed = rowError;
+          this.remember(row.orgId, row.day, row.tokens, row.microUsd);
+        });
+      }
+      if (failed !== null) throw failed;
+    });
     try {
       await this.persisting;
     } finally {

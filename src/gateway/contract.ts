@@ -152,7 +152,8 @@ export interface CompletionResult {
   /** The provider's own finish value (e.g. 'end_turn', 'MAX_TOKENS'), or null when absent. */
   rawFinishReason: string | null;
   toolCalls?: ToolCall[];
-  usage: TokenUsage;
+  /** null when the upstream reported no usable usage (the core estimates then, as for streams). */
+  usage: TokenUsage | null;
   /** The model as the upstream reported it (falls back to the requested model). */
   model: string;
 }

@@ -97,9 +97,9 @@ describe.each(remoteProviderIds)('provider %s against its fake upstream', (provi
     expect(lastRequestProblems()).toEqual([]);
     expect(result.content).toBe('Hi there, friend.');
     expect(result.finishReason).toBe('stop');
-    expect(result.usage.promptTokens).toBe(20);
-    expect(result.usage.completionTokens).toBe(7);
-    expect(result.usage.totalTokens).toBe(27);
+    expect(result.usage?.promptTokens).toBe(20);
+    expect(result.usage?.completionTokens).toBe(7);
+    expect(result.usage?.totalTokens).toBe(27);
     expect(result.model).toBe(MODELS[providerId]);
   });
 

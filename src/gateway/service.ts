@@ -40,7 +40,7 @@ import type { LatencyWindows } from './routing.ts';
 import type { CompletionBody } from './schemas.ts';
 import { refuse } from './screen.ts';
 import { SettingsStore } from './settings.ts';
-import { responseFilter, Settlement, toPublicUsage, type CompletionEnvelope } from './settlement.ts';
+import { estimateUsage, responseFilter, Settlement, toPublicUsage, type CompletionEnvelope } from './settlement.ts';
 import type { AttemptSuccess } from './attempts.ts';
 import type { CompletionVerifier } from './verifier.ts';
 
@@ -255,7 +255,9 @@ export class GatewayService {
     }
     const { value: result, candidate } = success;
     this.attempts.succeeded(success);
-    const costUsd = this.settlement.account(prepared, candidate, result.model, result.usage);
+    // An upstream that reported no usable usage is charged an estimate, as a stream is (never nothing).
+    const usage = result.usage ?? estimateUsage(prepared.request.messages, result.content);
+    const costUsd = this.settlement.account(prepared, candidate, result.model, usage);
     const restore = prepared.settings.piiRestore && prepared.redaction !== null;
     const envelope: CompletionEnvelope = {
       request_id: prepared.caller.requestId,
@@ -263,7 +265,7 @@ export class GatewayService {
       model: result.model,
       content: restore ? restorePlaceholders(result.content, prepared.redaction!.mapping) : result.content,
       finish_reason: result.finishReason,
-      usage: toPublicUsage(result.usage),
+      usage: toPublicUsage(usage),
       cost_usd: costUsd,
       latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
       verification: null,

@@ -2,10 +2,13 @@
  * End to end through the Fastify app, the real provider registry and adapters, against the fake
  * upstream servers on loopback (test/fakes/providers).
  */
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { BudgetLedger, createBudgetStore } from '../../src/gateway/budget.ts';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
+import { createCache } from '../../src/platform/cache.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { createTestServices } from '../helpers/app.ts';
@@ -166,5 +169,71 @@ describe('completions against fake upstreams', () => {
     // What reached the upstream was a valid streaming request.
     expect(openai.requests.at(-1)!.problems).toEqual([]);
     openai.reset();
+  });
+
+  it('charges an estimate when the upstream reports absurd, missing or self-contradicting usage', async () => {
+    // An OpenAI-compatible upstream (the org's own base URL) whose usage object the test picks.
+    let usage: unknown = null;
+    const upstream = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const body: Record<string, unknown> = { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'x'.repeat(400) }, finish_reason: 'stop' }] };
+        if (usage !== undefined) body.usage = usage;
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+      for (const [name, reported] of [
+        ['1e300 tokens', { prompt_tokens: 1e300, completion_tokens: 1e300, total_tokens: 1e300 }],
+        ['no usage', undefined],
+        ['negative counts', { prompt_tokens: -5_000, completion_tokens: -10_000, total_tokens: -15_000 }],
+      ] as const) {
+        usage = reported;
+        const { org, apiKey } = await services.accounts.createOrg({ name: `usage-${Math.random().toString(36).slice(2, 8)}` });
+        await services.accounts.providerKeys.set(org.id, 'openai', FAKE_CREDENTIALS.default, baseUrl);
+        const headers = { authorization: `Bearer ${apiKey as string}` };
+        const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('Summarise the meeting notes, please.') });
+        expect(response.statusCode, name).toBe(200);
+        // The 400-character answer is about 100 tokens: charged as an estimate, never 0 and never 1e300.
+        const { usage: reportedUsage } = response.json() as { usage: { completion_tokens: number; total_tokens: number } };
+        expect(reportedUsage.completion_tokens, name).toBe(100);
+        await services.gateway.settled();
+        const budget = (await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers })).json() as { tokens_used: number };
+        expect(budget.tokens_used, name).toBe(reportedUsage.total_tokens);
+        // The org can go on: its budget was not exhausted by the upstream's claim.
+        expect((await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('And the action items?') })).statusCode, name).toBe(200);
+      }
+      // A total below the sum of its parts is not believed.
+      usage = { prompt_tokens: 3_000, completion_tokens: 3_000, total_tokens: 0 };
+      const { org, apiKey } = await services.accounts.createOrg({ name: `usage-${Math.random().toString(36).slice(2, 8)}` });
+      await services.accounts.providerKeys.set(org.id, 'openai', FAKE_CREDENTIALS.default, baseUrl);
+      const headers = { authorization: `Bearer ${apiKey as string}` };
+      const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: ask('hi') });
+      expect(response.json().usage.total_tokens).toBe(6_000);
+      await services.gateway.settled();
+      expect((await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers })).json().tokens_used).toBe(6_000);
+    } finally {
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
+  });
+
+  it('persists every org\'s budget usage when the database refuses one org\'s row', async () => {
+    const { orgId } = await orgWithFakes([]);
+    const cache = createCache({ kind: 'memory' }, 'persist-test:');
+    const ledger = new BudgetLedger(cache, Date.now, createBudgetStore(services.db));
+    // An org id with no org (deleted meanwhile): its row breaks the foreign key.
+    for (const org of [orgId, randomUUID()]) {
+      const reserved = await ledger.reserve(org, 10_000, 10, null, 0);
+      if (!reserved.ok) throw new Error('reservation refused');
+      await ledger.settle(reserved.reservation, 25, 0);
+    }
+    await expect(ledger.persist()).rejects.toBeDefined();
+    const today = new Date().toISOString().slice(0, 10);
+    const rows = await createBudgetStore(services.db).load([today]);
+    expect(rows.find((row) => row.orgId === orgId)?.tokens).toBe(25);
+    await cache.close();
   });
 });

@@ -116,7 +116,7 @@ describe('OpenAI-compatible adapters', () => {
     );
     expect(result.usage).toEqual({ promptTokens: 100, completionTokens: 50, totalTokens: 150, cachedPromptTokens: 40, reasoningTokens: 30 });
     const hit = deepseek.parseResponse(200, {}, JSON.stringify({ choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 2, prompt_cache_hit_tokens: 8 } }), 'deepseek-chat');
-    expect(hit.usage.cachedPromptTokens).toBe(8);
+    expect(hit.usage?.cachedPromptTokens).toBe(8);
     expect(hit.model).toBe('deepseek-chat');
   });
 

@@ -147,7 +147,12 @@ function parseResponse(status: number, headers: UpstreamHeaders, bodyText: strin
   const toolCalls: ToolCall[] = [];
   for (const block of content) {
     const type = stringAt(block, 'type');
-    if (type === 'text') text += stringAt(block, 'text') ?? '';
+    if (type === 'text') {
+      // A text block whose text is not a string is not the documented shape.
+      const blockText = (block as Record<string, unknown>).text;
+      if (typeof blockText !== 'string') throw invalidResponse(PROVIDER);
+      text += blockText;
+    }
     else if (type === 'tool_use') {
       toolCalls.push({ id: stringAt(block, 'id') ?? `toolu_${toolCalls.length}`, name: stringAt(block, 'name') ?? '', arguments: JSON.stringify(objectAt(block, 'input') ?? {}) });
     }
@@ -157,7 +162,7 @@ function parseResponse(status: number, headers: UpstreamHeaders, bodyText: strin
     content: text,
     finishReason: mapFinishReason(rawFinishReason),
     rawFinishReason,
-    usage: toUsage(body.usage) ?? usageOf(0, 0),
+    usage: toUsage(body.usage),
     model: stringAt(body, 'model') ?? requestedModel ?? '',
   };
   if (toolCalls.length > 0) result.toolCalls = toolCalls;

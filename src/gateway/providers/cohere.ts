@@ -114,7 +114,7 @@ function parseResponse(status: number, headers: UpstreamHeaders, bodyText: strin
     content: text,
     finishReason: mapFinishReason(rawFinishReason),
     rawFinishReason,
-    usage: toUsage(body.usage) ?? usageOf(0, 0),
+    usage: toUsage(body.usage),
     model: requestedModel ?? '',
   };
   if (toolCalls.length > 0) result.toolCalls = toolCalls;

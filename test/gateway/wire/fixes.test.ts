@@ -66,7 +66,7 @@ describe('1. Mistral reasoning models (magistral) answer with thinking and text 
     );
     expect(result.content).toBe('Mild, 18 °C.');
     expect(result.finishReason).toBe('stop');
-    expect(result.usage.completionTokens).toBe(40);
+    expect(result.usage?.completionTokens).toBe(40);
   });
 
   it('streams the text parts of delta content arrays and not the thinking', async () => {

@@ -27,11 +27,18 @@ export function stringAt(value: unknown, key: string): string | undefined {
   return typeof inner === 'string' ? inner : undefined;
 }
 
-/** A non-negative integer token count, or undefined. */
+/**
+ * Most tokens one call may report in one count: far beyond any model's context and output
+ * (a few million), so only a broken or hostile upstream reaches it. A count above it is no count:
+ * 1e300 tokens would exhaust the org's daily budget and overflow the bigint the budget is stored in.
+ */
+export const MAX_TOKEN_COUNT = 100_000_000;
+
+/** A non-negative integer token count up to MAX_TOKEN_COUNT, or undefined. */
 export function countAt(value: unknown, key: string): number | undefined {
   if (!isObject(value)) return undefined;
   const inner = value[key];
-  return typeof inner === 'number' && Number.isFinite(inner) && inner >= 0 ? Math.trunc(inner) : undefined;
+  return typeof inner === 'number' && Number.isFinite(inner) && inner >= 0 && inner <= MAX_TOKEN_COUNT ? Math.trunc(inner) : undefined;
 }
 
 export function invalidResponse(provider: string, cause?: unknown): UpstreamError {
@@ -91,6 +98,8 @@ export function codeForStatus(status: number): UpstreamErrorCode {
   if (status === 408) return 'timeout';
   if (status === 503 || status === 529) return 'overloaded';
   if (status >= 500) return 'server';
+  // A redirect is a moved or misconfigured base URL (never followed: it could point anywhere), not a rejected request.
+  if (status >= 300 && status < 400) return 'invalid_response';
   return 'bad_request';
 }
 
@@ -112,7 +121,8 @@ export function upstreamErrorFor(
 }
 
 export function usageOf(promptTokens: number, completionTokens: number, extra: { total?: number; cached?: number; reasoning?: number } = {}): TokenUsage {
-  const usage: TokenUsage = { promptTokens, completionTokens, totalTokens: extra.total ?? promptTokens + completionTokens };
+  // A reported total below the sum of its parts is not believed (it would make the call cheap for the budget).
+  const usage: TokenUsage = { promptTokens, completionTokens, totalTokens: Math.max(extra.total ?? 0, promptTokens + completionTokens) };
   if (extra.cached !== undefined) usage.cachedPromptTokens = extra.cached;
   if (extra.reasoning !== undefined) usage.reasoningTokens = extra.reasoning;
   return usage;

@@ -16,6 +16,7 @@ import {
   argumentsObject,
   arrayAt,
   countAt,
+  invalidResponse,
   finishFrom,
   isObject,
   objectAt,
@@ -192,6 +193,7 @@ function readCandidate(provider: string, chunk: JsonObject, toolOffset: number):
   for (const part of arrayAt(objectAt(candidate, 'content'), 'parts') ?? []) {
     if (!isObject(part) || part.thought === true) continue;
     if (typeof part.text === 'string') result.text += part.text;
+    else if (part.text !== undefined) throw new UpstreamError({ provider, status: null, code: 'invalid_response', retryable: false });
     const call = objectAt(part, 'functionCall');
     if (call) {
       const index = toolOffset + result.toolCalls.length;
@@ -206,12 +208,14 @@ function readCandidate(provider: string, chunk: JsonObject, toolOffset: number):
 
 export function parseGenerateContentResponse(provider: string, bodyText: string, requestedModel: string | undefined): CompletionResult {
   const body = parseJsonObject(provider, bodyText);
+  // No candidate and no block reason: nothing was answered and nothing says why.
+  if ((arrayAt(body, 'candidates') ?? []).length === 0 && stringAt(objectAt(body, 'promptFeedback'), 'blockReason') === undefined) throw invalidResponse(provider);
   const candidate = readCandidate(provider, body, 0);
   const result: CompletionResult = {
     content: candidate.text,
     finishReason: mapFinishReason(candidate.rawFinishReason, candidate.toolCalls.length > 0),
     rawFinishReason: candidate.rawFinishReason,
-    usage: toUsage(body.usageMetadata) ?? usageOf(0, 0),
+    usage: toUsage(body.usageMetadata),
     model: stringAt(body, 'modelVersion') ?? requestedModel ?? '',
   };
   if (candidate.toolCalls.length > 0) result.toolCalls = candidate.toolCalls;

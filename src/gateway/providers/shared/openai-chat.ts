@@ -188,7 +188,7 @@ export function parseOpenAiResponse(provider: string, bodyText: string, requeste
     content: refusal !== undefined && refusal.length > 0 && !content ? refusal : (content ?? ''),
     finishReason: refusal !== undefined && refusal.length > 0 ? 'content_filter' : mapFinishReason(rawFinishReason),
     rawFinishReason,
-    usage: toUsage(body.usage) ?? usageOf(0, 0),
+    usage: toUsage(body.usage),
     model: stringAt(body, 'model') || requestedModel || '',
   };
   const toolCalls = toolCallsOf(message);
