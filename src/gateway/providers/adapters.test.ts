@@ -124,6 +124,19 @@ describe('OpenAI-compatible adapters', () => {
     expect(thrownCode(() => openai.parseResponse(200, {}, '<html>gateway</html>'))).toBe('invalid_response/null');
     expect(thrownCode(() => openai.parseResponse(200, {}, '{"choices":[]}'))).toBe('invalid_response/null');
   });
+
+  it('reads absurd, negative or non-numeric token counts as no usage, and a short total as the sum of its parts', () => {
+    const answer = (usage: unknown) => JSON.stringify({ choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage });
+    expect(openai.parseResponse(200, {}, answer({ prompt_tokens: 1e300, completion_tokens: 1e300, total_tokens: 1e300 })).usage).toBeNull();
+    expect(openai.parseResponse(200, {}, answer({ prompt_tokens: -5, completion_tokens: '7' })).usage).toBeNull();
+    expect(openai.parseResponse(200, {}, answer({ prompt_tokens: 3_000, completion_tokens: 3_000, total_tokens: 0 })).usage?.totalTokens).toBe(6_000);
+  });
+
+  it('maps a redirect to invalid_response, not to a rejected request', () => {
+    const error = openai.parseError(301, { location: 'http://169.254.169.254/' }, '');
+    expect(error.code).toBe('invalid_response');
+    expect(error.retryable).toBe(false);
+  });
 });
 
 describe('Azure OpenAI adapter', () => {
@@ -190,6 +203,13 @@ describe('Anthropic adapter', () => {
     expect(result.usage).toEqual({ promptTokens: 100, completionTokens: 5, totalTokens: 105, cachedPromptTokens: 90 });
   });
 
+  it('rejects a text block whose text is not a string as invalid_response', () => {
+    const body = (text: unknown) => JSON.stringify({ content: [{ type: 'text', text }], stop_reason: 'end_turn', usage: { input_tokens: 5, output_tokens: 1 } });
+    expect(thrownCode(() => anthropic.parseResponse(200, {}, body(42)))).toBe('invalid_response/null');
+    expect(thrownCode(() => anthropic.parseResponse(200, {}, body(['a', 'b'])))).toBe('invalid_response/null');
+    expect(anthropic.parseResponse(200, {}, body('fine')).content).toBe('fine');
+  });
+
   it('maps 529 overloaded_error to a retryable overloaded error', () => {
     const error = anthropic.parseError(529, {}, JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
     expect(error.code).toBe('overloaded');
@@ -232,6 +252,13 @@ describe('Gemini and Vertex AI adapters', () => {
     const upstream = await built(vertex_ai, BASE, { apiKey: 'ya29.token', baseUrl: 'https://us-central1-aiplatform.googleapis.com/v1/projects/p1/locations/us-central1' });
     expect(upstream.url).toBe('https://us-central1-aiplatform.googleapis.com/v1/projects/p1/locations/us-central1/publishers/google/models/model-x:generateContent');
     expect(thrownCode(() => vertex_ai.buildRequest(BASE, { apiKey: 'ya29.token' }))).toBe('bad_request/vertex_project_required');
+  });
+
+  it('rejects an answer with no candidate and no block reason, or a part whose text is not a string, as invalid_response', () => {
+    expect(thrownCode(() => gemini.parseResponse(200, {}, JSON.stringify({ candidates: [] })))).toBe('invalid_response/null');
+    expect(thrownCode(() => gemini.parseResponse(200, {}, JSON.stringify({ candidates: [{ content: { parts: [{ text: { a: 1 } }] }, finishReason: 'STOP' }] })))).toBe('invalid_response/null');
+    // A prompt the provider blocked is an answer with a reason, not a malformed one.
+    expect(gemini.parseResponse(200, {}, JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' } })).finishReason).toBe('content_filter');
   });
 
   it('adds thought tokens to completion tokens, reports cached ones and drops thought parts from content', () => {
