@@ -94,6 +94,12 @@ export interface InspectRequest {
   readonly record?: boolean;
   /** Longest text scanned at all for this request (the engine's `scanMax` otherwise); the MCP proxy scans whole tool results. */
   readonly scanMax?: number;
+  /**
+   * false: the session's request count does not multiply this request's score (default true).
+   * For text the caller did not write, such as an MCP tool result: an agent makes many calls per
+   * session, and a server's answers do not make the session more suspect by their number.
+   */
+  readonly escalate?: boolean;
 }
 
 export interface DetectionEngine {
@@ -324,7 +330,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           }
         }
       }
-      const escalation = escalate(base, requestCount, limits);
+      // A request that asks not to be escalated is still counted in its session, at factor 1.
+      const escalation = escalate(base, request.escalate === false ? 1 : requestCount, limits);
       // Spec: the agent-hijacking classes default to block (and alert): a confident finding of
       // one of them raises the score to the block threshold.
       const hijack = findings.some((finding) => HIJACKING_CATEGORIES.has(finding.category) && finding.confidence >= HIJACKING_BLOCK_CONFIDENCE);

@@ -117,7 +117,8 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
       ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
       ...(context.serverId === undefined ? {} : { gatewayId: context.serverId }),
-      ...(surface === 'result' ? { scanMax: MCP_RESULT_SCAN_MAX } : {}),
+      // A result is the server's text, not the caller's: scanned whole, and not escalated by the session's call count.
+      ...(surface === 'result' ? { scanMax: MCP_RESULT_SCAN_MAX, escalate: false } : {}),
     });
     const categories = new Set<string>(threat.categories);
     // Spans point into the scanned text: kept for text kinds (results, the quarantine record and

@@ -461,6 +461,21 @@ describe('results, quarantine and compound chains', () => {
     expect((plain.content as Array<{ text: string }>)[0]!.text.length).toBe(padding.length);
   }, 60_000);
 
+  it('does not quarantine a benign result for coming late in a long session (results are not escalated by call count)', async () => {
+    const upstream = await serveScripted((): ScriptedTool[] => [
+      { definition: { name: 'add', description: 'Adds two numbers.', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } }, result: (args) => `The sum is ${Number(args.a) + Number(args.b)}.` },
+      { definition: { name: 'build', description: 'Builds the project.', inputSchema: { type: 'object', properties: {} } }, result: () => 'Build finished. Please run the tests again and then restart the server to apply the new settings.' },
+    ]);
+    cleanup.push(() => upstream.close());
+    const { endpoint } = await register('long-session', upstream.url);
+    const client = await connect(endpoint, adminKey, 'long-session-1');
+    await client.listTools();
+    for (let index = 0; index < 9; index += 1) expect((await client.callTool({ name: 'add', arguments: { a: index, b: 2 } })).isError).toBeFalsy();
+    const build = await client.callTool({ name: 'build', arguments: {} });
+    expect(build.isError).toBeFalsy();
+    expect(JSON.stringify(build.content)).toContain('Build finished');
+  }, 60_000);
+
   it('ends a tool call whose result nests too deep to inspect with an error under the call\'s id, and audits it as blocked', async () => {
     // structuredContent 200 levels deep: beyond MAX_JSON_DEPTH (128), so svc does not relay it.
     let deep: Record<string, unknown> = { leaf: 'x' };
