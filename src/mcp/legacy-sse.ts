@@ -27,7 +27,12 @@ interface LegacySession {
   readonly xSessionId: string | undefined;
   upstreamSessionId: string | undefined;
   protocolVersion: string | undefined;
-  /** POSTs relay in order: each one's answers are written before the next one's. */
+  /**
+   * POSTs are forwarded in order, each once the previous one's answer has begun (so an
+   * initialize's session id is known to the next). Their answers are relayed as they come, not
+   * one POST after another: the answer a client POSTs to a server's request (sampling,
+   * elicitation, roots) must reach the server while the call that asked for it is still open.
+   */
   queue: Promise<void>;
 }
 
@@ -105,9 +110,11 @@ export function createLegacySse(handle: (request: ProxyRequest) => Promise<Proxy
         if (version !== undefined) session.protocolVersion = version;
         return response;
       });
-      session.queue = run.then(async (response) => {
-        if (response.status < 400) await relay(session, response.body).catch(() => undefined);
-      }, () => undefined);
+      session.queue = run.then(() => undefined, () => undefined);
+      void run.then(
+        (response) => (response.status < 400 ? relay(session, response.body).catch(() => undefined) : undefined),
+        () => undefined,
+      );
       const response = await run;
       if (response.status >= 400) {
         // The proxy refused the body (parse error, invalid request) or the session: say so to the POST.

@@ -16,10 +16,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, CreateMessageRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError, loadConfig } from '../../src/platform/config.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { everythingStdioCommand, scriptedStdioCommand, serveEverything, serveEverythingSse, serveScriptedSse, type ScriptedTool, type Upstream } from './upstreams.ts';
+import { everythingStdioCommand, scriptedStdioCommand, serveEverything, serveEverythingSse, serveScriptedSse, serveStreamable, type ScriptedTool, type Upstream } from './upstreams.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'svc-mcp-transports-'));
 const scriptedFile = join(scratch, 'tools.json');
@@ -257,6 +258,31 @@ describe('clients on the legacy HTTP+SSE transport (GET /mcp/{id}/sse, POST /mcp
     const { endpoint } = (await register({ url: upstream.url })).json();
     const { client } = await connectLegacy(endpoint, adminKey, 'legacy-benign');
     expect(await observe(client)).toEqual(await observe(direct));
+  });
+
+  it('lets a legacy client answer a server\'s sampling request while the call that asked for it is open', async () => {
+    // A tool that asks the client's model (sampling/createMessage) and returns its answer.
+    const upstream = await serveStreamable(() => {
+      const server = new Server({ name: 'sampler', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'summarise', description: 'Summarises a text with the client model.', inputSchema: { type: 'object' as const, properties: {} } }] }));
+      server.setRequestHandler(CallToolRequestSchema, async (_request, extra) => {
+        // Sent on the call's own stream, as server-everything's sampling tool does.
+        const sampled = await server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarise: the meeting moved to Friday.' } }], maxTokens: 50 }, { relatedRequestId: extra.requestId });
+        return { content: [{ type: 'text', text: `Summary: ${sampled.content.type === 'text' ? sampled.content.text : ''}` }] };
+      });
+      return server;
+    });
+    cleanup.push(() => upstream.close());
+    const { endpoint } = (await register({ url: upstream.url })).json();
+    const client = new Client({ name: 'legacy-sampling', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'Meeting on Friday.' }, model: 'client-model' }));
+    await client.connect(new SSEClientTransport(new URL(`${endpoint}/sse`, base), { requestInit: { headers: { authorization: `Bearer ${adminKey}` } } }));
+    cleanup.push(() => client.close());
+    await client.listTools();
+    const result = await client.callTool({ name: 'summarise', arguments: {} }, undefined, { timeout: 15_000 });
+    expect(JSON.stringify(result.content)).toContain('Summary: Meeting on Friday.');
+    // The session goes on.
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['summarise']);
   });
 
   it('applies roles and quarantine to a legacy client, and keeps its session from other callers', async () => {
