@@ -152,7 +152,10 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
 
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
-    exposedHeaders: ['X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    // Mcp-Session-Id and MCP-Protocol-Version: a browser MCP client (the MCP Inspector) must read them to keep its session.
+    exposedHeaders: ['X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Mcp-Session-Id', 'MCP-Protocol-Version'],
+    // Every method a route answers (the plugin's default is GET, HEAD, POST): an MCP client ends its session with DELETE.
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     // An OPTIONS without Origin / Access-Control-Request-Method gets the same 204 as a preflight,
     // not the plugin's plain-text 400 "Invalid Preflight Request".
     strictPreflight: false,
