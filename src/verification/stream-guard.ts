@@ -49,7 +49,7 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
   const hasSources = base.sources !== undefined && base.sources.length > 0;
   const gateSentences = hasSources && actionOf('grounding') !== 'annotate';
   let index: SourceIndex | null = null;
-  let full = '';
+  const full = new StreamText();
   /** Characters of `full` already released. */
   let released = 0;
   /** Characters of `full` already checked by the window checks / grounding. */
@@ -68,7 +68,7 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
       const findingsOf = noted[name] ?? [];
       layers[name] = { verdict: findingsOf.length > 0 ? 'fail' : 'skipped', score: findingsOf.length > 0 ? 1 : 0, findings: findingsOf, ms: 0, fails: name === 'grounding' ? 'open' : 'closed', info: { stage: 'stream' } };
     }
-    const verification = { ...decide(layers, policy, full.slice(0, released)), hold_back_chars: holdBack };
+    const verification = { ...decide(layers, policy, full.whole().slice(0, released)), hold_back_chars: holdBack };
     verification.action = 'block';
     return { layer, findings, verification };
   };
@@ -144,7 +144,7 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
   return {
     holdBackChars: holdBack,
     push(text) {
-      full += text;
+      full.append(text);
       let target = full.length - holdBack;
       if (target <= released) return { release: '', stop: null };
       const stop = checkWindow(full.length);
@@ -154,7 +154,10 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
         if (grounded.stop !== null) return { release: '', stop: grounded.stop };
         target = Math.min(target, grounded.end);
       }
-      return { release: releaseTo(target), stop: null };
+      const release = releaseTo(target);
+      // Nothing before the window (and the grounding mark, when sentences are gated) is read again while streaming.
+      full.settle(Math.max(0, gateSentences ? Math.min(released - holdBack, groundedUpTo) : released - holdBack));
+      return { release, stop: null };
     },
     async end(outcome) {
       const stop = checkWindow(full.length);
@@ -163,7 +166,7 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
         const grounded = groundSegment(full.length);
         if (grounded !== null) return { release: '', stop: grounded, verification: grounded.verification };
       }
-      const input: VerifyInput = { ...base, content: full, finishReason: outcome.finishReason };
+      const input: VerifyInput = { ...base, content: full.whole(), finishReason: outcome.finishReason };
       if (outcome.cut === true) input.cut = true;
       if (outcome.toolCalls !== undefined) input.toolCalls = outcome.toolCalls;
       const verification: Verification = { ...(await runVerification(input, policy, tiers)), hold_back_chars: holdBack };
@@ -176,7 +179,7 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
           result.score = Math.max(result.score, 1);
         }
       }
-      const final = decide(verification.layers, policy, full);
+      const final = decide(verification.layers, policy, full.whole());
       verification.passed = final.passed;
       verification.action = final.action;
       // A whole-output failure whose action ends the stream (e.g. invalid JSON with block).
@@ -193,6 +196,51 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
       return { release, stop: null, verification };
     },
   };
+}
+
+/** Characters gathered before the tail's settled part is moved out of it. */
+const SETTLE_AT = 4_096;
+
+/**
+ * The streamed text. Reads while streaming fall near its end (the window, the grounding mark, the
+ * release point), so it keeps a flat tail from the earliest of them and the chunks before it. A
+ * plain string grown with `+=` and sliced on every push is flattened whole each time, which made
+ * a long stream quadratic (a 250 KB answer in 16-character deltas took 11 s of CPU).
+ */
+class StreamText {
+  private readonly head: string[] = [];
+  private tail = '';
+  private tailStart = 0;
+  length = 0;
+
+  append(text: string): void {
+    this.tail += text;
+    this.length += text.length;
+  }
+
+  slice(from: number, to: number): string {
+    if (from >= this.tailStart) return this.tail.slice(from - this.tailStart, to - this.tailStart);
+    return this.whole().slice(from, to);
+  }
+
+  /** The whole text (joined once; the end of a stream and a stop read it). */
+  whole(): string {
+    if (this.head.length > 0) {
+      this.tail = this.head.join('') + this.tail;
+      this.head.length = 0;
+      this.tailStart = 0;
+    }
+    return this.tail;
+  }
+
+  /** Nothing before `from` will be read while streaming: move it out of the tail once enough has gathered. */
+  settle(from: number): void {
+    const cut = from - this.tailStart;
+    if (cut < SETTLE_AT) return;
+    this.head.push(this.tail.slice(0, cut));
+    this.tail = this.tail.slice(cut);
+    this.tailStart = from;
+  }
 }
 
 const REMOVED = new Set(['invisible_characters', 'bidi_control', 'unicode_tag_characters', 'control_character', 'replacement_character', 'invalid_encoding']);

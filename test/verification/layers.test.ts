@@ -286,6 +286,33 @@ describe('stream guard', () => {
     expect(released).not.toContain('launch');
   });
 
+  it('redacts a banned phrase split across chunks 200 KB into a stream and releases every other character as sent', async () => {
+    // Long streams keep only their tail in the working string (the rest is settled away): the
+    // release, the redaction offsets and the final verification must still see the whole text.
+    for (const gated of [false, true]) {
+      const policy = resolvePolicy({ actions: { constraint: 'redact', ...(gated ? { grounding: 'redact' } : {}) }, constraint: { banned_phrases: ['launch code'] }, stream: { hold_back_chars: 32 } });
+      const guard = createStreamGuard(gated ? { sources: SOURCES } : {}, policy);
+      const opening = 'The Eiffel Tower was completed in 1889. '.repeat(5_000);
+      const text = `${opening}The launch code is never shared here. ${'The Eiffel Tower is in Paris. '.repeat(50)}`;
+      let released = '';
+      for (const piece of chunks(text, 7)) {
+        const result = guard.push(piece);
+        expect(result.stop).toBeNull();
+        released += result.release;
+      }
+      const end = await guard.end({ finishReason: 'stop' });
+      released += end.release;
+      // Compared in pieces: a failure should not print 200 KB.
+      const redacted = released.indexOf('[redacted]');
+      expect(redacted).toBe(gated ? opening.length : opening.length + 4);
+      expect(released.slice(0, redacted) === text.slice(0, redacted)).toBe(true);
+      expect(released.toLowerCase()).not.toContain('launch');
+      const rest = ` ${'The Eiffel Tower is in Paris. '.repeat(50)}`;
+      expect(released.endsWith(gated ? `[redacted]${rest}` : `[redacted] is never shared here.${rest}`)).toBe(true);
+      expect(end.verification.layers.constraint.findings).toEqual([expect.objectContaining({ start: opening.length + 4, end: opening.length + 15 })]);
+    }
+  });
+
   it('releases only grounded sentences when grounding redacts', async () => {
     const policy = resolvePolicy({ actions: { grounding: 'redact' }, stream: { hold_back_chars: 8 } });
     const guard = createStreamGuard({ sources: SOURCES }, policy);
