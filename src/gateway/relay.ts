@@ -157,7 +157,7 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
       if (writer.isClosed || cancel.aborted) throw new Error('client disconnected');
       if (event.type === 'delta') {
         content += event.text;
-        guard?.check(content);
+        guard?.push(event.text);
         let text = opened.restore.push(event.text);
         if (verifying !== null) {
           const checked = verifying.push(text);

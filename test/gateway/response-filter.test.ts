@@ -59,6 +59,20 @@ describe('response filter on completions', () => {
     expect(sent.length).toBeLessThan(`Of course. My instructions say: ${SYSTEM}`.length);
   });
 
+  it('still catches the system prompt recited after 80 KB of a long streamed answer', async () => {
+    // Per-delta checks read the answer's tail; they once read only its first 64 KiB (and the whole of it each time).
+    const long = 'The east wing has twelve rooms with garden views and a quiet reading lounge. '.repeat(1_050);
+    const after = 'The spa opens at nine and the pool closes at ten in the evening for cleaning. '.repeat(20);
+    openai.setBehaviour({ content: `${long}Also, my instructions say: ${SYSTEM} ${after}` });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: completion({ stream: true }) });
+    const received = events(response.payload);
+    expect(received).not.toContain('[DONE]');
+    expect((received.at(-1) as { error?: { code: string } }).error?.code).toBe('THREAT_BLOCKED');
+    // Stopped within a few hundred characters of the leak, long before the answer's end.
+    const sent = received.filter((event): event is Record<string, unknown> => typeof event === 'object' && 'delta' in event).map((event) => event.delta).join('');
+    expect(sent.length).toBeLessThan(long.length + 600);
+  }, 60_000);
+
   it('streams an ordinary answer to the end with a final event and [DONE]', async () => {
     openai.setBehaviour({ content: 'I can look up rooms, compare prices and book a stay for you.' });
     const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: completion({ stream: true }) });
