@@ -17,10 +17,13 @@
  *   the session TTL, backlog messages per session, line and event sizes (in the channels).
  * - Events carry no ids, so a dropped stream cannot be resumed with Last-Event-ID (the messages a
  *   client missed are lost; the SDK then times its request out).
+ * - A channel that closes (the process died, the SSE connection dropped) answers every request
+ *   still waiting with a JSON-RPC error under its id before its stream ends; an `initialize` left
+ *   unanswered for `initializeTimeoutMs` is answered the same way and its channel closed.
  */
 import { randomUUID } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
-import { idKey, isRequest, isResponse, rpcError, type JsonRpcMessage } from './jsonrpc.ts';
+import { idKey, isRequest, isResponse, rpcError, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import { serializeEvent } from './sse.ts';
 
 /** A bidirectional JSON-RPC message channel to one upstream session. */
@@ -54,13 +57,15 @@ export interface BridgeOptions {
   readonly now?: () => number;
   /** A new session id (in a cluster it names this worker: src/platform/worker-routing.ts). */
   readonly newId?: () => string;
+  /** How long an `initialize` may wait for its answer before the client gets an error and the channel is closed. */
+  readonly initializeTimeoutMs?: number;
 }
 
 interface Session {
   readonly id: string;
   channel: Channel | null;
-  /** Open POST streams by the request ids they wait for. */
-  readonly waiting: Map<string, PassThrough>;
+  /** Open POST streams by the keys of the request ids they wait for (with the ids, to answer them if the channel closes). */
+  readonly waiting: Map<string, { readonly stream: PassThrough; readonly id: JsonRpcId }>;
   /** Open POST streams, newest last (server requests and notifications go to the newest). */
   readonly streams: PassThrough[];
   standalone: PassThrough | null;
@@ -69,12 +74,14 @@ interface Session {
 }
 
 const MAX_BACKLOG = 1_000;
+const INITIALIZE_TIMEOUT_MS = 30_000;
 
 export function createBridge(options: BridgeOptions) {
   const maxSessions = options.maxSessions ?? 256;
   const idleMs = options.idleMs ?? 30 * 60_000;
   const clock = options.now ?? Date.now;
   const newId = options.newId ?? randomUUID;
+  const initializeTimeoutMs = options.initializeTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
   const sessions = new Map<string, Session>();
 
   const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): UpstreamAnswer => ({
@@ -89,11 +96,11 @@ export function createBridge(options: BridgeOptions) {
   function deliver(session: Session, message: JsonRpcMessage): void {
     if (isResponse(message)) {
       const key = idKey(message.id);
-      const stream = session.waiting.get(key);
+      const stream = session.waiting.get(key)?.stream;
       if (stream !== undefined) {
         session.waiting.delete(key);
         write(stream, message);
-        if (![...session.waiting.values()].includes(stream)) endStream(session, stream);
+        if (![...session.waiting.values()].some((waiting) => waiting.stream === stream)) endStream(session, stream);
         return;
       }
     }
@@ -105,14 +112,16 @@ export function createBridge(options: BridgeOptions) {
   function endStream(session: Session, stream: PassThrough): void {
     const index = session.streams.indexOf(stream);
     if (index >= 0) session.streams.splice(index, 1);
-    for (const [key, waiting] of session.waiting) if (waiting === stream) session.waiting.delete(key);
+    for (const [key, waiting] of session.waiting) if (waiting.stream === stream) session.waiting.delete(key);
     if (!stream.writableEnded) stream.end();
   }
 
-  async function closeSession(session: Session): Promise<void> {
+  /** Closes the channel; each request still waiting gets `reason` as a JSON-RPC error on its stream first. */
+  async function closeSession(session: Session, reason = 'Upstream MCP server closed'): Promise<void> {
     sessions.delete(session.id);
     const channel = session.channel;
     session.channel = null;
+    for (const { stream, id } of [...session.waiting.values()]) write(stream, rpcError(id, -32000, reason));
     for (const stream of [...session.streams]) endStream(session, stream);
     session.standalone?.end();
     session.standalone = null;
@@ -137,11 +146,16 @@ export function createBridge(options: BridgeOptions) {
       return json(400, rpcError(null, -32700, 'Parse error'));
     }
     const messages = (Array.isArray(parsed) ? parsed : [parsed]) as JsonRpcMessage[];
+    /** An error of svc's for every request of this POST (an array for a batch; id null when it has none). */
+    const refuse = (status: number, code: number, message: string): UpstreamAnswer => {
+      const errors = messages.filter(isRequest).map((request) => rpcError(request.id!, code, message));
+      return json(status, errors.length === 0 ? rpcError(null, code, message) : Array.isArray(parsed) ? errors : errors[0]);
+    };
     const sessionId = call.headers['mcp-session-id'];
     let session: Session | undefined;
     let issued = false;
     if (sessionId === undefined) {
-      if (!messages.some((message) => message.method === 'initialize' && isRequest(message))) return json(400, rpcError(null, -32000, 'Bad Request: Mcp-Session-Id header is required'));
+      if (!messages.some((message) => message.method === 'initialize' && isRequest(message))) return refuse(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       await sweep();
       const created: Session = { id: newId(), channel: null, waiting: new Map(), streams: [], standalone: null, backlog: [], lastUsed: clock() };
       try {
@@ -150,14 +164,14 @@ export function createBridge(options: BridgeOptions) {
           onclose: () => void closeSession(created),
         });
       } catch {
-        return json(502, rpcError(null, -32000, 'Upstream MCP server unreachable'));
+        return refuse(502, -32000, 'Upstream MCP server unreachable');
       }
       sessions.set(created.id, created);
       session = created;
       issued = true;
     } else {
       session = sessions.get(sessionId);
-      if (session === undefined || session.channel === null) return json(404, rpcError(null, -32001, 'Session not found'));
+      if (session === undefined || session.channel === null) return refuse(404, -32001, 'Session not found');
     }
     session.lastUsed = clock();
     const requests = messages.filter(isRequest);
@@ -169,9 +183,20 @@ export function createBridge(options: BridgeOptions) {
     const stream = new PassThrough();
     const owner = session;
     stream.once('close', () => endStream(owner, stream));
-    for (const request of requests) session.waiting.set(idKey(request.id), stream);
+    for (const request of requests) session.waiting.set(idKey(request.id), { stream, id: request.id! });
     session.streams.push(stream);
     for (const message of messages) session.channel!.send(message);
+    if (issued) {
+      // A server that never answers `initialize` (hung at start) would hold the client and the
+      // process until the idle sweep: after the bound the client gets an error and the channel closes.
+      const initialize = requests.find((request) => request.method === 'initialize')!;
+      const key = idKey(initialize.id);
+      const timer = setTimeout(() => {
+        if (owner.waiting.get(key)?.stream === stream) void closeSession(owner, 'Upstream MCP server did not answer initialize in time');
+      }, initializeTimeoutMs);
+      timer.unref();
+      stream.once('close', () => clearTimeout(timer));
+    }
     return { statusCode: 200, headers: { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: stream };
   }
 

@@ -45,7 +45,7 @@ export function isResponse(message: JsonRpcMessage): boolean {
   return message.method === undefined && message.id !== undefined && (message.result !== undefined || message.error !== undefined);
 }
 
-/** A message svc will forward: an object with jsonrpc "2.0" that is a request, notification or response. */
+/** A message svc will forward: an object with jsonrpc "2.0" that is a request (id not null), notification or response. */
 export function validMessage(value: unknown): value is JsonRpcMessage {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const message = value as Record<string, unknown>;
@@ -53,6 +53,8 @@ export function validMessage(value: unknown): value is JsonRpcMessage {
   const id = message.id;
   if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return false;
   if (typeof message.method === 'string') {
+    // MCP: a request's id must not be null (it would read as neither a request nor a notification).
+    if (id === null) return false;
     return message.params === undefined || (message.params !== null && typeof message.params === 'object');
   }
   if (message.method !== undefined) return false;
@@ -61,4 +63,11 @@ export function validMessage(value: unknown): value is JsonRpcMessage {
 
 export function idKey(id: JsonRpcId | null | undefined): string {
   return typeof id === 'string' ? `s:${id}` : `n:${String(id)}`;
+}
+
+/** The id of a message, valid or not, when it can be read (a string or a finite number); else undefined. */
+export function usableId(value: unknown): JsonRpcId | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const id = (value as Record<string, unknown>).id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
 }

@@ -23,7 +23,7 @@ import { roleAllows, type McpRole } from './authorization.ts';
 import type { ChainCorrelator, CompoundFinding, Fact, Observation } from './chains.ts';
 import { cleanDeep, inferCategory } from './definitions.ts';
 import { MCP_RESULT_SCAN_MAX, type Inspection, type McpFinding, type McpInspector } from './inspection.ts';
-import { idKey, INVALID_REQUEST, isRequest, isResponse, PARSE_ERROR, refusal, rpcError, validMessage, type JsonRpcMessage } from './jsonrpc.ts';
+import { idKey, INVALID_REQUEST, isRequest, isResponse, PARSE_ERROR, refusal, rpcError, usableId, validMessage, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import type { Pinning } from './pinning.ts';
 import { createBridge, type Bridge } from './bridge.ts';
 import { openSse, openStdio, type StdioCommand } from './channels.ts';
@@ -105,6 +105,15 @@ interface Exchange {
   listed?: Promise<boolean>;
 }
 
+/** What a POST carried: whether it was a batch, and the ids of its requests (svc answers them itself when the upstream cannot). */
+interface Sent {
+  readonly batch: boolean;
+  readonly ids: readonly JsonRpcId[];
+}
+
+/** A POST body: parsed, or svc's answer refusing it. */
+type Body = { readonly messages: unknown[]; readonly batch: boolean } | { readonly refused: ProxyResponse };
+
 const FORWARD_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const;
 const FORWARD_RESPONSE_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version', 'cache-control'] as const;
 const MAX_JSON_RESPONSE = 32 * 1024 * 1024;
@@ -173,24 +182,27 @@ export function createProxy(deps: ProxyDeps) {
   };
 
   async function handle(request: ProxyRequest): Promise<ProxyResponse> {
+    // Parsed first, so that svc's own errors below answer the request ids (JSON-RPC: null only when unreadable).
+    const body = request.method === 'POST' ? parseBody(request.body) : null;
+    const sent = body !== null && 'messages' in body ? { batch: body.batch, ids: body.messages.flatMap((message) => requestIdOf(message)) } : null;
     const upstreamSession = header(request.headers, 'mcp-session-id') ?? null;
     if (upstreamSession !== null) {
       const owner = await deps.cache.get(bindingKey(deps.cache.prefix, request.server.id, upstreamSession)).catch(() => null);
-      if (owner !== request.caller.orgId) return jsonResponse(404, rpcError(null, -32001, 'Session not found'));
+      if (owner !== request.caller.orgId) return jsonResponse(404, errorAnswer(sent, -32001, 'Session not found'));
     }
     const xSession = header(request.headers, 'x-session-id');
     const sessionId = xSession !== undefined && xSession !== '' ? xSession.slice(0, 256) : upstreamSession;
     if (sessionId !== null && request.method !== 'DELETE') {
       const state = await deps.session(request.caller, request.server, sessionId, upstreamSession);
-      if (state === 'expired') return jsonResponse(404, rpcError(null, -32001, 'Session expired'));
+      if (state === 'expired') return jsonResponse(404, errorAnswer(sent, -32001, 'Session expired'));
     }
     const pendingKey = upstreamSession === null ? null : `${request.server.id}:${upstreamSession}`;
     const exchange: Exchange = { caller: request.caller, server: request.server, sessionId, requestId: request.requestId, pending: new Map(), headers: request.headers, signal: request.signal };
 
-    if (request.method === 'POST') return post(request, exchange, pendingKey);
-    if (request.method === 'GET') return forward(request, exchange, null, [], pendingKey);
+    if (body !== null) return 'refused' in body ? body.refused : post(request, exchange, body.messages, body.batch, pendingKey);
+    if (request.method === 'GET') return forward(request, exchange, null, [], pendingKey, null);
     if (request.method === 'DELETE') {
-      const response = await forward(request, exchange, null, [], pendingKey);
+      const response = await forward(request, exchange, null, [], pendingKey, null);
       if (pendingKey !== null) sessionPending.delete(pendingKey);
       if (upstreamSession !== null) bindingWrites.delete(bindingKey(deps.cache.prefix, request.server.id, upstreamSession));
       return response;
@@ -198,20 +210,16 @@ export function createProxy(deps: ProxyDeps) {
     return jsonResponse(405, rpcError(null, -32000, 'Method not allowed'));
   }
 
-  async function post(request: ProxyRequest, exchange: Exchange, pendingKey: string | null): Promise<ProxyResponse> {
-    let parsed: unknown;
-    const text = (request.body ?? Buffer.alloc(0)).toString('utf8');
-    // Nested deeper than any real message: refused before anything walks it (json-depth.ts).
-    if (jsonNestedDeeper(text)) return jsonResponse(400, rpcError(null, INVALID_REQUEST, `Invalid Request: nested more than ${MAX_JSON_DEPTH} deep`));
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return jsonResponse(400, rpcError(null, PARSE_ERROR, 'Parse error'));
-    }
-    const batch = Array.isArray(parsed);
-    const messages = batch ? (parsed as unknown[]) : [parsed];
-    if (messages.length === 0 || !messages.every(validMessage)) {
-      return jsonResponse(400, rpcError(null, INVALID_REQUEST, 'Invalid Request'));
+  async function post(request: ProxyRequest, exchange: Exchange, messages: unknown[], batch: boolean, pendingKey: string | null): Promise<ProxyResponse> {
+    if (messages.length === 0) return jsonResponse(400, rpcError(null, INVALID_REQUEST, 'Invalid Request'));
+    if (!messages.every(validMessage)) {
+      // Nothing of a batch with an invalid member is forwarded: each of its requests gets an error
+      // under its id (null for a member whose id cannot be read); notifications and responses none.
+      const errors = messages.flatMap((message) => {
+        if (!validMessage(message)) return [rpcError(usableId(message) ?? null, INVALID_REQUEST, 'Invalid Request')];
+        return isRequest(message) ? [rpcError(message.id!, INVALID_REQUEST, 'Invalid Request: the batch has an invalid member')] : [];
+      });
+      return jsonResponse(400, batch ? errors : errors[0]!);
     }
     const local: JsonRpcMessage[] = [];
     const forwarded: JsonRpcMessage[] = [];
@@ -226,11 +234,15 @@ export function createProxy(deps: ProxyDeps) {
       for (const [key, value] of exchange.pending) if (shared.size < 10_000) shared.set(key, value);
     }
     if (forwarded.length === 0) return jsonResponse(200, batch ? local : local[0]!);
-    const body = local.length === 0 ? request.body! : Buffer.from(JSON.stringify(batch ? forwarded : forwarded[0]));
-    return forward(request, exchange, body, local, pendingKey);
+    // Always the value that was inspected, re-serialised, never the client's bytes: JSON with
+    // duplicate keys reads differently in different parsers, and svc authorized and scanned what
+    // JSON.parse read (the last key); an upstream reading the first would run something else.
+    const body = Buffer.from(JSON.stringify(batch ? forwarded : forwarded[0]));
+    const sent: Sent = { batch, ids: forwarded.filter(isRequest).map((message) => message.id!) };
+    return forward(request, exchange, body, local, pendingKey, sent);
   }
 
-  async function forward(request: ProxyRequest, exchange: Exchange, body: Buffer | null, local: JsonRpcMessage[], pendingKey: string | null): Promise<ProxyResponse> {
+  async function forward(request: ProxyRequest, exchange: Exchange, body: Buffer | null, local: JsonRpcMessage[], pendingKey: string | null, sent: Sent | null): Promise<ProxyResponse> {
     const headers: Record<string, string> = {};
     for (const name of FORWARD_REQUEST_HEADERS) {
       const value = header(request.headers, name);
@@ -241,7 +253,7 @@ export function createProxy(deps: ProxyDeps) {
       upstream = await upstreamRequest(request.server, { method: request.method, headers, body, signal: request.signal, headersTimeout: 60_000, bodyTimeout: 0 });
     } catch (error) {
       const forbidden = (error as NodeJS.ErrnoException | null)?.code === 'ETARGETFORBIDDEN' || (error as { cause?: { code?: string } } | null)?.cause?.code === 'ETARGETFORBIDDEN';
-      return jsonResponse(forbidden ? 403 : 502, rpcError(null, -32000, forbidden ? 'Upstream target forbidden' : 'Upstream MCP server unreachable'));
+      return jsonResponse(forbidden ? 403 : 502, errorAnswer(sent, -32000, forbidden ? 'Upstream target forbidden' : 'Upstream MCP server unreachable', local));
     }
     const responseHeaders: Record<string, string> = {};
     for (const name of FORWARD_RESPONSE_HEADERS) {
@@ -270,6 +282,8 @@ export function createProxy(deps: ProxyDeps) {
       const shared = pendingKey === null ? undefined : sessionPending.get(pendingKey)?.get(key);
       return shared;
     };
+    /** Requests of this POST the upstream has not answered yet, by id key. */
+    const open = new Map((sent?.ids ?? []).map((id) => [idKey(id), id] as const));
     const settle = (key: string) => {
       exchange.pending.delete(key);
       if (pendingKey === null) return;
@@ -295,6 +309,7 @@ export function createProxy(deps: ProxyDeps) {
       const refusals = (Array.isArray(value) ? value : [value]).map((item) => {
         if (!validMessage(item) || !isResponse(item)) return rpcError(null, -32603, message);
         const key = idKey(item.id);
+        open.delete(key);
         const pending = lookup(key);
         if (pending !== undefined) {
           settle(key);
@@ -317,6 +332,7 @@ export function createProxy(deps: ProxyDeps) {
       let changed = false;
       const out: unknown[] = [];
       for (const message of messages) {
+        if (validMessage(message) && isResponse(message)) open.delete(idKey(message.id));
         const next = validMessage(message) ? await inspectServerMessage(message, exchange, lookup, settle) : message;
         if (next !== message) changed = true;
         out.push(next);
@@ -325,17 +341,44 @@ export function createProxy(deps: ProxyDeps) {
       return JSON.stringify(Array.isArray(value) ? out : out[0]);
     };
 
+    /**
+     * The upstream failed to answer what is still open: each such request gets svc's error under
+     * its id (a tool call is audited as an upstream error, as when the server answers one).
+     */
+    const failOpen = (message: string): JsonRpcMessage[] =>
+      [...open].map(([key, id]) => {
+        const pending = lookup(key);
+        if (pending !== undefined) {
+          settle(key);
+          if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', 'upstream_error', [], null);
+        }
+        open.delete(key);
+        return rpcError(id, -32000, message);
+      });
+
     if (contentType.startsWith('text/event-stream')) {
       responseHeaders['cache-control'] ??= 'no-cache';
       const prefix: SseEvent[] = local.map((message) => ({ event: 'message', data: JSON.stringify(message) }));
       // Shutdown aborts the signal with ShuttingDownError: the client then gets a final `error`
-      // event (SERVICE_UNAVAILABLE, reason shutting_down) and a cleanly ended stream.
-      const finalEvent = () => (isShuttingDown(request.signal.reason) ? shutdownEvent(request.requestId) : null);
+      // event (SERVICE_UNAVAILABLE, reason shutting_down) and a cleanly ended stream. Any other
+      // failure (the upstream connection or process gone, an event over 16 MiB) answers every
+      // request of this POST still open with an error event, then ends the stream cleanly (a GET
+      // has none: it just ends).
+      const finalEvent = (error: unknown): SseEvent | SseEvent[] => {
+        if (isShuttingDown(request.signal.reason)) return shutdownEvent(request.requestId);
+        const tooLarge = (error as { code?: unknown } | null)?.code === 'SSE_EVENT_TOO_LARGE';
+        return failOpen(tooLarge ? 'Upstream message larger than 16 MiB' : 'Upstream MCP server closed the stream').map((message) => ({ event: 'message', data: JSON.stringify(message) }));
+      };
       return { status: upstream.statusCode, headers: responseHeaders, body: relayEvents(upstream.body, transformData, { prefix, finalEvent }) };
     }
     if (contentType.startsWith('application/json') && upstream.statusCode < 300) {
-      const text = await readBounded(upstream.body, MAX_JSON_RESPONSE);
-      let out = text === null ? '' : await transformData(text);
+      const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => undefined);
+      if (text === null || text === undefined) {
+        const message = text === null ? 'Upstream message larger than 32 MiB' : 'Upstream MCP server closed the stream';
+        const failed = failOpen(message).map((error) => error.id!);
+        return jsonResponse(502, errorAnswer({ batch: sent?.batch ?? false, ids: failed }, -32000, message, local));
+      }
+      let out = await transformData(text);
       if (local.length > 0) {
         try {
           const value = JSON.parse(out) as unknown;
@@ -349,7 +392,7 @@ export function createProxy(deps: ProxyDeps) {
     if (local.length > 0 && upstream.statusCode === 202) {
       // Only notifications/responses were forwarded; answer the refused requests ourselves.
       await discard(upstream.body);
-      return jsonResponse(200, local.length === 1 ? local[0]! : local);
+      return jsonResponse(200, sent?.batch === true ? local : local[0]!);
     }
     return { status: upstream.statusCode, headers: responseHeaders, body: upstream.body };
   }
@@ -500,11 +543,13 @@ export function createProxy(deps: ProxyDeps) {
       // An error answer's words reach the model as a tool result's do: scanned the same way.
       const watched = pending.method === 'tools/call' || pending.method === 'resources/read' || pending.method === 'prompts/get';
       if (watched && message.error !== undefined) {
-        const quarantined = await scanContent(errorText(message.error), { error: message.error }, exchange, pending, key);
+        const quarantined = await scanContent(errorText(message.error), { error: message.error }, exchange, pending, key, 'upstream_error');
         if (quarantined !== null) {
           const code = typeof (message.error as { code?: unknown }).code === 'number' ? (message.error as { code: number }).code : -32603;
           return { jsonrpc: '2.0', id: message.id, error: { code, message: quarantined.notice, data: quarantined.meta } } as JsonRpcMessage;
         }
+        // Passed: scanContent wrote the call's one audit entry.
+        return message;
       }
       if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', message.error === undefined ? 'allow' : 'upstream_error', [], null);
       return message;
@@ -587,7 +632,7 @@ export function createProxy(deps: ProxyDeps) {
    * (MCP_RESULT_SCAN_MAX: such an answer could hide them past the scanned part). Null when it
    * passes (audited as allowed); else the notice and `_meta` the client gets instead.
    */
-  async function scanContent(text: string, original: Record<string, unknown>, exchange: Exchange, pending: Pending, key: string): Promise<{ notice: string; meta: Record<string, unknown> } | null> {
+  async function scanContent(text: string, original: Record<string, unknown>, exchange: Exchange, pending: Pending, key: string, passed: 'allow' | 'upstream_error' = 'allow'): Promise<{ notice: string; meta: Record<string, unknown> } | null> {
     const oversize = text.length > MCP_RESULT_SCAN_MAX;
     const inspection = text === '' || oversize ? null : await deps.inspector.result(text, context(exchange));
     const findings: McpFinding[] = oversize ? [{ id: TOO_LARGE_FINDING, name: `Longer than svc scans (${text.length} characters, limit ${MCP_RESULT_SCAN_MAX})`, category: 'scan-limit', confidence: 1 }] : [...(inspection?.findings ?? [])];
@@ -597,7 +642,7 @@ export function createProxy(deps: ProxyDeps) {
     const injected = inspection !== null && (inspection.decision === 'block' || inspection.decision === 'challenge') && findings.some((finding) => INJECTION_CATEGORIES.has(finding.category) && !finding.id.startsWith('ml.'));
     if (!injected && !oversize) {
       if (inspection !== null && inspection.decision === 'alert') notify(exchange, inspection, 'alert', pending.tool ?? pending.method);
-      if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', 'allow', findings, null);
+      if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', passed, findings, null);
       return null;
     }
     if (inspection !== null) notify(exchange, inspection, 'block', pending.tool ?? pending.method);
@@ -790,6 +835,38 @@ class RecentMap<Value> {
 
 function bindingKey(prefix: string, serverId: string, sessionId: string): string {
   return `${prefix}mcp:sid:${serverId}:${sessionId.slice(0, 256)}`;
+}
+
+/**
+ * A POST body parsed, or refused: 400 with a parse error (-32700), or an invalid request (-32600)
+ * when nested deeper than any real message (refused before anything walks it: json-depth.ts).
+ */
+function parseBody(raw: Buffer | null): Body {
+  const text = (raw ?? Buffer.alloc(0)).toString('utf8');
+  if (jsonNestedDeeper(text)) return { refused: jsonResponse(400, rpcError(null, INVALID_REQUEST, `Invalid Request: nested more than ${MAX_JSON_DEPTH} deep`)) };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { refused: jsonResponse(400, rpcError(null, PARSE_ERROR, 'Parse error')) };
+  }
+  return Array.isArray(parsed) ? { messages: parsed, batch: true } : { messages: [parsed], batch: false };
+}
+
+/** The id of a member that asks for an answer (it has a method and a readable id), as a list of zero or one. */
+function requestIdOf(message: unknown): JsonRpcId[] {
+  const id = usableId(message);
+  return id !== undefined && typeof (message as { method?: unknown }).method === 'string' ? [id] : [];
+}
+
+/**
+ * svc's own error answer to a POST: one error per request id (an array for a batch, with `local`,
+ * the answers svc already made, after them), else one error with id null (nothing to answer by id).
+ */
+function errorAnswer(sent: Sent | null, code: number, message: string, local: readonly JsonRpcMessage[] = []): JsonRpcMessage | JsonRpcMessage[] {
+  if (sent === null || sent.ids.length === 0) return sent?.batch === true && local.length > 0 ? [...local] : rpcError(null, code, message);
+  const errors = sent.ids.map((id) => rpcError(id, code, message));
+  return sent.batch ? [...errors, ...local] : errors[0]!;
 }
 
 function jsonResponse(status: number, body: unknown): ProxyResponse {

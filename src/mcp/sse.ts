@@ -137,8 +137,12 @@ export function relayEvents(
   options: {
     prefix?: readonly SseEvent[];
     onEnd?: () => void;
-    /** Called when the source fails: an event returned is written last and the stream ends cleanly (shutdown); null destroys it. */
-    finalEvent?: (error: unknown) => SseEvent | null;
+    /**
+     * Called when the source fails (upstream gone, an event over the size limit, shutdown): the
+     * event or events returned are written last and the stream ends cleanly (an empty list: a
+     * clean end alone); null destroys it.
+     */
+    finalEvent?: (error: unknown) => SseEvent | readonly SseEvent[] | null;
   } = {},
 ): Readable {
   /** Resumes the relay once the reader wants more (or is gone). */
@@ -180,7 +184,8 @@ export function relayEvents(
     .catch((error: unknown) => {
       const last = output.destroyed ? null : (options.finalEvent?.(error) ?? null);
       if (last !== null) {
-        output.push(serializeEvent(last));
+        const events: readonly SseEvent[] = Array.isArray(last) ? last : [last as SseEvent];
+        if (events.length > 0) output.push(events.map(serializeEvent).join(''));
         output.push(null);
       } else output.destroy(error instanceof Error ? error : new Error(String(error)));
     })
