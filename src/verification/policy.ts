@@ -5,7 +5,7 @@
  * and compiled by ajv at save.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { compileSafeRegex } from './regex-safety.ts';
+import { compileSafeRegex, MAX_CLASS_COMPARISONS, type ScanBudget } from './regex-safety.ts';
 import { schemaRefusalMessage, type SchemaRefusal } from './schema-limits.ts';
 import { compileSchema } from './structural.ts';
 import { ACTIONS, type Action, type LayerName } from './types.ts';
@@ -13,6 +13,15 @@ import { ACTIONS, type Action, type LayerName } from './types.ts';
 const ActionSchema = Type.Union(ACTIONS.map((action) => Type.Literal(action)));
 const Phrase = Type.String({ minLength: 1, maxLength: 256 });
 const Pattern = Type.String({ minLength: 1, maxLength: 512 });
+
+/**
+ * Class-against-class scans (regex-safety.ts, 10–40 ms each) that a policy's `must_match` and
+ * `must_not_match` patterns may need together when they are not already in the overlap cache: what
+ * one pattern may need alone. Each pattern had its own 8, so 128 patterns with new classes held the
+ * process for 7 s on one guard request. A stored policy being loaded is not limited: it was bounded when it was saved,
+ * and a rule must not go inactive because the cache was cold.
+ */
+export const POLICY_PATTERN_SCANS = MAX_CLASS_COMPARISONS;
 
 export const PolicySchema = Type.Object(
   {
@@ -189,9 +198,13 @@ export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {
   };
   const [low, high] = policy.grounding.judge.band;
   if (low > high) throw new PolicyError('body.grounding.judge.band', 'band_inverted', 'grounding.judge.band must be [low, high] with low ≤ high');
+  const budget: ScanBudget = { scans: skip ? Number.POSITIVE_INFINITY : POLICY_PATTERN_SCANS };
   const compile = (list: string[], field: string) =>
     list.map((source, index) => {
-      const outcome = compileSafeRegex(source);
+      const outcome = compileWithin(source, budget);
+      if ('refused' in outcome && budget.exhausted === true) {
+        throw new PolicyError(`body.constraint.${field}[${index}]`, 'regex_too_many_pattern_checks', `constraint.${field}[${index}] needs more character-class comparisons than one request may make (${POLICY_PATTERN_SCANS} across the policy's must_match and must_not_match patterns, beyond those already checked): use fewer distinct character classes next to unbounded quantifiers, or save the policy in smaller steps`, { limit: POLICY_PATTERN_SCANS });
+      }
       if ('refused' in outcome && skip) {
         inactive.push({ layer: 'constraint', rule: `constraint.${field}[${index}]`, inactive_reason: `regex_${outcome.refused}` });
         return null;
@@ -221,6 +234,12 @@ export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {
       inactive,
     },
   };
+}
+
+/** compileSafeRegex under a shared budget; `budget.exhausted` then tells a refusal for want of scans from a real one. */
+function compileWithin(source: string, budget: ScanBudget): ReturnType<typeof compileSafeRegex> {
+  budget.exhausted = false;
+  return compileSafeRegex(source, 'u', budget);
 }
 
 export const DEFAULT_POLICY: ResolvedPolicy = resolvePolicy();

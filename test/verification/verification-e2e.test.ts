@@ -4,7 +4,7 @@
  * next provider, streaming with a failure in the middle, the guard API, the policy endpoint and
  * the provenance endpoint with its audit entries.
  */
-import { provenanceBatchDigest } from '../../src/verification/index.ts';
+import { POLICY_PATTERN_SCANS, provenanceBatchDigest } from '../../src/verification/index.ts';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
@@ -241,6 +241,26 @@ describe('guard API and policy endpoint', () => {
     const overlapping = await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers, payload: { constraint: { must_not_match: ['password:\\w+\\s*\\w+'] } } });
     expect(overlapping.statusCode).toBe(400);
     expect(overlapping.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[0]', reason: 'regex_multiple_unbounded_quantifiers' });
+  });
+
+  it('refuses a guard policy whose patterns together need more new class comparisons than one pattern may, and applies a stored one that needs them', async () => {
+    // Each pattern needs one class-against-class scan of its own (code points no other test uses):
+    // 128 of them once held the process for seconds on one request.
+    const base = 0x5000 + Math.floor(Math.random() * 8_000);
+    const patterns = Array.from({ length: 2 * POLICY_PATTERN_SCANS }, (_, i) => `[^${String.fromCodePoint(base + i)}]+[${String.fromCodePoint(base + i)}]+`);
+    const { headers } = await org([]);
+    const guarded = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'ok', policy: { constraint: { must_match: patterns.slice(0, POLICY_PATTERN_SCANS - 1), must_not_match: patterns.slice(POLICY_PATTERN_SCANS - 1) } } } });
+    expect(guarded.statusCode).toBe(400);
+    expect(guarded.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[1]', reason: 'regex_too_many_pattern_checks', limit: POLICY_PATTERN_SCANS });
+    // A policy stored with more (saved in steps) is applied in full when loaded (another org: the first one's policy is cached).
+    const { orgId, headers: storedHeaders } = await org([]);
+    const stored = Array.from({ length: POLICY_PATTERN_SCANS + 2 }, (_, i) => `[^${String.fromCodePoint(base + 100 + i)}]+[${String.fromCodePoint(base + 100 + i)}]+`);
+    await services.db.withOrg(orgId, (tx) => tx.query(`INSERT INTO verification_policies (org_id, policy, updated_at) VALUES ($1, $2::jsonb, now())`, [orgId, JSON.stringify({ constraint: { must_not_match: stored } })]));
+    const shown = await app.inject({ method: 'GET', url: '/api/v1/config/verification', headers: storedHeaders });
+    expect(shown.json()).toMatchObject({ policy: { constraint: { must_not_match: stored } }, inactive_rules: [] });
+    const last = String.fromCodePoint(base + 100 + POLICY_PATTERN_SCANS + 1);
+    const verified = await app.inject({ method: 'POST', url: '/api/v1/verify', headers: storedHeaders, payload: { response: `code a${last}` } });
+    expect(verified.json()).toMatchObject({ layers: { constraint: { verdict: 'fail', findings: [{ reason: 'must_not_match_matched', detail: `must_not_match[${POLICY_PATTERN_SCANS + 1}]` }] } } });
   });
 
   it('refuses a guard schema whose pattern stacks unbounded quantifiers, naming the field, and applies an ordinary pattern', async () => {
