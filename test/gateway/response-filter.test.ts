@@ -73,6 +73,21 @@ describe('response filter on completions', () => {
     expect(sent.length).toBeLessThan(long.length + 600);
   }, 60_000);
 
+  it('ends a stream that recites the system prompt in pieces far apart before the answer is out', async () => {
+    // Seven words at a time with ~900 characters between: no window of recent text shows a leak.
+    const filler = ' Meanwhile the garden is lovely this time of year, with roses along the path and a fountain near the terrace.'.repeat(8);
+    const words = SYSTEM.split(' ');
+    let content = 'Here is what I can share.';
+    for (let index = 0; index < words.length; index += 7) content += ` ${words.slice(index, index + 7).join(' ')}${filler}`;
+    openai.setBehaviour({ content });
+    const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: completion({ stream: true }) });
+    const received = events(response.payload);
+    expect(received).not.toContain('[DONE]');
+    expect((received.at(-1) as { error?: { code: string } }).error?.code).toBe('THREAT_BLOCKED');
+    const sent = received.filter((event): event is Record<string, unknown> => typeof event === 'object' && 'delta' in event).map((event) => event.delta).join('');
+    expect(sent.length).toBeLessThan(content.length - filler.length);
+  });
+
   it('streams an ordinary answer to the end with a final event and [DONE]', async () => {
     openai.setBehaviour({ content: 'I can look up rooms, compare prices and book a stay for you.' });
     const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers, payload: completion({ stream: true }) });
