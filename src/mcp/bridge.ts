@@ -149,7 +149,8 @@ export function createBridge(options: BridgeOptions) {
     /** An error of svc's for every request of this POST (an array for a batch; id null when it has none). */
     const refuse = (status: number, code: number, message: string): UpstreamAnswer => {
       const errors = messages.filter(isRequest).map((request) => rpcError(request.id!, code, message));
-      return json(status, errors.length === 0 ? rpcError(null, code, message) : Array.isArray(parsed) ? errors : errors[0]);
+      if (errors.length === 0) return json(status, Array.isArray(parsed) ? [rpcError(null, code, message)] : rpcError(null, code, message));
+      return json(status, Array.isArray(parsed) ? errors : errors[0]);
     };
     const sessionId = call.headers['mcp-session-id'];
     let session: Session | undefined;

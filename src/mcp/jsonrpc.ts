@@ -51,7 +51,7 @@ export function validMessage(value: unknown): value is JsonRpcMessage {
   const message = value as Record<string, unknown>;
   if (message.jsonrpc !== '2.0') return false;
   const id = message.id;
-  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return false;
+  if (id !== undefined && id !== null && typeof id !== 'string' && !exactNumber(id)) return false;
   if (typeof message.method === 'string') {
     // MCP: a request's id must not be null (it would read as neither a request nor a notification).
     if (id === null) return false;
@@ -65,9 +65,17 @@ export function idKey(id: JsonRpcId | null | undefined): string {
   return typeof id === 'string' ? `s:${id}` : `n:${String(id)}`;
 }
 
-/** The id of a message, valid or not, when it can be read (a string or a finite number); else undefined. */
+/**
+ * A numeric id svc can answer under: finite and within the integers a double holds exactly (an id
+ * of 9007199254740993 reads as ...992 and 1e400 as Infinity, which would be sent on as null).
+ */
+function exactNumber(id: unknown): id is number {
+  return typeof id === 'number' && Number.isFinite(id) && Math.abs(id) <= Number.MAX_SAFE_INTEGER;
+}
+
+/** The id of a message, valid or not, when it can be read (a string or an exact number); else undefined. */
 export function usableId(value: unknown): JsonRpcId | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const id = (value as Record<string, unknown>).id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+  return typeof id === 'string' || exactNumber(id) ? id : undefined;
 }

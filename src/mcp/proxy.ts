@@ -221,6 +221,12 @@ export function createProxy(deps: ProxyDeps) {
       });
       return jsonResponse(400, batch ? errors : errors[0]!);
     }
+    const ids = (messages as JsonRpcMessage[]).filter(isRequest).map((message) => idKey(message.id));
+    if (new Set(ids).size < ids.length) {
+      // Answers are paired with requests by id: a repeated one would have a tool call's result
+      // inspected as another method's (unscanned, unaudited). Nothing of the batch is forwarded.
+      return jsonResponse(400, (messages as JsonRpcMessage[]).filter(isRequest).map((message) => rpcError(message.id!, INVALID_REQUEST, 'Invalid Request: the batch repeats a request id')));
+    }
     const local: JsonRpcMessage[] = [];
     const forwarded: JsonRpcMessage[] = [];
     for (const message of messages as JsonRpcMessage[]) {
@@ -332,8 +338,21 @@ export function createProxy(deps: ProxyDeps) {
       let changed = false;
       const out: unknown[] = [];
       for (const message of messages) {
-        if (validMessage(message) && isResponse(message)) open.delete(idKey(message.id));
-        const next = validMessage(message) ? await inspectServerMessage(message, exchange, lookup, settle) : message;
+        let next: unknown = message;
+        if (validMessage(message)) {
+          const key = isResponse(message) ? idKey(message.id) : null;
+          const pending = key === null ? undefined : lookup(key);
+          try {
+            next = await inspectServerMessage(message, exchange, lookup, settle);
+          } catch {
+            // svc could not inspect the answer (its database or cache failed): not relayed
+            // uninspected, and not blamed on the upstream; the request is answered now, by its id.
+            if (key !== null) settle(key);
+            if (pending?.method === 'tools/call') auditCall(exchange, pending, 'blocked', 'inspection_failed', [], null);
+            next = rpcError(message.id ?? null, -32603, 'Internal error: svc could not inspect the upstream answer');
+          }
+          if (key !== null) open.delete(key);
+        }
         if (next !== message) changed = true;
         out.push(next);
       }
@@ -388,6 +407,29 @@ export function createProxy(deps: ProxyDeps) {
         }
       }
       return { status: upstream.statusCode, headers: responseHeaders, body: out };
+    }
+    if (local.length > 0 && upstream.statusCode >= 300) {
+      // The upstream refused what was forwarded (a 4xx/5xx answer): svc's own answers to the
+      // requests it refused still reach the client, beside the upstream's errors (or svc's, under
+      // the forwarded ids, when the upstream's body is not JSON-RPC).
+      const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => null);
+      let answers: JsonRpcMessage[] = [];
+      try {
+        const value = text === null ? null : (JSON.parse(text) as unknown);
+        answers = (Array.isArray(value) ? value : [value]).filter((item): item is JsonRpcMessage => validMessage(item) && isResponse(item));
+      } catch {
+        // Not JSON: svc answers the forwarded requests itself.
+      }
+      for (const answer of answers) {
+        const key = idKey(answer.id);
+        open.delete(key);
+        const pending = lookup(key);
+        if (pending === undefined) continue;
+        settle(key);
+        if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', 'upstream_error', [], null);
+      }
+      const all = [...answers, ...failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`), ...local];
+      return jsonResponse(upstream.statusCode, sent?.batch === true ? all : all[0]!);
     }
     if (local.length > 0 && upstream.statusCode === 202) {
       // Only notifications/responses were forwarded; answer the refused requests ourselves.
@@ -864,7 +906,10 @@ function requestIdOf(message: unknown): JsonRpcId[] {
  * the answers svc already made, after them), else one error with id null (nothing to answer by id).
  */
 function errorAnswer(sent: Sent | null, code: number, message: string, local: readonly JsonRpcMessage[] = []): JsonRpcMessage | JsonRpcMessage[] {
-  if (sent === null || sent.ids.length === 0) return sent?.batch === true && local.length > 0 ? [...local] : rpcError(null, code, message);
+  if (sent === null || sent.ids.length === 0) {
+    if (sent?.batch === true) return local.length > 0 ? [...local] : [rpcError(null, code, message)];
+    return rpcError(null, code, message);
+  }
   const errors = sent.ids.map((id) => rpcError(id, code, message));
   return sent.batch ? [...errors, ...local] : errors[0]!;
 }

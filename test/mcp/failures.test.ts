@@ -12,7 +12,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -39,6 +39,7 @@ const TOOLS = [
   { name: 'vanish', description: 'Returns a report.', inputSchema: { type: 'object', properties: {} } },
   { name: 'oversized', description: 'Returns a report.', inputSchema: { type: 'object', properties: {} } },
   { name: 'oversized_json', description: 'Returns a report.', inputSchema: { type: 'object', properties: {} } },
+  { name: 'expire', description: 'Returns a report.', inputSchema: { type: 'object', properties: {} } },
 ];
 
 /**
@@ -73,6 +74,12 @@ async function serveRaw() {
     incoming.on('end', () => {
       received.push(text);
       const message = JSON.parse(text) as { id?: unknown; method: string; params?: { name?: string } };
+      if (Array.isArray(message) && (message as Array<{ params?: { name?: string } }>).some((member) => member.params?.name === 'expire')) {
+        // A session the server no longer knows: 404 with an error under each request id.
+        outgoing.writeHead(404, { 'content-type': 'application/json' });
+        outgoing.end(JSON.stringify((message as Array<{ id?: unknown }>).filter((member) => member.id !== undefined).map((member) => ({ jsonrpc: '2.0', id: member.id, error: { code: -32001, message: 'Session not found' } }))));
+        return;
+      }
       if (Array.isArray(message) || message.id === undefined) {
         outgoing.writeHead(202).end();
         return;
@@ -283,6 +290,46 @@ describe('svc\'s own JSON-RPC errors', () => {
     const batch = await client.post(JSON.stringify([{ jsonrpc: '2.0', id: 21, method: 'ping' }, { jsonrpc: '2.0', id: 20, method: 'ping', params: 'x' }, { foo: 1 }, { jsonrpc: '2.0', method: 'notifications/initialized' }]));
     expect(batch.status).toBe(400);
     expect((batch.body as Array<{ id: unknown; error: { code: number } }>).map((answer) => [answer.id, answer.error.code])).toEqual([[21, -32600], [20, -32600], [null, -32600]]);
+  });
+
+  it('answers a request whose answer svc cannot inspect (its database refuses the pin) with an error under its id, not a cut or a hang', async () => {
+    const client = rawClient(await register({ url: raw.url }));
+    await client.open();
+    const withOrg = context.services.db.withOrg.bind(context.services.db);
+    // The database refuses writes of tool pins (an outage seen by the pinning store alone).
+    const spy = vi.spyOn(context.services.db, 'withOrg').mockImplementation((orgId, work) =>
+      withOrg(orgId, (tx) => work({ ...tx, query: ((text: string, values?: unknown[]) => (text.includes('INSERT INTO mcp_definitions') ? Promise.reject(new Error('database unavailable')) : tx.query(text, values))) as typeof tx.query })),
+    );
+    try {
+      expect(await client.post(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }))).toMatchObject({ status: 200, body: { id: 5, error: { code: -32603 } } });
+    } finally {
+      spy.mockRestore();
+    }
+    // Nothing was pinned or held by the failure: the next list is inspected and relayed.
+    expect(await client.post(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list' }))).toMatchObject({ status: 200, body: { id: 6, result: { tools: expect.arrayContaining([expect.objectContaining({ name: 'echo' })]) } } });
+  });
+
+  it('refuses a batch that repeats a request id, and an id no double holds exactly, forwarding neither', async () => {
+    const client = rawClient(await register({ url: raw.url }));
+    await client.open();
+    const before = raw.received.length;
+    const repeated = await client.post(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } }, { jsonrpc: '2.0', id: 1, method: 'prompts/list' }]));
+    expect(repeated.status).toBe(400);
+    expect((repeated.body as Array<{ id: unknown; error: { code: number } }>).map((answer) => [answer.id, answer.error.code])).toEqual([[1, -32600], [1, -32600]]);
+    for (const id of ['9007199254740993', '1e400']) {
+      expect(await client.post(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`)).toMatchObject({ status: 400, body: { id: null, error: { code: -32600 } } });
+    }
+    expect(raw.received.length).toBe(before);
+  });
+
+  it('keeps svc\'s own refusal in a batch whose other request the upstream answers with an HTTP error', async () => {
+    const client = rawClient(await register({ url: raw.url }), viewerKey);
+    await client.open();
+    await client.post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    const answer = await client.post(JSON.stringify([{ jsonrpc: '2.0', id: 'w1', method: 'tools/call', params: { name: 'write_file', arguments: { path: '/tmp/x', content: 'x' } } }, { jsonrpc: '2.0', id: 'e1', method: 'tools/call', params: { name: 'expire', arguments: {} } }]));
+    expect(answer.status).toBe(404);
+    const codes = new Map((answer.body as Array<{ id: unknown; error: { code: number } }>).map((message) => [message.id, message.error.code]));
+    expect(Object.fromEntries(codes)).toEqual({ w1: -32010, e1: -32001 });
   });
 
   it('answers a batch as an array when its refused request is answered by svc and its notifications went upstream', async () => {
