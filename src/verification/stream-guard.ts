@@ -26,6 +26,8 @@ import { REDACTION, decide, runVerification, type GroundingTiers } from './verif
 import type { Action, Finding, LayerName, Verification, VerifyInput } from './types.ts';
 
 const MAX_SENTENCE_HOLD = 4_096;
+/** Characters a sentence end spans at most (`.` + closing quote + white space): the search resumes this far back. */
+const SENTENCE_END_SPAN = 3;
 
 export interface StreamStop {
   layer: LayerName;
@@ -54,6 +56,8 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
   let released = 0;
   /** Characters of `full` already checked by the window checks / grounding. */
   let groundedUpTo = 0;
+  /** How far `full` was searched for a sentence end (none in [groundedUpTo, searchedTo − SENTENCE_END_SPAN)). */
+  let searchedTo = 0;
   /** Spans to replace in not-yet-released text (absolute offsets). */
   const redactions: Finding[] = [];
   /** Findings noted while streaming (annotate or redact), merged into the final verification. */
@@ -110,13 +114,17 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
   /** Sentence gate: how far text may be released (end of the last complete, scored sentence before `to`). */
   const groundTo = (to: number): { end: number; stop: StreamStop | null } => {
     if (to <= groundedUpTo) return { end: to, stop: null };
-    const boundary = lastSentenceEnd(full.slice(groundedUpTo, to));
+    // Only the text not yet searched (and the few characters a sentence end spans) is searched again.
+    const from = Math.max(groundedUpTo, searchedTo - SENTENCE_END_SPAN);
+    const boundary = lastSentenceEnd(full.slice(from, to));
     if (boundary < 0) {
+      searchedTo = to;
       if (to - groundedUpTo < MAX_SENTENCE_HOLD) return { end: groundedUpTo, stop: null };
       // An over-long sentence: released now, judged at the end.
       return { end: to, stop: null };
     }
-    const end = groundedUpTo + boundary;
+    const end = from + boundary;
+    searchedTo = end;
     return { end, stop: groundSegment(end) };
   };
 
@@ -155,8 +163,9 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
         target = Math.min(target, grounded.end);
       }
       const release = releaseTo(target);
-      // Nothing before the window (and the grounding mark, when sentences are gated) is read again while streaming.
-      full.settle(Math.max(0, gateSentences ? Math.min(released - holdBack, groundedUpTo) : released - holdBack));
+      // Nothing before the window (and, when sentences are gated, the unsearched part of the open
+      // sentence) is read while streaming; an over-long sentence's start is read once more when it ends.
+      full.settle(Math.max(0, gateSentences ? Math.min(released - holdBack, Math.max(groundedUpTo, searchedTo - SENTENCE_END_SPAN)) : released - holdBack));
       return { release, stop: null };
     },
     async end(outcome) {

@@ -313,6 +313,29 @@ describe('stream guard', () => {
     }
   });
 
+  it('releases a 20 KB sentence without an end as it comes and still grounds the sentences after it', async () => {
+    const policy = resolvePolicy({ actions: { grounding: 'redact' }, stream: { hold_back_chars: 16 } });
+    const guard = createStreamGuard({ sources: SOURCES }, policy);
+    const runOn = `The Eiffel Tower was completed in 1889${', for the World Fair in Paris'.repeat(700)}. `;
+    const text = `${runOn}It is 910 metres tall and cost 7 billion euros. The Eiffel Tower was completed in 1889. `;
+    let released = '';
+    let pushed = 0;
+    let beforeItsEnd = 0;
+    for (const piece of chunks(text, 7)) {
+      const result = guard.push(piece);
+      expect(result.stop).toBeNull();
+      released += result.release;
+      pushed += piece.length;
+      if (pushed < runOn.length - 2) beforeItsEnd = released.length;
+    }
+    // Most of the run-on sentence went out before it ended (it is released past 4,096 characters, judged at the end).
+    expect(beforeItsEnd).toBeGreaterThan(runOn.length - 4_200);
+    released += (await guard.end({ finishReason: 'stop' })).release;
+    expect(released.startsWith(runOn)).toBe(true);
+    expect(released).not.toContain('910');
+    expect(released.endsWith('The Eiffel Tower was completed in 1889. ')).toBe(true);
+  });
+
   it('releases only grounded sentences when grounding redacts', async () => {
     const policy = resolvePolicy({ actions: { grounding: 'redact' }, stream: { hold_back_chars: 8 } });
     const guard = createStreamGuard({ sources: SOURCES }, policy);
