@@ -364,12 +364,12 @@ export function createProxy(deps: ProxyDeps) {
      * The upstream failed to answer what is still open: each such request gets svc's error under
      * its id (a tool call is audited as an upstream error, as when the server answers one).
      */
-    const failOpen = (message: string): JsonRpcMessage[] =>
+    const failOpen = (message: string, decision: 'upstream_error' | 'client_disconnected' = 'upstream_error'): JsonRpcMessage[] =>
       [...open].map(([key, id]) => {
         const pending = lookup(key);
         if (pending !== undefined) {
           settle(key);
-          if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', 'upstream_error', [], null);
+          if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', decision, [], null);
         }
         open.delete(key);
         return rpcError(id, -32000, message);
@@ -385,6 +385,8 @@ export function createProxy(deps: ProxyDeps) {
       // has none: it just ends).
       const finalEvent = (error: unknown): SseEvent | SseEvent[] => {
         if (isShuttingDown(request.signal.reason)) return shutdownEvent(request.requestId);
+        // The client went away (its legacy SSE stream closed and aborted the call): not the upstream's failure.
+        if (request.signal.aborted) return failOpen('Client disconnected', 'client_disconnected').map((message) => ({ event: 'message', data: JSON.stringify(message) }));
         const tooLarge = (error as { code?: unknown } | null)?.code === 'SSE_EVENT_TOO_LARGE';
         return failOpen(tooLarge ? 'Upstream message larger than 16 MiB' : 'Upstream MCP server closed the stream').map((message) => ({ event: 'message', data: JSON.stringify(message) }));
       };

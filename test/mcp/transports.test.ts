@@ -285,6 +285,38 @@ describe('clients on the legacy HTTP+SSE transport (GET /mcp/{id}/sse, POST /mcp
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['summarise']);
   });
 
+  it('audits a call whose legacy client went away mid-call as the client\'s disconnection, not an upstream error', async () => {
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolveHeld) => (release = resolveHeld));
+    const upstream = await serveStreamable(() => {
+      const server = new Server({ name: 'slow', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'slow_report', description: 'Returns a report.', inputSchema: { type: 'object' as const, properties: {} } }] }));
+      server.setRequestHandler(CallToolRequestSchema, async () => {
+        await held;
+        return { content: [{ type: 'text', text: 'late' }] };
+      });
+      return server;
+    });
+    cleanup.push(async () => {
+      release();
+      await upstream.close();
+    });
+    const { endpoint } = (await register({ url: upstream.url })).json();
+    const { client } = await connectLegacy(endpoint, adminKey, 'legacy-gone');
+    await client.listTools();
+    const call = client.callTool({ name: 'slow_report', arguments: {} }).catch(() => undefined);
+    await sleep(300);
+    await client.close();
+    await call;
+    let entry: Record<string, unknown> | undefined;
+    for (let attempt = 0; attempt < 50 && entry === undefined; attempt += 1) {
+      await context.services.mcp.flush();
+      entry = (await audit('legacy-gone')).find((candidate) => candidate.action === 'mcp.tool_call');
+      if (entry === undefined) await sleep(100);
+    }
+    expect(entry).toMatchObject({ tool: 'slow_report', decision: 'client_disconnected' });
+  });
+
   it('applies roles and quarantine to a legacy client, and keeps its session from other callers', async () => {
     const { endpoint } = (await register({ url: sseScripted.url, transport: 'sse' })).json();
     const viewerKey = await keyWithScope('read');
