@@ -9,7 +9,7 @@ export { runVerification, verifyEnvelope, redactContent } from './verify.ts';
 export type { GroundingTiers, RequestView } from './verify.ts';
 export { createStreamGuard } from './stream-guard.ts';
 export type { StreamGuard } from './stream-guard.ts';
-export { resolvePolicy, DEFAULT_POLICY, DEFAULT_POLICY_BODY, PolicySchema, PolicyError, POLICY_PATTERN_SCANS } from './policy.ts';
+export { resolvePolicy, DEFAULT_POLICY, DEFAULT_POLICY_BODY, PolicySchema, PolicyError, POLICY_ATOM_COMPARISONS, POLICY_PATTERN_SCANS } from './policy.ts';
 export type { InactiveRule, PolicyBody, ResolvedPolicy } from './policy.ts';
 export { compileSafeRegex, regexInputLimit, REGEX_INPUT_LIMIT, UNBOUNDED_REGEX_INPUT_LIMIT } from './regex-safety.ts';
 export { systemPromptLeak } from './constraint.ts';

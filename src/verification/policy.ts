@@ -22,6 +22,14 @@ const Pattern = Type.String({ minLength: 1, maxLength: 512 });
  * and a rule must not go inactive because the cache was cold.
  */
 export const POLICY_PATTERN_SCANS = MAX_CLASS_COMPARISONS;
+/**
+ * Class-against-class comparisons (cached or not) and atom comparisons of any kind those patterns
+ * may need together: counted whatever the cache holds, so a policy accepted once costs at most
+ * this much again when it is loaded on a cold cache. A pattern of 256 literals each with `*` needed
+ * 32,000 literal comparisons; 128 of them held one guard request 15 s.
+ */
+export const POLICY_CLASS_COMPARISONS = 64;
+export const POLICY_ATOM_COMPARISONS = 2_048;
 
 export const PolicySchema = Type.Object(
   {
@@ -135,6 +143,8 @@ export interface ResolveOptions {
    * policy): a refused regex or JSON Schema becomes an inactive rule and the rest applies.
    */
   refusedRules?: 'refuse' | 'skip';
+  /** A resolved policy whose compiled pattern lists are taken over where the body's lists are the same. */
+  reuse?: ResolvedPolicy;
 }
 
 /**
@@ -198,12 +208,14 @@ export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {
   };
   const [low, high] = policy.grounding.judge.band;
   if (low > high) throw new PolicyError('body.grounding.judge.band', 'band_inverted', 'grounding.judge.band must be [low, high] with low ≤ high');
-  const budget: ScanBudget = { scans: skip ? Number.POSITIVE_INFINITY : POLICY_PATTERN_SCANS };
+  const budget: ScanBudget = skip ? { scans: Number.POSITIVE_INFINITY } : { scans: POLICY_PATTERN_SCANS, classComparisons: POLICY_CLASS_COMPARISONS, comparisons: POLICY_ATOM_COMPARISONS };
   const compile = (list: string[], field: string) =>
     list.map((source, index) => {
       const outcome = compileWithin(source, budget);
       if ('refused' in outcome && budget.exhausted === true) {
-        throw new PolicyError(`body.constraint.${field}[${index}]`, 'regex_too_many_pattern_checks', `constraint.${field}[${index}] needs more character-class comparisons than one request may make (${POLICY_PATTERN_SCANS} across the policy's must_match and must_not_match patterns, beyond those already checked): use fewer distinct character classes next to unbounded quantifiers, or save the policy in smaller steps`, { limit: POLICY_PATTERN_SCANS });
+        const [limit, what] =
+          budget.comparisons === 0 ? [POLICY_ATOM_COMPARISONS, 'atom comparisons in all'] : budget.classComparisons === 0 ? [POLICY_CLASS_COMPARISONS, 'character-class comparisons in all'] : [POLICY_PATTERN_SCANS, 'character-class comparisons not already checked'];
+        throw new PolicyError(`body.constraint.${field}[${index}]`, 'regex_too_many_pattern_checks', `constraint.${field}[${index}] needs more pattern checks than a policy may: the must_match and must_not_match patterns together may need ${limit} ${what}; use fewer unbounded quantifiers (*, +) and fewer distinct character classes beside them`, { limit });
       }
       if ('refused' in outcome && skip) {
         inactive.push({ layer: 'constraint', rule: `constraint.${field}[${index}]`, inactive_reason: `regex_${outcome.refused}` });
@@ -222,8 +234,18 @@ export function resolvePolicy(body: PolicyBody = {}, options: ResolveOptions = {
       throw new PolicyError('body.structural.json_schema', reason, `structural.json_schema is not a usable JSON Schema (${reason}): ${schemaRefusalMessage(compiled)}`, limits);
     }
   }
-  const mustMatch = compile(policy.constraint.must_match, 'must_match');
-  const mustNotMatch = compile(policy.constraint.must_not_match, 'must_not_match');
+  // A list the policy takes over unchanged from `reuse` (the stored policy under a guard request's
+  // own rules) keeps its compiled patterns and inactive rules: not compiled again, whatever the cache holds.
+  const reuse = options.reuse;
+  const compiledOf = (field: 'must_match' | 'must_not_match') => {
+    const list = policy.constraint[field];
+    const previous = reuse?.constraint[field];
+    if (reuse === undefined || previous === undefined || previous.length !== list.length || previous.some((source, index) => source !== list[index])) return compile(list, field);
+    inactive.push(...reuse.compiled.inactive.filter((rule) => rule.rule.startsWith(`constraint.${field}[`)));
+    return field === 'must_match' ? reuse.compiled.mustMatch : reuse.compiled.mustNotMatch;
+  };
+  const mustMatch = compiledOf('must_match');
+  const mustNotMatch = compiledOf('must_not_match');
   return {
     ...policy,
     compiled: {

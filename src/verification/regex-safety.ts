@@ -61,8 +61,22 @@ export type RegexRefusal =
  */
 export interface ScanBudget {
   scans: number;
+  /**
+   * Atom comparisons of any kind left (a literal's is a RegExp built and run, a cached pair a
+   * lookup): their number grows with the square of a pattern's atoms (`丁*七*丅*…`), so they are
+   * counted too, cached or not. Unlimited when absent.
+   */
+  comparisons?: number;
+  /**
+   * Class-against-class comparisons left, cached or not: what a stored pattern may cost again when
+   * the cache is cold, so that what was accepted once stays bounded. Unlimited when absent.
+   */
+  classComparisons?: number;
   exhausted?: boolean;
 }
+
+/** Atom comparisons one pattern may need (a pattern of ordinary size needs a handful). */
+export const MAX_ATOM_COMPARISONS = 256;
 
 const unboundedRegexes = new WeakSet<RegExp>();
 
@@ -101,25 +115,41 @@ function literalOf(atom: string): string | null {
  * counts the uncached ones, and the caller refuses a pattern that needs too many).
  */
 export function atomsOverlap(first: string, second: string, flags: string, budget: ScanBudget = { scans: Number.POSITIVE_INFINITY }): boolean {
+  const spend = (counter: 'comparisons' | 'classComparisons'): boolean => {
+    const left = budget[counter];
+    if (left === undefined) return true;
+    if (left <= 0) {
+      budget.exhausted = true;
+      return false;
+    }
+    budget[counter] = left - 1;
+    return true;
+  };
+  if (!spend('comparisons')) return true;
   const clean = flags.replace(/[gy]/g, '');
+  const firstLiteral = literalOf(first);
+  const secondLiteral = literalOf(second);
+  if (firstLiteral !== null || secondLiteral !== null) {
+    // A literal against an atom: one small RegExp, a few µs (not cached: the cache is kept for scans).
+    try {
+      return firstLiteral !== null ? new RegExp(`^(?:${second})$`, clean).test(firstLiteral) : new RegExp(`^(?:${first})$`, clean).test(secondLiteral!);
+    } catch {
+      return true;
+    }
+  }
+  if (!spend('classComparisons')) return true;
   const key = `${clean}\u0000${first}\u0000${second}`;
   const hit = overlapCache.get(key);
   if (hit !== undefined) return hit;
+  if (budget.scans <= 0) {
+    budget.exhausted = true;
+    return true;
+  }
+  budget.scans -= 1;
   let overlap = true;
   try {
-    const firstLiteral = literalOf(first);
-    const secondLiteral = literalOf(second);
-    if (firstLiteral !== null) overlap = new RegExp(`^(?:${second})$`, clean).test(firstLiteral);
-    else if (secondLiteral !== null) overlap = new RegExp(`^(?:${first})$`, clean).test(secondLiteral);
-    else {
-      if (budget.scans <= 0) {
-        budget.exhausted = true;
-        return true;
-      }
-      budget.scans -= 1;
-      // Lookahead in svc's own probe over a fixed string, never over user input.
-      overlap = new RegExp(`(?=${first})(?:${second})`, clean).test(allCodePoints());
-    }
+    // Lookahead in svc's own probe over a fixed string, never over user input.
+    overlap = new RegExp(`(?=${first})(?:${second})`, clean).test(allCodePoints());
   } catch {
     overlap = true;
   }
@@ -141,7 +171,7 @@ export function compileSafeRegex(source: string, baseFlags = 'u', budget?: ScanB
     if (!flags.includes('i')) flags += 'i';
     body = body.slice(4);
   }
-  const shape = analyse(body, flags, budget ?? { scans: MAX_CLASS_COMPARISONS });
+  const shape = analyse(body, flags, budget ?? { scans: MAX_CLASS_COMPARISONS, comparisons: MAX_ATOM_COMPARISONS });
   if ('refused' in shape) return shape;
   try {
     const regex = new RegExp(body, flags);

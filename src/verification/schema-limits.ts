@@ -39,6 +39,8 @@ export const SCHEMA_LIMITS = {
    * need together. Depends on regex-safety's overlap cache, so its refusal is never cached (structural.ts).
    */
   patternScans: 2,
+  /** Atom comparisons of any kind the schema's patterns may need together (regex-safety.ts: they grow with the square of a pattern's atoms). */
+  patternComparisons: 2_048,
   /** `$ref` members. */
   refs: 256,
   /** Complexity once every `$ref` is replaced by its target, recursively. */
@@ -287,12 +289,13 @@ function resolveRefs(
  * worst case; the validation budget counts them so).
  */
 export function checkPatterns(patterns: readonly string[]): SchemaRefusal | { quadratic: ReadonlySet<string> } {
-  const budget: ScanBudget = { scans: SCHEMA_LIMITS.patternScans };
+  const budget: ScanBudget = { scans: SCHEMA_LIMITS.patternScans, comparisons: SCHEMA_LIMITS.patternComparisons };
   const quadratic = new Set<string>();
   for (const pattern of patterns) {
     budget.exhausted = false;
     const outcome = compileSafeRegex(pattern, 'u', budget);
-    if ('refused' in outcome) return budget.exhausted ? { error: 'schema_too_many_pattern_checks', limit: SCHEMA_LIMITS.patternScans } : { error: 'schema_pattern_not_linear' };
+    if ('refused' in outcome && budget.exhausted) return { error: 'schema_too_many_pattern_checks', limit: budget.comparisons === 0 ? SCHEMA_LIMITS.patternComparisons : SCHEMA_LIMITS.patternScans };
+    if ('refused' in outcome) return { error: 'schema_pattern_not_linear' };
     if (regexInputLimit(outcome.regex) === UNBOUNDED_REGEX_INPUT_LIMIT) quadratic.add(pattern);
   }
   return { quadratic };

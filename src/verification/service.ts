@@ -69,6 +69,8 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
   const cached = new LRUCache<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>({ max: 10_000 });
   // org id + updated_at of stored policies whose inactive rules were already logged (once per org/policy version).
   const warned = new LRUCache<string, true>({ max: 10_000 });
+  // Resolved stored policies by org and version: an unchanged row read again is not compiled again.
+  const resolved = new LRUCache<string, ResolvedPolicy>({ max: 1_000 });
   const load = async (orgId: string) => {
     const hit = cached.get(orgId);
     const now = Date.now();
@@ -80,7 +82,9 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
     if (row !== undefined) {
       try {
         // A stored pattern refused by today's rule is skipped (never compiled); the rest applies.
-        value = resolvePolicy(row.policy, { refusedRules: 'skip' });
+        const version = `${orgId}@${updatedAt}`;
+        value = resolved.get(version) ?? resolvePolicy(row.policy, { refusedRules: 'skip' });
+        resolved.set(version, value);
       } catch (error) {
         logger.error({ err: error, org_id: orgId }, 'stored verification policy no longer resolves; defaults apply');
       }
@@ -273,7 +277,7 @@ export function createVerification(deps: VerificationDeps): VerificationCore {
         // The request's own rules are refused when unsafe (400); a stored rule it inherits that is
         // inactive stays skipped, as it is on completions.
         resolvePolicy(request.policy);
-        policy = resolvePolicy(mergeBodies(policyView(stored) as PolicyBody, request.policy), { refusedRules: 'skip' });
+        policy = resolvePolicy(mergeBodies(policyView(stored) as PolicyBody, request.policy), { refusedRules: 'skip', reuse: stored });
       }
       const input: VerifyInput = { content: request.response, finishReason: request.finish_reason ?? null };
       if (request.sources !== undefined) input.sources = request.sources;

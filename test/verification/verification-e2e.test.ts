@@ -4,7 +4,7 @@
  * next provider, streaming with a failure in the middle, the guard API, the policy endpoint and
  * the provenance endpoint with its audit entries.
  */
-import { POLICY_PATTERN_SCANS, provenanceBatchDigest } from '../../src/verification/index.ts';
+import { POLICY_ATOM_COMPARISONS, POLICY_PATTERN_SCANS, provenanceBatchDigest } from '../../src/verification/index.ts';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
@@ -252,6 +252,13 @@ describe('guard API and policy endpoint', () => {
     const guarded = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'ok', policy: { constraint: { must_match: patterns.slice(0, POLICY_PATTERN_SCANS - 1), must_not_match: patterns.slice(POLICY_PATTERN_SCANS - 1) } } } });
     expect(guarded.statusCode).toBe(400);
     expect(guarded.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_not_match[1]', reason: 'regex_too_many_pattern_checks', limit: POLICY_PATTERN_SCANS });
+    // Comparisons grow with the square of a pattern's atoms: 256 literals each with `*` are refused
+    // (128 of them were accepted after 15 s of CPU), in a policy and in a guard schema alike.
+    const literals = Array.from({ length: 256 }, (_, i) => `${String.fromCodePoint(0x4e00 + i)}*`).join('');
+    const quadratic = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: 'ok', policy: { constraint: { must_match: [literals] } } } });
+    expect(quadratic.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.constraint.must_match[0]', reason: 'regex_too_many_pattern_checks', limit: POLICY_ATOM_COMPARISONS });
+    const schema = await app.inject({ method: 'POST', url: '/api/v1/verify', headers, payload: { response: '{"a":"b"}', schema: { type: 'object', properties: { a: { type: 'string', pattern: literals } } } } });
+    expect(schema.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.schema', reason: 'schema_too_many_pattern_checks' });
     // A policy stored with more (saved in steps) is applied in full when loaded (another org: the first one's policy is cached).
     const { orgId, headers: storedHeaders } = await org([]);
     const stored = Array.from({ length: POLICY_PATTERN_SCANS + 2 }, (_, i) => `[^${String.fromCodePoint(base + 100 + i)}]+[${String.fromCodePoint(base + 100 + i)}]+`);
