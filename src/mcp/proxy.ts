@@ -230,7 +230,15 @@ export function createProxy(deps: ProxyDeps) {
     const local: JsonRpcMessage[] = [];
     const forwarded: JsonRpcMessage[] = [];
     for (const message of messages as JsonRpcMessage[]) {
-      const answer = isRequest(message) ? await inspectRequest(message, exchange) : null;
+      let answer: JsonRpcMessage | null;
+      try {
+        answer = isRequest(message) ? await inspectRequest(message, exchange) : null;
+      } catch {
+        // svc could not authorize or inspect the request (its database or cache failed): not
+        // forwarded unchecked; the client gets an error under the request's id, not a 500.
+        exchange.pending.delete(idKey(message.id));
+        answer = rpcError(message.id!, -32603, 'Internal error: svc could not check the request');
+      }
       if (answer === null) forwarded.push(message);
       else local.push(answer);
     }
@@ -396,7 +404,7 @@ export function createProxy(deps: ProxyDeps) {
       const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => undefined);
       if (text === null || text === undefined) {
         const message = text === null ? 'Upstream message larger than 32 MiB' : 'Upstream MCP server closed the stream';
-        const failed = failOpen(message).map((error) => error.id!);
+        const failed = failOpen(message, text === undefined && request.signal.aborted ? 'client_disconnected' : 'upstream_error').map((error) => error.id!);
         return jsonResponse(502, errorAnswer({ batch: sent?.batch ?? false, ids: failed }, -32000, message, local));
       }
       let out = await transformData(text);
@@ -410,27 +418,25 @@ export function createProxy(deps: ProxyDeps) {
       }
       return { status: upstream.statusCode, headers: responseHeaders, body: out };
     }
-    if (local.length > 0 && upstream.statusCode >= 300) {
-      // The upstream refused what was forwarded (a 4xx/5xx answer): svc's own answers to the
-      // requests it refused still reach the client, beside the upstream's errors (or svc's, under
-      // the forwarded ids, when the upstream's body is not JSON-RPC).
+    if (contentType.startsWith('application/json') && upstream.statusCode >= 300) {
+      // The upstream refused what was forwarded (a 4xx/5xx answer). Its JSON-RPC errors are inspected
+      // like any answer (an error's words reach the model too); requests it left unanswered are
+      // settled and audited as upstream errors; svc's own answers to the requests it refused still
+      // reach the client, beside the upstream's errors (or svc's, when its body is not JSON-RPC).
       const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => null);
-      let answers: JsonRpcMessage[] = [];
+      const out = text === null ? null : await transformData(text);
+      let answers: JsonRpcMessage[] | null = null;
       try {
-        const value = text === null ? null : (JSON.parse(text) as unknown);
-        answers = (Array.isArray(value) ? value : [value]).filter((item): item is JsonRpcMessage => validMessage(item) && isResponse(item));
+        const value = out === null ? null : (JSON.parse(out) as unknown);
+        const items = (Array.isArray(value) ? value : [value]).filter((item): item is JsonRpcMessage => validMessage(item));
+        if (items.length > 0) answers = items;
       } catch {
-        // Not JSON: svc answers the forwarded requests itself.
+        // Not JSON.
       }
-      for (const answer of answers) {
-        const key = idKey(answer.id);
-        open.delete(key);
-        const pending = lookup(key);
-        if (pending === undefined) continue;
-        settle(key);
-        if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', 'upstream_error', [], null);
-      }
-      const all = [...answers, ...failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`), ...local];
+      const rest = failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`);
+      if (local.length === 0 && out !== null) return { status: upstream.statusCode, headers: responseHeaders, body: out };
+      const all = [...(answers ?? []), ...rest, ...local];
+      if (all.length === 0) return jsonResponse(upstream.statusCode, rpcError(null, -32000, `Upstream MCP server answered HTTP ${upstream.statusCode}`));
       return jsonResponse(upstream.statusCode, sent?.batch === true ? all : all[0]!);
     }
     if (local.length > 0 && upstream.statusCode === 202) {
