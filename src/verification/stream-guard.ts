@@ -217,7 +217,9 @@ const SETTLE_AT = 4_096;
  * a long stream quadratic (a 250 KB answer in 16-character deltas took 11 s of CPU).
  */
 class StreamText {
+  /** Settled chunks, oldest first, with the offset each starts at. */
   private readonly head: string[] = [];
+  private readonly headStarts: number[] = [];
   private tail = '';
   private tailStart = 0;
   length = 0;
@@ -228,18 +230,25 @@ class StreamText {
   }
 
   slice(from: number, to: number): string {
-    if (from >= this.tailStart) return this.tail.slice(from - this.tailStart, to - this.tailStart);
-    return this.whole().slice(from, to);
+    if (from < this.tailStart) this.reopen(from);
+    return this.tail.slice(from - this.tailStart, to - this.tailStart);
   }
 
   /** The whole text (joined once; the end of a stream and a stop read it). */
   whole(): string {
-    if (this.head.length > 0) {
-      this.tail = this.head.join('') + this.tail;
-      this.head.length = 0;
-      this.tailStart = 0;
-    }
+    this.reopen(0);
     return this.tail;
+  }
+
+  /** Moves the settled chunks from the one holding `from` back into the tail (only those: an over-long sentence's start). */
+  private reopen(from: number): void {
+    let first = this.head.length;
+    while (first > 0 && this.headStarts[first - 1]! + this.head[first - 1]!.length > from) first -= 1;
+    if (first === this.head.length) return;
+    this.tail = this.head.slice(first).join('') + this.tail;
+    this.tailStart = this.headStarts[first]!;
+    this.head.length = first;
+    this.headStarts.length = first;
   }
 
   /** Nothing before `from` will be read while streaming: move it out of the tail once enough has gathered. */
@@ -247,6 +256,7 @@ class StreamText {
     const cut = from - this.tailStart;
     if (cut < SETTLE_AT) return;
     this.head.push(this.tail.slice(0, cut));
+    this.headStarts.push(this.tailStart);
     this.tail = this.tail.slice(cut);
     this.tailStart = from;
   }
