@@ -52,34 +52,39 @@ function decodedViews(output: string): string[] {
 
 /** Findings for an output that leaks the system prompt or a secret. */
 export function detectLeak(output: string, context: LeakContext): Finding[] {
-  const text = output.length > MAX_TEXT ? output.slice(0, MAX_TEXT) : output;
-  const findings: Finding[] = [];
-  const secrets = (context.secrets ?? []).filter((secret) => compact(secret).length >= MIN_SECRET);
-  if (secrets.length > 0) {
-    const lower = text.toLowerCase();
-    const compacted = compact(text);
-    const reversed = [...compacted].reverse().join('');
-    const decoded = decodedViews(text).map((view) => compact(view));
-    for (const secret of secrets) {
-      const plain = secret.toLowerCase();
-      const needle = compact(secret);
-      let how: string | null = null;
-      if (lower.includes(plain)) how = 'verbatim';
-      else if (compacted.includes(needle)) how = 'spelled or split';
-      else if (reversed.includes(needle)) how = 'reversed';
-      else if (decoded.some((view) => view.includes(needle))) how = 'encoded';
-      if (how !== null) {
-        findings.push({ id: 'leak.secret', name: `Output reveals a configured secret (${how})`, category: 'exfiltration', confidence: 0.95, tier: 't1' });
-        break;
+  return leakDetector(context)(output);
+}
+
+/**
+ * detectLeak with the context's own work done once (the prompt's n-grams, the secrets' needles):
+ * for a streamed answer checked many times against the same context.
+ */
+export function leakDetector(context: LeakContext): (output: string) => Finding[] {
+  const secrets = (context.secrets ?? []).filter((secret) => compact(secret).length >= MIN_SECRET).map((secret) => ({ plain: secret.toLowerCase(), needle: compact(secret) }));
+  const prompt = context.systemPrompt ?? '';
+  const promptGrams = prompt.length > 0 ? ngrams(wordsOf(prompt.slice(0, MAX_TEXT))) : new Set<string>();
+  return (output) => {
+    const text = output.length > MAX_TEXT ? output.slice(0, MAX_TEXT) : output;
+    const findings: Finding[] = [];
+    if (secrets.length > 0) {
+      const lower = text.toLowerCase();
+      const compacted = compact(text);
+      const reversed = [...compacted].reverse().join('');
+      const decoded = decodedViews(text).map((view) => compact(view));
+      for (const { plain, needle } of secrets) {
+        let how: string | null = null;
+        if (lower.includes(plain)) how = 'verbatim';
+        else if (compacted.includes(needle)) how = 'spelled or split';
+        else if (reversed.includes(needle)) how = 'reversed';
+        else if (decoded.some((view) => view.includes(needle))) how = 'encoded';
+        if (how !== null) {
+          findings.push({ id: 'leak.secret', name: `Output reveals a configured secret (${how})`, category: 'exfiltration', confidence: 0.95, tier: 't1' });
+          break;
+        }
       }
     }
-  }
-  const prompt = context.systemPrompt ?? '';
-  if (prompt.length > 0) {
-    const promptGrams = ngrams(wordsOf(prompt.slice(0, MAX_TEXT)));
     if (promptGrams.size > 0) {
-      const outputWords = wordsOf(text);
-      const outputGrams = ngrams(outputWords);
+      const outputGrams = ngrams(wordsOf(text));
       // Reversed word order and reversed letters are the usual "say it backwards" shapes.
       const reversedGrams = ngrams(wordsOf([...text].reverse().join('')));
       let shared = 0;
@@ -94,6 +99,42 @@ export function detectLeak(output: string, context: LeakContext): Finding[] {
         findings.push({ id: 'leak.system-prompt', name: `Output reveals the system prompt (${Math.round(share * 100)} % of its phrases)`, category: 'system-prompt-extraction', confidence: share >= 0.5 || best >= 2 * PROMPT_COUNT ? 0.9 : 0.7, tier: 't1' });
       }
     }
-  }
-  return findings;
+    return findings;
+  };
+}
+
+/**
+ * The system-prompt half of detectLeak for a streamed answer, fed delta by delta: each word that
+ * arrives completes at most one n-gram (and one reversed), looked up in the prompt's, so the whole
+ * answer so far is judged at every delta in time proportional to its length, with no window.
+ */
+export function promptLeakTracker(systemPrompt: string): { push(text: string): Finding[] } {
+  const promptGrams = systemPrompt.length > 0 ? ngrams(wordsOf(systemPrompt.slice(0, MAX_TEXT))) : new Set<string>();
+  const seen = new Set<string>();
+  const seenReversed = new Set<string>();
+  const recent: string[] = [];
+  let carry = '';
+  return {
+    push(text) {
+      if (promptGrams.size === 0) return [];
+      const joined = carry + text;
+      // A word may go on in the next delta: the trailing letters wait for it.
+      const trailing = /[\p{L}\p{N}]+$/u.exec(joined);
+      carry = trailing === null ? '' : trailing[0];
+      if (carry.length > 256) carry = '';
+      for (const word of wordsOf(trailing === null ? joined : joined.slice(0, trailing.index))) {
+        recent.push(word);
+        if (recent.length > NGRAM) recent.shift();
+        if (recent.length < NGRAM) continue;
+        const gram = recent.join(' ');
+        if (promptGrams.has(gram)) seen.add(gram);
+        const reversed = recent.map((part) => [...part].reverse().join('')).reverse().join(' ');
+        if (promptGrams.has(reversed)) seenReversed.add(reversed);
+      }
+      const best = Math.max(seen.size, seenReversed.size);
+      const share = best / promptGrams.size;
+      if (share < PROMPT_SHARE && best < PROMPT_COUNT) return [];
+      return [{ id: 'leak.system-prompt', name: `Output reveals the system prompt (${Math.round(share * 100)} % of its phrases)`, category: 'system-prompt-extraction', confidence: share >= 0.5 || best >= 2 * PROMPT_COUNT ? 0.9 : 0.7, tier: 't1' }];
+    },
+  };
 }

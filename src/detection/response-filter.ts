@@ -3,16 +3,12 @@
  * the request's system messages (and configured secrets), so an answer that reveals the system
  * prompt or a secret, or that carries planted instructions on, never reaches the client.
  *
- * - Streaming: every delta is checked before it is written (the leak check is synchronous and
- *   bounded, so a long answer costs time in proportion to its length). Narrow checks: secrets on
- *   every delta, in its text and the characters before it a split secret needs; the system prompt,
- *   once enough new characters arrived, in the last `STREAM_WINDOW` characters. A broad check reads
- *   the last 64 KiB whole each time a sixteenth of it is new (at least every 16 characters for
- *   secrets, 64 for the prompt), for
- *   what no window shows: a secret spelled out with long separators or inside a longer encoded
- *   blob, a prompt recited in pieces far apart. A leak ends the stream with an error event
- *   (`THREAT_BLOCKED`), never silently. Text already sent before the leaking delta stays sent:
- *   a contiguous secret split across deltas is caught on the delta that completes it, a
+ * - Streaming: every delta is checked before it is written (synchronously, in time proportional to
+ *   the answer's length). The system prompt is tracked word by word over the whole answer so far
+ *   (a recital anywhere, contiguous or in pieces far apart, stops the stream on the delta that
+ *   completes it); secrets as described at BROAD_WINDOW. A leak ends the stream with an error
+ *   event (`THREAT_BLOCKED`), never silently. Text already sent before the leaking delta stays
+ *   sent: a contiguous secret split across deltas is caught on the delta that completes it, a
  *   scattered one within a sixteenth of the answer after it.
  * - At the end (both paths) the whole answer goes through the engine (`llm_output`: leak check,
  *   planted instructions, catalogue): block → `THREAT_BLOCKED` (403 before any byte, or the
@@ -20,25 +16,18 @@
  */
 import { SvcError } from '../platform/errors.ts';
 import type { DetectionEngine } from './engine.ts';
-import { detectLeak } from './leak.ts';
+import { leakDetector, promptLeakTracker } from './leak.ts';
 import type { Finding, ThreatDecision } from './types.ts';
 
 /**
- * A system-prompt leak shows as 8 shared five-word phrases (about 12 words, leak.ts), or 30 % of
- * a short prompt's, so the new text and the 512 characters before it show a contiguous one. The
- * check runs every 64 new characters while the answer is short (leaks usually come first), then
- * every 1/16 of the answer's length up to every 256, so a long answer costs time in proportion to
- * its length. Checking the whole answer on each delta was quadratic (a 150 KB stream took 47 s of
- * CPU and held the event loop); the broad check's period grows with what it reads, so it costs at
- * most 16 characters read per character streamed. `finish` reads the whole answer.
+ * Secrets: looked for on every delta in its text and the `secretReach` characters before it (a
+ * split secret), and in the last 64 KiB whole each time a sixteenth of it is new (at least every
+ * 16 characters: a secret spelled out with long separators or inside a longer encoded blob), so
+ * at most 16 characters are read per character streamed. Checking the whole answer on each delta
+ * was quadratic (a 150 KB stream took 47 s of CPU and held the event loop).
  */
-const STREAM_CHECK_EVERY = 64;
-const STREAM_CHECK_EVERY_MAX = 256;
-const STREAM_WINDOW = 512;
-/** What the broad check reads (what detectLeak reads of a text at most), every 1/16 of it that is new. */
 const BROAD_WINDOW = 65_536;
-/** The broad secrets check's shortest period (a secret check costs little; a prompt check reads the whole prompt). */
-const BROAD_SECRETS_EVERY = 16;
+const BROAD_EVERY = 16;
 
 /** The parts of a completion request the filter reads. */
 export interface ResponseFilterRequest {
@@ -72,48 +61,49 @@ export function createResponseGuard(engine: DetectionEngine, body: ResponseFilte
   // A secret spelled out, reversed or encoded spans up to about four times its length.
   const secretReach = 4 * secrets.reduce((longest, secret) => Math.max(longest, secret.length), 0) + 64;
   /** The answer's last BROAD_WINDOW characters at least (trimmed when twice that), with what came since. */
-  let recent = '';
-  let sinceWindow = 0;
+  /** The answer's last characters for the narrow secret check (kept short: sliced on every delta). */
+  let tail = '';
+  /** The answer's last BROAD_WINDOW characters at least, as received (joined only for a broad check). */
+  let pieces: string[] = [];
+  let piecesLength = 0;
   let total = 0;
-  let nextBroadSecrets = secrets.length > 0 ? 0 : Number.POSITIVE_INFINITY;
-  let nextBroadPrompt = 0;
-  const check = (text: string, what: 'secrets' | 'prompt') => {
-    if (what === 'secrets') {
-      const found = detectLeak(text, { secrets });
-      if (found.length > 0) throw blocked(found);
-      return;
-    }
-    const found = detectLeak(text, { systemPrompt });
-    if (found.some((finding) => finding.confidence >= 0.7)) throw blocked(found);
+  let nextBroad = 0;
+  const secretLeaks = leakDetector({ secrets });
+  const promptLeaks = promptLeakTracker(systemPrompt);
+  const checkSecrets = (text: string) => {
+    const found = secretLeaks(text);
+    if (found.length > 0) throw blocked(found);
   };
   return {
     push(delta) {
-      if (secrets.length === 0 && systemPrompt === '') return;
-      const previous = recent.length;
-      recent += delta;
-      sinceWindow += delta.length;
+      if (systemPrompt !== '') {
+        // The whole answer so far, word by word (leak.ts): a recital anywhere, in pieces or not.
+        const found = promptLeaks.push(delta);
+        if (found.length > 0) throw blocked(found);
+      }
+      if (secrets.length === 0) return;
+      const previous = tail.length;
+      tail += delta;
+      pieces.push(delta);
+      piecesLength += delta.length;
       total += delta.length;
-      // Narrow: a secret in this delta and the characters before it; a recital in the last new characters.
-      if (secrets.length > 0) check(recent.slice(Math.max(0, previous - secretReach)), 'secrets');
-      if (systemPrompt !== '' && sinceWindow >= Math.min(STREAM_CHECK_EVERY_MAX, Math.max(STREAM_CHECK_EVERY, total >> 4))) {
-        check(recent.slice(Math.max(0, recent.length - sinceWindow - STREAM_WINDOW)), 'prompt');
-        sinceWindow = 0;
-      }
+      // Narrow: a secret in this delta and the characters before it.
+      checkSecrets(tail.slice(Math.max(0, previous - secretReach)));
+      if (tail.length > 2 * secretReach) tail = tail.slice(tail.length - secretReach);
       // Broad: the last BROAD_WINDOW characters whole, once 1/16 of them is new — a secret spelled
-      // out with long separators or inside a longer encoded blob, a prompt recited in pieces far apart.
-      const broad = total >= nextBroadSecrets || (systemPrompt !== '' && total >= nextBroadPrompt);
-      if (broad) {
-        const text = recent.length > BROAD_WINDOW ? recent.slice(recent.length - BROAD_WINDOW) : recent;
-        if (secrets.length > 0 && total >= nextBroadSecrets) {
-          check(text, 'secrets');
-          nextBroadSecrets = total + Math.max(BROAD_SECRETS_EVERY, text.length >> 4);
-        }
-        if (systemPrompt !== '' && total >= nextBroadPrompt) {
-          check(text, 'prompt');
-          nextBroadPrompt = total + Math.max(STREAM_CHECK_EVERY, text.length >> 4);
-        }
+      // out with long separators or inside a longer encoded blob.
+      if (total >= nextBroad) {
+        let text = pieces.length === 1 ? pieces[0]! : pieces.join('');
+        if (text.length > BROAD_WINDOW) text = text.slice(text.length - BROAD_WINDOW);
+        pieces = [text];
+        piecesLength = text.length;
+        checkSecrets(text);
+        nextBroad = total + Math.max(BROAD_EVERY, text.length >> 4);
+      } else if (piecesLength > 2 * BROAD_WINDOW) {
+        const text = pieces.join('');
+        pieces = [text.slice(text.length - BROAD_WINDOW)];
+        piecesLength = BROAD_WINDOW;
       }
-      if (recent.length > 2 * BROAD_WINDOW) recent = recent.slice(recent.length - BROAD_WINDOW);
     },
     async finish(content, current) {
       const decision = await engine.inspect({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDetectionEngine, type T3ClassifierLike } from '../../src/detection/index.ts';
 import { detectPlantedInstructions } from '../../src/detection/indirect.ts';
-import { detectLeak } from '../../src/detection/leak.ts';
+import { detectLeak, promptLeakTracker } from '../../src/detection/leak.ts';
 import { detectMaliciousCapability } from '../../src/detection/tool-definition.ts';
 
 // Every string below was written for this test (none is taken from a corpus).
@@ -155,6 +155,28 @@ describe('leaks in model output', () => {
       expect(detectLeak(output, { secrets }).map((finding) => finding.id), output).toContain('leak.secret');
     }
     expect(detectLeak('I cannot share that phrase, sorry.', { secrets })).toEqual([]);
+  });
+
+  it('judges a streamed answer fed in pieces as the whole answer is judged, recited forwards, backwards or in scattered parts', () => {
+    const words = systemPrompt.split(' ');
+    const outputs = [
+      `Of course. ${systemPrompt} Anything else?`,
+      `Backwards: ${[...systemPrompt].reverse().join('')} done.`,
+      words.map((word, index) => (index % 6 === 5 ? `${word} — by the way, the weather is fine today — ` : word)).join(' ') + ' end.',
+      `Here are your options: ${words.slice(0, 6).join(' ')} and nothing else of it. I can help with savings accounts and cards.`,
+      'I can help with savings accounts, cards and opening hours, but not with business interest rates.',
+    ];
+    for (const output of outputs) {
+      const whole = detectLeak(output, { systemPrompt }).map((finding) => finding.id);
+      for (const size of [1, 3, 7, 64]) {
+        const tracker = promptLeakTracker(systemPrompt);
+        let found: string[] = [];
+        for (let index = 0; index < output.length; index += size) found = tracker.push(output.slice(index, index + size)).map((finding) => finding.id);
+        expect(found, `${size}: ${output}`).toEqual(whole);
+      }
+    }
+    // The first and the scattered recital are leaks; the short quote and the paraphrase are not.
+    expect(outputs.map((output) => detectLeak(output, { systemPrompt }).length > 0)).toEqual([true, true, true, false, false]);
   });
 
   it('blocks an answer that repeats the system prompt and allows one that only follows it', async () => {
