@@ -181,6 +181,11 @@ export function createBridge(options: BridgeOptions) {
       for (const message of messages) session.channel!.send(message);
       return { statusCode: 202, headers, body: Readable.from([]) };
     }
+    if (requests.some((request) => session.waiting.has(idKey(request.id)))) {
+      // Answers are routed by id: a second request under an id still waiting would take the first
+      // one's answer (a tool result read as another method's) and leave the first unanswered.
+      return refuse(400, -32600, 'Invalid Request: a request with this id is still waiting for its answer');
+    }
     const stream = new PassThrough();
     const owner = session;
     stream.once('close', () => endStream(owner, stream));

@@ -56,4 +56,20 @@ describe('bridge failures', () => {
     expect(after.statusCode).toBe(404);
     expect(JSON.parse(String((await after.body.toArray()).join('')))).toMatchObject({ id: 7, error: { code: -32001 } });
   });
+
+  it('refuses a request under an id that is still waiting for its answer, and still answers the first', async () => {
+    const { state, open } = muteChannel();
+    const bridge = createBridge({ open, initializeTimeoutMs: 60_000 });
+    const opened = await bridge.request({ method: 'POST', headers, body: INITIALIZE });
+    state.handlers!.onmessage({ jsonrpc: '2.0', id: 'init-1', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'mute', version: '1' } } });
+    await events(opened.body);
+    const session = { ...headers, 'mcp-session-id': opened.headers['mcp-session-id']! };
+    const call = await bridge.request({ method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } }) });
+    const reused = await bridge.request({ method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'prompts/list' }) });
+    expect(reused.statusCode).toBe(400);
+    expect(JSON.parse(String((await reused.body.toArray()).join('')))).toMatchObject({ id: 1, error: { code: -32600 } });
+    expect(state.sent.filter((message) => message.method === 'prompts/list')).toEqual([]);
+    state.handlers!.onmessage({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'done' }] } });
+    expect(await events(call.body)).toEqual([{ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'done' }] } }]);
+  });
 });
