@@ -102,8 +102,13 @@ function allCodePoints(): string {
 const overlapCache = new LRUCache<string, boolean>({ max: 4_096 });
 
 /** The character a single-literal atom stands for (`x`, `\\.`), or null for a class, escape class or `.`. */
+const isHighSurrogate = (char: string) => char >= '\ud800' && char <= '\udbff';
+const isLowSurrogate = (char: string) => char >= '\udc00' && char <= '\udfff';
+
 function literalOf(atom: string): string | null {
   if (atom.length === 1 && atom !== '.') return atom;
+  // One character outside the BMP (its surrogate pair).
+  if (atom.length === 2 && isHighSurrogate(atom[0]!) && isLowSurrogate(atom[1]!)) return atom;
   if (atom.length === 2 && atom[0] === '\\' && !/[0-9A-Za-z]/.test(atom[1]!)) return atom[1]!;
   return null;
 }
@@ -203,6 +208,7 @@ interface Item {
 const ZERO_WIDTH_ESCAPES = new Set(['b', 'B']);
 
 function analyse(body: string, flags: string, budget: ScanBudget): { unbounded: boolean } | { refused: RegexRefusal } {
+  const unicode = flags.includes('u') || flags.includes('v');
   const stack: Group[] = [{ quantified: false, branches: 1, current: 1, finished: 0 }];
   let inClass = false;
   let classStart = 0;
@@ -306,7 +312,10 @@ function analyse(body: string, flags: string, budget: ScanBudget): { unbounded: 
       continue;
     }
     if (char === '*' || char === '+' || char === '?' || (char === '{' && quantifierAt(body, index) !== null)) return { refused: 'invalid' }; // quantifier with nothing to repeat
-    const outcome = applyQuantifier(index + 1, null, index);
+    // With the u flag a character outside the BMP (two UTF-16 units) is one atom: a quantifier
+    // after it repeats all of it, not its low surrogate (`😀*😀*x` was read as two different atoms).
+    const width = unicode && isHighSurrogate(char) && isLowSurrogate(body[index + 1] ?? '') ? 2 : 1;
+    const outcome = applyQuantifier(index + width, null, index);
     if (outcome.refused !== undefined) return { refused: outcome.refused };
     index = outcome.next - 1;
   }
