@@ -106,31 +106,50 @@ export function leakDetector(context: LeakContext): (output: string) => Finding[
 /**
  * The system-prompt half of detectLeak for a streamed answer, fed delta by delta: each word that
  * arrives completes at most one n-gram (and one reversed), looked up in the prompt's, so the whole
- * answer so far is judged at every delta in time proportional to its length, with no window.
+ * answer so far is judged at every delta in time proportional to its length, with no window. Text
+ * is taken up to its last white space (a word, or a letter and the mark or symbol NFKC folds into
+ * it, may go on in the next delta) and tokenised as detectLeak tokenises the whole: forwards, and
+ * reversed then read back, so the reversed phrases are detectLeak's too.
  */
 export function promptLeakTracker(systemPrompt: string): { push(text: string): Finding[] } {
   const promptGrams = systemPrompt.length > 0 ? ngrams(wordsOf(systemPrompt.slice(0, MAX_TEXT))) : new Set<string>();
   const seen = new Set<string>();
   const seenReversed = new Set<string>();
-  const recent: string[] = [];
+  const forward: string[] = [];
+  const backward: string[] = [];
   let carry = '';
+  const take = (segment: string) => {
+    for (const word of wordsOf(segment)) {
+      forward.push(word);
+      if (forward.length > NGRAM) forward.shift();
+      if (forward.length === NGRAM) {
+        const gram = forward.join(' ');
+        if (promptGrams.has(gram)) seen.add(gram);
+      }
+    }
+    // The segment's words as detectLeak's reversed text has them, back in reading order.
+    const reversedWords = wordsOf([...segment].reverse().join('')).reverse();
+    for (const word of reversedWords) {
+      backward.push(word);
+      if (backward.length > NGRAM) backward.shift();
+      if (backward.length === NGRAM) {
+        const gram = [...backward].reverse().join(' ');
+        if (promptGrams.has(gram)) seenReversed.add(gram);
+      }
+    }
+  };
   return {
     push(text) {
       if (promptGrams.size === 0) return [];
       const joined = carry + text;
-      // A word may go on in the next delta: the trailing letters wait for it.
-      const trailing = /[\p{L}\p{N}]+$/u.exec(joined);
-      carry = trailing === null ? '' : trailing[0];
-      if (carry.length > 256) carry = '';
-      for (const word of wordsOf(trailing === null ? joined : joined.slice(0, trailing.index))) {
-        recent.push(word);
-        if (recent.length > NGRAM) recent.shift();
-        if (recent.length < NGRAM) continue;
-        const gram = recent.join(' ');
-        if (promptGrams.has(gram)) seen.add(gram);
-        const reversed = recent.map((part) => [...part].reverse().join('')).reverse().join(' ');
-        if (promptGrams.has(reversed)) seenReversed.add(reversed);
-      }
+      // Up to the last white space, looked for in the new text only (backwards); a run without any
+      // is read anyway past CARRY_MAX.
+      let cut = text.length;
+      while (cut > 0 && !/\s/.test(text[cut - 1]!)) cut -= 1;
+      let end = cut === 0 ? 0 : carry.length + cut;
+      if (end === 0 && joined.length > CARRY_MAX) end = joined.length;
+      carry = joined.slice(end);
+      if (end > 0) take(joined.slice(0, end));
       const best = Math.max(seen.size, seenReversed.size);
       const share = best / promptGrams.size;
       if (share < PROMPT_SHARE && best < PROMPT_COUNT) return [];
@@ -138,3 +157,6 @@ export function promptLeakTracker(systemPrompt: string): { push(text: string): F
     },
   };
 }
+
+/** Characters without white space a streamed answer may hold back before they are read as words anyway. */
+const CARRY_MAX = 4_096;

@@ -165,6 +165,9 @@ describe('leaks in model output', () => {
       words.map((word, index) => (index % 6 === 5 ? `${word} — by the way, the weather is fine today — ` : word)).join(' ') + ' end.',
       `Here are your options: ${words.slice(0, 6).join(' ')} and nothing else of it. I can help with savings accounts and cards.`,
       'I can help with savings accounts, cards and opening hours, but not with business interest rates.',
+      // Letters NFKC folds (circled), and the prompt upper-cased and reversed: judged as detectLeak judges them.
+      `${[...systemPrompt.toLowerCase()].map((char) => (char >= 'a' && char <= 'z' ? String.fromCodePoint(0x24d0 + char.charCodeAt(0) - 97) : char)).join('')} end.`,
+      `${[...systemPrompt.toUpperCase()].reverse().join('')} end.`,
     ];
     for (const output of outputs) {
       const whole = detectLeak(output, { systemPrompt }).map((finding) => finding.id);
@@ -176,7 +179,7 @@ describe('leaks in model output', () => {
       }
     }
     // The first and the scattered recital are leaks; the short quote and the paraphrase are not.
-    expect(outputs.map((output) => detectLeak(output, { systemPrompt }).length > 0)).toEqual([true, true, true, false, false]);
+    expect(outputs.map((output) => detectLeak(output, { systemPrompt }).length > 0)).toEqual([true, true, true, false, false, true, true]);
   });
 
   it('blocks an answer that repeats the system prompt and allows one that only follows it', async () => {
