@@ -237,6 +237,10 @@ export function createProxy(deps: ProxyDeps) {
         // svc could not authorize or inspect the request (its database or cache failed): not
         // forwarded unchecked; the client gets an error under the request's id, not a 500.
         exchange.pending.delete(idKey(message.id));
+        if (message.method === 'tools/call') {
+          const name = (message.params as { name?: unknown } | undefined)?.name;
+          auditCall(exchange, { method: 'tools/call', ...(typeof name === 'string' ? { tool: name } : {}), startedAt: performance.now() }, 'blocked', 'inspection_failed', [], null);
+        }
         answer = rpcError(message.id!, -32603, 'Internal error: svc could not check the request');
       }
       if (answer === null) forwarded.push(message);
@@ -423,8 +427,8 @@ export function createProxy(deps: ProxyDeps) {
       // like any answer (an error's words reach the model too); requests it left unanswered are
       // settled and audited as upstream errors; svc's own answers to the requests it refused still
       // reach the client, beside the upstream's errors (or svc's, when its body is not JSON-RPC).
-      const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => null);
-      const out = text === null ? null : await transformData(text);
+      const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => undefined);
+      const out = text === null || text === undefined ? null : await transformData(text);
       let answers: JsonRpcMessage[] | null = null;
       try {
         const value = out === null ? null : (JSON.parse(out) as unknown);
@@ -433,7 +437,7 @@ export function createProxy(deps: ProxyDeps) {
       } catch {
         // Not JSON.
       }
-      const rest = failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`);
+      const rest = failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`, text === undefined && request.signal.aborted ? 'client_disconnected' : 'upstream_error');
       if (local.length === 0 && out !== null) return { status: upstream.statusCode, headers: responseHeaders, body: out };
       const all = [...(answers ?? []), ...rest, ...local];
       if (all.length === 0) return jsonResponse(upstream.statusCode, rpcError(null, -32000, `Upstream MCP server answered HTTP ${upstream.statusCode}`));

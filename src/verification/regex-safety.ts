@@ -75,8 +75,12 @@ export interface ScanBudget {
   exhausted?: boolean;
 }
 
-/** Atom comparisons one pattern may need (a pattern of ordinary size needs a handful). */
-export const MAX_ATOM_COMPARISONS = 256;
+/**
+ * Atom comparisons one pattern may need alone (a pattern of ordinary size needs a handful): as many
+ * as a policy's or a schema's patterns together, so a pattern they accepted is never refused when
+ * ajv compiles it on its own.
+ */
+export const MAX_ATOM_COMPARISONS = 2_048;
 
 const unboundedRegexes = new WeakSet<RegExp>();
 

@@ -69,7 +69,7 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
   const cached = new LRUCache<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>({ max: 10_000 });
   // org id + updated_at of stored policies whose inactive rules were already logged (once per org/policy version).
   const warned = new LRUCache<string, true>({ max: 10_000 });
-  // Resolved stored policies by org and version: an unchanged row read again is not compiled again.
+  // Resolved stored policies by org and body: an unchanged row read again is not compiled again.
   const resolved = new LRUCache<string, ResolvedPolicy>({ max: 1_000 });
   const load = async (orgId: string) => {
     const hit = cached.get(orgId);
@@ -82,7 +82,7 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
     if (row !== undefined) {
       try {
         // A stored pattern refused by today's rule is skipped (never compiled); the rest applies.
-        const version = `${orgId}@${updatedAt}`;
+        const version = `${orgId}:${sha256Hex(JSON.stringify(row.policy))}`;
         value = resolved.get(version) ?? resolvePolicy(row.policy, { refusedRules: 'skip' });
         resolved.set(version, value);
       } catch (error) {

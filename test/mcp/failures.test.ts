@@ -316,8 +316,9 @@ describe('svc\'s own JSON-RPC errors', () => {
     expect(await client.post(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list' }))).toMatchObject({ status: 200, body: { id: 6, result: { tools: expect.arrayContaining([expect.objectContaining({ name: 'echo' })]) } } });
   });
 
-  it('answers a call svc cannot check (its database fails to read the pins) with an error under its id, and does not forward it', async () => {
+  it('answers a call svc cannot check (its database fails to read the pins) with an error under its id, audits it and does not forward it', async () => {
     const client = rawClient(await register({ url: raw.url }));
+    client.headers['x-session-id'] = 'cannot-check-1';
     await client.open();
     const before = raw.received.length;
     const withOrg = context.services.db.withOrg.bind(context.services.db);
@@ -330,6 +331,7 @@ describe('svc\'s own JSON-RPC errors', () => {
       spy.mockRestore();
     }
     expect(raw.received.slice(before).some((body) => body.includes('tools/call'))).toBe(false);
+    expect((await audit('cannot-check-1')).find((entry) => entry.action === 'mcp.tool_call')).toMatchObject({ tool: 'echo', outcome: 'blocked', decision: 'inspection_failed' });
   });
 
   it('refuses a batch that repeats a request id, and an id no double holds exactly, forwarding neither', async () => {
