@@ -30,6 +30,16 @@ async function events(body: NodeJS.ReadableStream): Promise<unknown[]> {
   return text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as unknown);
 }
 
+/** A bridge over a mute channel with one initialized session: its headers for the next POSTs. */
+async function openSession() {
+  const { state, open } = muteChannel();
+  const bridge = createBridge({ open, initializeTimeoutMs: 60_000 });
+  const opened = await bridge.request({ method: 'POST', headers, body: INITIALIZE });
+  state.handlers!.onmessage({ jsonrpc: '2.0', id: 'init-1', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'mute', version: '1' } } });
+  await events(opened.body);
+  return { state, bridge, session: { ...headers, 'mcp-session-id': opened.headers['mcp-session-id']! } };
+}
+
 describe('bridge failures', () => {
   it('answers an initialize the server never answers with a JSON-RPC error under its id, and closes the channel', async () => {
     const { state, open } = muteChannel();
@@ -42,12 +52,8 @@ describe('bridge failures', () => {
   });
 
   it('answers every request still waiting with an error under its id when the channel closes, then ends the stream', async () => {
-    const { state, open } = muteChannel();
-    const bridge = createBridge({ open, initializeTimeoutMs: 60_000 });
-    const opened = await bridge.request({ method: 'POST', headers, body: INITIALIZE });
-    state.handlers!.onmessage({ jsonrpc: '2.0', id: 'init-1', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'mute', version: '1' } } });
-    await events(opened.body);
-    const session = opened.headers['mcp-session-id']!;
+    const { state, bridge, session: sessionHeaders } = await openSession();
+    const session = sessionHeaders['mcp-session-id'];
     const batch = await bridge.request({ method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify([{ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'slow' } }, { jsonrpc: '2.0', id: 6, method: 'ping' }]) });
     state.handlers!.onmessage({ jsonrpc: '2.0', id: 6, result: {} });
     state.handlers!.onclose();
@@ -58,12 +64,7 @@ describe('bridge failures', () => {
   });
 
   it('refuses a request under an id that is still waiting for its answer, and still answers the first', async () => {
-    const { state, open } = muteChannel();
-    const bridge = createBridge({ open, initializeTimeoutMs: 60_000 });
-    const opened = await bridge.request({ method: 'POST', headers, body: INITIALIZE });
-    state.handlers!.onmessage({ jsonrpc: '2.0', id: 'init-1', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'mute', version: '1' } } });
-    await events(opened.body);
-    const session = { ...headers, 'mcp-session-id': opened.headers['mcp-session-id']! };
+    const { state, bridge, session } = await openSession();
     const call = await bridge.request({ method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } }) });
     const reused = await bridge.request({ method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'prompts/list' }) });
     expect(reused.statusCode).toBe(400);

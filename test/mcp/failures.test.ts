@@ -190,6 +190,14 @@ function rawClient(endpoint: string, key = adminKey) {
   };
 }
 
+/** The database refuses the statements that contain `fragment` (an outage seen by one store) until the spy is restored. */
+function failQueries(fragment: string) {
+  const withOrg = context.services.db.withOrg.bind(context.services.db);
+  return vi.spyOn(context.services.db, 'withOrg').mockImplementation((orgId, work) =>
+    withOrg(orgId, (tx) => work({ ...tx, query: ((text: string, values?: unknown[]) => (text.includes(fragment) ? Promise.reject(new Error('database unavailable')) : tx.query(text, values))) as typeof tx.query })),
+  );
+}
+
 const code = (error: unknown) => (error instanceof McpError ? error.code : undefined);
 
 describe('what svc forwards to the upstream', () => {
@@ -302,11 +310,7 @@ describe('svc\'s own JSON-RPC errors', () => {
   it('answers a request whose answer svc cannot inspect (its database refuses the pin) with an error under its id, not a cut or a hang', async () => {
     const client = rawClient(await register({ url: raw.url }));
     await client.open();
-    const withOrg = context.services.db.withOrg.bind(context.services.db);
-    // The database refuses writes of tool pins (an outage seen by the pinning store alone).
-    const spy = vi.spyOn(context.services.db, 'withOrg').mockImplementation((orgId, work) =>
-      withOrg(orgId, (tx) => work({ ...tx, query: ((text: string, values?: unknown[]) => (text.includes('INSERT INTO mcp_definitions') ? Promise.reject(new Error('database unavailable')) : tx.query(text, values))) as typeof tx.query })),
-    );
+    const spy = failQueries('INSERT INTO mcp_definitions');
     try {
       expect(await client.post(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }))).toMatchObject({ status: 200, body: { id: 5, error: { code: -32603 } } });
     } finally {
@@ -321,10 +325,7 @@ describe('svc\'s own JSON-RPC errors', () => {
     client.headers['x-session-id'] = 'cannot-check-1';
     await client.open();
     const before = raw.received.length;
-    const withOrg = context.services.db.withOrg.bind(context.services.db);
-    const spy = vi.spyOn(context.services.db, 'withOrg').mockImplementation((orgId, work) =>
-      withOrg(orgId, (tx) => work({ ...tx, query: ((text: string, values?: unknown[]) => (text.includes('FROM mcp_definitions') ? Promise.reject(new Error('database unavailable')) : tx.query(text, values))) as typeof tx.query })),
-    );
+    const spy = failQueries('FROM mcp_definitions');
     try {
       expect(await client.post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } }))).toMatchObject({ status: 200, body: { id: 4, error: { code: -32603 } } });
     } finally {
