@@ -65,7 +65,6 @@ export function createResponseGuard(engine: DetectionEngine, body: ResponseFilte
   let tail = '';
   /** The answer's last BROAD_WINDOW characters at least, as received (joined only for a broad check). */
   let pieces: string[] = [];
-  let piecesLength = 0;
   let total = 0;
   let nextBroad = 0;
   const secretLeaks = leakDetector({ secrets });
@@ -85,7 +84,6 @@ export function createResponseGuard(engine: DetectionEngine, body: ResponseFilte
       const previous = tail.length;
       tail += delta;
       pieces.push(delta);
-      piecesLength += delta.length;
       total += delta.length;
       // Narrow: a secret in this delta and the characters before it.
       checkSecrets(tail.slice(Math.max(0, previous - secretReach)));
@@ -96,13 +94,9 @@ export function createResponseGuard(engine: DetectionEngine, body: ResponseFilte
         let text = pieces.length === 1 ? pieces[0]! : pieces.join('');
         if (text.length > BROAD_WINDOW) text = text.slice(text.length - BROAD_WINDOW);
         pieces = [text];
-        piecesLength = text.length;
         checkSecrets(text);
+        // At most 4 KiB later, so `pieces` never holds much more than BROAD_WINDOW.
         nextBroad = total + Math.max(BROAD_EVERY, text.length >> 4);
-      } else if (piecesLength > 2 * BROAD_WINDOW) {
-        const text = pieces.join('');
-        pieces = [text.slice(text.length - BROAD_WINDOW)];
-        piecesLength = BROAD_WINDOW;
       }
     },
     async finish(content, current) {

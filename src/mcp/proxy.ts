@@ -376,6 +376,8 @@ export function createProxy(deps: ProxyDeps) {
      * The upstream failed to answer what is still open: each such request gets svc's error under
      * its id (a tool call is audited as an upstream error, as when the server answers one).
      */
+    /** Who ended an answer that broke off: the client when it went away (its call was aborted), else the upstream. */
+    const cutBy = (brokeOff: boolean) => (brokeOff && request.signal.aborted ? 'client_disconnected' : 'upstream_error');
     const failOpen = (message: string, decision: 'upstream_error' | 'client_disconnected' = 'upstream_error'): JsonRpcMessage[] =>
       [...open].map(([key, id]) => {
         const pending = lookup(key);
@@ -397,10 +399,9 @@ export function createProxy(deps: ProxyDeps) {
       // has none: it just ends).
       const finalEvent = (error: unknown): SseEvent | SseEvent[] => {
         if (isShuttingDown(request.signal.reason)) return shutdownEvent(request.requestId);
-        // The client went away (its legacy SSE stream closed and aborted the call): not the upstream's failure.
-        if (request.signal.aborted) return failOpen('Client disconnected', 'client_disconnected').map((message) => ({ event: 'message', data: JSON.stringify(message) }));
         const tooLarge = (error as { code?: unknown } | null)?.code === 'SSE_EVENT_TOO_LARGE';
-        return failOpen(tooLarge ? 'Upstream message larger than 16 MiB' : 'Upstream MCP server closed the stream').map((message) => ({ event: 'message', data: JSON.stringify(message) }));
+        const message = tooLarge ? 'Upstream message larger than 16 MiB' : request.signal.aborted ? 'Client disconnected' : 'Upstream MCP server closed the stream';
+        return failOpen(message, cutBy(!tooLarge)).map((answer) => ({ event: 'message', data: JSON.stringify(answer) }));
       };
       return { status: upstream.statusCode, headers: responseHeaders, body: relayEvents(upstream.body, transformData, { prefix, finalEvent }) };
     }
@@ -408,7 +409,7 @@ export function createProxy(deps: ProxyDeps) {
       const text = await readBounded(upstream.body, MAX_JSON_RESPONSE).catch(() => undefined);
       if (text === null || text === undefined) {
         const message = text === null ? 'Upstream message larger than 32 MiB' : 'Upstream MCP server closed the stream';
-        const failed = failOpen(message, text === undefined && request.signal.aborted ? 'client_disconnected' : 'upstream_error').map((error) => error.id!);
+        const failed = failOpen(message, cutBy(text === undefined)).map((error) => error.id!);
         return jsonResponse(502, errorAnswer({ batch: sent?.batch ?? false, ids: failed }, -32000, message, local));
       }
       let out = await transformData(text);
@@ -437,7 +438,7 @@ export function createProxy(deps: ProxyDeps) {
       } catch {
         // Not JSON.
       }
-      const rest = failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`, text === undefined && request.signal.aborted ? 'client_disconnected' : 'upstream_error');
+      const rest = failOpen(`Upstream MCP server answered HTTP ${upstream.statusCode}`, cutBy(text === undefined));
       if (local.length === 0 && out !== null) return { status: upstream.statusCode, headers: responseHeaders, body: out };
       const all = [...(answers ?? []), ...rest, ...local];
       if (all.length === 0) return jsonResponse(upstream.statusCode, rpcError(null, -32000, `Upstream MCP server answered HTTP ${upstream.statusCode}`));
