@@ -16,9 +16,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   ANONYMOUS_POLICY,
@@ -40,6 +41,7 @@ import { bodyTooLarge, logFailure } from './error-reply.ts';
 import { validationError } from './validation-message.ts';
 import { allowedMethods } from './allowed-methods.ts';
 import { clientErrorReply } from './client-error.ts';
+import { finishDocument, nameOperation } from './openapi-operations.ts';
 import { documentResponses, RESPONSE_COMPONENTS } from './openapi-responses.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import type { AppInstance, RawRequestHandler, RawRequests, RawRequestTools, RequestRecord } from '../platform/http-plugin.ts';
@@ -164,19 +166,51 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'svc API', version: '1.0.0', description: 'Threat protection and AI gateway. See docs/ for details.' },
+      info: {
+        title: 'svc API',
+        version: '1.0.0',
+        description: 'Threat protection and AI gateway: API security, MCP security, AI gateway and verification. See docs/ for details; an interactive reference is served at /docs.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-svc' },
+      },
+      // Relative: the document describes the svc that serves it, whatever its address.
+      servers: [{ url: '/', description: 'This svc' }],
+      tags: [
+        { name: 'operations', description: 'Health and metrics' },
+        { name: 'accounts', description: 'Organizations, users, API keys and upstream provider keys' },
+        { name: 'detection', description: 'The guard API and the response-policy thresholds' },
+        { name: 'gateway', description: 'AI gateway: completions, routing, PII redaction, budgets' },
+        { name: 'verification', description: 'Verification of AI responses' },
+        { name: 'apisec', description: 'Protected API gateways, discovered endpoints, geo rules' },
+        { name: 'mcp', description: 'MCP servers behind the inspecting proxy, sessions, quarantine' },
+        { name: 'webhooks', description: 'Webhook endpoints and deliveries' },
+        { name: 'audit', description: 'The tamper-evident audit chain' },
+        { name: 'compliance', description: 'Compliance and privacy evidence' },
+      ],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_org_…) or dashboard session token' },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'The metrics token (METRICS_TOKEN)' },
         },
         schemas: RESPONSE_COMPONENTS,
+        responses: {
+          Error: { description: 'The error envelope (docs/errors.md).', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        },
       },
       security: [{ bearer: [] }, { apiKey: [] }],
     },
-    // Response schemas are attached to the document only, never to the routes' serializers (openapi-responses.ts).
-    transform: documentResponses,
+    // Response schemas are attached to the document only, never to the routes' serializers
+    // (openapi-responses.ts); operations are named from one table (openapi-operations.ts).
+    transform: (route) => {
+      const documented = documentResponses(route);
+      const method = [route.route.method].flat()[0] ?? 'GET';
+      return { ...documented, schema: nameOperation(documented.schema as Record<string, unknown>, method, route.url) as FastifySchema };
+    },
+    transformObject: (document) => finishDocument(document as { openapiObject: Record<string, unknown> }) as ReturnType<typeof finishDocument> & Record<string, never>,
   });
+
+  // The interactive API reference (Swagger UI, its assets served from the package: no CDN).
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, docExpansion: 'list' } });
 
   const routes: RouteAccess[] = [];
   app.decorate('routeAccess', routes);

@@ -20,6 +20,8 @@ interface MediaType {
 }
 interface Operation {
   responses: Record<string, { description: string; content?: Record<string, MediaType> }>;
+  /** Set on the hand-described surfaces (/gw, /mcp, /metrics): not JSON API operations. */
+  'x-svc-surface'?: string;
   requestBody?: { content?: Record<string, MediaType> };
   security?: unknown;
 }
@@ -73,7 +75,7 @@ function operationOf(method: string, url: string): { path: string; operation: Op
   for (const [template, methods] of Object.entries(document.paths)) {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
     const operation = methods[method.toLowerCase()];
-    if (operation !== undefined && pattern.test(path)) return { path: template, operation };
+    if (operation !== undefined && operation['x-svc-surface'] === undefined && pattern.test(path)) return { path: template, operation };
   }
   return null;
 }
@@ -157,7 +159,7 @@ function operations(): Array<{ method: string; path: string; bodyProperties: str
   const list: Array<{ method: string; path: string; bodyProperties: string[] }> = [];
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
-      if (!METHODS.includes(method)) continue;
+      if (!METHODS.includes(method) || operation['x-svc-surface'] !== undefined) continue;
       const schema = operation.requestBody?.content?.['application/json']?.schema as { properties?: Record<string, unknown> } | undefined;
       list.push({ method: method.toUpperCase(), path, bodyProperties: Object.keys(schema?.properties ?? {}) });
     }
@@ -201,7 +203,8 @@ describe('/openapi.json response schemas', () => {
     const missing = [...referenced].filter((name) => document.components.schemas[name] === undefined);
     expect(missing).toEqual([]);
     for (const methods of Object.values(document.paths)) {
-      for (const operation of Object.values(methods)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        if (!METHODS.includes(method) || operation['x-svc-surface'] !== undefined) continue;
         for (const response of Object.values(operation.responses)) {
           const schema = response.content?.['application/json']?.schema;
           if (schema !== undefined) expect(Object.keys(schema)).toEqual(['$ref']);
