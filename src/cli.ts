@@ -8,12 +8,13 @@
  * listens on DATA_DIR/svc.sock (mode 0600, owner only) and the CLI sends its command there;
  * when no server is running, the CLI opens the data directory itself.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
+import type { apiCommandSpecs as ApiCommandSpecs } from './api-commands.ts';
 import type { CommandResult, commandSpecs as CommandSpecs } from './commands.ts';
-import { ConfigError, loadConfig, type Config, type ResolvedConfig } from './platform/config.ts';
+import { ConfigError, loadClientConfig, loadConfig, type Config, type ResolvedConfig } from './platform/config.ts';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from './platform/data-dir-lock.ts';
 import { SvcError } from './platform/errors.ts';
 import { resolveSecrets } from './platform/secrets.ts';
@@ -26,15 +27,24 @@ async function main(argv: string[]): Promise<number> {
   while (args.length > 0 && !args[0]!.startsWith('-')) words.push(args.shift()!);
   const name = words.join(' ');
 
+  if (name === '' && (args.includes('--version') || args.includes('-v'))) {
+    const version = packageVersion();
+    print(json, { version, node: process.versions.node }, `svc ${version}`);
+    return 0;
+  }
   if (name === 'help' || args.includes('--help') || args.includes('-h')) {
-    const { commandSpecs } = await import('./commands.ts');
-    print(json, { commands: Object.keys(commandSpecs).concat(['serve', 'sensor']) }, usage(commandSpecs));
+    const [{ commandSpecs }, { apiCommandSpecs }] = await Promise.all([import('./commands.ts'), import('./api-commands.ts')]);
+    print(json, { commands: Object.keys(commandSpecs).concat(Object.keys(apiCommandSpecs), ['serve', 'sensor']) }, usage(commandSpecs, apiCommandSpecs));
     return 0;
   }
   if (name === '') {
-    printError(json, { error: { code: 'USAGE', message: 'no command given' } }, usage((await import('./commands.ts')).commandSpecs));
+    const [{ commandSpecs }, { apiCommandSpecs }] = await Promise.all([import('./commands.ts'), import('./api-commands.ts')]);
+    printError(json, { error: { code: 'USAGE', message: 'no command given' } }, usage(commandSpecs, apiCommandSpecs));
     return 2;
   }
+  // Commands on an org's resources go through svc's HTTP API: they need no database config.
+  const { apiCommandSpecs } = await import('./api-commands.ts');
+  if (apiCommandSpecs[name] !== undefined) return runApiCommand(name, args, json);
 
   let base: Config;
   let config: ResolvedConfig;
@@ -75,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
   const { commandSpecs } = await import('./commands.ts');
   const spec = commandSpecs[name];
   if (spec === undefined) {
-    printError(json, { error: { code: 'USAGE', message: `unknown command "${name}"` } }, `unknown command "${name}"\n${usage(commandSpecs)}`);
+    printError(json, { error: { code: 'USAGE', message: `unknown command "${name}"` } }, `unknown command "${name}"\n${usage(commandSpecs, apiCommandSpecs)}`);
     return 2;
   }
   let options: Record<string, string | boolean | undefined>;
@@ -187,10 +197,46 @@ function printError(json: boolean, value: unknown, text: string): void {
   process.stderr.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
-function usage(commandSpecs: typeof CommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '', '  serve                 run the service', '  sensor --class …      (not in this build)'];
-  for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(20)}  ${spec.summary}`);
+function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class …      (not in this build)'];
+  for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
+  lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
+  for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   return lines.join('\n');
+}
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return manifest.version ?? 'unknown';
+}
+
+/** One API command: parse its options, call svc's API with the key, print the answer. */
+async function runApiCommand(name: string, args: string[], json: boolean): Promise<number> {
+  const { apiCommandSpecs, API_CONNECTION_OPTIONS, sendApiCall, UsageError } = await import('./api-commands.ts');
+  const spec = apiCommandSpecs[name]!;
+  const client = loadClientConfig(process.env);
+  try {
+    const options = parseArgs({ args, options: { ...spec.options, ...API_CONNECTION_OPTIONS }, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+    const key = options.key ?? client.apiKey;
+    if (key === null || key === undefined || key === '') throw new UsageError('key', 'an API key is needed: --key or SVC_KEY');
+    const answer = await sendApiCall(options['svc-url'] ?? client.url, key, spec.call(options));
+    if (answer.status >= 400) {
+      const error = (answer.json.error ?? {}) as { code?: string; message?: string };
+      printError(json, { status: answer.status, ...answer.json }, `error: ${error.code ?? answer.status}: ${error.message ?? ''}`);
+      return 1;
+    }
+    print(json, answer.json, spec.text(answer.json));
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true) {
+      printError(json, { error: { code: 'USAGE', message: (error as Error).message, ...(error instanceof UsageError ? { field: error.field } : {}) } }, (error as Error).message);
+      return 2;
+    }
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    const message = `svc could not be reached: ${cause ?? (error as Error).message}`;
+    printError(json, { error: { code: 'SVC_UNREACHABLE', message } }, message);
+    return 1;
+  }
 }
 
 main(process.argv.slice(2)).then(

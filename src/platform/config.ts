@@ -397,3 +397,17 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * What the CLI's API commands need to reach a running svc (src/api-commands.ts): SVC_URL (else
+ * http://HOST:PORT of this machine's svc) and SVC_KEY. Nothing else of the server's config.
+ */
+export function loadClientConfig(env: Env): { url: string; apiKey: string | null } {
+  const value = (name: string): string | undefined => {
+    const text = env[name];
+    return text === undefined || text.trim() === '' ? undefined : text.trim();
+  };
+  const host = value('HOST') ?? '127.0.0.1';
+  const url = value('SVC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${value('PORT') ?? '8080'}`;
+  return { url, apiKey: value('SVC_KEY') ?? null };
+}

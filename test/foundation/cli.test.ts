@@ -4,7 +4,7 @@
  * while the server holds the data directory, and the key authenticates over real HTTP.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,8 +14,8 @@ const root = resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
 const baseEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'warning' };
 
-function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 150_000 });
+function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...baseEnv, ...env }, encoding: 'utf8', timeout: 150_000 });
   // Results go to stdout, errors to stderr (logs too, so the error is the last JSON line there).
   const lines = (result.status === 0 ? result.stdout : result.stderr).trim().split('\n').filter((line) => line.startsWith('{'));
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
@@ -25,6 +25,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('svc CLI on the embedded default', { timeout: 300_000 }, () => {
   let orgId = '';
+  let adminKey = '';
 
   it('creates an org and prints exactly one JSON object with an admin key', () => {
     const result = cli(['org', 'create', '--name', 'acme', '--json']);
@@ -34,6 +35,7 @@ describe('svc CLI on the embedded default', { timeout: 300_000 }, () => {
     expect(result.json.api_key).toMatch(new RegExp(`^svc_org_live_${result.json.org_tag}_[A-Za-z0-9]{32,}$`));
     expect(Date.parse(result.json.trial_ends_at)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
     orgId = result.json.org_id;
+    adminKey = result.json.api_key;
     expect(statSync(join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
   });
 
@@ -70,11 +72,19 @@ describe('svc CLI on the embedded default', { timeout: 300_000 }, () => {
     expect(none.stderr).toMatch(/^usage: svc /);
   });
 
+  it('prints its version with --version', () => {
+    const version = cli(['--version', '--json']);
+    expect(version.status).toBe(0);
+    expect(version.json.version).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+    expect(cli(['--version']).stdout.trim()).toBe(`svc ${version.json.version}`);
+  });
+
   it('keeps working while `svc serve` holds the data directory, and its keys authenticate', async () => {
     const port = await freePort();
     const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
       cwd: root,
-      env: { ...baseEnv, PORT: String(port), LOG_LEVEL: 'info' },
+      // Loopback targets (the gateway backend, webhook and MCP URLs of the API commands below).
+      env: { ...baseEnv, PORT: String(port), LOG_LEVEL: 'info', ALLOW_PRIVATE_TARGETS: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -108,6 +118,43 @@ describe('svc CLI on the embedded default', { timeout: 300_000 }, () => {
         ['level', 'time', 'request_id', 'org_id', 'gateway_id', 'method', 'path', 'status', 'duration_ms', 'threat_score', 'decision', 'pattern'].sort(),
       );
       expect(output).not.toContain(key.json.api_key);
+
+      // The resource commands go through the API with a key (SVC_URL / SVC_KEY or --url / --key).
+      const api = (args: string[], apiKey = adminKey) => cli([...args, '--json'], { SVC_URL: `http://127.0.0.1:${port}`, SVC_KEY: apiKey });
+      const gateway = api(['gateway', 'create', '--name', 'shop', '--backend-url', 'http://127.0.0.1:9', '--mode', 'block']);
+      expect(gateway.status).toBe(0);
+      expect(gateway.json).toMatchObject({ name: 'shop', mode: 'block' });
+      expect(api(['gateway', 'list']).json.gateways.map((item: { id: string }) => item.id)).toContain(gateway.json.id);
+      expect(api(['gateway', 'update', '--id', gateway.json.id, '--mode', 'monitor']).json.mode).toBe('monitor');
+      const refused = api(['gateway', 'create', '--name', 'shop2', '--backend-url', 'http://127.0.0.1:9'], key.json.api_key);
+      expect(refused.status).toBe(1);
+      expect(refused.json.error.code).toBe('SCOPE_INSUFFICIENT');
+      const invalid = api(['gateway', 'create', '--name', 'shop3', '--backend-url', 'not a url']);
+      expect(invalid.status).toBe(1);
+      expect(invalid.json.error.code).toBe('VALIDATION_FAILED');
+      expect(api(['gateway', 'delete', '--id', gateway.json.id]).status).toBe(0);
+      expect(api(['gateway', 'get', '--id', gateway.json.id]).status).toBe(1);
+
+      const webhook = api(['webhook', 'create', '--url', 'http://127.0.0.1:9/hook', '--events', 'threat.blocked,gateway.down']);
+      expect(webhook.status).toBe(0);
+      expect(webhook.json.secret).toEqual(expect.any(String));
+      expect(webhook.json.events).toEqual(['threat.blocked', 'gateway.down']);
+      expect(api(['webhook', 'enable', '--id', webhook.json.id]).json.state).toBe('active');
+      expect(api(['webhook', 'delete', '--id', webhook.json.id]).status).toBe(0);
+
+      const server2 = api(['mcp-server', 'create', '--name', 'files', '--url', 'http://127.0.0.1:9/mcp']);
+      expect(server2.status).toBe(0);
+      expect(api(['mcp-server', 'list']).json.servers.map((item: { id: string }) => item.id)).toEqual([server2.json.id]);
+      expect(api(['mcp-server', 'delete', '--id', server2.json.id]).status).toBe(0);
+
+      expect(api(['thresholds', 'set', '--block', '0.8']).json.thresholds.block_threshold).toBe(0.8);
+      expect(api(['thresholds', 'get']).json.thresholds.block_threshold).toBe(0.8);
+      expect(api(['thresholds', 'set', '--block', 'high']).json.error.code).toBe('USAGE');
+      expect(api(['verification-policy', 'get']).status).toBe(0);
+      expect(api(['verification-policy', 'reset']).status).toBe(0);
+      expect(cli(['gateway', 'list', '--json'], { SVC_URL: `http://127.0.0.1:${port}` }).json.error).toMatchObject({ code: 'USAGE', field: 'key' });
+      // Every change made through the API commands is on the audit chain, which still verifies.
+      expect(cli(['audit', 'verify', '--org', orgId, '--json']).json.ok).toBe(true);
     } finally {
       server.kill('SIGTERM');
       await new Promise((resolveExit) => server.once('exit', resolveExit));
