@@ -88,7 +88,7 @@ export function createHealthChecker(deps: { events: EventBus; metrics: Pick<Metr
         );
       }
     }
-    deps.metrics.gatewayHealth.set({ gateway_id: gateway.id }, state.healthy ? 1 : 0);
+    deps.metrics.gatewayHealth.set({ gateway_id: gateway.id, kind: 'api_gateway' }, state.healthy ? 1 : 0);
     return state;
   };
 
@@ -125,7 +125,7 @@ export function createHealthChecker(deps: { events: EventBus; metrics: Pick<Metr
     forget(id) {
       states.delete(id);
       due.delete(id);
-      deps.metrics.gatewayHealth.remove({ gateway_id: id });
+      deps.metrics.gatewayHealth.remove({ gateway_id: id, kind: 'api_gateway' });
     },
     async close() {
       if (timer !== null) clearInterval(timer);

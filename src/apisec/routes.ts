@@ -275,17 +275,17 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       const gateway = apisec.resolveCached(id);
       if (gateway === undefined) return false;
       const rest = url.slice(end);
-      void serveRaw(raw, res, gateway, url.slice(0, end), rest === '' || rest.startsWith('?') ? `/${rest}` : rest, url.charCodeAt(end) === 0x2f ? '/gw/:id/*' : '/gw/:id');
+      void serveRaw(raw, res, gateway, url.slice(0, end), rest === '' || rest.startsWith('?') ? `/${rest}` : rest);
       return true;
     }
     const routed = apisec.route(String(raw.headers.host ?? ''), url);
     if (routed === null || (options.trustProxy && raw.headers['x-forwarded-host'] !== undefined)) return false;
     const rest = url.slice(routed.mount.length);
-    void serveRaw(raw, res, routed.gateway, routed.mount, rest.startsWith('/') ? rest : `/${rest}`, '/gw/:id/*');
+    void serveRaw(raw, res, routed.gateway, routed.mount, rest.startsWith('/') ? rest : `/${rest}`);
     return true;
   });
 
-  const serveRaw = async (raw: IncomingMessage, res: ServerResponse, gateway: Gateway, mount: string, target: string, routePath: string): Promise<void> => {
+  const serveRaw = async (raw: IncomingMessage, res: ServerResponse, gateway: Gateway, mount: string, target: string): Promise<void> => {
     const started = performance.now();
     const requestId = tools.requestId(raw);
     const method = raw.method ?? 'GET';
@@ -295,7 +295,8 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     const record = () => {
       if (recorded) return;
       recorded = true;
-      tools.record({ requestId, orgId: gateway.orgId, gatewayId: gateway.id, method, path: routePath, status: res.statusCode, elapsedMs: performance.now() - started, threat });
+      // The path the client asked for, without its query string (as the framework route logs it).
+      tools.record({ requestId, orgId: gateway.orgId, gatewayId: gateway.id, method, path: (raw.url ?? '/').split('?', 1)[0]!.slice(0, 2048), status: res.statusCode, elapsedMs: performance.now() - started, threat });
     };
     res.once('finish', record);
     res.once('error', record);

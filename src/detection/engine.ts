@@ -343,7 +343,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         deps.onEscalation?.(tier);
       }
       deps.metrics?.threatScore.observe(score);
-      if (decision === 'block' || decision === 'alert' || decision === 'log') deps.metrics?.threats.inc({ decision });
+      if (decision !== 'allow') deps.metrics?.threats.inc({ decision });
 
       const patterns = findings.map((finding) => ({ id: finding.id, name: finding.name, confidence: finding.confidence, ...(finding.span === undefined ? {} : { span: finding.span }) }));
       let explanation = inSession ? undefined : sessionlessExplanations.get(analysis);

@@ -226,7 +226,7 @@ export class Attempts {
     if (healthy === this.reportedHealthy.has(key)) return;
     if (healthy) this.reportedHealthy.add(key);
     else this.reportedHealthy.delete(key);
-    this.deps.metrics.gatewayHealth.set({ gateway_id: key }, healthy ? 1 : 0);
+    this.deps.metrics.gatewayHealth.set({ gateway_id: key, kind: 'llm_provider' }, healthy ? 1 : 0);
   }
 
   private announceDown(orgId: string, candidate: Viable, error: UpstreamError, checkType: 'circuit_breaker' | 'health_check'): void {

@@ -251,7 +251,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
       orgId: request.auth?.orgId ?? request.trafficOrgId ?? null,
       gatewayId: request.gatewayId,
       method: request.method,
-      path: request.routeOptions.url ?? pathOf(request.url),
+      // svc's API logs its route template; traffic to a protected API logs the path the client
+      // asked for (without the query string, which may carry credentials), as a WAF log would.
+      path: request.routeOptions.config.traffic === true ? pathOf(request.originalUrl).slice(0, 2048) : (request.routeOptions.url ?? pathOf(request.url)),
       status: reply.statusCode,
       elapsedMs: reply.elapsedTime,
       threat: request.threat,

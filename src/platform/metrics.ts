@@ -14,7 +14,8 @@ export interface Metrics {
   readonly threatScore: Histogram<string>;
   readonly rateLimitHits: Counter<'scope' | 'gateway'>;
   readonly sessionEscalations: Counter<'tier'>;
-  readonly gatewayHealth: Gauge<'gateway_id'>;
+  readonly gatewayHealth: Gauge<'gateway_id' | 'kind'>;
+  readonly aiCost: Counter<'model' | 'provider'>;
   readonly dbPoolSize: Gauge<string>;
   readonly redisLatency: Histogram<string>;
   readonly aiTokens: Counter<'model' | 'provider'>;
@@ -53,7 +54,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
     }),
     threats: new Counter({
       name: 'svc_threats_total',
-      help: 'Scored requests whose decision was block, alert or log.',
+      help: 'Scored requests whose decision was block, challenge, alert or log.',
       labelNames: ['decision'],
       registers: [registry],
     }),
@@ -77,8 +78,8 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
     }),
     gatewayHealth: new Gauge({
       name: 'svc_gateway_health',
-      help: 'Health of each gateway backend or upstream provider: 1 healthy, 0 unhealthy.',
-      labelNames: ['gateway_id'],
+      help: 'Health of each protected API gateway backend (kind api_gateway) and each AI-gateway upstream provider target (kind llm_provider): 1 healthy, 0 unhealthy.',
+      labelNames: ['gateway_id', 'kind'],
       aggregator: 'min',
       registers: [registry],
     }),
@@ -100,6 +101,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
     aiTokens: new Counter({
       name: 'svc_ai_tokens_total',
       help: 'Tokens processed by the AI gateway, by model and provider.',
+      labelNames: ['model', 'provider'],
+      registers: [registry],
+    }),
+    aiCost: new Counter({
+      name: 'svc_ai_cost_usd_total',
+      help: "Cost of AI-gateway completions in US dollars at the providers' list prices, by model and provider (unpriced models add nothing).",
       labelNames: ['model', 'provider'],
       registers: [registry],
     }),

@@ -232,7 +232,7 @@ describe('attacks', () => {
     expect(entries.length).toBeGreaterThan(0);
   });
 
-  it('writes gateway_id, the decision and the org into the request log line', async () => {
+  it('writes gateway_id, the decision, the org and the real path without its query into the request log line', async () => {
     await send(`/gw/${monitorGateway}/items?q=${encodeURIComponent('<script>alert(1)</script>')}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const lines = log.lines.flatMap((chunk) => chunk.split('\n')).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.gateway_id === monitorGateway);
@@ -241,6 +241,7 @@ describe('attacks', () => {
     expect(last.decision).toBe('block');
     expect(last.org_id).toBeTruthy();
     expect(last.status).toBe(200);
+    expect(last.path).toBe(`/gw/${monitorGateway}/items`);
   });
 });
 
@@ -337,7 +338,7 @@ describe('backend failures', () => {
     expect(refused.status).toBe(503);
     expect(refused.json().error.code).toBe('BACKEND_DOWN');
     const metrics = await services.metrics.registry.getSingleMetricAsString('svc_gateway_health');
-    expect(metrics).toContain(`svc_gateway_health{gateway_id="${id}"} 0`);
+    expect(metrics).toContain(`svc_gateway_health{gateway_id="${id}",kind="api_gateway"} 0`);
     backend.setFailing(false);
     await core.health.check(gateway);
     expect((await send(`/gw/${id}/items`)).status).toBe(200);
@@ -414,7 +415,7 @@ describe('the fast path ahead of the framework', () => {
       const { request_id: _d, duration_ms: _e, time: _f, ...frameworkFields } = frameworkLine!;
       expect(socketFields).toEqual(frameworkFields);
       expect(socketFields.gateway_id).toBe(blockGateway);
-      expect(socketFields.path).toBe('/gw/:id/*');
+      expect(socketFields.path).toBe(`/gw/${blockGateway}/${framework.endsWith('1') ? 'items' : 'search'}`);
     }
     const metrics = await services.metrics.registry.getSingleMetricAsString('svc_requests_total');
     expect(metrics).toMatch(new RegExp(`svc_requests_total\\{[^}]*gateway="${blockGateway}"[^}]*status="403"[^}]*\\} [2-9]`));
