@@ -234,7 +234,7 @@ export function shadowZombieRates(seed: number, count: number) {
   const now = new Date();
   const gateway: Gateway = {
     id: '00000000-0000-4000-8000-00000000beef', orgId: 'bench', name: 'synthetic', backendUrl: 'http://127.0.0.1:1', mode: 'monitor', hostname: null, pathPrefix: null,
-    openapi: traffic.openapi, settings: { rateLimit: { requestsPerMinute: 1_000, burst: null }, botPolicy: { human: 'allow', automation: 'allow', bot: 'allow', scraper: 'allow', scanner: 'allow' }, healthCheck: null, timeoutMs: 1_000 },
+    openapi: traffic.openapi, settings: { rateLimit: { requestsPerMinute: 1_000, burst: null }, botPolicy: { human: 'allow', automation: 'allow', bot: 'allow', scraper: 'allow', scanner: 'allow' }, healthCheck: null, timeoutMs: 1_000, blockDetails: 'full' },
     createdAt: now, updatedAt: now,
   };
   const analyzer = createAnalyzer();

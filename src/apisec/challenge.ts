@@ -152,6 +152,24 @@ function escapeHtml(text: string): string {
  * resource), so it works on plain HTTP where `crypto.subtle` is unavailable and behind a strict
  * CSP of the page's own nonce-less inline script. On success it reloads the original address.
  */
+/**
+ * The page a browser gets when a protected gateway blocks its request and the gateway hides the
+ * decision (block_details "hidden", the default): it says nothing of why, only the request id an
+ * operator finds the decision under (audit trail, threats API). No script.
+ */
+export function blockPage(requestId: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><title>Request blocked</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}code{font-size:.85em}</style>
+</head><body>
+<h1>Request blocked</h1>
+<p>This request was blocked by the site's security policy. If you think this is a mistake, contact the site's owner and give them the request id below.</p>
+<p><small>Request <code>${escapeHtml(requestId)}</code></small></p>
+</body></html>
+`;
+}
+
 export function challengePage(challenge: Challenge, verifyUrl: string, requestId: string): string {
   const data = JSON.stringify({ token: challenge.token, difficulty: challenge.difficulty, verify: verifyUrl }).replace(/</g, '\\u003c');
   return `<!doctype html>

@@ -52,6 +52,7 @@ const GatewayBody = {
     ]),
   ),
   timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+  block_details: Type.Optional(Type.Union([Type.Literal('hidden'), Type.Literal('full')], { description: "What a blocked or challenged client is told: hidden (default) — the request id only; full — the threat decision." })),
 };
 const CreateGateway = Type.Object(
   { ...GatewayBody, mode: Type.Optional(GatewayBody.mode) },

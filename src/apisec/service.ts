@@ -34,13 +34,13 @@ import { LRUCache } from 'lru-cache';
 import { createAnalyzer, carriesCredential, type Analyzer, type EndpointView } from './analyzer.ts';
 import { bufferHead, hasBody, inspectableBody } from './body.ts';
 import { createBotClassifier, type BotClassifier, type BotVerdict } from './bots.ts';
-import { CHALLENGE_PATH, challengePage, createChallenges, presentedClearance, CLEARANCE_COOKIE, type Challenges } from './challenge.ts';
+import { blockPage, CHALLENGE_PATH, challengePage, createChallenges, presentedClearance, CLEARANCE_COOKIE, type Challenges } from './challenge.ts';
 import { classifyData } from './data-class.ts';
 import { BackendError, createForwarder, requestHeaders, type Forwarder } from './forward.ts';
 import { createHealthChecker, type HealthChecker } from './health.ts';
 import { openApiProblem } from './inventory.ts';
 import { createGatewayStore, type GatewayFields, type GatewayStore, type GeoRule } from './store.ts';
-import type { BotAction, BotClass, Gateway, GatewayMode, GatewaySettings } from './types.ts';
+import type { BlockDetails, BotAction, BotClass, Gateway, GatewayMode, GatewaySettings } from './types.ts';
 import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts';
 
 /** T5 as the detection capability provides it (structural). */
@@ -145,6 +145,7 @@ export interface GatewayInput {
   bot_policy?: Partial<Record<BotClass, BotAction>>;
   health_check?: { path?: string; interval_seconds?: number; timeout_ms?: number; unhealthy_after?: number } | null;
   timeout_ms?: number;
+  block_details?: BlockDetails;
 }
 
 interface PreflightResult {
@@ -358,6 +359,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       botPolicy: { ...DEFAULT_BOT_POLICY, ...previous?.botPolicy, ...input.bot_policy },
       healthCheck,
       timeoutMs: input.timeout_ms ?? previous?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      blockDetails: input.block_details ?? previous?.blockDetails ?? 'hidden',
     };
     return { name: name.trim(), backendUrl: backend.toString().replace(/\/$/, backend.pathname === '/' ? '' : '/').replace(/\/$/, ''), mode, hostname, pathPrefix, openapi, settings };
   };
@@ -601,6 +603,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
           ? `${failures} authentication failures (401/403 from the backend) from this client within ${Math.round(failedAuth.windowMs / 60_000)}-${Math.round((2 * failedAuth.windowMs) / 60_000)} minutes`
           : `risk ${observation.riskBlock?.risk ?? ''} above ${50} on an endpoint outside the inventory`;
     blockedEvent(request, decision, score, patternIds, 'threat.blocked', 'block');
+    if (gateway.settings.blockDetails === 'hidden') return { outcome: hiddenBlock(request, summary), summary, analyzerKey: observation.key, bot };
     return {
       outcome: {
         kind: 'error',
@@ -623,6 +626,15 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     };
   };
 
+  /** A block that tells the client nothing but the request id: a page for a browser, the error code for an API client. */
+  const hiddenBlock = (request: Omit<TrafficRequest, 'body'>, summary: DecisionSummary): TrafficOutcome => {
+    const accept = headerText(request.headers.accept) ?? '';
+    if (accept.includes('text/html')) {
+      return { kind: 'html', status: 403, headers: { 'cache-control': 'no-store', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" }, html: blockPage(request.requestId), summary };
+    }
+    return { kind: 'error', status: 403, code: 'THREAT_BLOCKED', summary };
+  };
+
   const challengeOutcome = (request: Omit<TrafficRequest, 'body'>, decision: ThreatDecision, summary: DecisionSummary): TrafficOutcome => {
     const challenge = challenges.issue(request.gateway.id, request.clientIp);
     const verifyUrl = `${request.mount}${CHALLENGE_PATH}`;
@@ -642,7 +654,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       code: 'CHALLENGE_REQUIRED',
       details: {
         challenge: { id: challenge.id, token: challenge.token, algorithm: challenge.algorithm, difficulty: challenge.difficulty, expires_at: challenge.expiresAt.toISOString(), verify_url: verifyUrl },
-        ...blockDetails({ threat_score: summary.score, decision: 'challenge', patterns_matched: decision.patterns_matched }),
+        ...(request.gateway.settings.blockDetails === 'full' ? blockDetails({ threat_score: summary.score, decision: 'challenge', patterns_matched: decision.patterns_matched }) : {}),
       },
       summary,
     };
@@ -764,6 +776,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         bot_policy: settings.botPolicy,
         health_check: settings.healthCheck === null ? null : { path: settings.healthCheck.path, interval_seconds: settings.healthCheck.intervalSeconds, timeout_ms: settings.healthCheck.timeoutMs, unhealthy_after: settings.healthCheck.unhealthyAfter },
         timeout_ms: settings.timeoutMs,
+        block_details: settings.blockDetails,
         health: state === null ? { status: 'unknown' } : { status: state.healthy ? 'healthy' : 'down', consecutive_failures: state.consecutiveFailures, last_status: state.lastStatus, last_checked_at: state.lastCheckedAt?.toISOString() ?? null },
         created_at: gateway.createdAt.toISOString(),
         updated_at: gateway.updatedAt.toISOString(),

@@ -52,6 +52,7 @@ function fromRow(row: GatewayRow): Gateway {
       botPolicy: { ...DEFAULT_BOT_POLICY, ...stored.botPolicy },
       healthCheck: stored.healthCheck ?? null,
       timeoutMs: stored.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      blockDetails: stored.blockDetails ?? 'hidden',
     },
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),

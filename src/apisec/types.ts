@@ -31,7 +31,16 @@ export interface GatewaySettings {
   readonly healthCheck: HealthCheckSettings | null;
   /** Time allowed for the backend to answer (headers), in milliseconds. */
   readonly timeoutMs: number;
+  /**
+   * What a blocked or challenged client is told: 'hidden' (default) — a generic answer with the
+   * request id only; 'full' — the threat decision (score, patterns, explanation), for APIs whose
+   * clients are the operator's own.
+   */
+  readonly blockDetails: BlockDetails;
 }
+
+export type BlockDetails = 'hidden' | 'full';
+export const BLOCK_DETAILS: readonly BlockDetails[] = ['hidden', 'full'];
 
 export interface Gateway {
   readonly id: string;

@@ -277,6 +277,7 @@ const ProtectedGateway = closed({
   bot_policy: Type.Record(Type.String(), Type.String()),
   health_check: nullable(closed({ path: Type.String(), interval_seconds: Type.Integer(), timeout_ms: Type.Integer(), unhealthy_after: Type.Integer() })),
   timeout_ms: Type.Integer(),
+  block_details: oneOf(['hidden', 'full']),
   health: Type.Object({ status: oneOf(['unknown', 'healthy', 'down']) }, { additionalProperties: true }),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -40,7 +40,7 @@ async function api(method: string, path: string, body?: unknown) {
 }
 
 async function createGateway(body: Record<string, unknown>): Promise<string> {
-  const created = await api('POST', '/api/v1/gateways', { backend_url: backend.url, health_check: null, ...body });
+  const created = await api('POST', '/api/v1/gateways', { backend_url: backend.url, health_check: null, block_details: 'full', ...body });
   expect(created.status).toBe(201);
   return created.body!.id as string;
 }

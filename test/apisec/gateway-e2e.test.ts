@@ -44,8 +44,9 @@ async function api(method: string, path: string, body?: unknown) {
   return { status: answer.statusCode, body: text === '' ? null : (JSON.parse(text) as Loose) };
 }
 
+/** A gateway that shows the decision to blocked clients (these tests read it); the default hides it. */
 async function createGateway(body: Record<string, unknown>): Promise<string> {
-  const created = await api('POST', '/api/v1/gateways', body);
+  const created = await api('POST', '/api/v1/gateways', { block_details: 'full', ...body });
   expect(created.status).toBe(201);
   return created.body!.id as string;
 }
@@ -242,6 +243,43 @@ describe('attacks', () => {
     expect(last.org_id).toBeTruthy();
     expect(last.status).toBe(200);
     expect(last.path).toBe(`/gw/${monitorGateway}/items`);
+  });
+});
+
+describe('what a blocked client is told', () => {
+  it('tells an anonymous client of a default gateway nothing but the request id: a page for a browser, the bare code for an API client', async () => {
+    const created = await api('POST', '/api/v1/gateways', { name: 'quiet', backend_url: backend.url, mode: 'block' });
+    expect(created.body!.block_details).toBe('hidden');
+    const id = created.body!.id as string;
+    const attack = `/gw/${id}/items?q=${encodeURIComponent("1' UNION SELECT password FROM users--")}`;
+
+    const apiClient = await send(attack, { headers: { accept: 'application/json' } });
+    expect(apiClient.status).toBe(403);
+    const error = apiClient.json().error as Loose;
+    expect(error.code).toBe('THREAT_BLOCKED');
+    expect(error.request_id).toBe(apiClient.headers['x-request-id']);
+    expect(Object.keys(error).sort()).toEqual(['code', 'message', 'request_id']);
+    expect(apiClient.bytes.toString()).not.toMatch(/sql|pattern|score|union/i);
+
+    const browser = await send(attack, { headers: { accept: 'text/html,application/xhtml+xml' } });
+    expect(browser.status).toBe(403);
+    expect(browser.headers['content-type']).toMatch(/^text\/html/);
+    const page = browser.bytes.toString();
+    expect(page).toContain(String(browser.headers['x-request-id']));
+    expect(page).not.toMatch(/sql|pattern|score|union|<script/i);
+
+    // The decision is where the operator looks: the audit trail.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const audit = await api('GET', `/api/v1/audit?action=threat.blocked`);
+    const entries = (audit.body!.entries ?? audit.body!.records ?? []) as Loose[];
+    expect(JSON.stringify(entries)).toContain(String(apiClient.headers['x-request-id']));
+  });
+
+  it('shows the decision to blocked clients of a gateway set to block_details full', async () => {
+    const id = await createGateway({ name: 'verbose', backend_url: backend.url, mode: 'block' });
+    const answer = await send(`/gw/${id}/items?q=${encodeURIComponent("1' UNION SELECT password FROM users--")}`);
+    expect(answer.status).toBe(403);
+    expect((answer.json().error as Loose).threat.patterns_matched.length).toBeGreaterThan(0);
   });
 });
 

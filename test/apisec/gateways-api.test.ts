@@ -166,7 +166,7 @@ describe('discovered endpoints', () => {
   });
 
   it('blocks a risky shadow endpoint in block mode once it is known', async () => {
-    const gateway = (await call(context, admin, 'POST', '/api/v1/gateways', { name: 'shadow-block', backend_url: backend.url, mode: 'block', openapi: INVENTORY })).json();
+    const gateway = (await call(context, admin, 'POST', '/api/v1/gateways', { name: 'shadow-block', backend_url: backend.url, mode: 'block', openapi: INVENTORY, block_details: 'full' })).json();
     const first = await context.app.inject({ method: 'GET', url: `/gw/${gateway.id}/echo-headers` });
     expect(first.statusCode).toBe(200);
     const second = await context.app.inject({ method: 'GET', url: `/gw/${gateway.id}/echo-headers` });

@@ -41,7 +41,7 @@ function gatewayAt(backendUrl: string): Gateway {
   const now = new Date();
   return {
     id: randomUUID(), orgId: randomUUID(), name: 'probe', backendUrl, mode: 'block', hostname: null, pathPrefix: null, openapi: null,
-    settings: { rateLimit: null, botPolicy: DEFAULT_BOT_POLICY, healthCheck: { path: '/health', intervalSeconds: 10, timeoutMs: 1_000, unhealthyAfter: 3 }, timeoutMs: 1_000 },
+    settings: { rateLimit: null, botPolicy: DEFAULT_BOT_POLICY, healthCheck: { path: '/health', intervalSeconds: 10, timeoutMs: 1_000, unhealthyAfter: 3 }, timeoutMs: 1_000, blockDetails: 'full' },
     createdAt: now, updatedAt: now,
   };
 }

@@ -22,7 +22,7 @@ function gateway(overrides: Partial<Gateway> = {}): Gateway {
   const now = new Date();
   return {
     id: 'g1', orgId: 'o1', name: 'g', backendUrl: 'http://127.0.0.1:1', mode: 'block', hostname: null, pathPrefix: null, openapi: null,
-    settings: { rateLimit: null, botPolicy: DEFAULT_BOT_POLICY, healthCheck: null, timeoutMs: 1_000 }, createdAt: now, updatedAt: now, ...overrides,
+    settings: { rateLimit: null, botPolicy: DEFAULT_BOT_POLICY, healthCheck: null, timeoutMs: 1_000, blockDetails: 'full' }, createdAt: now, updatedAt: now, ...overrides,
   };
 }
 

@@ -101,6 +101,7 @@ beforeAll(async () => {
     name: 'ws',
     backend_url: `http://127.0.0.1:${typeof backendAddress === 'object' && backendAddress !== null ? backendAddress.port : 0}`,
     mode: 'block',
+    block_details: 'full',
   });
   gatewayId = gateway.id;
 }, 60_000);
