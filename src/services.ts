@@ -27,6 +27,7 @@ import {
   type Webhooks,
 } from './webhooks/index.ts';
 import { createCache, type Cache } from './platform/cache.ts';
+import { createChallenges } from './platform/challenge.ts';
 import type { ResolvedConfig } from './platform/config.ts';
 import { migrate, openDatabase, type Database } from './platform/db/index.ts';
 import { createEventBus, type EventBus } from './platform/events.ts';
@@ -173,6 +174,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     checkTarget: (url) => checkTarget(url, 'base_url'),
     allowPrivateTargets: config.allowPrivateTargets,
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(metrics.registry, orgId, ratio),
+    challenges: createChallenges({ key: Buffer.from(config.secretKey) }),
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);

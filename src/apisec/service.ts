@@ -674,8 +674,8 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       return { kind: 'error', status: 400, code: 'VALIDATION_FAILED', message: 'Send { "token": <challenge token>, "nonce": <answer> }.', details: { field: typeof parsed.token !== 'string' ? 'token' : 'nonce' }, summary: null };
     }
     const result = await challenges.verify({
-      gatewayId: request.gateway.id,
-      clientIp: request.clientIp,
+      scope: request.gateway.id,
+      client: request.clientIp,
       token: parsed.token,
       nonce: String(parsed.nonce),
       markUsed: (id, ttlMs) => deps.cache.setIfAbsent(`apisec:challenge-used:${id}`, '1', Math.max(ttlMs, 1_000)),

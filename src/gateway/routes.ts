@@ -5,6 +5,7 @@
  *   GET|PUT /api/v1/gateway/pii             admin  PII mode (off|redact|block) and restoration
  *   GET|PUT /api/v1/gateway/budget          admin  today's usage, token budget, daily USD cap
  *   GET /api/v1/gateway/providers/health    admin  circuit-breaker state per provider
+ *   POST /api/v1/gateway/challenge          write  a solved Challenge-band puzzle → clearance
  * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +14,8 @@ import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
+import { Type } from '@sinclair/typebox';
+import { CLEARANCE_HEADER } from '../platform/challenge.ts';
 import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
 import {
@@ -29,6 +32,7 @@ import {
 import type { Caller, CompletionHooks, GatewayService } from './service.ts';
 import { dailyTokenBudget } from './budget.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S } from './routing.ts';
+import { CHALLENGE_VERIFY_PATH } from './screen.ts';
 import type { CompletionVerifier } from './verifier.ts';
 
 /** Transparency headers: output is AI-generated content, limited-risk class, no automated decision about a person. */
@@ -88,11 +92,27 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
       const untrack = body.stream === true ? options.streams?.track({ end: (reason) => cancel.abort(reason), destroy: () => reply.raw.destroy() }) : undefined;
       try {
         // One call per completion: the JSON answer, or undefined once the stream was relayed.
-        const answer = await gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: options.verifier ?? null, hooks, context: reply });
+        const answer = await gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: options.verifier ?? null, hooks, context: reply, challenge: challengeOf(request) });
         return answer ?? reply;
       } finally {
         untrack?.();
       }
+    },
+  );
+
+  // The Challenge band for API clients: solve the puzzle of a CHALLENGE_REQUIRED, post it here,
+  // and retry with the clearance in X-SVC-Clearance (docs/gateway.md).
+  app.post(
+    CHALLENGE_VERIFY_PATH,
+    { config: { scope: 'write' }, schema: { body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 1_024 }), nonce: Type.Union([Type.String({ pattern: '^[0-9]{1,16}$' }), Type.Integer({ minimum: 0, maximum: 9_007_199_254_740_991 })]) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      requireEnabled();
+      const { orgId } = callerOf(request);
+      const body = request.body as { token: string; nonce: string | number };
+      const result = await gateway.verifyChallenge(orgId, challengeOf(request).client, { token: body.token, nonce: String(body.nonce) });
+      if (!result.ok) throw new SvcError('CHALLENGE_FAILED', { details: { reason: result.reason } });
+      reply.header('cache-control', 'no-store');
+      return { clearance: result.clearance, expires_at: result.expiresAt.toISOString(), challenge_id: result.challengeId, header: 'X-SVC-Clearance' };
     },
   );
 
@@ -153,6 +173,15 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
 
   app.get('/api/v1/gateway/providers/health', { config: { scope: 'admin' } }, async (request) => ({ providers: await gateway.health(callerOf(request).orgId) }));
 };
+
+/** The credential a clearance is bound to, and the clearance the request presents. */
+export function challengeOf(request: FastifyRequest): { client: string; clearance: string | null } {
+  const auth = request.auth;
+  if (auth === null) throw new SvcError('AUTH_MISSING');
+  const header = request.headers[CLEARANCE_HEADER];
+  const clearance = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
+  return { client: auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`, clearance };
+}
 
 function callerOf(request: FastifyRequest): Caller {
   const auth = request.auth;

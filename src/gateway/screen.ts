@@ -48,8 +48,26 @@ export async function screenCompletion(engine: DetectionEngine, body: Completion
   return worst;
 }
 
-/** Throws the refusal a decision calls for (block, challenge); returns for the others. */
-export function refuse(worst: ThreatDecision): void {
+/** Where a solved challenge of the AI gateway is posted. */
+export const CHALLENGE_VERIFY_PATH = '/api/v1/gateway/challenge';
+
+/** The scope an AI-gateway clearance is valid in: one org (bound besides to one credential). */
+export function challengeScope(orgId: string): string {
+  return `ai_gateway:${orgId}`;
+}
+
+/** The puzzle a CHALLENGE_REQUIRED carries (platform/challenge.ts). */
+export interface ChallengeOffer {
+  id: string;
+  token: string;
+  algorithm: 'sha256';
+  difficulty: number;
+  expires_at: string;
+  verify_url: string;
+}
+
+/** Throws the refusal a decision calls for (block, challenge — with its puzzle when offered); returns for the others. */
+export function refuse(worst: ThreatDecision, challenge?: ChallengeOffer): void {
   if (worst.decision === 'block') throw new SvcError('THREAT_BLOCKED', { details: { threat: worst } });
-  if (worst.decision === 'challenge') throw new SvcError('CHALLENGE_REQUIRED', { details: { threat: worst } });
+  if (worst.decision === 'challenge') throw new SvcError('CHALLENGE_REQUIRED', { details: { ...(challenge === undefined ? {} : { challenge }), threat: worst } });
 }

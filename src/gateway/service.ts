@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { createResponseGuard, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
+import type { ChallengeOutcome, Challenges } from '../platform/challenge.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
@@ -38,7 +39,7 @@ import { relayStream, type StreamParts, type StreamTarget } from './relay.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { LatencyWindows } from './routing.ts';
 import type { CompletionBody } from './schemas.ts';
-import { refuse } from './screen.ts';
+import { CHALLENGE_VERIFY_PATH, challengeScope, refuse } from './screen.ts';
 import { SettingsStore } from './settings.ts';
 import { estimateUsage, responseFilter, Settlement, toPublicUsage, type CompletionEnvelope } from './settlement.ts';
 import type { AttemptSuccess } from './attempts.ts';
@@ -80,6 +81,11 @@ export interface GatewayServiceDeps {
   onBudgetUsage?: (orgId: string, ratio: number) => void;
   /** Health-check and breaker-sync timers, started by `start()` (default true; tests may drive `runHealthChecks` by hand). */
   timers?: boolean;
+  /**
+   * The proof-of-work challenge for the Challenge band (platform/challenge.ts): without it a
+   * completion that scores there is refused with CHALLENGE_REQUIRED and nothing to solve.
+   */
+  challenges?: Challenges;
 }
 
 /**
@@ -108,6 +114,11 @@ export interface CompletionCall<C> {
   verifier: CompletionVerifier | null;
   hooks: CompletionHooks<C>;
   context: C;
+  /**
+   * Who is asking, for the Challenge band: `client` is the credential (`key:<id>`, `user:<id>`) a
+   * clearance is bound to, `clearance` what the request presents (X-SVC-Clearance), if anything.
+   */
+  challenge?: { client: string; clearance: string | null };
 }
 
 /** How often memory-mode budget usage is written to the database (see budget.ts). */
@@ -203,7 +214,8 @@ export class GatewayService {
     const worst = await this.admission.screen(body, caller, call.sessionId, call.sourceIp);
     if (worst !== null) {
       hooks.decided(context, worst, call.sessionId);
-      refuse(worst);
+      if (worst.decision === 'challenge') this.challengeBand(worst, caller.orgId, call.challenge);
+      else refuse(worst);
     }
     const prepared = await this.admission.admit(body, caller);
     // The response filter (detection's llm_output check on the answer; docs/detection.md).
@@ -240,6 +252,32 @@ export class GatewayService {
   }
 
   /** Admission without screening (settings, provider, PII, route plan, keys, budget reservation). */
+  /**
+   * The Challenge band: a request whose credential holds a valid clearance goes on; otherwise it
+   * is refused with CHALLENGE_REQUIRED carrying a puzzle bound to the org and the credential.
+   */
+  private challengeBand(worst: ThreatDecision, orgId: string, challenge: CompletionCall<unknown>['challenge']): void {
+    const challenges = this.deps.challenges;
+    if (challenges === undefined || challenge === undefined) return refuse(worst);
+    const scope = challengeScope(orgId);
+    if (challenge.clearance !== null && challenges.cleared(challenge.clearance, scope, challenge.client)) return;
+    const issued = challenges.issue(scope, challenge.client);
+    refuse(worst, { id: issued.id, token: issued.token, algorithm: issued.algorithm, difficulty: issued.difficulty, expires_at: issued.expiresAt.toISOString(), verify_url: CHALLENGE_VERIFY_PATH });
+  }
+
+  /** Checks a solved challenge (POST /api/v1/gateway/challenge): a clearance for the same org and credential. */
+  async verifyChallenge(orgId: string, client: string, answer: { token: string; nonce: string }): Promise<ChallengeOutcome> {
+    const challenges = this.deps.challenges;
+    if (challenges === undefined) return { ok: false, reason: 'signature' };
+    return challenges.verify({
+      scope: challengeScope(orgId),
+      client,
+      token: answer.token,
+      nonce: answer.nonce,
+      markUsed: (id, ttlMs) => this.deps.cache.setIfAbsent(`gateway:challenge-used:${id}`, '1', Math.max(ttlMs, 1_000)),
+    });
+  }
+
   prepare(body: CompletionBody, caller: Caller): Promise<PreparedCompletion> {
     return this.admission.admit(body, caller);
   }

@@ -48,6 +48,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'GET /api/v1/gateway/budget': { operationId: 'getBudget', summary: 'Budget caps and spend so far' },
   'PUT /api/v1/gateway/budget': { operationId: 'setBudget', summary: 'Set budget caps' },
   'GET /api/v1/gateway/providers/health': { operationId: 'listProviderHealth', summary: 'Circuit-breaker state and latency per upstream provider' },
+  'POST /api/v1/gateway/challenge': { operationId: 'solveChallenge', summary: 'Answer the proof-of-work puzzle of a CHALLENGE_REQUIRED and get a clearance' },
 
   'GET /api/v1/audit/verify': { operationId: 'verifyAuditChain', summary: 'Verify the audit hash chain (full, one entry or the last N)' },
   'GET /api/v1/audit': { operationId: 'listAuditEntries', summary: 'List audit entries' },

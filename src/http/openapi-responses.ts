@@ -264,6 +264,15 @@ const WebhookFailureSummary = closed({
 
 // ---------------------------------------------------------------------------- API security
 
+const ChallengeClearance = closed(
+  {
+    clearance: Type.String({ description: 'Send it as X-SVC-Clearance with the retried request (and later ones of the challenge band) until it expires.' }),
+    expires_at: Timestamp,
+    challenge_id: Type.String(),
+    header: Type.Literal('X-SVC-Clearance'),
+  },
+  'A solved Challenge-band puzzle: a clearance bound to the org and the credential that solved it.',
+);
 const ProtectedGateway = closed({
   id: Type.String(),
   name: Type.String(),
@@ -432,6 +441,7 @@ export const RESPONSE_COMPONENTS = {
   CompletionStreamEvent,
   Verification: VerificationSchema,
   RoutingConfig,
+  ChallengeClearance,
   PiiSettings,
   Budget,
   ProviderHealth,
@@ -519,6 +529,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'GET /api/v1/gateway/budget': { success: { 200: 'Budget' } },
   'PUT /api/v1/gateway/budget': { success: { 200: 'Budget' } },
   'GET /api/v1/gateway/providers/health': { success: { 200: 'ProviderHealthList' } },
+  'POST /api/v1/gateway/challenge': { success: { 200: 'ChallengeClearance' } },
 
   'GET /api/v1/audit/verify': { success: { 200: 'AuditVerification' } },
   'GET /api/v1/audit': { success: { 200: 'AuditPage' } },
@@ -620,7 +631,7 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   METRICS_TOKEN_INVALID: [],
   ROUTE_NOT_FOUND: [],
   METHOD_NOT_ALLOWED: [],
-  CHALLENGE_FAILED: [],
+  CHALLENGE_FAILED: ['POST /api/v1/gateway/challenge'],
   GEO_BLOCKED: [],
   BACKEND_UNREACHABLE: [],
   BACKEND_DOWN: [],

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/apisec/analyzer.ts';
 import { bufferHead, inspectableBody } from '../../src/apisec/body.ts';
 import { classifyUserAgent, createBotClassifier } from '../../src/apisec/bots.ts';
-import { challengePage, createChallenges, leadingZeroBits, solveChallenge } from '../../src/apisec/challenge.ts';
+import { challengePage, createChallenges, solveChallenge } from '../../src/apisec/challenge.ts';
+import { leadingZeroBits } from '../../src/platform/challenge.ts';
 import { classifyData } from '../../src/apisec/data-class.ts';
 import { requestHeaders, responseHeaders } from '../../src/apisec/forward.ts';
 import { buildInventory } from '../../src/apisec/inventory.ts';
@@ -194,8 +195,8 @@ describe('challenge', () => {
     const challenge = challenges.issue('gw', '10.0.0.1');
     const nonce = solveChallenge(challenge.token, challenge.difficulty);
     expect(leadingZeroBits(createHash('sha256').update(`${challenge.token}:${nonce}`).digest())).toBeGreaterThanOrEqual(8);
-    expect(await challenges.verify({ gatewayId: 'gw', clientIp: '10.0.0.2', token: challenge.token, nonce, markUsed })).toEqual({ ok: false, reason: 'client' });
-    const result = await challenges.verify({ gatewayId: 'gw', clientIp: '10.0.0.1', token: challenge.token, nonce, markUsed });
+    expect(await challenges.verify({ scope: 'gw', client: '10.0.0.2', token: challenge.token, nonce, markUsed })).toEqual({ ok: false, reason: 'client' });
+    const result = await challenges.verify({ scope: 'gw', client: '10.0.0.1', token: challenge.token, nonce, markUsed });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(challenges.cleared(result.clearance, 'gw', '10.0.0.1')).toBe(true);
@@ -208,9 +209,9 @@ describe('challenge', () => {
   it('refuses expired and forged challenges', async () => {
     const challenge = challenges.issue('gw', '10.0.0.1', Date.now() - 10 * 60_000);
     const nonce = solveChallenge(challenge.token, challenge.difficulty);
-    expect(await challenges.verify({ gatewayId: 'gw', clientIp: '10.0.0.1', token: challenge.token, nonce, markUsed })).toEqual({ ok: false, reason: 'expired' });
+    expect(await challenges.verify({ scope: 'gw', client: '10.0.0.1', token: challenge.token, nonce, markUsed })).toEqual({ ok: false, reason: 'expired' });
     const forged = createChallenges({ key: Buffer.from('x'.repeat(32)), difficulty: 1 }).issue('gw', '10.0.0.1');
-    expect(await challenges.verify({ gatewayId: 'gw', clientIp: '10.0.0.1', token: forged.token, nonce: solveChallenge(forged.token, 1), markUsed })).toEqual({ ok: false, reason: 'signature' });
+    expect(await challenges.verify({ scope: 'gw', client: '10.0.0.1', token: forged.token, nonce: solveChallenge(forged.token, 1), markUsed })).toEqual({ ok: false, reason: 'signature' });
   });
 
   it("the interstitial page's own SHA-256 finds an answer the server accepts", async () => {
@@ -235,7 +236,7 @@ describe('challenge', () => {
     });
     await done;
     expect(posted).not.toBeNull();
-    const result = await challenges.verify({ gatewayId: 'gw', clientIp: '10.0.0.7', token: posted!.token, nonce: posted!.nonce, markUsed });
+    const result = await challenges.verify({ scope: 'gw', client: '10.0.0.7', token: posted!.token, nonce: posted!.nonce, markUsed });
     expect(result.ok).toBe(true);
   });
 });
