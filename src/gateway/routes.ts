@@ -171,7 +171,6 @@ function setServedHeaders(reply: FastifyReply, facts: ServedFacts): void {
   reply.header('X-SVC-Model-Used', facts.model);
   reply.header('X-SVC-Attempts', String(facts.attempts));
   if (facts.passedOver.length > 0) reply.header('X-SVC-Failover', facts.passedOver.join(', '));
-  else reply.removeHeader('X-SVC-Failover');
 }
 
 /** Hands the response over to the stream relay, with the headers set so far (and the stream's wire format). */
@@ -306,6 +305,7 @@ const compatRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) =>
   };
 
   const listModels = async (request: FastifyRequest) => {
+    requireEnabled();
     const orgId = callerOf(request).orgId;
     const [servable, settings] = await Promise.all([gateway.servableProviders(orgId), gateway.settings.get(orgId)]);
     return servableModels(servable, settings.routing !== null).map((model) => ({ id: model.id, object: 'model' as const, created: 0, owned_by: model.owned_by }));

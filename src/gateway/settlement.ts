@@ -79,6 +79,7 @@ export class Settlement {
     const cost = costOf(candidate.provider, model, usage) ?? costOf(candidate.provider, candidate.model, usage);
     const costUsd = cost === null ? null : Math.round(cost * 1e10) / 1e10;
     this.deps.metrics.aiTokens.inc({ model, provider: candidate.provider }, usage.totalTokens);
+    if (costUsd !== null && costUsd > 0) this.deps.metrics.aiCost.inc({ model, provider: candidate.provider }, costUsd);
     const reservation = prepared.reservation;
     if (reservation === null) return costUsd;
     // An unpriced model still counts against a USD cap, at the conservative fallback estimate.

@@ -1,5 +1,6 @@
 /**
- * Metrics registry (prom-client) with the ten names the spec fixes, exactly. Each app instance
+ * Metrics registry (prom-client) with the ten names the spec fixes, exactly, and svc's own beside
+ * them (svc_ai_cost_usd_total). Each app instance
  * owns its registry (tests build several apps in one process). Label values never carry
  * secrets or user content: only ids, methods, status codes and enumerations.
  */
@@ -18,6 +19,8 @@ export interface Metrics {
   readonly dbPoolSize: Gauge<string>;
   readonly redisLatency: Histogram<string>;
   readonly aiTokens: Counter<'model' | 'provider'>;
+  /** svc_ai_cost_usd_total: listed-price cost of AI gateway completions (unpriced models add nothing). */
+  readonly aiCost: Counter<'model' | 'provider'>;
   /** The exposition a scrape answers: this registry, or in a cluster worker every worker's merged. */
   text(): Promise<string>;
   /** Stops answering the primary's collections (cluster workers). */
@@ -100,6 +103,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
     aiTokens: new Counter({
       name: 'svc_ai_tokens_total',
       help: 'Tokens processed by the AI gateway, by model and provider.',
+      labelNames: ['model', 'provider'],
+      registers: [registry],
+    }),
+    aiCost: new Counter({
+      name: 'svc_ai_cost_usd_total',
+      help: 'Cost in US dollars of AI gateway completions at listed prices, by model and provider (models without a listed price are not counted).',
       labelNames: ['model', 'provider'],
       registers: [registry],
     }),
