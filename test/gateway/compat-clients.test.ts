@@ -181,6 +181,34 @@ describe('the OpenAI SDK against /v1', () => {
     expect(none.error).toMatchObject({ code: 'no_providers', type: 'api_error' });
   });
 
+  it('applies the org’s budget: a spent USD cap is 429 budget_exhausted with Retry-After, before any upstream call', async () => {
+    openaiFake.reset();
+    const apiKey = await orgWith([['openai', openaiFake]]);
+    const put = await fetch(`${base}/api/v1/gateway/budget`, { method: 'PUT', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ daily_usd_cap: 0 }) });
+    expect(put.status).toBe(200);
+    const error = await caught(openaiClient(apiKey).chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error.error).toMatchObject({ code: 'budget_exhausted', type: 'rate_limit_error' });
+    expect(Number(error.headers?.get('retry-after'))).toBeGreaterThan(0);
+    expect(openaiFake.requests).toHaveLength(0);
+  });
+
+  it('ends a stream the upstream cut mid-way with OpenAI’s in-stream error, which the SDK raises', async () => {
+    openaiFake.reset();
+    openaiFake.setBehaviour({ dropAfterChunks: 3, chunkDelayMs: 10 });
+    const stream = await openaiClient(await orgWith([['openai', openaiFake]])).chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    const error = await caught(
+      (async () => {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      })(),
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error.error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+    expect(text.length).toBeGreaterThan(0); // what arrived before the cut was delivered
+    openaiFake.reset();
+  });
+
   it('answers a wrong key with 401 in OpenAI’s shape', async () => {
     const error = await caught(openaiClient('svc_org_nobody00_not-a-real-key-at-all').chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
@@ -300,6 +328,32 @@ describe('the Anthropic SDK against /v1/messages', () => {
     expect(error.error).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
     expect(error.headers?.get('x-svc-error-code')).toBe('THREAT_BLOCKED');
     expect(anthropicFake.requests).toHaveLength(0);
+  });
+
+  it('ends a stream the upstream cut mid-way with an error event, which the SDK raises', async () => {
+    anthropicFake.reset();
+    // message_start, ping, content_block_start and two deltas reach svc before the drop.
+    anthropicFake.setBehaviour({ dropAfterChunks: 5, chunkDelayMs: 10 });
+    const apiKey = await orgWith([['anthropic', anthropicFake]]);
+    const stream = anthropicClient(apiKey).messages.stream({ model: 'anthropic/claude-3-5-haiku-latest', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    stream.on('text', (delta) => (text += delta));
+    const error = await caught(stream.finalMessage());
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect(error.error).toMatchObject({ type: 'error', error: { type: 'api_error' } });
+    expect(text.length).toBeGreaterThan(0); // raised in the stream, after text had arrived
+
+    // On the wire: `event:` and `data:` lines, message_start first, `event: error` last, no message_stop.
+    const raw = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-3-5-haiku-latest', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const events = (await raw.text()).split('\n').filter((line) => line.startsWith('event: ')).map((line) => line.slice(7));
+    expect(events[0]).toBe('message_start');
+    expect(events.at(-1)).toBe('error');
+    expect(events).not.toContain('message_stop');
+    anthropicFake.reset();
   });
 
   it('answers an unknown model with 404 not_found_error', async () => {
