@@ -232,7 +232,8 @@ export class Attempts {
     if (healthy === this.reportedHealthy.has(key)) return;
     if (healthy) this.reportedHealthy.add(key);
     else this.reportedHealthy.delete(key);
-    this.deps.metrics.gatewayHealth.set({ gateway_id: key }, healthy ? 1 : 0);
+    // kind tells a provider's breaker apart from a protected gateway's backend (same metric, the spec's name).
+    this.deps.metrics.gatewayHealth.set({ gateway_id: key, kind: 'ai_provider' }, healthy ? 1 : 0);
   }
 
   private announceDown(orgId: string, candidate: Viable, error: UpstreamError, checkType: 'circuit_breaker' | 'health_check'): void {

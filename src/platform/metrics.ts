@@ -15,7 +15,8 @@ export interface Metrics {
   readonly threatScore: Histogram<string>;
   readonly rateLimitHits: Counter<'scope' | 'gateway'>;
   readonly sessionEscalations: Counter<'tier'>;
-  readonly gatewayHealth: Gauge<'gateway_id'>;
+  /** svc_gateway_health: protected gateways' backends by id; AI gateway providers' breakers carry kind="ai_provider" too. */
+  readonly gatewayHealth: Gauge<'gateway_id' | 'kind'>;
   readonly dbPoolSize: Gauge<string>;
   readonly redisLatency: Histogram<string>;
   readonly aiTokens: Counter<'model' | 'provider'>;
@@ -80,8 +81,8 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
     }),
     gatewayHealth: new Gauge({
       name: 'svc_gateway_health',
-      help: 'Health of each gateway backend or upstream provider: 1 healthy, 0 unhealthy.',
-      labelNames: ['gateway_id'],
+      help: 'Health of each gateway backend or upstream provider: 1 healthy, 0 unhealthy. An AI gateway provider (its circuit breaker) has kind="ai_provider"; a protected gateway has no kind.',
+      labelNames: ['gateway_id', 'kind'],
       aggregator: 'min',
       registers: [registry],
     }),
