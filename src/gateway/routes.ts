@@ -296,6 +296,9 @@ const compatRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) =>
     return chooseProvider(model, { header: headerOf(request), hasRouting: settings.routing !== null, servable: () => gateway.servableProviders(orgId) });
   };
 
+  /** The header that names the provider for a bare model (documented in /openapi.json). */
+  const providerHeader = Type.Object({ [PROVIDER_HEADER]: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Provider id (or "auto") for the model; see docs/gateway.md, "Compatible surfaces".' })) });
+
   /** One compatible completion: served as the envelope's, its JSON answer translated by `answer` (a stream is written by `encoder`). */
   const serveCompatible = async <Answer>(request: FastifyRequest, reply: FastifyReply, body: CompletionBody, encoder: Exchange['encoder'], answer: (envelope: CompletionEnvelope) => Answer): Promise<Answer | FastifyReply> => {
     const envelope = await serveCompletion(options, request, reply, body, hooks, { reply, model: body.model, encoder });
@@ -317,7 +320,7 @@ const compatRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) =>
 
     openai.post(
       '/v1/chat/completions',
-      { config: { scope: 'write' }, bodyLimit: LIMITS.bodyBytes, schema: { tags: ['gateway'], summary: 'OpenAI Chat Completions (compatible surface)', body: ChatCompletionRequestSchema } },
+      { config: { scope: 'write' }, bodyLimit: LIMITS.bodyBytes, schema: { tags: ['gateway'], summary: 'OpenAI Chat Completions (compatible surface)', body: ChatCompletionRequestSchema, headers: providerHeader } },
       async (request, reply) => {
         requireEnabled();
         const chat = request.body as ChatCompletionRequest;
@@ -347,7 +350,7 @@ const compatRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) =>
 
     anthropic.post(
       '/v1/messages',
-      { config: { scope: 'write' }, bodyLimit: LIMITS.bodyBytes, schema: { tags: ['gateway'], summary: 'Anthropic Messages (compatible surface)', body: MessagesRequestSchema } },
+      { config: { scope: 'write' }, bodyLimit: LIMITS.bodyBytes, schema: { tags: ['gateway'], summary: 'Anthropic Messages (compatible surface)', body: MessagesRequestSchema, headers: providerHeader } },
       async (request, reply) => {
         requireEnabled();
         const messages = request.body as MessagesRequest;

@@ -233,6 +233,20 @@ describe('the OpenAI SDK against /v1', () => {
     await broken.close();
   });
 
+  it('takes the provider from X-SVC-Provider for a bare model, and refuses a header naming no provider', async () => {
+    anthropicFake.reset();
+    const apiKey = await orgWith([['anthropic', anthropicFake]]);
+    const client = new OpenAI({ apiKey, baseURL: `${base}/v1`, maxRetries: 0, defaultHeaders: { 'X-SVC-Provider': 'anthropic' } });
+    const { data, response } = await client.chat.completions.create({ model: 'claude-3-5-haiku-latest', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(data.choices[0]!.message.content).toBe('Hello from the fake upstream.');
+    expect(response.headers.get('x-svc-provider-used')).toBe('anthropic');
+    expect(anthropicFake.requests.at(-1)!.body).toMatchObject({ model: 'claude-3-5-haiku-latest' });
+    const bad = new OpenAI({ apiKey, baseURL: `${base}/v1`, maxRetries: 0, defaultHeaders: { 'X-SVC-Provider': 'nosuch' } });
+    const error = await caught(bad.chat.completions.create({ model: 'claude-3-5-haiku-latest', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.error).toMatchObject({ code: 'validation_failed', param: 'headers.x-svc-provider' });
+  });
+
   it('lists what the org can name: provider/model for each provider with a key, and the classes with routing', async () => {
     const apiKey = await orgWith([['anthropic', anthropicFake]]);
     const client = openaiClient(apiKey);
