@@ -86,6 +86,11 @@ describe('the OpenAI SDK against /v1', () => {
     expect(sent.rawBody).not.toContain('bob@example.org');
     expect(sent.rawBody).toContain('[EMAIL_1]');
     expect((sent.body as { model: string }).model).toBe('gpt-4o-mini');
+
+    // A bare model the price table lists at one provider goes there (the org has no routing).
+    const bare = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(bare.response.headers.get('x-svc-provider-used')).toBe('openai');
+    expect(openaiFake.requests).toHaveLength(2);
   });
 
   it('streams chat.completion.chunk events with the usage chunk when include_usage is asked, ending with [DONE]', async () => {

@@ -54,7 +54,8 @@ export async function chooseProvider(model: string, context: ModelContext): Prom
   if (slash > 0 && slash < model.length - 1 && isProviderName(model.slice(0, slash))) return { provider: model.slice(0, slash), model: model.slice(slash + 1) };
   if (context.hasRouting && modelClassOf(model) !== null) return { provider: 'auto', model };
   const listing = providersListing(model);
-  if (listing.length > 0) {
+  if (listing.length === 1) return { provider: listing[0]!, model };
+  if (listing.length > 1) {
     const servable = new Set(await context.servable());
     return { provider: listing.find((provider) => servable.has(provider)) ?? listing[0]!, model };
   }
