@@ -70,6 +70,7 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
     const hooks = {
       decided() {},
       admitted() {},
+      served() {},
       takeOver(): never {
         throw new Error('the core bench sends JSON completions only');
       },

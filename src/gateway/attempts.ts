@@ -52,6 +52,10 @@ export interface AttemptSuccess<T> {
   breaker: CircuitBreaker;
   probe: boolean;
   latencyMs: number;
+  /** Providers passed over before this one answered (failed, or skipped with an open breaker), in order. */
+  passedOver: string[];
+  /** Upstream calls made for this request, retries included (the successful one counts). */
+  attempts: number;
 }
 
 /** A stream's first event has arrived: failover is over. */
@@ -160,6 +164,7 @@ export class Attempts {
     let lastError: unknown = null;
     let attempts = 0;
     let skippedOpen = 0;
+    const passedOver: string[] = [];
     for (const candidate of prepared.candidates) {
       this.remember(prepared, candidate);
       const breaker = this.breakers.get(candidate.key);
@@ -177,7 +182,7 @@ export class Attempts {
           const value = await attempt(candidate, signal);
           const latencyMs = performance.now() - attemptStarted;
           this.latency.observe(candidate.key, latencyMs);
-          return { value, candidate, breaker, probe, latencyMs };
+          return { value, candidate, breaker, probe, latencyMs, passedOver, attempts };
         } catch (raw) {
           const error = raw instanceof UpstreamError ? raw : new UpstreamError({ provider: candidate.provider, status: null, code: 'server', retryable: false, providerCode: 'adapter_failure', cause: raw });
           if (signal?.aborted) {
@@ -203,6 +208,7 @@ export class Attempts {
           }
         }
       }
+      passedOver.push(candidate.provider);
       if (performance.now() - started >= this.retryPolicy.totalBudgetMs) break;
     }
     throw failureToError(lastError, attempts, skippedOpen);
@@ -226,7 +232,8 @@ export class Attempts {
     if (healthy === this.reportedHealthy.has(key)) return;
     if (healthy) this.reportedHealthy.add(key);
     else this.reportedHealthy.delete(key);
-    this.deps.metrics.gatewayHealth.set({ gateway_id: key, kind: 'llm_provider' }, healthy ? 1 : 0);
+    // kind tells a provider's breaker apart from a protected gateway's backend (same metric, the spec's name).
+    this.deps.metrics.gatewayHealth.set({ gateway_id: key, kind: 'ai_provider' }, healthy ? 1 : 0);
   }
 
   private announceDown(orgId: string, candidate: Viable, error: UpstreamError, checkType: 'circuit_breaker' | 'health_check'): void {

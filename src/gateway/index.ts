@@ -20,6 +20,8 @@ export type { CompletionVerifier, StreamVerifier, VerifierContext, VerifierStop 
 export { VerificationSchema } from './verifier.ts';
 export { CompletionRequestSchema, CompletionResponseSchema, SourceSchema, ToolSchema } from './schemas.ts';
 export type { CompletionBody } from './schemas.ts';
+export { ChatCompletionChunkSchema, ChatCompletionResponseSchema, ModelListSchema, ModelSchema, OpenAiErrorSchema } from './compat/openai.ts';
+export { AnthropicErrorSchema, MessageResponseSchema, MessageStreamEventSchema } from './compat/anthropic.ts';
 
 /**
  * The gateway: explicit dependencies (`GatewayServiceDeps`); the listed price table unless

@@ -15,7 +15,8 @@
  * compression; TCP_NODELAY is left on, Node's default), with back-pressure: when the socket
  * buffer is full the writer waits for 'drain' before taking the next upstream chunk.
  *
- * Chunk shapes (documented in docs/gateway.md):
+ * Chunk shapes of svc's own format (`svcStreamEncoder`; documented in docs/gateway.md; the
+ * compatible surfaces bring their own encoders, compat/):
  *   delta   { request_id, index, delta }
  *   tool    { request_id, index, tool_call: { index, id?, name?, arguments_delta, thought_signature? } }
  *   final   { request_id, provider, model, finish_reason, usage, cost_usd, latency_ms, verification, response_filter, done: true }
@@ -25,14 +26,14 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ResponseGuard } from '../detection/index.ts';
-import { ERRORS, SvcError } from '../platform/errors.ts';
+import { ERRORS, SvcError, type ErrorCode } from '../platform/errors.ts';
 import { isShuttingDown, shutdownErrorPayload } from '../platform/streams.ts';
 import type { PreparedCompletion } from './admission.ts';
 import { failureToError, type Attempts, type AttemptSuccess, type FirstEvent } from './attempts.ts';
 import type { ClientCancel } from './cancel.ts';
-import { UpstreamError, type StreamEvent, type TokenUsage } from './contract.ts';
+import { UpstreamError, type FinishReason, type StreamEvent, type TokenUsage } from './contract.ts';
 import { createStreamRestorer } from './pii/index.ts';
-import { estimateUsage, responseFilter, toPublicUsage, type Settlement } from './settlement.ts';
+import { estimateUsage, responseFilter, toPublicUsage, type CompletionEnvelope, type Settlement } from './settlement.ts';
 import type { CompletionBody } from './schemas.ts';
 import type { CompletionVerifier, StreamVerifier, VerifierStop } from './verifier.ts';
 
@@ -46,6 +47,97 @@ export function sseLine(payload: unknown): string {
 export interface StreamTarget {
   raw: ServerResponse;
   headers: Record<string, string | number | string[]>;
+  /** The wire format of the events (default: svc's own, `svcStreamEncoder`). */
+  encoder?: StreamEncoder;
+}
+
+/** Which provider answered, once it is known (before a stream's first byte; after a JSON answer). */
+export interface ServedFacts {
+  provider: string;
+  model: string;
+  /** Providers passed over before it (failed, or skipped with an open breaker), in order. */
+  passedOver: readonly string[];
+  /** Upstream calls made, retries included. */
+  attempts: number;
+}
+
+/** A tool-call fragment of a stream (see StreamEvent 'tool_call_delta'). */
+export interface ToolCallFragment {
+  index: number;
+  id?: string;
+  name?: string;
+  argumentsDelta: string;
+  thoughtSignature?: string;
+}
+
+/** What the last event of a completed stream reports. */
+export interface StreamSummary {
+  provider: string;
+  model: string;
+  finishReason: FinishReason;
+  usage: CompletionEnvelope['usage'];
+  costUsd: number | null;
+  latencyMs: number;
+  verification: Record<string, unknown> | null;
+  responseFilter: Record<string, unknown> | null;
+}
+
+/** An error event: a catalogue code and its message, with the verdict when verification stopped the stream. */
+export interface StreamFailure {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+  verification?: unknown;
+}
+
+/**
+ * The wire format of a relayed stream: each method returns the text to write (possibly several
+ * events). One encoder per stream (it may keep state, e.g. which content block is open). svc's
+ * own format is `svcStreamEncoder`; the compatible surfaces (compat/) bring OpenAI's and
+ * Anthropic's. The relay decides what happens; the encoder only says how it is written.
+ */
+export interface StreamEncoder {
+  /** A text delta ('' only for the first event, to get the headers out). */
+  delta(text: string): string;
+  toolCall(fragment: ToolCallFragment): string;
+  /** The completed stream: the final event(s) and the end marker. */
+  end(summary: StreamSummary): string;
+  /** A failure after the first byte; `terminated`: the end marker follows (verification's stop). */
+  error(failure: StreamFailure, terminated: boolean): string;
+}
+
+/** svc's own stream format (docs/gateway.md, "Streaming"). */
+export function svcStreamEncoder(requestId: string): StreamEncoder {
+  let index = 0;
+  return {
+    delta: (text) => sseLine({ request_id: requestId, index: index++, delta: text }),
+    toolCall(fragment) {
+      const toolCall: Record<string, unknown> = { index: fragment.index, arguments_delta: fragment.argumentsDelta };
+      if (fragment.id !== undefined) toolCall.id = fragment.id;
+      if (fragment.name !== undefined) toolCall.name = fragment.name;
+      if (fragment.thoughtSignature !== undefined) toolCall.thought_signature = fragment.thoughtSignature;
+      return sseLine({ request_id: requestId, index: index++, tool_call: toolCall });
+    },
+    end: (summary) =>
+      sseLine({
+        request_id: requestId,
+        provider: summary.provider,
+        model: summary.model,
+        finish_reason: summary.finishReason,
+        usage: summary.usage,
+        cost_usd: summary.costUsd,
+        latency_ms: summary.latencyMs,
+        verification: summary.verification,
+        response_filter: summary.responseFilter,
+        done: true,
+      }) + SSE_DONE,
+    error(failure, terminated) {
+      const error: Record<string, unknown> = { code: failure.code, message: failure.message };
+      if (failure.details !== undefined) error.details = failure.details;
+      if (failure.verification !== undefined) error.verification = failure.verification;
+      return sseLine({ request_id: requestId, error }) + (terminated ? SSE_DONE : '');
+    },
+  };
 }
 
 type StreamEnd = { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown; content: string } | { kind: 'aborted'; content: string };
@@ -54,6 +146,7 @@ type StreamEnd = { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; 
 interface OpenedStream {
   provider: string;
   model: string;
+  served: ServedFacts;
   first: StreamEvent;
   rest: AsyncIterator<StreamEvent>;
   /** Call exactly once when the stream ended, failed or was abandoned. */
@@ -80,10 +173,11 @@ export async function relayStream<C>(
   guard: ResponseGuard | null,
   verifier: CompletionVerifier | null,
   body: CompletionBody,
-  owner: { takeOver(context: C): StreamTarget },
+  owner: { takeOver(context: C): StreamTarget; served(context: C, facts: ServedFacts): void },
   context: C,
 ): Promise<void> {
   const opened = await openStream(parts, prepared, cancel);
+  owner.served(context, opened.served);
   // ---- verification hook, streams (issue #18): a hold-back guard between upstream deltas and the client.
   const verifying = verifier === null ? null : await verifier.stream({ orgId: prepared.caller.orgId, requestId: prepared.caller.requestId, body });
   await pipe(prepared, opened, owner.takeOver(context), cancel, guard, verifying);
@@ -104,6 +198,7 @@ async function openStream(parts: StreamParts, prepared: PreparedCompletion, sign
   return {
     provider: candidate.provider,
     model: candidate.model,
+    served: { provider: candidate.provider, model: candidate.model, passedOver: success.passedOver, attempts: success.attempts },
     first: value.first,
     rest: value.rest,
     restore: restore ? createStreamRestorer(prepared.redaction!.mapping) : { push: (delta) => delta, flush: () => '' },
@@ -132,8 +227,7 @@ async function openStream(parts: StreamParts, prepared: PreparedCompletion, sign
 /** Relays an opened stream to the client; failures after the first byte become an error event. */
 async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: StreamTarget, cancel: ClientCancel, guard: ResponseGuard | null, verifying: StreamVerifier | null): Promise<void> {
   const writer = new SseWriter(target.raw);
-  const requestId = prepared.caller.requestId;
-  let index = 0;
+  const encoder = target.encoder ?? svcStreamEncoder(prepared.caller.requestId);
   let content = '';
   let started = false;
   const send = async (text: string) => {
@@ -148,8 +242,7 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
     cancel.abort();
     await opened.rest.return?.().catch(() => undefined);
     opened.finish({ kind: 'aborted', content });
-    await send(sseLine({ request_id: requestId, error: { code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification } }));
-    await writer.write(SSE_DONE);
+    await send(encoder.error({ code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification }, true));
     writer.end();
   };
   try {
@@ -164,13 +257,9 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
           if (checked.stop !== null) return await stopForVerification(checked.stop);
           text = checked.release;
         }
-        if (text !== '' || !started) await send(sseLine({ request_id: requestId, index: index++, delta: text }));
+        if (text !== '' || !started) await send(encoder.delta(text));
       } else if (event.type === 'tool_call_delta') {
-        const toolCall: Record<string, unknown> = { index: event.index, arguments_delta: event.argumentsDelta };
-        if (event.id !== undefined) toolCall.id = event.id;
-        if (event.name !== undefined) toolCall.name = event.name;
-        if (event.thoughtSignature !== undefined) toolCall.thought_signature = event.thoughtSignature;
-        await send(sseLine({ request_id: requestId, index: index++, tool_call: toolCall }));
+        await send(encoder.toolCall(event));
       } else {
         let rest = opened.restore.flush();
         let verification: Record<string, unknown> | null = null;
@@ -182,25 +271,22 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
           rest = flushed.release + ended.release;
           verification = ended.verification;
         }
-        if (rest !== '') await send(sseLine({ request_id: requestId, index: index++, delta: rest }));
+        if (rest !== '') await send(encoder.delta(rest));
         const filtered = guard === null ? responseFilter(prepared) : await guard.finish(content, responseFilter(prepared));
         const settled = opened.finish({ kind: 'done', event, content });
         const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
         await send(
-          sseLine({
-            request_id: requestId,
+          encoder.end({
             provider: opened.provider,
             model: event.model ?? opened.model,
-            finish_reason: event.finishReason,
+            finishReason: event.finishReason,
             usage: toPublicUsage(usage),
-            cost_usd: settled === null ? 0 : settled.costUsd,
-            latency_ms: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
+            costUsd: settled === null ? 0 : settled.costUsd,
+            latencyMs: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
             verification,
-            response_filter: filtered,
-            done: true,
+            responseFilter: filtered,
           }),
         );
-        await writer.write(SSE_DONE);
         writer.end();
         return;
       }
@@ -213,7 +299,8 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
       // The server is stopping: settled like a stream the client left, then a final error event.
       await opened.rest.return?.().catch(() => undefined);
       opened.finish({ kind: 'aborted', content });
-      await send(sseLine(shutdownErrorPayload(requestId)));
+      const { error: shutdown } = shutdownErrorPayload(prepared.caller.requestId);
+      await send(encoder.error(shutdown, false));
       writer.end();
       return;
     }
@@ -229,7 +316,7 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
       // stream is settled like one the client left (no breaker failure), then the error event.
       await opened.rest.return?.().catch(() => undefined);
       opened.finish({ kind: 'aborted', content });
-      await send(sseLine({ request_id: requestId, error: { code: error.code, message: error.message } }));
+      await send(encoder.error({ code: error.code, message: error.message }, false));
       writer.end();
       return;
     }
@@ -237,9 +324,8 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
     const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
     // A cut stream: held-back text is released only if it passes, and the error event carries the verdict.
     const ended = verifying === null ? null : await verifying.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
-    if (ended !== null && ended.stop === null && ended.release !== '') await send(sseLine({ request_id: requestId, index: index++, delta: ended.release }));
-    const verification = ended === null ? {} : { verification: ended.verification };
-    await send(sseLine({ request_id: requestId, error: { code: mapped.code, message: mapped.message, ...verification } }));
+    if (ended !== null && ended.stop === null && ended.release !== '') await send(encoder.delta(ended.release));
+    await send(encoder.error(ended === null ? { code: mapped.code, message: mapped.message } : { code: mapped.code, message: mapped.message, verification: ended.verification }, false));
     writer.end();
   }
 }

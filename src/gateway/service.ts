@@ -32,10 +32,11 @@ import { BudgetLedger, createBudgetStore } from './budget.ts';
 import type { CompletionResult } from './contract.ts';
 import { contentText } from './content.ts';
 import type { GatewayEvents } from './events.ts';
-import type { ProviderKeySource } from './keys.ts';
+import { resolveTarget, type ProviderKeySource } from './keys.ts';
 import { restorePlaceholders } from './pii/index.ts';
+import { providerIds, type ProviderId } from './registry.ts';
 import type { CostFunction } from './pricing/pricing.ts';
-import { relayStream, type StreamParts, type StreamTarget } from './relay.ts';
+import { relayStream, type ServedFacts, type StreamParts, type StreamTarget } from './relay.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { LatencyWindows } from './routing.ts';
 import type { CompletionBody } from './schemas.ts';
@@ -49,7 +50,7 @@ export type { Caller, PreparedCompletion } from './admission.ts';
 export type { Invokers } from './attempts.ts';
 export type { CompletionEnvelope } from './settlement.ts';
 export type { CostFunction } from './pricing/pricing.ts';
-export type { StreamTarget } from './relay.ts';
+export type { ServedFacts, StreamEncoder, StreamFailure, StreamSummary, StreamTarget, ToolCallFragment } from './relay.ts';
 
 export interface GatewayServiceDeps {
   db: Database;
@@ -97,6 +98,11 @@ export interface CompletionHooks<C> {
   decided(context: C, decision: ThreatDecision, sessionId: string | undefined): void;
   /** Admission passed: the answer, or its error, is the gateway's (transparency headers). */
   admitted(context: C): void;
+  /**
+   * The provider that answers is known (a stream: before its first byte; JSON: once answered, and
+   * again if verification's retry answered instead): the failover facts for the answer's headers.
+   */
+  served(context: C, facts: ServedFacts): void;
   /** A stream's first upstream event arrived: the response is taken over and written by the relay. */
   takeOver(context: C): StreamTarget;
 }
@@ -198,6 +204,13 @@ export class GatewayService {
     return this.attempts.runHealthChecks(now);
   }
 
+  /** The providers an org can be served by now: those with a key (its own, or the deployment's), in registry order. */
+  async servableProviders(orgId: string): Promise<string[]> {
+    const { orgKeys, envKeys } = this.deps;
+    const servable = await Promise.all(providerIds.map(async (provider) => ((await resolveTarget(orgKeys, envKeys, orgId, provider)) === null ? null : provider)));
+    return servable.filter((provider): provider is ProviderId => provider !== null);
+  }
+
   /** Breaker states for the admin endpoint of one org. */
   health(orgId: string): Promise<Array<Record<string, unknown>>> {
     return this.attempts.health(orgId);
@@ -231,7 +244,8 @@ export class GatewayService {
       await relayStream(this.streamParts, prepared, cancel, guard, verifier, body, hooks, context);
       return undefined;
     }
-    const envelope = await this.complete(prepared, cancel);
+    const { envelope, served } = await this.answer(prepared, cancel);
+    hooks.served(context, served);
     envelope.response_filter = await guard.finish(envelope.content, envelope.response_filter);
     if (verifier === null) return envelope;
     // ---- verification hook, JSON answers (issue #18): verifier may redact, retry on the next provider, or throw VERIFICATION_BLOCKED.
@@ -243,7 +257,10 @@ export class GatewayService {
         : {
             provider: next.provider,
             run: async () => {
-              const second = await this.complete(await this.prepare({ ...body, provider: next.provider, model: next.model }, caller), cancel);
+              const retried = await this.answer(await this.prepare({ ...body, provider: next.provider, model: next.model }, caller), cancel);
+              const second = retried.envelope;
+              // The first answer's provider was passed over by verification.
+              hooks.served(context, { ...retried.served, passedOver: [...served.passedOver, served.provider, ...retried.served.passedOver], attempts: served.attempts + retried.served.attempts });
               second.response_filter = await guard.finish(second.content, second.response_filter);
               return second;
             },
@@ -284,6 +301,11 @@ export class GatewayService {
 
   /** The attempts and settlement of an admitted JSON completion: the service's envelope. */
   async complete(prepared: PreparedCompletion, signal?: AbortHook): Promise<CompletionEnvelope> {
+    return (await this.answer(prepared, signal)).envelope;
+  }
+
+  /** `complete`, with which provider answered after which were passed over. */
+  private async answer(prepared: PreparedCompletion, signal?: AbortHook): Promise<{ envelope: CompletionEnvelope; served: ServedFacts }> {
     let success: AttemptSuccess<CompletionResult>;
     try {
       success = await this.attempts.completion(prepared, signal);
@@ -310,7 +332,7 @@ export class GatewayService {
       response_filter: responseFilter(prepared),
     };
     if (result.toolCalls !== undefined && result.toolCalls.length > 0) envelope.tool_calls = result.toolCalls;
-    return envelope;
+    return { envelope, served: { provider: candidate.provider, model: result.model, passedOver: success.passedOver, attempts: success.attempts } };
   }
 }
 

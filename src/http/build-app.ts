@@ -155,7 +155,11 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
     // Mcp-Session-Id and MCP-Protocol-Version: a browser MCP client (the MCP Inspector) must read them to keep its session.
-    exposedHeaders: ['X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Mcp-Session-Id', 'MCP-Protocol-Version'],
+    // X-SVC-*: the gateway's facts of an answer (provider used, failover, cost, verification, error code).
+    exposedHeaders: [
+      'X-Request-ID', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Mcp-Session-Id', 'MCP-Protocol-Version',
+      'X-SVC-Provider-Used', 'X-SVC-Model-Used', 'X-SVC-Attempts', 'X-SVC-Failover', 'X-SVC-Cost-USD', 'X-SVC-Verification', 'X-SVC-Error-Code',
+    ],
     // Every method a route answers (the plugin's default is GET, HEAD, POST): an MCP client ends its session with DELETE.
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     // An OPTIONS without Origin / Access-Control-Request-Method gets the same 204 as a preflight,

@@ -17,7 +17,18 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { KEY_CLASSES, ROLES, SCOPES } from '../accounts/index.ts';
-import { CompletionResponseSchema, VerificationSchema } from '../gateway/index.ts';
+import {
+  AnthropicErrorSchema,
+  ChatCompletionChunkSchema,
+  ChatCompletionResponseSchema,
+  CompletionResponseSchema,
+  MessageResponseSchema,
+  MessageStreamEventSchema,
+  ModelListSchema,
+  ModelSchema,
+  OpenAiErrorSchema,
+  VerificationSchema,
+} from '../gateway/index.ts';
 import { TOOL_CATEGORIES } from '../mcp/index.ts';
 import { ERRORS, type ErrorCode } from '../platform/errors.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/index.ts';
@@ -439,6 +450,14 @@ export const RESPONSE_COMPONENTS = {
   ThresholdSettings,
   CompletionResponse: CompletionResponseSchema,
   CompletionStreamEvent,
+  ChatCompletion: ChatCompletionResponseSchema,
+  ChatCompletionChunk: ChatCompletionChunkSchema,
+  Model: ModelSchema,
+  ModelList: ModelListSchema,
+  OpenAiError: OpenAiErrorSchema,
+  AnthropicMessage: MessageResponseSchema,
+  AnthropicStreamEvent: MessageStreamEventSchema,
+  AnthropicError: AnthropicErrorSchema,
   Verification: VerificationSchema,
   RoutingConfig,
   ChallengeClearance,
@@ -491,6 +510,8 @@ interface OperationResponses {
   errors?: number[];
   /** Extra media types of the success answer (the streamed completion). */
   stream?: ComponentName;
+  /** The error body, when not svc's envelope (the compatible surfaces answer in their API's shape). */
+  error?: ComponentName;
 }
 
 /**
@@ -521,6 +542,10 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'POST /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
 
   'POST /api/v1/gateway/completions': { success: { 200: 'CompletionResponse' }, stream: 'CompletionStreamEvent', errors: [402, 422, 502, 504] },
+  'POST /v1/chat/completions': { success: { 200: 'ChatCompletion' }, stream: 'ChatCompletionChunk', errors: [402, 404, 422, 502, 504], error: 'OpenAiError' },
+  'GET /v1/models': { success: { 200: 'ModelList' }, error: 'OpenAiError' },
+  'GET /v1/models/:model': { success: { 200: 'Model' }, errors: [404], error: 'OpenAiError' },
+  'POST /v1/messages': { success: { 200: 'AnthropicMessage' }, stream: 'AnthropicStreamEvent', errors: [402, 404, 422, 502, 504], error: 'AnthropicError' },
   'GET /api/v1/gateway/routing': { success: { 200: 'RoutingConfig' }, errors: [404] },
   'PUT /api/v1/gateway/routing': { success: { 200: 'RoutingConfig' } },
   'DELETE /api/v1/gateway/routing': { success: { 204: null } },
@@ -616,6 +641,10 @@ export function commonErrors(method: string, schema: RouteSchema, config: RouteF
 }
 
 const COMPLETIONS = 'POST /api/v1/gateway/completions';
+const CHAT = 'POST /v1/chat/completions';
+const MESSAGES = 'POST /v1/messages';
+/** Every operation that serves a completion (svc's envelope and the compatible surfaces). */
+const ALL_COMPLETIONS = [COMPLETIONS, CHAT, MESSAGES] as const;
 /**
  * Codes only some operations answer (all others may come from any operation with the status).
  * An empty list: answered outside the documented operations (the router's 404/405, /metrics, the
@@ -637,19 +666,20 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   BACKEND_DOWN: [],
   BACKEND_TIMEOUT: [],
   MCP_SESSION_EXPIRED: ['POST /api/v1/mcp/sessions/:id/heartbeat'],
-  THREAT_BLOCKED: [COMPLETIONS],
-  CHALLENGE_REQUIRED: [COMPLETIONS],
-  UPSTREAM_QUOTA_EXCEEDED: [COMPLETIONS],
-  PII_BLOCKED: [COMPLETIONS],
-  VERIFICATION_BLOCKED: [COMPLETIONS],
-  IMAGES_NOT_SUPPORTED: [COMPLETIONS],
-  UPSTREAM_REJECTED: [COMPLETIONS],
-  BUDGET_EXHAUSTED: [COMPLETIONS],
-  NO_PROVIDERS: [COMPLETIONS],
-  UPSTREAM_AUTH_FAILED: [COMPLETIONS],
-  UPSTREAM_ERROR: [COMPLETIONS],
-  UPSTREAM_UNAVAILABLE: [COMPLETIONS],
-  UPSTREAM_TIMEOUT: [COMPLETIONS],
+  THREAT_BLOCKED: ALL_COMPLETIONS,
+  CHALLENGE_REQUIRED: ALL_COMPLETIONS,
+  UPSTREAM_QUOTA_EXCEEDED: ALL_COMPLETIONS,
+  PII_BLOCKED: ALL_COMPLETIONS,
+  VERIFICATION_BLOCKED: ALL_COMPLETIONS,
+  IMAGES_NOT_SUPPORTED: ALL_COMPLETIONS,
+  UPSTREAM_REJECTED: ALL_COMPLETIONS,
+  BUDGET_EXHAUSTED: ALL_COMPLETIONS,
+  NO_PROVIDERS: ALL_COMPLETIONS,
+  UPSTREAM_AUTH_FAILED: ALL_COMPLETIONS,
+  UPSTREAM_ERROR: ALL_COMPLETIONS,
+  UPSTREAM_UNAVAILABLE: ALL_COMPLETIONS,
+  UPSTREAM_TIMEOUT: ALL_COMPLETIONS,
+  MODEL_NOT_FOUND: [CHAT, MESSAGES, 'GET /v1/models/:model'],
 };
 
 /** The catalogue's codes this operation may answer with this status: the response's description. */
@@ -677,7 +707,10 @@ export function responsesOf(method: string, url: string, schema: RouteSchema, co
       content['text/event-stream'] = {
         schema: {
           type: 'string',
-          description: `With "stream": true: server-sent events, each \`data:\` line a ${entry.stream} (JSON), ending with \`data: [DONE]\`.`,
+          description:
+            entry.stream === 'AnthropicStreamEvent'
+              ? 'With "stream": true: server-sent events, each an `event:` line naming its type and a `data:` line with an AnthropicStreamEvent (JSON), ending with message_stop.'
+              : `With "stream": true: server-sent events, each \`data:\` line a ${entry.stream} (JSON), ending with \`data: [DONE]\`.`,
           'x-event-schema': { $ref: `${COMPONENTS_PATH}${entry.stream}` },
         },
       };
@@ -687,9 +720,9 @@ export function responsesOf(method: string, url: string, schema: RouteSchema, co
   const errors = new Set([...commonErrors(method, schema, config), ...(entry.errors ?? [])]);
   for (const status of [...errors].sort((left, right) => left - right)) {
     if (responses[String(status)] !== undefined) continue;
-    responses[String(status)] = { description: codesOf(`${method} ${url}`, status).join(', '), content: json('Error') };
+    responses[String(status)] = { description: codesOf(`${method} ${url}`, status).join(', '), content: json(entry.error ?? 'Error') };
   }
-  responses.default = { description: 'Any other error (INTERNAL): the same envelope.', content: json('Error') };
+  responses.default = { description: 'Any other error (INTERNAL): the same envelope.', content: json(entry.error ?? 'Error') };
   return responses;
 }
 

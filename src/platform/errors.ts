@@ -33,6 +33,7 @@ export const ERRORS = {
   // 404
   NOT_FOUND: { status: 404, message: 'No such resource.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
+  MODEL_NOT_FOUND: { status: 404, message: 'The model names no provider svc knows: write it as provider/model (GET /v1/models lists them), send X-SVC-Provider, or configure routing.' },
   // 405/409/413/415
   METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this endpoint; the Allow header lists those that are.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request was not received completely in time.' },

@@ -1,5 +1,6 @@
 /**
- * Metrics registry (prom-client) with the ten names the spec fixes, exactly. Each app instance
+ * Metrics registry (prom-client) with the ten names the spec fixes, exactly, and svc's own beside
+ * them (svc_ai_cost_usd_total). Each app instance
  * owns its registry (tests build several apps in one process). Label values never carry
  * secrets or user content: only ids, methods, status codes and enumerations.
  */
@@ -15,10 +16,11 @@ export interface Metrics {
   readonly rateLimitHits: Counter<'scope' | 'gateway'>;
   readonly sessionEscalations: Counter<'tier'>;
   readonly gatewayHealth: Gauge<'gateway_id' | 'kind'>;
-  readonly aiCost: Counter<'model' | 'provider'>;
   readonly dbPoolSize: Gauge<string>;
   readonly redisLatency: Histogram<string>;
   readonly aiTokens: Counter<'model' | 'provider'>;
+  /** svc_ai_cost_usd_total: listed-price cost of AI gateway completions (unpriced models add nothing). */
+  readonly aiCost: Counter<'model' | 'provider'>;
   /** The exposition a scrape answers: this registry, or in a cluster worker every worker's merged. */
   text(): Promise<string>;
   /** Stops answering the primary's collections (cluster workers). */
@@ -78,7 +80,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
     }),
     gatewayHealth: new Gauge({
       name: 'svc_gateway_health',
-      help: 'Health of each protected API gateway backend (kind api_gateway) and each AI-gateway upstream provider target (kind llm_provider): 1 healthy, 0 unhealthy.',
+      help: 'Health of each protected API gateway backend (kind api_gateway) and each AI-gateway upstream provider target (kind ai_provider): 1 healthy, 0 unhealthy.',
       labelNames: ['gateway_id', 'kind'],
       aggregator: 'min',
       registers: [registry],

@@ -15,7 +15,7 @@ afterAll(async () => context.close());
 describe('docs/api.md', () => {
   it('lists every endpoint with the scope it enforces', () => {
     const routes = (context.app as unknown as { routeAccess: RouteAccess[] }).routeAccess
-      .filter((route) => route.url.startsWith('/api/') || route.url.startsWith('/health') || route.url === '/metrics' || route.url === '/openapi.json')
+      .filter((route) => route.url.startsWith('/api/') || route.url.startsWith('/v1/') || route.url.startsWith('/health') || route.url === '/metrics' || route.url === '/openapi.json')
       .map((route) => `| ${route.method} | \`${route.url}\` | ${route.access} |`)
       .sort();
     const documented = readFileSync(resolve(import.meta.dirname, '../../docs/api.md'), 'utf8')

@@ -134,7 +134,8 @@ function conform(method: string, url: string, status: number, contentType: strin
       return;
     }
     // The description of an error status lists the codes the operation answers with it.
-    const code = status >= 400 ? parsed.error?.code : undefined;
+    // The compatible surfaces: OpenAI's `code` is the catalogue code in lower case; Anthropic's body has none.
+    const code = status >= 400 && typeof parsed.error?.code === 'string' ? parsed.error.code.toUpperCase() : undefined;
     if (code !== undefined && !documented.description.split(', ').includes(code)) {
       mismatches.push(`${where}: ${code} not among the documented codes (${documented.description})`);
       return;
@@ -191,7 +192,9 @@ describe('/openapi.json response schemas', () => {
       for (const status of statuses.filter((candidate) => /^[45]\d\d$|^default$/.test(candidate))) {
         const schema = operation.responses[status]!.content?.['application/json']?.schema;
         const isHealthBody = isHealth && status === '503';
-        if (!isHealthBody && schema?.$ref !== '#/components/schemas/Error') problems.push(`${name} ${status}: not the Error component`);
+        // The compatible surfaces answer errors in their API's own shape.
+        const errorComponent = path === '/v1/messages' ? 'AnthropicError' : path.startsWith('/v1/') ? 'OpenAiError' : 'Error';
+        if (!isHealthBody && schema?.$ref !== `#/components/schemas/${errorComponent}`) problems.push(`${name} ${status}: not the ${errorComponent} component`);
       }
     }
     expect(problems).toEqual([]);
@@ -261,6 +264,17 @@ describe('/openapi.json response schemas', () => {
     expect(completion.statusCode).toBe(200);
     expect((await call('POST', '/api/v1/gateway/completions', { payload: { ...ask, stream: true } })).headers['content-type']).toMatch(/text\/event-stream/);
     await call('POST', '/api/v1/gateway/completions', { payload: { ...ask, provider: 'anthropic', model: 'claude-sonnet-4-5' } });
+    // The compatible surfaces (OpenAI, Anthropic), JSON and streamed, and their errors.
+    const chat = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }] };
+    expect((await call('POST', '/v1/chat/completions', { payload: chat })).statusCode).toBe(200);
+    expect((await call('POST', '/v1/chat/completions', { payload: { ...chat, stream: true, stream_options: { include_usage: true } } })).headers['content-type']).toMatch(/text\/event-stream/);
+    await call('POST', '/v1/chat/completions', { payload: { ...chat, model: 'no-such-model' } });
+    await call('GET', '/v1/models');
+    await call('GET', `/v1/models/${encodeURIComponent('openai/gpt-4o-mini')}`);
+    const message = { model: 'mock/mock-small', max_tokens: 50, messages: [{ role: 'user', content: 'Say hello.' }] };
+    expect((await call('POST', '/v1/messages', { payload: message })).statusCode).toBe(200);
+    expect((await call('POST', '/v1/messages', { payload: { ...message, stream: true } })).headers['content-type']).toMatch(/text\/event-stream/);
+    await call('POST', '/v1/messages', { payload: { ...message, model: 'no-such-model' } });
     await call('GET', '/api/v1/gateway/routing');
     await call('PUT', '/api/v1/gateway/routing', { payload: { strategy: 'failover', providers: ['openai'] } });
     await call('GET', '/api/v1/gateway/routing');

@@ -53,6 +53,8 @@ describe('completions against fake upstreams', () => {
     expect(response.json().cost_usd).toBeLessThan(0.001);
     const tokens = await services.metrics.registry.getSingleMetricAsString('svc_ai_tokens_total');
     expect(tokens).toMatch(/svc_ai_tokens_total\{model="gpt-4o-mini",provider="openai"\} \d+/);
+    const cost = await services.metrics.registry.getSingleMetricAsString('svc_ai_cost_usd_total');
+    expect(Number(/svc_ai_cost_usd_total\{model="gpt-4o-mini",provider="openai"\} ([\d.e-]+)/.exec(cost)?.[1])).toBeGreaterThanOrEqual(response.json().cost_usd);
     const received = openai.requests.at(-1)!;
     expect(received.problems).toEqual([]);
     const sent = JSON.stringify(received.body);

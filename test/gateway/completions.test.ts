@@ -325,7 +325,7 @@ describe('circuit breakers', () => {
     const health = await app.inject({ method: 'GET', url: '/api/v1/gateway/providers/health', headers: { authorization: `Bearer ${apiKey}` } });
     expect(health.json().providers.find((entry: { gateway_id: string }) => entry.gateway_id === 'groq').state).toBe('open');
     const metrics = await services.metrics.registry.getSingleMetricAsString('svc_gateway_health');
-    expect(metrics).toContain('svc_gateway_health{gateway_id="groq",kind="llm_provider"} 0');
+    expect(metrics).toContain('svc_gateway_health{gateway_id="groq",kind="ai_provider"} 0');
     expect(events.some((event) => event.event === 'gateway.down' && event.data.gateway_name === 'groq')).toBe(true);
 
     const before = script.calls.length;

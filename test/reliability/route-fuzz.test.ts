@@ -47,6 +47,19 @@ function bodyFor(operation: Operation): fc.Arbitrary<unknown> {
   return fc.oneof(shaped, value);
 }
 
+/**
+ * The compatible surfaces (/v1/…) answer in their API's own error shape, svc's code in
+ * X-SVC-Error-Code: the code and request id they carry, when that shape is right; null elsewhere.
+ */
+function compatibleError(path: string, response: { json(): unknown; headers: Record<string, unknown> }): { code?: string; request_id?: string } | null {
+  if (!path.startsWith('/v1/')) return null;
+  const code = String(response.headers['x-svc-error-code']);
+  const body = response.json() as { type?: string; request_id?: string; error?: { code?: string; type?: string; message?: string } };
+  const requestId = String(response.headers['x-request-id']);
+  if (path === '/v1/messages') return body.type === 'error' && typeof body.error?.type === 'string' && typeof body.error.message === 'string' ? { code, request_id: body.request_id } : {};
+  return body.error?.code === code.toLowerCase() && typeof body.error.type === 'string' ? { code, request_id: requestId } : {};
+}
+
 describe('fuzzing every route of /openapi.json', () => {
   it('never answers a 5xx outside the documented dependency failures, and every error has the catalogue shape', async () => {
     const spec = (await context.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
@@ -75,7 +88,7 @@ describe('fuzzing every route of /openapi.json', () => {
             ...(operation.method === 'GET' || operation.method === 'DELETE' ? {} : { payload: JSON.stringify(body) ?? 'null' }),
           });
           if (response.statusCode < 400) return;
-          const error = (response.json() as { error?: { code?: string; request_id?: string } }).error;
+          const error = compatibleError(operation.path, response) ?? (response.json() as { error?: { code?: string; request_id?: string } }).error;
           const where = `${operation.method} ${operation.path} → ${response.statusCode} ${error?.code ?? '(no code)'}`;
           if (error?.code === undefined || !(error.code in ERRORS) || error.request_id !== response.headers['x-request-id']) failures.push(`${where}: not the error shape`);
           else if (response.statusCode >= 500 && !DOCUMENTED_5XX.has(error.code)) failures.push(`${where}: ${JSON.stringify(body).slice(0, 200)}`);

@@ -125,6 +125,11 @@ function match(models: Map<string, [string, ModelPrice]>, id: string): [string, 
   return best;
 }
 
+/** The model ids the price table lists for a provider (its alias's for azure_openai and vertex_ai), in table order. */
+export function listedModels(provider: string): string[] {
+  return [...(tables.get(provider)?.models.values() ?? [])].map(([model]) => model);
+}
+
 const cache = new LRUCache<string, PriceLookup>({ max: 2048 });
 
 /** The price of `model` at `provider` (see the module comment for the rule). Pure; memoized. */
