@@ -149,6 +149,14 @@ export function createPinning(store: McpStore, inspector: McpInspector, shared: 
     const category = kind === 'tool' ? inferCategory(definition, context.categories[name]) : 'none';
     const existing = entries.get(keyOf(kind, name));
     if (existing !== undefined && existing.hash === hash && existing.pending_hash === null) {
+      if (kind === 'tool' && existing.category !== category) {
+        // Same definition, another category (the registration's overrides were edited): the
+        // category is stored again, nothing is rescanned or held.
+        const record = { ...existing, category };
+        await store.saveDefinition(context.orgId, record);
+        entries.set(keyOf(kind, name), record);
+        await shared.incr(generationKey(context.orgId, context.serverId), GENERATION_TTL_MS).catch(() => null);
+      }
       return { kind, name, hash, category, held: false, flagged: false, reason: 'unchanged', findings: [], isNew: false };
     }
     if (existing !== undefined && existing.pending_hash === hash) {

@@ -141,10 +141,20 @@ export function createProxy(deps: ProxyDeps) {
   const plainAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000 } });
   const guardedAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } });
   const dispatcher: Dispatcher = deps.allowPrivateTargets ? plainAgent : guardedAgent;
-  /** Message-channel upstreams (stdio, legacy SSE), one bridge per server. */
+  /** Message-channel upstreams (stdio, legacy SSE), one bridge per server and target. */
   const bridges = new Map<string, Bridge>();
+  /** The target (transport and url) each server's bridge was opened for. */
+  const bridgeTargets = new Map<string, string>();
   const bridgeOf = (server: McpServerRecord): Bridge => {
     let bridge = bridges.get(server.id);
+    const target = `${server.transport} ${server.url}`;
+    if (bridge !== undefined && bridgeTargets.get(server.id) !== target) {
+      // The registration was edited to another target: the old channels end (their clients get
+      // 404 for their session and start a new one, on the new target).
+      void bridge.close().catch(() => undefined);
+      bridges.delete(server.id);
+      bridge = undefined;
+    }
     if (bridge === undefined) {
       const stdioName = server.url.startsWith('stdio:') ? server.url.slice('stdio:'.length) : '';
       bridge = createBridge({
@@ -158,6 +168,7 @@ export function createProxy(deps: ProxyDeps) {
         },
       });
       bridges.set(server.id, bridge);
+      bridgeTargets.set(server.id, target);
     }
     return bridge;
   };
@@ -467,7 +478,8 @@ export function createProxy(deps: ProxyDeps) {
     const tool = typeof params.name === 'string' ? params.name : '';
     const { orgId } = exchange.caller;
     let record = await deps.pinning.tool(orgId, exchange.server.id, tool);
-    if (record === null) {
+    // Never pinned, or pinned without a category (an override the registration no longer has).
+    if (record === null || (record.category === null && exchange.server.tool_categories[tool] === undefined)) {
       // Never pinned (the client skipped tools/list through svc, or the tool is not listed): list
       // the server's tools upstream first, pinning them as tools/list would, then decide.
       exchange.listed ??= listToolsUpstream(exchange);
@@ -836,6 +848,7 @@ export function createProxy(deps: ProxyDeps) {
       bindingWrites.clear();
       await Promise.all([...bridges.values()].map((bridge) => bridge.close()));
       bridges.clear();
+      bridgeTargets.clear();
       await Promise.all([plainAgent.close(), guardedAgent.close()]);
     },
   };
