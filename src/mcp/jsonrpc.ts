@@ -1,8 +1,7 @@
 /**
- * JSON-RPC 2.0 as MCP uses it: message shapes, validation and the error codes svc answers with
- * itself. svc's own JSON-RPC error codes sit in the implementation-defined server range
- * (-32000 to -32099) and carry a stable string `data.code` (docs/mcp.md); they are separate from
- * the REST API's error catalogue.
+ * JSON-RPC 2.0 as MCP uses it: message shapes, validation, the error codes svc answers with
+ * itself, and its refusals of tool calls (isError tool results with a stable
+ * `_meta["svc/refusal"].code`, docs/mcp.md); they are separate from the REST API's error catalogue.
  */
 
 export type JsonRpcId = string | number;

@@ -8,7 +8,7 @@
  * MCP-Protocol-Version pass unchanged; unknown methods pass unchanged. Svc changes only: tool
  * lists (held definitions hidden per policy, invisible characters stripped), server
  * instructions, tool results and resource contents that are quarantined, and calls it refuses
- * (role, held definition, blocked arguments), which it answers itself with a JSON-RPC error.
+ * (role, held definition, blocked arguments), which it answers itself as an isError tool result (_meta svc/refusal).
  * An upstream Mcp-Session-Id is bound to the org that opened it; another org presenting it gets
  * 404 as if it did not exist. The upstream host is checked against SSRF when registered and
  * again at connect time (the guarded agent checks the address actually connected to).
