@@ -112,8 +112,13 @@ export async function everythingSession(connect: (client: Client) => Promise<voi
   });
   try {
     await step('ping', () => client.ping());
-    // The conditional tools are registered when the server sees notifications/initialized.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The conditional tools (sampling, elicitation, roots) are registered when the server has
+    // handled notifications/initialized, which a client does not wait for: wait until they are
+    // listed (unrecorded), so that a slow machine does not make one session list fewer tools.
+    for (let tries = 0; tries < 50; tries++) {
+      if ((await client.listTools()).tools.some((tool) => tool.name === 'get-roots-list')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await step('tools/list', async () => (await client.listTools()).tools);
     const call = (name: string, args: Record<string, unknown> = {}) => step(`tools/call ${name}`, () => client.callTool({ name, arguments: args }));
     await call('echo', { message: 'hello through svc' });
