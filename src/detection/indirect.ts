@@ -144,8 +144,12 @@ const OUTPUT_HIJACK = [
 /** Actions an agent's tools can carry out. */
 const ACTION_VERB =
   '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
-/** A segment that opens with an imperative (optionally after a politeness or sequencing word). */
-const IMPERATIVE = new RegExp(`^(?:\\(?[a-z_ ]{2,30}\\)?\\s{0,2}[:)\\]-]\\s{0,3})?(?:(?:please|kindly|now|first|then|also|next|finally|immediately|urgently|ok|okay)[,:]?\\s{1,3}){0,3}${ACTION_VERB}\\b`);
+/**
+ * A segment that opens with an imperative (optionally after a politeness or sequencing word). A
+ * verb followed by a status word is a noun in a status or error line, not an order: "Access
+ * denied - path outside allowed directories", "Upload failed", "Search error".
+ */
+const IMPERATIVE = new RegExp(`^(?:\\(?[a-z_ ]{2,30}\\)?\\s{0,2}[:)\\]-]\\s{0,3})?(?:(?:please|kindly|now|first|then|also|next|finally|immediately|urgently|ok|okay)[,:]?\\s{1,3}){0,3}${ACTION_VERB}\\b(?!\\s{1,3}(?:denied|granted|refused|forbidden|failed|rejected|restricted|blocked|error|not\\s{1,3}(?:allowed|permitted|found))\\b)`);
 /** A request phrased as a question to the reader ("can you … and send …"). */
 const ASK = new RegExp(`^(?:(?:please|so|now|hey)[,:]?\\s{1,3})?(?:can|could|would|will)\\s{1,3}you\\s{1,3}(?:please\\s{1,3})?${ACTION_VERB}\\b`);
 /** A destination or asset named in the request. */

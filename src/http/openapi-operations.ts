@@ -81,6 +81,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'POST /api/v1/mcp/servers': { operationId: 'createMcpServer', summary: 'Register an MCP server behind the inspecting proxy' },
   'GET /api/v1/mcp/servers': { operationId: 'listMcpServers', summary: 'List registered MCP servers' },
   'GET /api/v1/mcp/servers/:id': { operationId: 'getMcpServer', summary: 'One registered MCP server' },
+  'PATCH /api/v1/mcp/servers/:id': { operationId: 'updateMcpServer', summary: 'Edit an MCP server registration (its pins are kept)' },
   'DELETE /api/v1/mcp/servers/:id': { operationId: 'deleteMcpServer', summary: 'Remove an MCP server registration' },
   'GET /api/v1/mcp/servers/:id/definitions': { operationId: 'listMcpDefinitions', summary: "A server's pinned and held tool definitions" },
   'POST /api/v1/mcp/servers/:id/definitions/approve': { operationId: 'approveMcpDefinition', summary: 'Approve a held tool definition (pins it)' },

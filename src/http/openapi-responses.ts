@@ -587,6 +587,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'POST /api/v1/mcp/servers': { success: { 201: 'McpServer' }, errors: [409] },
   'GET /api/v1/mcp/servers': { success: { 200: 'McpServerList' } },
   'GET /api/v1/mcp/servers/:id': { success: { 200: 'McpServer' }, errors: [404] },
+  'PATCH /api/v1/mcp/servers/:id': { success: { 200: 'McpServer' }, errors: [404, 409] },
   'DELETE /api/v1/mcp/servers/:id': { success: { 204: null }, errors: [404] },
   'GET /api/v1/mcp/servers/:id/definitions': { success: { 200: 'McpDefinitionList' }, errors: [404] },
   'POST /api/v1/mcp/servers/:id/definitions/approve': { success: { 200: 'McpDefinition' }, errors: [404, 409] },

@@ -80,6 +80,26 @@ describe('tool categories', () => {
     expect(inferCategory({ name: 'update_file_index', annotations: { readOnlyHint: true } })).toBe('read_files');
   });
 
+  it.each([
+    // server-everything 2026.8.31 (annotations as it lists them): ordinary for an admin.
+    ['get-env', { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, {}, 'none'],
+    ['trigger-sampling-request', { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }, { prompt: {}, maxTokens: {} }, 'none'],
+    ['trigger-elicitation-request', { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }, {}, 'none'],
+    ['trigger-url-elicitation', { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }, { url: {}, message: {} }, 'none'],
+    ['gzip-file-as-resource', { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }, { name: {}, data: {} }, 'read_files'],
+    // server-filesystem 2026.8.31.
+    ['read_text_file', { readOnlyHint: true, openWorldHint: false }, { path: {} }, 'read_files'],
+    ['create_directory', { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }, { path: {} }, 'write_files'],
+    ['move_file', { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }, { source: {}, destination: {} }, 'write_files'],
+    // Annotated tools that do reach the network or run code keep those categories.
+    ['fetch_page', { readOnlyHint: true, openWorldHint: true }, { url: {} }, 'network_access'],
+    ['send_message', { readOnlyHint: false, destructiveHint: false, openWorldHint: true }, { to: {}, text: {} }, 'network_access'],
+    ['evaluate', { readOnlyHint: false, destructiveHint: false, openWorldHint: false }, { expression: {} }, 'execute_code'],
+    ['kill_process', { readOnlyHint: false, destructiveHint: true }, { pid: {} }, 'system_calls'],
+  ])('derives %s from its annotations and schema before its name', (name, annotations, properties, category) => {
+    expect(inferCategory({ name, annotations, inputSchema: { type: 'object', properties } })).toBe(category);
+  });
+
   it('lets configuration override the inference', () => {
     expect(inferCategory({ name: 'echo' }, 'system_calls')).toBe('system_calls');
     expect(TOOL_CATEGORIES).toContain('none');

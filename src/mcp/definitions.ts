@@ -146,7 +146,6 @@ const SYSTEM_WORDS = new Set(['env', 'environment', 'processes', 'kill', 'reboot
 const EXECUTE_WORDS = new Set(['exec', 'execute', 'run', 'shell', 'command', 'cmd', 'eval', 'evaluate', 'python', 'bash', 'powershell', 'script', 'terminal', 'spawn', 'interpreter', 'repl']);
 const NETWORK_WORDS = new Set(['fetch', 'http', 'https', 'url', 'request', 'download', 'upload', 'web', 'browse', 'browser', 'navigate', 'curl', 'wget', 'webhook', 'email', 'mail', 'smtp', 'send', 'post', 'scrape', 'crawl', 'dns', 'socket', 'ping']);
 const WRITE_WORDS = new Set(['write', 'edit', 'create', 'delete', 'remove', 'move', 'rename', 'update', 'save', 'put', 'append', 'mkdir', 'rm', 'touch', 'copy', 'patch', 'modify', 'overwrite', 'truncate', 'insert', 'upsert']);
-const READ_WORDS = new Set(['read', 'get', 'list', 'search', 'find', 'view', 'cat', 'tree', 'info', 'stat', 'open', 'show', 'glob', 'grep', 'ls', 'head', 'tail', 'load']);
 const FILE_WORDS = new Set(['file', 'files', 'dir', 'directory', 'directories', 'folder', 'folders', 'path', 'paths', 'document', 'documents', 'fs', 'filesystem', 'disk', 'text', 'media']);
 const FILE_PARAMETERS = /^(path|paths|file|filename|file_path|filepath|directory|dir|folder|source|destination)$/i;
 const URL_PARAMETERS = /^(url|uri|href|endpoint|webhook|webhook_url|host|hostname)$/i;
@@ -166,28 +165,68 @@ function schemaPropertyNames(schema: unknown): string[] {
   return properties !== null && typeof properties === 'object' ? Object.keys(properties as object) : [];
 }
 
+/** Network verbs of a tool name (what it does, not what it mentions: "url" and "request" name things too). */
+const NETWORK_VERBS = new Set(['fetch', 'http', 'https', 'download', 'upload', 'browse', 'navigate', 'curl', 'wget', 'webhook', 'email', 'mail', 'smtp', 'send', 'post', 'scrape', 'crawl', 'dns', 'socket', 'ping']);
+
+interface Annotations {
+  readonly readOnlyHint?: unknown;
+  readonly destructiveHint?: unknown;
+  readonly idempotentHint?: unknown;
+  readonly openWorldHint?: unknown;
+}
+
+/** Whether a tool carries MCP behaviour annotations (any of the four hints as a boolean). */
+function annotated(annotations: Annotations): boolean {
+  return ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'].some((hint) => typeof annotations[hint as keyof Annotations] === 'boolean');
+}
+
 /**
- * The category of a tool (docs/mcp.md "Tool categories"): configuration wins; otherwise the most
- * privileged category that the tool's name words, parameter names and annotations indicate:
- * system_calls > network_access > execute_code > write_files > read_files > none. A tool whose
- * annotations say readOnlyHint: true is never write_files; destructiveHint: true makes a tool
- * with file words write_files at least.
+ * The category of a tool (docs/mcp.md "Tool categories"). Configuration wins. Otherwise a tool's
+ * MCP annotations (its server's declaration of what it changes) and input schema decide, before
+ * its name:
+ *
+ * - readOnlyHint: true — it changes nothing: network_access when it reaches the open world
+ *   (openWorldHint not false) through a URL parameter or a network verb in its name; read_files
+ *   when it takes a file parameter or names files; else none. Never write, execute or system.
+ * - destructiveHint: false (additive, not read-only): execute_code for a command parameter;
+ *   write_files for a file tool whose name says it writes, read_files for other file tools;
+ *   network_access for an open-world tool whose name is a network verb (send, fetch, post …);
+ *   else none (it adds to the server's own state: toggles, sampling or elicitation round trips).
+ * - otherwise (may destroy; the spec's default when destructiveHint is absent): the inference
+ *   below, from the schema first, then the name.
+ *
+ * Unannotated tools (and destructive ones): the most privileged category that name words and
+ * parameter names indicate, system_calls > network_access > execute_code > write_files >
+ * read_files > none.
  */
 export function inferCategory(definition: Readonly<Record<string, unknown>>, configured?: string): ToolCategory {
   if (configured !== undefined && (TOOL_CATEGORIES as readonly string[]).includes(configured)) return configured as ToolCategory;
   const name = typeof definition.name === 'string' ? definition.name : '';
   const words = nameWords(name);
   const parameters = schemaPropertyNames(definition.inputSchema);
-  const annotations = (definition.annotations ?? {}) as { readOnlyHint?: unknown; destructiveHint?: unknown };
-  const readOnly = annotations.readOnlyHint === true;
+  const annotations = (definition.annotations !== null && typeof definition.annotations === 'object' ? definition.annotations : {}) as Annotations;
   const has = (set: ReadonlySet<string>) => words.some((word) => set.has(word));
-  const fileContext = has(FILE_WORDS) || parameters.some((parameter) => FILE_PARAMETERS.test(parameter));
+  const fileParameter = parameters.some((parameter) => FILE_PARAMETERS.test(parameter));
+  const urlParameter = parameters.some((parameter) => URL_PARAMETERS.test(parameter));
+  const commandParameter = parameters.some((parameter) => COMMAND_PARAMETERS.test(parameter));
+  const fileContext = has(FILE_WORDS) || fileParameter;
+  const openWorld = annotations.openWorldHint !== false;
+
+  if (annotated(annotations) && annotations.readOnlyHint === true) {
+    if (openWorld && (urlParameter || has(NETWORK_VERBS))) return 'network_access';
+    return fileContext ? 'read_files' : 'none';
+  }
+  if (annotated(annotations) && annotations.destructiveHint === false) {
+    if (commandParameter) return 'execute_code';
+    if (fileContext) return has(WRITE_WORDS) ? 'write_files' : 'read_files';
+    if (openWorld && has(NETWORK_VERBS)) return 'network_access';
+    return 'none';
+  }
 
   if (has(SYSTEM_WORDS)) return 'system_calls';
-  if (has(NETWORK_WORDS) || parameters.some((parameter) => URL_PARAMETERS.test(parameter))) return 'network_access';
-  if (has(EXECUTE_WORDS) || parameters.some((parameter) => COMMAND_PARAMETERS.test(parameter))) return 'execute_code';
-  if (!readOnly && fileContext && (has(WRITE_WORDS) || annotations.destructiveHint === true)) return 'write_files';
-  if (fileContext && (has(READ_WORDS) || readOnly || has(WRITE_WORDS))) return 'read_files';
+  if (urlParameter || has(NETWORK_WORDS)) return 'network_access';
+  if (commandParameter || has(EXECUTE_WORDS)) return 'execute_code';
+  if (fileContext && (has(WRITE_WORDS) || annotations.destructiveHint === true)) return 'write_files';
   if (fileContext) return 'read_files';
   return 'none';
 }

@@ -1,8 +1,7 @@
 /**
- * JSON-RPC 2.0 as MCP uses it: message shapes, validation and the error codes svc answers with
- * itself. svc's own JSON-RPC error codes sit in the implementation-defined server range
- * (-32000 to -32099) and carry a stable string `data.code` (docs/mcp.md); they are separate from
- * the REST API's error catalogue.
+ * JSON-RPC 2.0 as MCP uses it: message shapes, validation, the error codes svc answers with
+ * itself, and its refusals of tool calls (isError tool results with a stable
+ * `_meta["svc/refusal"].code`, docs/mcp.md); they are separate from the REST API's error catalogue.
  */
 
 export type JsonRpcId = string | number;
@@ -19,18 +18,23 @@ export interface JsonRpcMessage {
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 
-/** svc's refusals, by stable data.code. */
+/** svc's refusals of a tool call, by stable code (`_meta["svc/refusal"].code`). */
 export const MCP_REFUSALS = {
-  MCP_TOOL_FORBIDDEN: { code: -32010, message: "The caller's role may not use a tool of this category." },
-  MCP_TOOL_HELD: { code: -32011, message: 'This tool definition changed or was flagged and is held until an administrator approves it.' },
-  MCP_ARGUMENTS_BLOCKED: { code: -32012, message: 'The tool arguments were blocked by the response policy.' },
-  MCP_REQUEST_BLOCKED: { code: -32013, message: 'The request was blocked by the response policy.' },
+  MCP_TOOL_FORBIDDEN: { message: "The caller's role may not use a tool of this category." },
+  MCP_TOOL_HELD: { message: 'This tool definition changed or was flagged and is held until an administrator approves it.' },
+  MCP_ARGUMENTS_BLOCKED: { message: 'The tool arguments were blocked by the response policy.' },
 } as const;
 export type McpRefusal = keyof typeof MCP_REFUSALS;
 
-export function refusal(id: JsonRpcId | null, code: McpRefusal, data: Record<string, unknown> = {}): JsonRpcMessage {
-  const entry = MCP_REFUSALS[code];
-  return { jsonrpc: '2.0', id, error: { code: entry.code, message: entry.message, data: { code, ...data } } };
+/**
+ * svc's answer to a tool call it refuses to forward: a tool result with isError (what an MCP
+ * client expects of a call the server will not carry out: MCP servers built on the SDK answer an
+ * unknown or failing tool so, and a model reads it and carries on), its text saying why, and
+ * `_meta["svc/refusal"]` with the stable code and details for programs.
+ */
+export function refusal(id: JsonRpcId, code: McpRefusal, data: Record<string, unknown> = {}): JsonRpcMessage {
+  const tool = typeof data.tool === 'string' ? ` (tool "${data.tool}")` : '';
+  return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `[svc] ${MCP_REFUSALS[code].message.replace(/\.$/, '')}${tool}.` }], isError: true, _meta: { 'svc/refusal': { code, ...data } } } };
 }
 
 export function rpcError(id: JsonRpcId | null, code: number, message: string): JsonRpcMessage {

@@ -149,6 +149,14 @@ export function createPinning(store: McpStore, inspector: McpInspector, shared: 
     const category = kind === 'tool' ? inferCategory(definition, context.categories[name]) : 'none';
     const existing = entries.get(keyOf(kind, name));
     if (existing !== undefined && existing.hash === hash && existing.pending_hash === null) {
+      if (kind === 'tool' && existing.category !== category) {
+        // Same definition, another category (the registration's overrides were edited): the
+        // category is stored again, nothing is rescanned or held.
+        const record = { ...existing, category };
+        await store.saveDefinition(context.orgId, record);
+        entries.set(keyOf(kind, name), record);
+        await shared.incr(generationKey(context.orgId, context.serverId), GENERATION_TTL_MS).catch(() => null);
+      }
       return { kind, name, hash, category, held: false, flagged: false, reason: 'unchanged', findings: [], isNew: false };
     }
     if (existing !== undefined && existing.pending_hash === hash) {
@@ -157,9 +165,20 @@ export function createPinning(store: McpStore, inspector: McpInspector, shared: 
     // New or changed: scan what the model would read.
     const text = kind === 'instructions' ? String(definition.instructions ?? '') : definitionText(definition);
     const inspectContext = { orgId: context.orgId, serverId: context.serverId, ...(context.requestId === undefined ? {} : { requestId: context.requestId }) };
-    // Tools go to the engine as the structured tool (tool_definition); the rest is text.
-    const inspection = kind === 'tool' ? await inspector.tool(toolShape(name, definition), `${name}\n${text}`, inspectContext) : await inspector.definition(`${name}\n${text}`, inspectContext);
-    const level = poisonLevel(inspection);
+    // Tools go to the engine as the structured tool (tool_definition). So do a server's
+    // instructions: they are instructions to the model by design, so what matters is whether they
+    // are poisoned (hidden actions, secrets, concealment), not that they address the model, which
+    // the indirect-injection scan of text (`tool_output`) flags in every instructions text.
+    // Prompts and resources are text.
+    const inspection =
+      kind === 'tool' ? await inspector.tool(toolShape(name, definition), `${name}\n${text}`, inspectContext)
+      : kind === 'instructions' ? await inspector.tool({ name: 'instructions', description: text }, text, inspectContext)
+      : await inspector.definition(`${name}\n${text}`, inspectContext);
+    // Instructions are held only for a confident catalogue finding of a poisoning class (0.5 or
+    // more): a classifier's verdict or a weak pattern ("respond with …") on text that is meant
+    // to instruct the model is reported (flagged), and the client still reads the instructions.
+    const raw = poisonLevel(inspection);
+    const level = kind === 'instructions' && raw === 'held' && !inspection.findings.some((finding) => POISON_CATEGORIES.has(finding.category) && finding.confidence >= 0.5 && !finding.id.startsWith('ml.') && !finding.id.startsWith('signal.')) ? 'flagged' : raw;
     const poisoned = level === 'held';
     const changed = existing !== undefined && existing.hash !== null && existing.hash !== hash;
     // Prompts and resources are pinned and reported but not held (their text is scanned when read).

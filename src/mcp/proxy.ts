@@ -8,7 +8,7 @@
  * MCP-Protocol-Version pass unchanged; unknown methods pass unchanged. Svc changes only: tool
  * lists (held definitions hidden per policy, invisible characters stripped), server
  * instructions, tool results and resource contents that are quarantined, and calls it refuses
- * (role, held definition, blocked arguments), which it answers itself with a JSON-RPC error.
+ * (role, held definition, blocked arguments), which it answers itself as an isError tool result (_meta svc/refusal).
  * An upstream Mcp-Session-Id is bound to the org that opened it; another org presenting it gets
  * 404 as if it did not exist. The upstream host is checked against SSRF when registered and
  * again at connect time (the guarded agent checks the address actually connected to).
@@ -133,16 +133,28 @@ const MAX_STDIO_SESSIONS = 64;
 /** Legacy SSE connections to one server per replica. */
 const MAX_SSE_SESSIONS = 256;
 const INJECTION_CATEGORIES = new Set(['prompt-injection', 'tool-poisoning', 'context-poisoning', 'jailbreak', 'agent-impersonation', 'prompt-chaining', 'sleeper-payload', 'exfiltration', 'system-prompt-extraction', 'intent']);
+/** Catalogue findings that name an asset without asking for anything (see scanContent). */
+const ASSET_MENTIONS = new Set(['tp.sensitive-files']);
 const HIJACK_CATEGORIES = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 
 export function createProxy(deps: ProxyDeps) {
   const plainAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000 } });
   const guardedAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } });
   const dispatcher: Dispatcher = deps.allowPrivateTargets ? plainAgent : guardedAgent;
-  /** Message-channel upstreams (stdio, legacy SSE), one bridge per server. */
+  /** Message-channel upstreams (stdio, legacy SSE), one bridge per server and target. */
   const bridges = new Map<string, Bridge>();
+  /** The target (transport and url) each server's bridge was opened for. */
+  const bridgeTargets = new Map<string, string>();
   const bridgeOf = (server: McpServerRecord): Bridge => {
     let bridge = bridges.get(server.id);
+    const target = `${server.transport} ${server.url}`;
+    if (bridge !== undefined && bridgeTargets.get(server.id) !== target) {
+      // The registration was edited to another target: the old channels end (their clients get
+      // 404 for their session and start a new one, on the new target).
+      void bridge.close().catch(() => undefined);
+      bridges.delete(server.id);
+      bridge = undefined;
+    }
     if (bridge === undefined) {
       const stdioName = server.url.startsWith('stdio:') ? server.url.slice('stdio:'.length) : '';
       bridge = createBridge({
@@ -156,6 +168,7 @@ export function createProxy(deps: ProxyDeps) {
         },
       });
       bridges.set(server.id, bridge);
+      bridgeTargets.set(server.id, target);
     }
     return bridge;
   };
@@ -465,20 +478,22 @@ export function createProxy(deps: ProxyDeps) {
     const tool = typeof params.name === 'string' ? params.name : '';
     const { orgId } = exchange.caller;
     let record = await deps.pinning.tool(orgId, exchange.server.id, tool);
-    if (record === null) {
+    // Never pinned, or pinned without a category (an override the registration no longer has).
+    if (record === null || (record.category === null && exchange.server.tool_categories[tool] === undefined)) {
       // Never pinned (the client skipped tools/list through svc, or the tool is not listed): list
-      // the server's tools upstream first, pinning them as tools/list would, then decide. A tool
-      // that still has no pinned definition is refused, never forwarded on a guessed category.
+      // the server's tools upstream first, pinning them as tools/list would, then decide.
       exchange.listed ??= listToolsUpstream(exchange);
       if (await exchange.listed) record = await deps.pinning.tool(orgId, exchange.server.id, tool);
-      if (record === null) {
-        const category = inferCategory({ name: tool }, exchange.server.tool_categories[tool]);
-        const finding: McpFinding = { id: 'mcp.tool-not-listed', name: 'Tool called that the server does not list', category: 'tool-poisoning', confidence: 0.7 };
-        deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { session_id: exchange.sessionId, hop: exchange.caller.hop, server_id: exchange.server.id, tool, role: exchange.caller.role, category, definition_hash: null, jsonrpc_id: message.id, request_id: exchange.requestId, decision: 'held', findings: [finding] } });
-        return refusal(message.id!, 'MCP_TOOL_HELD', { tool, pending_hash: null, reason: 'not_listed' });
-      }
     }
-    const category = (record?.category ?? inferCategory({ name: tool }, exchange.server.tool_categories[tool])) as Parameters<typeof roleAllows>[1];
+    // A tool the server does not list (or that could not be listed) is forwarded, so that the
+    // server answers it as it would directly (its own "not found" error, usually). Its category
+    // comes from the registration or its name, the role check applies, its arguments and answer
+    // are scanned as any call's, and the audit entry carries an mcp.tool-not-listed finding.
+    const notListed: McpFinding[] = record === null ? [{ id: 'mcp.tool-not-listed', name: 'Tool called that the server does not list', category: 'unlisted-tool', confidence: 0 }] : [];
+    // The registration's tool_categories win over the category stored with the pin (an edit of
+    // the registration applies to tools pinned before it).
+    const configured = exchange.server.tool_categories[tool];
+    const category = (configured !== undefined ? inferCategory({ name: tool }, configured) : (record?.category ?? inferCategory({ name: tool }))) as Parameters<typeof roleAllows>[1];
     const hash = record?.hash ?? null;
     const base = { session_id: exchange.sessionId, hop: exchange.caller.hop, server_id: exchange.server.id, tool, role: exchange.caller.role, category, definition_hash: hash, jsonrpc_id: message.id, request_id: exchange.requestId };
     if (record !== null && (record.pending_hash !== null || record.hash === null)) {
@@ -486,7 +501,7 @@ export function createProxy(deps: ProxyDeps) {
       return refusal(message.id!, 'MCP_TOOL_HELD', { tool, pending_hash: record.pending_hash });
     }
     if (!roleAllows(exchange.caller.role, category)) {
-      deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'denied', target: tool, details: { ...base, decision: 'deny', findings: [] } });
+      deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'denied', target: tool, details: { ...base, decision: 'deny', findings: notListed } });
       return refusal(message.id!, 'MCP_TOOL_FORBIDDEN', { tool, role: exchange.caller.role, category });
     }
     const argumentsText = params.arguments === undefined ? '' : JSON.stringify(params.arguments);
@@ -495,10 +510,13 @@ export function createProxy(deps: ProxyDeps) {
       inspection = await deps.inspector.arguments(argumentsText, context(exchange));
       const observations = observe(inspection, 'arguments', tool, exchange, key);
       await correlate(exchange, observations);
-      // As for results and definitions, a classifier-only verdict is reported, not enforced: the
-      // classifier scores short argument values (`{"message":"m4"}`) near 0.5, and the session's
-      // escalation turned a few of those into a block of benign calls.
-      const enforced = inspection.findings.some((finding) => !finding.id.startsWith('ml.'));
+      // As for results and definitions, a verdict of the classifier or of statistical signals
+      // alone is reported, not enforced: the classifier scores short argument values
+      // (`{"message":"m4"}`) near 0.5, a base64 `data:` URI is high-entropy encoded text, and the
+      // session's escalation turned such scores, repeated over a long session, into a block of
+      // benign calls. A block needs a catalogue finding (one of which also comes from the decoded
+      // text of an encoded payload).
+      const enforced = inspection.findings.some((finding) => !finding.id.startsWith('ml.') && !finding.id.startsWith('signal.'));
       if (inspection.decision === 'block' && enforced) {
         notify(exchange, inspection, 'block', tool);
         deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base, decision: 'block', score: inspection.score, findings: inspection.findings } });
@@ -507,7 +525,7 @@ export function createProxy(deps: ProxyDeps) {
       if (inspection.decision === 'alert' || inspection.decision === 'block') notify(exchange, inspection, 'alert', tool);
     }
     await correlate(exchange, categoryObservations(category, tool, exchange));
-    exchange.pending.set(key, { method, tool, category, hash, argumentFindings: inspection?.findings ?? [], argumentsText, startedAt });
+    exchange.pending.set(key, { method, tool, category, hash, argumentFindings: [...notListed, ...(inspection?.findings ?? [])], argumentsText, startedAt });
     return null;
   }
 
@@ -641,10 +659,13 @@ export function createProxy(deps: ProxyDeps) {
     if (typeof instructions !== 'string') return result;
     const verdict = await deps.pinning.check(pinContext(exchange), 'instructions', '', { instructions });
     if (verdict.isNew && (verdict.held || verdict.flagged)) reportDefinition(exchange, verdict);
-    if (verdict.held && exchange.server.on_held === 'hide') {
-      const rest = { ...result };
-      delete rest.instructions;
-      return rest;
+    if (verdict.held) {
+      // Never removed silently: the client reads a notice in their place (whatever on_held says,
+      // since instructions have no call to refuse), and _meta says what is held.
+      const why = verdict.reason === 'changed' ? 'they changed since they were approved' : `they appear to carry instructions aimed at the model (${[...new Set(verdict.findings.map((finding) => finding.category))].join(', ')})`;
+      const notice = `[svc] This server's instructions are held for review: ${why}. An administrator can approve them (definition hash ${verdict.hash}).`;
+      const meta = result._meta !== null && typeof result._meta === 'object' ? (result._meta as Record<string, unknown>) : {};
+      return cleaned({ ...result, instructions: notice, _meta: { ...meta, 'svc/held': { kind: 'instructions', pending_hash: verdict.hash, reason: verdict.reason } } }, exchange, 'initialize');
     }
     return cleaned(result, exchange, 'initialize');
   }
@@ -694,7 +715,10 @@ export function createProxy(deps: ProxyDeps) {
     if (inspection !== null) await correlate(exchange, observe(inspection, 'result', pending.tool, exchange, `${key}:result`));
     // Quarantine needs the block or challenge band AND a catalogue finding of an injection class:
     // a classifier-only verdict on ordinary content (documentation, e-mails) is logged, not quarantined.
-    const injected = inspection !== null && (inspection.decision === 'block' || inspection.decision === 'challenge') && findings.some((finding) => INJECTION_CATEGORIES.has(finding.category) && !finding.id.startsWith('ml.'));
+    // A finding that only names an asset (a credential file's path) is data in an answer — a
+    // directory listing, an environment dump — not an instruction: it feeds the chains
+    // (secret_read), it does not quarantine.
+    const injected = inspection !== null && (inspection.decision === 'block' || inspection.decision === 'challenge') && findings.some((finding) => INJECTION_CATEGORIES.has(finding.category) && !finding.id.startsWith('ml.') && !ASSET_MENTIONS.has(finding.id));
     if (!injected && !oversize) {
       if (inspection !== null && inspection.decision === 'alert') notify(exchange, inspection, 'alert', pending.tool ?? pending.method);
       if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', passed, findings, null);
@@ -824,6 +848,7 @@ export function createProxy(deps: ProxyDeps) {
       bindingWrites.clear();
       await Promise.all([...bridges.values()].map((bridge) => bridge.close()));
       bridges.clear();
+      bridgeTargets.clear();
       await Promise.all([plainAgent.close(), guardedAgent.close()]);
     },
   };

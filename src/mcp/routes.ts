@@ -119,6 +119,25 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     reply.status(201);
     return created;
   });
+  app.patch('/api/v1/mcp/servers/:id', {
+    config: { scope: 'admin' },
+    schema: {
+      tags: ['mcp'],
+      params: Params,
+      body: Type.Object({
+        name: Type.Optional(Name),
+        url: Type.Optional(Url),
+        transport: Type.Optional(Type.Union([Type.Literal('streamable_http'), Type.Literal('sse'), Type.Literal('stdio')])),
+        stdio: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        tool_categories: Type.Optional(Categories),
+        on_held: Type.Optional(Type.Union([Type.Literal('hide'), Type.Literal('block')])),
+      }, { additionalProperties: false, minProperties: 1 }),
+    },
+  }, async (request) => {
+    enabled();
+    const { orgId, actor } = authOf(request);
+    return mcp.updateServer(orgId, actor, request.params.id, request.body);
+  });
   app.get('/api/v1/mcp/servers', { config: { scope: 'read' }, schema: { tags: ['mcp'] } }, async (request) => ({ servers: await mcp.listServers(authOf(request).orgId) }));
   app.get('/api/v1/mcp/servers/:id', { config: { scope: 'read' }, schema: { tags: ['mcp'], params: Params } }, async (request) => mcp.getServer(authOf(request).orgId, request.params.id));
   app.delete('/api/v1/mcp/servers/:id', { config: { scope: 'admin' }, schema: { tags: ['mcp'], params: Params } }, async (request, reply) => {

@@ -209,37 +209,73 @@ export function createMcp(deps: McpDeps) {
     return server;
   };
 
+  /** The stored target of a registration (`stdio:<name>` for stdio), validated; throws VALIDATION_FAILED or TARGET_FORBIDDEN. */
+  const target = async (orgId: string, transport: McpTransport, url: string | undefined, stdio: string | undefined): Promise<string> => {
+    if (transport === 'stdio') {
+      // Only a name from the operator's allow-list: an API client never supplies a command.
+      const allowed = Object.entries(stdioServers).filter(([, command]) => command.orgs === null || command.orgs.includes(orgId)).map(([name]) => name);
+      if (url !== undefined) throw new SvcError('VALIDATION_FAILED', { message: 'url is not used with transport stdio; name an operator-configured server in stdio.', details: { field: 'url' } });
+      if (stdio === undefined || !allowed.includes(stdio)) {
+        throw new SvcError('VALIDATION_FAILED', {
+          message: allowed.length === 0 ? 'No stdio MCP servers are configured for this organization (the operator lists them in MCP_STDIO_SERVERS).' : `stdio must be one of ${allowed.join(', ')}.`,
+          details: { field: 'stdio', allowed },
+        });
+      }
+      return `stdio:${stdio}`;
+    }
+    if (stdio !== undefined) throw new SvcError('VALIDATION_FAILED', { message: 'stdio is only used with transport stdio.', details: { field: 'stdio' } });
+    if (url === undefined) throw new SvcError('VALIDATION_FAILED', { message: `url is required with transport ${transport}.`, details: { field: 'url' } });
+    await deps.checkTarget(url, 'url');
+    return url;
+  };
+  const checkCategories = (categories: Readonly<Record<string, string>>): void => {
+    for (const [tool, category] of Object.entries(categories)) {
+      if (!(TOOL_CATEGORIES as readonly string[]).includes(category)) {
+        throw new SvcError('VALIDATION_FAILED', { message: `tool_categories.${tool} must be one of ${TOOL_CATEGORIES.join(', ')}`, details: { field: `tool_categories.${tool}`, allowed: TOOL_CATEGORIES } });
+      }
+    }
+  };
+
   return {
     enabled: deps.enabled,
     async createServer(orgId: string, actor: string, input: ServerInput): Promise<McpServerView> {
       const transport = input.transport ?? (input.stdio !== undefined ? 'stdio' : 'streamable_http');
-      let url: string;
-      if (transport === 'stdio') {
-        // Only a name from the operator's allow-list: an API client never supplies a command.
-        const allowed = Object.entries(stdioServers).filter(([, command]) => command.orgs === null || command.orgs.includes(orgId)).map(([name]) => name);
-        if (input.url !== undefined) throw new SvcError('VALIDATION_FAILED', { message: 'url is not used with transport stdio; name an operator-configured server in stdio.', details: { field: 'url' } });
-        if (input.stdio === undefined || !allowed.includes(input.stdio)) {
-          throw new SvcError('VALIDATION_FAILED', {
-            message: allowed.length === 0 ? 'No stdio MCP servers are configured for this organization (the operator lists them in MCP_STDIO_SERVERS).' : `stdio must be one of ${allowed.join(', ')}.`,
-            details: { field: 'stdio', allowed },
-          });
-        }
-        url = `stdio:${input.stdio}`;
-      } else {
-        if (input.stdio !== undefined) throw new SvcError('VALIDATION_FAILED', { message: 'stdio is only used with transport stdio.', details: { field: 'stdio' } });
-        if (input.url === undefined) throw new SvcError('VALIDATION_FAILED', { message: `url is required with transport ${transport}.`, details: { field: 'url' } });
-        await deps.checkTarget(input.url, 'url');
-        url = input.url;
-      }
-      for (const [tool, category] of Object.entries(input.tool_categories ?? {})) {
-        if (!(TOOL_CATEGORIES as readonly string[]).includes(category)) {
-          throw new SvcError('VALIDATION_FAILED', { message: `tool_categories.${tool} must be one of ${TOOL_CATEGORIES.join(', ')}`, details: { field: `tool_categories.${tool}`, allowed: TOOL_CATEGORIES } });
-        }
-      }
+      const url = await target(orgId, transport, input.url, input.stdio);
+      checkCategories(input.tool_categories ?? {});
       const created = await store.createServer(orgId, { name: input.name, url, transport, tool_categories: input.tool_categories ?? {}, on_held: input.on_held ?? 'hide' });
       if (created === 'exists') throw new SvcError('CONFLICT', { message: `An MCP server named "${input.name}" already exists.`, details: { field: 'name' } });
       audit(orgId, { action: 'mcp.server.create', outcome: 'success', target: created.id, details: { name: created.name, url: created.url, transport: created.transport, actor } });
       return view(created);
+    },
+    /**
+     * Edits a registration: the fields given replace the stored ones (tool_categories as a
+     * whole). A new target (url, stdio or transport) is validated as at registration, the SSRF
+     * check included. Pinned definitions, holds, quarantine and sessions are kept: a new target
+     * that serves other definitions has them held as changed, as any rug pull.
+     */
+    async updateServer(orgId: string, actor: string, id: string, input: Partial<ServerInput>): Promise<McpServerView> {
+      const current = await store.getServer(orgId, id);
+      if (current === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
+      const retarget = input.url !== undefined || input.stdio !== undefined || input.transport !== undefined;
+      let transport = current.transport;
+      let url = current.url;
+      if (retarget) {
+        transport = input.transport ?? (input.stdio !== undefined ? 'stdio' : input.url !== undefined && current.transport === 'stdio' ? 'streamable_http' : current.transport);
+        const keptUrl = transport !== 'stdio' && current.transport !== 'stdio' ? current.url : undefined;
+        const keptStdio = transport === 'stdio' && current.transport === 'stdio' ? current.url.slice('stdio:'.length) : undefined;
+        url = await target(orgId, transport, input.url ?? (input.stdio === undefined ? keptUrl : undefined), input.stdio ?? (input.url === undefined ? keptStdio : undefined));
+      }
+      const categories = input.tool_categories ?? current.tool_categories;
+      checkCategories(categories);
+      const uncategorized = Object.keys(current.tool_categories).filter((tool) => !Object.hasOwn(categories, tool));
+      const updated = await store.updateServer(orgId, id, { name: input.name ?? current.name, url, transport, tool_categories: { ...categories }, on_held: input.on_held ?? current.on_held }, uncategorized);
+      if (updated === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
+      if (updated === 'exists') throw new SvcError('CONFLICT', { message: `An MCP server named "${input.name ?? ''}" already exists.`, details: { field: 'name' } });
+      serverCache.delete(`${orgId}:${id}`);
+      await pinning.changed(orgId, id);
+      const changed = (['name', 'url', 'transport', 'tool_categories', 'on_held'] as const).filter((field) => JSON.stringify(current[field]) !== JSON.stringify(updated[field]));
+      audit(orgId, { action: 'mcp.server.update', outcome: 'success', target: id, details: { changed, name: updated.name, url: updated.url, transport: updated.transport, actor } });
+      return view(updated);
     },
     async listServers(orgId: string): Promise<McpServerView[]> {
       return (await store.listServers(orgId)).map(view);

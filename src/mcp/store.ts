@@ -141,6 +141,27 @@ export function createStore(db: Database) {
         return serverRow(rows[0]!);
       });
     },
+    /**
+     * Edits a registration (only the fields given); its pins, quarantine and sessions stay.
+     * Tools whose category override was removed lose their stored category (it came from the
+     * override): the next listing infers it again. Null when there is no such server.
+     */
+    async updateServer(orgId: string, id: string, input: { name: string; url: string; transport: McpTransport; tool_categories: Record<string, string>; on_held: 'hide' | 'block' }, uncategorized: readonly string[]): Promise<McpServerRecord | 'exists' | null> {
+      if (!UUID.test(id)) return null;
+      return db.withOrg(orgId, async (tx) => {
+        const existing = await tx.query('SELECT 1 FROM mcp_servers WHERE org_id = $1 AND name = $2 AND id <> $3', [orgId, input.name, id]);
+        if (existing.rowCount > 0) return 'exists' as const;
+        const { rows } = await tx.query(
+          'UPDATE mcp_servers SET name = $3, url = $4, transport = $5, tool_categories = $6, on_held = $7 WHERE org_id = $1 AND id = $2 RETURNING *',
+          [orgId, id, input.name, input.url, input.transport, JSON.stringify(input.tool_categories), input.on_held],
+        );
+        if (rows[0] === undefined) return null;
+        if (uncategorized.length > 0) {
+          await tx.query("UPDATE mcp_definitions SET category = NULL WHERE org_id = $1 AND server_id = $2 AND kind = 'tool' AND name = ANY($3::text[])", [orgId, id, [...uncategorized]]);
+        }
+        return serverRow(rows[0]);
+      });
+    },
     async listServers(orgId: string): Promise<McpServerRecord[]> {
       const { rows } = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM mcp_servers WHERE org_id = $1 ORDER BY created_at, id', [orgId]));
       return rows.map(serverRow);

@@ -340,6 +340,7 @@ describe('/openapi.json response schemas', () => {
     const serverId = server.json().id as string;
     await call('GET', '/api/v1/mcp/servers');
     await call('GET', `/api/v1/mcp/servers/${serverId}`);
+    await call('PATCH', `/api/v1/mcp/servers/${serverId}`, { payload: { on_held: 'hide' } });
     const client = new Client({ name: 'openapi-sweep', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(server.json().endpoint as string, base), { requestInit: { headers: { authorization: `Bearer ${admin}`, 'x-session-id': 'sweep-1' } } });
     await client.connect(transport);
@@ -363,6 +364,7 @@ describe('/openapi.json response schemas', () => {
     await call('GET', '/api/v1/mcp/audit?session_id=sweep-1');
     await call('DELETE', `/api/v1/mcp/servers/${serverId}`);
     for (const suffix of ['', '/definitions']) await call('GET', `/api/v1/mcp/servers/${serverId}${suffix}`);
+    await call('PATCH', `/api/v1/mcp/servers/${serverId}`, { payload: { name: 'gone' } });
     await call('GET', '/api/v1/mcp/quarantine/00000000-0000-4000-8000-000000000000');
     await call('POST', '/api/v1/mcp/quarantine/00000000-0000-4000-8000-000000000000/release');
     await call('POST', '/api/v1/mcp/sessions/never-seen/heartbeat');

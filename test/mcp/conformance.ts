@@ -9,7 +9,8 @@
  * `npx tsx test/mcp/conformance.ts` prints the comparison as JSON (docs/mcp.md has the table);
  * `--everything` runs it against server-everything from npm instead, and
  * `--url http://127.0.0.1:<port>/mcp` against a server already running there (the suite's own
- * reference server, started from the suite's git repository: docs/mcp.md "Conformance").
+ * reference server, started from the suite's git repository: docs/mcp.md "Conformance");
+ * `--any-origin` runs svc with its Origin check off (MCP_ALLOWED_ORIGINS=*).
  */
 import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
@@ -46,9 +47,9 @@ export async function runSuite(url: string): Promise<Summary> {
 }
 
 /** Starts svc with the upstream registered (the conformance fixture unless given) and the key-adding shim; runs the suite both ways at once. */
-export async function compareDirectAndProxied(given?: Upstream): Promise<{ direct: Summary; proxied: Summary }> {
+export async function compareDirectAndProxied(given?: Upstream, options: { env?: Record<string, string> } = {}): Promise<{ direct: Summary; proxied: Summary }> {
   const upstream = given ?? (await serveConformance());
-  const services = await createTestServices();
+  const services = await createTestServices(options.env === undefined ? {} : { env: options.env });
   const app = await buildApp(services.config, services);
   const shim = createServer();
   try {
@@ -85,7 +86,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const url = at >= 0 ? process.argv[at + 1] : undefined;
   const everything = process.argv.includes('--everything') ? await serveEverything() : undefined;
   try {
-    const result = await compareDirectAndProxied(url !== undefined ? { url, close: async () => undefined } : everything);
+    // --any-origin: svc with its Origin check off (MCP_ALLOWED_ORIGINS=*), the posture of an upstream that validates none.
+    const env = process.argv.includes('--any-origin') ? { MCP_ALLOWED_ORIGINS: '*' } : undefined;
+    const result = await compareDirectAndProxied(url !== undefined ? { url, close: async () => undefined } : everything, env === undefined ? {} : { env });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await everything?.close();

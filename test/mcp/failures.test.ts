@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { scriptedStdioCommand } from './upstreams.ts';
+import { refusalCode, scriptedStdioCommand } from './upstreams.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'svc-mcp-failures-'));
 const stdioTools = join(scratch, 'tools.json');
@@ -207,7 +207,7 @@ describe('what svc forwards to the upstream', () => {
     expect((await client.post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))).status).toBe(200);
     // The viewer may not run a shell tool; JSON.parse reads the last "name" (echo), a first-wins upstream the first.
     const refused = await client.post('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_shell_command","arguments":{"command":"id"}}}');
-    expect(refused.body).toMatchObject({ id: 3, error: { code: -32010 } });
+    expect(refused.body).toMatchObject({ id: 3, result: { isError: true, _meta: { 'svc/refusal': { code: 'MCP_TOOL_FORBIDDEN' } } } });
     const smuggled = await client.post('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_shell_command","name":"echo","arguments":{"command":"id"}}}');
     expect(smuggled).toMatchObject({ status: 200, body: { id: 4, result: { content: [{ type: 'text', text: 'ran echo' }] } } });
     const forwarded = raw.received.filter((body) => body.includes('"id":4'));
@@ -365,8 +365,8 @@ describe('svc\'s own JSON-RPC errors', () => {
     await client.post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
     const answer = await client.post(JSON.stringify([{ jsonrpc: '2.0', id: 'w1', method: 'tools/call', params: { name: 'write_file', arguments: { path: '/tmp/x', content: 'x' } } }, { jsonrpc: '2.0', id: 'e1', method: 'tools/call', params: { name: 'expire', arguments: {} } }]));
     expect(answer.status).toBe(404);
-    const codes = new Map((answer.body as Array<{ id: unknown; error: { code: number } }>).map((message) => [message.id, message.error.code]));
-    expect(Object.fromEntries(codes)).toEqual({ w1: -32010, e1: -32001 });
+    const codes = new Map((answer.body as Array<{ id: unknown; error?: { code: number }; result?: unknown }>).map((message) => [message.id, message.error?.code ?? refusalCode(message.result)]));
+    expect(Object.fromEntries(codes)).toEqual({ w1: 'MCP_TOOL_FORBIDDEN', e1: -32001 });
   });
 
   it('answers a batch as an array when its refused request is answered by svc and its notifications went upstream', async () => {
@@ -375,6 +375,7 @@ describe('svc\'s own JSON-RPC errors', () => {
     await client.post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
     const answer = await client.post(JSON.stringify([{ jsonrpc: '2.0', id: 'r2', method: 'tools/call', params: { name: 'write_file', arguments: { path: '/tmp/x', content: 'x' } } }, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }]));
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual([expect.objectContaining({ id: 'r2', error: expect.objectContaining({ code: -32010 }) })]);
+    expect(answer.body).toEqual([expect.objectContaining({ id: 'r2', result: expect.objectContaining({ isError: true }) })]);
+    expect(refusalCode((answer.body as Array<{ result: unknown }>)[0]!.result)).toBe('MCP_TOOL_FORBIDDEN');
   });
 });

@@ -17,7 +17,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createChainCorrelator, createMcp, type Mcp } from '../../src/mcp/index.ts';
@@ -25,13 +24,12 @@ import { createCache, type Cache } from '../../src/platform/cache.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestApp, createTestServices, usingPostgres, usingRedis, type TestContext } from '../helpers/app.ts';
 import { startSvcProcess, stopSvcProcess, type SvcProcess } from '../helpers/svc-process.ts';
-import { serveScripted, type ScriptedTool, type Upstream } from './upstreams.ts';
+import { refusalCode, serveScripted, type ScriptedTool, type Upstream } from './upstreams.ts';
 
 const shared = usingPostgres && usingRedis;
 if (!usingRedis) console.warn('[svc tests] SKIPPED test/mcp/replicas.test.ts "chain correlators on Redis": needs Redis (set REDIS_URL; CI does)');
 if (!shared) console.warn('[svc tests] SKIPPED test/mcp/replicas.test.ts "two svc processes": needs PostgreSQL + Redis (set DATABASE_URL and REDIS_URL; CI does)');
 
-const rpcCode = (error: unknown): string | undefined => (error instanceof McpError ? (error.data as { code?: string } | undefined)?.code : undefined);
 const sleep = (ms: number) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
 /** Closing a client can wait on a stream the server keeps open: each cleanup step gets 5 s. */
 const bounded = (step: () => Promise<unknown>) => Promise.race([step().catch(() => undefined), sleep(5_000)]);
@@ -102,7 +100,7 @@ describe('two MCP proxy replicas sharing the database and the cache (one process
     description = 'Adds two numbers. Also returns the weather.';
     expect((await onA.listTools()).tools.map((tool) => tool.name)).not.toContain('add'); // held on A
     await sleep(1_200); // replicas look for pin changes once a second
-    await expect(onB.callTool({ name: 'add', arguments: { a: 1, b: 2 } })).rejects.toSatisfy((error) => rpcCode(error) === 'MCP_TOOL_HELD');
+    expect(refusalCode(await onB.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).toBe('MCP_TOOL_HELD');
 
     const definitions = await context.app.inject({ method: 'GET', url: `/api/v1/mcp/servers/${id}/definitions`, headers: { authorization: `Bearer ${apiKey}` } });
     const held = (definitions.json().definitions as Array<{ name: string; pending_hash: string }>).find((definition) => definition.name === 'add')!;
@@ -217,7 +215,7 @@ describe.runIf(shared)('two svc processes on one PostgreSQL + Redis', { timeout:
     description = 'Adds two numbers. Also returns the weather.';
     expect((await onA.listTools()).tools.map((tool) => tool.name)).not.toContain('add');
     await sleep(1_200);
-    await expect(onB.callTool({ name: 'add', arguments: { a: 1, b: 2 } })).rejects.toSatisfy((error) => rpcCode(error) === 'MCP_TOOL_HELD');
+    expect(refusalCode(await onB.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).toBe('MCP_TOOL_HELD');
     const definitions = await api(b, 'GET', `/api/v1/mcp/servers/${id}/definitions`, apiKey);
     const held = (definitions.json.definitions as Array<{ name: string; pending_hash: string }>).find((definition) => definition.name === 'add')!;
     expect((await api(a, 'POST', `/api/v1/mcp/servers/${id}/definitions/approve`, apiKey, { kind: 'tool', name: 'add', hash: held.pending_hash })).status).toBe(200);

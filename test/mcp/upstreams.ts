@@ -197,3 +197,10 @@ export async function serveScripted(tools: () => ScriptedTool[], instructions?: 
     return server;
   });
 }
+
+/** The stable code of svc's refusal of a tool call (`_meta["svc/refusal"].code` of its isError result), if it is one. */
+export function refusalCode(result: unknown): string | undefined {
+  const meta = (result as { _meta?: Record<string, unknown> } | null)?._meta;
+  const refusal = meta?.['svc/refusal'] as { code?: unknown } | undefined;
+  return typeof refusal?.code === 'string' ? refusal.code : undefined;
+}
