@@ -71,6 +71,11 @@ export interface Config {
    */
   readonly verificationGroundingModel: GroundingModelConfig | null;
   readonly features: FeatureFlags;
+  /**
+   * OpenTelemetry traces (platform/telemetry.ts), from the standard OTEL_* variables: exported
+   * with OTLP over HTTP (JSON) to `tracesEndpoint` when one is set, off otherwise.
+   */
+  readonly telemetry: { readonly tracesEndpoint: string | null; readonly serviceName: string; readonly headers: Readonly<Record<string, string>> };
   /** API key ids (MCP_SUPER_ADMIN_KEYS, comma-separated) whose MCP role is super_admin. */
   readonly mcpSuperAdminKeys: readonly string[];
   /**
@@ -352,6 +357,7 @@ export function loadConfig(env: Env): Config {
     mcpStdioServers,
     mcpAllowedOrigins: [...new Set(mcpAllowedOrigins)],
     mcpAllowedHosts,
+    telemetry: telemetryConfig(text, problems),
     workers: integer('WORKERS', 4, 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustProxy: bool('TRUST_PROXY', false),
@@ -410,4 +416,28 @@ export function loadClientConfig(env: Env): { url: string; apiKey: string | null
   const host = value('HOST') ?? '127.0.0.1';
   const url = value('SVC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${value('PORT') ?? '8080'}`;
   return { url, apiKey: value('SVC_KEY') ?? null };
+}
+
+/**
+ * The standard OpenTelemetry variables svc honours: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER
+ * (otlp | none), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL) or OTEL_EXPORTER_OTLP_ENDPOINT
+ * (a base URL; /v1/traces is appended), OTEL_EXPORTER_OTLP_HEADERS (k=v,k=v) and
+ * OTEL_SERVICE_NAME (default svc). Traces are off unless an endpoint is set.
+ */
+function telemetryConfig(text: (name: string) => string | undefined, problems: string[]): Config['telemetry'] {
+  const off = /^true$/i.test(text('OTEL_SDK_DISABLED') ?? '') || (text('OTEL_TRACES_EXPORTER') ?? 'otlp').toLowerCase() === 'none';
+  const exporter = (text('OTEL_TRACES_EXPORTER') ?? 'otlp').toLowerCase();
+  if (exporter !== 'otlp' && exporter !== 'none') problems.push(`OTEL_TRACES_EXPORTER must be otlp or none (got "${exporter}")`);
+  const base = text('OTEL_EXPORTER_OTLP_ENDPOINT');
+  let endpoint = text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (endpoint !== undefined && !/^https?:\/\/[^\s]+$/i.test(endpoint)) {
+    problems.push(`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (got "${endpoint}")`);
+    endpoint = undefined;
+  }
+  const headers: Record<string, string> = {};
+  for (const pair of (text('OTEL_EXPORTER_OTLP_HEADERS') ?? '').split(',')) {
+    const equals = pair.indexOf('=');
+    if (equals > 0) headers[decodeURIComponent(pair.slice(0, equals).trim())] = decodeURIComponent(pair.slice(equals + 1).trim());
+  }
+  return { tracesEndpoint: off || endpoint === undefined ? null : endpoint, serviceName: text('OTEL_SERVICE_NAME') ?? 'svc', headers };
 }
