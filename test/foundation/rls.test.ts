@@ -21,7 +21,22 @@ beforeAll(async () => {
 });
 afterAll(async () => services.close());
 
-const orgScopedTables = ['orgs', 'users', 'api_keys', 'provider_keys', 'threat_events', 'audit_log', 'mcp_sessions'];
+const orgScopedTables = [
+  'orgs',
+  'users',
+  'api_keys',
+  'provider_keys',
+  'threat_events',
+  'audit_log',
+  'mcp_sessions',
+  'compliance_decision_notes',
+  'compliance_appeals',
+  'compliance_explanations',
+  'compliance_grievances',
+  'compliance_models',
+  'compliance_opt_outs',
+  'compliance_unlearning',
+];
 
 describe('row-level security', () => {
   it('has RLS enabled and forced on every org-scoped table', async () => {
