@@ -234,6 +234,9 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     queue,
     audit,
     providerEnvKeys: config.providerEnvKeys,
+    secretKey: config.secretKey,
+    features: { soc2Reports: config.features.soc2Reports, hipaaBaa: config.features.hipaaBaa },
+    planOf: async (orgId) => (await accounts.getOrg(orgId))?.effective_plan ?? 'community',
     logger,
     metrics,
     flushEvidence: async () => {

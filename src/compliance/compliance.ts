@@ -15,6 +15,7 @@ import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { JobQueue } from '../platform/queue.ts';
+import { createAuditExporter, type AuditExporter } from './audit-export.ts';
 import { createDecisions, type Decisions } from './decisions.ts';
 import { createGrievances, type Grievances } from './grievances.ts';
 import { createModelCatalog, type ModelCatalog } from './models.ts';
@@ -28,6 +29,12 @@ export interface ComplianceDeps {
   cache: Cache;
   queue: JobQueue;
   audit: AuditLog;
+  /** Derives the deployment's Ed25519 export signing key. */
+  secretKey: string;
+  /** FEATURE_SOC2_REPORTS and FEATURE_HIPAA_BAA (audit export sections). */
+  features: { soc2Reports: boolean; hipaaBaa: boolean };
+  /** The org's effective plan (the HIPAA section needs Enterprise). */
+  planOf: (orgId: string) => Promise<string>;
   /** Providers with a deployment-wide key (data-sharing information). */
   providerEnvKeys: Readonly<Record<string, string>>;
   logger: Logger;
@@ -50,6 +57,7 @@ export interface Compliance {
   readonly models: ModelCatalog;
   readonly privacy: Privacy;
   readonly unlearning: Unlearning;
+  readonly exporter: AuditExporter;
   riskTolerance(orgId: string): Promise<{ thresholds: ToleranceEntry[]; measured_at: string }>;
   /** Appends one entry to the org's audit chain (one per compliance call). */
   record(orgId: string, entry: AuditEntryInput): Promise<void>;
@@ -100,6 +108,8 @@ export function createCompliance(deps: ComplianceDeps): Compliance {
     });
   }
 
+  const exporter = createAuditExporter({ db, audit, decisions, grievances, models, unlearning, secretKey: deps.secretKey, features: deps.features, planOf: deps.planOf, flushEvidence });
+
   return {
     threats,
     decisions,
@@ -107,6 +117,7 @@ export function createCompliance(deps: ComplianceDeps): Compliance {
     models,
     privacy,
     unlearning,
+    exporter,
     riskTolerance: (orgId) => riskTolerance({ db, ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }) }, orgId),
     async record(orgId, entry) {
       await audit.append(orgId, entry);

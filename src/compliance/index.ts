@@ -10,3 +10,5 @@ export { complianceRoutes, optOutHook, type ComplianceRoutesOptions } from './ro
 export { addBusinessDays, addCalendarDays } from './business-days.ts';
 export { APPEAL_MACHINE, GRIEVANCE_MACHINE } from './states.ts';
 export { COMPLIANCE_OPERATION_RESPONSES, COMPLIANCE_RESPONSE_COMPONENTS, PLAN_REQUIRED_OPERATIONS, STATE_TRANSITION_OPERATIONS } from './openapi.ts';
+export { verifyExport, type ExportVerification } from './export-signing.ts';
+export { EXPORT_FORMATS } from './audit-export.ts';

@@ -223,6 +223,22 @@ const UnlearningRequest = closed({
   audit: nullable(closed({ seq: Type.Integer(), hash: Type.String() })),
 });
 
+const AuditExportBundle = closed(
+  {
+    manifest: closed({
+      format: Type.Literal('svc.ai-audit-export.v1'),
+      framework: oneOf(['eu_ai_act', 'naisi', 'japan_ai_act']),
+      org_id: Type.String(),
+      generated_at: Timestamp,
+      deployment_key: closed({ algorithm: Type.Literal('Ed25519'), public_key: Type.String({ description: 'Raw 32-byte key, base64.' }), key_id: Type.String() }),
+      parts: Type.Array(closed({ name: Type.String(), sha256: Type.String(), media_type: Type.Literal('application/json') })),
+    }),
+    signature: Type.String({ description: 'Ed25519 over the RFC 8785 form of manifest, base64.' }),
+    parts: Type.Record(Type.String(), Type.Unknown()),
+  },
+  'The signed bundle (format json, naisi, japan_ai_act). format=pdf answers application/pdf: a rendered report carrying this bundle verbatim. Verify offline with `svc compliance verify-export FILE`.',
+);
+
 export const COMPLIANCE_RESPONSE_COMPONENTS = {
   ThreatEvent,
   ThreatEventDetail,
@@ -244,6 +260,7 @@ export const COMPLIANCE_RESPONSE_COMPONENTS = {
   PortabilityExport,
   ApprovalHistory,
   UnlearningRequest,
+  AuditExportBundle,
 } satisfies Record<string, TSchema>;
 
 type Component = keyof typeof COMPLIANCE_RESPONSE_COMPONENTS;
@@ -269,6 +286,7 @@ export const COMPLIANCE_OPERATION_RESPONSES: Readonly<Record<string, { success: 
   'GET /api/v1/ai/model-catalog': { success: { 200: 'CatalogModelList' } },
   'POST /api/v1/ai/unlearning/request': { success: { 202: 'UnlearningRequest' } },
   'GET /api/v1/ai/unlearning/:id': { success: { 200: 'UnlearningRequest' }, errors: [404] },
+  'GET /api/v1/compliance/ai-audit-export': { success: { 200: 'AuditExportBundle' } },
   'GET /api/v1/ai/risk-tolerance': { success: { 200: 'RiskTolerance' } },
   'POST /api/v1/privacy/ai-opt-out': { success: { 200: 'AiOptOut', 201: 'AiOptOut' } },
   'GET /api/v1/privacy/ai-opt-out/:id': { success: { 200: 'AiOptOutStatus' }, errors: [404] },

@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../platform/errors.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Compliance } from './compliance.ts';
+import { EXPORT_FORMATS, type ExportSection } from './audit-export.ts';
 import { GRIEVANCE_CATEGORIES } from './grievances.ts';
 import { THREAT_DECISIONS } from './threats.ts';
 
@@ -74,6 +75,14 @@ const ApprovalQuery = Type.Object(
 
 const UnlearningBody = Type.Object(
   { subject_id: Type.Optional(SubjectId), session_ids: Type.Optional(Type.Array(Text(512), { maxItems: 100 })) },
+  { additionalProperties: false },
+);
+
+const ExportQuery = Type.Object(
+  {
+    format: Type.Optional(literals(EXPORT_FORMATS)),
+    include: Type.Optional(Type.String({ pattern: '^(?:soc2|hipaa)(?:,(?:soc2|hipaa))?$', description: 'Optional sections, comma-separated: soc2 (FEATURE_SOC2_REPORTS), hipaa (FEATURE_HIPAA_BAA, Enterprise plan).' })),
+  },
   { additionalProperties: false },
 );
 
@@ -255,6 +264,20 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
   app.get(action('GET', '/api/v1/ai/model-catalog', 'compliance.model_catalog.list'), { config: { scope: 'read' }, schema: { tags: ['compliance'] } }, async (request) => ({
     data: await compliance.models.list(orgOf(request)),
   }));
+
+  // --------------------------------------------------------------------- audit export (item 6)
+
+  app.get(
+    action('GET', '/api/v1/compliance/ai-audit-export', 'compliance.audit_export'),
+    { config: { scope: 'admin' }, schema: { tags: ['compliance'], querystring: ExportQuery } },
+    async (request, reply) => {
+      const query = request.query as Static<typeof ExportQuery>;
+      const include = [...new Set((query.include ?? '').split(',').filter((item) => item !== ''))] as ExportSection[];
+      const file = await compliance.exporter.build(orgOf(request), { format: query.format ?? 'json', include });
+      reply.header('content-type', file.mediaType).header('content-disposition', `attachment; filename="${file.filename}"`);
+      return reply.send(file.body);
+    },
+  );
 
   app.get(action('GET', '/api/v1/ai/risk-tolerance', 'compliance.risk_tolerance.read'), { config: { scope: 'read' }, schema: { tags: ['compliance'] } }, async (request) =>
     compliance.riskTolerance(orgOf(request)),

@@ -305,6 +305,8 @@ describe('/openapi.json response schemas', () => {
     await call('POST', '/api/v1/ai/model-catalog', { payload: { name: 'sweep', provider: 'openai', parameters: 2e11 } });
     await call('GET', '/api/v1/ai/model-catalog');
     await call('GET', '/api/v1/ai/risk-tolerance');
+    await call('GET', '/api/v1/compliance/ai-audit-export?format=japan_ai_act');
+    await call('GET', '/api/v1/compliance/ai-audit-export?include=soc2');
     const unlearning = await call('POST', '/api/v1/ai/unlearning/request', { payload: { session_ids: ['sweep-forget'] } });
     await call('POST', '/api/v1/ai/unlearning/request', { payload: {} });
     await call('GET', `/api/v1/ai/unlearning/${unlearning.json().id as string}`);
