@@ -101,6 +101,7 @@ describe('decisions', () => {
     expect(decision.status).toBe(200);
     expect(decision.body.kinds).toEqual(['threat_decision']);
     expect(decision.body.explainability.human_review_available).toBe(true);
+    await expectAudited(context, admin, decision, 'compliance.decision.read', 'success');
     const patched = await call(context, admin, 'PATCH', `/api/v1/ai/decisions/${id}/explainability`, {
       logic_involved: 'Pattern catalogue and classifier.',
       significance: 'The prompt never reached the model.',
@@ -291,6 +292,12 @@ describe('grievance state machine', () => {
     await expectAudited(context, admin, bad, 'compliance.grievance.submit', 'refused', 'VALIDATION_FAILED');
     const missing = await call(context, reader, 'GET', '/api/v1/compliance/grievance/00000000-0000-4000-8000-000000000000');
     expect(missing.body.error.code).toBe('NOT_FOUND');
+    // Text the database cannot store (U+0000) is kept with U+FFFD in its place (platform/db/sanitize.ts), never a server error.
+    const nul = await call(context, writer, 'POST', '/api/v1/compliance/grievance', { category: 'other', description: 'before\u0000after' });
+    expect(nul.status).toBe(201);
+    expect((await call(context, reader, 'GET', `/api/v1/compliance/grievance/${nul.body.id as string}`)).body.description).toBe('before\uFFFDafter');
+    const notUuid = await call(context, admin, 'POST', '/api/v1/compliance/grievance/not-a-uuid/review');
+    expect(notUuid.body.error.code).toBe('NOT_FOUND');
   });
 });
 
@@ -309,6 +316,7 @@ describe('model catalog', () => {
     expect(risk.body).toMatchObject({ subject: 'model', risk_class: 'gpai' });
     const list = await call(context, reader, 'GET', '/api/v1/ai/model-catalog');
     expect(list.body.data.map((model: { name: string }) => model.name)).toEqual(expect.arrayContaining(['frontier', 'small']));
+    await expectAudited(context, admin, list, 'compliance.model_catalog.list', 'success');
     const neither = await call(context, admin, 'POST', '/api/v1/ai/model-catalog', { name: 'x', provider: 'y' });
     expect(neither.body.error.code).toBe('VALIDATION_FAILED');
   });
