@@ -4,9 +4,10 @@
  * with explicit dependencies. Every call of a compliance endpoint is chained in the org's audit
  * log through `record` (the routes plugin calls it once per call, refused calls included).
  *
- * Also owns the gauge `svc_grievances_overdue{org_id,due}` (open grievances past their
- * acknowledgment or response due date), read from the database at scrape time, so every replica
- * reports the same figure (the cluster merge takes the maximum).
+ * Also owns the gauges `svc_grievances_overdue{org_id,due}` (open grievances past their
+ * acknowledgment or response due date) and `svc_unlearning_overdue{org_id}` (unlearning requests
+ * not completed within 30 days), read from the database at scrape time, so every replica reports
+ * the same figure (the cluster merge takes the maximum).
  */
 import { Gauge } from 'prom-client';
 import type { AuditEntryInput, AuditLog } from '../audit/index.ts';
@@ -66,6 +67,7 @@ export interface Compliance {
 }
 
 export const GRIEVANCES_OVERDUE_METRIC = 'svc_grievances_overdue';
+export const UNLEARNING_OVERDUE_METRIC = 'svc_unlearning_overdue';
 
 export function createCompliance(deps: ComplianceDeps): Compliance {
   const { db, audit } = deps;
@@ -103,6 +105,25 @@ export function createCompliance(deps: ComplianceDeps): Compliance {
           }
         } catch (error) {
           logger.warn({ err: error }, 'svc_grievances_overdue could not be read');
+        }
+      },
+    });
+    new Gauge({
+      name: UNLEARNING_OVERDUE_METRIC,
+      help: 'Unlearning requests not completed within their 30-day service level, per org.',
+      labelNames: ['org_id'] as const,
+      registers: [deps.metrics.registry],
+      aggregator: 'max',
+      async collect() {
+        this.reset();
+        try {
+          const rows = await db.query<{ org_id: string; overdue: number }>(
+            `SELECT org_id::text, count(*)::int AS overdue FROM compliance_unlearning WHERE state IN ('queued', 'running', 'failed') AND due_at < $1 GROUP BY org_id`,
+            [(deps.now?.() ?? new Date()).toISOString()],
+          );
+          for (const row of rows.rows) this.set({ org_id: row.org_id }, row.overdue);
+        } catch (error) {
+          logger.warn({ err: error }, 'svc_unlearning_overdue could not be read');
         }
       },
     });

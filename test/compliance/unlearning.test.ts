@@ -113,6 +113,15 @@ describe('unlearning', () => {
       expect(refused.body.error.code).toBe('SCOPE_INSUFFICIENT');
       await expectAudited(context, org.apiKey, refused, 'compliance.unlearning.request', 'refused', 'SCOPE_INSUFFICIENT');
       expect((await call(context, org.apiKey, 'GET', '/api/v1/ai/unlearning/00000000-0000-4000-8000-000000000000')).body.error.code).toBe('NOT_FOUND');
+      // A request still open past its 30-day service level shows as breached and in svc_unlearning_overdue.
+      const stale = '00000000-0000-4000-8000-0000000000aa';
+      await context.services.db.query(
+        `INSERT INTO compliance_unlearning (org_id, id, session_ids, state, requested_at, requested_by, due_at) VALUES ($1, $2, '["old"]', 'running', now() - interval '31 days', 'test', now() - interval '1 day')`,
+        [org.orgId, stale],
+      );
+      expect((await call(context, org.apiKey, 'GET', `/api/v1/ai/unlearning/${stale}`)).body.service_level.breached).toBe(true);
+      const gauge = await context.services.metrics.registry.getSingleMetricAsString('svc_unlearning_overdue');
+      expect(gauge).toContain(`svc_unlearning_overdue{org_id="${org.orgId}"} 1`);
     } finally {
       await context.close();
     }

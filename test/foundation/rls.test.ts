@@ -73,6 +73,23 @@ describe('row-level security', () => {
     ).rejects.toThrow(/row-level security/);
   });
 
+  it('keeps compliance records (grievances, opt-outs, unlearning requests) inside their org', async () => {
+    await services.compliance.grievances.submit(orgB, { category: 'other', description: 'tenant b only' }, 'test');
+    await services.compliance.privacy.optOut(orgB, 'subject-b', undefined, 'test');
+    const seen = await services.db.withOrg(orgA, async (tx) => ({
+      grievances: (await tx.query('SELECT id FROM compliance_grievances')).rows.length,
+      optOuts: (await tx.query('SELECT subject_id FROM compliance_opt_outs')).rows.length,
+    }));
+    expect(seen).toEqual({ grievances: 0, optOuts: 0 });
+    await expect(
+      services.db.withOrg(orgA, (tx) =>
+        tx.query(`INSERT INTO compliance_unlearning (org_id, id, session_ids, state, requested_at, requested_by, due_at) VALUES ($1, $2, '[]', 'queued', now(), 'x', now())`, [orgB, randomUUID()]),
+      ),
+    ).rejects.toThrow(/row-level security/);
+    const deleted = await services.db.withOrg(orgA, (tx) => tx.query('DELETE FROM compliance_grievances WHERE org_id = $1', [orgB]));
+    expect(deleted.rowCount).toBe(0);
+  });
+
   it('neither updates nor deletes another org’s rows', async () => {
     const updated = await services.db.withOrg(orgA, (tx) => tx.query(`UPDATE provider_keys SET base_url = 'http://evil.example' WHERE org_id = $1`, [orgB]));
     const deleted = await services.db.withOrg(orgA, (tx) => tx.query('DELETE FROM api_keys WHERE org_id = $1', [orgB]));
