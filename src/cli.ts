@@ -46,6 +46,9 @@ async function main(argv: string[]): Promise<number> {
   const { apiCommandSpecs } = await import('./api-commands.ts');
   if (apiCommandSpecs[name] !== undefined) return runApiCommand(name, args, json);
 
+  // Offline: reads one file, opens no database and needs no configuration.
+  if (words[0] === 'compliance' && words[1] === 'verify-export') return verifyExportCommand(json, words.slice(2), args);
+
   let base: Config;
   let config: ResolvedConfig;
   try {
@@ -189,6 +192,44 @@ function stderrDestination() {
   return { write: (line: string) => process.stderr.write(line) };
 }
 
+/**
+ * `svc compliance verify-export FILE [--public-key BASE64]`: checks a signed audit export (JSON or
+ * PDF) offline — the deployment signature over its manifest, then every part's SHA-256 — and
+ * names the first part that does not verify. Exit 0 when all verify, 1 otherwise, 2 on usage.
+ */
+async function verifyExportCommand(json: boolean, words: string[], args: string[]): Promise<number> {
+  let files = words;
+  let publicKey: string | undefined;
+  try {
+    const parsed = parseArgs({ args, options: { 'public-key': { type: 'string' } }, strict: true, allowPositionals: true });
+    publicKey = parsed.values['public-key'];
+    files = [...files, ...parsed.positionals];
+  } catch (error) {
+    printError(json, { error: { code: 'USAGE', message: (error as Error).message } }, (error as Error).message);
+    return 2;
+  }
+  if (files.length !== 1) {
+    const message = 'usage: svc compliance verify-export FILE [--public-key BASE64] [--json]';
+    printError(json, { error: { code: 'USAGE', message } }, message);
+    return 2;
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(files[0]!);
+  } catch (error) {
+    const message = `cannot read ${files[0]}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`;
+    printError(json, { error: { code: 'FILE_UNREADABLE', message } }, message);
+    return 1;
+  }
+  const { verifyExport } = await import('./compliance/index.ts');
+  const report = verifyExport(bytes, publicKey === undefined ? {} : { publicKey });
+  const text = report.ok
+    ? `export verified: ${report.checked} parts, signed by deployment key ${report.key_id}${report.key_pinned ? ' (pinned)' : ''}`
+    : `export does NOT verify: part ${report.first_bad?.part}: ${report.first_bad?.reason}`;
+  print(json, report, text);
+  return report.ok ? 0 : 1;
+}
+
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
@@ -198,7 +239,7 @@ function printError(json: boolean, value: unknown, text: string): void {
 }
 
 function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class …      (not in this build)'];
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class …      (not in this build)', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
   for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);

@@ -13,6 +13,7 @@
 import { join } from 'node:path';
 import { createAccounts, type Accounts } from './accounts/index.ts';
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
+import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
 import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
@@ -71,6 +72,8 @@ export interface Services {
   readonly apisec: ApiSecurity;
   /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
   readonly mcp: Mcp;
+  /** Compliance and privacy: threats read API, decisions, appeals, grievances, model catalog, privacy, unlearning, audit export. */
+  readonly compliance: Compliance;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /** How a request reaches session state another worker holds in memory (inert in one process). */
@@ -113,6 +116,8 @@ export interface ServiceOptions {
    * timing.
    */
   verification?: { tiers?: GroundingTiers; provenance?: VerificationDeps['provenance'] };
+  /** Test seams: the compliance capability's clock and unlearning hooks. */
+  compliance?: Partial<Pick<ComplianceDeps, 'now' | 'unlearning'>>;
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -225,6 +230,23 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.mcp,
   });
 
+  const compliance = createCompliance({
+    db,
+    cache,
+    queue,
+    audit,
+    providerEnvKeys: config.providerEnvKeys,
+    secretKey: config.secretKey,
+    features: { soc2Reports: config.features.soc2Reports, hipaaBaa: config.features.hipaaBaa },
+    planOf: async (orgId) => (await accounts.getOrg(orgId))?.effective_plan ?? 'community',
+    logger,
+    metrics,
+    flushEvidence: async () => {
+      await Promise.all([detection.flush(), verification.provenance.flush()]);
+    },
+    ...options.compliance,
+  });
+
   // Background work, owned by start()/close().
   let redisProbe: NodeJS.Timeout | undefined;
   let stopAuditJobs: (() => void) | undefined;
@@ -252,6 +274,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     verification,
     apisec,
     mcp,
+    compliance,
     checkTarget,
     routing,
     async start() {
@@ -268,6 +291,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       webhooks.start();
       await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
+      await compliance.start();
       blockAudit = startBlockAudit({ audit, events, logger, outbox });
       // A cluster worker keeps its token budget gauge; the primary evaluates the merged metrics.
       alerts = startOperationalAlerts({ metrics, logger, events }, { evaluate: options.clusterWorker !== true });
@@ -298,6 +322,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('operational alerts', () => alerts?.stop());
       await step('block audit writer', () => blockAudit?.stop());
       await step('audit jobs', () => stopAuditJobs?.());
+      await step('compliance', () => compliance.close());
       await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
       await step('apisec', () => apisec.close());

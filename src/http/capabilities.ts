@@ -6,6 +6,7 @@
 import { accountRoutes } from '../accounts/index.ts';
 import { apiSecurityRoutes } from '../apisec/index.ts';
 import { auditRoutes } from '../audit/index.ts';
+import { complianceRoutes, optOutHook } from '../compliance/index.ts';
 import { detectionRoutes } from '../detection/index.ts';
 import { gatewayRoutes } from '../gateway/index.ts';
 import { mcpRoutes } from '../mcp/index.ts';
@@ -16,6 +17,8 @@ import type { Services } from '../services.ts';
 
 export async function registerCapabilities(app: AppInstance, services: Services): Promise<void> {
   const { accounts, audit, detection, events, gateway, webhooks, verification, rateLimiter, metrics, checkTarget } = services;
+  // The AI opt-out's effect on every API request that names an opted-out subject (docs/compliance.md).
+  app.addHook('preHandler', optOutHook(services.compliance));
   await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
   await app.register(detectionRoutes, { engine: detection, events });
   await app.register(gatewayRoutes, { gateway, events, streams: services.streams, enabled: services.config.features.aiGateway, verifier: verification.verifier });
@@ -30,4 +33,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   });
   await app.register(verificationRoutes, { verification, audit });
   await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter, streams: services.streams, origins: { allowedOrigins: services.config.mcpAllowedOrigins, allowedHosts: services.config.mcpAllowedHosts }, routing: services.routing });
+  await app.register(complianceRoutes, { compliance: services.compliance });
 }

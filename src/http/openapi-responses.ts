@@ -17,6 +17,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { KEY_CLASSES, ROLES, SCOPES } from '../accounts/index.ts';
+import { COMPLIANCE_OPERATION_RESPONSES, COMPLIANCE_RESPONSE_COMPONENTS, PLAN_REQUIRED_OPERATIONS, STATE_TRANSITION_OPERATIONS } from '../compliance/index.ts';
 import {
   AnthropicErrorSchema,
   ChatCompletionChunkSchema,
@@ -494,6 +495,7 @@ export const RESPONSE_COMPONENTS = {
   McpQuarantineList,
   McpSession,
   McpSessionAudit,
+  ...COMPLIANCE_RESPONSE_COMPONENTS,
 } satisfies Record<string, TSchema>;
 
 export type ComponentName = keyof typeof RESPONSE_COMPONENTS;
@@ -505,7 +507,7 @@ type Success = ComponentName | null;
 
 interface OperationResponses {
   /** Success status → component, or null for an empty body. */
-  success: Partial<Record<200 | 201 | 204 | 503, Success>>;
+  success: Partial<Record<200 | 201 | 202 | 204 | 503, Success>>;
   /** Error statuses beyond those every route of its kind answers (see `commonErrors`). */
   errors?: number[];
   /** Extra media types of the success answer (the streamed completion). */
@@ -598,6 +600,8 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'POST /api/v1/mcp/sessions/:id/heartbeat': { success: { 200: 'McpSession' }, errors: [404, 410] },
   'GET /api/v1/mcp/sessions/:id': { success: { 200: 'McpSession' }, errors: [404] },
   'GET /api/v1/mcp/audit': { success: { 200: 'McpSessionAudit' } },
+
+  ...COMPLIANCE_OPERATION_RESPONSES,
 };
 
 // ------------------------------------------------------------------------- the swagger hook
@@ -667,6 +671,8 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   BACKEND_DOWN: [],
   BACKEND_TIMEOUT: [],
   MCP_SESSION_EXPIRED: ['POST /api/v1/mcp/sessions/:id/heartbeat'],
+  STATE_TRANSITION_INVALID: STATE_TRANSITION_OPERATIONS,
+  PLAN_REQUIRED: PLAN_REQUIRED_OPERATIONS,
   THREAT_BLOCKED: ALL_COMPLETIONS,
   CHALLENGE_REQUIRED: ALL_COMPLETIONS,
   UPSTREAM_QUOTA_EXCEEDED: ALL_COMPLETIONS,
@@ -690,7 +696,7 @@ export function codesOf(operation: string, status: number): ErrorCode[] {
 
 const json = (name: ComponentName) => ({ 'application/json': { schema: { $ref: `${COMPONENTS_PATH}${name}` } } });
 
-const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No content', 503: 'Unhealthy' };
+const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 503: 'Unhealthy' };
 
 /** The OpenAPI `responses` of one operation, or null when the table does not know it. */
 export function responsesOf(method: string, url: string, schema: RouteSchema, config: RouteFacts['config']): Record<string, unknown> | null {

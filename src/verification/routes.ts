@@ -40,6 +40,11 @@ function orgOf(request: FastifyRequest): string {
   return auth.orgId;
 }
 
+function actorOf(request: FastifyRequest): string {
+  const auth = request.auth;
+  return auth?.keyId ? `api_key:${auth.keyId}` : auth?.userId ? `user:${auth.userId}` : 'unknown';
+}
+
 function policyFailure(error: unknown): never {
   if (error instanceof PolicyError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, reason: error.reason, ...error.details } });
   throw error;
@@ -76,11 +81,15 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
     } catch (error) {
       policyFailure(error);
     }
+    // A policy change is an approval the compliance approval history lists (docs/compliance.md).
+    await audit.append(orgId, { actor: actorOf(request), action: 'verification.policy.set', target: null, outcome: 'success', details: { request_id: String(request.id) } });
     return core.policies.view(orgId);
   });
 
   app.delete('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'] } }, async (request, reply) => {
-    await core.policies.reset(orgOf(request));
+    const orgId = orgOf(request);
+    await core.policies.reset(orgId);
+    await audit.append(orgId, { actor: actorOf(request), action: 'verification.policy.reset', target: null, outcome: 'success', details: { request_id: String(request.id) } });
     return reply.status(204).send();
   });
 
@@ -92,9 +101,7 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
       const { request_id: requestId } = request.params as { request_id: string };
       const record = await core.provenance.get(orgId, requestId);
       // Every call of a compliance endpoint is chained in the audit log (spec).
-      const auth = request.auth;
-      const actor = auth?.keyId ? `api_key:${auth.keyId}` : auth?.userId ? `user:${auth.userId}` : 'unknown';
-      await audit.append(orgId, { actor, action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
+      await audit.append(orgId, { actor: actorOf(request), action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
       if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'ai_provenance', completion_request_id: requestId } });
       return record;
     },

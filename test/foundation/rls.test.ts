@@ -21,7 +21,22 @@ beforeAll(async () => {
 });
 afterAll(async () => services.close());
 
-const orgScopedTables = ['orgs', 'users', 'api_keys', 'provider_keys', 'threat_events', 'audit_log', 'mcp_sessions'];
+const orgScopedTables = [
+  'orgs',
+  'users',
+  'api_keys',
+  'provider_keys',
+  'threat_events',
+  'audit_log',
+  'mcp_sessions',
+  'compliance_decision_notes',
+  'compliance_appeals',
+  'compliance_explanations',
+  'compliance_grievances',
+  'compliance_models',
+  'compliance_opt_outs',
+  'compliance_unlearning',
+];
 
 describe('row-level security', () => {
   it('has RLS enabled and forced on every org-scoped table', async () => {
@@ -56,6 +71,23 @@ describe('row-level security', () => {
         ]),
       ),
     ).rejects.toThrow(/row-level security/);
+  });
+
+  it('keeps compliance records (grievances, opt-outs, unlearning requests) inside their org', async () => {
+    await services.compliance.grievances.submit(orgB, { category: 'other', description: 'tenant b only' }, 'test');
+    await services.compliance.privacy.optOut(orgB, 'subject-b', undefined, 'test');
+    const seen = await services.db.withOrg(orgA, async (tx) => ({
+      grievances: (await tx.query('SELECT id FROM compliance_grievances')).rows.length,
+      optOuts: (await tx.query('SELECT subject_id FROM compliance_opt_outs')).rows.length,
+    }));
+    expect(seen).toEqual({ grievances: 0, optOuts: 0 });
+    await expect(
+      services.db.withOrg(orgA, (tx) =>
+        tx.query(`INSERT INTO compliance_unlearning (org_id, id, session_ids, state, requested_at, requested_by, due_at) VALUES ($1, $2, '[]', 'queued', now(), 'x', now())`, [orgB, randomUUID()]),
+      ),
+    ).rejects.toThrow(/row-level security/);
+    const deleted = await services.db.withOrg(orgA, (tx) => tx.query('DELETE FROM compliance_grievances WHERE org_id = $1', [orgB]));
+    expect(deleted.rowCount).toBe(0);
   });
 
   it('neither updates nor deletes another org’s rows', async () => {

@@ -19,6 +19,8 @@ describe('operational alert rules', () => {
       ['ContainerRestarting', 'critical'],
       ['RedisLatencyHigh', 'warning'],
       ['TokenBudgetNearing', 'warning'],
+      ['GrievanceOverdue', 'warning'],
+      ['UnlearningOverdue', 'warning'],
     ]) {
       const block = text.slice(text.indexOf(`alert: ${alert}`));
       expect(block.indexOf(`alert: ${alert}`), alert).toBe(0);
@@ -28,7 +30,7 @@ describe('operational alert rules', () => {
 
   it.skipIf(!havePromtool)('passes promtool check rules', () => {
     const output = execFileSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' });
-    expect(output).toContain('SUCCESS: 6 rules found');
+    expect(output).toContain('SUCCESS: 8 rules found');
   });
 
   it.skipIf(!havePromtool)('fires and clears at the spec thresholds in promtool rule unit tests', () => {
