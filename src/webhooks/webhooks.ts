@@ -536,8 +536,11 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     },
 
     async remove(orgId, id) {
-      await findEndpoint(orgId, id);
-      await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]));
+      if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      // One statement decides: of concurrent deletes, only the one whose DELETE removed the row
+      // succeeds; the others wait for it and find nothing (404), so one audit entry is written.
+      const deleted = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id]));
+      if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
       gate.forget(orgId);
     },
 
