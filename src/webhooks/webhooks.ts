@@ -27,7 +27,7 @@ import { assertPublicUrl } from '../platform/ssrf.ts';
 import { buildEnvelope, isWebhookEvent, type WebhookEvent } from './events.ts';
 import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type StatusClass } from './retry-policy.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
-import { guardedLookup } from '../platform/ssrf.ts';
+import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
@@ -172,7 +172,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
   const allowPrivate = services.config.allowPrivateTargets;
   const encryptionKey = encryptionKeyFrom(services.config.apiEncryptionKey);
   const agent = new Agent({
-    connect: { lookup: guardedLookup({ allowPrivate }) as never, timeout: policy.timeoutMs },
+    connect: guardedConnector({ allowPrivate }, { timeout: policy.timeoutMs }),
     keepAliveTimeout: 10_000,
     connections: 64,
   });
