@@ -41,7 +41,7 @@ import { createHealthChecker, type HealthChecker } from './health.ts';
 import { openApiProblem } from './inventory.ts';
 import { createGatewayStore, type GatewayFields, type GatewayStore, type GeoRule } from './store.ts';
 import type { BotAction, BotClass, Gateway, GatewayMode, GatewaySettings } from './types.ts';
-import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts';
+import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_HEALTH_CHECK, DEFAULT_TIMEOUT_MS } from './types.ts';
 
 /** T5 as the detection capability provides it (structural). */
 export interface BehaviourLike {
@@ -347,10 +347,10 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         : input.health_check === null
           ? null
           : {
-              path: input.health_check.path ?? '/',
-              intervalSeconds: input.health_check.interval_seconds ?? 10,
-              timeoutMs: input.health_check.timeout_ms ?? 2_000,
-              unhealthyAfter: input.health_check.unhealthy_after ?? 3,
+              path: input.health_check.path ?? DEFAULT_HEALTH_CHECK.path,
+              intervalSeconds: input.health_check.interval_seconds ?? DEFAULT_HEALTH_CHECK.intervalSeconds,
+              timeoutMs: input.health_check.timeout_ms ?? DEFAULT_HEALTH_CHECK.timeoutMs,
+              unhealthyAfter: input.health_check.unhealthy_after ?? DEFAULT_HEALTH_CHECK.unhealthyAfter,
             };
     if (healthCheck !== null && !healthCheck.path.startsWith('/')) throw invalid('health_check.path', 'health_check.path must start with /');
     const settings: GatewaySettings = {
