@@ -294,10 +294,20 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
       return result.rows.map(keyRow);
     },
 
+    /**
+     * Revokes an active key. Exactly one of concurrent revocations wins (the UPDATE only matches
+     * while revoked_at is null); a key already revoked is 409 CONFLICT (reason already_revoked,
+     * with its revoked_at), an unknown one 404.
+     */
     async revokeKey(orgId: string, keyId: string): Promise<ApiKeyRecord> {
-      const result = await db.withOrg(orgId, (tx) =>
-        tx.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *', [keyId]),
-      );
+      const result = await db.withOrg(orgId, async (tx) => {
+        const updated = await tx.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING *', [keyId]);
+        if (updated.rows[0] !== undefined) return updated;
+        const existing = await tx.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
+        const revokedAt = existing.rows[0]?.revoked_at;
+        if (revokedAt === undefined || revokedAt === null) throw new SvcError('NOT_FOUND', { details: { resource: 'api_key' } });
+        throw new SvcError('CONFLICT', { message: 'The API key is already revoked.', details: { reason: 'already_revoked', revoked_at: new Date(revokedAt).toISOString() } });
+      });
       const row = result.rows[0];
       if (!row) throw new SvcError('NOT_FOUND');
       revocations++;

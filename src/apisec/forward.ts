@@ -3,7 +3,7 @@
  *
  * Posture: the backend URL was SSRF-checked when the gateway was saved, and every connection
  * resolves the host again through the guarded lookup (DNS rebinding cannot turn it private
- * later). Connections are pooled keep-alive (one undici Agent per capability). Hop-by-hop headers
+ * later; an IP-literal backend is checked the same way). Connections are pooled keep-alive (one undici Agent per capability). Hop-by-hop headers
  * (RFC 9110 7.6.1: Connection and every header it names, Keep-Alive, Proxy-*, TE, Trailer,
  * Transfer-Encoding, Upgrade) are dropped both ways; svc's clearance cookie and header never reach
  * the backend, and neither does an svc API key (`Authorization: Bearer svc_…`, `X-API-Key: svc_…`):
@@ -16,7 +16,7 @@ import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from '
 import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
-import { guardedLookup } from '../platform/ssrf.ts';
+import { guardedConnector } from '../platform/ssrf.ts';
 import { CLEARANCE_COOKIE, CLEARANCE_HEADER } from './challenge.ts';
 
 const HOP_BY_HOP = new Set([
@@ -192,7 +192,7 @@ export function createForwarder(options: { allowPrivate: boolean; connectionsPer
     keepAliveMaxTimeout: 60_000,
     connections: options.connectionsPerOrigin ?? 256,
     pipelining: 1,
-    connect: { lookup: guardedLookup({ allowPrivate: options.allowPrivate }) as never },
+    connect: guardedConnector({ allowPrivate: options.allowPrivate }),
   });
   return {
     async send(request) {

@@ -12,7 +12,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
-import { guardedLookup } from '../platform/ssrf.ts';
+import { guardedLookup, isForbiddenLiteral } from '../platform/ssrf.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
 import { relayDeclinedUpgrade, requestHeaders } from './forward.ts';
 import type { ApiSecurity, TrafficOutcome, TrafficRequest } from './service.ts';
@@ -433,6 +433,10 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       }
     }
     const backend = new URL(gateway.backendUrl);
+    // The guarded lookup below never sees an IP literal: it is checked here (a backend saved while ALLOW_PRIVATE_TARGETS was on).
+    if (isForbiddenLiteral(backend.hostname, { allowPrivate: options.allowPrivateTargets })) {
+      return refuseSocket(socket, 502, undefined, JSON.stringify(errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId)), 'application/json; charset=utf-8', requestId);
+    }
     const headers = requestHeaders(raw.headers, backend.host, { remoteAddress, protocol, host, trustProxy: options.trustProxy });
     headers.connection = 'Upgrade';
     if (raw.headers.upgrade !== undefined) headers.upgrade = raw.headers.upgrade;

@@ -23,6 +23,7 @@ import { Transform, type Readable } from 'node:stream';
 import type { AuditLog } from '../audit/index.ts';
 import { decide, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { ErrorCode } from '../platform/errors.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -41,7 +42,7 @@ import { createHealthChecker, type HealthChecker } from './health.ts';
 import { openApiProblem } from './inventory.ts';
 import { createGatewayStore, type GatewayFields, type GatewayStore, type GeoRule } from './store.ts';
 import type { BlockDetails, BotAction, BotClass, Gateway, GatewayMode, GatewaySettings } from './types.ts';
-import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts';
+import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_HEALTH_CHECK, DEFAULT_TIMEOUT_MS } from './types.ts';
 
 /** T5 as the detection capability provides it (structural). */
 export interface BehaviourLike {
@@ -204,6 +205,13 @@ export const GATEWAY_LOOKUP_POLICY: RateLimitPolicy = {
 const UNKNOWN_GATEWAY_MS = 30_000;
 const ROUTE_REFRESH_MS = 10_000;
 const GATEWAY_CACHE_MS = 5_000;
+/**
+ * While the database is down, a gateway (and its org's geo rules) this process read from it
+ * within this time is served from that last known configuration; the database is asked again
+ * every GATEWAY_CACHE_MS. A gateway not read within it, or never seen by this process, is
+ * refused (503 SERVICE_UNAVAILABLE) until the database is back.
+ */
+export const GATEWAY_STALE_ON_OUTAGE_MS = 24 * 60 * 60_000;
 const DECISION_RANK: Record<string, number> = { allow: 0, log: 1, alert: 2, challenge: 3, block: 4 };
 const LOGIN_PATH = /(?:^|\/)(?:login|signin|sign-in|log-in|auth(?:enticate)?|token|session|oauth)(?:\/|$)/i;
 const SAMPLE_BYTES = 65_536;
@@ -247,7 +255,9 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   // Behind a trusted proxy the header order and spelling are the proxy's, not the client's.
   const bots = createBotClassifier({ verifyCrawlers: deps.verifyCrawlers ?? true, headerShape: !deps.config.trustProxy });
   const challenges = createChallenges({ key: Buffer.from(deps.config.secretKey), ...(deps.challengeDifficulty === undefined ? {} : { difficulty: deps.challengeDifficulty }) });
-  const gateways = new LRUCache<string, { gateway: Gateway; at: number }>({ max: deps.gatewayCacheSize ?? 10_000 });
+  // `at`: until when (minus GATEWAY_CACHE_MS) the entry is answered without asking the database;
+  // `readAt`: when the database last said so (the stale-on-outage window counts from it).
+  const gateways = new LRUCache<string, { gateway: Gateway; at: number; readAt: number }>({ max: deps.gatewayCacheSize ?? 10_000 });
   // Ids that are no gateway, apart from the real ones: a flood of made-up ids evicts only its own kind.
   const unknownIds = new LRUCache<string, true>({ max: deps.gatewayCacheSize ?? 10_000, ttl: UNKNOWN_GATEWAY_MS });
   const lookupPolicy = deps.lookupPolicy ?? GATEWAY_LOOKUP_POLICY;
@@ -255,7 +265,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   let routes: { host: string | null; prefix: string | null; gateway: Gateway }[] = [];
   let routeTimer: NodeJS.Timeout | null = null;
   let lookupCountry = deps.lookupCountry ?? null;
-  const geoRules = new LRUCache<string, { rules: GeoRule[]; at: number }>({ max: 10_000 });
+  const geoRules = new LRUCache<string, { rules: GeoRule[]; at: number; readAt: number }>({ max: 10_000 });
   const samples = new LRUCache<string, number>({ max: 5_000 });
   const failedAuth = deps.failedAuthPolicy ?? DEFAULT_FAILED_AUTH_POLICY;
   const failureKey = (gatewayId: string, ip: string, bucket: number) => `${deps.cache.prefix}apisec:authfail:${gatewayId}:${ip.slice(0, 64)}:${bucket}`;
@@ -301,7 +311,8 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       unknownIds.set(id, true);
     } else {
       unknownIds.delete(id);
-      gateways.set(id, { gateway, at: Date.now() });
+      const now = Date.now();
+      gateways.set(id, { gateway, at: now, readAt: now });
     }
   };
 
@@ -348,10 +359,10 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         : input.health_check === null
           ? null
           : {
-              path: input.health_check.path ?? '/',
-              intervalSeconds: input.health_check.interval_seconds ?? 10,
-              timeoutMs: input.health_check.timeout_ms ?? 2_000,
-              unhealthyAfter: input.health_check.unhealthy_after ?? 3,
+              path: input.health_check.path ?? DEFAULT_HEALTH_CHECK.path,
+              intervalSeconds: input.health_check.interval_seconds ?? DEFAULT_HEALTH_CHECK.intervalSeconds,
+              timeoutMs: input.health_check.timeout_ms ?? DEFAULT_HEALTH_CHECK.timeoutMs,
+              unhealthyAfter: input.health_check.unhealthy_after ?? DEFAULT_HEALTH_CHECK.unhealthyAfter,
             };
     if (healthCheck !== null && !healthCheck.path.startsWith('/')) throw invalid('health_check.path', 'health_check.path must start with /');
     const settings: GatewaySettings = {
@@ -404,9 +415,18 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
 
   const rulesOf = async (orgId: string): Promise<GeoRule[]> => {
     const cached = geoRules.get(orgId);
-    if (cached !== undefined && Date.now() - cached.at < GATEWAY_CACHE_MS) return cached.rules;
-    const rules = await store.geoRulesOf(orgId);
-    geoRules.set(orgId, { rules, at: Date.now() });
+    const now = Date.now();
+    if (cached !== undefined && now - cached.at < GATEWAY_CACHE_MS) return cached.rules;
+    let rules: GeoRule[];
+    try {
+      rules = await store.geoRulesOf(orgId);
+    } catch (error) {
+      // Database down: the rules last read stay in force (see GATEWAY_STALE_ON_OUTAGE_MS).
+      if (cached === undefined || now - cached.readAt >= GATEWAY_STALE_ON_OUTAGE_MS || !isDatabaseOutage(error)) throw error;
+      geoRules.set(orgId, { ...cached, at: now });
+      return cached.rules;
+    }
+    geoRules.set(orgId, { rules, at: now, readAt: now });
     return rules;
   };
 
@@ -808,7 +828,17 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
           throw new SvcError('RATE_LIMITED', { headers: { 'Retry-After': String(gate.retryAfter) }, details: { retry_after: gate.retryAfter } });
         }
       }
-      const gateway = await store.findById(id);
+      let gateway: Gateway | null;
+      try {
+        gateway = await store.findById(id);
+      } catch (error) {
+        // Database down: the gateway is served from the configuration last read, for a while
+        // (GATEWAY_STALE_ON_OUTAGE_MS), and the database is asked again after GATEWAY_CACHE_MS.
+        const now = Date.now();
+        if (cached === undefined || now - cached.readAt >= GATEWAY_STALE_ON_OUTAGE_MS || !isDatabaseOutage(error)) throw error;
+        if (gateways.get(id) === cached) gateways.set(id, { ...cached, at: now });
+        return cached.gateway;
+      }
       remember(gateway, id);
       return gateway;
     },

@@ -182,11 +182,12 @@ export function createGatewayStore(db: Database): GatewayStore {
       }
     },
     async remove(orgId, id) {
-      return db.withOrg(orgId, async (tx) => {
-        const current = await load(tx, id);
-        await tx.query('DELETE FROM apisec_gateways WHERE id = $1', [id]);
-        return current;
-      });
+      if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
+      // The DELETE itself decides who wins a race: concurrent deletes wait for the first and then
+      // find no row (404), so only one caller goes on to audit the deletion.
+      const row = await db.withOrg(orgId, async (tx) => (await tx.query<GatewayRow>(`DELETE FROM apisec_gateways WHERE id = $1 RETURNING ${COLUMNS}`, [id])).rows[0]);
+      if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
+      return fromRow(row);
     },
     async findById(id) {
       if (!isUuid(id)) return null;

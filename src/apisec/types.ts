@@ -28,6 +28,7 @@ export interface HealthCheckSettings {
 export interface GatewaySettings {
   readonly rateLimit: RateLimitSettings | null;
   readonly botPolicy: Readonly<Record<BotClass, BotAction>>;
+  /** Active health checks, or null: none (the backend is never probed and counts as healthy). */
   readonly healthCheck: HealthCheckSettings | null;
   /** Time allowed for the backend to answer (headers), in milliseconds. */
   readonly timeoutMs: number;
@@ -68,5 +69,6 @@ export const DEFAULT_BOT_POLICY: Readonly<Record<BotClass, BotAction>> = {
   scanner: 'block',
 };
 
+/** The defaults of the fields a `health_check` object leaves out (a gateway without one is not checked). */
 export const DEFAULT_HEALTH_CHECK: HealthCheckSettings = { path: '/', intervalSeconds: 10, timeoutMs: 2_000, unhealthyAfter: 3 };
 export const DEFAULT_TIMEOUT_MS = 30_000;

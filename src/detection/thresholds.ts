@@ -1,9 +1,11 @@
 /**
  * Per-org response thresholds, stored in detection_thresholds (migration 010, row-level
  * security) and cached per replica for 10 seconds (a change made on one replica reaches the
- * others within that time; the replica that made it sees it at once).
+ * others within that time; the replica that made it sees it at once). While the database is down
+ * the values last read stay in force.
  */
 import { LRUCache } from 'lru-cache';
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import { DEFAULT_THRESHOLDS, resolveThresholds } from './policy.ts';
 import type { Thresholds } from './types.ts';
@@ -38,7 +40,16 @@ export function createThresholdStore(db: Database | undefined): ThresholdStore {
     async get(orgId) {
       const hit = cached.get(orgId);
       if (hit !== undefined && hit.until > Date.now()) return hit.value;
-      const value = await read(orgId);
+      let value: Thresholds;
+      try {
+        value = await read(orgId);
+      } catch (error) {
+        // Database down: the org's thresholds last read stay in force (asked again after the TTL)
+        // rather than the defaults the engine would fall back to.
+        if (hit === undefined || !isDatabaseOutage(error)) throw error;
+        cached.set(orgId, { value: hit.value, until: Date.now() + THRESHOLD_CACHE_MS });
+        return hit.value;
+      }
       cached.set(orgId, { value, until: Date.now() + THRESHOLD_CACHE_MS });
       return value;
     },

@@ -13,7 +13,7 @@
 import { LRUCache } from 'lru-cache';
 import { Agent, errors as undiciErrors, request as undiciRequest, util as undiciUtil } from 'undici';
 import type { Dispatcher } from 'undici';
-import { guardedLookup } from '../platform/ssrf.ts';
+import { guardedConnector } from '../platform/ssrf.ts';
 import type { AbortHook } from './cancel.ts';
 import { UpstreamError } from './contract.ts';
 import type { UpstreamErrorCode, UpstreamHeaders, UpstreamRequest } from './contract.ts';
@@ -31,7 +31,7 @@ function createAgent(guarded: boolean): Agent {
     keepAliveMaxTimeout: 600_000,
     connections: 256,
     maxResponseSize: MAX_RESPONSE_BYTES,
-    connect: guarded ? { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } : { timeout: 10_000 },
+    connect: guarded ? guardedConnector({ allowPrivate: false }, { timeout: 10_000 }) : { timeout: 10_000 },
   });
 }
 

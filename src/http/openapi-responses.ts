@@ -534,7 +534,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'POST /api/v1/org/trial/extend': { success: { 200: 'Org' }, errors: [404, 409] },
   'POST /api/v1/keys': { success: { 201: 'ApiKeyCreated' }, errors: [404] },
   'GET /api/v1/keys': { success: { 200: 'ApiKeyList' } },
-  'DELETE /api/v1/keys/:id': { success: { 200: 'ApiKey' }, errors: [404] },
+  'DELETE /api/v1/keys/:id': { success: { 200: 'ApiKey' }, errors: [404, 409] },
   'PUT /api/v1/providers/:provider/key': { success: { 200: 'ProviderKey' } },
   'GET /api/v1/providers': { success: { 200: 'ProviderKeyList' } },
   'DELETE /api/v1/providers/:provider/key': { success: { 204: null }, errors: [404] },

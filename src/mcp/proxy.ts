@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import type { Cache } from '../platform/cache.ts';
 import type { EventBus } from '../platform/events.ts';
-import { guardedLookup } from '../platform/ssrf.ts';
+import { guardedConnector } from '../platform/ssrf.ts';
 import { roleAllows, type McpRole } from './authorization.ts';
 import type { ChainCorrelator, CompoundFinding, Fact, Observation } from './chains.ts';
 import { cleanDeep, inferCategory } from './definitions.ts';
@@ -139,7 +139,7 @@ const HIJACK_CATEGORIES = new Set(['context-poisoning', 'agent-impersonation', '
 
 export function createProxy(deps: ProxyDeps) {
   const plainAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000 } });
-  const guardedAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: { timeout: 10_000, lookup: guardedLookup({ allowPrivate: false }) as never } });
+  const guardedAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256, connect: guardedConnector({ allowPrivate: false }, { timeout: 10_000 }) });
   const dispatcher: Dispatcher = deps.allowPrivateTargets ? plainAgent : guardedAgent;
   /** Message-channel upstreams (stdio, legacy SSE), one bridge per server and target. */
   const bridges = new Map<string, Bridge>();

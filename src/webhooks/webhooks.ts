@@ -27,7 +27,7 @@ import { assertPublicUrl } from '../platform/ssrf.ts';
 import { buildEnvelope, isWebhookEvent, type WebhookEvent } from './events.ts';
 import { DEFAULT_POLICY, decide, type AttemptResult, type DeliveryPolicy, type StatusClass } from './retry-policy.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
-import { guardedLookup } from '../platform/ssrf.ts';
+import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
@@ -172,7 +172,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
   const allowPrivate = services.config.allowPrivateTargets;
   const encryptionKey = encryptionKeyFrom(services.config.apiEncryptionKey);
   const agent = new Agent({
-    connect: { lookup: guardedLookup({ allowPrivate }) as never, timeout: policy.timeoutMs },
+    connect: guardedConnector({ allowPrivate }, { timeout: policy.timeoutMs }),
     keepAliveTimeout: 10_000,
     connections: 64,
   });
@@ -536,8 +536,11 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     },
 
     async remove(orgId, id) {
-      await findEndpoint(orgId, id);
-      await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]));
+      if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      // One statement decides: of concurrent deletes, only the one whose DELETE removed the row
+      // succeeds; the others wait for it and find nothing (404), so one audit entry is written.
+      const deleted = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id]));
+      if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
       gate.forget(orgId);
     },
 

@@ -86,13 +86,13 @@ describe('gateways API', () => {
   it.each([
     [{ name: 'x', backend_url: 'ftp://example.com', mode: 'block' }, 'backend_url'],
     [{ name: 'x', backend_url: 'not a url at all', mode: 'block' }, 'backend_url'],
-    [{ name: 'x', backend_url: 'http://example.com/?q=1', mode: 'block' }, 'backend_url'],
-    [{ name: 'x', backend_url: 'http://example.com', mode: 'inline' }, 'body.mode'],
-    [{ name: 'x', backend_url: 'http://example.com', hostname: 'bad host!' }, 'hostname'],
-    [{ name: 'x', backend_url: 'http://example.com', path_prefix: '/api/shop' }, 'path_prefix'],
-    [{ name: 'x', backend_url: 'http://example.com', openapi: { info: {} } }, 'openapi'],
-    [{ name: 'x', backend_url: 'http://example.com', rate_limit: { requests_per_minute: 0 } }, 'body.rate_limit'],
-    [{ name: 'x', backend_url: 'http://example.com', bot_policy: { robots: 'block' } }, 'body.bot_policy'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9/?q=1', mode: 'block' }, 'backend_url'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9', mode: 'inline' }, 'body.mode'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9', hostname: 'bad host!' }, 'hostname'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9', path_prefix: '/api/shop' }, 'path_prefix'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9', openapi: { info: {} } }, 'openapi'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9', rate_limit: { requests_per_minute: 0 } }, 'body.rate_limit'],
+    [{ name: 'x', backend_url: 'http://127.0.0.1:9', bot_policy: { robots: 'block' } }, 'body.bot_policy'],
   ])('refuses %j with VALIDATION_FAILED naming %s', async (payload, field) => {
     const answer = await call(context, admin, 'POST', '/api/v1/gateways', payload);
     expect(answer.statusCode).toBe(400);

@@ -71,6 +71,10 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions)
 async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }>, options: OpenOptions): Promise<PostgresDatabase> {
   const owner = new pg.Pool({ connectionString: target.url, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
   owner.on('error', () => undefined); // idle client errors surface on the next query instead
+  // pool.query() listens for a client's 'error' only until its query settles: a server that
+  // terminates the connection (57P01 at a stop) fails the query and then emits 'error' as well,
+  // which nothing heard. Every client is guarded from the moment the pool creates it.
+  owner.on('connect', guard);
   const database = new PostgresDatabase(owner, target, options);
   return database;
 }
@@ -116,6 +120,7 @@ class PostgresDatabase implements Database {
       const url = this.target.appUrl ?? appRoleUrl(this.target.url, this.options.appRolePassword);
       this.app = new pg.Pool({ connectionString: url, max: this.options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
       this.app.on('error', () => undefined);
+      this.app.on('connect', guard);
     }
     return this.app;
   }
