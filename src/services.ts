@@ -29,6 +29,7 @@ import {
 } from './webhooks/index.ts';
 import { createCache, type Cache } from './platform/cache.ts';
 import { createChallenges } from './platform/challenge.ts';
+import { createTelemetry, type Telemetry } from './platform/telemetry.ts';
 import type { ResolvedConfig } from './platform/config.ts';
 import { migrate, openDatabase, type Database } from './platform/db/index.ts';
 import { createEventBus, type EventBus } from './platform/events.ts';
@@ -45,6 +46,8 @@ import { workerRouting, type WorkerRouting } from './platform/worker-routing.ts'
 
 export interface Services {
   readonly config: ResolvedConfig;
+  /** OpenTelemetry traces: off (and free) unless an OTLP endpoint is configured. */
+  readonly telemetry: Telemetry;
   readonly logger: Logger;
   /** One line per request with exactly the spec's fields (see logger.ts). */
   readonly requestLog: RequestLog;
@@ -167,6 +170,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
     ...options.detection,
   });
+  const telemetry = createTelemetry(config.telemetry);
   const gateway = createGateway({
     db,
     cache,
@@ -180,6 +184,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     allowPrivateTargets: config.allowPrivateTargets,
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(metrics.registry, orgId, ratio),
     challenges: createChallenges({ key: Buffer.from(config.secretKey) }),
+    ...(telemetry.enabled ? { tracer: telemetry.tracer } : {}),
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);
@@ -256,6 +261,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   let closed = false;
   return {
     config,
+    telemetry,
     logger,
     requestLog,
     db,
@@ -334,6 +340,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('queue', () => queue.close());
       await step('cache', () => cache.close());
       await step('database', () => db.close());
+      await step('telemetry', () => telemetry.close());
       metrics.close();
       requestLog.flush();
       logger.flush();

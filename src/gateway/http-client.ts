@@ -10,6 +10,7 @@
  * stored and by the gateway core before calling here; calls with `publicOnly` also go through an
  * agent whose connector refuses private addresses at connect time (DNS rebinding).
  */
+import { context, propagation, trace } from '@opentelemetry/api';
 import { LRUCache } from 'lru-cache';
 import { Agent, errors as undiciErrors, request as undiciRequest, util as undiciUtil } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -113,11 +114,22 @@ export function splitUrl(url: string): { origin: string; path: string } | null {
   return { origin: url.slice(0, slash < 0 ? url.length : slash), path };
 }
 
+/**
+ * The headers with the active trace context added (W3C traceparent), when a span is active
+ * (OpenTelemetry on, platform/telemetry.ts); otherwise the same object, at no cost.
+ */
+function traced<H extends Record<string, unknown>>(headers: H): H {
+  if (trace.getSpan(context.active()) === undefined) return headers;
+  const carrier = { ...headers } as Record<string, unknown>;
+  propagation.inject(context.active(), carrier);
+  return carrier as H;
+}
+
 /** Sends one upstream request on the pooled agent; resolves on response headers. */
 export async function sendUpstream(request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
   try {
     const split = splitUrlCached(request.url);
-    const common = { method: request.method, headers: request.headers, body: request.body, signal: options.signal as AbortSignal | undefined, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
+    const common = { method: request.method, headers: traced(request.headers), body: request.body, signal: options.signal as AbortSignal | undefined, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
     // Plain http(s)://host[:port]/path URLs go straight to the agent (no URL object per call);
     // anything else takes undici's full URL parsing.
     const dispatcher = options.publicOnly === true ? guardedAgent : agent;
@@ -214,7 +226,7 @@ export async function fetchText(request: UpstreamRequest, options: SendOptions):
           origin: split.origin,
           path: split.path,
           method: request.method,
-          headers: request.headers,
+          headers: traced(request.headers),
           body: request.body,
           headersTimeout: options.headersTimeoutMs,
           bodyTimeout: options.bodyTimeoutMs,

@@ -18,6 +18,7 @@
  * Every completion answer carries X-AI-Risk-Class, X-AI-Generated and X-CCPA-Automated-Decision,
  * and the failover facts X-SVC-Provider-Used, X-SVC-Model-Used, X-SVC-Attempts, X-SVC-Failover.
  */
+import { context as otelContext } from '@opentelemetry/api';
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { anthropicError, anthropicStreamEncoder, envelopeToMessage, messagesToCompletionBody, MessagesRequestSchema, type MessagesRequest } from './compat/anthropic.ts';
@@ -231,7 +232,9 @@ async function serveCompletion<C>(serving: CompletionServing, request: FastifyRe
   // SERVICE_UNAVAILABLE event (relay.ts), instead of holding app.close() open.
   const untrack = body.stream === true ? serving.streams?.track({ end: (reason) => cancel.abort(reason), destroy: () => reply.raw.destroy() }) : undefined;
   try {
-    return await serving.gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: serving.verifier ?? null, hooks, context, challenge: challengeOf(request) });
+    const call = () => serving.gateway.completion({ body, caller, sessionId: sessionIdOf(request), sourceIp: request.ip, cancel, verifier: serving.verifier ?? null, hooks, context, challenge: challengeOf(request) });
+    // With tracing on, the completion's spans (and the upstream's traceparent) follow the request's.
+    return await (request.traceContext === null ? call() : otelContext.with(request.traceContext, call));
   } finally {
     untrack?.();
   }

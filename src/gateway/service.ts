@@ -17,6 +17,7 @@
  * envelope (placeholders restored when the org opted in) → response filter → verification.
  */
 import { randomUUID } from 'node:crypto';
+import { context as otelContext, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { createResponseGuard, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { ChallengeOutcome, Challenges } from '../platform/challenge.ts';
@@ -36,7 +37,7 @@ import { resolveTarget, type ProviderKeySource } from './keys.ts';
 import { restorePlaceholders } from './pii/index.ts';
 import { providerIds, type ProviderId } from './registry.ts';
 import type { CostFunction } from './pricing/pricing.ts';
-import { relayStream, type ServedFacts, type StreamParts, type StreamTarget } from './relay.ts';
+import { relayStream, svcStreamEncoder, type ServedFacts, type StreamParts, type StreamTarget } from './relay.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { LatencyWindows } from './routing.ts';
 import type { CompletionBody } from './schemas.ts';
@@ -87,6 +88,8 @@ export interface GatewayServiceDeps {
    * completion that scores there is refused with CHALLENGE_REQUIRED and nothing to solve.
    */
   challenges?: Challenges;
+  /** OpenTelemetry (platform/telemetry.ts): a span per completion when tracing is on; absent, none. */
+  tracer?: Tracer;
 }
 
 /**
@@ -223,6 +226,72 @@ export class GatewayService {
    * it ended. Refusals before any byte throw their SvcError.
    */
   async completion<C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> {
+    const tracer = this.deps.tracer;
+    if (tracer === undefined) return this.serve(call);
+    // An OpenTelemetry span per completion, with the GenAI semantic conventions (no content).
+    const { body } = call;
+    const span = tracer.startSpan(`chat ${body.model}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.system': body.provider,
+        'gen_ai.provider.name': body.provider,
+        'gen_ai.request.model': body.model,
+        ...(body.max_tokens === undefined ? {} : { 'gen_ai.request.max_tokens': body.max_tokens }),
+        ...(body.temperature === undefined ? {} : { 'gen_ai.request.temperature': body.temperature }),
+        'svc.request_id': call.caller.requestId,
+        'svc.stream': body.stream === true,
+      },
+    });
+    const finish = (summary: { provider: string; model: string; finishReason: string; usage: CompletionEnvelope['usage']; costUsd: number | null }) => {
+      span.setAttributes({
+        'gen_ai.response.model': summary.model,
+        'gen_ai.provider.name': summary.provider,
+        'gen_ai.response.finish_reasons': [summary.finishReason],
+        'gen_ai.usage.input_tokens': summary.usage.prompt_tokens,
+        'gen_ai.usage.output_tokens': summary.usage.completion_tokens,
+        ...(summary.costUsd === null ? {} : { 'svc.cost_usd': summary.costUsd }),
+      });
+    };
+    const fail = (code: string) => {
+      span.setAttribute('error.type', code);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    };
+    // A stream's outcome is known to its encoder: observe it there.
+    const hooks: CompletionHooks<C> = {
+      ...call.hooks,
+      takeOver: (context) => {
+        const target = call.hooks.takeOver(context);
+        const encoder = target.encoder ?? svcStreamEncoder(call.caller.requestId);
+        return {
+          ...target,
+          encoder: {
+            ...encoder,
+            end: (summary) => {
+              finish(summary);
+              return encoder.end(summary);
+            },
+            error: (failure, terminated) => {
+              fail(failure.code);
+              return encoder.error(failure, terminated);
+            },
+          },
+        };
+      },
+    };
+    try {
+      const answer = await otelContext.with(trace.setSpan(otelContext.active(), span), () => this.serve({ ...call, hooks }));
+      if (answer !== undefined) finish({ provider: answer.provider, model: answer.model, finishReason: answer.finish_reason, usage: answer.usage, costUsd: answer.cost_usd });
+      return answer;
+    } catch (error) {
+      fail(typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'error');
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async serve<C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> {
     const { body, caller, cancel, hooks, context } = call;
     const worst = await this.admission.screen(body, caller, call.sessionId, call.sourceIp);
     if (worst !== null) {

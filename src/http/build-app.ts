@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
 import cors from '@fastify/cors';
+import { SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -60,6 +61,8 @@ declare module 'fastify' {
     gatewayId: string | null;
     /** Org of a protected gateway's end-user traffic (no svc credential; logged as org_id). */
     trafficOrgId: string | null;
+    /** The request's OpenTelemetry context (its server span), when tracing is on. */
+    traceContext: Context | null;
   }
   interface FastifyInstance {
     /** Host/path rewrites consulted before routing (protected gateways' hostnames and path prefixes). */
@@ -146,6 +149,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.decorateRequest('threat', null);
   app.decorateRequest('gatewayId', null);
   app.decorateRequest('trafficOrgId', null);
+  app.decorateRequest('traceContext', null);
+  if (services.telemetry.enabled) traceRequests(app as unknown as AppInstance, services.telemetry);
   app.decorate('urlRewrites', urlRewrites);
   let closing = false;
   const rawHandlers: RawRequestHandler[] = [];
@@ -557,6 +562,30 @@ function recorder(services: Services): (entry: RequestRecord) => void {
 function windowSeconds(policy: RateLimitPolicy, refusedBy: string | null): number {
   const window = policy.windows.find((candidate) => candidate.name === refusedBy) ?? policy.windows[0];
   return window ? Math.round(window.windowMs / 1000) : 0;
+}
+
+/**
+ * A server span per request (OpenTelemetry, only when tracing is on): a child of the caller's
+ * traceparent, named by method and route, ended when the response is finished or the client left.
+ */
+function traceRequests(app: AppInstance, telemetry: Services['telemetry']): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const parent = telemetry.extract(request.headers);
+    const route = request.routeOptions.url ?? 'unmatched';
+    const span = telemetry.tracer.startSpan(`${request.method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'svc.request_id': request.id } }, parent);
+    request.traceContext = trace.setSpan(parent, span);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      span.setAttribute('http.response.status_code', reply.statusCode);
+      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    };
+    reply.raw.once('finish', end);
+    reply.raw.once('close', end);
+    done();
+  });
 }
 
 function pathOf(url: string): string {

@@ -9,6 +9,7 @@
  * Posture: spans carry no prompt or answer text, no header values and no secrets — names,
  * models, token counts, statuses and ids only.
  */
+import { readFileSync } from 'node:fs';
 import { context, propagation, ROOT_CONTEXT, trace, type Context, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -33,10 +34,11 @@ const getter = {
   get: (carrier: Readonly<Record<string, string | string[] | undefined>>, key: string) => carrier[key],
 };
 
-export function createTelemetry(config: Config['telemetry'], version: string): Telemetry {
+export function createTelemetry(config: Config['telemetry']): Telemetry {
   if (config.tracesEndpoint === null) {
     return { enabled: false, tracer: trace.getTracer('svc'), extract: () => ROOT_CONTEXT, inject: () => undefined, close: async () => undefined };
   }
+  const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': version }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesEndpoint, headers: { ...config.headers } }), { scheduledDelayMillis: 1_000 })],
