@@ -59,7 +59,7 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
   // What the gateway asks of the HTTP exchange during a completion; built once, the reply (and its request) passed back as context.
   const hooks: CompletionHooks<FastifyReply> = {
     decided(reply, decision, sessionId) {
-      reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+      return reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
     },
     admitted(reply) {
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
