@@ -329,7 +329,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (match === null) continue;
       const file = join(dir, name);
       if (adopted.includes(file)) continue;
-      const mine = match[1] === String(pid) && match[2] === (ownStart ?? undefined);
+      // Under this pid: this process's own files, or those of an earlier life with the same pid
+      // (an unnamed start time: written by a version that named files by pid alone).
+      const mine = match[1] === String(pid) && (match[2] === undefined || match[2] === (ownStart ?? undefined));
       if (mine ? inUse.has(file) : ownerAlive(Number(match[1]), match[2])) continue;
       const claimed = join(dir, `${owner}.adopted-${randomBytes(6).toString('hex')}.jsonl`);
       try {

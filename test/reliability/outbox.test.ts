@@ -4,7 +4,7 @@
  * this one died. The handler below stands in for the database writer: it refuses with the
  * error node-postgres raises when the server is down (ECONNREFUSED) until told to accept.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -157,6 +157,20 @@ describe('the evidence outbox', () => {
     expect(written).toEqual(['held in memory at the kill']);
     await live.close();
     // The killed process's segment was replayed and removed; the live one's, all written, is gone too.
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('adopts a spool an earlier version left under the pid this process now has', async () => {
+    const dir = join(directory, 'i');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${process.pid}.jsonl`), '{"kind":"item","data":7}\n');
+    const outbox = createOutbox({ dir, logger });
+    const written: number[] = [];
+    outbox.register('item', async (records) => void written.push(...(records as number[])));
+    outbox.start(20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toEqual([7]);
+    await outbox.close();
     expect(readdirSync(dir)).toEqual([]);
   });
 });
