@@ -194,6 +194,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const retire = (current: Segment) => {
     segments.delete(current);
     inUse.delete(current.path);
+    // Lines not flushed yet belong to records already written elsewhere (done): durable as they are.
+    for (const waiter of current.waiters) waiter(true);
+    current.lines = [];
+    current.waiters = [];
     journalWriting = journalWriting.then(async () => {
       await current.handle?.close().catch(() => undefined);
       current.handle = null;

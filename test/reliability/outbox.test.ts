@@ -4,7 +4,7 @@
  * this one died. The handler below stands in for the database writer: it refuses with the
  * error node-postgres raises when the server is down (ECONNREFUSED) until told to accept.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -172,5 +172,17 @@ describe('the evidence outbox', () => {
     expect(written).toEqual([7]);
     await outbox.close();
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('settles the disk wait of a journaled record that its writer finished before the journal wrote it', async () => {
+    const dir = join(directory, 'j');
+    const outbox = createOutbox({ dir, logger });
+    // A segment of more than 256 KiB whose records are all done is deleted at once.
+    const entries = Array.from({ length: 300 }, (_, index) => outbox.journal('item', { index, text: 'x'.repeat(1_000) }));
+    for (const entry of entries) entry.done();
+    const settled = await Promise.race([Promise.all(entries.map((entry) => entry.durable)), new Promise((resolve) => setTimeout(() => resolve('hung'), 2_000))]);
+    expect(settled).toEqual(entries.map(() => true));
+    await outbox.close();
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
   });
 });
