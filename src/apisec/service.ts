@@ -384,8 +384,9 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     pattern: pattern ?? decision?.patterns_matched[0]?.id ?? null,
   });
 
-  const blockedEvent = (request: Omit<TrafficRequest, 'body'>, decision: ThreatDecision | null, score: number, patternIds: string[], event: 'threat.blocked' | 'threat.alert', action: string) => {
-    deps.events.emit(
+  /** Resolves once the event's evidence is on disk (a block is answered after it). */
+  const blockedEvent = (request: Omit<TrafficRequest, 'body'>, decision: ThreatDecision | null, score: number, patternIds: string[], event: 'threat.blocked' | 'threat.alert', action: string): Promise<void> => {
+    return deps.events.emit(
       request.gateway.orgId,
       event,
       {
@@ -521,7 +522,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     const behaviourKey = deps.behaviour === undefined ? null : observation.key;
     const observeBehaviour = (endpoint: string) =>
       deps.behaviour!.observe({ endpoint, ip: request.clientIp, ...(usernameOf(request, body) ?? {}) }).catch(() => null);
-    if (behaviourKey === null) return settle(request, decision, null, failures, bot, observation);
+    if (behaviourKey === null) return answerAfterEvidence(settle(request, decision, null, failures, bot, observation));
     // T5 waits for the backend's answer when it cannot change what happens to the request: a
     // monitor-mode gateway, or nothing above alert without it and a detection score that even a
     // full behaviour score cannot lift to challenge. Its anomalies then join the decision (the
@@ -540,7 +541,13 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       };
       return { outcome: null, summary, analyzerKey: observation.key, bot, afterDispatch };
     }
-    return settle(request, decision, await observeBehaviour(behaviourKey), failures, bot, observation);
+    return answerAfterEvidence(settle(request, decision, await observeBehaviour(behaviourKey), failures, bot, observation));
+  };
+
+  /** A block is answered once its evidence (audit entry, webhook event) is on disk: a SIGKILL after the answer loses none of it. */
+  const answerAfterEvidence = async <T extends { held?: Promise<void> }>(settled: T): Promise<T> => {
+    if (settled.held !== undefined) await settled.held;
+    return settled;
   };
 
   /** The action before any answer is built: detection with T5 beside it, then bots, failed logins and endpoint risk. */
@@ -596,7 +603,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     failures: number,
     bot: BotVerdict,
     observation: { key: string | null; riskBlock: { status: string; risk: number } | null },
-  ): { outcome: TrafficOutcome | null; summary: DecisionSummary; analyzerKey: string | null; bot: BotVerdict } => {
+  ): { outcome: TrafficOutcome | null; summary: DecisionSummary; analyzerKey: string | null; bot: BotVerdict; held?: Promise<void> } => {
     const { gateway } = request;
     const { score, patternIds, action, pattern } = actionOf(decision, behaviour, failures, bot, observation, gateway);
     // The log line names one pattern: the policy's own, else the engine's first, else the first T5 anomaly.
@@ -622,9 +629,10 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         : id === 't5.failed_auth'
           ? `${failures} authentication failures (401/403 from the backend) from this client within ${Math.round(failedAuth.windowMs / 60_000)}-${Math.round((2 * failedAuth.windowMs) / 60_000)} minutes`
           : `risk ${observation.riskBlock?.risk ?? ''} above ${50} on an endpoint outside the inventory`;
-    blockedEvent(request, decision, score, patternIds, 'threat.blocked', 'block');
-    if (gateway.settings.blockDetails === 'hidden') return { outcome: hiddenBlock(request, summary), summary, analyzerKey: observation.key, bot };
+    const held = blockedEvent(request, decision, score, patternIds, 'threat.blocked', 'block');
+    if (gateway.settings.blockDetails === 'hidden') return { held, outcome: hiddenBlock(request, summary), summary, analyzerKey: observation.key, bot };
     return {
+      held,
       outcome: {
         kind: 'error',
         status: 403,

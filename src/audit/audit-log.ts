@@ -65,9 +65,15 @@ export interface AuditListOptions {
 }
 
 export interface AuditLog {
-  /** Appends one record to the org's chain; with `tx`, inside the caller's org transaction. */
-  append(orgId: string, entry: AuditEntryInput, options?: { tx?: Queryable; now?: Date }): Promise<AuditRecord>;
-  /** Appends several entries in order in one transaction (one lock of the chain head). */
+  /**
+   * Appends one record to the org's chain; with `tx`, inside the caller's org transaction. Null
+   * when the entry's `id` is already in the chain (nothing appended).
+   */
+  append(orgId: string, entry: AuditEntryInput, options?: { tx?: Queryable; now?: Date }): Promise<AuditRecord | null>;
+  /**
+   * Appends several entries in order in one transaction (one lock of the chain head). Entries
+   * whose `id` the chain already holds are skipped: the records returned are those appended.
+   */
   appendMany(orgId: string, entries: readonly AuditEntryInput[], options?: { tx?: Queryable; now?: Date }): Promise<AuditRecord[]>;
   verify(orgId: string, options?: VerifyOptions): Promise<VerifyResult>;
   /** Writes a signed checkpoint of the current head; null when the chain is empty. */
@@ -82,6 +88,12 @@ export interface AuditLog {
 export type AuditEntryInput = Omit<AuditEntry, 'target' | 'details'> & {
   target?: string | null;
   details?: Record<string, unknown>;
+  /**
+   * The entry's own id (a UUID), fixed by a writer that may hand the same entry over twice (the
+   * evidence outbox after a crash): an entry whose id the chain already holds is skipped, never
+   * chained twice. Without it the entry gets a new id.
+   */
+  id?: string;
 };
 
 interface RecordRow {
@@ -106,6 +118,7 @@ interface CheckpointRow {
   signature: string;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RECORD_COLUMNS = 'org_id::text, seq::text, occurred_at, actor, action, target, outcome, details, prev_hash, hash';
 const CHECKPOINT_COLUMNS = 'org_id::text, seq::text, hash, kind, created_at, signature';
 
@@ -127,8 +140,9 @@ export function createAuditLog(services: AuditServices): AuditLog {
 
   /** Appends entries in order under one lock of the org's chain head; returns the records. */
   const appendIn = async (tx: Queryable, orgId: string, inputs: readonly AuditEntryInput[], now: Date): Promise<AuditRecord[]> => {
+    if (inputs.length === 0) return [];
     const entries = inputs.map(normalizeEntry);
-    if (entries.length === 0) return [];
+    const ids = inputs.map((input) => (input.id !== undefined && UUID.test(input.id) ? input.id.toLowerCase() : null));
     // One statement creates the head on the first append and otherwise locks it (ON CONFLICT DO
     // UPDATE takes the row lock): concurrent appends of this org wait here, in order.
     const head = await tx.query<{ seq: string; hash: string }>(
@@ -138,10 +152,22 @@ export function createAuditLog(services: AuditServices): AuditLog {
     );
     const current = head.rows[0];
     if (current === undefined) throw new Error('audit chain head missing after upsert');
+    // Under the head's lock: no other writer can chain one of these ids between this read and the insert.
+    const given = ids.filter((id) => id !== null);
+    const stored = new Set<string>();
+    if (given.length > 0) {
+      const found = await tx.query<{ id: string }>('SELECT id::text FROM audit_log WHERE id = ANY($1::uuid[])', [given]);
+      for (const row of found.rows) stored.add(row.id);
+    }
     let seq = Number(current.seq);
     let prevHash = current.hash;
     const records: AuditRecord[] = [];
-    for (const entry of entries) {
+    const recordIds: string[] = [];
+    for (const [index, entry] of entries.entries()) {
+      const id = ids[index] ?? randomUUID();
+      if (stored.has(id)) continue;
+      stored.add(id);
+      recordIds.push(id);
       seq += 1;
       const unsigned = { orgId, seq, occurredAt: now.toISOString(), ...entry, prevHash };
       const record: AuditRecord = { ...unsigned, hash: recordHash(chainKey, unsigned) };
@@ -151,7 +177,8 @@ export function createAuditLog(services: AuditServices): AuditLog {
     // One statement with one parameter for the whole batch: on the embedded engine every
     // statement is parsed, planned and bound inside svc's process, and a VALUES list with ten
     // parameters per row cost more to parse and bind than the rows cost to store.
-    const rows = records.map((record) => ({ id: randomUUID(), ...recordView(record) }));
+    if (records.length === 0) return [];
+    const rows = records.map((record, index) => ({ id: recordIds[index], ...recordView(record) }));
     const last = records[records.length - 1]!;
     await tx.query(
       `WITH appended AS (
@@ -338,7 +365,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
     async append(orgId, entry, options = {}) {
       const now = options.now ?? new Date();
       const records = options.tx !== undefined ? await appendIn(options.tx, orgId, [entry], now) : await db.withOrg(orgId, (tx) => appendIn(tx, orgId, [entry], now));
-      return records[0]!;
+      return records[0] ?? null;
     },
     async appendMany(orgId, entries, options = {}) {
       const now = options.now ?? new Date();

@@ -6,10 +6,16 @@
  * per batch rather than per request. Posture: bounded memory — beyond `maxBacklog` waiting
  * entries, new ones are dropped and counted in a warning log line rather than exhausting the
  * process during an attack; the threat_events table still records each block.
+ *
+ * Each entry gets its id when the block happens and is journaled then (platform/outbox.ts): the
+ * answer to the blocked request waits for that disk write (`hold`), so a SIGKILL after the answer
+ * cannot lose the entry; the next process chains it from the journal, and an id already in the
+ * chain is skipped, so it is never chained twice.
  */
+import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { Outbox } from '../platform/outbox.ts';
+import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { AuditEntryInput, AuditLog } from './audit-log.ts';
 
@@ -50,15 +56,26 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
   const flushMs = options.flushMs ?? 50;
   const batch = options.batch ?? 100;
   const maxBacklog = options.maxBacklog ?? 50_000;
-  const waiting = new Map<string, AuditEntryInput[]>();
+  interface Waiting {
+    entry: AuditEntryInput;
+    journaled: JournalEntry | null;
+  }
+  const waiting = new Map<string, Waiting[]>();
   const outbox = services.outbox;
-  const spool = async (orgId: string, chunk: readonly AuditEntryInput[]) => {
-    // One disk sync for the chunk, the entries in their order.
-    await outbox!.appendMany(OUTBOX_KIND, chunk.map((entry) => ({ orgId, entry }) satisfies SpooledEntry)).catch((error: unknown) => {
-      services.logger.error({ org_id: orgId, entries: chunk.length, code: failureCode(error) }, 'block audit entries lost: spool write failed');
-    });
+  const settle = (chunk: readonly Waiting[]) => {
+    for (const item of chunk) item.journaled?.done();
   };
-  // Replayed in spool order, one org per call, one transaction each (appendMany).
+  const spool = async (orgId: string, chunk: readonly Waiting[]) => {
+    // One disk sync for the chunk, the entries in their order.
+    await outbox!.appendMany(OUTBOX_KIND, chunk.map((item) => ({ orgId, entry: item.entry }) satisfies SpooledEntry)).then(
+      () => settle(chunk),
+      (error: unknown) => {
+        // The journal still holds them: the next start chains them.
+        services.logger.error({ org_id: orgId, entries: chunk.length, code: failureCode(error) }, 'block audit entries not spooled: spool write failed (kept in the journal)');
+      },
+    );
+  };
+  // Replayed in spool order, one org per call, one transaction each (appendMany; ids already chained are skipped).
   outbox?.register(
     OUTBOX_KIND,
     async (records) => {
@@ -85,20 +102,27 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     const previous = running.get(orgId) ?? Promise.resolve();
     const next = previous.then(async () => {
       for (;;) {
-        const entries = waiting.get(orgId);
-        if (entries === undefined || entries.length === 0) {
+        const items = waiting.get(orgId);
+        if (items === undefined || items.length === 0) {
           waiting.delete(orgId);
           return;
         }
-        const chunk = entries.splice(0, batch);
+        const chunk = items.splice(0, batch);
+        const entries = chunk.map((item) => item.entry);
         try {
           // While anything waits in the spool, new entries queue behind it: the chain keeps their order.
           if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, chunk);
-          else await audit.appendMany(orgId, chunk);
+          else {
+            await audit.appendMany(orgId, entries);
+            settle(chunk);
+          }
         } catch (error) {
           if (outbox !== undefined && isDatabaseOutage(error)) await spool(orgId, chunk);
-          // One entry the database refuses must not take the batch with it: write one by one.
-          else await appendEach(audit, services.logger, orgId, chunk, error);
+          else {
+            // One entry the database refuses must not take the batch with it: write one by one.
+            await appendEach(audit, services.logger, orgId, entries, error);
+            settle(chunk);
+          }
         } finally {
           backlog -= chunk.length;
         }
@@ -111,6 +135,14 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     return next;
   };
 
+  const enqueue = (orgId: string, item: Waiting) => {
+    const list = waiting.get(orgId) ?? [];
+    list.push(item);
+    waiting.set(orgId, list);
+    backlog++;
+    return list.length;
+  };
+
   const flush = async () => {
     if (timer !== null) {
       clearTimeout(timer);
@@ -119,12 +151,7 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     if (dropped > 0) {
       services.logger.warn({ dropped }, 'block audit backlog full: entries dropped');
       // The chain itself says that entries are missing, so `audit verify` reports the gap.
-      for (const [orgId, count] of droppedByOrg) {
-        const list = waiting.get(orgId) ?? [];
-        list.push(gapEntry('audit.entries_dropped', null, { count, reason: 'backlog_full' }));
-        waiting.set(orgId, list);
-        backlog++;
-      }
+      for (const [orgId, count] of droppedByOrg) enqueue(orgId, { entry: gapEntry('audit.entries_dropped', null, { count, reason: 'backlog_full' }), journaled: null });
       droppedByOrg.clear();
       dropped = 0;
     }
@@ -138,11 +165,10 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
       droppedByOrg.set(event.orgId, (droppedByOrg.get(event.orgId) ?? 0) + 1);
       return;
     }
-    const list = waiting.get(event.orgId) ?? [];
-    list.push(blockEntry(event.data, event.gatewayId));
-    waiting.set(event.orgId, list);
-    backlog++;
-    if (list.length >= batch) void writeOrg(event.orgId);
+    const entry: AuditEntryInput = { ...blockEntry(event.data, event.gatewayId), id: randomUUID() };
+    const journaled = outbox?.journal(OUTBOX_KIND, { orgId: event.orgId, entry } satisfies SpooledEntry) ?? null;
+    if (journaled !== null) event.hold(journaled.durable);
+    if (enqueue(event.orgId, { entry, journaled }) >= batch) void writeOrg(event.orgId);
     else if (timer === null) {
       timer = setTimeout(() => void flush(), flushMs);
       timer.unref();

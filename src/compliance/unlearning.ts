@@ -204,6 +204,8 @@ export function createUnlearning(deps: UnlearningDeps): Unlearning {
           },
           { tx },
         );
+        // An entry without an id of its own is always chained (append answers null only for a replayed id).
+        if (record === null) throw new Error('the completion audit entry was not chained');
         await tx.query(`UPDATE compliance_unlearning SET state = 'completed', completed_at = $2, audit_seq = $3, audit_hash = $4, last_error = NULL WHERE id = $1`, [id, completedAt.toISOString(), record.seq, record.hash]);
       });
     } catch (error) {

@@ -368,7 +368,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
       };
       if (events !== null && request.orgId !== undefined && request.record !== false && decision !== 'allow') {
-        events.record({
+        const durable = events.record({
           orgId: request.orgId,
           requestId: request.requestId ?? 'inspect',
           pillar: request.pillar ?? DEFAULT_PILLAR[kind],
@@ -380,6 +380,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           gatewayId: request.gatewayId ?? null,
           details: { categories: threat.categories, base_score: threat.base_score, session_request_count: requestCount, session_escalation_factor: escalation.factor },
         });
+        // A block is answered only once its threat event is on disk (the journal: a SIGKILL right
+        // after the answer cannot lose it); other decisions do not wait for the disk.
+        if (decision === 'block') await durable;
       }
       return threat;
     },

@@ -4,14 +4,22 @@
  * reaches the database sanitized (platform/db/sanitize.ts); a batch the database still refuses
  * is written again row by row, so only the refused row is lost (and logged without content).
  * Detection never waits on, or fails because of, the DB.
+ *
+ * Each row gets its id when it is recorded and is journaled then (platform/outbox.ts): `record`
+ * returns a promise that resolves once the row is on disk, so a block can be answered only after
+ * its evidence would survive a SIGKILL. Inserts skip an id already stored, so a row written again
+ * from the journal or the spool after a crash is never duplicated.
  */
 import { randomUUID } from 'node:crypto';
+import { uuidFromText } from '../platform/crypto.ts';
 import type { Database } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { Outbox } from '../platform/outbox.ts';
+import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 
 export interface ThreatEventRow {
+  /** The row's own id, fixed when it is recorded (absent only in spools of older versions). */
+  readonly id?: string;
   readonly orgId: string;
   readonly requestId: string;
   readonly pillar: string;
@@ -25,7 +33,8 @@ export interface ThreatEventRow {
 }
 
 export interface EventWriter {
-  record(row: ThreatEventRow): void;
+  /** Buffers the row; resolves once it is journaled on disk (at once, true, without an outbox). */
+  record(row: ThreatEventRow): Promise<boolean>;
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -43,18 +52,20 @@ export async function insertRows(db: Database, orgId: string, list: readonly Thr
   await db.withOrg(orgId, async (tx) => {
     const values: unknown[] = [];
     const tuples = list.map((row, index) => {
-      values.push(randomUUID(), row.orgId, row.requestId, row.pillar, row.kind, row.threatScore, row.decision, JSON.stringify(row.patterns), row.sessionId, row.gatewayId, JSON.stringify(row.details));
+      values.push(row.id ?? uuidFromText(JSON.stringify(row)) /* spooled by a version that did not fix ids */, row.orgId, row.requestId, row.pillar, row.kind, row.threatScore, row.decision, JSON.stringify(row.patterns), row.sessionId, row.gatewayId, JSON.stringify(row.details));
       const base = index * 11;
       return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8}::jsonb, $${base + 9}, $${base + 10}, $${base + 11}::jsonb)`;
     });
     await tx.query(
-      `INSERT INTO threat_events (id, org_id, request_id, pillar, kind, threat_score, decision, patterns, session_id, gateway_id, details) VALUES ${tuples.join(', ')}`,
+      `INSERT INTO threat_events (id, org_id, request_id, pillar, kind, threat_score, decision, patterns, session_id, gateway_id, details) VALUES ${tuples.join(', ')}
+       ON CONFLICT (id) DO NOTHING`,
       values,
     );
   });
 }
 
 const OUTBOX_KIND = 'threat_event';
+const DURABLE = Promise.resolve(true);
 
 export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox): EventWriter {
   // One org per call, one transaction: a replay that fails is repeated without duplicates.
@@ -78,16 +89,29 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
     { group: (row) => (row as ThreatEventRow).orgId, batch: 100 },
   );
 
-  let buffer: ThreatEventRow[] = [];
+  interface Buffered {
+    row: ThreatEventRow;
+    journaled: JournalEntry | null;
+  }
+  let buffer: Buffered[] = [];
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> = Promise.resolve();
+  const settle = (list: readonly Buffered[]) => {
+    for (const item of list) item.journaled?.done();
+  };
 
-  const write = async (rows: ThreatEventRow[]) => {
-    const byOrg = new Map<string, ThreatEventRow[]>();
-    for (const row of rows) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
-    for (const [orgId, list] of byOrg) {
+  const write = async (items: Buffered[]) => {
+    const byOrg = new Map<string, Buffered[]>();
+    for (const item of items) {
+      const list = byOrg.get(item.row.orgId);
+      if (list === undefined) byOrg.set(item.row.orgId, [item]);
+      else list.push(item);
+    }
+    for (const [orgId, entries] of byOrg) {
+      const list = entries.map((item) => item.row);
       try {
         await insertRows(db, orgId, list);
+        settle(entries);
       } catch (error) {
         if (isDatabaseOutage(error)) {
           if (outbox === undefined) {
@@ -95,17 +119,22 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
             continue;
           }
           // Kept on disk and written when the database is back (platform/outbox.ts).
-          // One disk sync for the batch, the rows in their order.
-          await outbox.appendMany(OUTBOX_KIND, list).catch((spoolError: unknown) => logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events lost: spool write failed'));
+          // One disk sync for the batch, the rows in their order. If the spool cannot take them,
+          // the journal keeps them for the next start.
+          await outbox.appendMany(OUTBOX_KIND, list).then(
+            () => settle(entries),
+            (spoolError: unknown) => logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events not spooled: spool write failed (kept in the journal)'),
+          );
           continue;
         }
         // One row the database refuses must not take the batch with it: insert one by one.
-        for (const row of list) {
+        for (const item of entries) {
           try {
-            await insertRows(db, orgId, [row]);
+            await insertRows(db, orgId, [item.row]);
           } catch (rowError) {
-            logger?.warn({ org_id: orgId, request_id: row.requestId.slice(0, 128), code: errorCode(rowError) }, 'threat_events row rejected');
+            logger?.warn({ org_id: orgId, request_id: item.row.requestId.slice(0, 128), code: errorCode(rowError) }, 'threat_events row rejected');
           }
+          item.journaled?.done();
         }
       }
     }
@@ -116,21 +145,24 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
       clearTimeout(timer);
       timer = null;
     }
-    const rows = buffer;
+    const items = buffer;
     buffer = [];
-    if (rows.length > 0) inFlight = inFlight.then(() => write(rows));
+    if (items.length > 0) inFlight = inFlight.then(() => write(items));
     await inFlight;
   };
 
   return {
-    record(row) {
-      if (buffer.length >= MAX_BUFFER) return; // shed load rather than grow without bound
-      buffer.push(row);
+    record(input) {
+      if (buffer.length >= MAX_BUFFER) return DURABLE; // shed load rather than grow without bound
+      const row = input.id === undefined ? { ...input, id: randomUUID() } : input;
+      const journaled = outbox?.journal(OUTBOX_KIND, row) ?? null;
+      buffer.push({ row, journaled });
       if (buffer.length >= FLUSH_AT) void flush();
       else if (timer === null) {
         timer = setTimeout(() => void flush(), FLUSH_EVERY_MS);
         timer.unref();
       }
+      return journaled?.durable ?? DURABLE;
     },
     flush,
     close: flush,

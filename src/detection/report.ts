@@ -18,6 +18,8 @@ export interface RequestFacts {
   readonly userAgent: string;
 }
 
+const NOTHING_HELD = Promise.resolve();
+
 /** Whether a decision notifies anyone (block or alert). */
 export function notifies(decision: ThreatDecision): boolean {
   return decision.decision === 'block' || decision.decision === 'alert';
@@ -28,9 +30,10 @@ export function threatLogFields(decision: ThreatDecision): { score: number; deci
   return { score: decision.threat_score, decision: decision.decision, pattern: decision.patterns_matched[0]?.id ?? null };
 }
 
-export function notifyDecision(events: EventBus, facts: RequestFacts, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): void {
-  if (facts.orgId === undefined || !notifies(decision)) return;
-  events.emit(
+/** Resolves once the notification's evidence is on disk (the block audit entry, the webhook event): answer a block after it. */
+export function notifyDecision(events: EventBus, facts: RequestFacts, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): Promise<void> {
+  if (facts.orgId === undefined || !notifies(decision)) return NOTHING_HELD;
+  return events.emit(
     facts.orgId,
     decision.decision === 'block' ? 'threat.blocked' : 'threat.alert',
     {

@@ -74,16 +74,19 @@ function thresholdsView(thresholds: Thresholds, updatedAt?: Date) {
   };
 }
 
+const NOTHING_HELD = Promise.resolve();
+
 /**
  * Reports a decision made for a request: its log fields on the request (threat_score, decision,
  * pattern in the request line) and, for block or alert, the notification with the request's
- * facts. For the routes of every pillar that enforces decisions.
+ * facts. For the routes of every pillar that enforces decisions. Resolves once the
+ * notification's evidence is on disk: a route answers a block after it.
  */
-export function reportDecision(events: EventBus, request: FastifyRequest, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): void {
+export function reportDecision(events: EventBus, request: FastifyRequest, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): Promise<void> {
   request.threat = threatLogFields(decision);
-  if (request.auth === null || !notifies(decision)) return;
+  if (request.auth === null || !notifies(decision)) return NOTHING_HELD;
   const userAgent = request.headers['user-agent'];
-  notifyDecision(
+  return notifyDecision(
     events,
     {
       requestId: String(request.id),
@@ -129,7 +132,8 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
       requestId: String(request.id),
       sourceIp: request.ip,
     });
-    reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId });
+    // The answer waits until the block's evidence is on disk (docs/reliability.md, "Durability of an answered block").
+    await reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId });
     return decision;
   });
 

@@ -77,7 +77,7 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
   // What the gateway asks of the HTTP exchange during a completion; built once, the reply (and its request) passed back as context.
   const hooks: CompletionHooks<FastifyReply> = {
     decided(reply, decision, sessionId) {
-      reportGatewayDecision(events, reply, decision, sessionId);
+      return reportGatewayDecision(events, reply, decision, sessionId);
     },
     admitted(reply) {
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
@@ -186,8 +186,8 @@ export function challengeOf(request: FastifyRequest): { client: string; clearanc
 }
 
 /** Reports a screening decision of the AI gateway on the request (log fields, notifications). */
-function reportGatewayDecision(events: EventBus, reply: FastifyReply, decision: ThreatDecision, sessionId: string | undefined): void {
-  reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+function reportGatewayDecision(events: EventBus, reply: FastifyReply, decision: ThreatDecision, sessionId: string | undefined): Promise<void> {
+  return reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
 }
 
 /**
@@ -306,7 +306,7 @@ const compatRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) =>
 
   const hooks: CompletionHooks<Exchange> = {
     decided(exchange, decision, sessionId) {
-      reportGatewayDecision(events, exchange.reply, decision, sessionId);
+      return reportGatewayDecision(events, exchange.reply, decision, sessionId);
     },
     admitted(exchange) {
       for (const [name, value] of Object.entries(AI_HEADERS)) exchange.reply.header(name, value);

@@ -97,8 +97,11 @@ export interface GatewayServiceDeps {
  * `context` (its request and reply) passed back: created once per route, not per request.
  */
 export interface CompletionHooks<C> {
-  /** Screening decided (before any refusal): request log fields and notifications. */
-  decided(context: C, decision: ThreatDecision, sessionId: string | undefined): void;
+  /**
+   * Screening decided (before any refusal): request log fields and notifications. A promise: the
+   * refusal waits for it (a block is answered once its evidence is on disk).
+   */
+  decided(context: C, decision: ThreatDecision, sessionId: string | undefined): Promise<void> | void;
   /** Admission passed: the answer, or its error, is the gateway's (transparency headers). */
   admitted(context: C): void;
   /**
@@ -295,7 +298,7 @@ export class GatewayService {
     const { body, caller, cancel, hooks, context } = call;
     const worst = await this.admission.screen(body, caller, call.sessionId, call.sourceIp);
     if (worst !== null) {
-      hooks.decided(context, worst, call.sessionId);
+      await hooks.decided(context, worst, call.sessionId);
       if (worst.decision === 'challenge') this.challengeBand(worst, caller.orgId, call.challenge);
       else refuse(worst);
     }

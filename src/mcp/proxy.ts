@@ -518,7 +518,7 @@ export function createProxy(deps: ProxyDeps) {
       // text of an encoded payload).
       const enforced = inspection.findings.some((finding) => !finding.id.startsWith('ml.') && !finding.id.startsWith('signal.'));
       if (inspection.decision === 'block' && enforced) {
-        notify(exchange, inspection, 'block', tool);
+        await notify(exchange, inspection, 'block', tool);
         deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base, decision: 'block', score: inspection.score, findings: inspection.findings } });
         return refusal(message.id!, 'MCP_ARGUMENTS_BLOCKED', { tool, findings: inspection.findings.map((finding) => finding.id) });
       }
@@ -724,7 +724,7 @@ export function createProxy(deps: ProxyDeps) {
       if (pending.method === 'tools/call') auditCall(exchange, pending, 'success', passed, findings, null);
       return null;
     }
-    if (inspection !== null) notify(exchange, inspection, 'block', pending.tool ?? pending.method);
+    if (inspection !== null) await notify(exchange, inspection, 'block', pending.tool ?? pending.method);
     const quarantineId = await deps.store.quarantine(exchange.caller.orgId, {
       server_id: exchange.server.id,
       session_id: exchange.sessionId,
@@ -805,9 +805,10 @@ export function createProxy(deps: ProxyDeps) {
     return out;
   }
 
-  function notify(exchange: Exchange, inspection: Inspection, decision: 'block' | 'alert', target: string): void {
+  /** Resolves once the notification's evidence is on disk: a block is answered after it. */
+  function notify(exchange: Exchange, inspection: Inspection, decision: 'block' | 'alert', target: string): Promise<void> {
     const hijack = inspection.findings.filter((finding) => HIJACK_CATEGORIES.has(finding.category));
-    deps.events.emit(exchange.caller.orgId, decision === 'block' ? 'threat.blocked' : 'threat.alert', {
+    return deps.events.emit(exchange.caller.orgId, decision === 'block' ? 'threat.blocked' : 'threat.alert', {
       request_id: exchange.requestId, threat_score: inspection.score, decision, pattern_ids: inspection.findings.map((finding) => finding.id),
       session_id: exchange.sessionId ?? '', session_request_count: 0, session_escalation_factor: 1, source_ip: '', method: 'tools/call', path: `/mcp/${exchange.server.id}`, user_agent: '',
       ...(hijack.length > 0 ? { hijacking: { classes: [...new Set(hijack.map((finding) => finding.category))], hop: exchange.caller.hop, target } } : {}),

@@ -13,7 +13,7 @@ import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { Outbox } from '../platform/outbox.ts';
+import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 import { createChainCorrelator } from './chains.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
 import { createInspector } from './inspection.ts';
@@ -94,19 +94,26 @@ export function createMcp(deps: McpDeps) {
   // flush() waits until every entry is written. While the database is unavailable they go to the
   // evidence outbox and are chained, in order, when it returns (and while anything waits there,
   // new entries queue behind it); an entry the database refuses is written alone, so only it is lost.
-  const auditBuffers = new Map<string, CallAudit[]>();
+  // Each entry gets its id and is journaled as it is made (platform/outbox.ts): a SIGKILL loses
+  // none, and an entry written again after a crash is skipped by the chain (its id is there).
+  interface BufferedAudit {
+    input: AuditEntryInput;
+    journaled: JournalEntry | null;
+  }
+  const auditBuffers = new Map<string, BufferedAudit[]>();
   const auditDrains = new Map<string, Promise<void>>();
   const { outbox } = deps;
   // An empty target (a tool call whose tool is unknown) is left out: the audit log refuses an empty one.
-  const toInput = (entry: CallAudit): AuditEntryInput => ({ actor: 'mcp-proxy', action: entry.action, ...(entry.target === '' ? {} : { target: entry.target }), outcome: entry.outcome, details: entry.details });
+  const toInput = (entry: CallAudit): AuditEntryInput => ({ id: randomUUID(), actor: 'mcp-proxy', action: entry.action, ...(entry.target === '' ? {} : { target: entry.target }), outcome: entry.outcome, details: entry.details });
   const failureCode = (error: unknown): string => {
     const code = (error as { code?: unknown } | null)?.code;
     return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
   };
-  const spool = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<void> => {
+  const spool = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<boolean> => {
     const kept = await outbox!.appendMany(MCP_AUDIT_OUTBOX_KIND, entries.map((entry) => ({ orgId, entry }))).catch(() => entries.map(() => false));
     const lost = kept.filter((flag) => !flag).length;
-    if (lost > 0) deps.logger.error({ org_id: orgId, entries: lost }, 'mcp audit entries lost: spool write failed or full');
+    if (lost > 0) deps.logger.error({ org_id: orgId, entries: lost }, 'mcp audit entries not spooled: spool write failed or full (kept in the journal)');
+    return lost === 0;
   };
   /** Each entry alone after a refused batch; rethrows an outage. */
   const appendEach = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<void> => {
@@ -141,21 +148,24 @@ export function createMcp(deps: McpDeps) {
       const batch = auditBuffers.get(orgId);
       if (batch === undefined || batch.length === 0) break;
       auditBuffers.delete(orgId);
-      const entries = batch.map(toInput);
+      const entries = batch.map((item) => item.input);
+      let settled = true;
       try {
-        if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, entries);
+        if (outbox !== undefined && outbox.pending() > 0) settled = await spool(orgId, entries);
         else await write(orgId, entries);
       } catch (error) {
-        if (outbox !== undefined && isDatabaseOutage(error)) await spool(orgId, entries);
+        if (outbox !== undefined && isDatabaseOutage(error)) settled = await spool(orgId, entries);
         else deps.logger.error({ org_id: orgId, entries: entries.length, code: failureCode(error) }, 'mcp audit append failed');
       }
+      if (settled) for (const item of batch) item.journaled?.done();
     }
     auditDrains.delete(orgId);
   };
   const audit = (orgId: string, entry: CallAudit): void => {
     let buffer = auditBuffers.get(orgId);
     if (buffer === undefined) auditBuffers.set(orgId, (buffer = []));
-    buffer.push(entry);
+    const input = toInput(entry);
+    buffer.push({ input, journaled: outbox?.journal(MCP_AUDIT_OUTBOX_KIND, { orgId, entry: input }) ?? null });
     if (auditDrains.has(orgId)) return;
     // A short gathering delay turns a burst of calls into one transaction (embedded PGlite runs
     // queries on the event loop, so fewer, larger appends keep calls moving).

@@ -43,6 +43,12 @@ export function sha256Hex(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** A UUID-shaped id derived from text: the same text always gives the same id (records re-sent after a crash). */
+export function uuidFromText(text: string): string {
+  const hex = sha256Hex(text);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** Constant-time equality of two strings (length is not secret). */
 export function safeEqual(left: string, right: string): boolean {
   const a = Buffer.from(left, 'utf8');

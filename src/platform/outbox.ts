@@ -1,21 +1,32 @@
 /**
  * The outbox for evidence: records that must reach the database (threat events, block audit
- * entries, webhook events) but could not, because the database is unavailable, are appended to
- * a local spool and written when it returns.
+ * entries, webhook events) and survive both a database outage and the death of the process.
  *
- * Durability posture: the spool is an append-only file of JSON lines under
- * `DATA_DIR/outbox/<pid>.jsonl`, one file per process (so processes sharing a directory never
- * interleave). `append` resolves only after the line is written and fdatasync'd (appends that
- * arrive during a sync share the next one: group commit). Replay reads the file from the start,
- * hands consecutive records of one kind to that kind's handler in the order they were appended,
- * and stops at the first outage, keeping the rest; once everything is written the file is
- * removed. A spool left by a process that died (its pid no longer runs) is adopted and replayed
- * at start. The spool is bounded (`maxBytes`): beyond it, records are dropped and counted in an
- * error log line; nothing else is lost silently. Order matters for the audit chain: while the
- * spool holds records, writers keep appending to it (`pending()`), so entries are chained in the
- * order they were produced.
+ * Two kinds of file live under `DATA_DIR/outbox/`, each named after the process that owns it
+ * (`<pid>-<start time>`: the pid and the kernel's start time of that process, so a pid reused
+ * after a restart does not pass for the dead owner):
+ * - the spool, `<owner>.jsonl`: records the database could not take (an outage), written when it
+ *   returns. `append` resolves only after the line is written and fdatasync'd (appends that
+ *   arrive during a sync share the next one: group commit). Replay reads the file from the start,
+ *   hands consecutive records of one kind to that kind's handler in the order they were appended,
+ *   and stops at the first outage, keeping the rest; once everything is written the file is
+ *   removed. The spool is bounded (`maxBytes`): beyond it, records are dropped and counted in an
+ *   error log line. While the spool holds records, writers keep appending to it (`pending()`), so
+ *   audit entries are chained in the order they were produced.
+ * - journal segments, `<owner>.journal-<tag>-<n>.jsonl`: every evidence record as it is produced
+ *   (`journal`), on disk before the answer it belongs to is sent; the writer says `done()` once the
+ *   record is in the database or the spool, and a segment whose records are all done is deleted.
+ *   A process killed with SIGKILL leaves its segments behind with what it still held in memory.
+ *
+ * Files of a dead owner are adopted by the first live process that sees them (at start and every
+ * 10 s): it claims each with an atomic rename into its own name (`<owner>.adopted-<id>.jsonl`), so
+ * two processes never replay one file, then replays it like its spool. A claimed file whose
+ * claimer died is claimed again. Handlers write idempotently on each record's own id (threat
+ * event id, audit entry id, webhook event id), so a file replayed twice — a claimer killed
+ * mid-replay, a journal record that had also been written — writes nothing twice.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDatabaseOutage } from './db/failures.ts';
@@ -26,8 +37,18 @@ export interface OutboxRecord {
   data: unknown;
 }
 
-/** Writes records of one kind, in order. Throws on an outage (replay then waits and retries). */
+/**
+ * Writes records of one kind, in order. Throws on an outage (replay then waits and retries).
+ * Must be idempotent on each record's own id: a record may be handed over again after a crash.
+ */
 export type OutboxHandler = (records: unknown[]) => Promise<void>;
+
+/** A record in the journal: `durable` resolves once it is on disk (false: the disk refused it). */
+export interface JournalEntry {
+  readonly durable: Promise<boolean>;
+  /** The record is in the database or the spool (or was given up): the journal may forget it. */
+  done(): void;
+}
 
 export interface Outbox {
   /**
@@ -43,11 +64,16 @@ export interface Outbox {
    * waits for one disk sync, not one per record). One flag per record, as `append`.
    */
   appendMany(kind: string, items: readonly unknown[]): Promise<boolean[]>;
-  /** Records spooled and not yet written. */
+  /**
+   * Journals a record as it is produced (group commit, fdatasync). If this process dies before
+   * `done()`, the next process writes the record from the journal through the kind's handler.
+   */
+  journal(kind: string, data: unknown): JournalEntry;
+  /** Records spooled (or adopted) and not yet written. Journaled records do not count. */
   pending(): number;
   /** Writes what is spooled; stops at an outage. Returns how many records were written. */
   replay(): Promise<number>;
-  /** Replays every `intervalMs` while records wait (default 2 s); adopts spools of dead processes. */
+  /** Replays every `intervalMs` while records wait (default 2 s); adopts the files of dead processes. */
   start(intervalMs?: number): void;
   /** Stops the timer, tries a last replay and leaves the rest on disk for the next start. */
   close(): Promise<void>;
@@ -58,9 +84,16 @@ export interface OutboxOptions {
   logger: Logger;
   /** Bound of one spool file (default 256 MiB). */
   maxBytes?: number;
-  /** This process's id (tests). */
+  /** This process's id (tests; the owner name is then the pid alone). */
   pid?: number;
 }
+
+/** A journal segment is closed for new records at this size. */
+const SEGMENT_BYTES = 8 * 1024 * 1024;
+/** A segment whose records are all done is deleted once it holds this much (else kept for the next). */
+const SEGMENT_IDLE_BYTES = 256 * 1024;
+const ADOPT_EVERY_MS = 10_000;
+const OWNED_FILE = /^(\d+)(?:-(\d+))?\.(?:(?:journal|adopted)-[A-Za-z0-9-]+\.)?jsonl$/;
 
 function alive(pid: number): boolean {
   try {
@@ -71,11 +104,46 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The kernel's start time of a process (Linux /proc), or null where it cannot be read. */
+function startTime(pid: number | 'self'): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const value = fields[19]; // field 22 of stat(5); fields[0] is field 3
+    return value !== undefined && /^\d+$/.test(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the process that named a file `<pid>-<start>` still runs (not merely its pid). */
+function ownerAlive(pid: number, start: string | undefined): boolean {
+  if (!alive(pid)) return false;
+  if (start === undefined) return true;
+  const current = startTime(pid);
+  return current === null || current === start;
+}
+
+/** Paths that live outboxes of this process write: never claimed, even under this process's name. */
+const inUse = new Set<string>();
+
+interface Segment {
+  path: string;
+  handle: FileHandle | null;
+  bytes: number;
+  outstanding: number;
+  lines: string[];
+  waiters: Array<(ok: boolean) => void>;
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { dir, logger } = options;
   const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
   const pid = options.pid ?? process.pid;
-  const path = join(dir, `${pid}.jsonl`);
+  const ownStart = options.pid === undefined ? startTime('self') : null;
+  const owner = ownStart === null ? String(pid) : `${pid}-${ownStart}`;
+  const path = join(dir, `${owner}.jsonl`);
+  const journalTag = randomBytes(4).toString('hex');
   const handlers = new Map<string, { handler: OutboxHandler; group: (data: unknown) => string; batch: number }>();
   let handle: FileHandle | null = null;
   let bytes = 0;
@@ -85,8 +153,95 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let batch: { lines: string[]; waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> } | null = null;
   let replaying: Promise<number> | null = null;
   let timer: NodeJS.Timeout | null = null;
+  let lastAdoption = 0;
   const adopted: string[] = [];
+  inUse.add(path);
 
+  // ---------------------------------------------------------------------------- journal
+  let segment: Segment | null = null;
+  let segmentIndex = 0;
+  const segments = new Set<Segment>();
+  let journalWriting: Promise<void> = Promise.resolve();
+  let journalFlushQueued = false;
+  let journalFailures = 0;
+
+  const flushJournal = async () => {
+    journalFlushQueued = false;
+    for (const current of segments) {
+      if (current.lines.length === 0) continue;
+      const lines = current.lines;
+      const waiters = current.waiters;
+      current.lines = [];
+      current.waiters = [];
+      let ok = true;
+      try {
+        if (current.handle === null) {
+          mkdirSync(dir, { recursive: true });
+          current.handle = await open(current.path, 'a');
+          await syncDirectory(dir);
+        }
+        await current.handle.write(lines.join(''));
+        await current.handle.datasync();
+      } catch (error) {
+        ok = false;
+        if (journalFailures++ % 1000 === 0) logger.error({ code: (error as { code?: unknown } | null)?.code ?? null, records: lines.length }, 'outbox: journal write failed; these records are held in memory only');
+      }
+      for (const waiter of waiters) waiter(ok);
+    }
+  };
+
+  /** Closes and deletes a segment whose records are all written (behind the pending journal writes). */
+  const retire = (current: Segment) => {
+    segments.delete(current);
+    inUse.delete(current.path);
+    // Lines not flushed yet belong to records already written elsewhere (done): durable as they are.
+    for (const waiter of current.waiters) waiter(true);
+    current.lines = [];
+    current.waiters = [];
+    journalWriting = journalWriting.then(async () => {
+      await current.handle?.close().catch(() => undefined);
+      current.handle = null;
+      await rm(current.path, { force: true }).catch(() => undefined);
+    });
+  };
+
+  const journal = (kind: string, data: unknown): JournalEntry => {
+    const line = `${JSON.stringify({ kind, data })}\n`;
+    if (segment === null || segment.bytes >= SEGMENT_BYTES) {
+      if (segment !== null && segment.outstanding === 0) retire(segment);
+      segment = { path: join(dir, `${owner}.journal-${journalTag}-${segmentIndex++}.jsonl`), handle: null, bytes: 0, outstanding: 0, lines: [], waiters: [] };
+      segments.add(segment);
+      inUse.add(segment.path);
+    }
+    const current = segment;
+    current.bytes += Buffer.byteLength(line);
+    current.outstanding++;
+    const durable = new Promise<boolean>((resolve) => {
+      current.lines.push(line);
+      current.waiters.push(resolve);
+    });
+    if (!journalFlushQueued) {
+      journalFlushQueued = true;
+      journalWriting = journalWriting.then(flushJournal);
+    }
+    let finished = false;
+    return {
+      durable,
+      done() {
+        if (finished) return;
+        finished = true;
+        current.outstanding--;
+        if (current.outstanding > 0) return;
+        if (current === segment) {
+          if (current.bytes < SEGMENT_IDLE_BYTES) return;
+          segment = null;
+        }
+        retire(current);
+      },
+    };
+  };
+
+  // ------------------------------------------------------------------------------ spool
   const flushBatch = async () => {
     const current = batch;
     batch = null;
@@ -160,6 +315,38 @@ export function createOutbox(options: OutboxOptions): Outbox {
     await rename(temporary, file);
   };
 
+  /**
+   * Claims every file of a dead owner (and any file under this process's name that no live outbox
+   * of this process writes: a previous life with the same pid) by renaming it into this process's
+   * name. A rename that finds no file lost the race to another process: that one replays it.
+   */
+  const adopt = async () => {
+    lastAdoption = Date.now();
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return; // no outbox directory yet: nothing to adopt
+    }
+    for (const name of names) {
+      const match = OWNED_FILE.exec(name);
+      if (match === null) continue;
+      const file = join(dir, name);
+      if (adopted.includes(file)) continue;
+      // Under this pid: this process's own files, or those of an earlier life with the same pid
+      // (an unnamed start time: written by a version that named files by pid alone).
+      const mine = match[1] === String(pid) && (match[2] === undefined || match[2] === (ownStart ?? undefined));
+      if (mine ? inUse.has(file) : ownerAlive(Number(match[1]), match[2])) continue;
+      const claimed = join(dir, `${owner}.adopted-${randomBytes(6).toString('hex')}.jsonl`);
+      try {
+        await rename(file, claimed);
+      } catch {
+        continue; // claimed by another process first
+      }
+      adopted.push(claimed);
+    }
+  };
+
   const replayOnce = async (): Promise<number> => {
     let written = 0;
     for (const file of [...adopted]) {
@@ -224,6 +411,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return Promise.all(items.map((data) => outbox.append(kind, data)));
     },
 
+    journal,
+
     pending() {
       return count + adopted.length;
     },
@@ -236,22 +425,18 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     start(intervalMs = 2_000) {
-      try {
-        for (const name of readdirSync(dir)) {
-          const match = /^(\d+)\.jsonl$/.exec(name);
-          if (match === null || Number(match[1]) === pid || alive(Number(match[1]))) continue;
-          adopted.push(join(dir, name));
-        }
-      } catch {
-        // No spool directory yet: nothing to adopt.
-      }
       if (timer !== null) clearInterval(timer);
       timer = setInterval(() => {
-        if (outbox.pending() === 0) return;
-        outbox.replay().catch((error: unknown) => logger.error({ message: error instanceof Error ? error.message : String(error) }, 'outbox replay failed'));
+        void (async () => {
+          if (Date.now() - lastAdoption >= ADOPT_EVERY_MS) await adopt();
+          if (outbox.pending() === 0) return;
+          await outbox.replay();
+        })().catch((error: unknown) => logger.error({ message: error instanceof Error ? error.message : String(error) }, 'outbox replay failed'));
       }, intervalMs);
       timer.unref();
-      if (adopted.length > 0) void outbox.replay().catch(() => undefined);
+      void adopt()
+        .then(() => (adopted.length > 0 ? outbox.replay() : 0))
+        .catch(() => undefined);
     },
 
     async close() {
@@ -262,7 +447,33 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (outbox.pending() > 0) logger.warn({ pending: outbox.pending(), path }, 'outbox: records stay spooled until the next start');
       await handle?.close();
       handle = null;
+      inUse.delete(path);
+      // Segments whose records are all written go; the others stay for the next start to replay.
+      for (const current of [...segments]) {
+        if (current.outstanding === 0) retire(current);
+        else logger.warn({ records: current.outstanding, path: current.path }, 'outbox: journaled records not yet written stay for the next start');
+      }
+      segment = null;
+      await journalWriting;
+      for (const current of segments) {
+        inUse.delete(current.path);
+        await current.handle?.close().catch(() => undefined);
+        current.handle = null;
+      }
     },
   };
   return outbox;
+}
+
+/** Makes a new file's name durable (fsync of its directory), where the platform allows it. */
+async function syncDirectory(dir: string): Promise<void> {
+  let directory: FileHandle | null = null;
+  try {
+    directory = await open(dir, 'r');
+    await directory.sync();
+  } catch {
+    // Not supported here (some platforms refuse fsync on a directory): the data itself is synced.
+  } finally {
+    await directory?.close().catch(() => undefined);
+  }
 }

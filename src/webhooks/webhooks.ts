@@ -14,6 +14,12 @@
  * sent again. If a process dies after the receiver answered but before the attempt was
  * recorded, the delivery is sent once more after its lease expires, with the same webhook-id
  * (at-least-once; receivers de-duplicate on webhook-id).
+ *
+ * Exactly one delivery per event and endpoint: an event gets its id when it happens (before it is
+ * journaled or spooled, platform/outbox.ts), and a delivery's id is derived from the event's id
+ * and the endpoint's (md5, as a UUID), inserted with ON CONFLICT DO NOTHING. An event written
+ * again after a crash or an outage thus finds its deliveries already there, and a delivery's
+ * webhook-id (`msg_<delivery id>`) is the same for life.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'undici';
@@ -31,9 +37,12 @@ import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { uuidFromText } from '../platform/crypto.ts';
 import type { Outbox } from '../platform/outbox.ts';
 
 const JOB = 'webhook.deliver';
+/** The outbox kind of a webhook event (journal and spool). */
+const SPOOL_KIND = 'webhook_event';
 const CLEANUP_JOB = 'webhook.cleanup';
 /** Finished deliveries (and their attempts) are kept this long. */
 export const DELIVERY_RETENTION_DAYS = 30;
@@ -101,7 +110,11 @@ export interface DeliveryView {
 export interface Webhooks {
   readonly policy: DeliveryPolicy;
   /** Fans an event out to the org's active subscriptions and enqueues the deliveries. */
-  emit(orgId: string, event: WebhookEvent, data: Record<string, unknown>, options?: { gatewayId?: string | null; at?: Date }): Promise<{ deliveries: string[] }>;
+  /**
+   * Fans an event out to the org's active subscriptions and enqueues the deliveries. `eventId`
+   * (a UUID) names the event: emitting it again creates no second delivery per endpoint.
+   */
+  emit(orgId: string, event: WebhookEvent, data: Record<string, unknown>, options?: { gatewayId?: string | null; at?: Date; eventId?: string }): Promise<{ deliveries: string[] }>;
   create(orgId: string, input: { url: string; events: WebhookEvent[]; description?: string | null }): Promise<WebhookEndpoint & { secret: string }>;
   list(orgId: string): Promise<WebhookEndpoint[]>;
   get(orgId: string, id: string): Promise<WebhookEndpoint>;
@@ -385,18 +398,28 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       if (!isWebhookEvent(event.event)) return;
       const admitted = gate.admit(event.orgId, event.event, event.data, event.at.getTime());
       if (!admitted.admit) return;
-      const spooled: SpooledEvent = { orgId: event.orgId, event: event.event, data: admitted.data, gatewayId: event.gatewayId, at: event.at.toISOString() };
+      const spooled: SpooledEvent = { id: randomUUID(), orgId: event.orgId, event: event.event, data: admitted.data, gatewayId: event.gatewayId, at: event.at.toISOString() };
+      // On disk before the emitter answers (a SIGKILL then loses nothing); forgotten once the
+      // deliveries are rows or the event is spooled.
+      const journaled = outbox?.journal(SPOOL_KIND, spooled) ?? null;
+      if (journaled !== null) event.hold(journaled.durable);
+      let settled = true;
       try {
         // Behind events already spooled, so subscribers see them in order.
         if (outbox !== undefined && outbox.pending() > 0) {
-          await outbox.append('webhook_event', spooled);
+          await outbox.append(SPOOL_KIND, spooled);
           return;
         }
         if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
-        await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at });
+        await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at, eventId: spooled.id });
       } catch (error) {
         if (outbox === undefined || !isDatabaseOutage(error)) throw error;
-        await outbox.append('webhook_event', spooled);
+        settled = false;
+        await outbox.append(SPOOL_KIND, spooled);
+        settled = true;
+      } finally {
+        // A spool write that failed leaves the event in the journal for the next start.
+        if (settled) journaled?.done();
       }
     });
     webhooks.sweepEvery();
@@ -407,6 +430,8 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     return new Set(rows.rows.flatMap((row) => (typeof row.events === 'string' ? (JSON.parse(row.events) as string[]) : row.events)));
   });
   interface SpooledEvent {
+    /** The event's id, fixed when it happened (absent only in spools of older versions). */
+    id?: string;
     orgId: string;
     event: WebhookEvent;
     data: Record<string, unknown>;
@@ -418,12 +443,13 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
   // repeated after an outage mid-replay never duplicates; a 10-minute outage's backlog is
   // written in hundreds of transactions, not tens of thousands.
   outbox?.register(
-    'webhook_event',
+    SPOOL_KIND,
     async (records) => {
       const list = records as SpooledEvent[];
       if (list.length === 0) return;
       const orgId = list[0]!.orgId;
       const rows = list.map((record) => ({
+        id: record.id ?? uuidFromText(JSON.stringify(record)),
         event: record.event,
         payload: JSON.stringify(buildEnvelope(orgId, record.event, record.data, record.gatewayId, new Date(record.at))),
         at: record.at,
@@ -431,9 +457,10 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       const inserted = await db.withOrg(orgId, (tx) =>
         tx.query<{ id: string }>(
           `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
-           SELECT gen_random_uuid(), $1, e.id, r.event, r.payload, 'pending', r.at
-             FROM jsonb_to_recordset($2::jsonb) AS r(event text, payload text, at timestamptz)
+           SELECT md5(r.id || e.id::text)::uuid, $1, e.id, r.event, r.payload, 'pending', r.at
+             FROM jsonb_to_recordset($2::jsonb) AS r(id text, event text, payload text, at timestamptz)
              JOIN webhook_endpoints e ON e.state = 'active' AND e.events @> jsonb_build_array(r.event)
+           ON CONFLICT (id) DO NOTHING
            RETURNING id::text`,
           [orgId, JSON.stringify(rows)],
         ),
@@ -456,13 +483,15 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       if (!isWebhookEvent(event)) throw new Error(`unknown webhook event ${String(event)}`);
       const at = options.at ?? new Date();
       const payload = JSON.stringify(buildEnvelope(orgId, event, data, options.gatewayId ?? null, at));
+      const eventId = options.eventId ?? randomUUID();
       const inserted = await db.withOrg(orgId, (tx) =>
         tx.query<{ id: string }>(
           `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
-           SELECT gen_random_uuid(), $1, id, $2, $3, 'pending', $4 FROM webhook_endpoints
+           SELECT md5($5 || id::text)::uuid, $1, id, $2, $3, 'pending', $4 FROM webhook_endpoints
             WHERE state = 'active' AND events @> jsonb_build_array($2::text)
+           ON CONFLICT (id) DO NOTHING
            RETURNING id::text`,
-          [orgId, event, payload, at.toISOString()],
+          [orgId, event, payload, at.toISOString(), eventId],
         ),
       );
       const ids = inserted.rows.map((row) => row.id);

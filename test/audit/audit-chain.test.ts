@@ -38,8 +38,8 @@ async function buildChain(orgId: string, length: number): Promise<void> {
 describe('audit hash chain', () => {
   it('starts each org chain from the all-zero hash and links every record to the previous one', async () => {
     const orgId = await createTestOrg(database);
-    const first = await audit.append(orgId, { actor: 'user:1', action: 'key.create', target: 'key-1', outcome: 'success' });
-    const second = await audit.append(orgId, { actor: 'user:1', action: 'key.revoke', target: 'key-1', outcome: 'success' });
+    const first = (await audit.append(orgId, { actor: 'user:1', action: 'key.create', target: 'key-1', outcome: 'success' }))!;
+    const second = (await audit.append(orgId, { actor: 'user:1', action: 'key.revoke', target: 'key-1', outcome: 'success' }))!;
     expect(first.seq).toBe(1);
     expect(first.prevHash).toBe(ZERO_HASH);
     expect(second.prevHash).toBe(first.hash);
@@ -60,8 +60,8 @@ describe('audit hash chain', () => {
     const records = await Promise.all(
       Array.from({ length: 25 }, (_, index) => audit.append(orgId, { actor: `writer:${index}`, action: 'concurrent', outcome: 'success' })),
     );
-    expect(new Set(records.map((record) => record.seq)).size).toBe(25);
-    expect(Math.max(...records.map((record) => record.seq))).toBe(25);
+    expect(new Set(records.map((record) => record!.seq)).size).toBe(25);
+    expect(Math.max(...records.map((record) => record!.seq))).toBe(25);
     expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 25, first_bad: null });
   });
 

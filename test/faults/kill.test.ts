@@ -5,8 +5,8 @@
  * they are in flight, a second process starts on the same database and data directory, and
  * every event must end with exactly one confirmed delivery: none lost, none confirmed twice.
  * The evidence of every blocked request (threat event, audit entry, webhook event) is in the
- * database before the kill: what svc holds in memory at the instant of a SIGKILL (under a
- * second of batched writes) is not covered by the outbox (docs/reliability.md).
+ * database before the kill, so this scenario is about deliveries; crash.test.ts kills svc while
+ * evidence is still held in memory (it is journaled before each block is answered).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

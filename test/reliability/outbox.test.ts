@@ -4,7 +4,7 @@
  * this one died. The handler below stands in for the database writer: it refuses with the
  * error node-postgres raises when the server is down (ECONNREFUSED) until told to accept.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,7 +27,8 @@ describe('the evidence outbox', () => {
       written.push(...(records as number[]));
     }, { batch: 7 });
     for (let index = 0; index < 50; index++) expect(await outbox.append('item', index)).toBe(true);
-    expect(readdirSync(dir)).toEqual([`${process.pid}.jsonl`]);
+    // Named after this process: its pid and, where /proc tells it, its start time.
+    expect(readdirSync(dir)).toEqual([expect.stringMatching(new RegExp(`^${process.pid}(-\\d+)?\\.jsonl$`))]);
     expect(await outbox.replay()).toBe(0);
     expect(outbox.pending()).toBe(50);
     up = true;
@@ -118,5 +119,70 @@ describe('the evidence outbox', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(written).toEqual([1]);
     await next.close();
+  });
+
+  it('replays the spool of a dead process exactly once when two processes start on the directory at the same time', async () => {
+    const dir = join(directory, 'g');
+    const dead = createOutbox({ dir, logger, pid: 999_999_997 });
+    dead.register('item', async () => {
+      throw outage();
+    });
+    for (let index = 0; index < 30; index++) await dead.append('item', index);
+    const written: number[] = [];
+    // Two live owners: this process and pid 1 (always running), as two cluster workers would be.
+    const first = createOutbox({ dir, logger });
+    const second = createOutbox({ dir, logger, pid: 1 });
+    for (const outbox of [first, second]) outbox.register('item', async (records) => void written.push(...(records as number[])));
+    first.start(20);
+    second.start(20);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(written.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, index) => index));
+    await Promise.all([first.close(), second.close()]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('writes what a killed process had journaled and not yet written, and forgets journaled records once written', async () => {
+    const dir = join(directory, 'h');
+    const killed = createOutbox({ dir, logger, pid: 999_999_996 });
+    const held = killed.journal('item', 'held in memory at the kill');
+    expect(await held.durable).toBe(true);
+    const live = createOutbox({ dir, logger });
+    const written: string[] = [];
+    live.register('item', async (records) => void written.push(...(records as string[])));
+    const entry = live.journal('item', 'written by its writer');
+    expect(await entry.durable).toBe(true);
+    entry.done();
+    live.start(20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toEqual(['held in memory at the kill']);
+    await live.close();
+    // The killed process's segment was replayed and removed; the live one's, all written, is gone too.
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('adopts a spool an earlier version left under the pid this process now has', async () => {
+    const dir = join(directory, 'i');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${process.pid}.jsonl`), '{"kind":"item","data":7}\n');
+    const outbox = createOutbox({ dir, logger });
+    const written: number[] = [];
+    outbox.register('item', async (records) => void written.push(...(records as number[])));
+    outbox.start(20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written).toEqual([7]);
+    await outbox.close();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('settles the disk wait of a journaled record that its writer finished before the journal wrote it', async () => {
+    const dir = join(directory, 'j');
+    const outbox = createOutbox({ dir, logger });
+    // A segment of more than 256 KiB whose records are all done is deleted at once.
+    const entries = Array.from({ length: 300 }, (_, index) => outbox.journal('item', { index, text: 'x'.repeat(1_000) }));
+    for (const entry of entries) entry.done();
+    const settled = await Promise.race([Promise.all(entries.map((entry) => entry.durable)), new Promise((resolve) => setTimeout(() => resolve('hung'), 2_000))]);
+    expect(settled).toEqual(entries.map(() => true));
+    await outbox.close();
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
   });
 });
