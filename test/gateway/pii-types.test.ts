@@ -182,3 +182,23 @@ describe('redaction of the new types', () => {
     expect(summary.redacted).toEqual({ ORG_ID: 1, VEHICLE_ID: 1, POSTCODE: 1, URL: 1 });
   });
 });
+
+describe('more written forms of SSNs, licences, dates of birth and plates', () => {
+  it.each([
+    ['a dotted SSN after its cue', 'ssn 123.45.6789', 'SSN', '123.45.6789'],
+    ['a licence after "DL#"', 'DL# S530-4608-9023', 'DRIVER_LICENSE', 'S530-4608-9023'],
+    ['a licence after "license number"', 'license number is W3456789', 'DRIVER_LICENSE', 'W3456789'],
+    ['a year-first date of birth', 'DOB 1990/03/14', 'DOB', '1990/03/14'],
+    ['a date of birth with a month abbreviation', 'date of birth: 14-Mar-1990', 'DOB', '14-Mar-1990'],
+    ['an ISO timestamp of birth', 'Birthdate: 1990-03-14T00:00:00Z', 'DOB', '1990-03-14'],
+    ['a plate written as one group', 'plate number 7ABC123', 'VEHICLE_ID', '7ABC123'],
+  ])('finds %s', (_name, text, type, value) => {
+    expect(valuesOf(text, type as PiiType)).toEqual([value]);
+  });
+
+  it('leaves a dotted number without a cue, a short licence reference and a version string alone', () => {
+    expect(typesIn('Version 123.45.6789 shipped')).not.toContain('SSN');
+    expect(typesIn('See licence number 12 of the agreement')).not.toContain('DRIVER_LICENSE');
+    expect(typesIn('Released 2024/03/14 with the MIT license')).not.toContain('DOB');
+  });
+});

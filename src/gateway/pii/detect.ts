@@ -179,14 +179,14 @@ const DETECTORS: readonly Detector[] = [
   {
     type: 'SSN',
     needs: (facts) => facts.digit,
-    // Spaced ("123 45 6789", a grouping nothing else uses), or nine digits after an SSN cue.
-    pattern: /\b\d{3}( ?)\d{2}\1\d{4}\b/g,
+    // Spaced ("123 45 6789", a grouping nothing else uses), or dotted or nine bare digits after an SSN cue.
+    pattern: /\b\d{3}([ .]?)\d{2}\1\d{4}\b/g,
     accept: (match, text) => {
       const digits = match[0].replace(/ /g, '');
       const area = digits.slice(0, 3);
       if (area === '000' || area === '666' || area.startsWith('9') || digits.slice(3, 5) === '00' || digits.endsWith('0000')) return null;
       const lead = text.slice(Math.max(0, match.index - 40), match.index);
-      if (!SSN_CUE.test(lead) && (match[1] === '' || ADDRESS_UNIT.test(lead))) return null; // "Suite 680 36 4022": a unit and a house number
+      if (!SSN_CUE.test(lead) && (match[1] !== ' ' || ADDRESS_UNIT.test(lead))) return null; // "Suite 680 36 4022": a unit and a house number
       return { start: match.index, end: match.index + match[0].length };
     },
   },

@@ -422,6 +422,14 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
     accept: (match) => (/\d/.test(match[1] ?? '') ? group(match) : null),
   },
   {
+    type: 'DRIVER_LICENSE',
+    needsDigit: true,
+    // After "DL", "DL#" or "licence/license number/no." (the driver's cue above takes the rest).
+    hint: /\bdl\b|licen[cs]e/i,
+    pattern: /\b(?:dl|licen[cs]e[ \t]{1,3}(?:no\.?|number|num|#))[ \t]{0,3}(?:is|was|:|#|-)?[ \t]{0,3}([A-Za-z]{0,2}\d[A-Za-z0-9-]{4,18}[A-Za-z0-9])\b/gi,
+    accept: (match) => ((match[1]!.match(/\d/g)?.length ?? 0) >= 5 ? group(match) : null),
+  },
+  {
     type: 'MRN',
     needsDigit: true,
     pattern: /\b(?:mrn|medical[ \t]{1,3}record(?:[ \t]{1,3}(?:no\.?|number|#))?|patient[ \t]{1,3}(?:id|number|no\.?)|hospital[ \t]{1,3}(?:number|no\.?))[ \t]{0,3}(?:is|was|:|#|-)?[ \t]{0,3}([A-Za-z0-9][A-Za-z0-9-]{3,14}[A-Za-z0-9])\b/gi,
@@ -434,7 +442,7 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
     // me your date of birth. It's 3/23/1940", "DOB: 1990-03-14", "birthday is March 3rd, 1990").
     hint: BIRTH_CUE,
     pattern: new RegExp(
-      `\\b(?:\\d{1,2}[/.-]\\d{1,2}[/.-](?:\\d{4}|\\d{2})|\\d{4}-\\d{2}-\\d{2}|\\d{1,2}(?:st|nd|rd|th)?[ \\t]{1,2}(?:of[ \\t]{1,2})?${MONTH}\\.?,?[ \\t]{1,2}\\d{4}|${MONTH}\\.?[ \\t]{1,2}\\d{1,2}(?:st|nd|rd|th)?,?[ \\t]{1,2}\\d{4})\\b`,
+      `\\b(?:\\d{1,2}[/.-]\\d{1,2}[/.-](?:\\d{4}|\\d{2})|\\d{4}[/.-]\\d{1,2}[/.-]\\d{1,2}|\\d{1,2}-${MONTH}-(?:\\d{4}|\\d{2})|\\d{1,2}(?:st|nd|rd|th)?[ \\t]{1,2}(?:of[ \\t]{1,2})?${MONTH}\\.?,?[ \\t]{1,2}\\d{4}|${MONTH}\\.?[ \\t]{1,2}\\d{1,2}(?:st|nd|rd|th)?,?[ \\t]{1,2}\\d{4})(?:\\b|(?=T\\d))`,
       'gi',
     ),
     accept: (match, text) => (BIRTH_CUE.test(text.slice(Math.max(0, match.index - 48), match.index)) ? whole(match) : null),

@@ -177,7 +177,7 @@ export const REGISTRATION_DETECTORS: readonly IdentifierDetector[] = [
     // A registration plate after its cue ("licence plate ABC-1234", "rego: 1ABC234").
     hint: /plate|rego|registration|kennzeichen|kenteken|immatriculation|matr[ií]cula/i,
     pattern:
-      /\b(?:(?:licen[cs]e|number|registration|reg\.?)[ \t]{1,3}plate(?:[ \t]{1,3}(?:no\.?|number|#))?|plate[ \t]{1,3}(?:no\.?|number|#)|rego|vehicle[ \t]{1,3}registration(?:[ \t]{1,3}(?:no\.?|number|mark))?|kennzeichen|kenteken|immatriculation|matr[ií]cula)[ \t]{0,3}(?:is|was|:|#|-)?[ \t]{0,3}([A-Za-z0-9]{1,4}(?:[ -][A-Za-z0-9]{1,4}){0,2})\b/gi,
+      /\b(?:(?:licen[cs]e|number|registration|reg\.?)[ \t]{1,3}plate(?:[ \t]{1,3}(?:no\.?|number|#))?|plate[ \t]{1,3}(?:no\.?|number|#)|rego|vehicle[ \t]{1,3}registration(?:[ \t]{1,3}(?:no\.?|number|mark))?|kennzeichen|kenteken|immatriculation|matr[ií]cula)[ \t]{0,3}(?:is|was|:|#|-)?[ \t]{0,3}([A-Za-z0-9]{1,8}(?:[ -][A-Za-z0-9]{1,4}){0,2})\b/gi,
     accept: (match) => {
       const value = match[1] ?? '';
       const compact = value.replace(/[ -]/g, '');
