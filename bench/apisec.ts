@@ -351,6 +351,13 @@ export function botRates() {
     per_crawler_category: perCategory,
     benign_sources: Object.fromEntries(Object.entries(benign).map(([file, items]) => [file, { n: items.length, classed_human_rate: rate(items.filter((item) => item.actual === 'human').length, items.length), classed_any_bot_class_rate: rate(items.filter((item) => item.actual !== 'human').length, items.length) }])),
     crawlers_seen_as_human_rate: rate(crawlers.filter((item) => item.actual === 'human').length, crawlers.length),
+    // Issue #35's target: ≥ 99 % of crawler user agents flagged (any class but human) with ≤ 0.5 % of browsers.
+    flagged_any_class: {
+      crawlers_holdout: rate(crawlers.filter((item) => item.fold === 'holdout' && item.actual !== 'human').length, crawlers.filter((item) => item.fold === 'holdout').length),
+      crawlers_all: rate(crawlers.filter((item) => item.actual !== 'human').length, crawlers.length),
+      browsers_per_benign_source: Object.fromEntries(Object.entries(benign).map(([file, items]) => [file, rate(items.filter((item) => item.actual !== 'human').length, items.length)])),
+      targets: { crawlers: 0.99, browsers: 0.005 },
+    },
     baseline_isbot_only: {
       crawlers_flagged_rate: rate(crawlers.filter((item) => item.isbot).length, crawlers.length),
       svc_crawlers_flagged_non_human_rate: rate(crawlers.filter((item) => item.actual !== 'human').length, crawlers.length),

@@ -25,7 +25,22 @@ const TYPE_MAP: Readonly<Record<string, PiiType>> = {
   IP_ADDRESS: 'IP',
   PERSON: 'PERSON',
   US_DRIVER_LICENSE: 'DRIVER_LICENSE',
+  ZIP_CODE: 'POSTCODE',
+  DOMAIN_NAME: 'URL', // presidio's DOMAIN_NAME spans are web addresses with their scheme
 };
+
+/**
+ * Presidio has no date-of-birth type: a gold DATE_TIME span is a DOB when a birth word stands in
+ * the 60 characters before it ("born on …", "your date of birth. It's …"), and any DOB prediction
+ * on a gold DATE_TIME span is correct.
+ */
+const BIRTH_WORD = /\b(?:born|birth|birthday|dob)\b/i;
+/**
+ * Presidio marks postcodes inside a postal address only as part of the ADDRESS / STREET_ADDRESS
+ * span (its ZIP_CODE spans are the separate ones): a POSTCODE prediction inside a gold address is
+ * a true postcode, counted correct (and reported apart as `postcode_in_address`).
+ */
+const ADDRESS_TYPES = new Set(['ADDRESS', 'STREET_ADDRESS']);
 
 interface Entity {
   type: string;
@@ -67,6 +82,8 @@ function emptyStats(): Map<PiiType, Tally> {
 /** The benign prompt corpora a PERSON false positive is counted on (user-visible redaction of ordinary words). */
 export const BENIGN_PROMPT_SOURCES = ['alpaca_seed_tasks', 'awesome_chatgpt_prompts', 'gpteacher_roleplay', 'gpteacher_toolformer', 'xstest_safe_prompts', 'cyberseceval_frr_borderline'];
 const PROMPT_DIR = resolve(repoRoot, '../shared/datasets/prompt_injection');
+/** Benign data-bearing corpora (agent traces, tool outputs, code): where identifiers other than PII abound. */
+const BENIGN_DATA_SOURCES = ['tau_bench_agent_traces', 'injecagent_tool_responses', 'alpaca_eval_instructions_and_outputs', 'code_alpaca_2k'];
 
 export interface PiiBenchResult {
   records: number;
@@ -75,6 +92,12 @@ export interface PiiBenchResult {
   types: PiiBenchRow[];
   /** The same rows for each presidio set (only types with gold spans or predictions). */
   sets: Record<string, PiiBenchRow[]>;
+  /** POSTCODE predictions inside a gold postal address (counted correct). */
+  postcode_in_address: number;
+  /** Records with no gold span at all, and how many of them got a PHONE. */
+  pii_free_texts: { records: number; with_phone: number };
+  /** Spans of the structured types (all but PERSON) per benign prompt corpus: identifiers found in ordinary prompts, agent traces and tool outputs. */
+  benign_other: Record<string, { records: number; spans: Partial<Record<PiiType, number>> }>;
   /** PERSON spans found on benign prompts (names of real or fictional people are counted too: read the sample). */
   benign_person: Record<string, { records: number; person_spans: number; per_1000_records: number }>;
 }
@@ -85,6 +108,10 @@ export function runPiiBench(directory = PII_DATASET_DIR): PiiBenchResult | null 
   const sets: Record<string, PiiBenchRow[]> = {};
   let records = 0;
   let elapsed = 0;
+  let postcodeInAddress = 0;
+  /** Texts without any gold PII, and those of them with a PHONE prediction. */
+  let piiFree = 0;
+  let piiFreeWithPhone = 0;
   for (const file of readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort()) {
     const stats = emptyStats();
     for (const line of readFileSync(join(directory, file), 'utf8').split('\n')) {
@@ -94,7 +121,16 @@ export function runPiiBench(directory = PII_DATASET_DIR): PiiBenchResult | null 
       const started = performance.now();
       const spans = detectPii(record.text);
       elapsed += performance.now() - started;
-      const gold = record.entities.map((entity) => ({ ...entity, mapped: TYPE_MAP[entity.type] ?? null }));
+      if (record.entities.length === 0) {
+        piiFree += 1;
+        if (spans.some((span) => span.type === 'PHONE')) piiFreeWithPhone += 1;
+      }
+      const gold = record.entities.map((entity) => ({
+        ...entity,
+        mapped: entity.type === 'DATE_TIME' ? (BIRTH_WORD.test(record.text.slice(Math.max(0, entity.start - 60), entity.start)) ? 'DOB' : null) : (TYPE_MAP[entity.type] ?? null),
+      }));
+      const dates = record.entities.filter((entity) => entity.type === 'DATE_TIME');
+      const addresses = record.entities.filter((entity) => ADDRESS_TYPES.has(entity.type));
       for (const tally of [pooled, stats]) {
         for (const entity of gold) {
           if (entity.mapped === null) continue;
@@ -105,7 +141,13 @@ export function runPiiBench(directory = PII_DATASET_DIR): PiiBenchResult | null 
         for (const span of spans) {
           const row = tally.get(span.type)!;
           row.predicted += 1;
-          if (gold.some((entity) => entity.mapped === span.type && span.start < entity.end && entity.start < span.end)) row.correct += 1;
+          const overlapping = (entity: Entity) => span.start < entity.end && entity.start < span.end;
+          if (gold.some((entity) => entity.mapped === span.type && overlapping(entity))) row.correct += 1;
+          else if (span.type === 'DOB' && dates.some(overlapping)) row.correct += 1;
+          else if (span.type === 'POSTCODE' && addresses.some((entity) => entity.start <= span.start && span.end <= entity.end)) {
+            row.correct += 1;
+            if (tally === pooled) postcodeInAddress += 1;
+          }
         }
       }
     }
@@ -126,7 +168,31 @@ export function runPiiBench(directory = PII_DATASET_DIR): PiiBenchResult | null 
     }
     benign[source] = { records: count, person_spans: spans, per_1000_records: Math.round((spans / Math.max(count, 1)) * 1000) };
   }
-  return { records, ms_per_record: round(elapsed / Math.max(records, 1)), types: rows(pooled), sets, benign_person: benign };
+  const benignOther: PiiBenchResult['benign_other'] = {};
+  for (const source of [...BENIGN_PROMPT_SOURCES, ...BENIGN_DATA_SOURCES]) {
+    const path = join(PROMPT_DIR, `${source}.jsonl`);
+    if (!existsSync(path)) continue;
+    const found: Partial<Record<PiiType, number>> = {};
+    let count = 0;
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      const record = JSON.parse(line) as { text: string; label: string };
+      if (record.label !== 'benign') continue;
+      count += 1;
+      for (const span of detectPii(record.text, ALL_BUT_PERSON)) found[span.type] = (found[span.type] ?? 0) + 1;
+    }
+    benignOther[source] = { records: count, spans: found };
+  }
+  return {
+    records,
+    ms_per_record: round(elapsed / Math.max(records, 1)),
+    types: rows(pooled),
+    sets,
+    postcode_in_address: postcodeInAddress,
+    pii_free_texts: { records: piiFree, with_phone: piiFreeWithPhone },
+    benign_person: benign,
+    benign_other: benignOther,
+  };
 }
 
 const PERSON_ONLY: ReadonlySet<PiiType> = new Set<PiiType>(['PERSON']);

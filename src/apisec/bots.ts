@@ -21,7 +21,7 @@ import { noiseOf } from './paths.ts';
 import type { BotClass } from './types.ts';
 
 const SCANNER_AGENT = /sqlmap|nikto|nmap|masscan|zgrab|nuclei|wpscan|dirbuster|gobuster|dirb\/|ffuf|wfuzz|acunetix|nessus|openvas|qualys|burp|owasp[ _-]?zap|\bzap\/|w3af|arachni|skipfish|netsparker|invicti|jaeles|whatweb|wapiti|commix|xsstrike|hydra|medusa|feroxbuster|censys|shodan|internet-?measurement|expanse|leakix|paloaltonetworks|projectdiscovery|httpx|fuzz faster|detectify|appscan|webinspect|vega\/|grabber|havij|pangolin|jbrofuzz|morfeus|zmeu|masscan|security ?scanner|vulnerability/i;
-const AUTOMATION_AGENT = /^(?:curl|wget|httpie|python-requests|python-urllib|python-httpx|aiohttp|go-http-client|okhttp|axios|node-fetch|undici|got |java\/|apache-httpclient|libwww-perl|lwp::|php\/|guzzlehttp|ruby|faraday|rest-client|postmanruntime|insomnia|dart\/|reqwest|hackney|restsharp|powershell|winhttp|cfnetwork|dalvik|k6\/|jmeter|gatling|locust|artillery|autocannon|hey\/|ab\/|wrk|vegeta|python\/|http_request|typhoeus|mechanize|libcurl|feign|electron)/i;
+const AUTOMATION_AGENT = /^(?:curl|wget|httpie|python-requests|python-urllib|python-httpx|aiohttp|go-http-client|okhttp|axios|node-fetch|undici|got |java\/|apache-httpclient|libwww-perl|lwp::|php\/|guzzlehttp|ruby|faraday|rest-client|postmanruntime|insomnia|dart\/|reqwest|hackney|restsharp|powershell|winhttp|k6\/|jmeter|gatling|locust|artillery|autocannon|hey\/|ab\/|wrk|vegeta|python\/|http_request|typhoeus|mechanize|libcurl|feign)/i;
 const AUTOMATION_ANYWHERE = /headlesschrome|phantomjs|selenium|webdriver|puppeteer|playwright|slimerjs|htmlunit|cypress|nightmare|splash/i;
 const SCRAPER_AGENT = /scrapy|colly|httrack|crawler4j|nutch|heritrix|archive\.org|ia_archiver|wayback|ahrefs|semrush|mj12bot|dotbot|rogerbot|blexbot|serpstat|seokicks|sistrix|megaindex|dataforseo|barkrowler|gptbot|chatgpt-user|oai-searchbot|ccbot|claudebot|claude-web|anthropic|bytespider|perplexity|cohere|diffbot|amazonbot|imagesift|omgili|timpibot|petalbot|screaming frog|siteauditbot|linkdex|spbot|backlink|seo|webcopier|webzip|teleport|offline explorer|wget|grub|magpie|scrapingbee|zyte|apify|crawlbase|brightdata|webscraper|import\.io|archiver|commoncrawl|ai2bot|youbot|img2dataset|omgilibot|webz\.io|facebookexternalhit\/1\.0 \(\+scraper/i;
 const BROWSER_AGENT = /^Mozilla\/5\.0 \([^)]{3,200}\) (?:AppleWebKit|Gecko)\//;
@@ -77,10 +77,37 @@ const BOT_WORDS = /bot\b|bot[/;_-]|robot|crawl|spider|slurp|fetcher|\bagent\b/i;
 // is an HTTP client (…-http, …client, lib…, request…, sdk…), and no bot vocabulary.
 const LIBRARY_PRODUCT = /^[a-z][\w.-]{0,40}(?:http|client|curl|request|fetch|sdk|lib|connector)[\w.-]{0,40}(?:\/v?\d[\w.-]*)?(?: \([^)]*\))?(?: [\w.-]+\/v?\d[\w.-]*)*$/i;
 
-/** The class of a User-Agent alone (the part measured on the user-agent datasets). */
+/**
+ * Browsers that are not Chrome, Firefox or Safari and that isbot's patterns take for bots ("Dillo/3.0.5"
+ * has no platform comment) or that svc's vocabulary would misread ("Lynx … SSL-MM/1.4.1"): text-mode
+ * browsers, the small graphical ones, and feature-phone browsers. A person reads through each.
+ */
+const OTHER_BROWSER = /^(?:lynx|w3m|links2?|elinks|dillo|netsurf|browsh|retawq|edbrowse|chawan|amaya|konqueror|midori|epiphany|qutebrowser|falkon|seamonkey|palemoon|k-meleon|otter|iceweasel|icecat|luakit|uzbl|surf)(?:[/ (]|$)|Profile\/MIDP-|UP\.Browser\/|Opera Mini\/|NetFront\/|Obigo|Openwave/i;
+
+/**
+ * The device model of an Android user agent ("Android 10; CUBOT X30)"), replaced before any word is
+ * read: a brand or model is a name, and one that ends in "bot" or holds "seo" says nothing about
+ * the client. isbot is asked about the masked agent too (its generic "bot" pattern matched them).
+ */
+const ANDROID_DEVICE = /(\bAndroid[ \d._]{0,12};(?: [a-z]{2}[-_][A-Za-z]{2};)?[ ]?)[^;)]{1,120}/;
+
+function withoutDeviceModel(agent: string): string {
+  return agent.replace(ANDROID_DEVICE, '$1device');
+}
+
+/**
+ * The class of a User-Agent alone (the part measured on the user-agent datasets). A bot class comes
+ * from isbot's patterns or from svc's named tools and bot vocabulary, read on the agent with its
+ * device model masked; "automation" only from a named HTTP library, CLI tool or headless browser,
+ * or from an empty agent. An agent with no such evidence is `human`: the header-shape and cadence
+ * signals of createBotClassifier decide whether its requests are a person's.
+ */
 export function classifyUserAgent(userAgent: string | undefined): { class: BotClass; reason: string } {
-  const agent = (userAgent ?? '').slice(0, 1_024);
-  if (agent.trim() === '') return { class: 'automation', reason: 'no user agent' };
+  const raw = (userAgent ?? '').slice(0, 1_024);
+  if (raw.trim() === '') return { class: 'automation', reason: 'no user agent' };
+  const agent = withoutDeviceModel(raw);
+  // A crawler that borrows a browser's token still names itself and links its page ("(compatible; ichiro/mobile goo;+http://…)").
+  if (OTHER_BROWSER.test(agent) && !/https?:\/\/|@|\bcompatible;/i.test(agent) && !BOT_WORDS.test(agent) && !SCANNER_AGENT.test(agent)) return { class: 'human', reason: 'text-mode, minor or feature-phone browser user agent' };
   // HTTP libraries first: a library name wins over a scanner word elsewhere in its version string.
   if (AUTOMATION_AGENT.test(agent) || AUTOMATION_ANYWHERE.test(agent)) return { class: 'automation', reason: 'HTTP library or automation user agent' };
   if (SCANNER_AGENT.test(agent)) return { class: 'scanner', reason: 'scanner user agent' };
@@ -96,7 +123,7 @@ export function classifyUserAgent(userAgent: string | undefined): { class: BotCl
   }
   if (BROWSER_AGENT.test(agent) || /^Opera\/|^Mozilla\/5\.0 \(/.test(agent)) return { class: 'human', reason: 'browser user agent' };
   if (SCANNER_WORDS.test(agent)) return { class: 'scanner', reason: 'user agent describing a security or compliance scanner' };
-  return { class: 'automation', reason: 'unrecognised user agent' };
+  return { class: 'human', reason: 'unrecognised user agent, no bot or automation evidence in it' };
 }
 
 /**

@@ -39,6 +39,7 @@ export function classifyData(text: string, contentType: string | undefined): Cla
   const structured = /json|xml/i.test(contentType ?? '') || /^\s*[[{<]/.test(text.slice(0, 16));
   if (structured) dataClass = 'Internal';
   for (const span of detectPii(text)) {
+    if (span.type === 'URL') continue; // a link alone says nothing about the data's class
     found.add(span.type);
     if (RESTRICTED_TYPES.has(span.type)) dataClass = 'Restricted';
     else if (CONFIDENTIAL_TYPES.has(span.type)) dataClass = maxClass(dataClass, 'Confidential');

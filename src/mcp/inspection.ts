@@ -138,7 +138,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
     tool: (tool, text, context) => run('tool', text, context, [], tool),
     definition: (text, context) => run('definition', text, context, []),
     arguments: (text, context) => {
-      const personal = detectPii(text).filter((span) => span.type !== 'IP' && span.type !== 'PERSON');
+      const personal = detectPii(text).filter((span) => span.type !== 'IP' && span.type !== 'PERSON' && span.type !== 'URL');
       const extra: McpFinding[] = personal.length === 0 ? [] : [{ id: SIGNALS.personalData, name: `Personal data or secrets leaving (${[...new Set(personal.map((span) => span.type))].join(', ')})`, category: 'personal-data', confidence: 0.3 }];
       return run('arguments', text, context, extra);
     },

@@ -74,6 +74,7 @@ function constraintFindings(input: VerifyInput, policy: ResolvedPolicy, window: 
   }
   if (rules.pii !== 'off') {
     for (const span of detectPii(content, rules.pii === 'secrets' ? SECRET_ONLY : null)) {
+      if (span.type === 'URL') continue; // links are judged by allowed_url_hosts
       findings.push({ start: span.start, end: span.end, reason: span.type === 'SECRET' ? 'secret_in_output' : 'pii_in_output', detail: span.type });
     }
   }

@@ -124,3 +124,49 @@ describe('HTTP techniques: ordinary values pass', () => {
     expect(text).not.toContain('svc-protocol-anomaly');
   });
 });
+
+// Issue #35: kinds of misses seen on an outside corpus (written from the technique, not copied).
+describe('HTTP techniques of issue #35', () => {
+  it.each([
+    ['a Windows path with its separators stripped', 'file=c:windowswin.ini', 'pt.windows-separator-stripped'],
+    ['a stripped path to the hosts file', 'f=C:WINDOWSsystem32driversetchosts', 'pt.windows-separator-stripped'],
+    ['a stripped path without a drive', 'path=windowssystem32configsam', 'pt.windows-separator-stripped'],
+    ['a stripped web root', 'f=c:inetpubwwwrootweb.config', 'pt.windows-separator-stripped'],
+    ['a regular expression over a repeated string', "q=1 and regexp_substring(repeat(right(database(),1),5000000),'x')", 'sqli.heavy-function'],
+    ['a padded string inside another call', "id=1 and length(lpad('a',999999999,'a'))>1", 'sqli.heavy-function'],
+    ['a repeat nested in a pattern match', 'q=rlike(repeat(0x41,100000000))', 'sqli.heavy-function'],
+    ['a row generator', 'id=1 and 1=(select count(*) from generate_series(1,10000000))', 'sqli.heavy-function'],
+    ['an echo after a closing quote and a pipe', 'a="|echo vulnerable', 'ci.quote-break-chain'],
+    ['a cmd builtin after a closing quote and a pipe', "host=x'|ver", 'ci.quote-break-chain'],
+    ['a builtin after a closing quote and a double ampersand', 'name=x"&&dir c:', 'ci.quote-break-chain'],
+  ])('%s', async (_name, payload, id) => {
+    const decision = await value(payload);
+    expect(decision.allowed).toBe(false);
+    expect(decision.patterns_matched.map((pattern) => pattern.id)).toContain(id);
+  });
+
+  it.each([
+    ['traversal written as runs of dots', 'file=....//....//....//etc/passwd'],
+    ['three-dot segments', 'file=.../.../.../etc/passwd'],
+    ['encoded runs of dots', 'page=%2e%2e%2e%2e%2f%2e%2e%2e%2e%2fetc%2fpasswd'],
+    ['doubly encoded separators', 'f=..%252f..%252f..%252fetc%252fpasswd'],
+    ['semicolon-mangled segments', 'f=..;/..;/..;/etc/passwd'],
+    ['a command after a quote and a pipe', 'host=127.0.0.1"|cat /etc/passwd'],
+    ['a ping after a quote and a double pipe', "n=a'||ping -c 3 127.0.0.1||'"],
+  ])('still blocks %s', async (_name, payload) => {
+    expect((await value(payload)).allowed).toBe(false);
+  });
+
+  it.each([
+    ['a file name with an ellipsis', 'file=report...final.pdf'],
+    ['a Windows drive in prose', 'note=C: drive is full'],
+    ['a temp folder in prose', 'note=c:\\temp is full'],
+    ['a name with an apostrophe and a pipe', "name=O'Brien | Sales"],
+    ['a quoted word and a pipe', 'q="hello" | world'],
+    ['an ordinary repeat', 'title=Repeat after me, 3 times'],
+    ['a small repeat call', 'expr=repeat(x, 3)'],
+    ['a Windows version string', 'os=Windows 10 (build 19045)'],
+  ])('lets %s through', async (_name, payload) => {
+    expect((await value(payload)).allowed).toBe(true);
+  });
+});

@@ -59,7 +59,7 @@ describe('network and wallet identifiers', () => {
   it('finds MAC addresses and URLs carrying credentials', () => {
     expect(valuesOf('Device 00:1A:2B:3C:4D:5E joined', 'MAC')).toEqual(['00:1A:2B:3C:4D:5E']);
     expect(valuesOf('clone https://deploy:s3cretPass@git.example.com/repo.git now', 'CREDENTIAL_URL')).toEqual(['https://deploy:s3cretPass@git.example.com']);
-    expect(typesIn('see https://git.example.com/repo.git')).toEqual([]);
+    expect(typesIn('see https://git.example.com/repo.git')).toEqual(['URL']); // a URL, but no credentials
   });
 
   it('finds checksummed Bitcoin addresses and rejects a corrupted one', () => {

@@ -66,6 +66,12 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   { id: 'sqli.error-functions', name: 'Error/extraction SQL functions', category: 'sqli', weight: 0.8, kinds: H,
     keywords: ['extractvalue', 'updatexml', 'group_concat', 'concat_ws', 'name_const', 'make_set', 'elt(', 'gtid_subset', 'xmltype', 'ctxsys', 'json_keys', 'exp(~', 'floor(rand', 'version()', 'database()', 'user()', 'current_user', 'system_user'],
     pattern: String.raw`\b(?:extractvalue|updatexml|group_concat|concat_ws|name_const|make_set|elt|gtid_subset|xmltype|ctxsys\.\w+|json_keys)\s?\(|\bexp\s?\(\s?~|\bfloor\s?\(\s?rand\s?\(|\b(?:version|database|user|current_user|system_user|session_user|schema)\s?\(\s?\)`, examples: ["and extractvalue(1,concat(0x7e,version()))", 'select group_concat(name)'] },
+  // A string or row generator asked for millions of items, usually inside another call
+  // (`regexp_substring(repeat(…, 5000000), …)`, `length(lpad('a', 999999999, 'a'))`): a heavy
+  // query that stands in for SLEEP where the function is filtered.
+  { id: 'sqli.heavy-function', name: 'SQL generator function with a huge count', category: 'sqli', weight: 0.8, kinds: H, keywords: ['repeat', 'replicate', 'lpad', 'rpad', 'space', 'randomblob', 'zeroblob', 'generate_series'],
+    pattern: String.raw`\b(?:repeat|replicate|lpad|rpad|space|randomblob|zeroblob|generate_series)\s?\((?:[^()\d]|\d{1,4}(?!\d)|\((?:[^()]|\([^()]{0,30}\)){0,60}\)){0,40}\d{6,12}`,
+    examples: ["regexp_substring(repeat(right(database(),1),5000000),'x')", 'length(repeat(char(65),99999999))', 'randomblob(1000000000)', 'generate_series(1,10000000)'] },
   { id: 'sqli.char-building', name: 'String building with CHAR()', category: 'sqli', weight: 0.7, kinds: H, keywords: ['char', 'chr'],
     pattern: String.raw`\b(?:char|chr|nchar)\s?\(\s?\d{1,3}\s?[,)]\s?(?:\d{1,3}|\|\||\+|&)`, examples: ['char(97,100,109)', 'chr(65)||chr(66)'] },
   { id: 'sqli.select-from', name: 'SELECT … FROM statement', category: 'sqli', weight: 0.6, kinds: H, keywords: ['select'],
@@ -136,6 +142,11 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
     pattern: String.raw`(?:^|[\\/])etc[\\/](?:passwd|shadow|group|hosts|issue|motd|hostname|crontab|sudoers|fstab|resolv\.conf|mysql|apache2|httpd|nginx|ssh|ssl|php|profile|environment|master\.passwd|security|gshadow|inetd\.conf|networks|rc\.d|init\.d|lighttpd|syslog|redhat-release|os-release|network)|(?:^|[\\/])proc[\\/](?:self|\d+)[\\/](?:environ|cmdline|fd|maps|status|exe|cwd|mounts|root)|(?:^|[\\/])proc[\\/](?:version|cpuinfo|meminfo|net)|(?:^|[\\/])var[\\/](?:log|www|mail|spool|lib|run)[\\/]|(?:^|[\\/])root[\\/]\.|(?:^|[\\/])(?:usr[\\/]local[\\/])?(?:apache|apache2|httpd|nginx)[\\/](?:conf|logs)|(?:^|[\\/])bin[\\/](?:ba|z|k|c|tc|da)?sh\b|(?:^|[\\/])dev[\\/](?:tcp|udp)[\\/]|(?:[<>|&=]|^)\s?[\\/]dev[\\/](?:null|zero|random|urandom)\b`, examples: ['/etc/passwd', '/proc/self/environ', 'file=/var/log/apache/access.log', 'x;cat a 2>/dev/null', 'q=/dev/urandom'] },
   { id: 'pt.sensitive-windows', name: 'Sensitive Windows file', category: 'path-traversal', weight: 0.85, kinds: H, keywords: ['win', 'boot.ini', 'system32', 'inetpub', 'sam', 'autoexec', 'c:', 'program files'],
     pattern: String.raw`\b(?:boot|win|system|autoexec|config)\.(?:ini|sys|bat)\b|\b(?:windows|winnt)[\\/](?:system32|system|repair|win\.ini|debug|panther|php\.ini)|\bsystem32[\\/]|\binetpub[\\/]|[a-z]:[\\/](?:windows|winnt|boot\.ini|inetpub|xampp|wamp)|\\\\[a-z0-9.$-]{1,64}\\(?:c\$|admin\$|ipc\$)`, examples: ['c:\\windows\\win.ini', '..\\boot.ini'] },
+  // Separators stripped by a filter that removes `\` and `/` once ("c:windowswin.ini"): the folder
+  // names glue into words no ordinary value holds.
+  { id: 'pt.windows-separator-stripped', name: 'Windows path with its separators stripped', category: 'path-traversal', weight: 0.85, kinds: H, keywords: ['windows', 'winnt', 'system32', 'inetpub'],
+    pattern: String.raw`(?:^|[^a-z0-9])[a-z]:(?:windows|winnt)(?:system32|system|win\.ini|repair|debug|panther|php\.ini|temp)|(?:^|[^a-z0-9])[a-z]:inetpub(?:wwwroot|logs|ftproot)|\b(?:windows|winnt)(?:system32|win\.ini|system\.ini|repair(?:sam|system|security)|debug(?:netsetup|passwd))|\bsystem32(?:config(?:sam|system|security|regback)|drivers(?:etc)?)|\binetpubwwwroot`,
+    examples: ['c:windowswin.ini', 'C:WINDOWSsystem32driversetchosts', 'windowssystem32configsam', 'c:inetpubwwwrootweb.config'] },
   { id: 'pt.etc-file', name: 'Path into /etc', category: 'path-traversal', weight: 0.7, kinds: H, keywords: ['etc/', 'etc\\'],
     pattern: String.raw`(?:^|[\\/=\s'"])etc[\\/][a-z0-9._-]{2,}`, examples: ['/etc/make.conf', 'file=/etc/vsftpd.conf'] },
   { id: 'pt.server-logs', name: 'Web server log or config file', category: 'path-traversal', weight: 0.75, kinds: H, keywords: ['log', 'conf'],
@@ -151,6 +162,11 @@ export const API_PATTERNS: readonly CatalogueEntry[] = [
   // Command injection
   { id: 'ci.shell-chain', name: 'Shell command after separator', category: 'command-injection', weight: 0.85, kinds: H, keywords: [';', '|', '&', '`', '$(', '\n'],
     pattern: String.raw`(?:[;|&\x60\n]|\$\(|\|\||&&)\s{0,5}(?:cat|ls|id|whoami|uname|pwd|wget|curl|nc|ncat|netcat|bash|sh|zsh|ksh|csh|dash|python[23]?|perl|ruby|php|nslookup|ping|chmod|chown|ifconfig|ipconfig|net\s+(?:user|localgroup)|powershell|cmd(?:\.exe)?|certutil|bitsadmin|mshta|rundll32|regsvr32|telnet|tftp|xterm|nohup|base64|xxd|awk|sed|printenv|systeminfo|tasklist|taskkill|reboot|shutdown|sudo|passwd|useradd|crontab|mkfifo|mknod|socat|openssl|busybox|traceroute|netstat|killall|printenv|lsof|getent|nmap|gcc|tclsh|sysctl|dmesg)\b(?:\s{1,5}[-/$.'"~a-z0-9]|[;|&\x60)$]|\s{0,5}$)`, examples: ['; cat /etc/passwd', '| id', '&& whoami', '$(curl http://x)', '`uname -a`'] },
+  // A quote that closes the value, then a separator, then a shell or cmd builtin: the break-out
+  // is the evidence, so the command may be an ordinary word (`"|echo vulnerable`, `'|ver`).
+  { id: 'ci.quote-break-chain', name: 'Shell builtin after a closing quote and a separator', category: 'command-injection', weight: 0.8, kinds: H, keywords: ['"', "'", '\x60'],
+    pattern: String.raw`(?:^|[=&?])[^\s"'\x60|;&=]{0,64}["'\x60]\s{0,3}(?:\|\|?|;|&&?)\s{0,3}(?:echo|printf|print|set|env|type|dir|ver|vol|cd|pwd|start|call|exit|time|date|expr|test|true|false|sort|more|find|findstr|tree|wmic|reg|sc|schtasks|at|copy|del|ren|move|mkdir|rmdir|attrib|cls|tasklist|hostname|whoami|id|ls|cat|sleep|timeout|ping|nslookup|dig|curl|wget)\b`,
+    examples: ['"|echo vulnerable', "x'|ver", 'q=a";set', "name=x'&&dir c:"] },
   { id: 'ci.shell-chain-common', name: 'Common shell command with arguments after separator', category: 'command-injection', weight: 0.7, kinds: H, keywords: [';', '|', '&', '`', '$(', '\n'],
     pattern: String.raw`(?:[;|&\x60\n]|\$\(|\|\||&&)\s{0,5}(?:rm|dig|host|ps|kill|touch|mkdir|cp|mv|sleep|echo|env|set|type|dir|find|grep|head|tail|more|less|which|whereis|hostname|uptime|w|who|last|lastlog|lastlogin|node|java|lua|mount|ln|file|strings)\s{1,5}(?:-[a-z]|/|\$|\.\.?/|%[a-z]|\d+\s?(?:$|[;|&\x60]))`, examples: ['; rm -rf /', '| sleep 5', '&& echo $PATH'] },
   { id: 'ci.shell-path', name: 'Shell binary path', category: 'command-injection', weight: 0.8, kinds: H, keywords: ['/bin/', '/usr/bin/', 'cmd.exe', 'cmd /c', 'powershell', '/dev/tcp', 'bash -i', '-e /bin'],

@@ -13,13 +13,16 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { detectNames, namePatterns } from './names.ts';
-import { IDENTIFIER_DETECTORS, luhnValid, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
+import { IDENTIFIER_DETECTORS, luhnValid, SSN_CUE, type IdentifierDetector, type IdentifierType } from './identifiers.ts';
+import { POSTCODE_DETECTORS } from './postcodes.ts';
+import { REGISTRATION_DETECTORS } from './registrations.ts';
 
-export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON' | IdentifierType;
+export type PiiType = 'EMAIL' | 'PHONE' | 'CARD' | 'IBAN' | 'SSN' | 'IP' | 'SECRET' | 'PERSON' | 'URL' | 'POSTCODE' | IdentifierType;
 
 export const PII_TYPES: readonly PiiType[] = [
   'EMAIL', 'PHONE', 'CARD', 'IBAN', 'SSN', 'IP', 'SECRET', 'PERSON',
   'NATIONAL_ID', 'PASSPORT', 'DRIVER_LICENSE', 'DOB', 'MAC', 'CREDENTIAL_URL', 'CRYPTO_WALLET', 'MRN',
+  'URL', 'POSTCODE', 'VEHICLE_ID', 'ORG_ID',
 ];
 
 export interface PiiSpan {
@@ -47,6 +50,8 @@ interface Detector {
   pattern: RegExp;
   /** The detector cannot match unless this holds (skips the scan on most prose). */
   needs?: (facts: TextFacts) => boolean;
+  /** The detector cannot match unless this occurs in the text (its cue words: one scan, not one per candidate). */
+  hint?: RegExp;
   /** Returns the accepted span inside the match (or null to reject it). */
   accept?: (match: RegExpExecArray, text: string) => { start: number; end: number } | null;
 }
@@ -68,10 +73,11 @@ const SECRET_PATTERNS: readonly RegExp[] = [
 const SECRET_HINT = /sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abprs]-|eyJ|AIza|[srp]k_live_|svc_org_/;
 
 function identifiers(select: (detector: IdentifierDetector) => boolean): Detector[] {
-  return IDENTIFIER_DETECTORS.filter(select).map((detector): Detector => ({
+  return [...REGISTRATION_DETECTORS, ...IDENTIFIER_DETECTORS].filter(select).map((detector): Detector => ({
     type: detector.type,
     pattern: detector.pattern,
     ...(detector.needsDigit ? { needs: (facts: TextFacts) => facts.digit } : {}),
+    ...(detector.hint === undefined ? {} : { hint: detector.hint }),
     ...(detector.accept === undefined ? {} : { accept: detector.accept }),
   }));
 }
@@ -85,7 +91,8 @@ const DETECTORS: readonly Detector[] = [
   {
     type: 'EMAIL',
     needs: (facts) => facts.at,
-    pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/g,
+    // Internationalised addresses too (letters of any script in the local part and the domain).
+    pattern: /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu,
     accept: (match) => {
       const value = match[0];
       const at = value.indexOf('@');
@@ -93,8 +100,52 @@ const DETECTORS: readonly Detector[] = [
       let start = match.index;
       while (value[start - match.index] === '.' && start - match.index < at) start += 1;
       const tld = value.slice(value.lastIndexOf('.') + 1);
-      if (!/^[A-Za-z]{2,24}$/.test(tld)) return null;
+      if (!/^(?:\p{L}{2,24}|xn--[a-z0-9-]{2,59})$/iu.test(tld)) return null;
       return { start, end: match.index + value.length };
+    },
+  },
+  {
+    type: 'EMAIL',
+    // Obfuscated with bracketed words or signs: "name [at] example [dot] com", "name(at)example.com".
+    hint: /[[({<] ?(?:at|AT|@) ?[\])}>]/,
+    pattern: /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]{1,64} ?[[({<] ?(?:at|AT|@) ?[\])}>] ?[\p{L}\p{N}-]{1,63}(?:(?: ?[[({<] ?(?:dot|DOT|\.) ?[\])}>] ?|\.)[\p{L}\p{N}-]{1,63}){1,4}/gu,
+    accept: (match) => (/^\p{L}{2,24}$/u.test(lastLabel(match[0])) ? { start: match.index, end: match.index + match[0].length } : null),
+  },
+  {
+    type: 'EMAIL',
+    // Spelled out: "jane.doe at example dot com" (a known top-level domain, not "look at this dot product").
+    hint: / (?:dot|DOT) [\p{L}\p{N}]/u,
+    pattern: /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]{1,64} (?:at|AT) [\p{L}\p{N}-]{1,63}(?: (?:dot|DOT) [\p{L}\p{N}-]{1,63}){1,3}\b/gu,
+    accept: (match) => {
+      const words = match[0].split(' ');
+      const domain = (words[2] ?? '').toLowerCase();
+      if (SPELLED_NOT_DOMAIN.has(domain) || SPELLED_NOT_DOMAIN.has((words[0] ?? '').toLowerCase())) return null;
+      const tld = lastLabel(match[0]).toLowerCase();
+      const labels = (words.length - 3) / 2; // labels after the domain
+      if (!SPELLED_TLDS.has(tld) && !(tld.length === 2 && labels >= 2)) return null;
+      return { start: match.index, end: match.index + match[0].length };
+    },
+  },
+  {
+    type: 'URL',
+    // A web address with its scheme or "www." (the path and query too: they can carry names and tokens).
+    pattern: /(?<![\p{L}\p{N}@/.+-])(?:(?:https?|ftps?|wss?):\/\/|www\.)[^\s<>"'`\\{}|^]{2,2048}/giu,
+    accept: (match) => {
+      let end = match.index + match[0].length;
+      const value = match[0];
+      // Trailing sentence punctuation and an unbalanced closing bracket are not part of the address.
+      let cut = value.length;
+      for (;;) {
+        const last = value[cut - 1] ?? '';
+        if ('.,;:!?*'.includes(last)) cut -= 1;
+        else if (last === ')' && count(value.slice(0, cut), '(') < count(value.slice(0, cut), ')')) cut -= 1;
+        else if (last === ']' && count(value.slice(0, cut), '[') < count(value.slice(0, cut), ']')) cut -= 1;
+        else break;
+        if (cut === 0) return null;
+      }
+      end = match.index + cut;
+      if (!/[\p{L}\p{N}]\.[\p{L}\p{N}]|:\/\/\[|:\/\/localhost/u.test(value.slice(0, cut))) return null; // a host with a dot
+      return { start: match.index, end };
     },
   },
   {
@@ -103,7 +154,7 @@ const DETECTORS: readonly Detector[] = [
     pattern: /\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?\b/g,
     accept: (match) => (ibanValid(match[0]) ? { start: match.index, end: match.index + match[0].length } : null),
   },
-  ...identifiers((detector) => ['NATIONAL_ID', 'PASSPORT', 'DRIVER_LICENSE', 'MRN', 'DOB'].includes(detector.type)),
+  ...identifiers((detector) => ['ORG_ID', 'VEHICLE_ID', 'NATIONAL_ID', 'PASSPORT', 'DRIVER_LICENSE', 'MRN', 'DOB'].includes(detector.type)),
   {
     type: 'CARD',
     needs: (facts) => facts.digit,
@@ -122,6 +173,20 @@ const DETECTORS: readonly Detector[] = [
     accept: (match) => {
       const [area, group, serial] = match[0].split('-') as [string, string, string];
       if (area === '000' || area === '666' || area.startsWith('9') || group === '00' || serial === '0000') return null;
+      return { start: match.index, end: match.index + match[0].length };
+    },
+  },
+  {
+    type: 'SSN',
+    needs: (facts) => facts.digit,
+    // Spaced ("123 45 6789", a grouping nothing else uses), or dotted or nine bare digits after an SSN cue.
+    pattern: /\b\d{3}([ .]?)\d{2}\1\d{4}\b/g,
+    accept: (match, text) => {
+      const digits = match[0].replace(/ /g, '');
+      const area = digits.slice(0, 3);
+      if (area === '000' || area === '666' || area.startsWith('9') || digits.slice(3, 5) === '00' || digits.endsWith('0000')) return null;
+      const lead = text.slice(Math.max(0, match.index - 40), match.index);
+      if (!SSN_CUE.test(lead) && (match[1] !== ' ' || ADDRESS_UNIT.test(lead))) return null; // "Suite 680 36 4022": a unit and a house number
       return { start: match.index, end: match.index + match[0].length };
     },
   },
@@ -152,6 +217,13 @@ const DETECTORS: readonly Detector[] = [
       return { start: match.index, end: match.index + value.length };
     },
   },
+  ...POSTCODE_DETECTORS.map((detector): Detector => ({
+    type: 'POSTCODE',
+    pattern: detector.pattern,
+    needs: (facts) => facts.digit,
+    ...(detector.hint === undefined ? {} : { hint: detector.hint }),
+    ...(detector.accept === undefined ? {} : { accept: detector.accept }),
+  })),
   {
     type: 'PHONE',
     needs: (facts) => facts.digit,
@@ -183,6 +255,21 @@ const NOT_NAMES = new Set([
   'mr', 'mrs', 'ms', 'mx', 'dr', 'prof', // "Dear Mr. Holmes": the name after the title is found with it
 ]);
 
+/** Words that end a spelled-out "x at y dot z" as ordinary English, not an address. */
+const SPELLED_NOT_DOMAIN = new Set(['the', 'a', 'an', 'this', 'that', 'these', 'those', 'my', 'your', 'our', 'his', 'her', 'their', 'its', 'home', 'work', 'least', 'most', 'all', 'first', 'last', 'once', 'night', 'noon', 'look', 'looking', 'arrive', 'arrived', 'stay', 'stayed', 'meet', 'met', 'be', 'is', 'was']);
+/** Top-level domains a spelled-out address may end with on its own ("… dot com"). */
+const SPELLED_TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'mil', 'int', 'io', 'info', 'biz', 'ai', 'app', 'dev', 'me', 'us', 'uk', 'de', 'fr', 'ca', 'au', 'nl', 'es', 'it', 'ch', 'se', 'jp', 'cn', 'ru', 'br', 'mx', 'co']);
+
+function lastLabel(value: string): string {
+  return /[\p{L}\p{N}-]{1,63}$/u.exec(value)?.[0] ?? '';
+}
+
+function count(value: string, character: string): number {
+  let total = 0;
+  for (const each of value) if (each === character) total += 1;
+  return total;
+}
+
 /** Detects PII in `text`; spans are sorted and never overlap. */
 export function detectPii(input: string, types: ReadonlySet<PiiType> | null = null): PiiSpan[] {
   const text = input.length > MAX_SCAN_CHARS ? input.slice(0, MAX_SCAN_CHARS) : input;
@@ -193,6 +280,7 @@ export function detectPii(input: string, types: ReadonlySet<PiiType> | null = nu
   for (const detector of DETECTORS) {
     if (types !== null && !types.has(detector.type)) continue;
     if (detector.needs !== undefined && !detector.needs(facts)) continue;
+    if (detector.hint !== undefined && !detector.hint.test(text)) continue;
     const pattern = detector.pattern;
     pattern.lastIndex = 0;
     let match: RegExpExecArray | null;
@@ -259,6 +347,25 @@ function detectPrivateKeys(text: string): PiiSpan[] {
   return spans;
 }
 
+/** A field label or word that names an identifier (the number after it is no phone number). */
+const IDENTIFIER_LABEL =
+  /(?:^|[^a-z])(?:id|ids|uid|uuid|sku|isbn|issn|doi|order|invoice|account|acct|abn|acn|ein|vat|gst|gstin|tax|serial|model|part|ref|reference|tracking|ticket|case|policy|routing|item|product|transaction|txn|confirmation|booking|reservation|receipt|member|membership|employee|student|claim|batch|lot|version|build|release|items|license|licence|passport|permit|registration|contract|shipment|parcel|container|barcode|ean|upc|gtin|imei|iccid|imsi|asin)(?:[ _-]{0,2}(?:no|nr|num|number|id|ids|code|key))?\.?(?:[ \t]{1,2}(?:is|was))?[*_`"']{0,2}[ \t]{0,2}[:=#]?[*_`"']{0,2}[ \t]{0,2}[[{(]?[ \t]{0,2}[`"']?$/i;
+/**
+ * Whether the number at [start, end) is the value of an identifier's field: after an identifier
+ * label, an element of a list under such a label ("item_ids": ["2872451762", "9534205511"]), or a
+ * key of a JSON object ({"9534205511": {…}}); a label that says phone keeps it a phone number.
+ */
+function identifierField(text: string, start: number, end: number): boolean {
+  if (/^["']?[ \t]{0,2}:/.test(text.slice(end, end + 4)) && /["']$/.test(text.slice(start - 1, start))) return true;
+  let label = text.slice(Math.max(0, start - 32), start);
+  const lead = text.slice(Math.max(0, start - 240), start);
+  const open = lead.lastIndexOf('[');
+  if (open >= 0 && /^[\s"'\d,.()+-]*$/.test(lead.slice(open + 1))) label = lead.slice(Math.max(0, open - 32), open + 1);
+  return IDENTIFIER_LABEL.test(label) && !PHONE_LABEL.test(label);
+}
+
+/** A label that says the number is a phone number after all ("contact_phone_id", "Phone ID"). */
+const PHONE_LABEL = /(?:phone|tel|mobile|cell|fax|whatsapp)[\w -]{0,16}[*_`"']{0,2}[ \t]{0,2}[:=#]?[*_`"']{0,2}[ \t]{0,2}[[{(]?[ \t]{0,2}[`"']?$/i;
 const PHONE_CUE = /(?:phone|tel|telephone|mobile|cell|fax|call|calls|text|whatsapp|number|no\.|#)\s{0,3}:?\s{0,3}$/i;
 const ADDRESS_UNIT = /(?:apt|apartment|suite|ste|unit|flat|no)\.?\s{1,3}$/i;
 /** A word after the number that is not a phone label ("office", "fax", "mobile" …): a street name. */
@@ -286,6 +393,9 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
   const core = value.replace(/ ?(?:x|ext\.?) ?\d{1,6}$/, '');
   const digits = core.replace(/\D/g, '');
   if (digits.length < 7 || digits.length > 15) return null;
+  // The value of an identifier's field ("product_id": "1762337868", "Order #2045 8812 33",
+  // "ISBN 978-0-306-40615-7") is that identifier, not a phone number, unless the label says phone.
+  if (identifierField(text, start, match.index + match[0].length)) return null;
   const groups = core.split(/[^\d]+/).filter((group) => group !== '');
   const hasPlus = core.startsWith('+');
   const hasParenthesis = core.includes('(');
@@ -298,6 +408,9 @@ function phoneSpan(match: RegExpExecArray, text: string): { start: number; end: 
     // or before an "office" label ("call 84 519063", "47 260518-Office").
     if (groups.some((group) => group.length > 5) && !hasPlus && !nationalFormat(groups, text, start, match.index + match[0].length)) return null;
     if (/^\d{4}-\d{2}-\d{2}/.test(core) || /^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$/.test(core)) return null; // dates
+    // A range of two numbers of the same length, the second larger ("1000-1250 words", "2019 - 2020").
+    const range = /^(\d{3,4}) ?[-–] ?(\d{3,4})$/.exec(core.trim());
+    if (range !== null && range[1]!.length === range[2]!.length && !range[1]!.startsWith('0') && Number(range[1]) < Number(range[2]) && !PHONE_CUE.test(text.slice(Math.max(0, start - 24), start))) return null;
     if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(core)) return null; // dotted quads are addresses, not phones
     // A decimal number ("116.4074", a coordinate, a price, a measurement) unless a phone cue precedes it.
     if (/^\d+\.\d+$/.test(core) && !PHONE_CUE.test(text.slice(Math.max(0, start - 24), start))) return null;

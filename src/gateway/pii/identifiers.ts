@@ -13,12 +13,14 @@
  */
 import { createHash } from 'node:crypto';
 
-export type IdentifierType = 'NATIONAL_ID' | 'PASSPORT' | 'DRIVER_LICENSE' | 'DOB' | 'MAC' | 'CREDENTIAL_URL' | 'CRYPTO_WALLET' | 'MRN';
+export type IdentifierType = 'NATIONAL_ID' | 'PASSPORT' | 'DRIVER_LICENSE' | 'DOB' | 'MAC' | 'CREDENTIAL_URL' | 'CRYPTO_WALLET' | 'MRN' | 'VEHICLE_ID' | 'ORG_ID';
 
 export interface IdentifierDetector {
   readonly type: IdentifierType;
   readonly pattern: RegExp;
   readonly needsDigit: boolean;
+  /** The detector is skipped unless this occurs in the text (its cue words). */
+  readonly hint?: RegExp;
   readonly accept?: (match: RegExpExecArray, text: string) => { start: number; end: number } | null;
 }
 
@@ -116,6 +118,58 @@ export function tfnValid(value: string): boolean {
   return sum % 11 === 0;
 }
 
+const HETU_CHECK = '0123456789ABCDEFHJKLMNPRSTUVWXY';
+/** FI henkilötunnus: DDMMYY, century sign, individual number, mod-31 check character. */
+export function hetuValid(value: string): boolean {
+  const match = /^(\d{6})[-+A-FU-Y](\d{3})([0-9A-Y])$/.exec(value.toUpperCase());
+  if (match === null || !plausibleDate(match[1]!.slice(0, 2), match[1]!.slice(2, 4))) return false;
+  return HETU_CHECK[Number(match[1]! + match[2]!) % 31] === match[3];
+}
+
+/** KR resident registration number: YYMMDD-SNNNNNC, weighted mod 11. */
+export function rrnValid(value: string): boolean {
+  const digits = value.replace('-', '');
+  if (!/^\d{13}$/.test(digits) || !plausibleDate(digits.slice(4, 6), digits.slice(2, 4))) return false;
+  const weights = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5];
+  let sum = 0;
+  for (let index = 0; index < 12; index++) sum += (digits.charCodeAt(index) - 48) * weights[index]!;
+  return (11 - (sum % 11)) % 10 === digits.charCodeAt(12) - 48;
+}
+
+/** SE personnummer: YYMMDD-NNNC (or + over 100), Luhn over the ten digits. */
+export function personnummerValid(value: string): boolean {
+  const digits = value.replace(/[-+]/, '');
+  if (!/^\d{10}$/.test(digits) || !plausibleDate(digits.slice(4, 6), digits.slice(2, 4), 60)) return false;
+  return luhnValid(digits);
+}
+
+/** UK NHS number: 10 digits, weighted mod 11. */
+export function nhsValid(value: string): boolean {
+  const digits = value.replace(/[ -]/g, '');
+  if (!/^\d{10}$/.test(digits)) return false;
+  let sum = 0;
+  for (let index = 0; index < 9; index++) sum += (digits.charCodeAt(index) - 48) * (10 - index);
+  const check = 11 - (sum % 11);
+  return check !== 10 && (check === 11 ? 0 : check) === digits.charCodeAt(9) - 48;
+}
+
+/** PL PESEL: 11 digits, weights 1-3-7-9. */
+export function peselValid(value: string): boolean {
+  if (!/^\d{11}$/.test(value)) return false;
+  const weights = [1, 3, 7, 9, 1, 3, 7, 9, 1, 3];
+  let sum = 0;
+  for (let index = 0; index < 10; index++) sum += (value.charCodeAt(index) - 48) * weights[index]!;
+  return (10 - (sum % 10)) % 10 === value.charCodeAt(10) - 48;
+}
+
+/** A day and month that can be a date (a day offset marks temporary numbers: SE +60). */
+function plausibleDate(day: string, month: string, dayOffset = 0): boolean {
+  let dayNumber = Number(day);
+  if (dayNumber > dayOffset) dayNumber -= dayOffset;
+  const monthNumber = Number(month);
+  return dayNumber >= 1 && dayNumber <= 31 && monthNumber >= 1 && monthNumber <= 12;
+}
+
 /** Luhn checksum over a digit string (payment cards, CA SIN). */
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -181,6 +235,17 @@ const AADHAAR_CUE = /\b(?:aadhaar|aadhar|uidai|uid)\b/i;
 const TFN_CUE = /\b(?:tfn|tax\s{1,3}file\s{1,3}(?:number|no))\b/i;
 const SIN_CUE = /\b(?:sin|social\s{1,3}insurance\s{1,3}(?:number|no))\b/i;
 const WALLET_CUE = /\b(?:wallet|eth|ether|ethereum|address|send|transfer|pay|deposit)\b/i;
+const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+export const SSN_CUE = /\b(?:ssn|social\s{1,3}security(?:\s{1,3}(?:number|no|#))?)\b/i;
+const NHS_CUE = /\bnhs\b/i;
+const PESEL_CUE = /\bpesel\b/i;
+/** A generic national identity cue: the value after it is taken when it has five digits or more. */
+const NATIONAL_ID_CUE =
+  /\b(?:national\s{1,3}(?:id(?:entity|entification)?|insurance|registration)(?:\s{1,3}(?:card|number|no|code))?|(?:identity|id)\s{1,3}card(?:\s{1,3}(?:number|no))?|citizen(?:ship)?\s{1,3}(?:id|number|card)|personal\s{1,3}(?:id(?:entity|entification)?|identity)\s{1,3}(?:number|no|code)|(?:resident|civil)\s{1,3}(?:registration|id|identity)(?:\s{1,3}(?:number|no))?|personnummer|henkilötunnus|cpr(?:\s{1,3}(?:number|nr|no))?|bsn|burgerservicenummer|cnp|egn|oib|jmbg|curp|rut|cpf|cuit|mykad|emirates\s{1,3}id|tc\s{1,3}kimlik|hkid|id\s{1,3}(?:number|no))[ \t]{0,3}(?:is|was|:|#|-|nr\.?|no\.?)?[ \t]{0,3}$/i;
+/** The generic cue's distinctive words, for skipping texts without any. */
+const NATIONAL_ID_HINT = /\b(?:national|identity|id|citizen|citizenship|personal|resident|civil|personnummer|henkilötunnus|cpr|bsn|burgerservicenummer|cnp|egn|oib|jmbg|curp|rut|cpf|cuit|mykad|emirates|tc)\b/i;
+const PASSPORT_CUE = /\b(?:passport|passeport|pasaporte|passaporto|reisepass|paspoort|pasaport)\b/i;
+const BIRTH_CUE = /\b(?:born|birth|birthdate|birthday|d\.?o\.?b\b|b-day|geboren|geburtsdatum|né|née|nacid[oa]|fecha\s{1,3}de\s{1,3}nacimiento|date\s{1,3}de\s{1,3}naissance)/i;
 
 /** Order matters: earlier detectors win overlaps (more specific formats first). */
 export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
@@ -271,6 +336,60 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
     },
   },
   {
+    type: 'NATIONAL_ID',
+    needsDigit: true,
+    // US ITIN: 9NN-GG-NNNN with the IRS group ranges (an SSN never starts with 9).
+    pattern: /\b9\d{2}[- ](?:5\d|6[0-5]|7\d|8[0-8]|9[0-24-9])[- ]\d{4}\b/g,
+    accept: whole,
+  },
+  {
+    type: 'NATIONAL_ID',
+    needsDigit: true,
+    // FI henkilötunnus.
+    pattern: /\b\d{6}[-+A-FU-Ya-fu-y]\d{3}[0-9A-Ya-y]\b/g,
+    accept: (match) => (hetuValid(match[0]) ? whole(match) : null),
+  },
+  {
+    type: 'NATIONAL_ID',
+    needsDigit: true,
+    // KR resident registration number.
+    pattern: /\b\d{6}-[1-8]\d{6}\b/g,
+    accept: (match) => (rrnValid(match[0]) ? whole(match) : null),
+  },
+  {
+    type: 'NATIONAL_ID',
+    needsDigit: true,
+    // SE personnummer (YYMMDD-NNNC).
+    pattern: /\b\d{6}[-+]\d{4}\b/g,
+    accept: (match) => (personnummerValid(match[0]) ? whole(match) : null),
+  },
+  {
+    type: 'NATIONAL_ID',
+    needsDigit: true,
+    // UK NHS number (3-3-4, like a phone number: only after "NHS") and PL PESEL (after "PESEL").
+    hint: /\b(?:nhs|pesel)\b/i,
+    pattern: /\b\d{3}[ -]?\d{3}[ -]?\d{4,5}\b/g,
+    accept: (match, text) => {
+      const digits = match[0].replace(/[ -]/g, '');
+      if (digits.length === 10 && nhsValid(digits) && hasCue(text, match.index, NHS_CUE)) return whole(match);
+      if (digits.length === 11 && digits === match[0] && peselValid(digits) && hasCue(text, match.index, PESEL_CUE)) return whole(match);
+      return null;
+    },
+  },
+  {
+    type: 'NATIONAL_ID',
+    needsDigit: true,
+    // Any other national identity number right after its cue ("ID card number: X1234567",
+    // "BSN 123456782", "CPF 123.456.789-09"): five digits or more, 6–20 characters.
+    hint: NATIONAL_ID_HINT,
+    pattern: /\b[A-Za-z0-9][A-Za-z0-9./-]{4,18}[A-Za-z0-9]\b/g,
+    accept: (match, text) => {
+      const value = match[0];
+      if ((value.match(/\d/g)?.length ?? 0) < 5) return null;
+      return NATIONAL_ID_CUE.test(text.slice(Math.max(0, match.index - 48), match.index)) ? whole(match) : null;
+    },
+  },
+  {
     type: 'MAC',
     needsDigit: true,
     pattern: /\b(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}\b|\b(?:[0-9A-Fa-f]{2}-){5}[0-9A-Fa-f]{2}\b|\b[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\b/g,
@@ -283,10 +402,32 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
     accept: (match) => (/\d/.test(match[1] ?? '') ? group(match) : null),
   },
   {
+    type: 'PASSPORT',
+    needsDigit: true,
+    // A passport-number shape within a few words after a passport cue ("passport, number
+    // X12345678", "Reisepass: C01X00T47").
+    hint: PASSPORT_CUE,
+    pattern: /\b[A-Za-z]{0,2}\d[A-Za-z0-9]{4,8}\b/g,
+    accept: (match, text) => {
+      const value = match[0];
+      if (value.length < 6 || value.length > 9 || (value.match(/\d/g)?.length ?? 0) < 4) return null;
+      const lead = text.slice(Math.max(0, match.index - 40), match.index);
+      return PASSPORT_CUE.test(lead) && !/[.!?]\s/.test(lead.slice(lead.search(PASSPORT_CUE))) ? whole(match) : null;
+    },
+  },
+  {
     type: 'DRIVER_LICENSE',
     needsDigit: true,
     pattern: /\b(?:driver'?s?|driving)[ \t]{1,3}licen[cs]e(?:[ \t]{1,3}(?:no\.?|number|num|#|id))?[ \t]{0,3}(?:is|was|:|#|-)?[ \t]{0,3}([A-Za-z0-9][A-Za-z0-9-]{4,18}[A-Za-z0-9])\b/gi,
     accept: (match) => (/\d/.test(match[1] ?? '') ? group(match) : null),
+  },
+  {
+    type: 'DRIVER_LICENSE',
+    needsDigit: true,
+    // After "DL", "DL#" or "licence/license number/no." (the driver's cue above takes the rest).
+    hint: /\bdl\b|licen[cs]e/i,
+    pattern: /\b(?:dl|licen[cs]e[ \t]{1,3}(?:no\.?|number|num|#))[ \t]{0,3}(?:is|was|:|#|-)?[ \t]{0,3}([A-Za-z]{0,2}\d[A-Za-z0-9-]{4,18}[A-Za-z0-9])\b/gi,
+    accept: (match) => ((match[1]!.match(/\d/g)?.length ?? 0) >= 5 ? group(match) : null),
   },
   {
     type: 'MRN',
@@ -297,8 +438,13 @@ export const IDENTIFIER_DETECTORS: readonly IdentifierDetector[] = [
   {
     type: 'DOB',
     needsDigit: true,
-    pattern:
-      /\b(?:born(?:[ \t]{1,3}on)?|birth[ \t]{0,3}date|date[ \t]{1,3}of[ \t]{1,3}birth|d\.?o\.?b\.?|birthday(?:[ \t]{1,3}is)?)[ \t]{0,3}(?:is|was|:|-)?[ \t]{0,3}(\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}(?:st|nd|rd|th)?[ \t]{1,2}(?:of[ \t]{1,2})?[A-Za-z]{3,9}\.?,?[ \t]{1,2}\d{4}|[A-Za-z]{3,9}\.?[ \t]{1,2}\d{1,2}(?:st|nd|rd|th)?,?[ \t]{1,2}\d{4})/gi,
-    accept: group,
+    // A date with a birth cue in the 48 characters before it ("born on 2/7/1961", "Please tell
+    // me your date of birth. It's 3/23/1940", "DOB: 1990-03-14", "birthday is March 3rd, 1990").
+    hint: BIRTH_CUE,
+    pattern: new RegExp(
+      `\\b(?:\\d{1,2}[/.-]\\d{1,2}[/.-](?:\\d{4}|\\d{2})|\\d{4}[/.-]\\d{1,2}[/.-]\\d{1,2}|\\d{1,2}-${MONTH}-(?:\\d{4}|\\d{2})|\\d{1,2}(?:st|nd|rd|th)?[ \\t]{1,2}(?:of[ \\t]{1,2})?${MONTH}\\.?,?[ \\t]{1,2}\\d{4}|${MONTH}\\.?[ \\t]{1,2}\\d{1,2}(?:st|nd|rd|th)?,?[ \\t]{1,2}\\d{4})(?:\\b|(?=T\\d))`,
+      'gi',
+    ),
+    accept: (match, text) => (BIRTH_CUE.test(text.slice(Math.max(0, match.index - 48), match.index)) ? whole(match) : null),
   },
 ];
