@@ -18,7 +18,7 @@ import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type Bl
 import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
-import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
+import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
 import {
   createWebhooks,
   setTokenBudgetUsedRatio,
@@ -75,6 +75,8 @@ export interface Services {
   readonly apisec: ApiSecurity;
   /** The MCP security pillar: servers registry, inspecting proxy, pins, quarantine, sessions. */
   readonly mcp: Mcp;
+  /** The org's OAuth authorization server for its MCP endpoints (RFC 9728). */
+  readonly mcpOAuth: McpOAuth;
   /** Compliance and privacy: threats read API, decisions, appeals, grievances, model catalog, privacy, unlearning, audit export. */
   readonly compliance: Compliance;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
@@ -219,6 +221,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.apisec,
   });
   const routing = workerRouting(options.clusterWorker === true ? {} : { workerId: null });
+  const mcpOAuth = createMcpOAuth({ db, audit, checkTarget: (url, field) => checkTarget(url, field) });
   const mcp = createMcp({
     db,
     cache,
@@ -280,6 +283,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     verification,
     apisec,
     mcp,
+    mcpOAuth,
     compliance,
     checkTarget,
     routing,

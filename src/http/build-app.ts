@@ -79,6 +79,11 @@ declare module 'fastify' {
     public?: boolean;
     /** Health and metrics: per-IP operations limit, no API credential parsing. */
     operations?: boolean;
+    /**
+     * Another bearer credential the route accepts (the MCP endpoints: the org's OAuth access
+     * tokens), tried when the token is neither an svc key nor a dashboard session.
+     */
+    authenticate?: (request: FastifyRequest, token: string) => Promise<AuthContext | null>;
   }
 }
 
@@ -432,8 +437,10 @@ async function identifyLater(services: Services, request: FastifyRequest, reply:
     return;
   }
   const session = presented.split('.').length === 3 ? await services.accounts.users.authenticateSession(presented) : null;
-  if (session === null) request.authFailure = 'AUTH_INVALID';
-  else request.auth = session;
+  const other = request.routeOptions.config.authenticate;
+  const auth = session ?? (other === undefined ? null : await other(request, presented));
+  if (auth === null) request.authFailure = 'AUTH_INVALID';
+  else request.auth = auth;
 }
 
 function setKeyResult(request: FastifyRequest, result: AuthContext | 'invalid' | 'revoked'): void {

@@ -32,6 +32,21 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     streams: services.streams,
   });
   await app.register(verificationRoutes, { verification, audit });
-  await app.register(mcpRoutes, { mcp: services.mcp, superAdminKeys: services.config.mcpSuperAdminKeys, rateLimiter, streams: services.streams, origins: { allowedOrigins: services.config.mcpAllowedOrigins, allowedHosts: services.config.mcpAllowedHosts }, routing: services.routing });
+  await app.register(mcpRoutes, {
+    mcp: services.mcp,
+    superAdminKeys: services.config.mcpSuperAdminKeys,
+    rateLimiter,
+    streams: services.streams,
+    origins: { allowedOrigins: services.config.mcpAllowedOrigins, allowedHosts: services.config.mcpAllowedHosts },
+    routing: services.routing,
+    oauth: services.mcpOAuth,
+    // A verified OAuth token's holder: the org's plan and tag, the configured role and its scope, never a key.
+    oauthCredential: async ({ orgId, subject, role }) => {
+      const org = await services.accounts.getOrg(orgId);
+      if (org === null) return null;
+      const scope = role === 'admin' ? 'admin' : role === 'operator' ? 'write' : 'read';
+      return { kind: 'user', orgId, orgTag: org.tag, plan: org.effective_plan, scope, keyClass: 'live', keyId: null, userId: `oauth:${subject}`, role };
+    },
+  });
   await app.register(complianceRoutes, { compliance: services.compliance });
 }

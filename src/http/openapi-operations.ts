@@ -92,6 +92,9 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'POST /api/v1/mcp/sessions/:id/heartbeat': { operationId: 'heartbeatMcpSession', summary: "Restart an MCP session's 30-minute expiry clock" },
   'GET /api/v1/mcp/sessions/:id': { operationId: 'getMcpSession', summary: 'One MCP session' },
   'GET /api/v1/mcp/audit': { operationId: 'listMcpSessionAudit', summary: "Audit entries of an MCP session" },
+  'GET /api/v1/mcp/authorization': { operationId: 'getMcpAuthorization', summary: "The org's OAuth authorization server for its MCP endpoints" },
+  'PUT /api/v1/mcp/authorization': { operationId: 'setMcpAuthorization', summary: 'Accept OAuth access tokens from an authorization server on the MCP endpoints' },
+  'DELETE /api/v1/mcp/authorization': { operationId: 'deleteMcpAuthorization', summary: 'Stop accepting OAuth access tokens on the MCP endpoints' },
 };
 
 const errorResponse = { $ref: '#/components/responses/Error' };

@@ -285,6 +285,17 @@ const ChallengeClearance = closed(
   },
   'A solved Challenge-band puzzle: a clearance bound to the org and the credential that solved it.',
 );
+const McpAuthorization = closed(
+  {
+    issuer: Type.String(),
+    jwks_uri: Type.String(),
+    audience: nullable(Type.String()),
+    role: oneOf(['viewer', 'operator', 'admin']),
+    scopes_supported: Type.Array(Type.String()),
+    updated_at: Timestamp,
+  },
+  "The org's OAuth authorization server for its MCP endpoints (RFC 9728 metadata; its access tokens are accepted beside svc keys).",
+);
 const ProtectedGateway = closed({
   id: Type.String(),
   name: Type.String(),
@@ -495,6 +506,7 @@ export const RESPONSE_COMPONENTS = {
   McpQuarantineList,
   McpSession,
   McpSessionAudit,
+  McpAuthorization,
   ...COMPLIANCE_RESPONSE_COMPONENTS,
 } satisfies Record<string, TSchema>;
 
@@ -600,6 +612,9 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'POST /api/v1/mcp/sessions/:id/heartbeat': { success: { 200: 'McpSession' }, errors: [404, 410] },
   'GET /api/v1/mcp/sessions/:id': { success: { 200: 'McpSession' }, errors: [404] },
   'GET /api/v1/mcp/audit': { success: { 200: 'McpSessionAudit' } },
+  'GET /api/v1/mcp/authorization': { success: { 200: 'McpAuthorization' } , errors: [404] },
+  'PUT /api/v1/mcp/authorization': { success: { 200: 'McpAuthorization' } },
+  'DELETE /api/v1/mcp/authorization': { success: { 204: null }, errors: [404] },
 
   ...COMPLIANCE_OPERATION_RESPONSES,
 };

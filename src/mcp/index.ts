@@ -6,6 +6,8 @@
 export { createMcp, SESSION_TTL_MS } from './service.ts';
 export type { Mcp, McpDeps, McpServerView, ServerInput } from './service.ts';
 export { mcpRoutes } from './routes.ts';
+export { createMcpOAuth } from './oauth.ts';
+export type { McpOAuth, McpOAuthRole, McpOAuthSettings } from './oauth.ts';
 export type { McpRouteOptions } from './routes.ts';
 export { MCP_ROLES, roleAllows, roleOf } from './authorization.ts';
 export type { McpRole } from './authorization.ts';

@@ -4,7 +4,7 @@
  * which tools it may call). The proxy reads the body as raw bytes so that svc — not Fastify —
  * decides how unparseable input is refused (JSON-RPC parse error).
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../platform/rate-limit.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
@@ -14,6 +14,8 @@ import { TOOL_CATEGORIES } from './definitions.ts';
 import { checkOrigin, type OriginPolicy } from './origin.ts';
 import type { ProxyCaller } from './proxy.ts';
 import type { Mcp } from './service.ts';
+import { protectedResourceMetadataUrl, type McpOAuth, type McpOAuthRole } from './oauth.ts';
+import type { AuthContext } from '../accounts/index.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
 import { serializeEvent, shutdownEvent } from './sse.ts';
 import type { WorkerRouting } from '../platform/worker-routing.ts';
@@ -42,6 +44,26 @@ export interface McpRouteOptions {
   readonly origins?: OriginPolicy;
   /** With WORKERS > 1: requests for a session another worker holds go to that worker. */
   readonly routing?: WorkerRouting;
+  /** OAuth for the MCP endpoints (RFC 9728 metadata, the org's authorization server's tokens); absent: svc keys only. */
+  readonly oauth?: McpOAuth;
+  /** Turns a verified token's holder into the request's credential (the org's plan and tag). */
+  readonly oauthCredential?: (holder: { orgId: string; subject: string; role: McpOAuthRole }) => Promise<AuthContext | null>;
+}
+
+const OAuthSettingsBody = Type.Object(
+  {
+    issuer: Type.String({ minLength: 8, maxLength: 2_048, pattern: '^https?://', description: "The authorization server's issuer identifier (its metadata is discovered from it)." }),
+    jwks_uri: Type.Optional(Type.String({ minLength: 8, maxLength: 2_048, pattern: '^https?://', description: 'Where its signing keys are published; discovered from the issuer when absent.' })),
+    audience: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2_048 }), Type.Null()], { description: 'The aud a token must carry; absent or null: the MCP endpoint URL itself (RFC 8707).' })),
+    role: Type.Optional(Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')], { description: "The MCP role of a token's holder (tool authorization by role); default viewer." })),
+    scopes_supported: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 32 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The URL of an MCP endpoint as this request reached it: the OAuth resource (RFC 8707) its tokens are for. */
+function resourceOf(request: FastifyRequest, id: string): string {
+  return `${request.protocol}://${request.host}/mcp/${encodeURIComponent(id)}`;
 }
 
 /** The in-memory session a proxy request names: Mcp-Session-Id, or a legacy POST's sessionId. */
@@ -188,8 +210,51 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     };
   });
 
+  // OAuth 2.0 for the MCP endpoints (docs/mcp.md "Authorization"): the org's authorization server.
+  const { oauth } = options;
+  if (oauth !== undefined) {
+    app.get('/api/v1/mcp/authorization', { config: { scope: 'read' }, schema: { tags: ['mcp'] } }, async (request) => {
+      const settings = await oauth.get(authOf(request).orgId);
+      if (settings === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_authorization' } });
+      return settings;
+    });
+    app.put('/api/v1/mcp/authorization', { config: { scope: 'admin' }, schema: { tags: ['mcp'], body: OAuthSettingsBody } }, async (request) => {
+      const { orgId, actor } = authOf(request);
+      return oauth.set(orgId, actor, request.body as Static<typeof OAuthSettingsBody>);
+    });
+    app.delete('/api/v1/mcp/authorization', { config: { scope: 'admin' }, schema: { tags: ['mcp'] } }, async (request, reply) => {
+      const { orgId, actor } = authOf(request);
+      if (!(await oauth.remove(orgId, actor))) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_authorization' } });
+      return reply.status(204).send();
+    });
+    // RFC 9728 Protected Resource Metadata of /mcp/{id}: public, as MCP clients fetch it before they hold a token.
+    app.get('/.well-known/oauth-protected-resource/mcp/:id', { schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } }, async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const settings = await oauth.forServer(request.params.id);
+      if (settings === null) throw new SvcError('NOT_FOUND', { details: { resource: 'protected_resource' } });
+      reply.header('cache-control', 'public, max-age=300');
+      return {
+        resource: resourceOf(request, request.params.id),
+        authorization_servers: [settings.issuer],
+        bearer_methods_supported: ['header'],
+        ...(settings.scopes_supported.length === 0 ? {} : { scopes_supported: settings.scopes_supported }),
+        resource_name: 'MCP server behind svc',
+      };
+    });
+  }
+
   // The proxy endpoint: raw bytes in, the upstream's answer (JSON or SSE) out.
   await app.register(async (scope) => {
+    if (oauth !== undefined) {
+      // A 401 names where the endpoint's OAuth metadata is (MCP authorization spec, RFC 9728 §5.1).
+      scope.addHook('onSend', async (request, reply, payload) => {
+        if (reply.statusCode !== 401) return payload;
+        const id = (request.params as { id?: string }).id;
+        if (id !== undefined && (await oauth.forServer(id).catch(() => null)) !== null) {
+          reply.header('WWW-Authenticate', `Bearer resource_metadata="${protectedResourceMetadataUrl(resourceOf(request, id))}"`);
+        }
+        return payload;
+      });
+    }
     // DNS-rebinding protection on every proxy endpoint, before the body is read (docs/mcp.md
     // "Origin and Host validation"); runs after authentication (the global onRequest hook).
     const origins = options.origins ?? { allowedOrigins: [], allowedHosts: [] };
@@ -239,7 +304,17 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       }
       return reply.send(response.body ?? '');
     };
-    const routeOptions = { config: { scope: 'read' as const }, schema: { hide: true, params: Params } };
+    // Besides svc keys, the org's OAuth access tokens (verified for this endpoint's URL as audience).
+    const authenticate =
+      oauth === undefined || options.oauthCredential === undefined
+        ? undefined
+        : async (request: FastifyRequest, token: string): Promise<AuthContext | null> => {
+            const id = (request.params as { id?: string }).id;
+            if (id === undefined) return null;
+            const holder = await oauth.verify(id, token, resourceOf(request, id));
+            return holder === null ? null : options.oauthCredential!(holder);
+          };
+    const routeOptions = { config: { scope: 'read' as const, ...(authenticate === undefined ? {} : { authenticate }) }, schema: { hide: true, params: Params } };
     // The legacy HTTP+SSE transport (2024-11-05) for clients that do not speak Streamable HTTP.
     const callerOf = (request: FastifyRequest): { caller: ProxyCaller; orgId: string } => {
       const auth = request.auth;
