@@ -409,6 +409,12 @@ describe('/openapi.json response schemas', () => {
     await call('GET', '/api/v1/mcp/sessions/sweep-1');
     await call('POST', '/api/v1/mcp/sessions/sweep-1/heartbeat');
     await call('GET', '/api/v1/mcp/audit?session_id=sweep-1');
+    await call('GET', '/api/v1/mcp/authorization');
+    await call('PUT', '/api/v1/mcp/authorization', { payload: { issuer: 'http://127.0.0.1:9', jwks_uri: 'http://127.0.0.1:9/jwks', role: 'viewer' } });
+    await call('PUT', '/api/v1/mcp/authorization', { payload: { issuer: 'not a url' } });
+    await call('GET', '/api/v1/mcp/authorization');
+    await call('DELETE', '/api/v1/mcp/authorization');
+    await call('DELETE', '/api/v1/mcp/authorization');
     await call('DELETE', `/api/v1/mcp/servers/${serverId}`);
     for (const suffix of ['', '/definitions']) await call('GET', `/api/v1/mcp/servers/${serverId}${suffix}`);
     await call('PATCH', `/api/v1/mcp/servers/${serverId}`, { payload: { name: 'gone' } });
