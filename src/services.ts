@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { createAccounts, type Accounts } from './accounts/index.ts';
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
-import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
+import { createBehaviourBaseline, createDetection, type DetectionEngine, type DetectionOptions } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, type Mcp, type McpDeps } from './mcp/index.ts';
@@ -97,7 +97,7 @@ export interface ServiceOptions {
   /** This process is a cluster worker: /metrics answers for every worker (src/platform/cluster-metrics.ts). */
   clusterWorker?: boolean;
   /** Test and bench seams: dependencies of the detection engine to add or replace (T2, T5, policy, …). */
-  detection?: Partial<DetectionDeps>;
+  detection?: Partial<DetectionOptions>;
   /** Test and bench seams: gateway dependencies to replace (invokers, policies, cost function, timers). */
   gateway?: Partial<GatewayServiceDeps>;
   /** Test seams: the webhook delivery policy. */
@@ -159,6 +159,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     metrics,
     // T4 (LLM escalation) asks the configured judge model through the gateway's provider adapters.
     ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
+    semantic: config.detectionSemantic ? { timeoutMs: config.detectionSemanticTimeoutMs } : false,
     ...options.detection,
   });
   const gateway = createGateway({
