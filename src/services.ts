@@ -15,7 +15,7 @@ import { createAccounts, type Accounts } from './accounts/index.ts';
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
-import { createBehaviourBaseline, createDetection, type DetectionDeps, type DetectionEngine } from './detection/index.ts';
+import { createBehaviourBaseline, createDetection, type DetectionEngine, type DetectionOptions } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
@@ -106,7 +106,7 @@ export interface ServiceOptions {
   /** This process is a cluster worker: /metrics answers for every worker (src/platform/cluster-metrics.ts). */
   clusterWorker?: boolean;
   /** Test and bench seams: dependencies of the detection engine to add or replace (T2, T5, policy, …). */
-  detection?: Partial<DetectionDeps>;
+  detection?: Partial<DetectionOptions>;
   /** Test and bench seams: gateway dependencies to replace (invokers, policies, cost function, timers). */
   gateway?: Partial<GatewayServiceDeps>;
   /** Test seams: the webhook delivery policy. */
@@ -170,6 +170,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     metrics,
     // T4 (LLM escalation) asks the configured judge model through the gateway's provider adapters.
     ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
+    semantic: config.detectionSemantic ? { timeoutMs: config.detectionSemanticTimeoutMs } : false,
     ...options.detection,
   });
   const telemetry = createTelemetry(config.telemetry);

@@ -39,6 +39,13 @@ export interface T3ClassifierLike {
 export interface T4Like {
   classify(text: string): Promise<{ outcome: 'attack' | 'benign' | 'timeout' | 'error'; confidence: number; category?: string }>;
 }
+/** The semantic tier (ml/semantic.ts) as the engine uses it: a probability per text, off the event loop. */
+export interface SemanticLike {
+  readonly thresholds: { readonly strong: number; readonly weak: number; readonly benign: number };
+  score(text: string, kind: 'prompt' | 'tool_output' | 'llm_output'): Promise<
+    { readonly status: 'scored'; readonly probability: number; readonly windows: number; readonly window: string } | { readonly status: 'skipped' | 'saturated' | 'timeout' | 'error'; readonly detail: string }
+  >;
+}
 /** T5: behavioural baselines, given the request metadata; returns a 0..1 anomaly score. */
 export type BehaviourTier = (request: InspectRequest) => Promise<{ score: number; findings: readonly Finding[] }>;
 
@@ -50,6 +57,8 @@ export interface DetectionDeps {
   readonly outbox?: Outbox;
   readonly metrics?: Pick<Metrics, 'threats' | 'threatScore' | 'sessionEscalations'>;
   readonly t2?: T2Like;
+  /** The semantic tier (runs as T2 when no similarity T2 is given; issue #32). */
+  readonly semantic?: SemanticLike;
   readonly t3Classifier?: T3ClassifierLike;
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
@@ -123,6 +132,55 @@ export function classifierContribution(probability: number): number {
   return round(0.75 + ((Math.min(probability, 1) - 0.9) / 0.1) * 0.25);
 }
 
+/**
+ * Maps the semantic head's probability to a score contribution, by its whole-source holdout
+ * calibration (docs/detection-ml.md, "Semantic tier"): below `weak` nothing; `weak`..`strong`
+ * supporting evidence (0.3–0.5: log or alert alone, a block only with a rule finding);
+ * `strong` and above 0.7–0.95 (blocks on its own).
+ */
+export function semanticContribution(probability: number, thresholds: SemanticLike['thresholds']): number {
+  if (!(probability >= thresholds.weak)) return 0;
+  if (probability < thresholds.strong) return round(0.3 + ((probability - thresholds.weak) / Math.max(1e-6, thresholds.strong - thresholds.weak)) * 0.2);
+  return round(0.7 + ((Math.min(probability, 1) - thresholds.strong) / Math.max(1e-6, 1 - thresholds.strong)) * 0.25);
+}
+
+/**
+ * A finding this confident stands on its own: the semantic head's benign reading does not cap
+ * it. Below it, findings are weak evidence whose sum must not block a text the semantic head
+ * reads as benign ("a block needs confident evidence").
+ */
+export const CONFIDENT_FINDING = 0.6;
+/** The n-gram classifier's contribution counts as confident from here (probability ≥ 0.96). */
+const CONFIDENT_CLASSIFIER = 0.9;
+const SEMANTIC_KIND_SET: ReadonlySet<InspectKind> = new Set(['prompt', 'tool_output', 'llm_output']);
+
+/** Texts longer than this are judged by local windows when only weak evidence adds up (localRuleScore). */
+export const LOCAL_WINDOW_CHARS = 1_536;
+
+/**
+ * Weak findings scattered over a long text must not add up to a block: a noisy-or of every weak
+ * tell anywhere in 8 KB grows with the length alone (issue #32: 8 KB texts of ordinary tasks were
+ * refused at several times the rate of 1 KB ones). The rule evidence of a long text is therefore
+ * the highest score of its windows (LOCAL_WINDOW_CHARS, overlapping by half), each scored as its
+ * own text: T1, the kind's detectors and the evasion signals. Findings of one window still add up.
+ */
+function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string): number {
+  const kind = request.kind;
+  let best = 0;
+  const end = Math.min(text.length, MAX_SCAN_LENGTH);
+  const step = LOCAL_WINDOW_CHARS / 2;
+  for (let start = 0; start < end; start += step) {
+    const window = text.slice(start, Math.min(end, start + LOCAL_WINDOW_CHARS));
+    const normalized = normalize(window, { kind });
+    const t1 = runT1(catalogue, kind, normalized);
+    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)]);
+    const signals = evasionSignals(kind, normalized, findings, window);
+    best = Math.max(best, noisyOr([combineFindings(findings), signals.score]));
+    if (start + LOCAL_WINDOW_CHARS >= end) break;
+  }
+  return best;
+}
+
 /** Categories of the spec's agent-hijacking classes; they default to block. */
 export const HIJACKING_CATEGORIES: ReadonlySet<string> = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 const HIJACKING_BLOCK_CONFIDENCE = 0.6;
@@ -164,6 +222,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
 
   // Per-inspection scratch shared between T2 and T3 (the embedding), keyed by the normalized object.
   const embeddings = new WeakMap<object, Float32Array>();
+  // The semantic head's probability for the text (when the semantic tier scored it).
+  const semanticProbability = new WeakMap<object, number>();
   const rawText = new WeakMap<object, string>();
   // Without a session, a decision's explanation depends only on the analysis (whose cache key
   // includes the thresholds): repeated content reuses the sentence.
@@ -207,6 +267,28 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       },
     });
   }
+  if (deps.t2 === undefined && deps.semantic !== undefined) {
+    const semantic = deps.semantic;
+    definitions.push({
+      name: 't2', failMode: 'open', stage: 'uncertain',
+      async run(context): Promise<Verdict> {
+        const kind = context.input.kind;
+        if (kind !== 'prompt' && kind !== 'tool_output' && kind !== 'llm_output') return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'not scored by the semantic head' };
+        const result = await semantic.score(rawText.get(context.normalized) ?? context.input.text, kind);
+        if (result.status === 'skipped') return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: result.detail };
+        if (result.status !== 'scored') {
+          // Fail open, and say so: the decision carries a zero-weight finding naming the reason.
+          const finding: Finding = { id: `ml.semantic.${result.status}`, name: `Semantic tier not scored (${result.status})`, category: 'tier-unavailable', confidence: 0, tier: 't2' };
+          return { outcome: 'error', score: 0, findings: [finding], failMode: 'open', error: result.status };
+        }
+        semanticProbability.set(context.normalized, result.probability);
+        const contribution = semanticContribution(result.probability, semantic.thresholds);
+        if (contribution === 0) return { outcome: 'clean', score: 0, findings: [], failMode: 'open' };
+        const finding: Finding = { id: 'ml.semantic', name: 'Semantic classifier: instruction or injection', category: 'semantic', confidence: contribution, tier: 't2' };
+        return { outcome: 'match', score: contribution, findings: [finding], failMode: 'open' };
+      },
+    });
+  }
   const classifier = deps.t3Classifier;
   const confident = deps.classifierConfident ?? CLASSIFIER_CONFIDENT;
   const minWords = deps.classifierMinWords ?? CLASSIFIER_MIN_WORDS;
@@ -224,7 +306,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
         // data or a base64 token, do not count).
         const agreed = context.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE) || signals.findings.some((finding) => finding.confidence >= AGREEMENT_CONFIDENCE);
-        if (!agreed && probability < confident && contribution > 0 && minWords > 0 && isShortProse(proseOf(classified), minWords)) {
+        const short = minWords > 0 && isShortProse(proseOf(classified), minWords);
+        const confidentAgreement = context.findings.some((finding) => finding.confidence >= CONFIDENT_FINDING) || signals.findings.some((finding) => finding.confidence >= CONFIDENT_FINDING);
+        if (probability < confident && contribution > 0 && short && !confidentAgreement) {
+          // A few words give the n-gram head too little to read, and a weak tell ("Stay in
+          // character.") is not agreement enough to block on them (issue #32).
+          contribution = 0;
+        } else if (!agreed && probability < confident && contribution > 0 && short) {
           // Too little prose for an unconfident classifier to say anything (CLASSIFIER_MIN_WORDS).
           contribution = 0;
         } else if (!agreed && probability < confident) {
@@ -286,6 +374,20 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
 
       let findings: Finding[] = [...result.findings];
       let base = result.score;
+      const confidentFinding = (finding: Finding) => finding.confidence >= (finding.tier === 't3' && finding.id.startsWith('ml.') ? CONFIDENT_CLASSIFIER : CONFIDENT_FINDING);
+      if (SEMANTIC_KIND_SET.has(kind) && text.length > 2 * LOCAL_WINDOW_CHARS && base >= limits.challenge && !result.immediateBlock && !findings.some(confidentFinding)) {
+        // Only weak evidence, spread over a long text: judge it by its windows (localRuleScore),
+        // plus what the learned heads said (their scores are already the best window's).
+        const learned = findings.filter((finding) => finding.id.startsWith('ml.')).map((finding) => finding.confidence);
+        base = Math.min(base, noisyOr([localRuleScore(catalogue, request, text), ...learned]));
+      }
+      const semanticP = semanticProbability.get(normalized);
+      if (deps.semantic !== undefined && semanticP !== undefined && SEMANTIC_KIND_SET.has(kind) && semanticP < deps.semantic.thresholds.benign && base >= limits.challenge && !result.immediateBlock
+        && !findings.some(confidentFinding)) {
+        // Weak findings add up (noisy-or), but the semantic head reads the text as benign and no
+        // finding is confident on its own: the sum stays under Challenge (issue #32, item 3).
+        base = Math.min(base, round(limits.challenge - 0.01));
+      }
       let evidence = normalized.evidence;
       if (text.length > MAX_SCAN_LENGTH) {
         // Texts beyond the first window: T1 over further windows up to the request's or the engine's maximum.

@@ -8,7 +8,8 @@
 export { createDetection } from './detection.ts';
 export { createDetectionEngine } from './engine.ts';
 export { createT4 } from './ml/index.ts';
-export type { BehaviourTier, DetectionDeps, DetectionEngine, InspectRequest, T2Like, T3ClassifierLike, T4Like } from './engine.ts';
+export type { BehaviourTier, DetectionDeps, DetectionEngine, InspectRequest, SemanticLike, T2Like, T3ClassifierLike, T4Like } from './engine.ts';
+export type { DetectionOptions } from './detection.ts';
 export { normalize, MAX_SCAN_LENGTH } from './normalize/index.ts';
 export { CATALOGUE, compileCatalogue } from './catalogue/index.ts';
 export { DEFAULT_THRESHOLDS, decide, isAllowed, resolveThresholds, sessionFactor, escalate, THREAT_SIGNAL_FLOOR } from './policy.ts';

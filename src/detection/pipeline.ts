@@ -119,6 +119,8 @@ export function createPipeline(definitions: readonly TierDefinition[]): Pipeline
           matchedScores.push(verdict.score);
           findings.push(...verdict.findings);
         } else if (verdict.outcome === 'error') {
+          // A fail-open tier may say why it could not answer (e.g. the semantic tier saturated).
+          findings.push(...verdict.findings);
           if (verdict.failMode === 'closed') closedFloor = Math.max(closedFloor, policy.thresholds.challenge);
           else failedOpen.push(definition.name);
         }

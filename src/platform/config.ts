@@ -65,6 +65,14 @@ export interface Config {
   /** Detection T4 (LLM escalation): provider and model to ask, or null when not configured. */
   readonly detectionT4: DetectionT4Config | null;
   /**
+   * DETECTION_SEMANTIC (default off): the semantic tier (sentence embedding + learned head, in a
+   * worker thread, model loaded on first use) scores prompts, tool outputs and model answers.
+   * Off by default because the sealed set did not confirm a gain (docs/detection.md, issue #32).
+   */
+  readonly detectionSemantic: boolean;
+  /** DETECTION_SEMANTIC_TIMEOUT_MS (default 2000): longest wait for the semantic tier's answer; past it the tier fails open. */
+  readonly detectionSemanticTimeoutMs: number;
+  /**
    * Verification's grounding tier 2 (VERIFICATION_GROUNDING_MODEL_DIR): a local ONNX NLI model
    * loaded at startup, never downloaded; null = not configured (tier 1, and the judge where a
    * policy enables it).
@@ -253,6 +261,8 @@ export function loadConfig(env: Env): Config {
   const mockProvider = bool('GATEWAY_MOCK_PROVIDER', environment === 'development');
   if (mockProvider) for (const id of BUILT_IN_PROVIDER_IDS) providerEnvKeys[id] = 'mock';
 
+  const detectionSemantic = bool('DETECTION_SEMANTIC', false);
+  const detectionSemanticTimeoutMs = integer('DETECTION_SEMANTIC_TIMEOUT_MS', 2_000, 50, 60_000);
   let detectionT4: DetectionT4Config | null = null;
   const t4Provider = text('DETECTION_T4_PROVIDER');
   const t4Model = text('DETECTION_T4_MODEL');
@@ -366,6 +376,8 @@ export function loadConfig(env: Env): Config {
     providerEnvKeys,
     mockProvider,
     detectionT4,
+    detectionSemantic,
+    detectionSemanticTimeoutMs,
     verificationGroundingModel,
     features: {
       mcpSecurity: bool('FEATURE_MCP_SECURITY', true),

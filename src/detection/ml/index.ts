@@ -11,3 +11,7 @@ export type { AsyncT3Classifier, T3Classifier, T3Result } from './t3.ts';
 export { createT4 } from './t4.ts';
 export type { T4, T4Options, T4Outcome, T4Result } from './t4.ts';
 export { runMlBench } from './bench.ts';
+export { createSemanticTier, sharedSemanticTier } from './semantic.ts';
+export type { SemanticTier, SemanticTierOptions, SemanticVerdict } from './semantic.ts';
+export { loadSemanticHead, selectWindows, SEMANTIC_KINDS } from './semantic-head.ts';
+export type { SemanticHead, SemanticKind, SemanticThresholds } from './semantic-head.ts';

@@ -1,0 +1,116 @@
+/**
+ * The semantic head (issue #32): a logistic regression over the USE-lite sentence embedding of
+ * one sentence window, trained offline by scripts/train-semantic.ts with source- and
+ * class-balanced weights and chosen under whole-source holdout; the weights (a few KB of JSON)
+ * live in weights/semantic.json. A text's probability is its highest window's, so an
+ * instruction planted in a long tool output is judged on its own sentences, not diluted in one
+ * embedding of the whole document. Pure: no model here (the embedding is computed in the worker,
+ * semantic-worker.ts).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sentenceWindows } from './windows.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const SEMANTIC_WEIGHTS_FILE = path.join(here, 'weights', 'semantic.json');
+
+/** The kinds the head was trained on, in the order of its per-kind bias features. */
+export const SEMANTIC_KINDS = ['prompt', 'tool_output', 'llm_output'] as const;
+export type SemanticKind = (typeof SEMANTIC_KINDS)[number];
+
+/** Characters of a text the tier reads (its first 16 KiB: the windows are chosen from them). */
+export const SEMANTIC_MAX_CHARS = 16_384;
+/** Windows embedded per text at most (the first, then the most instruction-like ones). */
+export const SEMANTIC_MAX_WINDOWS = 6;
+
+export interface SemanticThresholds {
+  /** At or above: the head alone may block. */
+  readonly strong: number;
+  /** At or above: supporting evidence (alert alone, a block with a rule finding). */
+  readonly weak: number;
+  /** Below: the text reads as benign; weak rule evidence alone does not block it. */
+  readonly benign: number;
+}
+
+export interface SemanticHead {
+  readonly embedderId: string;
+  readonly thresholds: SemanticThresholds;
+  /** Probability that one window (its embedding) is an injection, for a kind. */
+  probability(embedding: Float32Array, kind: SemanticKind): number;
+}
+
+interface StoredHead {
+  embedder: string;
+  weights: number[];
+  bias: number;
+  thresholds: SemanticThresholds;
+}
+
+export function loadSemanticHead(file: string = SEMANTIC_WEIGHTS_FILE): SemanticHead {
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as StoredHead;
+  const weights = Float32Array.from(stored.weights);
+  const dimensions = weights.length - SEMANTIC_KINDS.length;
+  if (dimensions <= 0) throw new Error(`semantic head ${file}: no weights`);
+  return {
+    embedderId: stored.embedder,
+    thresholds: Object.freeze({ ...stored.thresholds }),
+    probability(embedding, kind) {
+      let sum = stored.bias + (weights[dimensions + SEMANTIC_KINDS.indexOf(kind)] as number);
+      const length = Math.min(dimensions, embedding.length);
+      for (let index = 0; index < length; index += 1) sum += (weights[index] as number) * (embedding[index] as number);
+      return 1 / (1 + Math.exp(-sum));
+    },
+  };
+}
+
+/**
+ * Words that carry an instruction addressed to a reader (second person, imperatives of the
+ * assistant's trade, the vocabulary of prompts and secrets). Used only to choose which windows of
+ * a long text are embedded: never a verdict.
+ */
+const CUE = /\b(?:you|your|ignore|instead|instruction|instructions|system|prompt|assistant|must|now|reply|respond|answer|output|print|say|send|forward|email|reveal|password|secret|important|note|do not|don't|never|always|please|rules?|task|pretend|act as|summar\w*|translate|write)\b/gi;
+
+function cueDensity(window: string): number {
+  const hits = window.match(CUE)?.length ?? 0;
+  return hits / Math.max(8, window.length / 6);
+}
+
+/**
+ * The windows of a text the tier embeds (those that read as English, see readsAsEnglish): all of them when there are at most `limit`, otherwise
+ * the first and the `limit - 1` with the densest instruction vocabulary (ties: later first, as
+ * planted text tends to follow the data it hides in), in text order.
+ */
+export function selectWindows(text: string, limit: number = SEMANTIC_MAX_WINDOWS): string[] {
+  const windows = sentenceWindows(text.length > SEMANTIC_MAX_CHARS ? text.slice(0, SEMANTIC_MAX_CHARS) : text).filter(readsAsEnglish);
+  if (windows.length <= limit) return windows;
+  const ranked = windows
+    .map((window, index) => ({ index, density: cueDensity(window) }))
+    .slice(1)
+    .sort((left, right) => right.density - left.density || right.index - left.index)
+    .slice(0, limit - 1)
+    .map((item) => item.index);
+  return [0, ...ranked.sort((left, right) => left - right)].map((index) => windows[index] as string);
+}
+
+/**
+ * English function words: the sentence encoder (USE-lite) was trained on English and its
+ * embedding of other languages carries little meaning (measured: the head's false positives on
+ * machine-translated benign prompts were 15–50 % at thresholds where English sources stayed under
+ * 1 %). Texts that do not read as English are left to the rules and the n-gram head.
+ */
+const ENGLISH_WORDS: ReadonlySet<string> = new Set(
+  'the a an and or but of to in on at for with from by is are was were be been this that these those it its you your i me my we our they their he she his her not no do does did have has had will would can could should must please what which who how when where if then than as so all any'.split(' '),
+);
+
+/**
+ * Whether a text reads as English: at least 15 % of its Latin-letter words are English function
+ * words (a text of fewer than 4 words: at least one of them is).
+ */
+export function readsAsEnglish(text: string): boolean {
+  const words = text.slice(0, 4096).toLowerCase().match(/[a-z']+/g) ?? [];
+  let common = 0;
+  for (const word of words) if (ENGLISH_WORDS.has(word)) common += 1;
+  if (words.length < 4) return common > 0;
+  return common / words.length >= 0.15;
+}
