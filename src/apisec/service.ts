@@ -477,7 +477,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     const { gateway } = request;
     const target = request.query === '' ? request.path : `${request.path}?${request.query}`;
     const observation = analyzer.observeRequest(gateway, { method: request.method, path: request.path, headers: request.headers });
-    const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, ...(request.rawHeaderNames === undefined ? {} : { rawHeaderNames: request.rawHeaderNames }), headers: request.headers, clientIp: request.clientIp, path: request.path, httpVersion: request.httpVersion });
+    const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, ...(request.rawHeaderNames === undefined ? {} : { rawHeaderNames: request.rawHeaderNames }), headers: request.headers, clientIp: request.clientIp, scope: gateway.id, path: request.path, httpVersion: request.httpVersion });
     const sessionId = headerText(request.headers['x-session-id'])?.slice(0, 256);
     const inspecting = deps.engine.inspect({
         kind: 'http',
