@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
 import { guardedLookup } from '../platform/ssrf.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
@@ -77,7 +77,7 @@ const GeoRuleBody = Type.Object(
 function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  const actor = auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  const actor = auditActor(auth);
   return { orgId: auth.orgId, actor };
 }
 

@@ -7,7 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../platform/rate-limit.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { SvcError } from '../platform/errors.ts';
 import { roleOf } from './authorization.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
@@ -27,7 +27,7 @@ const Categories = Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Ty
 function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  return { orgId: auth.orgId, actor: auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}` };
+  return { orgId: auth.orgId, actor: auditActor(auth) };
 }
 
 export interface McpRouteOptions {
@@ -186,7 +186,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       const auth = request.auth;
       if (auth === null) throw new SvcError('AUTH_MISSING');
       const server = await mcp.getServer(auth.orgId, request.params.id);
-      const actor = auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+      const actor = auditActor(auth);
       const hopHeader = request.headers['x-agent-hop'];
       const caller: ProxyCaller = {
         orgId: auth.orgId,
@@ -225,7 +225,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     const callerOf = (request: FastifyRequest): { caller: ProxyCaller; orgId: string } => {
       const auth = request.auth;
       if (auth === null) throw new SvcError('AUTH_MISSING');
-      const actor = auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+      const actor = auditActor(auth);
       const hopHeader = request.headers['x-agent-hop'];
       return {
         orgId: auth.orgId,

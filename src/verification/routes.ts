@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -93,7 +93,7 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
       const record = await core.provenance.get(orgId, requestId);
       // Every call of a compliance endpoint is chained in the audit log (spec).
       const auth = request.auth;
-      const actor = auth?.keyId ? `api_key:${auth.keyId}` : auth?.userId ? `user:${auth.userId}` : 'unknown';
+      const actor = auditActor(auth);
       await audit.append(orgId, { actor, action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
       if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'ai_provenance', completion_request_id: requestId } });
       return record;
