@@ -77,9 +77,17 @@ function thresholdsView(thresholds: Thresholds, updatedAt?: Date) {
 /**
  * Reports a decision made for a request: its log fields on the request (threat_score, decision,
  * pattern in the request line) and, for block or alert, the notification with the request's
- * facts. For the routes of every pillar that enforces decisions.
+ * facts. For the routes of every pillar that enforces decisions. `inspected`: the method and
+ * path of the request the decision is about when it is not this one (/api/v1/inspect of kind
+ * http names them in its body); the notification reports those.
  */
-export function reportDecision(events: EventBus, request: FastifyRequest, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): void {
+export function reportDecision(
+  events: EventBus,
+  request: FastifyRequest,
+  decision: ThreatDecision,
+  context: { sessionId?: string; gatewayId?: string },
+  inspected: { method?: string; path?: string } = {},
+): void {
   request.threat = threatLogFields(decision);
   if (request.auth === null || !notifies(decision)) return;
   const userAgent = request.headers['user-agent'];
@@ -89,13 +97,20 @@ export function reportDecision(events: EventBus, request: FastifyRequest, decisi
       requestId: String(request.id),
       orgId: request.auth.orgId,
       sourceIp: request.ip,
-      method: request.method,
-      path: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+      method: inspected.method ?? request.method,
+      path: inspected.path ?? request.routeOptions.url ?? request.url.split('?')[0] ?? '',
       userAgent: typeof userAgent === 'string' ? userAgent : '',
     },
     decision,
     context,
   );
+}
+
+/** The method (upper case) and path (query cut off) an inspect body gives for the inspected request, where it gives them. */
+function inspectedFacts(described: { method?: string; path?: string } | undefined): { method?: string; path?: string } {
+  const method = described?.method?.trim().toUpperCase();
+  const path = described?.path?.split('?')[0]?.slice(0, 2_048);
+  return { ...(method === undefined || method === '' ? {} : { method }), ...(path === undefined || path === '' ? {} : { path }) };
 }
 
 /** The X-Session-ID header, bounded; undefined when absent. */
@@ -129,7 +144,10 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
       requestId: String(request.id),
       sourceIp: request.ip,
     });
-    reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId });
+    // A decision about an HTTP request the caller describes: the notification names that
+    // request's method and path (without its query), not the inspect route's.
+    const inspected = body.kind === 'http' ? inspectedFacts(body.request) : {};
+    reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId }, inspected);
     return decision;
   });
 

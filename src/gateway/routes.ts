@@ -13,6 +13,7 @@ import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
+import { AI_GATEWAY_EVENT } from './events.ts';
 import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
 import {
@@ -59,7 +60,7 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
   // What the gateway asks of the HTTP exchange during a completion; built once, the reply (and its request) passed back as context.
   const hooks: CompletionHooks<FastifyReply> = {
     decided(reply, decision, sessionId) {
-      reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+      reportDecision(events, reply.request, decision, sessionId === undefined ? AI_GATEWAY_EVENT : { sessionId, ...AI_GATEWAY_EVENT });
     },
     admitted(reply) {
       for (const [name, value] of Object.entries(AI_HEADERS)) reply.header(name, value);
