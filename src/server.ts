@@ -135,7 +135,7 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
   } catch (error) {
     await app.close().catch(() => undefined);
     await services.close();
-    throw PortInUseError.from(error, config.host, config.port) ?? error;
+    throw (await PortInUseError.from(error, config.host, config.port)) ?? error;
   }
   lock?.setPort(port);
   // A cluster worker also serves, on its private socket, the requests other workers forward to the

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/index.ts';
 import { SvcError } from '../platform/errors.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { RateLimiter, RateLimitPolicy } from '../platform/rate-limit.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
@@ -63,7 +63,7 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
   const record = (request: FastifyRequest, action: string, target: string | null, details: Record<string, unknown> = {}) => {
     const caller = auth(request);
     return audit.append(caller.orgId, {
-      actor: caller.keyId ? `api_key:${caller.keyId}` : `user:${caller.userId}`,
+      actor: auditActor(caller),
       action,
       target,
       outcome: 'success',

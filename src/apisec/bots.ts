@@ -6,14 +6,22 @@
  * scanner paths (/.env, /wp-admin, …) requested by the client, header completeness (a browser
  * User-Agent without Accept, Accept-Language or Accept-Encoding is not a browser) and order
  * (browsers send Host first over HTTP/1.1; many libraries do not), and the client's rate and
- * regularity (per IP, in a bounded in-memory window per replica: more than 5 requests per second
- * sustained, or intervals so regular that their coefficient of variation is below 0.1, mark
- * automation). A search-engine crawler is `verified` when reverse DNS of the client address names
+ * regularity (more than 5 requests per second sustained, or intervals so regular that their
+ * coefficient of variation is below 0.1, mark automation).
+ *
+ * What a client did (its timing, its scanner paths) is kept per client, never per address alone:
+ * the key is the scope (the gateway), the address, the User-Agent, Accept-Language and the
+ * credential it presents (hashed), so one scanner among many clients behind one NAT or load
+ * balancer marks itself, not its neighbours. Only scanner paths of the last SCANNER_WINDOW_MS
+ * count, and the mark lasts SCANNER_MARK_MS after the client's last scanner path;
+ * a client's window is forgotten after CLIENT_IDLE_MS without requests. Windows are in memory
+ * per replica, bounded (LRU). A search-engine crawler is `verified` when reverse DNS of the client address names
  * the engine's domain and the forward lookup of that name returns the address again (cached for a
  * day; off when `verifyCrawlers` is false). A client that claims a major crawler and fails that
  * check is a scraper. Only names of widely known products are listed; no pattern is keyed on a
  * dataset.
  */
+import { createHash } from 'node:crypto';
 import { reverse, resolve4, resolve6 } from 'node:dns/promises';
 import { isbot } from 'isbot';
 import { LRUCache } from 'lru-cache';
@@ -44,6 +52,8 @@ export interface BotSignals {
   readonly rawHeaderNames?: readonly string[];
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly clientIp: string;
+  /** Where the client's behaviour counts (a gateway id): a mark earned on one gateway never follows the client to another. */
+  readonly scope?: string;
   readonly path: string;
   readonly httpVersion: string;
   readonly now?: number;
@@ -58,7 +68,36 @@ export interface BotVerdict {
 
 interface ClientWindow {
   times: number[];
-  scannerHits: number;
+  /** When the client's last scanner paths were requested (at most SCANNER_PATH_THRESHOLD). */
+  scannerTimes: number[];
+  /** The client is a scanner until then (0: not marked). */
+  scannerUntil: number;
+}
+
+/** Scanner paths a client must request within SCANNER_WINDOW_MS to be marked a scanner. */
+export const SCANNER_PATH_THRESHOLD = 3;
+export const SCANNER_WINDOW_MS = 10 * 60_000;
+/** How long the scanner mark lasts after the client's last scanner path. */
+export const SCANNER_MARK_MS = 10 * 60_000;
+/** A client's window is forgotten after this long without a request. */
+export const CLIENT_IDLE_MS = 30 * 60_000;
+
+const headerOf = (headers: BotSignals['headers'], name: string): string => {
+  const value = headers[name];
+  return (Array.isArray(value) ? value.join(',') : (value ?? '')).slice(0, 1_024);
+};
+
+/**
+ * One client behind an address: scope, address, User-Agent, Accept-Language and presented
+ * credential (Authorization or X-API-Key), hashed so that no credential is kept.
+ */
+export function clientKeyOf(signals: Pick<BotSignals, 'scope' | 'clientIp' | 'userAgent' | 'headers'>): string {
+  const hash = createHash('sha256');
+  for (const part of [signals.scope ?? '', signals.clientIp, (signals.userAgent ?? '').slice(0, 1_024), headerOf(signals.headers, 'accept-language'), headerOf(signals.headers, 'authorization'), headerOf(signals.headers, 'x-api-key')]) {
+    hash.update(part);
+    hash.update('\0');
+  }
+  return hash.digest('base64url');
 }
 
 export interface BotClassifier {
@@ -131,7 +170,7 @@ export function classifyUserAgent(userAgent: string | undefined): { class: BotCl
  * that rewrites them (TRUST_PROXY), where they describe the proxy rather than the client.
  */
 export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClients?: number; headerShape?: boolean } = {}): BotClassifier {
-  const clients = new LRUCache<string, ClientWindow>({ max: options.maxClients ?? 50_000 });
+  const clients = new LRUCache<string, ClientWindow>({ max: options.maxClients ?? 50_000, ttl: CLIENT_IDLE_MS });
   const verified = new LRUCache<string, boolean>({ max: 10_000, ttl: 24 * 3_600_000 });
   const pending = new Set<string>();
   // User agents repeat: their class is computed once (isbot's pattern is large).
@@ -180,13 +219,17 @@ export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClie
       reasons.push(base.reason);
       let verifiedCrawler: boolean | null = null;
 
-      const window = clients.get(signals.clientIp) ?? { times: [], scannerHits: 0 };
+      const key = clientKeyOf(signals);
+      const window = clients.get(key) ?? { times: [], scannerTimes: [], scannerUntil: 0 };
       window.times.push(now);
       if (window.times.length > 32) window.times.shift();
-      if (noiseOf(signals.path) === 'scanner') window.scannerHits += 1;
-      clients.set(signals.clientIp, window);
+      if (noiseOf(signals.path) === 'scanner') {
+        window.scannerTimes = [...window.scannerTimes.filter((time) => now - time < SCANNER_WINDOW_MS), now].slice(-SCANNER_PATH_THRESHOLD);
+        if (window.scannerTimes.length >= SCANNER_PATH_THRESHOLD) window.scannerUntil = now + SCANNER_MARK_MS;
+      }
+      clients.set(key, window);
 
-      if (window.scannerHits >= 3 && verdictClass !== 'scanner') {
+      if (now < window.scannerUntil && verdictClass !== 'scanner') {
         verdictClass = 'scanner';
         reasons.push('requested several scanner paths');
       }

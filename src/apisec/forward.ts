@@ -147,6 +147,55 @@ export function relayDeclinedUpgrade(request: IncomingMessage, socket: Duplex, r
   response.pipe(answer);
 }
 
+/** Largest request body an upgrade handshake may carry (it is held whole and inspected whole). */
+export const UPGRADE_BODY_LIMIT = 65_536;
+/** How long the client has to send an upgrade handshake's body. */
+export const UPGRADE_BODY_TIMEOUT_MS = 10_000;
+
+export type UpgradeBody =
+  | { readonly ok: true; readonly body: Buffer; readonly rest: Buffer }
+  | { readonly ok: false; readonly code: 'MALFORMED_REQUEST' | 'BODY_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'CLOSED' };
+
+/**
+ * The body of an upgrade request (RFC 9110 7.8: the new protocol starts after the request's
+ * body). Node's server parser lets go of the socket at the headers, so the body is in `head` and
+ * what the client sends next: exactly Content-Length bytes are taken, and what follows them is
+ * the new protocol's (`rest`). A chunked body is refused (MALFORMED_REQUEST; no WebSocket client
+ * sends one), as is one over UPGRADE_BODY_LIMIT (BODY_TOO_LARGE) or one not complete within
+ * `timeoutMs` (REQUEST_TIMEOUT). The socket is left paused.
+ */
+export function readUpgradeBody(headers: IncomingHttpHeaders, socket: Duplex, head: Buffer, timeoutMs = UPGRADE_BODY_TIMEOUT_MS): Promise<UpgradeBody> {
+  if (headers['transfer-encoding'] !== undefined) return Promise.resolve({ ok: false, code: 'MALFORMED_REQUEST' });
+  const declared = headers['content-length'];
+  const length = declared === undefined ? 0 : Number(declared);
+  if (!Number.isSafeInteger(length) || length < 0) return Promise.resolve({ ok: false, code: 'MALFORMED_REQUEST' });
+  if (length > UPGRADE_BODY_LIMIT) return Promise.resolve({ ok: false, code: 'BODY_TOO_LARGE' });
+  if (head.length >= length) return Promise.resolve({ ok: true, body: head.subarray(0, length), rest: head.subarray(length) });
+  return new Promise((resolve) => {
+    const chunks = [head];
+    let total = head.length;
+    const settle = (result: UpgradeBody) => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      socket.pause();
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total < length) return;
+      const all = Buffer.concat(chunks);
+      settle({ ok: true, body: all.subarray(0, length), rest: all.subarray(length) });
+    };
+    const onClose = () => settle({ ok: false, code: 'CLOSED' });
+    const timer = setTimeout(() => settle({ ok: false, code: 'REQUEST_TIMEOUT' }), timeoutMs);
+    socket.on('data', onData);
+    socket.on('close', onClose);
+    socket.resume();
+  });
+}
+
 export interface BackendResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[]>;

@@ -10,11 +10,11 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
 import { guardedLookup, isForbiddenLiteral } from '../platform/ssrf.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
-import { relayDeclinedUpgrade, requestHeaders } from './forward.ts';
+import { readUpgradeBody, relayDeclinedUpgrade, requestHeaders, UPGRADE_BODY_LIMIT } from './forward.ts';
 import type { ApiSecurity, TrafficOutcome, TrafficRequest } from './service.ts';
 import type { Gateway } from './types.ts';
 import { BOT_CLASSES } from './types.ts';
@@ -78,7 +78,7 @@ const GeoRuleBody = Type.Object(
 function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  const actor = auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  const actor = auditActor(auth);
   return { orgId: auth.orgId, actor };
 }
 
@@ -410,13 +410,21 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       }
     }
     if (gateway === null) return refuseSocket(socket, 404, undefined, JSON.stringify(errorBody('NOT_FOUND', ERRORS.NOT_FOUND.message, requestId)), 'application/json; charset=utf-8', requestId);
+    // A body sent with the handshake is read whole, inspected with it and forwarded before the
+    // new protocol's bytes (which follow it on the socket).
+    const received = await readUpgradeBody(raw.headers, socket, head);
+    if (!received.ok) {
+      if (received.code === 'CLOSED') return void socket.destroy();
+      const message = received.code === 'MALFORMED_REQUEST' ? 'An upgrade request may carry a body only with a valid Content-Length (not chunked).' : received.code === 'BODY_TOO_LARGE' ? `An upgrade request's body may be at most ${UPGRADE_BODY_LIMIT} bytes.` : ERRORS[received.code].message;
+      return refuseSocket(socket, ERRORS[received.code].status, undefined, JSON.stringify(errorBody(received.code, message, requestId)), 'application/json; charset=utf-8', requestId);
+    }
     if (rest.startsWith('?')) rest = `/${rest}`;
     const { path, query } = splitTarget(rest);
     const protocol = (raw.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
     const refusal = await apisec.inspectHandshake({
       gateway, method: raw.method ?? 'GET', path, query, headers: raw.headers, ...headerNamesOf(raw), httpVersion: raw.httpVersion,
       clientIp, remoteAddress, protocol, host, requestId, mount,
-    });
+    }, received.body);
     // Refused: the answer a plain request would get (status, headers, body), then the connection closes.
     if (refusal !== null) {
       switch (refusal.kind) {
@@ -451,12 +459,18 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       lookup: guardedLookup({ allowPrivate: options.allowPrivateTargets }) as never,
       timeout: gateway.settings.timeoutMs,
     });
-    outgoing.on('timeout', () => outgoing.destroy(new Error('timeout')));
+    const timeoutMs = gateway.settings.timeoutMs;
+    let timedOut = false;
+    outgoing.on('timeout', () => {
+      timedOut = true;
+      outgoing.destroy(new Error('timeout'));
+    });
     let answered = false;
     outgoing.on('error', () => {
       if (socket.destroyed) return;
       // Once the backend's answer is being relayed, a 502 written after it would corrupt it.
       if (answered) socket.destroy();
+      else if (timedOut) refuseSocket(socket, 504, undefined, JSON.stringify(errorBody('BACKEND_TIMEOUT', ERRORS.BACKEND_TIMEOUT.message, requestId, { timeout_ms: timeoutMs })), 'application/json; charset=utf-8', requestId);
       else refuseSocket(socket, 502, undefined, JSON.stringify(errorBody('BACKEND_UNREACHABLE', ERRORS.BACKEND_UNREACHABLE.message, requestId)), 'application/json; charset=utf-8', requestId);
     });
     outgoing.on('response', (response) => {
@@ -476,7 +490,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       lines.push(`X-Request-ID: ${requestId}`);
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
       if (backendHead.length > 0) socket.write(backendHead);
-      if (head.length > 0) backendSocket.write(head);
+      if (received.rest.length > 0) backendSocket.write(received.rest);
       backendSocket.on('error', () => socket.destroy());
       socket.on('error', () => backendSocket.destroy());
       socket.on('close', () => backendSocket.destroy());
@@ -484,7 +498,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
       backendSocket.pipe(socket);
       socket.pipe(backendSocket);
     });
-    outgoing.end();
+    outgoing.end(received.body);
   };
 };
 

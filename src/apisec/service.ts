@@ -174,7 +174,8 @@ export interface ApiSecurity {
   route(host: string, path: string): { gateway: Gateway; mount: string } | null;
   handle(request: TrafficRequest): Promise<TrafficOutcome>;
   /** Checks a WebSocket handshake; null means forward it, otherwise the refusal. */
-  inspectHandshake(request: Omit<TrafficRequest, 'body'>): Promise<TrafficOutcome | null>;
+  /** Scores an upgrade handshake; `body` is the body it carried (read whole, at most 64 KiB), inspected like any request's. */
+  inspectHandshake(request: Omit<TrafficRequest, 'body'>, body?: Buffer): Promise<TrafficOutcome | null>;
   readonly forwarder: Forwarder;
   readonly health: HealthChecker;
   readonly analyzer: Analyzer;
@@ -500,7 +501,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     const { gateway } = request;
     const target = request.query === '' ? request.path : `${request.path}?${request.query}`;
     const observation = analyzer.observeRequest(gateway, { method: request.method, path: request.path, headers: request.headers });
-    const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, ...(request.rawHeaderNames === undefined ? {} : { rawHeaderNames: request.rawHeaderNames }), headers: request.headers, clientIp: request.clientIp, path: request.path, httpVersion: request.httpVersion });
+    const bot = bots.classify({ userAgent: headerText(request.headers['user-agent']), headerNames: request.headerNames, ...(request.rawHeaderNames === undefined ? {} : { rawHeaderNames: request.rawHeaderNames }), headers: request.headers, clientIp: request.clientIp, scope: gateway.id, path: request.path, httpVersion: request.httpVersion });
     const sessionId = headerText(request.headers['x-session-id'])?.slice(0, 256);
     const inspecting = deps.engine.inspect({
         kind: 'http',
@@ -867,11 +868,11 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       }
       return null;
     },
-    async inspectHandshake(request) {
+    async inspectHandshake(request, body) {
       const pending = preflight(request);
       const first = pending instanceof Promise ? await pending : pending;
       if (first.outcome !== null) return first.outcome;
-      const scored = await policy(request, undefined);
+      const scored = await policy(request, body === undefined || body.length === 0 ? undefined : inspectableBody(body, headerText(request.headers['content-type'])));
       scored.afterDispatch?.();
       return scored.outcome;
     },

@@ -80,9 +80,17 @@ const NOTHING_HELD = Promise.resolve();
  * Reports a decision made for a request: its log fields on the request (threat_score, decision,
  * pattern in the request line) and, for block or alert, the notification with the request's
  * facts. For the routes of every pillar that enforces decisions. Resolves once the
- * notification's evidence is on disk: a route answers a block after it.
+ * notification's evidence is on disk: a route answers a block after it. `inspected`: the method
+ * and path of the request the decision is about when it is not this one (/api/v1/inspect of kind
+ * http names them in its body); the notification reports those.
  */
-export function reportDecision(events: EventBus, request: FastifyRequest, decision: ThreatDecision, context: { sessionId?: string; gatewayId?: string }): Promise<void> {
+export function reportDecision(
+  events: EventBus,
+  request: FastifyRequest,
+  decision: ThreatDecision,
+  context: { sessionId?: string; gatewayId?: string },
+  inspected: { method?: string; path?: string } = {},
+): Promise<void> {
   request.threat = threatLogFields(decision);
   if (request.auth === null || !notifies(decision)) return NOTHING_HELD;
   const userAgent = request.headers['user-agent'];
@@ -92,13 +100,20 @@ export function reportDecision(events: EventBus, request: FastifyRequest, decisi
       requestId: String(request.id),
       orgId: request.auth.orgId,
       sourceIp: request.ip,
-      method: request.method,
-      path: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+      method: inspected.method ?? request.method,
+      path: inspected.path ?? request.routeOptions.url ?? request.url.split('?')[0] ?? '',
       userAgent: typeof userAgent === 'string' ? userAgent : '',
     },
     decision,
     context,
   );
+}
+
+/** The method (upper case) and path (query cut off) an inspect body gives for the inspected request, where it gives them. */
+function inspectedFacts(described: { method?: string; path?: string } | undefined): { method?: string; path?: string } {
+  const method = described?.method?.trim().toUpperCase();
+  const path = described?.path?.split('?')[0]?.slice(0, 2_048);
+  return { ...(method === undefined || method === '' ? {} : { method }), ...(path === undefined || path === '' ? {} : { path }) };
 }
 
 /** The X-Session-ID header, bounded; undefined when absent. */
@@ -132,8 +147,11 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
       requestId: String(request.id),
       sourceIp: request.ip,
     });
-    // The answer waits until the block's evidence is on disk (docs/reliability.md, "Durability of an answered block").
-    await reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId });
+    // A decision about an HTTP request the caller describes: the notification names that
+    // request's method and path (without its query), not the inspect route's. The answer waits
+    // until the block's evidence is on disk (docs/reliability.md, "Durability of an answered block").
+    const inspected = body.kind === 'http' ? inspectedFacts(body.request) : {};
+    await reportDecision(events, request, decision, sessionId === undefined ? {} : { sessionId }, inspected);
     return decision;
   });
 

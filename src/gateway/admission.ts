@@ -15,7 +15,7 @@ import type { Cache } from '../platform/cache.ts';
 import { SvcError } from '../platform/errors.ts';
 import { dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, type BudgetLedger, type Reservation } from './budget.ts';
 import type { ChatMessage, CompletionRequest, ProviderTarget, TokenUsage, ToolDefinition } from './contract.ts';
-import type { GatewayEvents } from './events.ts';
+import { AI_GATEWAY_EVENT, type GatewayEvents } from './events.ts';
 import { resolveTarget, targetKey, type ProviderKeySource } from './keys.ts';
 import { detectPii, redactMessages, type RedactionSummary } from './pii/index.ts';
 import { isProviderId } from './registry.ts';
@@ -162,7 +162,7 @@ export class Admission {
         const retryAfter = Math.max(1, Math.ceil((Date.parse(outcome.resetAt) - Date.now()) / 1000));
         const cache = this.deps.cache;
         if (await cache.setIfAbsent(`${cache.prefix}gw:budget-exhausted:${caller.orgId}:${outcome.resetAt}`, '1', retryAfter * 1000)) {
-          this.deps.events.emit(caller.orgId, 'budget.exhausted', { budget: outcome.budget, limit: outcome.limit, used: outcome.used, reset_at: outcome.resetAt });
+          this.deps.events.emit(caller.orgId, 'budget.exhausted', { budget: outcome.budget, limit: outcome.limit, used: outcome.used, reset_at: outcome.resetAt }, AI_GATEWAY_EVENT);
         }
         throw new SvcError('BUDGET_EXHAUSTED', {
           headers: { 'Retry-After': String(retryAfter) },

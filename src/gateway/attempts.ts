@@ -20,7 +20,7 @@ import type { AbortHook } from './cancel.ts';
 import { BreakerRegistry, DEFAULT_BREAKER_POLICY, type BreakerPolicy, type CircuitBreaker } from './breaker.ts';
 import { safeUrl, UpstreamError } from './contract.ts';
 import type { CompletionResult, ProviderTarget, StreamEvent } from './contract.ts';
-import type { GatewayEvents } from './events.ts';
+import { AI_GATEWAY_EVENT, type GatewayEvents } from './events.ts';
 import { targetKey, type ProviderKeySource } from './keys.ts';
 import { getAdapter, invokeCompletion, invokeStream, providerIds, type ProviderId } from './registry.ts';
 import { countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
@@ -247,7 +247,7 @@ export class Attempts {
       http_status: error.status ?? 0,
       consecutive_failures: snapshot.consecutiveFailures,
       first_failure_at: new Date(snapshot.firstFailureAt ?? Date.now()).toISOString(),
-    });
+    }, AI_GATEWAY_EVENT);
   }
 
   /**

@@ -10,7 +10,7 @@ import { GatewayService, type GatewayServiceDeps } from './service.ts';
 export { GatewayService } from './service.ts';
 export type { Caller, CompletionCall, CompletionEnvelope, CompletionHooks, CostFunction, GatewayServiceDeps, Invokers } from './service.ts';
 export type { GatewayEvents, GatewayEventName } from './events.ts';
-export { loggingEvents } from './events.ts';
+export { AI_GATEWAY_EVENT, loggingEvents } from './events.ts';
 export { AI_HEADERS, gatewayRoutes, type GatewayRoutesOptions } from './routes.ts';
 export { createT4Judge, createJudgeCompletion } from './t4-judge.ts';
 export { detectPii, loadPiiLexicons, redactMessages, restorePlaceholders } from './pii/index.ts';

@@ -356,7 +356,8 @@ class SseWriter {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
+      // No Connection header of svc's: Node answers keep-alive, or close (and closes after the
+      // stream) when the client asked for it; a fixed `keep-alive` overrode the client's close.
       'x-accel-buffering': 'no',
     });
     const written = this.write(first);

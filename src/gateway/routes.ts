@@ -30,6 +30,7 @@ import type { EventBus } from '../platform/events.ts';
 import type { RoutesPlugin } from '../platform/http-plugin.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
 import { CLEARANCE_HEADER } from '../platform/challenge.ts';
+import { AI_GATEWAY_EVENT } from './events.ts';
 import { ClientCancel } from './cancel.ts';
 import { isProviderId } from './registry.ts';
 import {
@@ -187,7 +188,7 @@ export function challengeOf(request: FastifyRequest): { client: string; clearanc
 
 /** Reports a screening decision of the AI gateway on the request (log fields, notifications). */
 function reportGatewayDecision(events: EventBus, reply: FastifyReply, decision: ThreatDecision, sessionId: string | undefined): Promise<void> {
-  return reportDecision(events, reply.request, decision, sessionId === undefined ? { gatewayId: 'ai_gateway' } : { sessionId, gatewayId: 'ai_gateway' });
+  return reportDecision(events, reply.request, decision, sessionId === undefined ? AI_GATEWAY_EVENT : { sessionId, ...AI_GATEWAY_EVENT });
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Metrics } from '../platform/metrics.ts';
 import type { SpendTracker } from './anomaly.ts';
 import { estimatePromptTokens, settlementDelta, type BudgetLedger } from './budget.ts';
 import type { TokenUsage } from './contract.ts';
-import type { GatewayEvents } from './events.ts';
+import { AI_GATEWAY_EVENT, type GatewayEvents } from './events.ts';
 import { fallbackCostUsd, type CostFunction } from './pricing/pricing.ts';
 import type { PreparedCompletion, Viable } from './admission.ts';
 
@@ -148,7 +148,7 @@ export class Settlement {
           limit: tokenLimit,
           used,
           ratio: Math.round((used / tokenLimit) * 1000) / 1000,
-        });
+        }, AI_GATEWAY_EVENT);
       }
       const anomaly = await this.deps.spend.add(orgId, pending.spend);
       if (anomaly !== null) {
@@ -158,7 +158,7 @@ export class Settlement {
           baseline_mean_usd: anomaly.mean / MICRO,
           baseline_stddev_usd: anomaly.stddev / MICRO,
           z_score: Math.round(anomaly.z * 100) / 100,
-        });
+        }, AI_GATEWAY_EVENT);
       }
     } catch (error) {
       this.deps.logger.error({ err: error, request_id: pending.requestId }, 'gateway accounting failed');

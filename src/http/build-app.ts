@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
 import cors from '@fastify/cors';
 import { SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
@@ -41,7 +42,7 @@ import { jsonNestedDeeper, MAX_JSON_DEPTH } from '../platform/json-depth.ts';
 import { bodyTooLarge, logFailure } from './error-reply.ts';
 import { validationError } from './validation-message.ts';
 import { allowedMethods } from './allowed-methods.ts';
-import { clientErrorReply } from './client-error.ts';
+import { clientErrorReply, connectReply } from './client-error.ts';
 import { finishDocument, nameOperation } from './openapi-operations.ts';
 import { documentResponses, RESPONSE_COMPONENTS } from './openapi-responses.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
@@ -302,6 +303,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   await registerCapabilities(app as unknown as AppInstance, services);
 
   app.get('/openapi.json', { config: { operations: true }, schema: { hide: true } }, async () => app.swagger());
+
+  app.server.on('connect', (raw: IncomingMessage, socket: Duplex) => connectReply(socket, requestIdOf(raw)));
 
   // The raw handlers go ahead of Fastify's own request listener on the server (inject() does not
   // pass through it: it reaches Fastify's routes, which serve the same traffic). While the app

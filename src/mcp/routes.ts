@@ -7,7 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../platform/rate-limit.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { SvcError } from '../platform/errors.ts';
 import { roleOf } from './authorization.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
@@ -29,7 +29,7 @@ const Categories = Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Ty
 function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  return { orgId: auth.orgId, actor: auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}` };
+  return { orgId: auth.orgId, actor: auditActor(auth) };
 }
 
 export interface McpRouteOptions {
@@ -86,9 +86,11 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     held.holdsSlot = false;
     options.rateLimiter.release(held.identity).catch(() => undefined);
   };
-  const enabled = () => {
+  // FEATURE_MCP_SECURITY=false: every route of the pillar — management, read and proxy — answers
+  // 403 FEATURE_DISABLED (docs/mcp.md), after authentication (the app's onRequest hook runs first).
+  app.addHook('onRequest', async () => {
     if (!mcp.enabled) throw new SvcError('FEATURE_DISABLED', { details: { feature: 'FEATURE_MCP_SECURITY' } });
-  };
+  });
 
   // Bridged channels and legacy SSE streams live in the worker that opened them. A request for one
   // that reaches another worker is piped to the owner before anything else runs here: the owner
@@ -135,7 +137,6 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       }, { additionalProperties: false }),
     },
   }, async (request, reply) => {
-    enabled();
     const { orgId, actor } = authOf(request);
     const created = await mcp.createServer(orgId, actor, request.body);
     reply.status(201);
@@ -156,7 +157,6 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       }, { additionalProperties: false, minProperties: 1 }),
     },
   }, async (request) => {
-    enabled();
     const { orgId, actor } = authOf(request);
     return mcp.updateServer(orgId, actor, request.params.id, request.body);
   });
@@ -266,11 +266,10 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4 * 1_048_576 }, (_request, body, done) => done(null, body));
     const handler = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-      enabled();
       const auth = request.auth;
       if (auth === null) throw new SvcError('AUTH_MISSING');
       const server = await mcp.getServer(auth.orgId, request.params.id);
-      const actor = auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+      const actor = auditActor(auth);
       const hopHeader = request.headers['x-agent-hop'];
       const caller: ProxyCaller = {
         orgId: auth.orgId,
@@ -319,7 +318,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     const callerOf = (request: FastifyRequest): { caller: ProxyCaller; orgId: string } => {
       const auth = request.auth;
       if (auth === null) throw new SvcError('AUTH_MISSING');
-      const actor = auth.keyId !== null ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+      const actor = auditActor(auth);
       const hopHeader = request.headers['x-agent-hop'];
       return {
         orgId: auth.orgId,
@@ -327,7 +326,6 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       };
     };
     scope.get('/mcp/:id/sse', routeOptions, async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-      enabled();
       const { caller, orgId } = callerOf(request);
       const server = await mcp.getServer(orgId, request.params.id);
       releaseSlot(request);
@@ -343,7 +341,6 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       config: { scope: 'read' as const },
       schema: { hide: true, params: Params, querystring: Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64 }) }) },
     }, async (request: FastifyRequest<{ Params: { id: string }; Querystring: { sessionId: string } }>, reply: FastifyReply) => {
-      enabled();
       const { caller } = callerOf(request);
       const answer = await mcp.legacyMessage(request.params.id, request.query.sessionId, caller, Buffer.isBuffer(request.body) ? request.body : null, request.id);
       reply.status(answer.status).header('content-type', answer.status === 202 || answer.status === 404 ? 'text/plain' : 'application/json');

@@ -55,3 +55,14 @@ export interface RawRequests {
   readonly tools: RawRequestTools;
   add(handler: RawRequestHandler): void;
 }
+
+/**
+ * The audit actor of an authenticated caller: `api_key:<key id>` for an API key, `user:<user id>`
+ * for a dashboard session (docs/audit.md); one form on every route. Entries written before
+ * 2026-11-28 by the gateway, geo-rule and MCP routes say `key:<id>`: the chain hashes them as
+ * written, so they stay; they name the same key.
+ */
+export function auditActor(auth: { readonly keyId?: string | null; readonly userId?: string | null } | null | undefined): string {
+  if (auth?.keyId !== null && auth?.keyId !== undefined) return `api_key:${auth.keyId}`;
+  return `user:${auth?.userId ?? 'unknown'}`;
+}

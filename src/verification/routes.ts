@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -41,8 +41,7 @@ function orgOf(request: FastifyRequest): string {
 }
 
 function actorOf(request: FastifyRequest): string {
-  const auth = request.auth;
-  return auth?.keyId ? `api_key:${auth.keyId}` : auth?.userId ? `user:${auth.userId}` : 'unknown';
+  return auditActor(request.auth);
 }
 
 function policyFailure(error: unknown): never {
@@ -101,7 +100,9 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
       const { request_id: requestId } = request.params as { request_id: string };
       const record = await core.provenance.get(orgId, requestId);
       // Every call of a compliance endpoint is chained in the audit log (spec).
-      await audit.append(orgId, { actor: actorOf(request), action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
+      const auth = request.auth;
+      const actor = auditActor(auth);
+      await audit.append(orgId, { actor, action: 'compliance.ai_provenance.read', target: requestId, outcome: record === null ? 'not_found' : 'success', details: { request_id: request.id } });
       if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'ai_provenance', completion_request_id: requestId } });
       return record;
     },

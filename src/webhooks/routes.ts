@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/index.ts';
 import { SvcError } from '../platform/errors.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
 import type { Webhooks } from './webhooks.ts';
 
@@ -19,7 +19,7 @@ const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
 function authOf(request: FastifyRequest): { orgId: string; actor: string } {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  const actor = auth.keyId !== null && auth.keyId !== undefined ? `api_key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  const actor = auditActor(auth);
   return { orgId: auth.orgId, actor };
 }
 

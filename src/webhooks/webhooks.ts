@@ -185,7 +185,9 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
   const allowPrivate = services.config.allowPrivateTargets;
   const encryptionKey = encryptionKeyFrom(services.config.apiEncryptionKey);
   const agent = new Agent({
-    connect: guardedConnector({ allowPrivate }, { timeout: policy.timeoutMs }),
+    // No connect timeout of undici's own beyond its default: the attempt's deadline in deliver()
+    // bounds connect, headers and body together, and yields to pending I/O first.
+    connect: guardedConnector({ allowPrivate }),
     keepAliveTimeout: 10_000,
     connections: 64,
   });
@@ -259,16 +261,21 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     let result: AttemptResult;
     let errorText: string | null = null;
     const clock = performance.now();
+    let deadline: NodeJS.Timeout | undefined;
     try {
       await assertPublicUrl(claim.url, { allowPrivate });
+      const controller = new AbortController();
+      // The timeout gives up one turn of the event loop late (setImmediate: after pending I/O).
+      // When svc's own loop stalls (a loaded machine) past the deadline, the timer and the
+      // receiver's answer are both ready; timers run first, and an answer that came in time was
+      // counted a timeout and the delivery sent again. Now the answer is read first.
+      deadline = setTimeout(() => setImmediate(() => controller.abort(new DOMException('the receiver did not answer in time', 'TimeoutError'))), policy.timeoutMs);
       const response = await httpRequest(claim.url, {
         method: 'POST',
         body: claim.payload,
         headers,
         dispatcher: agent,
-        signal: AbortSignal.timeout(policy.timeoutMs),
-        headersTimeout: policy.timeoutMs,
-        bodyTimeout: policy.timeoutMs,
+        signal: controller.signal,
       });
       try {
         await response.body.dump({ limit: RESPONSE_BODY_LIMIT });
@@ -285,6 +292,8 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       const causeCode = typeof cause?.code === 'string' ? cause.code : null;
       result = { kind: 'error', code: code ?? causeCode, name: typeof failure.name === 'string' ? failure.name : null };
       errorText = `${code ?? causeCode ?? (typeof failure.name === 'string' ? failure.name : 'error')}`.slice(0, 200);
+    } finally {
+      clearTimeout(deadline);
     }
     return record(job, claim.endpoint_id, claim.attempts, startedAt, performance.now() - clock, result, errorText);
   };

@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/apisec/analyzer.ts';
 import { bufferHead, inspectableBody } from '../../src/apisec/body.ts';
-import { classifyUserAgent, createBotClassifier } from '../../src/apisec/bots.ts';
+import { classifyUserAgent, createBotClassifier, SCANNER_MARK_MS } from '../../src/apisec/bots.ts';
 import { challengePage, createChallenges, solveChallenge } from '../../src/apisec/challenge.ts';
 import { leadingZeroBits } from '../../src/platform/challenge.ts';
 import { classifyData } from '../../src/apisec/data-class.ts';
@@ -159,6 +159,43 @@ describe('bots', () => {
     expect(classifier.classify({ userAgent: agent, headers, headerNames: Object.keys(headers), httpVersion: '1.1', path: '/', clientIp: '10.2.0.1' }).class).toBe('automation');
     const browserOrder = ['host', 'user-agent', 'accept', 'accept-encoding'];
     expect(classifier.classify({ userAgent: agent, headers, headerNames: browserOrder, httpVersion: '1.1', path: '/', clientIp: '10.2.0.2' }).class).toBe('human');
+  });
+
+  it('marks only the client that probed scanner paths, not the other clients behind its address', () => {
+    const classifier = createBotClassifier({ verifyCrawlers: false });
+    const browser = (version: number) => `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${version}.0.0.0 Safari/537.36`;
+    const request = (agent: string, path: string, extra: Record<string, string> = {}) => {
+      const headers = { host: 'shop.example', 'user-agent': agent, accept: 'text/html', 'accept-language': 'en', 'accept-encoding': 'gzip', ...extra };
+      return classifier.classify({ userAgent: agent, headers, headerNames: Object.keys(headers), httpVersion: '1.1', path, clientIp: '203.0.113.7', scope: 'gw_a', now: 1_000_000 });
+    };
+    for (const path of ['/.env', '/.git/config', '/wp-admin/']) request(browser(120), path);
+    expect(request(browser(120), '/').class).toBe('scanner');
+    // Same address (a NAT or a load balancer without TRUST_PROXY), other clients.
+    expect(request(browser(131), '/').class).toBe('human');
+    expect(request(browser(120), '/', { 'accept-language': 'de-DE' }).class).toBe('human');
+    expect(request(browser(120), '/', { authorization: 'Bearer another-client' }).class).toBe('human');
+    // Same client on another gateway: the mark stays where it was earned.
+    const headers = { host: 'shop.example', 'user-agent': browser(120), accept: 'text/html', 'accept-language': 'en', 'accept-encoding': 'gzip' };
+    expect(classifier.classify({ userAgent: browser(120), headers, headerNames: Object.keys(headers), httpVersion: '1.1', path: '/', clientIp: '203.0.113.7', scope: 'gw_b', now: 1_000_000 }).class).toBe('human');
+  });
+
+  it('lets a scanner mark lapse once the client stops requesting scanner paths, and keeps it while it goes on', () => {
+    const classifier = createBotClassifier({ verifyCrawlers: false });
+    const agent = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const headers = { host: 'shop.example', 'user-agent': agent, accept: 'text/html', 'accept-language': 'en', 'accept-encoding': 'gzip' };
+    const at = (now: number, path = '/') => classifier.classify({ userAgent: agent, headers, headerNames: Object.keys(headers), httpVersion: '1.1', path, clientIp: '203.0.113.8', scope: 'gw_a', now }).class;
+    const start = 5_000_000;
+    for (const [index, path] of ['/.env', '/.git/config', '/wp-admin/'].entries()) at(start + index * 1_000, path);
+    expect(at(start + 5_000)).toBe('scanner');
+    expect(at(start + 2_000 + SCANNER_MARK_MS - 1_000)).toBe('scanner');
+    // 17 minutes later (the issue's reproduction): no longer a scanner.
+    expect(at(start + 17 * 60_000)).toBe('human');
+    // One more scanner path later is not three: the earlier ones are out of the window.
+    expect(at(start + 40 * 60_000, '/.env')).toBe('human');
+    // A scanner that keeps scanning stays marked.
+    const later = start + 60 * 60_000;
+    for (let index = 0; index < 6; index += 1) at(later + index * 4 * 60_000, '/.env');
+    expect(at(later + 5 * 4 * 60_000 + 60_000)).toBe('scanner');
   });
 
   it('calls machine-regular request timing automation', () => {

@@ -83,4 +83,20 @@ describe('audit actors (docs/audit.md)', () => {
     );
     expect(actors.rows.map((row) => row.actor)).toEqual([`api_key:${key.key.key_id}`, `api_key:${key.key.key_id}`]);
   });
+
+  it('records an API key caller as api_key:<id> on the gateway, geo-rule and MCP routes too (they said key:<id>)', async () => {
+    const key = await context.services.accounts.createKey(orgId, { scope: 'admin', keyClass: 'live' });
+    const gateway = await call(key.apiKey, 'POST', '/api/v1/gateways', { name: 'actor check', backend_url: 'https://8.8.8.8/api', health_check: null });
+    expect(gateway.statusCode).toBe(201);
+    const rule = await call(key.apiKey, 'POST', '/api/v1/geo-rules', { rule_name: 'actor check', action: 'block', countries: ['KP'] });
+    expect(rule.statusCode).toBe(201);
+    const server = await call(key.apiKey, 'POST', '/api/v1/mcp/servers', { name: 'actor-check', url: 'https://8.8.8.8/mcp' });
+    expect(server.statusCode).toBe(201);
+    await context.services.mcp.flush();
+    const entries = await context.services.db.withOrg(orgId, (tx) =>
+      tx.query<{ action: string; actor: string; details: { actor?: string } }>(`SELECT action, actor, details FROM audit_log WHERE action IN ('gateway.create', 'geo_rule.create', 'mcp.server.create') ORDER BY seq`),
+    );
+    const byAction = new Map(entries.rows.map((row) => [row.action, row.action === 'mcp.server.create' ? row.details.actor : row.actor]));
+    expect(Object.fromEntries(byAction)).toEqual({ 'gateway.create': `api_key:${key.key.key_id}`, 'geo_rule.create': `api_key:${key.key.key_id}`, 'mcp.server.create': `api_key:${key.key.key_id}` });
+  });
 });

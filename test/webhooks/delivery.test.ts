@@ -94,6 +94,17 @@ describe('webhook delivery', () => {
     expect((await webhooks.get(orgId, other.id)).state).toBe('active');
   });
 
+  // The flaky "two attempts under load": the receiver answered in time, then svc's event loop
+  // stalled (a loaded machine) past the timeout; the timeout's timer ran before the answer's I/O
+  // was read, and an answered delivery was counted as timed out and sent again.
+  it('confirms in one attempt a receiver that answered in time although svc stalled past the timeout before reading the answer', async () => {
+    receiver.on('/stalled', { status: 204, stallMs: POLICY.timeoutMs! + 300 });
+    const { orgId } = await endpoint('/stalled');
+    const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', BLOCKED_DATA);
+    expect(await settled(deliveries[0]!)).toMatchObject({ state: 'confirmed', attempts: 1 });
+    expect(receiver.received('/stalled')).toHaveLength(1);
+  });
+
   it('delivers events emitted on the service event bus', async () => {
     receiver.on('/bus', { status: 200 });
     const { orgId } = await endpoint('/bus', ['gateway.down']);

@@ -1,12 +1,14 @@
 /**
  * A real HTTP receiver on loopback for delivery tests. Each path picks a behaviour per request
  * (by the request's index for that path): answer with a status (and headers), hold the request
- * without answering (timeout), or destroy the socket (connection reset).
+ * without answering (timeout), or destroy the socket (connection reset). `stallMs` answers and
+ * then blocks this process's event loop for that long, as a loaded machine stalls svc (which
+ * shares the process) right after a receiver answered in time.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Behaviour = { status: number; headers?: Record<string, string> } | 'hang' | 'reset';
+export type Behaviour = { status: number; headers?: Record<string, string>; stallMs?: number } | 'hang' | 'reset';
 
 export interface ReceivedRequest {
   path: string;
@@ -53,6 +55,12 @@ export async function startReceiver(): Promise<Receiver> {
       } else {
         response.writeHead(behaviour.status, { 'content-type': 'text/plain', ...behaviour.headers });
         response.end('ok');
+        if (behaviour.stallMs !== undefined) {
+          const until = performance.now() + behaviour.stallMs;
+          while (performance.now() < until) {
+            // the event loop is blocked, as under load
+          }
+        }
       }
     });
   });
