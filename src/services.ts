@@ -225,6 +225,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const mcpOAuth = createMcpOAuth({ db, audit, checkTarget: (url, field) => checkTarget(url, field) });
   const mcp = createMcp({
     db,
+    metrics,
     cache,
     events,
     logger,

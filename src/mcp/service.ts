@@ -13,6 +13,7 @@ import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { Metrics } from '../platform/metrics.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 import { createChainCorrelator } from './chains.ts';
 import { TOOL_CATEGORIES } from './definitions.ts';
@@ -34,6 +35,8 @@ const AUDIT_GATHER_MS = 100;
 const MCP_AUDIT_OUTBOX_KIND = 'mcp_audit_entry';
 
 export interface McpDeps {
+  /** svc_mcp_events_total (absent: not counted). */
+  readonly metrics?: Pick<Metrics, 'mcpEvents'>;
   readonly db: Database;
   readonly cache: Cache;
   readonly events: EventBus;
@@ -162,6 +165,7 @@ export function createMcp(deps: McpDeps) {
     auditDrains.delete(orgId);
   };
   const audit = (orgId: string, entry: CallAudit): void => {
+    deps.metrics?.mcpEvents.inc({ action: entry.action, outcome: entry.outcome });
     let buffer = auditBuffers.get(orgId);
     if (buffer === undefined) auditBuffers.set(orgId, (buffer = []));
     const input = toInput(entry);

@@ -19,6 +19,8 @@ export interface Metrics {
   readonly dbPoolSize: Gauge<string>;
   readonly redisLatency: Histogram<string>;
   readonly aiTokens: Counter<'model' | 'provider'>;
+  /** svc_mcp_events_total: what the MCP pillar recorded (tool calls and their outcome, quarantines, poisoning, …). */
+  readonly mcpEvents: Counter<'action' | 'outcome'>;
   /** svc_ai_cost_usd_total: listed-price cost of AI gateway completions (unpriced models add nothing). */
   readonly aiCost: Counter<'model' | 'provider'>;
   /** The exposition a scrape answers: this registry, or in a cluster worker every worker's merged. */
@@ -104,6 +106,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
       name: 'svc_ai_tokens_total',
       help: 'Tokens processed by the AI gateway, by model and provider.',
       labelNames: ['model', 'provider'],
+      registers: [registry],
+    }),
+    mcpEvents: new Counter({
+      name: 'svc_mcp_events_total',
+      help: 'Events of the MCP pillar by action (mcp.tool_call, mcp.quarantine, mcp.tool_poisoning, …) and outcome (success, blocked, denied, quarantined, …), as written to the audit chain.',
+      labelNames: ['action', 'outcome'],
       registers: [registry],
     }),
     aiCost: new Counter({

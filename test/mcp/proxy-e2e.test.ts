@@ -243,6 +243,10 @@ describe('benign sessions through the proxy', () => {
     const entries = await audit('fs-viewer');
     const denied = entries.find((entry) => entry.action === 'mcp.tool_call' && entry.outcome === 'denied');
     expect(denied).toMatchObject({ tool: 'write_file', role: 'viewer', category: 'write_files', decision: 'deny' });
+    // And counted for dashboards and alerts.
+    const metrics = await context.services.metrics.registry.getSingleMetricAsString('svc_mcp_events_total');
+    expect(metrics).toMatch(/^svc_mcp_events_total\{action="mcp\.tool_call",outcome="denied"\} [1-9]/m);
+    expect(metrics).toMatch(/^svc_mcp_events_total\{action="mcp\.tool_call",outcome="success"\} [1-9]/m);
   }, 60_000);
 });
 
