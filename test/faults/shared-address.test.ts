@@ -43,7 +43,8 @@ beforeAll(async () => {
     const created = await request(`${base}/api/v1/gateways`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name, backend_url: backend.url, mode: 'block', health_check: null }),
+      // block_details full: the test reads which pattern blocked from the 403 (the default hides it).
+      body: JSON.stringify({ name, backend_url: backend.url, mode: 'block', health_check: null, block_details: 'full' }),
     });
     expect(created.statusCode).toBe(201);
     gateways.push(((await created.body.json()) as { id: string }).id);
