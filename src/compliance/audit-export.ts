@@ -22,6 +22,7 @@ import type { Decisions } from './decisions.ts';
 import { PDF_BEGIN, PDF_END, deploymentKey, signBundle, type Bundle, type DeploymentKey } from './export-signing.ts';
 import type { Grievances } from './grievances.ts';
 import type { ModelCatalog } from './models.ts';
+import { APPROVAL_ACTIONS } from './privacy.ts';
 import type { Unlearning } from './unlearning.ts';
 
 export const EXPORT_FORMATS = ['json', 'pdf', 'naisi', 'japan_ai_act'] as const;
@@ -100,7 +101,7 @@ export function createAuditExporter(deps: ExportDeps): AuditExporter {
       keys: (await tx.query<{ scope: string; active: number; revoked: number }>(`SELECT scope, count(*) FILTER (WHERE revoked_at IS NULL)::int AS active, count(*) FILTER (WHERE revoked_at IS NOT NULL)::int AS revoked FROM api_keys GROUP BY scope ORDER BY scope`)).rows,
       threats: (await tx.query<{ decision: string; events: number }>(`SELECT decision, count(*)::int AS events FROM threat_events GROUP BY decision ORDER BY decision`)).rows,
       webhooks: (await tx.query<{ state: string; endpoints: number }>(`SELECT state, count(*)::int AS endpoints FROM webhook_endpoints GROUP BY state`)).rows,
-      approvals: (await tx.query<{ approvals: number }>(`SELECT count(*)::int AS approvals FROM audit_log WHERE action IN ('mcp.definition.approve', 'mcp.quarantine.release', 'verification.policy.set', 'verification.policy.reset')`)).rows[0]?.approvals ?? 0,
+      approvals: (await tx.query<{ approvals: number }>(`SELECT count(*)::int AS approvals FROM audit_log WHERE action = ANY($1::text[])`, [APPROVAL_ACTIONS.map((entry) => entry.action)])).rows[0]?.approvals ?? 0,
     }));
     return {
       framework: 'SOC 2 (AICPA Trust Services Criteria 2017)',

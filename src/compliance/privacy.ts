@@ -46,6 +46,8 @@ export const APPROVAL_ACTIONS: ReadonlyArray<{ action: string; kind: string }> =
   { action: 'mcp.quarantine.release', kind: 'mcp_quarantine_release' },
   { action: 'verification.policy.set', kind: 'verification_policy' },
   { action: 'verification.policy.reset', kind: 'verification_policy' },
+  { action: 'config.thresholds.set', kind: 'detection_thresholds' },
+  { action: 'mcp.authorization.set', kind: 'mcp_authorization_server' },
   { action: 'compliance.decision.explainability', kind: 'decision_explainability' },
   { action: 'compliance.appeal.resolve', kind: 'appeal_resolution' },
   { action: 'compliance.grievance.decide', kind: 'grievance_decision' },

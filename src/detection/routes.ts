@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { DetectionEngine } from './engine.ts';
 import { notifies, notifyDecision, threatLogFields } from './report.ts';
 import type { ThreatDecision } from './types.ts';
@@ -125,9 +125,11 @@ export function sessionIdOf(request: FastifyRequest): string | undefined {
 export interface DetectionRoutesOptions {
   engine: DetectionEngine;
   events: EventBus;
+  /** Threshold changes are written to the org's audit chain (approval history, compliance export). */
+  audit?: { append(orgId: string, entry: { actor: string; action: string; target: string | null; outcome: string; details: Record<string, unknown> }): Promise<unknown> };
 }
 
-export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app, { engine, events }) => {
+export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app, { engine, events, audit }) => {
   app.post('/api/v1/inspect', { config: { scope: 'write' }, schema: { body: InspectBody, tags: ['detection'] } }, async (request) => {
     const body = request.body as Static<typeof InspectBody>;
     const auth = request.auth;
@@ -172,7 +174,9 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
         ...(body.alert_threshold === undefined ? {} : { alert: body.alert_threshold }),
         ...(body.log_threshold === undefined ? {} : { log: body.log_threshold }),
       });
-      return thresholdsView(saved.thresholds, saved.updatedAt);
+      const view = thresholdsView(saved.thresholds, saved.updatedAt);
+      await audit?.append(auth.orgId, { actor: auditActor(auth), action: 'config.thresholds.set', target: null, outcome: 'success', details: { request_id: String(request.id), ...view.thresholds } });
+      return view;
     } catch (error) {
       if (error instanceof ThresholdError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, ...(error.order ? { reason: 'order', order: error.order } : {}) } });
       throw error;

@@ -20,7 +20,7 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   // The AI opt-out's effect on every API request that names an opted-out subject (docs/compliance.md).
   app.addHook('preHandler', optOutHook(services.compliance));
   await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
-  await app.register(detectionRoutes, { engine: detection, events });
+  await app.register(detectionRoutes, { engine: detection, events, audit: services.audit });
   await app.register(gatewayRoutes, { gateway, events, streams: services.streams, enabled: services.config.features.aiGateway, verifier: verification.verifier });
   await app.register(auditRoutes, { audit });
   await app.register(webhookRoutes, { webhooks, audit });

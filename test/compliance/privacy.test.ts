@@ -146,14 +146,16 @@ describe('portability export and approval history', () => {
     expect(scope.body.error.code).toBe('SCOPE_INSUFFICIENT');
   });
 
-  it('lists approvals (verification policy changes, model registrations, …) with who and when', async () => {
+  it('lists approvals (verification policy and threshold changes, model registrations, …) with who and when', async () => {
     const policy = await call(context, admin, 'PUT', '/api/v1/config/verification', { enabled: true });
     expect(policy.status).toBe(200);
     const model = await call(context, admin, 'POST', '/api/v1/ai/model-catalog', { name: 'approved-model', provider: 'openai', parameters: 7e9 });
+    const thresholds = await call(context, admin, 'POST', '/api/v1/config/thresholds', { block_threshold: 0.8 });
+    expect(thresholds.status).toBe(200);
     const history = await call(context, reader, 'GET', '/api/v1/compliance/approval-history?limit=10');
     expect(history.status).toBe(200);
     const kinds = history.body.data.map((entry: { kind: string; request_id: string | null }) => [entry.kind, entry.request_id]);
-    expect(kinds).toEqual(expect.arrayContaining([['verification_policy', policy.requestId], ['model_registration', model.requestId]]));
+    expect(kinds).toEqual(expect.arrayContaining([['verification_policy', policy.requestId], ['model_registration', model.requestId], ['detection_thresholds', thresholds.requestId]]));
     expect(history.body.data[0].approved_by).toMatch(/^api_key:/);
     await expectAudited(context, admin, history, 'compliance.approval_history.read', 'success');
   });
