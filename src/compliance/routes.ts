@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../platform/errors.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Compliance } from './compliance.ts';
 import { EXPORT_FORMATS, type ExportSection } from './audit-export.ts';
 import { GRIEVANCE_CATEGORIES } from './grievances.ts';
@@ -101,8 +101,7 @@ const ModelBody = Type.Object(
 
 function actorOf(request: FastifyRequest): string {
   const auth = request.auth;
-  if (auth === null) return 'anonymous';
-  return auth.keyId !== null ? `api_key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`;
+  return auth === null ? 'anonymous' : auditActor(auth);
 }
 
 function orgOf(request: FastifyRequest): string {

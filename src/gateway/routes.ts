@@ -27,7 +27,7 @@ import { chatToCompletionBody, ChatCompletionRequestSchema, envelopeToChatComple
 import { reportDecision, sessionIdOf, type ThreatDecision } from '../detection/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
-import type { RoutesPlugin } from '../platform/http-plugin.ts';
+import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { StreamRegistry } from '../platform/streams.ts';
 import { CLEARANCE_HEADER } from '../platform/challenge.ts';
 import { AI_GATEWAY_EVENT } from './events.ts';
@@ -183,7 +183,7 @@ export function challengeOf(request: FastifyRequest): { client: string; clearanc
   if (auth === null) throw new SvcError('AUTH_MISSING');
   const header = request.headers[CLEARANCE_HEADER];
   const clearance = typeof header === 'string' && header.trim() !== '' ? header.trim() : null;
-  return { client: auth.keyId !== null && auth.keyId !== undefined ? `key:${auth.keyId}` : `user:${auth.userId ?? 'unknown'}`, clearance };
+  return { client: auditActor(auth), clearance };
 }
 
 /** Reports a screening decision of the AI gateway on the request (log fields, notifications). */
