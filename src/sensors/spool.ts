@@ -97,6 +97,8 @@ const REPORTED = 3;
 const JOURNAL_FILE = 'journal.log';
 const JOURNAL_COMPACT_BYTES = 1024 * 1024;
 const SEGMENT_NAME = /^segment-(\d{16})\.spool$/;
+/** A segment other than the one being written is rewritten once less than this share of it is live. */
+const COMPACT_BELOW = 0.5;
 
 interface Live {
   readonly seq: number;
@@ -109,11 +111,15 @@ interface Live {
 }
 
 interface Segment {
-  readonly first: number;
+  /** Segment files are numbered in creation order (not by sequence: compaction copies old records forward). */
+  readonly id: number;
   readonly path: string;
   handle: FileHandle;
   size: number;
   live: number;
+  liveBytes: number;
+  /** The lowest sequence number of any record in the file, live or not (the journal keeps marks from there on). */
+  minSeq: number;
 }
 
 function checksum(body: Uint8Array): Buffer {
@@ -199,19 +205,23 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   if (whole !== journalBytes.length) await journal.truncate(whole);
   let journalSize = whole;
 
-  // The segments: every intact record not done is live; a torn tail is cut off.
+  // The segments: every intact record not done is live; a torn tail is cut off. A record found
+  // twice (a compaction interrupted before it deleted the old file) is live once.
   const segments = new Map<number, Segment>();
+  const found: Live[] = [];
   const live = new Map<number, Live>();
   const bySeverity = new Map<Severity, Map<number, Live>>(SEVERITIES.map((severity) => [severity, new Map()]));
   let liveBytes = 0;
   let nextSeq = 1;
+  let lastSegmentId = 0;
   const names = (await readdir(dir)).filter((name) => SEGMENT_NAME.test(name)).sort();
   for (const name of names) {
-    const first = Number(SEGMENT_NAME.exec(name)![1]);
+    const id = Number(SEGMENT_NAME.exec(name)![1]);
+    lastSegmentId = Math.max(lastSegmentId, id);
     const path = join(dir, name);
     const bytes = await readFile(path);
     let offset = 0;
-    const segment: Segment = { first, path, handle: await open(path, 'r+'), size: 0, live: 0 };
+    const segment: Segment = { id, path, handle: await open(path, 'r+'), size: 0, live: 0, liveBytes: 0, minSeq: Number.MAX_SAFE_INTEGER };
     while (offset + RECORD_HEADER <= bytes.length) {
       const length = bytes.readUInt32BE(offset);
       if (length < BODY_FIXED || offset + RECORD_HEADER + length > bytes.length) break;
@@ -221,17 +231,14 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       const keyLength = body.readUInt16BE(17);
       if (BODY_FIXED + keyLength > body.length) break;
       nextSeq = Math.max(nextSeq, seq + 1);
+      segment.minSeq = Math.min(segment.minSeq, seq);
       if (!done.has(seq)) {
-        const record: Live = {
-          seq, segment: first, offset, size: RECORD_HEADER + length,
+        found.push({
+          seq, segment: id, offset, size: RECORD_HEADER + length,
           severity: SEVERITIES[body.readUInt8(16)] ?? 'critical',
           createdAt: body.readDoubleBE(8),
           idempotencyKey: body.subarray(BODY_FIXED, BODY_FIXED + keyLength).toString('utf8'),
-        };
-        live.set(seq, record);
-        bySeverity.get(record.severity)!.set(seq, record);
-        liveBytes += record.size;
-        segment.live++;
+        });
       }
       offset += RECORD_HEADER + length;
     }
@@ -240,7 +247,18 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       await segment.handle.sync();
     }
     segment.size = offset;
-    segments.set(first, segment);
+    segments.set(id, segment);
+  }
+  // Oldest first; of a record found twice, the copy in the newer segment.
+  found.sort((left, right) => left.seq - right.seq || right.segment - left.segment);
+  for (const record of found) {
+    if (live.has(record.seq)) continue;
+    live.set(record.seq, record);
+    bySeverity.get(record.severity)!.set(record.seq, record);
+    liveBytes += record.size;
+    const segment = segments.get(record.segment)!;
+    segment.live++;
+    segment.liveBytes += record.size;
   }
   // The journal may name records beyond the last intact one only if they were torn: forget them.
   for (const seq of done) if (seq >= nextSeq) done.delete(seq);
@@ -253,12 +271,31 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     return next;
   };
 
-  async function newSegment(first: number): Promise<Segment> {
-    const path = join(dir, `segment-${String(first).padStart(16, '0')}.spool`);
-    const segment: Segment = { first, path, handle: await open(path, 'wx+', 0o600), size: 0, live: 0 };
+  async function newSegment(): Promise<Segment> {
+    const id = ++lastSegmentId;
+    const path = join(dir, `segment-${String(id).padStart(16, '0')}.spool`);
+    const segment: Segment = { id, path, handle: await open(path, 'wx+', 0o600), size: 0, live: 0, liveBytes: 0, minSeq: Number.MAX_SAFE_INTEGER };
     await syncDir(dir);
-    segments.set(first, segment);
+    segments.set(id, segment);
     return segment;
+  }
+
+  /** Writes a record's bytes at the end of the active segment (a new one when it is full); the caller syncs `touched`. */
+  async function writeRecord(seq: number, bytes: Buffer, touched: Set<Segment>): Promise<{ segment: Segment; offset: number }> {
+    if (active === undefined || (active.size > 0 && active.size + bytes.length > segmentBytes)) {
+      if (active !== undefined && touched.has(active)) {
+        await active.handle.sync();
+        touched.delete(active);
+      }
+      active = await newSegment();
+    }
+    const segment = active;
+    const offset = segment.size;
+    await segment.handle.write(bytes, 0, bytes.length, offset);
+    touched.add(segment);
+    segment.size += bytes.length;
+    segment.minSeq = Math.min(segment.minSeq, seq);
+    return { segment, offset };
   }
 
   /** Forgets a live record (done or dropped); the caller writes the journal entry. */
@@ -268,19 +305,45 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     liveBytes -= record.size;
     done.add(record.seq);
     const segment = segments.get(record.segment);
-    if (segment !== undefined) segment.live--;
+    if (segment !== undefined) {
+      segment.live--;
+      segment.liveBytes -= record.size;
+    }
   }
 
-  /** Deletes segments with no live record (not the one being written) and compacts the journal. */
+  /**
+   * Gives disk space back: a segment with no live record is deleted; one mostly dead (records
+   * delivered or dropped around a few kept ones) has its live records copied forward — fsync'd
+   * before the old file goes, and found once at the next open if a crash comes between — so that
+   * the files on disk stay near the live bytes. Then the journal is compacted.
+   */
   async function reclaim(): Promise<void> {
+    const touched = new Set<Segment>();
+    const emptied: Segment[] = [];
     for (const segment of [...segments.values()]) {
-      if (segment.live > 0 || segment === active) continue;
+      if (segment === active) continue;
+      if (segment.live > 0 && segment.liveBytes >= segment.size * COMPACT_BELOW) continue;
+      for (const record of [...live.values()].filter((candidate) => candidate.segment === segment.id)) {
+        const bytes = Buffer.alloc(record.size);
+        await segment.handle.read(bytes, 0, record.size, record.offset);
+        const { segment: target, offset } = await writeRecord(record.seq, bytes, touched);
+        const moved: Live = { ...record, segment: target.id, offset };
+        live.set(record.seq, moved);
+        bySeverity.get(record.severity)!.set(record.seq, moved);
+        target.live++;
+        target.liveBytes += record.size;
+      }
+      emptied.push(segment);
+    }
+    for (const segment of touched) await segment.handle.sync();
+    for (const segment of emptied) {
       await segment.handle.close();
       await rm(segment.path, { force: true });
-      segments.delete(segment.first);
+      segments.delete(segment.id);
     }
+    if (emptied.length > 0) await syncDir(dir);
     if (journalSize < JOURNAL_COMPACT_BYTES) return;
-    const firstKept = Math.min(...[...segments.keys()], nextSeq);
+    const firstKept = Math.min(...[...segments.values()].map((segment) => segment.minSeq), nextSeq);
     const entries: Buffer[] = [];
     for (const seq of done) {
       if (seq >= firstKept) entries.push(journalEntry(DONE, seq, 'low', 'delivered'));
@@ -379,18 +442,10 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         journalEntries.push(journalEntry(DROP, victim.seq, victim.severity, 'spool_full'));
       }
       nextSeq++;
-      if (active === undefined || (active.size > 0 && active.size + bytes.length > segmentBytes)) {
-        if (active !== undefined && touched.has(active)) {
-          await active.handle.sync();
-          touched.delete(active);
-        }
-        active = await newSegment(seq);
-      }
-      await active.handle.write(bytes, 0, bytes.length, active.size);
-      touched.add(active);
-      const record: Live = { seq, segment: active.first, offset: active.size, size: bytes.length, severity: entry.severity, createdAt: entry.createdAt, idempotencyKey: entry.idempotencyKey };
-      active.size += bytes.length;
-      active.live++;
+      const { segment, offset } = await writeRecord(seq, bytes, touched);
+      const record: Live = { seq, segment: segment.id, offset, size: bytes.length, severity: entry.severity, createdAt: entry.createdAt, idempotencyKey: entry.idempotencyKey };
+      segment.live++;
+      segment.liveBytes += bytes.length;
       live.set(seq, record);
       bySeverity.get(entry.severity)!.set(seq, record);
       liveBytes += bytes.length;
@@ -399,6 +454,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     for (const segment of touched) await segment.handle.sync();
     await writeJournal(journalEntries);
     batch.forEach((item, index) => item.resolve(outcomes[index]!));
+    if (journalEntries.length > 0) await reclaim();
   }
 
   function pump(): void {

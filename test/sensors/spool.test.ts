@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -154,6 +154,38 @@ describe('the spool bounds', () => {
     expect((await all(spool)).map((record) => record.idempotencyKey)).toEqual(['young']);
     expect(spool.dropReport().expired).toEqual({ low: 0, medium: 0, high: 1, critical: 1 });
     await spool.close();
+  });
+
+  it('keeps the files on disk near the live bytes when drops leave a few records in each segment', async () => {
+    const dir = tempDir();
+    const record = 1_000 + 8 + 19 + 'k-00'.length;
+    const options = { dir, maxBytes: 20 * record, segmentBytes: 4 * record };
+    const spool = await openSpool(options);
+    // Each segment of four holds one critical and three lows; the lows are dropped as the spool fills.
+    for (let index = 0; index < 60; index++) await spool.append(entry(`k-${String(index).padStart(2, '0')}`, index % 4 === 0 ? 'critical' : 'low'));
+    expect(spool.stats().bySeverity).toEqual({ low: 5, medium: 0, high: 0, critical: 15 });
+    const onDisk = (): number => readdirSync(dir).filter((name) => name.endsWith('.spool')).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+    // Without compaction the five segments of the first twenty records would stay whole around
+    // their one critical each: 30 records' worth on disk for 20 live.
+    expect(onDisk()).toBeLessThanOrEqual(options.maxBytes + 2 * options.segmentBytes);
+    const before = (await all(spool)).map((each) => each.idempotencyKey);
+    await spool.close();
+    const reopened = await openSpool(options);
+    expect((await all(reopened)).map((each) => each.idempotencyKey)).toEqual(before);
+    await reopened.close();
+  });
+
+  it('finds a record once when a compaction was interrupted before it deleted the old file', async () => {
+    const dir = tempDir();
+    const spool = await openSpool({ dir });
+    for (let index = 0; index < 5; index++) await spool.append(entry(`k-${index}`, 'high'));
+    await spool.close();
+    const [name] = readdirSync(dir).filter((file) => file.endsWith('.spool'));
+    copyFileSync(join(dir, name!), join(dir, 'segment-0000000000000099.spool'));
+    const reopened = await openSpool({ dir });
+    expect((await all(reopened)).map((each) => each.idempotencyKey)).toEqual(['k-0', 'k-1', 'k-2', 'k-3', 'k-4']);
+    expect(reopened.stats().depth).toBe(5);
+    await reopened.close();
   });
 
   it('deletes a segment once every record in it was delivered', async () => {
