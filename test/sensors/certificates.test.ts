@@ -213,6 +213,26 @@ describe('renewal', () => {
   });
 });
 
+describe('the CA across a collector restart', () => {
+  it('keeps its revocations, its spent tokens and its unspent ones', async () => {
+    const dir = tempDir();
+    const ca = await openCertificateAuthority({ dir });
+    const revoked = await enrolSensor(ca, 'sensor-gone');
+    await ca.revoke({ sensorId: 'sensor-gone' });
+    const spent = await ca.issueEnrolmentToken();
+    await ca.enrol(spent.token, await createCertificateRequest(generateSensorKey().privateKeyPem));
+    const unspent = await ca.issueEnrolmentToken({ sensorId: 'sensor-later' });
+
+    const restarted = await openCertificateAuthority({ dir });
+    expect(restarted.certificatePem).toBe(ca.certificatePem);
+    expect(() => restarted.identify(revoked.certificatePem)).toThrow(expect.objectContaining({ code: 'CERTIFICATE_REVOKED' }));
+    expect(new X509Certificate(restarted.certificatePem).subject).toContain('svc sensor CA');
+    expect(await restarted.revocationListPem()).toMatch(/^-----BEGIN X509 CRL-----/);
+    expect(await codeOf(restarted.enrol(spent.token, await createCertificateRequest(generateSensorKey().privateKeyPem)))).toBe('ENROLMENT_TOKEN_USED');
+    expect((await restarted.enrol(unspent.token, await createCertificateRequest(generateSensorKey().privateKeyPem))).sensorId).toBe('sensor-later');
+  });
+});
+
 describe('the CA key at rest', () => {
   it('is written with mode 0600 and, with a passphrase, encrypted', async () => {
     const dir = tempDir();
