@@ -10,7 +10,7 @@ import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { analysisKey, createAnalysisCache, type Analysis, type AnalysisCache } from './analysis-cache.ts';
-import { compileCatalogue, type CompiledCatalogue } from './catalogue/index.ts';
+import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from './catalogue/index.ts';
 import { createEventWriter, type EventWriter } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
@@ -115,7 +115,14 @@ export interface DetectionEngine {
   inspect(request: InspectRequest): Promise<ThreatDecision>;
   readonly thresholds: ThresholdStore;
   readonly tiers: readonly TierName[];
+  /** The pattern catalogue in use (a pattern pack may replace it: replaceCatalogue). */
   readonly catalogue: CompiledCatalogue;
+  /**
+   * Swaps the pattern catalogue while the engine runs (a routine or critical pattern pack). The
+   * entries are compiled first: an invalid one throws and the current catalogue stays. Analyses
+   * cached under the previous catalogue are no longer used.
+   */
+  replaceCatalogue(entries: readonly CatalogueEntry[]): void;
   /** Waits for buffered threat_events rows to be written. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -214,7 +221,9 @@ export function isShortProse(prose: string, minWords: number): boolean {
 }
 
 export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine {
-  const catalogue = compileCatalogue();
+  let catalogue = compileCatalogue();
+  // Part of the analysis-cache key: a replaced catalogue never answers from an older one's analyses.
+  let catalogueGeneration = 0;
   const policy: PipelinePolicy = { ...DEFAULT_PIPELINE_POLICY, ...deps.policy };
   const sessions: SessionStore | null = deps.cache === undefined ? null : createSessionStore(deps.cache);
   const thresholds = createThresholdStore(deps.db);
@@ -350,7 +359,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   return {
     tiers: pipeline.tiers,
     thresholds,
-    catalogue,
+    get catalogue() {
+      return catalogue;
+    },
+    replaceCatalogue(entries) {
+      catalogue = compileCatalogue(entries);
+      catalogueGeneration++;
+    },
     async inspect(request) {
       const started = performance.now();
       const kind = request.kind;
@@ -361,7 +376,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
 
       const limits = request.orgId === undefined ? policy.thresholds : await thresholds.get(request.orgId).catch(() => policy.thresholds);
       // Content-only analysis (normalization + cascade) is cached for repeated content (analysis-cache.ts).
-      const key = analyses === null || !kindUsesAnalysisCache(request) ? null : analysisKey(kind, text, `${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames);
+      const key = analyses === null || !kindUsesAnalysisCache(request) ? null : analysisKey(kind, text, `${catalogueGeneration}:${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames);
       let analysis = key === null ? undefined : analyses!.get(key);
       if (analysis === undefined) {
         const normalized = normalize(text, { kind });

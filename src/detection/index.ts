@@ -12,6 +12,7 @@ export type { BehaviourTier, DetectionDeps, DetectionEngine, InspectRequest, Sem
 export type { DetectionOptions } from './detection.ts';
 export { normalize, MAX_SCAN_LENGTH } from './normalize/index.ts';
 export { CATALOGUE, compileCatalogue } from './catalogue/index.ts';
+export type { CatalogueEntry, Category } from './catalogue/index.ts';
 export { DEFAULT_THRESHOLDS, decide, isAllowed, resolveThresholds, sessionFactor, escalate, THREAT_SIGNAL_FLOOR } from './policy.ts';
 export { httpScanText } from './http-text.ts';
 export { notifyDecision, threatLogFields, type RequestFacts } from './report.ts';
