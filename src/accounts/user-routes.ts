@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { ROLES, type AuthContext } from './access.ts';
-import { LOGIN_POLICY, REGISTER_POLICY } from './plans.ts';
+import { LOGIN_POLICY } from './plans.ts';
 import { auth, strictTier, type AccountRoutesOptions } from './routes.ts';
 import { clearSessionCookies, finishSignIn } from './sign-in.ts';
 
@@ -106,7 +106,7 @@ export const userRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, servic
       },
     },
     async (request, reply) => {
-      await strictTier(services, request, reply, 'invitation', REGISTER_POLICY, 'REGISTER_BLOCKED');
+      await strictTier(services, request, reply, 'invitation', LOGIN_POLICY, 'LOGIN_BLOCKED');
       const accepted = await members.accept(request.body.token, request.body.password);
       await record(request, 'user.invitation_accepted', accepted.invitationId, { user_id: accepted.userId, role: accepted.role }, { orgId: accepted.orgId, name: `user:${accepted.userId}` });
       const body = await finishSignIn(request, reply, { userId: accepted.userId, orgId: accepted.orgId, role: accepted.role }, 'invite');

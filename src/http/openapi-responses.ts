@@ -723,8 +723,8 @@ const ALL_COMPLETIONS = [COMPLETIONS, CHAT, MESSAGES] as const;
  */
 const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   LOGIN_FAILED: ['POST /api/v1/auth/login'],
-  LOGIN_BLOCKED: ['POST /api/v1/auth/login', 'POST /api/v1/auth/password'],
-  REGISTER_BLOCKED: ['POST /api/v1/auth/register', 'POST /api/v1/auth/invitations/accept'],
+  LOGIN_BLOCKED: ['POST /api/v1/auth/login', 'POST /api/v1/auth/password', 'POST /api/v1/auth/invitations/accept'],
+  REGISTER_BLOCKED: ['POST /api/v1/auth/register'],
   EMAIL_TAKEN: ['POST /api/v1/auth/register', 'POST /api/v1/users/invitations', 'POST /api/v1/auth/invitations/accept'],
   INVITATION_INVALID: ['POST /api/v1/auth/invitations/accept'],
   INVITATION_USED: ['POST /api/v1/auth/invitations/accept', 'DELETE /api/v1/users/invitations/:id'],

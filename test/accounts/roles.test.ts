@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES, type Role } from '../../src/accounts/index.ts';
+import { runCommand } from '../../src/commands.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { bearer, invite, register, type Person } from './people.ts';
 
@@ -126,6 +127,23 @@ describe('the permission table, enforced for user sessions', () => {
     expect(listed.find((key) => key.key_id === created.json().key_id)?.created_by).toBe(`user:${owner.userId}`);
     expect(listed.find((key) => key.key_id === byKey.json().key_id)?.created_by).toBe(`api_key:${admin.key.key_id}`);
     expect(apiKey).toMatch(/^svc_org_live_/);
+  });
+});
+
+describe('the CLI (the host operator)', () => {
+  it('makes a user super_admin with `user role`, audited with actor cli', async () => {
+    const person = await invite(context, owner.token, 'viewer');
+    const result = await runCommand(context.services, 'user role', { org: owner.orgId, email: person.email.toUpperCase(), role: 'super_admin' });
+    expect(result.json).toMatchObject({ user_id: person.userId, role: 'super_admin', previous_role: 'viewer' });
+    expect((await inject(person.token, 'GET', '/api/v1/auth/session')).json().role).toBe('super_admin');
+    const trail = await context.services.db.withOrg(owner.orgId, (tx) =>
+      tx.query<{ actor: string; details: Record<string, unknown> }>(`SELECT actor, details FROM audit_log WHERE action = 'user.role_changed' AND target = $1`, [person.userId]),
+    );
+    expect(trail.rows).toEqual([expect.objectContaining({ actor: 'cli', details: expect.objectContaining({ from: 'viewer', to: 'super_admin' }) })]);
+  });
+
+  it('refuses `user role` for an address that is not a user of the org (NOT_FOUND)', async () => {
+    await expect(runCommand(context.services, 'user role', { org: owner.orgId, email: 'nobody@example.com', role: 'admin' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });
 
