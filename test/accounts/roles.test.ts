@@ -96,6 +96,18 @@ describe('the permission table, enforced for user sessions', () => {
     expect(listed.find((user) => user.user_id === people.super_admin.userId)?.role).toBe('super_admin');
   });
 
+  it("cannot touch another org's users: their ids answer 404 and nothing changes", async () => {
+    const other = await register(context);
+    const stranger = await invite(context, other.token, 'viewer');
+    const patch = await inject(owner.token, 'PATCH', `/api/v1/users/${stranger.userId}`, { role: 'admin' });
+    expect(patch.statusCode).toBe(404);
+    const remove = await inject(owner.token, 'DELETE', `/api/v1/users/${stranger.userId}`);
+    expect(remove.statusCode).toBe(404);
+    expect((await inject(stranger.token, 'GET', '/api/v1/auth/session')).json().role).toBe('viewer');
+    const listed = (await inject(owner.token, 'GET', '/api/v1/users')).json().data as Array<{ user_id: string }>;
+    expect(listed.map((user) => user.user_id)).not.toContain(stranger.userId);
+  });
+
   it('never lets an API key grant super_admin, even an admin key', async () => {
     const org = await context.services.accounts.createOrg({ name: 'keyed' });
     const response = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(org.apiKey), payload: { email: `k-${randomUUID().slice(0, 8)}@example.com`, role: 'super_admin' } });
