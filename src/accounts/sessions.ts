@@ -66,16 +66,22 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
     async issue(user: { userId: string; orgId: string; role: Role }, method: SignInMethod = 'password'): Promise<IssuedSession> {
       const sessionId = randomUUID();
       const expiresAt = new Date(Date.now() + absoluteMs);
-      await db.withOrg(user.orgId, (tx) =>
-        tx.query('INSERT INTO user_sessions (id, org_id, user_id, role, method, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      await db.withOrg(user.orgId, async (tx) => {
+        // The user's sessions that can no longer be used (revoked, past the absolute or the idle
+        // timeout) go: a user's rows stay bounded by the sessions of the last 12 hours.
+        await tx.query(
+          `DELETE FROM user_sessions WHERE user_id = $1 AND (revoked_at IS NOT NULL OR expires_at <= now() OR last_seen_at <= now() - $2 * interval '1 millisecond')`,
+          [user.userId, idleMs],
+        );
+        await tx.query('INSERT INTO user_sessions (id, org_id, user_id, role, method, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
           sessionId,
           user.orgId,
           user.userId,
           user.role,
           method,
           expiresAt,
-        ]),
-      );
+        ]);
+      });
       const token = await new SignJWT({ org: user.orgId, sid: sessionId })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(user.userId)

@@ -174,6 +174,21 @@ describe('timeouts', () => {
     expect((await sessionOf(signedIn.cookie)).statusCode).toBe(401);
   });
 
+  it('forgets a user\'s unusable sessions (revoked, expired, idle) at their next sign-in, and keeps the live ones', async () => {
+    const person = await invite(context, owner.token, 'viewer');
+    const live = await login(person.email);
+    const [revoked, expired, idle] = [await login(person.email), await login(person.email), await login(person.email)];
+    const ids = async (cookie: string) => (await sessionOf(cookie)).json().session.session_id as string;
+    const [liveId, revokedId, expiredId, idleId] = [await ids(live.cookie), await ids(revoked.cookie), await ids(expired.cookie), await ids(idle.cookie)];
+    await context.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(revoked.token) });
+    await context.services.db.query(`UPDATE user_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expiredId]);
+    await context.services.db.query(`UPDATE user_sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = $1`, [idleId]);
+    await login(person.email);
+    const rows = await context.services.db.query<{ id: string }>('SELECT id FROM user_sessions WHERE id = ANY($1::uuid[])', [[liveId, revokedId, expiredId, idleId]]);
+    expect(rows.rows.map((row) => row.id)).toEqual([liveId]);
+    expect((await sessionOf(live.cookie)).statusCode).toBe(200);
+  });
+
   it('reads the idle timeout from configuration', async () => {
     const short = await createTestApp({ env: { SESSION_IDLE_TIMEOUT_MINUTES: '5', SESSION_ABSOLUTE_TIMEOUT_HOURS: '2' } });
     try {
