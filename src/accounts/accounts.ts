@@ -7,7 +7,8 @@
  * process is immediate; other replicas see it within the TTL). Upstream provider keys are
  * encrypted with AES-256-GCM under API_ENCRYPTION_KEY, bound to their org and provider as
  * associated data, and only ever returned masked. Passwords are hashed with argon2id; dashboard
- * sessions are HS256 JWTs signed with a key derived from SECRET_KEY.
+ * sessions are server-side rows behind an HS256 JWT signed with a key derived from SECRET_KEY
+ * (sessions.ts: revocable, idle and absolute timeouts); users, roles and invitations: members.ts.
  */
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';

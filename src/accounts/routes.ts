@@ -1,7 +1,9 @@
 /**
- * Accounts API: sign-up and sign-in (strict rate tiers), the caller's organization and trial,
- * API keys (shown once), and upstream provider keys (stored encrypted, shown masked).
- * Scopes: GET needs read; creating, revoking and setting keys needs admin.
+ * Accounts API: sign-up and sign-in (strict rate tiers; both complete in finishSignIn, which sets
+ * the dashboard cookies), the caller's organization and trial, API keys (shown once, with their
+ * creator), and upstream provider keys (stored encrypted, shown masked). Users, invitations and
+ * the session routes: user-routes.ts. Scopes: GET needs read; creating, revoking and setting keys
+ * needs admin.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
