@@ -3,7 +3,7 @@
  * socket). Each returns a JSON object (what --json prints) and a line of text for humans.
  */
 import type { ParseArgsConfig } from 'node:util';
-import { KEY_CLASSES, PLANS, SCOPES, type KeyClass, type Plan, type Scope } from './accounts/index.ts';
+import { KEY_CLASSES, PLANS, ROLES, SCOPES, type KeyClass, type Plan, type Role, type Scope } from './accounts/index.ts';
 import { runAuditVerify } from './audit/index.ts';
 import { migrate } from './platform/db/index.ts';
 import { SvcError } from './platform/errors.ts';
@@ -92,7 +92,7 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const keyClass = oneOf<KeyClass>(options, 'class', KEY_CLASSES, 'live');
       const name = typeof options.name === 'string' ? options.name : null;
       const orgId = uuid(options, 'org');
-      const { key, apiKey } = await services.accounts.createKey(orgId, { scope, keyClass, name });
+      const { key, apiKey } = await services.accounts.createKey(orgId, { scope, keyClass, name, createdBy: 'cli' });
       await auditCli(services, orgId, 'api_key.created', key.key_id, { scope, class: keyClass });
       return { json: { key_id: key.key_id, api_key: apiKey, scope: key.scope, class: key.class }, text: `key ${key.key_id} (${scope}, ${keyClass}): ${apiKey}` };
     },
@@ -113,6 +113,19 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const key = await services.accounts.revokeKey(orgId, uuid(options, 'key'));
       await auditCli(services, orgId, 'api_key.revoked', key.key_id);
       return { json: { ...key }, text: `revoked ${key.key_id}` };
+    },
+  },
+  'user role': {
+    summary: '--org ID --email E --role viewer|operator|admin|super_admin  set a user\'s role (the way to make the first super_admin)',
+    options: { org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } },
+    async run(services, options) {
+      const orgId = uuid(options, 'org');
+      const role = oneOf<Role>(options, 'role', ROLES);
+      const user = await services.accounts.members.findByEmail(orgId, required(options, 'email'));
+      if (user === null) throw new SvcError('NOT_FOUND', { message: 'No user with this e-mail in the org.', details: { resource: 'user' } });
+      const { user: changed, previousRole } = await services.accounts.members.changeRole(orgId, 'operator', user.user_id, role);
+      if (previousRole !== changed.role) await auditCli(services, orgId, 'user.role_changed', changed.user_id, { from: previousRole, to: changed.role });
+      return { json: { ...changed, previous_role: previousRole }, text: `${changed.email}: ${previousRole} → ${changed.role}` };
     },
   },
   'provider-key set': {

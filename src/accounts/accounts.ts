@@ -7,12 +7,12 @@
  * process is immediate; other replicas see it within the TTL). Upstream provider keys are
  * encrypted with AES-256-GCM under API_ENCRYPTION_KEY, bound to their org and provider as
  * associated data, and only ever returned masked. Passwords are hashed with argon2id; dashboard
- * sessions are HS256 JWTs signed with a key derived from SECRET_KEY.
+ * sessions are server-side rows behind an HS256 JWT signed with a key derived from SECRET_KEY
+ * (sessions.ts: revocable, idle and absolute timeouts); users, roles and invitations: members.ts.
  */
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
-import { SignJWT, jwtVerify } from 'jose';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { PROVIDER_CATALOGUE } from '../platform/providers.ts';
 import { decrypt, encrypt, encryptionKeyFrom, mask, randomBase62, safeEqual, sha256Hex } from '../platform/crypto.ts';
@@ -20,39 +20,16 @@ import type { Database, Queryable } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
-import { deriveSecret } from '../platform/secrets.ts';
 import { effectivePlan, extendedTrialEnd, PLANS, trialEnd, type Plan } from './plans.ts';
+import type { AuthContext, KeyClass, Role, Scope } from './access.ts';
+import { createSessions, type SignInMethod } from './sessions.ts';
+import { createMembers } from './members.ts';
 
 
-export const SCOPES = ['read', 'write', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
-export const KEY_CLASSES = ['live', 'test', 'rstr'] as const;
-export type KeyClass = (typeof KEY_CLASSES)[number];
-export const ROLES = ['viewer', 'operator', 'admin', 'super_admin'] as const;
-export type Role = (typeof ROLES)[number];
+export { SCOPES, KEY_CLASSES, ROLES, scopeAllows, type Scope, type KeyClass, type Role, type AuthContext } from './access.ts';
 
 /** Provider ids a key may be stored for. */
 export const PROVIDER_IDS: readonly string[] = PROVIDER_CATALOGUE.filter((entry) => entry.orgKeys).map((entry) => entry.id);
-
-const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
-const ROLE_SCOPE: Record<Role, Scope> = { viewer: 'read', operator: 'write', admin: 'admin', super_admin: 'admin' };
-
-export function scopeAllows(held: Scope, needed: Scope): boolean {
-  return SCOPE_RANK[held] >= SCOPE_RANK[needed];
-}
-
-/** Who is calling: attached to each authenticated request. */
-export interface AuthContext {
-  kind: 'api_key' | 'user';
-  orgId: string;
-  orgTag: string;
-  plan: Plan;
-  scope: Scope;
-  keyClass: KeyClass;
-  keyId: string | null;
-  userId: string | null;
-  role: Role | null;
-}
 
 export interface OrgRecord {
   id: string;
@@ -74,6 +51,8 @@ export interface ApiKeyRecord {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Who created the key: user:<id>, api_key:<id>, cli, or null (the org's initial key, or made before this was recorded). */
+  created_by: string | null;
 }
 
 export interface ProviderKeyRecord {
@@ -93,14 +72,13 @@ const KEY_CACHE_TTL_MS = 30_000;
  */
 const KEY_STALE_ON_OUTAGE_MS = 60 * 60_000;
 const KEY_CACHE_MAX = 50_000;
-const SESSION_TTL_SECONDS = 12 * 3600;
 
 export type Accounts = ReturnType<typeof createAccounts>;
 
 export function createAccounts(deps: { db: Database; config: ResolvedConfig; logger: Logger }) {
   const { db, config, logger } = deps;
   const encryptionKey = encryptionKeyFrom(config.apiEncryptionKey);
-  const sessionKey = new TextEncoder().encode(deriveSecret(config.secretKey, 'svc/session-jwt'));
+  const sessions = createSessions({ db, config });
   // Bounded (least recently used out); each entry also expires KEY_CACHE_TTL_MS after it was read
   // from the database, and may be honoured stale while the database is down (resolvedAt).
   const keyCache = new LRUCache<string, { context: AuthContext | 'revoked'; expiresAt: number; resolvedAt: number }>({ max: KEY_CACHE_MAX });
@@ -150,6 +128,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
       created_at: (row.created_at as Date).toISOString(),
       last_used_at: (row.last_used_at as Date | null)?.toISOString() ?? null,
       revoked_at: (row.revoked_at as Date | null)?.toISOString() ?? null,
+      created_by: (row.created_by as string | null) ?? null,
     };
   }
 
@@ -162,7 +141,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     throw new Error('could not find a free org tag');
   }
 
-  async function insertKey(tx: Queryable, org: { id: string; tag: string }, input: { scope: Scope; keyClass: KeyClass; name?: string | null }) {
+  async function insertKey(tx: Queryable, org: { id: string; tag: string }, input: { scope: Scope; keyClass: KeyClass; name?: string | null; createdBy?: string | null }) {
     if (input.keyClass === 'rstr' && input.scope === 'admin') {
       throw new SvcError('KEY_CLASS_FORBIDDEN', { message: 'Restricted (rstr) keys cannot hold the admin scope.' });
     }
@@ -170,9 +149,9 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     const id = randomUUID();
     const display = `svc_org_${input.keyClass}_${org.tag}_${apiKey.slice(-4).padStart(8, '•')}`;
     const result = await tx.query(
-      `INSERT INTO api_keys (id, org_id, key_hash, display, name, scope, class)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [id, org.id, sha256Hex(apiKey), display, input.name ?? null, input.scope, input.keyClass],
+      `INSERT INTO api_keys (id, org_id, key_hash, display, name, scope, class, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [id, org.id, sha256Hex(apiKey), display, input.name ?? null, input.scope, input.keyClass, input.createdBy ?? null],
     );
     return { key: keyRow(result.rows[0]!), apiKey };
   }
@@ -281,7 +260,8 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
       });
     },
 
-    async createKey(orgId: string, input: { scope: Scope; keyClass: KeyClass; name?: string | null }) {
+    /** Creates a key; createdBy names its creator (the audit actor form: user:<id>, api_key:<id>, cli). */
+    async createKey(orgId: string, input: { scope: Scope; keyClass: KeyClass; name?: string | null; createdBy?: string | null }) {
       return db.withOrg(orgId, async (tx) => {
         const org = await tx.query<{ id: string; tag: string }>('SELECT id, tag FROM orgs WHERE id = $1', [orgId]);
         if (!org.rows[0]) throw new SvcError('NOT_FOUND', { message: 'No such organization.' });
@@ -475,44 +455,25 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
         return { userId: row.id as string, orgId: row.org_id as string, role: row.role as Role };
       },
 
-      async issueSession(user: { userId: string; orgId: string; role: Role }): Promise<{ token: string; expires_at: string }> {
-        const expiresAt = new Date(Date.now() + SESSION_TTL_SECONDS * 1000);
-        const token = await new SignJWT({ org: user.orgId, role: user.role })
-          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-          .setSubject(user.userId)
-          .setIssuer('svc')
-          .setAudience('svc-dashboard')
-          .setIssuedAt()
-          .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-          .sign(sessionKey);
-        return { token, expires_at: expiresAt.toISOString() };
+      /**
+       * Opens a dashboard session (server-side, revocable) and returns its token. Routes go through
+       * finishSignIn (sign-in.ts), which also sets the cookies.
+       */
+      issueSession(user: { userId: string; orgId: string; role: Role }, method: SignInMethod = 'password') {
+        return sessions.issue(user, method);
       },
 
-      /** Resolves a dashboard session token, or null when it is not valid. */
-      async authenticateSession(token: string): Promise<AuthContext | null> {
-        try {
-          const { payload } = await jwtVerify(token, sessionKey, { issuer: 'svc', audience: 'svc-dashboard', algorithms: ['HS256'] });
-          const orgId = payload.org;
-          const role = payload.role;
-          if (typeof orgId !== 'string' || typeof payload.sub !== 'string' || !(ROLES as readonly unknown[]).includes(role)) return null;
-          const org = await accounts.getOrg(orgId);
-          if (org === null) return null;
-          return {
-            kind: 'user',
-            orgId,
-            orgTag: org.tag,
-            plan: org.effective_plan,
-            scope: ROLE_SCOPE[role as Role],
-            keyClass: 'live',
-            keyId: null,
-            userId: payload.sub,
-            role: role as Role,
-          };
-        } catch {
-          return null;
-        }
+      /** Resolves a dashboard session token, or null when it is not valid (revoked, expired, idle). */
+      authenticateSession(token: string): Promise<AuthContext | null> {
+        return sessions.authenticate(token);
       },
     },
+
+    /** Dashboard sessions: state, CSRF tokens, revocation. */
+    sessions,
+
+    /** The org's members: list, invitations, role changes, removal, password change. */
+    members: createMembers({ db, config, sessions }),
 
     /** Writes pending last-used times now (shutdown, tests). */
     flush: flushLastUsed,

@@ -4,6 +4,11 @@
  * these exports.
  */
 export { createAccounts, scopeAllows, SCOPES, KEY_CLASSES, ROLES, PROVIDER_IDS } from './accounts.ts';
+export { roleAllows, roleScope, requireRole, ADMIN_ROLES } from './access.ts';
+export { SIGN_IN_METHODS, type SignInMethod, type Sessions } from './sessions.ts';
+export { INVITATION_STATUSES, type UserRecord, type InvitationRecord } from './members.ts';
+export { finishSignIn, SESSION_COOKIE, CSRF_COOKIE, CSRF_HEADER, type SignInBody } from './sign-in.ts';
+export { userRoutes } from './user-routes.ts';
 export type { Accounts, AuthContext, OrgRecord, ApiKeyRecord, ProviderKeyRecord, Scope, KeyClass, Role } from './accounts.ts';
 export {
   PLANS,

@@ -1,7 +1,9 @@
 /**
- * Accounts API: sign-up and sign-in (strict rate tiers), the caller's organization and trial,
- * API keys (shown once), and upstream provider keys (stored encrypted, shown masked).
- * Scopes: GET needs read; creating, revoking and setting keys needs admin.
+ * Accounts API: sign-up and sign-in (strict rate tiers; both complete in finishSignIn, which sets
+ * the dashboard cookies), the caller's organization and trial, API keys (shown once, with their
+ * creator), and upstream provider keys (stored encrypted, shown masked). Users, invitations and
+ * the session routes: user-routes.ts. Scopes: GET needs read; creating, revoking and setting keys
+ * needs admin.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +15,7 @@ import type { RateLimiter, RateLimitPolicy } from '../platform/rate-limit.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import { KEY_CLASSES, SCOPES, type Accounts, type AuthContext } from './accounts.ts';
 import { LOGIN_POLICY, PLANS, REGISTER_POLICY } from './plans.ts';
+import { finishSignIn } from './sign-in.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 320 });
 const Password = Type.String({ minLength: 12, maxLength: 256 });
@@ -39,6 +42,7 @@ const ApiKey = Type.Object(
     created_at: Type.String(),
     last_used_at: Type.Union([Type.String(), Type.Null()]),
     revoked_at: Type.Union([Type.String(), Type.Null()]),
+    created_by: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false },
 );
@@ -90,9 +94,9 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
         password: request.body.password,
         orgName: request.body.org_name,
       });
-      const session = await accounts.users.issueSession({ userId, orgId: org.id, role });
+      const signedIn = await finishSignIn(request, reply, { userId, orgId: org.id, role }, 'password');
       reply.status(201);
-      return { org_id: org.id, org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, user_id: userId, role, ...session };
+      return { org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, ...signedIn };
     },
   );
 
@@ -109,7 +113,7 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
       await strictTier(services, request, reply, 'login', LOGIN_POLICY, 'LOGIN_BLOCKED');
       const user = await accounts.users.login(request.body.email, request.body.password);
       if (user === null) throw new SvcError('LOGIN_FAILED');
-      return { user_id: user.userId, org_id: user.orgId, role: user.role, ...(await accounts.users.issueSession(user)) };
+      return finishSignIn(request, reply, user, 'password');
     },
   );
 
@@ -186,6 +190,7 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
         scope: request.body.scope,
         keyClass: request.body.class ?? 'live',
         name: request.body.name ?? null,
+        createdBy: auditActor(caller),
       });
       await record(request, 'api_key.created', key.key_id, { scope: key.scope, class: key.class });
       reply.status(201);
@@ -246,20 +251,21 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
 };
 
 /** The caller: the onRequest hook has guaranteed it for routes with a scope. */
-export function auth(request: FastifyRequest): AuthContext {
+export function auth(request: { readonly auth: AuthContext | null }): AuthContext {
   if (request.auth === null) throw new SvcError('AUTH_MISSING');
   return request.auth;
 }
 
-async function strictTier(
+export async function strictTier(
   services: Pick<AccountRoutesOptions, 'rateLimiter' | 'metrics'>,
   request: FastifyRequest,
   reply: FastifyReply,
   name: string,
   policy: RateLimitPolicy,
   code: 'LOGIN_BLOCKED' | 'REGISTER_BLOCKED',
+  identity: string = request.ip,
 ): Promise<void> {
-  const decision = await services.rateLimiter.hit(`${name}:${request.ip}`, policy);
+  const decision = await services.rateLimiter.hit(`${name}:${identity}`, policy);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) {
     services.metrics.rateLimitHits.inc({ scope: name, gateway: 'api' });

@@ -3,7 +3,9 @@
  * `buildApp` and use `app.inject()`.
  *
  * Request life cycle (hooks, in order):
- *   onRequest   X-Request-ID; identify the credential (API key or dashboard session, never
+ *   onRequest   X-Request-ID; identify the credential (API key or dashboard session, as a bearer
+ *               token or, when no bearer is sent, the svc_session cookie, whose state changes
+ *               then need X-CSRF-Token (403 CSRF_TOKEN_INVALID); never
  *               rejecting yet); rate limit on the first axis that applies — API key, JWT user,
  *               IP — and set X-RateLimit-* on every response; 429 with Retry-After when refused;
  *               then enforce the route's declared scope, before the body is read: 401
@@ -18,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import { SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import swagger from '@fastify/swagger';
@@ -25,12 +28,15 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   ANONYMOUS_POLICY,
+  CSRF_HEADER,
   KEY_LOOKUP_POLICY,
+  SESSION_COOKIE,
   OPERATIONS_POLICY,
   PLAN_POLICIES,
   scopeAllows,
   type AuthContext,
   type Scope,
+  type Sessions,
 } from '../accounts/index.ts';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
@@ -57,6 +63,8 @@ declare module 'fastify' {
     auth: AuthContext | null;
     authFailure: ErrorCode | null;
     rateLimit: { identity: string; holdsSlot: boolean } | null;
+    /** True when the caller was identified by the dashboard's session cookie (CSRF applies). */
+    cookieSession: boolean;
     /** Set by whatever scored the request; logged and counted. */
     threat: { score: number; decision: string; pattern: string | null } | null;
     gatewayId: string | null;
@@ -66,6 +74,8 @@ declare module 'fastify' {
     traceContext: Context | null;
   }
   interface FastifyInstance {
+    /** Dashboard sessions, for finishSignIn (src/accounts/sign-in.ts) in every routes plugin. */
+    accountSessions: Sessions;
     /** Host/path rewrites consulted before routing (protected gateways' hostnames and path prefixes). */
     urlRewrites: Array<(host: string, url: string) => string | null>;
     /** Handlers tried on the listening server before Fastify's routing (protected gateways' traffic). */
@@ -152,6 +162,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   app.decorateRequest('auth', null);
   app.decorateRequest('authFailure', null);
   app.decorateRequest('rateLimit', null);
+  app.decorateRequest('cookieSession', false);
+  app.decorate('accountSessions', services.accounts.sessions);
   app.decorateRequest('threat', null);
   app.decorateRequest('gatewayId', null);
   app.decorateRequest('trafficOrgId', null);
@@ -162,6 +174,9 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   const rawHandlers: RawRequestHandler[] = [];
   // Fastify's own request listener, known once the app is built (raw handlers may hand a request back to it).
   const fastify: { listener?: (raw: IncomingMessage, res: ServerResponse) => void } = {};
+
+  // Cookies are parsed only where a credential may come from one (admission, below): hook false.
+  await app.register(cookie, { hook: false });
 
   await app.register(cors, {
     origin: config.allowedOrigins.includes('*') ? '*' : [...config.allowedOrigins],
@@ -205,6 +220,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_org_…) or dashboard session token' },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Dashboard session cookie; state-changing requests also send X-CSRF-Token (docs/accounts.md)' },
           metricsToken: { type: 'http', scheme: 'bearer', description: 'The metrics token (METRICS_TOKEN)' },
         },
         schemas: RESPONSE_COMPONENTS,
@@ -212,7 +228,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
           Error: { description: 'The error envelope (docs/errors.md).', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
         },
       },
-      security: [{ bearer: [] }, { apiKey: [] }],
+      security: [{ bearer: [] }, { apiKey: [] }, { sessionCookie: [] }],
     },
     // Response schemas are attached to the document only, never to the routes' serializers
     // (openapi-responses.ts); operations are named from one table (openapi-operations.ts).
@@ -405,7 +421,11 @@ function admission(services: Services): (request: FastifyRequest, reply: Fastify
       if (presented !== null && !identifyNow(services, request, presented)) {
         return identifyLater(services, request, reply, presented).then(() => limit(services, request, reply, routeConfig));
       }
-      if (presented === null) request.authFailure = 'AUTH_MISSING';
+      if (presented === null) {
+        const session = sessionCookie(request);
+        if (session !== null) return identifyByCookie(services, request, session).then(() => limit(services, request, reply, routeConfig));
+        request.authFailure = 'AUTH_MISSING';
+      }
     }
     return limit(services, request, reply, routeConfig);
   };
@@ -444,6 +464,41 @@ async function identifyLater(services: Services, request: FastifyRequest, reply:
   const auth = session ?? (other === undefined ? null : await other(request, presented));
   if (auth === null) request.authFailure = 'AUTH_INVALID';
   else request.auth = auth;
+}
+
+/** The dashboard's session cookie, or null when the request carries none. */
+function sessionCookie(request: FastifyRequest): string | null {
+  const header = request.headers.cookie;
+  if (typeof header !== 'string' || !header.includes(SESSION_COOKIE)) return null;
+  const value = request.server.parseCookie(header)[SESSION_COOKIE];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** A dashboard user by the session cookie (no bearer credential sent): CSRF then applies to state changes. */
+async function identifyByCookie(services: Services, request: FastifyRequest, token: string): Promise<void> {
+  const auth = token.length <= 4096 && token.split('.').length === 3 ? await services.accounts.users.authenticateSession(token) : null;
+  if (auth === null) {
+    request.authFailure = 'AUTH_INVALID';
+    return;
+  }
+  request.auth = auth;
+  request.cookieSession = true;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * CSRF: a state-changing request authenticated by the session cookie must carry the session's
+ * CSRF token in X-CSRF-Token (the page reads it from the svc_csrf cookie or GET /api/v1/auth/session).
+ * Bearer and X-API-Key requests are not affected: a browser never adds those by itself.
+ */
+function checkCsrf(services: Services, request: FastifyRequest, auth: AuthContext): void {
+  if (!request.cookieSession || SAFE_METHODS.has(request.method)) return;
+  const presented = request.headers[CSRF_HEADER];
+  if (typeof presented !== 'string' || presented === '') throw new SvcError('CSRF_TOKEN_INVALID', { details: { reason: 'missing', header: 'X-CSRF-Token' } });
+  if (auth.sessionId === undefined || !services.accounts.sessions.csrfMatches(auth.sessionId, presented)) {
+    throw new SvcError('CSRF_TOKEN_INVALID', { details: { reason: 'mismatch', header: 'X-CSRF-Token' } });
+  }
 }
 
 function setKeyResult(request: FastifyRequest, result: AuthContext | 'invalid' | 'revoked'): void {
@@ -518,6 +573,7 @@ function admit(
   const needed = routeConfig.scope;
   if (needed === undefined) return;
   if (auth === null) throw new SvcError(request.authFailure ?? 'AUTH_MISSING');
+  checkCsrf(services, request, auth);
   if (!scopeAllows(auth.scope, needed)) {
     throw new SvcError('SCOPE_INSUFFICIENT', { details: { required_scope: needed, key_scope: auth.scope } });
   }

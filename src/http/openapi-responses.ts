@@ -90,7 +90,12 @@ const HealthFull = closed({
 
 // ---------------------------------------------------------------------------------- accounts
 
-const Session = { token: Type.String(), expires_at: Timestamp };
+const Session = {
+  token: Type.String({ description: 'The session token: the svc_session cookie is set to it too; scripts send it as a bearer token.' }),
+  expires_at: Timestamp,
+  method: oneOf(['password', 'totp', 'oidc', 'saml', 'invite']),
+  csrf_token: Type.String({ description: 'The session CSRF token (also in the svc_csrf cookie): send it in X-CSRF-Token with cookie-authenticated state changes.' }),
+};
 const Registration = closed({
   org_id: Type.String(),
   org_tag: Type.String(),
@@ -130,7 +135,36 @@ const apiKeyProperties = {
   created_at: Timestamp,
   last_used_at: nullable(Timestamp),
   revoked_at: nullable(Timestamp),
+  created_by: nullable(Type.String({ description: 'Who created the key: user:<id>, api_key:<id> or cli; null for the org\'s initial key.' })),
 };
+const User = closed({ user_id: Type.String(), email: Type.String(), role: oneOf(ROLES), created_at: Timestamp, last_login_at: nullable(Timestamp) });
+const UserList = closed({ data: Type.Array(ref('User')) });
+const invitationProperties = {
+  invitation_id: Type.String(),
+  email: Type.String(),
+  role: oneOf(ROLES),
+  status: oneOf(['pending', 'accepted', 'revoked', 'expired']),
+  invited_by: Type.String({ description: 'user:<id> or api_key:<id>' }),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  accepted_at: nullable(Timestamp),
+};
+const Invitation = closed(invitationProperties);
+const InvitationList = closed({ data: Type.Array(ref('Invitation')) });
+const InvitationCreated = closed({
+  ...invitationProperties,
+  delivery: oneOf(['sent', 'not_configured']),
+  accept_url: nullable(Type.String({ description: 'The link, shown once, only when SMTP is not configured (delivery not_configured): hand it to the invitee.' })),
+});
+const InvitationAccepted = closed({ user_id: Type.String(), org_id: Type.String(), role: oneOf(ROLES), email: Type.String(), ...Session });
+const DashboardSession = closed({
+  user: closed({ user_id: Type.String(), email: nullable(Type.String()), role: oneOf(ROLES) }),
+  role: oneOf(ROLES),
+  org: closed({ id: Type.String(), tag: Type.String(), name: Type.String(), plan: Type.String(), effective_plan: Type.String(), trial_ends_at: nullable(Timestamp) }),
+  plan: Type.String({ description: 'The plan in force (effective_plan).' }),
+  session: closed({ session_id: Type.String(), method: Type.String(), created_at: Timestamp, expires_at: Timestamp, idle_expires_at: Timestamp }),
+  csrf_token: Type.String(),
+});
 const ApiKey = closed(apiKeyProperties);
 const ApiKeyCreated = closed({ ...apiKeyProperties, api_key: Type.String({ description: 'The key itself: shown once, at creation.' }) });
 const ApiKeyList = closed({ data: Type.Array(ref('ApiKey')) });
@@ -455,6 +489,13 @@ export const RESPONSE_COMPONENTS = {
   ApiKey,
   ApiKeyCreated,
   ApiKeyList,
+  User,
+  UserList,
+  Invitation,
+  InvitationList,
+  InvitationCreated,
+  InvitationAccepted,
+  DashboardSession,
   ProviderKey,
   ProviderKeyList,
   Span,
@@ -547,6 +588,16 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'POST /api/v1/keys': { success: { 201: 'ApiKeyCreated' }, errors: [404] },
   'GET /api/v1/keys': { success: { 200: 'ApiKeyList' } },
   'DELETE /api/v1/keys/:id': { success: { 200: 'ApiKey' }, errors: [404, 409] },
+  'GET /api/v1/users': { success: { 200: 'UserList' } },
+  'PATCH /api/v1/users/:id': { success: { 200: 'User' }, errors: [404, 409] },
+  'DELETE /api/v1/users/:id': { success: { 204: null }, errors: [404, 409] },
+  'POST /api/v1/users/invitations': { success: { 201: 'InvitationCreated' }, errors: [404, 409, 502] },
+  'GET /api/v1/users/invitations': { success: { 200: 'InvitationList' } },
+  'DELETE /api/v1/users/invitations/:id': { success: { 200: 'Invitation' }, errors: [404, 409] },
+  'POST /api/v1/auth/invitations/accept': { success: { 201: 'InvitationAccepted' }, errors: [409, 410] },
+  'GET /api/v1/auth/session': { success: { 200: 'DashboardSession' } },
+  'POST /api/v1/auth/logout': { success: { 204: null } },
+  'POST /api/v1/auth/password': { success: { 200: 'Login' } },
   'PUT /api/v1/providers/:provider/key': { success: { 200: 'ProviderKey' } },
   'GET /api/v1/providers': { success: { 200: 'ProviderKeyList' } },
   'DELETE /api/v1/providers/:provider/key': { success: { 204: null }, errors: [404] },
@@ -672,9 +723,17 @@ const ALL_COMPLETIONS = [COMPLETIONS, CHAT, MESSAGES] as const;
  */
 const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   LOGIN_FAILED: ['POST /api/v1/auth/login'],
-  LOGIN_BLOCKED: ['POST /api/v1/auth/login'],
+  LOGIN_BLOCKED: ['POST /api/v1/auth/login', 'POST /api/v1/auth/password', 'POST /api/v1/auth/invitations/accept'],
   REGISTER_BLOCKED: ['POST /api/v1/auth/register'],
-  EMAIL_TAKEN: ['POST /api/v1/auth/register'],
+  EMAIL_TAKEN: ['POST /api/v1/auth/register', 'POST /api/v1/users/invitations', 'POST /api/v1/auth/invitations/accept'],
+  INVITATION_INVALID: ['POST /api/v1/auth/invitations/accept'],
+  INVITATION_USED: ['POST /api/v1/auth/invitations/accept', 'DELETE /api/v1/users/invitations/:id'],
+  INVITATION_EXPIRED: ['POST /api/v1/auth/invitations/accept'],
+  LAST_ADMIN: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id'],
+  ROLE_INSUFFICIENT: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id', 'POST /api/v1/users/invitations'],
+  SESSION_REQUIRED: ['GET /api/v1/auth/session', 'POST /api/v1/auth/logout', 'POST /api/v1/auth/password'],
+  PASSWORD_INCORRECT: ['POST /api/v1/auth/password'],
+  EMAIL_DELIVERY_FAILED: ['POST /api/v1/users/invitations'],
   TRIAL_LIMIT: ['POST /api/v1/org/trial/extend'],
   KEY_CLASS_FORBIDDEN: ['POST /api/v1/keys'],
   METRICS_TOKEN_INVALID: [],

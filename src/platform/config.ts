@@ -103,6 +103,24 @@ export interface Config {
    * any `Host`. A same-origin browser request is allowed when its host is listed here.
    */
   readonly mcpAllowedHosts: readonly string[];
+  /**
+   * PUBLIC_URL: the address users reach svc at (no trailing slash), for links sent by e-mail
+   * (invitations). Default http://HOST:PORT.
+   */
+  readonly publicUrl: string;
+  /**
+   * SMTP_URL (smtp:// or smtps://user:password@host:port) and SMTP_FROM: where invitation
+   * e-mails go out; null = not configured (the invitation's link is then returned to the admin
+   * who made it, once, to hand over; docs/accounts.md).
+   */
+  readonly smtp: { readonly url: string; readonly from: string } | null;
+  /**
+   * Dashboard sessions: SESSION_IDLE_TIMEOUT_MINUTES (default 30) without a request ends one,
+   * SESSION_ABSOLUTE_TIMEOUT_HOURS (default 12) after sign-in ends it whatever its use.
+   */
+  readonly sessions: { readonly idleTimeoutMinutes: number; readonly absoluteTimeoutHours: number };
+  /** INVITATION_TTL_HOURS (default 72): how long an invitation link can be accepted. */
+  readonly invitationTtlHours: number;
 }
 
 export interface McpStdioCommand {
@@ -349,11 +367,36 @@ export function loadConfig(env: Env): Config {
     }
   }
 
+  const port = integer('PORT', 8080, 0, 65535);
+  const host = text('HOST') ?? '127.0.0.1';
+  let publicUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const publicUrlText = text('PUBLIC_URL');
+  if (publicUrlText !== undefined) {
+    if (/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/i.test(publicUrlText)) publicUrl = publicUrlText.replace(/\/+$/, '');
+    else problems.push(`PUBLIC_URL must be an http(s) URL without query or fragment, like https://svc.example.com (got "${publicUrlText}")`);
+  }
+  let smtp: Config['smtp'] = null;
+  const smtpUrl = text('SMTP_URL');
+  const smtpFrom = text('SMTP_FROM') ?? 'svc <no-reply@localhost>';
+  if (smtpUrl !== undefined) {
+    if (/^smtps?:\/\/[^\s]+$/i.test(smtpUrl)) smtp = { url: smtpUrl, from: smtpFrom };
+    else problems.push('SMTP_URL must be an smtp:// or smtps:// URL (smtp://user:password@host:587)');
+  } else if (text('SMTP_FROM') !== undefined) {
+    problems.push('SMTP_FROM is set but SMTP_URL is not (the sender applies to the SMTP server)');
+  }
+
   const config: Config = {
     environment,
     embedded,
-    port: integer('PORT', 8080, 0, 65535),
-    host: text('HOST') ?? '127.0.0.1',
+    port,
+    host,
+    publicUrl,
+    smtp,
+    sessions: {
+      idleTimeoutMinutes: integer('SESSION_IDLE_TIMEOUT_MINUTES', 30, 1, 1_440),
+      absoluteTimeoutHours: integer('SESSION_ABSOLUTE_TIMEOUT_HOURS', 12, 1, 720),
+    },
+    invitationTtlHours: integer('INVITATION_TTL_HOURS', 72, 1, 720),
     dataDir,
     database,
     cache,

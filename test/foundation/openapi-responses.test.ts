@@ -243,6 +243,33 @@ describe('/openapi.json response schemas', () => {
     await call('POST', '/api/v1/org/trial/extend', { key: session, payload: { days: 60 } });
     const created = await call('POST', '/api/v1/keys', { payload: { scope: 'read', name: 'sweep' } });
     expect(created.statusCode).toBe(201);
+
+    // Users, invitations and the dashboard session (docs/accounts.md).
+    const owner = registered.json().user_id as string;
+    await call('GET', '/api/v1/users', { key: session });
+    const invited = await call('POST', '/api/v1/users/invitations', { key: session, payload: { email: `invitee-${Date.now()}@example.org`, role: 'operator' } });
+    expect(invited.statusCode).toBe(201);
+    await call('POST', '/api/v1/users/invitations', { key: session, payload: { email, role: 'viewer' } });
+    await call('GET', '/api/v1/users/invitations', { key: session });
+    const inviteToken = (invited.json().accept_url as string).split('#token=')[1];
+    const accepted = await call('POST', '/api/v1/auth/invitations/accept', { key: null, payload: { token: inviteToken, password: 'correct horse battery' } });
+    expect(accepted.statusCode).toBe(201);
+    await call('POST', '/api/v1/auth/invitations/accept', { key: null, payload: { token: inviteToken, password: 'correct horse battery' } });
+    const member = accepted.json().user_id as string;
+    expect((await call('PATCH', `/api/v1/users/${member}`, { key: session, payload: { role: 'viewer' } })).statusCode).toBe(200);
+    await call('PATCH', `/api/v1/users/${owner}`, { key: session, payload: { role: 'viewer' } });
+    const withdrawn = await call('POST', '/api/v1/users/invitations', { key: session, payload: { email: `withdrawn-${Date.now()}@example.org`, role: 'viewer' } });
+    expect((await call('DELETE', `/api/v1/users/invitations/${withdrawn.json().invitation_id}`, { key: session })).statusCode).toBe(200);
+    await call('DELETE', `/api/v1/users/invitations/${withdrawn.json().invitation_id}`, { key: session });
+    expect((await call('GET', '/api/v1/auth/session', { key: session })).statusCode).toBe(200);
+    await call('GET', '/api/v1/auth/session');
+    await call('POST', '/api/v1/auth/password', { key: session, payload: { current_password: 'wrong password 000', new_password: 'a new long passphrase' } });
+    const renewed = await call('POST', '/api/v1/auth/password', { key: accepted.json().token, payload: { current_password: 'correct horse battery', new_password: 'a new long passphrase' } });
+    expect(renewed.statusCode).toBe(200);
+    expect((await call('POST', '/api/v1/auth/logout', { key: renewed.json().token })).statusCode).toBe(204);
+    await call('POST', '/api/v1/auth/logout');
+    expect((await call('DELETE', `/api/v1/users/${member}`, { key: session })).statusCode).toBe(204);
+    await call('DELETE', `/api/v1/users/${member}`, { key: session });
     const readKey = created.json().api_key as string;
     await call('GET', '/api/v1/keys');
     await call('DELETE', `/api/v1/keys/${created.json().key_id as string}`);
