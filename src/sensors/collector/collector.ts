@@ -214,8 +214,36 @@ export function createCollector(deps: CollectorDeps) {
     return { limit: sensorsAllowedByPlan(plan), source: 'plan', plan };
   }
 
-  function audit(orgId: string, entries: readonly AuditEntryInput[]): Promise<unknown> {
-    return entries.length === 0 ? Promise.resolve() : deps.audit.appendMany(orgId, entries);
+  // Group commit of findings' audit entries, per org: while one appendMany holds the org's chain
+  // head, the entries of requests arriving meanwhile gather and go in the next one (one lock and
+  // one transaction for all of them). Each request still waits for its own entries' commit.
+  const auditGroups = new Map<string, { entries: AuditEntryInput[]; waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> }>();
+  const auditRunning = new Set<string>();
+  async function drainAudit(orgId: string): Promise<void> {
+    auditRunning.add(orgId);
+    try {
+      for (let group = auditGroups.get(orgId); group !== undefined; group = auditGroups.get(orgId)) {
+        auditGroups.delete(orgId);
+        try {
+          await deps.audit.appendMany(orgId, group.entries);
+          for (const waiter of group.waiters) waiter.resolve();
+        } catch (error) {
+          for (const waiter of group.waiters) waiter.reject(error);
+        }
+      }
+    } finally {
+      auditRunning.delete(orgId);
+    }
+  }
+  function audit(orgId: string, entries: readonly AuditEntryInput[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let group = auditGroups.get(orgId);
+      if (group === undefined) auditGroups.set(orgId, (group = { entries: [], waiters: [] }));
+      group.entries.push(...entries);
+      group.waiters.push({ resolve, reject });
+      if (!auditRunning.has(orgId)) void drainAudit(orgId);
+    });
   }
 
   /** Steps 1–3 for one item: a verified, valid finding or the rejection. */
