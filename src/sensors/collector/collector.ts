@@ -35,6 +35,7 @@ import { createChainCorrelator, type CompoundFinding } from '../../mcp/index.ts'
 import type { Cache } from '../../platform/cache.ts';
 import { uuidFromText } from '../../platform/crypto.ts';
 import type { Database } from '../../platform/db/index.ts';
+import { isDatabaseOutage } from '../../platform/db/failures.ts';
 import { ERRORS, SvcError, type ErrorCode } from '../../platform/errors.ts';
 import type { EventBus } from '../../platform/events.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -228,7 +229,23 @@ export function createCollector(deps: CollectorDeps) {
           await deps.audit.appendMany(orgId, group.entries);
           for (const waiter of group.waiters) waiter.resolve();
         } catch (error) {
-          for (const waiter of group.waiters) waiter.reject(error);
+          if (isDatabaseOutage(error)) {
+            for (const waiter of group.waiters) waiter.reject(error);
+            continue;
+          }
+          // One entry the chain refuses must not fail the others gathered with it: each alone,
+          // the refused one logged (its finding is stored in threat_events all the same).
+          try {
+            for (const entry of group.entries) {
+              await deps.audit.append(orgId, entry).catch((entryError: unknown) => {
+                if (isDatabaseOutage(entryError)) throw entryError;
+                deps.logger.error({ org_id: orgId, action: entry.action, code: (entryError as { code?: string }).code ?? 'unknown' }, 'sensor audit entry refused by the audit chain');
+              });
+            }
+            for (const waiter of group.waiters) waiter.resolve();
+          } catch (outage) {
+            for (const waiter of group.waiters) waiter.reject(outage);
+          }
         }
       }
     } finally {
@@ -361,7 +378,9 @@ export function createCollector(deps: CollectorDeps) {
         outcome: data.decision,
         details: {
           threat_event_id: id, event_id: event.id, correlation_id: event.subject, idempotency_key: event.idempotencykey, pillar: data.pillar, kind: data.kind, severity: data.severity,
-          threat_score: data.threat_score, pattern_ids: data.patterns.map((pattern) => pattern.id), session_id: sessionId, sensed_at: event.time,
+          threat_score: data.threat_score, session_id: sessionId, sensed_at: event.time,
+          // Bounded, so that no finding's entry can exceed the audit chain's 16 KiB of details.
+          pattern_ids: data.patterns.slice(0, 16).map((pattern) => pattern.id.slice(0, 64)), pattern_count: data.patterns.length,
           ...(Math.abs(skewMs) > CLOCK_SKEW_MS ? { clock_skew_ms: skewMs } : {}), ...(data.parse_error === true ? { parse_error: true } : {}),
         },
       });
