@@ -139,6 +139,7 @@ export function createCollector(deps: CollectorDeps) {
   const store = createSensorStore(deps.db);
   const chains = createChainCorrelator(deps.cache);
   const sensors = new LRUCache<string, CachedSensor>({ max: 10_000 });
+  const unknown = new LRUCache<string, number>({ max: 10_000 });
   const metrics = registerMetrics(deps);
 
   const reject = (code: ErrorCode, details: Record<string, unknown> = {}): FindingResult => {
@@ -151,13 +152,17 @@ export function createCollector(deps: CollectorDeps) {
     const now = clock();
     const cached = sensors.get(id);
     if (cached !== undefined && now - cached.at < SENSOR_CACHE_MS) return cached;
-    const record = await store.find(id);
+    const unknownSince = unknown.get(id);
+    const record = unknownSince !== undefined && now - unknownSince < SENSOR_CACHE_MS ? null : await store.find(id);
     const key = record === null ? null : publicKeyFromText(record.public_key);
     if (record === null || record.revoked_at !== null || key === null) {
       sensors.delete(id);
+      // A flood of made-up or revoked ids costs one lookup per id per 5 s, not one per request.
+      if (unknownSince === undefined || now - unknownSince >= SENSOR_CACHE_MS) unknown.set(id, now);
       metrics.rejections.inc({ code: 'SENSOR_UNKNOWN' });
       throw new SvcError('SENSOR_UNKNOWN', { details: { sensor_id: id.slice(0, 64) } });
     }
+    unknown.delete(id);
     const entry = { record, key, at: now };
     sensors.set(id, entry);
     return entry;
