@@ -66,4 +66,12 @@ describe('the sensor wire under hostile input', () => {
     const audit = await context.services.audit.list(orgId, { action: 'sensor.finding' });
     expect(audit.find((record) => record.details.idempotency_key === 'bounds-00001')?.details.pattern_count).toBe(64);
   });
+
+  it('accepts and audits a finding whose X-SVC-Timestamp is absurd, reporting the skew within bounds', async () => {
+    const answer = await sensor.send(sensor.finding({ idempotencyKey: 'absurd-clock-01', data: { request_id: 'req-absurd-clock' } }), { 'x-svc-timestamp': '1' + '0'.repeat(200) });
+    expect(answer.statusCode).toBe(202);
+    expect(Number.isSafeInteger(answer.json().clock_skew_ms)).toBe(true);
+    const audit = await context.services.audit.list(orgId, { action: 'sensor.finding' });
+    expect(audit.some((record) => record.details.idempotency_key === 'absurd-clock-01')).toBe(true);
+  });
 });

@@ -125,6 +125,7 @@ export interface SensorDirective {
 export const STALE_AFTER_MS = 3 * HEARTBEAT_INTERVAL_S * 1000;
 const SENSOR_CACHE_MS = 5_000;
 const SKEW_AUDIT_EVERY_MS = 60_000;
+const MAX_SKEW_REPORTED_MS = 10 * 365 * 86_400_000;
 
 interface CachedSensor {
   readonly record: SensorRecord;
@@ -314,7 +315,8 @@ export function createCollector(deps: CollectorDeps) {
           return;
         }
         // The sensor's clock: what it says it is now (X-SVC-Timestamp), else the finding's time.
-        const skewMs = options.sentAt !== undefined ? options.sentAt - now : Date.parse(event.time) - now;
+        // Clamped to ±10 years: the header is not signed, and no number may break the audit entry.
+        const skewMs = Math.max(-MAX_SKEW_REPORTED_MS, Math.min(MAX_SKEW_REPORTED_MS, options.sentAt !== undefined ? options.sentAt - now : Date.parse(event.time) - now));
         fresh.push({ index, event, id, skewMs });
       }),
     );
