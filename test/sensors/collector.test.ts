@@ -297,3 +297,22 @@ describe.runIf(usingRedis)('two collector replicas on one Redis', () => {
     }
   }, 120_000);
 });
+
+describe('a collector of wire version 2', () => {
+  let context: TestContext;
+  beforeAll(async () => {
+    context = await createTestApp({ services: { collector: { wireVersion: 2 } } });
+  }, 120_000);
+  afterAll(async () => context.close());
+
+  it('accepts findings of versions 2 (N) and 1 (N-1) and refuses version 3 (N+1)', async () => {
+    const org = await context.createOrg();
+    const sensor = new TestSensor(context.app);
+    expect((await sensor.enrol(await createEnrolmentToken(context.app, org.apiKey))).statusCode).toBe(201);
+    expect((await sensor.send(sensor.finding({ idempotencyKey: 'version-n-01', wireVersion: 2 }))).statusCode).toBe(202);
+    expect((await sensor.send(sensor.finding({ idempotencyKey: 'version-n-1-01', wireVersion: 1 }))).statusCode).toBe(202);
+    const newer = await sensor.send(sensor.finding({ idempotencyKey: 'version-n+1-01', wireVersion: 3 }));
+    expect(newer.statusCode).toBe(400);
+    expect(newer.json().error).toMatchObject({ code: 'wire_version_unsupported', received: 3, accepted: [1, 2] });
+  });
+});
