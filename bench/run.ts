@@ -7,7 +7,8 @@
  * per completion is made of, beside the bare route), gateway-core (the completion logic without HTTP,
  * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
  * with almost no prose), pii, audit-webhooks, apisec, ml, mcp,
- * startup (compiled build against tsx), verification.
+ * startup (compiled build against tsx), verification, collector (sensor findings per second,
+ * single and batches of 100, and the verification cost per finding).
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
 
@@ -32,6 +33,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   ml: async () => (await import('../src/detection/ml/bench.ts')).runMlBench as Bench,
   mcp: async () => (await import('./mcp.ts')).runMcpBench,
   startup: async () => (await import('./startup.ts')).runStartupBench,
+  collector: async () => (await import('./collector.ts')).runCollectorBench,
 };
 
 const args = process.argv.slice(2);

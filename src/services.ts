@@ -19,6 +19,7 @@ import { createBehaviourBaseline, createDetection, type DetectionEngine, type De
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
+import { createCollector, createLicenceGate, type Collector, type LicenceGate } from './sensors/index.ts';
 import {
   createWebhooks,
   setTokenBudgetUsedRatio,
@@ -79,6 +80,10 @@ export interface Services {
   readonly mcpOAuth: McpOAuth;
   /** Compliance and privacy: threats read API, decisions, appeals, grievances, model catalog, privacy, unlearning, audit export. */
   readonly compliance: Compliance;
+  /** The deployment's licence (LICENSE_FILE), verified offline against the release key. */
+  readonly licence: LicenceGate;
+  /** The collector network sensors enrol with and send findings to (docs/sensors.md). */
+  readonly collector: Collector;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /** How a request reaches session state another worker holds in memory (inert in one process). */
@@ -123,6 +128,8 @@ export interface ServiceOptions {
   verification?: { tiers?: GroundingTiers; provenance?: VerificationDeps['provenance'] };
   /** Test seams: the compliance capability's clock and unlearning hooks. */
   compliance?: Partial<Pick<ComplianceDeps, 'now' | 'unlearning'>>;
+  /** Test and bench seams: the collector's clock and wire version. */
+  collector?: { now?: () => number; wireVersion?: number };
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -135,6 +142,8 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const destination = options.logDestination ?? stdoutDestination();
   const logger = createLogger(config.logLevel, destination);
   const requestLog = createRequestLog(config.logLevel, destination);
+  // A licence file that does not verify stops startup (LicenceError) before storage is opened.
+  const licence = createLicenceGate(config.licence, logger);
   const db = await openDatabase(
     config.database.kind === 'pglite' && config.database.dir !== null
       ? { kind: 'pglite', dir: config.database.dir }
@@ -257,6 +266,20 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.compliance,
   });
 
+  const collector = createCollector({
+    db,
+    cache,
+    logger,
+    metrics,
+    audit,
+    detection,
+    mcp,
+    events,
+    licence,
+    planOf: async (orgId) => (await accounts.getOrg(orgId))?.effective_plan ?? 'community',
+    ...options.collector,
+  });
+
   // Background work, owned by start()/close().
   let redisProbe: NodeJS.Timeout | undefined;
   let stopAuditJobs: (() => void) | undefined;
@@ -287,6 +310,8 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     mcp,
     mcpOAuth,
     compliance,
+    licence,
+    collector,
     checkTarget,
     routing,
     async start() {

@@ -11,7 +11,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { analysisKey, createAnalysisCache, type Analysis, type AnalysisCache } from './analysis-cache.ts';
 import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from './catalogue/index.ts';
-import { createEventWriter, type EventWriter } from './events.ts';
+import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
@@ -123,6 +123,12 @@ export interface DetectionEngine {
    * cached under the previous catalogue are no longer used.
    */
   replaceCatalogue(entries: readonly CatalogueEntry[]): void;
+  /**
+   * Records a threat_events row decided elsewhere (a network sensor's finding, through the
+   * collector) with the same writer, journal and batching as the engine's own decisions; resolves
+   * once the row is journaled (false without a database). A row whose id is stored already is skipped.
+   */
+  recordEvent(row: ThreatEventRow): Promise<boolean>;
   /** Waits for buffered threat_events rows to be written. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -503,6 +509,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       }
       return threat;
     },
+    recordEvent: (row) => events?.record(row) ?? Promise.resolve(false),
     flush: async () => {
       await events?.flush();
     },

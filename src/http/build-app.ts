@@ -215,6 +215,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
         { name: 'webhooks', description: 'Webhook endpoints and deliveries' },
         { name: 'audit', description: 'The tamper-evident audit chain' },
         { name: 'compliance', description: 'Compliance and privacy evidence' },
+        { name: 'sensors', description: 'Self-hosted sensors: enrolment tokens, state and pushed configuration (the sensor wire itself: docs/sensors.md)' },
       ],
       components: {
         securitySchemes: {

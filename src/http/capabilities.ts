@@ -10,6 +10,7 @@ import { complianceRoutes, optOutHook } from '../compliance/index.ts';
 import { detectionRoutes } from '../detection/index.ts';
 import { gatewayRoutes } from '../gateway/index.ts';
 import { mcpRoutes } from '../mcp/index.ts';
+import { sensorRoutes } from '../sensors/index.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 import { webhookRoutes } from '../webhooks/index.ts';
 import { verificationRoutes } from '../verification/index.ts';
@@ -50,4 +51,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     },
   });
   await app.register(complianceRoutes, { compliance: services.compliance });
+  await app.register(sensorRoutes, { collector: services.collector });
 }

@@ -133,6 +133,12 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'GET /api/v1/mcp/authorization': { operationId: 'getMcpAuthorization', summary: "The org's OAuth authorization server for its MCP endpoints" },
   'PUT /api/v1/mcp/authorization': { operationId: 'setMcpAuthorization', summary: 'Accept OAuth access tokens from an authorization server on the MCP endpoints' },
   'DELETE /api/v1/mcp/authorization': { operationId: 'deleteMcpAuthorization', summary: 'Stop accepting OAuth access tokens on the MCP endpoints' },
+
+  'POST /api/v1/sensors/enrolment-tokens': { operationId: 'createSensorEnrolmentToken', summary: 'Create a one-time enrolment token a sensor registers with (the token is shown once)' },
+  'GET /api/v1/sensors': { operationId: 'listSensors', summary: 'The sensors of the organization, their state (healthy, stale, paused, spooling) and the sensor limit' },
+  'GET /api/v1/sensors/:id': { operationId: 'getSensor', summary: 'One sensor: state, last heartbeat, spool depth, pushed configuration, certificate expiry' },
+  'PATCH /api/v1/sensors/:id/config': { operationId: 'setSensorConfig', summary: 'Push configuration to a sensor (mute a pattern, raise the severity threshold, pause, replay rate)' },
+  'DELETE /api/v1/sensors/:id': { operationId: 'revokeSensor', summary: 'Revoke a sensor: its findings and requests are refused from then on' },
 };
 
 const errorResponse = { $ref: '#/components/responses/Error' };

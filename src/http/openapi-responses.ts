@@ -474,6 +474,45 @@ const McpSessionAudit = closed({
   ),
 });
 
+const SensorConfig = closed({
+  muted_patterns: Type.Array(Type.String()),
+  severity_threshold: oneOf(['low', 'medium', 'high', 'critical']),
+  paused: Type.Boolean(),
+  replay_rate: Type.Integer({ description: 'Envelopes per second the sensor replays its spool at.' }),
+});
+const Sensor = closed({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  class: oneOf(['mcp', 'gateway', 'verification']),
+  state: oneOf(['healthy', 'stale', 'paused', 'spooling']),
+  capabilities: Type.Array(Type.String()),
+  version: Type.String(),
+  wire_version: Type.Integer(),
+  public_key: Type.String({ description: 'Ed25519 public key, raw 32 bytes in base64url.' }),
+  registered_at: Timestamp,
+  last_registered_at: Timestamp,
+  last_heartbeat_at: nullable(Timestamp),
+  load: nullable(Type.Number()),
+  queue_depth: nullable(Type.Integer()),
+  last_finding_at: nullable(Type.String()),
+  spool_depth: nullable(Type.Integer()),
+  config: ref('SensorConfig'),
+  config_version: Type.Integer(),
+  certificate_expires_at: nullable(Timestamp),
+  revoked_at: nullable(Timestamp),
+});
+const SensorList = closed({
+  sensors: Type.Array(ref('Sensor')),
+  limit: closed({ sensors: Type.Integer({ description: '0 = unlimited.' }), source: oneOf(['licence', 'plan']), plan: Type.String() }),
+  licence: closed({ state: oneOf(['none', 'valid', 'expired']), expires_at: nullable(Timestamp) }),
+});
+const SensorEnrolmentToken = closed({
+  id: Type.String({ format: 'uuid' }),
+  token: Type.String({ description: 'Shown once: the sensor sends it as enrolment_token in POST /sensors/register.' }),
+  name: nullable(Type.String()),
+  expires_at: Timestamp,
+});
+
 /** Every shared response component, by name (emitted under components.schemas). */
 export const RESPONSE_COMPONENTS = {
   Error: ErrorSchema,
@@ -548,6 +587,10 @@ export const RESPONSE_COMPONENTS = {
   McpSession,
   McpSessionAudit,
   McpAuthorization,
+  SensorConfig,
+  Sensor,
+  SensorList,
+  SensorEnrolmentToken,
   ...COMPLIANCE_RESPONSE_COMPONENTS,
 } satisfies Record<string, TSchema>;
 
@@ -667,6 +710,12 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'PUT /api/v1/mcp/authorization': { success: { 200: 'McpAuthorization' } },
   'DELETE /api/v1/mcp/authorization': { success: { 204: null }, errors: [404] },
 
+  'POST /api/v1/sensors/enrolment-tokens': { success: { 201: 'SensorEnrolmentToken' } },
+  'GET /api/v1/sensors': { success: { 200: 'SensorList' } },
+  'GET /api/v1/sensors/:id': { success: { 200: 'Sensor' }, errors: [404] },
+  'PATCH /api/v1/sensors/:id/config': { success: { 200: 'Sensor' }, errors: [404] },
+  'DELETE /api/v1/sensors/:id': { success: { 200: 'Sensor' }, errors: [404] },
+
   ...COMPLIANCE_OPERATION_RESPONSES,
 };
 
@@ -761,6 +810,13 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   UPSTREAM_UNAVAILABLE: ALL_COMPLETIONS,
   UPSTREAM_TIMEOUT: ALL_COMPLETIONS,
   MODEL_NOT_FOUND: [CHAT, MESSAGES, 'GET /v1/models/:model'],
+  // The sensor wire (docs/sensors.md), outside the documented /api/v1 operations.
+  SENSOR_UNKNOWN: [],
+  ENROLMENT_TOKEN_INVALID: [],
+  sig_invalid: [],
+  wire_version_unsupported: [],
+  license_expired: [],
+  SENSOR_LIMIT_REACHED: [],
 };
 
 /** The catalogue's codes this operation may answer with this status: the response's description. */

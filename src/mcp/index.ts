@@ -14,6 +14,7 @@ export type { McpRole } from './authorization.ts';
 export { TOOL_CATEGORIES, cleanText, definitionHash, definitionText, inferCategory } from './definitions.ts';
 export type { ToolCategory } from './definitions.ts';
 export { COMPOUND_PATTERNS, CHAIN_WINDOW_MS, createChainCorrelator } from './chains.ts';
+export type { CompoundFinding } from './chains.ts';
 export { createInspector, contentSignals } from './inspection.ts';
 export { MCP_REFUSALS } from './jsonrpc.ts';
 export { poisonLevel, toolShape } from './pinning.ts';

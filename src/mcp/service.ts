@@ -347,6 +347,14 @@ export function createMcp(deps: McpDeps) {
       if (state !== undefined) state.expiresAt = Date.parse(result.expires_at);
       return result;
     },
+    /**
+     * Records activity of a session served by a network MCP sensor (its finding reached the
+     * collector): the same mcp_sessions row the in-process proxy keeps, its 30-minute expiry
+     * restarted and its request counter raised.
+     */
+    async recordSensorSession(orgId: string, input: { id: string; server_id: string; mcp_session_id: string | null; role: string }): Promise<void> {
+      await store.touchSession(orgId, { ...input, expiresAt: new Date(clock() + ttlMs), requests: 1 });
+    },
     async session(orgId: string, id: string): Promise<SessionRecord> {
       const record = await store.getSession(orgId, id, clock());
       if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_session', id } });

@@ -121,7 +121,21 @@ export interface Config {
   readonly sessions: { readonly idleTimeoutMinutes: number; readonly absoluteTimeoutHours: number };
   /** INVITATION_TTL_HOURS (default 72): how long an invitation link can be accepted. */
   readonly invitationTtlHours: number;
+  /**
+   * The self-hosted licence (docs/sensors.md, "Licences"): LICENSE_FILE, the signed licence
+   * document delivered out of band (null: none; the org plans' sensor limits apply), and the
+   * Ed25519 public key it is verified against offline: the release key below, or
+   * LICENSE_PUBLIC_KEY, which only a deployment outside production may set (tests and development
+   * use the documented dev key pair of test/vectors/sensors/licence.json).
+   */
+  readonly licence: { readonly file: string | null; readonly publicKey: string };
 }
+
+/**
+ * The release key that signs licences (Ed25519, raw public key, base64url). Its private half is
+ * never in the repository; only the release process holds it.
+ */
+export const RELEASE_LICENSE_PUBLIC_KEY = 'GghkYkecWzA2UDFcCh3BsUEIT3qP6Q_VFF1V3e30evw';
 
 export interface McpStdioCommand {
   readonly command: string;
@@ -384,6 +398,13 @@ export function loadConfig(env: Env): Config {
   } else if (text('SMTP_FROM') !== undefined) {
     problems.push('SMTP_FROM is set but SMTP_URL is not (the sender applies to the SMTP server)');
   }
+  const licenseFile = text('LICENSE_FILE') ?? null;
+  const licensePublicKey = text('LICENSE_PUBLIC_KEY');
+  if (licensePublicKey !== undefined) {
+    if (strict) problems.push('LICENSE_PUBLIC_KEY may replace the release key only outside production (ENVIRONMENT=staging or development)');
+    else if (!/^[A-Za-z0-9_-]{43}$/.test(licensePublicKey)) problems.push('LICENSE_PUBLIC_KEY must be a raw Ed25519 public key in base64url (43 characters)');
+  }
+  if (licenseFile !== null && /^[a-z][a-z0-9+.-]*:\/\//i.test(licenseFile)) problems.push('LICENSE_FILE must be a local file path, not a URL (licences arrive out of band)');
 
   const config: Config = {
     environment,
@@ -411,6 +432,7 @@ export function loadConfig(env: Env): Config {
     mcpAllowedOrigins: [...new Set(mcpAllowedOrigins)],
     mcpAllowedHosts,
     telemetry: telemetryConfig(text, problems),
+    licence: { file: licenseFile, publicKey: licensePublicKey !== undefined && !strict ? licensePublicKey : RELEASE_LICENSE_PUBLIC_KEY },
     workers: integer('WORKERS', 4, 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustProxy: bool('TRUST_PROXY', false),

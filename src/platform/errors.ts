@@ -1,6 +1,7 @@
 /**
  * The error catalogue: every error a client of /api/v1 can see, with its stable code and HTTP
- * status. Codes are UPPER_SNAKE, never reused or renamed; `docs/errors.md` lists them and a test
+ * status. Codes are UPPER_SNAKE (except the three ingest rejections the spec names in lower case:
+ * sig_invalid, wire_version_unsupported, license_expired), never reused or renamed; `docs/errors.md` lists them and a test
  * keeps the two in step. Clients (and tests) rely on `code`, never on `message`.
  *
  * Body of every non-2xx answer: { "error": { "code", "message", "request_id", ...details } }.
@@ -12,12 +13,17 @@ export const ERRORS = {
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   MALFORMED_REQUEST: { status: 400, message: 'The HTTP request is malformed.' },
   INVITATION_INVALID: { status: 400, message: 'The invitation link is not valid (not issued by this svc, altered, or revoked); ask for a new invitation.' },
+  wire_version_unsupported: { status: 400, message: 'The finding is of a wire version this collector does not accept (it accepts its own, N, and N-1; details.accepted).' },
   // 401
   AUTH_MISSING: { status: 401, message: 'No credential: send Authorization: Bearer <key> or X-API-Key.' },
   AUTH_INVALID: { status: 401, message: 'The credential is not valid.' },
   AUTH_REVOKED: { status: 401, message: 'The API key has been revoked.' },
   LOGIN_FAILED: { status: 401, message: 'E-mail or password is wrong.' },
   METRICS_TOKEN_INVALID: { status: 401, message: 'The metrics bearer token is missing or wrong.' },
+  SENSOR_UNKNOWN: { status: 401, message: 'No registered sensor has this id, or it was revoked: enrol the sensor again with a new enrolment token.' },
+  ENROLMENT_TOKEN_INVALID: { status: 401, message: 'The enrolment token is unknown, already used or expired: an org admin creates a new one (POST /api/v1/sensors/enrolment-tokens).' },
+  // Ingest rejections, named as the spec names them (lower case, docs/sensors.md).
+  sig_invalid: { status: 401, message: 'The signature does not verify against the sensor key (or the signed request is outside its time window).' },
   // 403
   SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
@@ -33,6 +39,8 @@ export const ERRORS = {
   SESSION_REQUIRED: { status: 403, message: 'This operation is for a signed-in dashboard user; an API key cannot perform it.' },
   CSRF_TOKEN_INVALID: { status: 403, message: 'A state-changing request signed in by the session cookie must send the session CSRF token (the svc_csrf cookie) in X-CSRF-Token.' },
   PASSWORD_INCORRECT: { status: 403, message: 'The current password is wrong.' },
+  license_expired: { status: 403, message: 'The licence is no longer valid: install a renewed licence file (LICENSE_FILE).' },
+  SENSOR_LIMIT_REACHED: { status: 403, message: 'The plan or licence allows no more sensors (details.limit, details.source); revoke one or raise the limit.' },
   CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
   // 402
   UPSTREAM_QUOTA_EXCEEDED: { status: 402, message: 'The upstream provider account is out of credit or quota and no other provider could serve the request.' },

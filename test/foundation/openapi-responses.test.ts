@@ -4,6 +4,7 @@
  * per operation, plus a short property-based run of hostile input over every route (as the route
  * fuzzer does) — validates each answer's body against the schema documented for its status.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -449,6 +450,19 @@ describe('/openapi.json response schemas', () => {
     await call('POST', '/api/v1/mcp/quarantine/00000000-0000-4000-8000-000000000000/release');
     await call('POST', '/api/v1/mcp/sessions/never-seen/heartbeat');
     await call('GET', '/api/v1/mcp/sessions/never-seen');
+
+    // Sensors (docs/sensors.md): a token, a sensor enrolled with it, its state, pushed configuration, revocation.
+    const enrolment = await call('POST', '/api/v1/sensors/enrolment-tokens', { payload: { name: 'sweep', expires_in_s: 600 } });
+    await call('POST', '/api/v1/sensors/enrolment-tokens', { payload: { expires_in_s: 1 } });
+    const sensorKey = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x as string;
+    const enrolled = await context.app.inject({ method: 'POST', url: '/sensors/register', payload: { enrolment_token: enrolment.json().token, name: 'sweep', class: 'gateway', capabilities: [], version: '0.1.0', wire_version: 1, public_key: sensorKey } });
+    const sensorId = enrolled.json().sensor_id as string;
+    await call('GET', '/api/v1/sensors');
+    await call('GET', `/api/v1/sensors/${sensorId}`);
+    await call('PATCH', `/api/v1/sensors/${sensorId}/config`, { payload: { paused: true, replay_rate: 20 } });
+    await call('PATCH', `/api/v1/sensors/${sensorId}/config`, { payload: {} });
+    await call('DELETE', `/api/v1/sensors/${sensorId}`);
+    await call('DELETE', `/api/v1/sensors/${sensorId}`);
 
     // Every API operation: without a credential, with a read key where it needs more, with a wrong content type.
     for (const { method, path } of operations()) {
