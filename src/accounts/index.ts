@@ -18,3 +18,7 @@ export {
   type Plan,
 } from './plans.ts';
 export { accountRoutes, type AccountRoutesOptions } from './routes.ts';
+export { finishSignIn, type SignInMethod, type SignedInUser, type SignInAnswer } from './sign-in.ts';
+export { createTotp, TOTP_MAX_FAILURES, TOTP_LOCK_MS, TOTP_WINDOW_STEPS, RECOVERY_CODE_COUNT, type Totp } from './totp.ts';
+export { createSso, SSO_ROLES, SAML_PLANS, type Sso } from './sso.ts';
+export { signInRoutes, type SignInRoutesOptions } from './sign-in-routes.ts';
