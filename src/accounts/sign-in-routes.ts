@@ -7,6 +7,7 @@
  * the strict per-IP tier of password sign-in; the SSO callbacks do not (a single-use state or a
  * signed assertion cannot be guessed, and a whole office signs in from one address at 9 am).
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { SvcError } from '../platform/errors.ts';
@@ -47,11 +48,6 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
     }
     return { userId: caller.userId, orgId: caller.orgId };
   };
-
-  // The SAML ACS takes the browser's form post (HTTP-POST binding): a parser in this scope only.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1_048_576 }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))));
-  });
 
   // ------------------------------------------------------------------------------------ TOTP
 
@@ -225,21 +221,28 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
     return reply.redirect(await sso.saml.start(request.params.org_id), 302);
   });
 
-  app.post(
-    '/api/v1/auth/saml/:org_id/acs',
-    {
-      config: { public: true },
-      schema: {
-        tags: ['accounts'],
-        params: OrgParams,
-        body: Type.Object({ SAMLResponse: Type.String({ minLength: 1, maxLength: 1_000_000 }), RelayState: Type.Optional(Type.String({ maxLength: 2048 })) }),
+  // The ACS takes the browser's form post (HTTP-POST binding): the form parser in its scope only.
+  await app.register(async (untyped) => {
+    const scope = untyped.withTypeProvider<TypeBoxTypeProvider>();
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1_048_576 }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))));
+    });
+    scope.post(
+      '/api/v1/auth/saml/:org_id/acs',
+      {
+        config: { public: true },
+        schema: {
+          tags: ['accounts'],
+          params: OrgParams,
+          body: Type.Object({ SAMLResponse: Type.String({ minLength: 1, maxLength: 1_000_000 }), RelayState: Type.Optional(Type.String({ maxLength: 2048 })) }),
+        },
       },
-    },
-    async (request, reply) => {
-      const signedIn = await sso.saml.acs(request.params.org_id, request.body.SAMLResponse);
-      return finishSignIn(request, reply, signedIn, 'saml', { accounts });
-    },
-  );
+      async (request, reply) => {
+        const signedIn = await sso.saml.acs(request.params.org_id, request.body.SAMLResponse);
+        return finishSignIn(request, reply, signedIn, 'saml', { accounts });
+      },
+    );
+  });
 };
 
 /** One cookie's value from the Cookie header, or undefined. */

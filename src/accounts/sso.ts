@@ -223,7 +223,10 @@ export function createSso(deps: {
       remove: (orgId: string, actor: string) => remove(orgId, 'oidc', actor),
 
       /** The provider's authorization URL for a new flow, and the browser binding to set as a cookie. */
-      async start(orgId: string, redirectUri: string): Promise<{ url: string; browser: string }> {
+      async start(orgId: string, redirectUriInput: string): Promise<{ url: string; browser: string }> {
+        // Normalized (a default port dropped): the code exchange sends it in this form, and the
+        // provider compares the two as strings.
+        const redirectUri = new URL(redirectUriInput).href;
         const stored = await load<OidcSettings>(orgId, 'oidc');
         if (stored === null) throw new SvcError('NOT_FOUND', { message: 'This organization has no OIDC connection.', details: { resource: 'oidc_connection' } });
         const configuration = await configurationOf(orgId, stored.settings, decrypt(encryptionKey, stored.secret!, secretContext(orgId)));

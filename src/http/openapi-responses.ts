@@ -784,7 +784,7 @@ export function responsesOf(method: string, url: string, schema: RouteSchema, co
   for (const [status, component] of Object.entries(entry.success)) {
     const description = SUCCESS_DESCRIPTIONS[Number(status)] ?? 'OK';
     if (Number(status) === 302) {
-      responses[status] = { description, headers: { Location: { type: 'string', format: 'uri', description: 'Where the browser goes next.' } } };
+      responses[status] = { description, type: 'null', headers: { Location: { type: 'string', format: 'uri', description: 'Where the browser goes next.' } } };
       continue;
     }
     if (component === null || component === undefined) {

@@ -7,110 +7,51 @@
  * ID token for another audience or signed with another key (the provider's token answer altered
  * in flight), a domain that is not allowed.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
-import Provider from 'oidc-provider';
+import { decodeJwt, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
 
 let context: TestContext;
 let base: string;
-let idp: Server;
+let idp: OidcProvider;
 let issuer: string;
 let org: { orgId: string; apiKey: string };
-let privateJwk: JWK;
-/** The account the provider signs in next (its e-mail). */
-let loginAs = '';
-/** When set, rewrites the ID token of the provider's next token answers. */
-let tamper: ((idToken: string) => Promise<string>) | null = null;
-const CLIENT = { client_id: 'svc-dashboard', client_secret: 'svc-dashboard-secret-0123456789abcdef' };
-
-async function startProvider(redirectUris: string[]): Promise<void> {
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  privateJwk = { ...(await exportJWK(privateKey)), kid: 'idp-key', alg: 'ES256', use: 'sig' };
-  const provider = new Provider(issuer, {
-    clients: [{ ...CLIENT, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'ES256' }],
-    jwks: { keys: [privateJwk] },
-    cookies: { keys: ['test-cookie-key-0123456789'] },
-    conformIdTokenClaims: false,
-    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, email: sub, email_verified: true }) }),
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
-    features: { devInteractions: { enabled: false } },
-  });
-  provider.use(async (ctx, next) => {
-    await next();
-    const body = ctx.body as { id_token?: string } | undefined;
-    if (ctx.path === '/token' && tamper !== null && typeof body?.id_token === 'string') ctx.body = { ...body, id_token: await tamper(body.id_token) };
-  });
-  const callback = provider.callback();
-  idp.removeAllListeners('request');
-  idp.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (request.url?.startsWith('/interaction/')) {
-      void (async () => {
-        const details = await provider.interactionDetails(request, response);
-        const grant = new provider.Grant({ accountId: loginAs, clientId: details.params.client_id as string });
-        grant.addOIDCScope('openid email profile');
-        const grantId = await grant.save();
-        await provider.interactionFinished(request, response, { login: { accountId: loginAs }, consent: { grantId } }, { mergeWithLastSubmission: false });
-      })().catch((error: unknown) => response.writeHead(500).end(String(error)));
-      return;
-    }
-    callback(request, response);
-  });
-}
+let CLIENT: { client_id: string; client_secret: string };
+let browsers = 0;
 
 /**
- * A browser: follows redirects from svc's start endpoint through the provider, keeping each
- * host's cookies, and stops at svc's callback URL (returned with svc's cookie, not yet called).
+ * A browser (its own client address: svc trusts X-Forwarded-For here, as behind a load balancer,
+ * and the anonymous per-address rate limit is not what these tests are about): svc's start
+ * endpoint, then the provider, until the redirect back to svc's callback (returned, with svc's
+ * cookie, not yet called).
  */
 async function signInAtProvider(email: string, orgId = org.orgId): Promise<{ callback: string; cookie: string; address: string }> {
-  loginAs = email;
-  // Each browser its own client address (svc trusts X-Forwarded-For here, as behind a load
-  // balancer): the anonymous per-address rate limit is not what these tests are about.
   browsers++;
   const address = `10.7.${browsers >> 8}.${browsers & 255}`;
-  const jars = new Map<string, Map<string, string>>();
-  let url = `${base}/api/v1/auth/oidc/${orgId}/start`;
-  for (let hop = 0; hop < 10; hop++) {
-    const host = new URL(url).host;
-    const jar = jars.get(host) ?? new Map<string, string>();
-    jars.set(host, jar);
-    const answer = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; '), 'x-forwarded-for': address } });
-    for (const line of answer.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const separator = pair!.indexOf('=');
-      jar.set(pair!.slice(0, separator), pair!.slice(separator + 1));
-    }
-    const location = answer.headers.get('location');
-    if (location === null) throw new Error(`no redirect from ${url}: ${answer.status} ${await answer.text()}`);
-    url = new URL(location, url).href;
-    if (url.startsWith(`${base}/api/v1/auth/oidc/${orgId}/callback`)) {
-      const svcJar = jars.get(new URL(base).host)!;
-      return { callback: url, cookie: `svc_sso_browser=${svcJar.get('svc_sso_browser')}`, address };
-    }
-  }
-  throw new Error('too many redirects');
+  const start = await fetch(`${base}/api/v1/auth/oidc/${orgId}/start`, { redirect: 'manual', headers: { 'x-forwarded-for': address } });
+  if (start.status !== 302) throw new Error(`start: ${start.status} ${await start.text()}`);
+  const cookie = start.headers.getSetCookie()[0]!.split(';')[0]!;
+  const callback = await idp.signIn(start.headers.get('location')!, email, `${base}/api/v1/auth/oidc/${orgId}/callback`);
+  return { callback, cookie, address };
 }
-
-let browsers = 0;
 
 async function callback(url: string, cookie: string | null, address = '10.6.0.1') {
   return fetch(url, { headers: { 'x-forwarded-for': address, ...(cookie === null ? {} : { cookie }) } });
 }
 
 beforeAll(async () => {
-  idp = createServer((_request, response) => response.writeHead(503).end());
-  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+  idp = await startOidcProvider();
+  issuer = idp.issuer;
+  CLIENT = idp.client;
   context = await createTestApp({ env: { TRUST_PROXY: 'true' } });
   await context.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(context.app.server.address() as AddressInfo).port}`;
   // A Starter org: OIDC is not gated by plan (docs/decisions.md).
   org = await context.createOrg();
-  await startProvider([`${base}/api/v1/auth/oidc/${org.orgId}/callback`]);
+  await idp.register([`${base}/api/v1/auth/oidc/${org.orgId}/callback`]);
   const saved = await fetch(`${base}/api/v1/sso/oidc`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
@@ -121,7 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
-  await new Promise((resolve) => idp?.close(resolve));
+  await idp?.close();
 });
 
 describe('OIDC sign-in', () => {
@@ -179,9 +120,9 @@ describe('OIDC sign-in', () => {
   });
 
   it('refuses an ID token for another audience, even one the provider signed', async () => {
-    tamper = async (idToken) => {
+    idp.tamper = async (idToken) => {
       const claims = decodeJwt(idToken);
-      return new SignJWT({ ...claims, aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(privateJwk, 'ES256'));
+      return new SignJWT({ ...claims, aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(idp.privateJwk, 'ES256'));
     };
     try {
       const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
@@ -191,13 +132,13 @@ describe('OIDC sign-in', () => {
       expect(error.code).toBe('SSO_ASSERTION_INVALID');
       expect(error.reason).toBe('audience');
     } finally {
-      tamper = null;
+      idp.tamper = null;
     }
   });
 
   it('refuses an ID token signed with a key the provider does not publish', async () => {
     const { privateKey: forger } = await generateKeyPair('ES256');
-    tamper = async (idToken) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
+    idp.tamper = async (idToken) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
     try {
       const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
       const answer = await callback(flow.callback, flow.cookie, flow.address);
@@ -206,7 +147,7 @@ describe('OIDC sign-in', () => {
       expect(error.code).toBe('SSO_ASSERTION_INVALID');
       expect(error.reason).toBe('signature');
     } finally {
-      tamper = null;
+      idp.tamper = null;
     }
   });
 

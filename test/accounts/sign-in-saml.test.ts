@@ -5,73 +5,22 @@
  * would. Refused: a bad signature, a tampered assertion, a wrong audience, an expired assertion,
  * a replayed one, an unallowed domain; and SAML is gated to the Enterprise plan.
  */
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SignedXml } from 'xml-crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
-
-interface KeyPair {
-  key: string;
-  cert: string;
-}
+import { samlKeyPair, samlResponse as signedResponse, type AssertionOptions, type SamlKeyPair } from '../helpers/identity-providers.ts';
 
 let context: TestContext;
-let idp: KeyPair;
-let stranger: KeyPair;
+let idp: SamlKeyPair;
+let stranger: SamlKeyPair;
 let enterprise: { orgId: string; apiKey: string };
 const IDP_ENTITY = 'https://idp.example.test/saml';
 const SP_ENTITY = 'https://svc.example.test/saml/sp';
 const ACS = 'https://svc.example.test/api/v1/auth/saml/acs';
 
-function keyPair(name: string): KeyPair {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-saml-'));
-  try {
-    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-days', '2', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { encoding: 'utf8' });
-    if (made.status !== 0) throw new Error(`openssl: ${made.stderr}`);
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** A SAML Response with one assertion for `email`, signed (the assertion) with `signer`. */
-function samlResponse(email: string, options: { signer?: KeyPair; audience?: string; notBefore?: Date; notOnOrAfter?: Date; id?: string; tamper?: (xml: string) => string } = {}): string {
-  const now = Date.now();
-  const iso = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const notBefore = iso(options.notBefore ?? new Date(now - 60_000));
-  const notOnOrAfter = iso(options.notOnOrAfter ?? new Date(now + 5 * 60_000));
-  const assertionId = options.id ?? `_a${randomUUID().replaceAll('-', '')}`;
-  const issued = iso(new Date(now));
-  const assertion =
-    `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${issued}">` +
-    `<saml:Issuer>${IDP_ENTITY}</saml:Issuer>` +
-    `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${email}</saml:NameID>` +
-    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${ACS}"/></saml:SubjectConfirmation></saml:Subject>` +
-    `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${options.audience ?? SP_ENTITY}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-    `<saml:AuthnStatement AuthnInstant="${issued}" SessionIndex="${assertionId}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
-    `<saml:AttributeStatement><saml:Attribute Name="email"><saml:AttributeValue>${email}</saml:AttributeValue></saml:Attribute></saml:AttributeStatement>` +
-    `</saml:Assertion>`;
-  const response =
-    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r${randomUUID().replaceAll('-', '')}" Version="2.0" IssueInstant="${issued}" Destination="${ACS}">` +
-    `<saml:Issuer>${IDP_ENTITY}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>${assertion}</samlp:Response>`;
-  const signature = new SignedXml({
-    privateKey: (options.signer ?? idp).key,
-    canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
-    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
-  });
-  signature.addReference({
-    xpath: "//*[local-name(.)='Assertion']",
-    transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'],
-    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
-  });
-  signature.computeSignature(response, { location: { reference: "//*[local-name(.)='Assertion']/*[local-name(.)='Issuer']", action: 'after' } });
-  const signed = signature.getSignedXml();
-  return Buffer.from(options.tamper ? options.tamper(signed) : signed, 'utf8').toString('base64');
-}
+/** This IdP's response for `email` (signed by its key unless another signer is given). */
+const samlResponse = (email: string, options: Partial<AssertionOptions> = {}) =>
+  signedResponse(email, { signer: idp, idpEntityId: IDP_ENTITY, audience: SP_ENTITY, acsUrl: ACS, ...options });
 
 /** The browser's form post to the ACS. */
 let address = 0;
@@ -96,8 +45,8 @@ async function configure(apiKey: string) {
 }
 
 beforeAll(async () => {
-  idp = keyPair('test-idp');
-  stranger = keyPair('someone-else');
+  idp = samlKeyPair('test-idp');
+  stranger = samlKeyPair('someone-else');
   context = await createTestApp();
   enterprise = await context.createOrg({ plan: 'enterprise' });
   expect((await configure(enterprise.apiKey)).statusCode).toBe(200);
