@@ -153,7 +153,7 @@ export function createSso(deps: {
 
   /** The user with this e-mail in the org, or a new one when the domain is allowed. */
   const provision = async (orgId: string, emailInput: unknown, settings: { allowed_domains: string[]; default_role: SsoRole }, method: 'oidc' | 'saml'): Promise<SignedInUser> => {
-    if (typeof emailInput !== 'string' || !/^[^\s@]{1,200}@[^\s@]{1,200}$/.test(emailInput.trim())) {
+    if (typeof emailInput !== 'string' || !/^[^\s@\p{Cc}]{1,200}@[^\s@\p{Cc}]{1,200}$/u.test(emailInput.trim())) {
       throw new SvcError('SSO_ASSERTION_INVALID', { message: 'The identity provider did not assert an e-mail address.', details: { reason: 'no_email' } });
     }
     const email = emailInput.trim().toLowerCase();

@@ -6,6 +6,7 @@
  * a replayed one, an unallowed domain; and SAML is gated to the Enterprise plan.
  */
 import { randomUUID } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { samlKeyPair, samlResponse as signedResponse, type AssertionOptions, type SamlKeyPair } from '../helpers/identity-providers.ts';
@@ -63,6 +64,16 @@ describe('SAML sign-in', () => {
     expect(metadata.headers['content-type']).toMatch(/samlmetadata\+xml/);
     expect(metadata.body).toContain(`entityID="${SP_ENTITY}"`);
     expect(metadata.body).toContain(`Location="${ACS}"`);
+  });
+
+  it('starts SP-initiated sign-in by redirecting to the IdP with an AuthnRequest from this SP', async () => {
+    const start = await context.app.inject({ method: 'GET', url: `/api/v1/auth/saml/${enterprise.orgId}/start` });
+    expect(start.statusCode).toBe(302);
+    const location = new URL(start.headers.location as string);
+    expect(`${location.origin}${location.pathname}`).toBe('https://idp.example.test/sso');
+    const request = inflateRawSync(Buffer.from(location.searchParams.get('SAMLRequest')!, 'base64')).toString('utf8');
+    expect(request).toContain(`AssertionConsumerServiceURL="${ACS}"`);
+    expect(request).toContain(`>${SP_ENTITY}</saml:Issuer>`);
   });
 
   it('signs in a new user of an allowed domain with the configured role, then the same user again', async () => {
