@@ -188,7 +188,7 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
             });
           }
           const retryAfter = Math.max(1, Math.ceil((outcome.until - at) / 1000));
-          throw new SvcError('MFA_LOCKED', { details: { retry_after: retryAfter, locked_until: new Date(outcome.until).toISOString() } });
+          throw new SvcError('MFA_LOCKED', { details: { retry_after: retryAfter, locked_until: new Date(outcome.until).toISOString() }, headers: { 'Retry-After': String(retryAfter) } });
         }
       }
     },

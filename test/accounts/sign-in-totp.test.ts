@@ -140,6 +140,7 @@ describe('TOTP sign-in', () => {
     expect(locked.statusCode).toBe(429);
     expect(locked.json().error.code).toBe('MFA_LOCKED');
     expect(locked.json().error.retry_after).toBeGreaterThan(800);
+    expect(Number(locked.headers['retry-after'])).toBe(locked.json().error.retry_after);
     const audit = await context.app.inject({ method: 'GET', url: '/api/v1/audit?limit=50', headers: { authorization: `Bearer ${user.session}` } });
     const actions = (audit.json().records as Array<{ action: string }>).map((entry) => entry.action);
     expect(actions).toContain('user.totp.enrolled');
