@@ -11,7 +11,7 @@
  * start()/close()), and register its routes plugin in src/http/capabilities.ts.
  */
 import { join } from 'node:path';
-import { createAccounts, type Accounts } from './accounts/index.ts';
+import { createAccounts, createSso, createTotp, type Accounts, type Sso, type Totp } from './accounts/index.ts';
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
@@ -61,6 +61,8 @@ export interface Services {
   /** Long-lived responses (streams) that shutdown ends before the HTTP server closes (platform/streams.ts). */
   readonly streams: StreamRegistry;
   readonly accounts: Accounts;
+  /** Sign-in beyond the password: TOTP second factor and the org's SSO connections (OIDC, SAML). */
+  readonly signIn: { readonly totp: Totp; readonly sso: Sso };
   /** Durable local spool for evidence the database could not take (platform/outbox.ts). */
   readonly outbox: Outbox;
   /** The per-org audit chain (one instance: routes, CLI, background jobs and the block writer share it). */
@@ -171,6 +173,10 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const accounts = createAccounts({ db, config, logger });
   const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger });
   const audit = createAuditLog({ config, db, queue, logger });
+  const signIn = {
+    totp: createTotp({ db, config, audit }),
+    sso: createSso({ db, cache, audit, accounts, config, checkTarget: (url, field) => checkTarget(url, field) }),
+  };
   const detection = createDetection({
     cache,
     db,
@@ -300,6 +306,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     events,
     streams,
     accounts,
+    signIn,
     outbox,
     audit,
     detection,

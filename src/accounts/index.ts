@@ -7,7 +7,7 @@ export { createAccounts, scopeAllows, SCOPES, KEY_CLASSES, ROLES, PROVIDER_IDS }
 export { roleAllows, roleScope, requireRole, ADMIN_ROLES } from './access.ts';
 export { SIGN_IN_METHODS, type SignInMethod, type Sessions } from './sessions.ts';
 export { INVITATION_STATUSES, type UserRecord, type InvitationRecord } from './members.ts';
-export { finishSignIn, SESSION_COOKIE, CSRF_COOKIE, CSRF_HEADER, type SignInBody } from './sign-in.ts';
+export { finishSignIn, SESSION_COOKIE, CSRF_COOKIE, CSRF_HEADER, type SignInBody, type SignedInUser, type SignInAnswer } from './sign-in.ts';
 export { userRoutes } from './user-routes.ts';
 export type { Accounts, AuthContext, OrgRecord, ApiKeyRecord, ProviderKeyRecord, Scope, KeyClass, Role } from './accounts.ts';
 export {
@@ -23,3 +23,6 @@ export {
   type Plan,
 } from './plans.ts';
 export { accountRoutes, type AccountRoutesOptions } from './routes.ts';
+export { createTotp, TOTP_MAX_FAILURES, TOTP_LOCK_MS, TOTP_WINDOW_STEPS, RECOVERY_CODE_COUNT, type Totp } from './totp.ts';
+export { createSso, SSO_ROLES, SAML_PLANS, type Sso } from './sso.ts';
+export { signInRoutes, type SignInRoutesOptions } from './sign-in-routes.ts';

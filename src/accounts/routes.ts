@@ -16,6 +16,7 @@ import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-repl
 import { KEY_CLASSES, SCOPES, type Accounts, type AuthContext } from './accounts.ts';
 import { LOGIN_POLICY, PLANS, REGISTER_POLICY } from './plans.ts';
 import { finishSignIn } from './sign-in.ts';
+import type { Totp } from './totp.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 320 });
 const Password = Type.String({ minLength: 12, maxLength: 256 });
@@ -59,6 +60,8 @@ export interface AccountRoutesOptions {
   metrics: Pick<Metrics, 'rateLimitHits'>;
   /** SSRF check of a user-supplied base URL. */
   checkTarget(url: string, field?: string): Promise<URL>;
+  /** TOTP second factor: password login answers a second step for users who enabled it. */
+  totp?: Pick<Totp, 'active' | 'issueMfaToken'>;
 }
 
 export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, services) => {
@@ -113,6 +116,11 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
       await strictTier(services, request, reply, 'login', LOGIN_POLICY, 'LOGIN_BLOCKED');
       const user = await accounts.users.login(request.body.email, request.body.password);
       if (user === null) throw new SvcError('LOGIN_FAILED');
+      // With TOTP active the password is only the first step: the answer carries the token the
+      // second step (POST /api/v1/auth/login/totp) takes with a code, and no session.
+      if (services.totp !== undefined && (await services.totp.active(user))) {
+        return { mfa_required: true as const, ...(await services.totp.issueMfaToken(user)) };
+      }
       return finishSignIn(request, reply, user, 'password');
     },
   );
@@ -256,6 +264,7 @@ export function auth(request: { readonly auth: AuthContext | null }): AuthContex
   return request.auth;
 }
 
+/** The strict per-IP tiers of the sign-in endpoints (LOGIN_POLICY, REGISTER_POLICY). */
 export async function strictTier(
   services: Pick<AccountRoutesOptions, 'rateLimiter' | 'metrics'>,
   request: FastifyRequest,

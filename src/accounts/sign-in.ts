@@ -31,6 +31,16 @@ interface CookieOptions {
  * these; the accounts core imports no Fastify): the root instance's `accountSessions` decoration
  * (src/http/build-app.ts) and @fastify/cookie's reply methods.
  */
+/** The user a sign-in method has established (before the session is issued). */
+export interface SignedInUser {
+  userId: string;
+  orgId: string;
+  role: Role;
+}
+
+/** What every sign-in answers with (the session body). */
+export type SignInAnswer = SignInBody;
+
 export interface SignInRequest {
   readonly server: { readonly accountSessions: Sessions };
 }

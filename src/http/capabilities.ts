@@ -3,7 +3,7 @@
  * encapsulated (`app.register`), with the core the composition root (src/services.ts) built for
  * it and the few shared services its routes need. One line per capability, in registration order.
  */
-import { accountRoutes, userRoutes } from '../accounts/index.ts';
+import { accountRoutes, signInRoutes, userRoutes } from '../accounts/index.ts';
 import { apiSecurityRoutes } from '../apisec/index.ts';
 import { auditRoutes } from '../audit/index.ts';
 import { complianceRoutes, optOutHook } from '../compliance/index.ts';
@@ -20,8 +20,9 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   const { accounts, audit, detection, events, gateway, webhooks, verification, rateLimiter, metrics, checkTarget } = services;
   // The AI opt-out's effect on every API request that names an opted-out subject (docs/compliance.md).
   app.addHook('preHandler', optOutHook(services.compliance));
-  await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
+  await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget, totp: services.signIn.totp });
   await app.register(userRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
+  await app.register(signInRoutes, { accounts, totp: services.signIn.totp, sso: services.signIn.sso, rateLimiter, metrics });
   await app.register(detectionRoutes, { engine: detection, events, audit: services.audit });
   await app.register(gatewayRoutes, { gateway, events, streams: services.streams, enabled: services.config.features.aiGateway, verifier: verification.verifier });
   await app.register(auditRoutes, { audit });

@@ -106,6 +106,36 @@ const Registration = closed({
   ...Session,
 });
 const Login = closed({ user_id: Type.String(), org_id: Type.String(), role: oneOf(ROLES), ...Session });
+const MfaChallenge = closed(
+  { mfa_required: Type.Literal(true), mfa_token: Type.String(), expires_at: Timestamp },
+  'The password was right and TOTP is active: send mfa_token with a code to POST /api/v1/auth/login/totp within five minutes.',
+);
+const LoginStep = Type.Union([ref('Login'), ref('MfaChallenge')]);
+const TotpEnrolment = closed(
+  { otpauth_uri: Type.String(), qr_code: Type.String({ description: 'The otpauth URI as a PNG QR code (data URL).' }), recovery_codes: Type.Array(Type.String()) },
+  'Shown once: add the secret to an authenticator (URI or QR code), keep the recovery codes, then confirm with a first code.',
+);
+const TotpConfirmation = closed({ enabled_at: Timestamp });
+const SsoRoles = oneOf(['viewer', 'operator', 'admin']);
+const OidcConnection = closed({
+  issuer: Type.String(),
+  client_id: Type.String(),
+  client_secret: Type.String({ description: 'Masked: the last four characters only.' }),
+  allowed_domains: Type.Array(Type.String()),
+  default_role: SsoRoles,
+  updated_at: Timestamp,
+});
+const SamlConnection = closed({
+  idp_entity_id: Type.String(),
+  sso_url: Type.String(),
+  certificate: Type.String(),
+  allowed_domains: Type.Array(Type.String()),
+  default_role: SsoRoles,
+  sp_entity_id: Type.String(),
+  acs_url: Type.String(),
+  updated_at: Timestamp,
+});
+const SamlMetadata = Type.String({ description: "This service provider's SAML 2.0 metadata (XML): entity id, ACS URL (HTTP-POST binding)." });
 const Whoami = closed({
   org_id: Type.String(),
   org_tag: Type.String(),
@@ -523,6 +553,13 @@ export const RESPONSE_COMPONENTS = {
   HealthFull,
   Registration,
   Login,
+  MfaChallenge,
+  LoginStep,
+  TotpEnrolment,
+  TotpConfirmation,
+  OidcConnection,
+  SamlConnection,
+  SamlMetadata,
   Whoami,
   Org,
   ApiKey,
@@ -603,7 +640,9 @@ type Success = ComponentName | null;
 
 interface OperationResponses {
   /** Success status → component, or null for an empty body. */
-  success: Partial<Record<200 | 201 | 202 | 204 | 503, Success>>;
+  success: Partial<Record<200 | 201 | 202 | 204 | 302 | 503, Success>>;
+  /** The success answer's media type when it is not JSON (SAML metadata is XML). */
+  media?: string;
   /** Error statuses beyond those every route of its kind answers (see `commonErrors`). */
   errors?: number[];
   /** Extra media types of the success answer (the streamed completion). */
@@ -624,7 +663,22 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'GET /health/full': { success: { 200: 'HealthFull', 503: 'HealthFull' } },
 
   'POST /api/v1/auth/register': { success: { 201: 'Registration' }, errors: [409] },
-  'POST /api/v1/auth/login': { success: { 200: 'Login' }, errors: [401] },
+  'POST /api/v1/auth/login': { success: { 200: 'LoginStep' }, errors: [401] },
+  'POST /api/v1/auth/login/totp': { success: { 200: 'Login' }, errors: [401] },
+  'POST /api/v1/auth/totp/enroll': { success: { 201: 'TotpEnrolment' }, errors: [404, 409] },
+  'POST /api/v1/auth/totp/confirm': { success: { 200: 'TotpConfirmation' }, errors: [404, 409] },
+  'DELETE /api/v1/users/:id/totp': { success: { 204: null }, errors: [404] },
+  'GET /api/v1/sso/oidc': { success: { 200: 'OidcConnection' }, errors: [404] },
+  'PUT /api/v1/sso/oidc': { success: { 200: 'OidcConnection' } },
+  'DELETE /api/v1/sso/oidc': { success: { 204: null }, errors: [404] },
+  'GET /api/v1/auth/oidc/:org_id/start': { success: { 302: null }, errors: [404, 502] },
+  'GET /api/v1/auth/oidc/:org_id/callback': { success: { 200: 'Login' }, errors: [401, 403, 404, 409, 502] },
+  'GET /api/v1/sso/saml': { success: { 200: 'SamlConnection' }, errors: [404] },
+  'PUT /api/v1/sso/saml': { success: { 200: 'SamlConnection' } },
+  'DELETE /api/v1/sso/saml': { success: { 204: null }, errors: [404] },
+  'GET /api/v1/auth/saml/:org_id/metadata': { success: { 200: 'SamlMetadata' }, media: 'application/samlmetadata+xml', errors: [403, 404] },
+  'GET /api/v1/auth/saml/:org_id/start': { success: { 302: null }, errors: [403, 404] },
+  'POST /api/v1/auth/saml/:org_id/acs': { success: { 200: 'Login' }, errors: [401, 403, 404, 409] },
   'GET /api/v1/whoami': { success: { 200: 'Whoami' } },
   'GET /api/v1/org': { success: { 200: 'Org' }, errors: [404] },
   'POST /api/v1/org/trial/extend': { success: { 200: 'Org' }, errors: [404, 409] },
@@ -772,7 +826,16 @@ const ALL_COMPLETIONS = [COMPLETIONS, CHAT, MESSAGES] as const;
  */
 const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   LOGIN_FAILED: ['POST /api/v1/auth/login'],
-  LOGIN_BLOCKED: ['POST /api/v1/auth/login', 'POST /api/v1/auth/password', 'POST /api/v1/auth/invitations/accept'],
+  LOGIN_BLOCKED: ['POST /api/v1/auth/login', 'POST /api/v1/auth/password', 'POST /api/v1/auth/invitations/accept', 'POST /api/v1/auth/login/totp'],
+  MFA_TOKEN_INVALID: ['POST /api/v1/auth/login/totp'],
+  MFA_CODE_INVALID: ['POST /api/v1/auth/login/totp', 'POST /api/v1/auth/totp/confirm'],
+  MFA_LOCKED: ['POST /api/v1/auth/login/totp'],
+  SSO_STATE_INVALID: ['GET /api/v1/auth/oidc/:org_id/callback'],
+  SSO_ASSERTION_INVALID: ['GET /api/v1/auth/oidc/:org_id/callback', 'POST /api/v1/auth/saml/:org_id/acs'],
+  SSO_REPLAYED: ['POST /api/v1/auth/saml/:org_id/acs'],
+  SSO_DOMAIN_NOT_ALLOWED: ['GET /api/v1/auth/oidc/:org_id/callback', 'POST /api/v1/auth/saml/:org_id/acs'],
+  SSO_PROVIDER_UNAVAILABLE: ['GET /api/v1/auth/oidc/:org_id/start', 'GET /api/v1/auth/oidc/:org_id/callback'],
+  PLAN_UPGRADE_REQUIRED: ['PUT /api/v1/sso/saml', 'GET /api/v1/auth/saml/:org_id/metadata', 'GET /api/v1/auth/saml/:org_id/start', 'POST /api/v1/auth/saml/:org_id/acs'],
   REGISTER_BLOCKED: ['POST /api/v1/auth/register'],
   EMAIL_TAKEN: ['POST /api/v1/auth/register', 'POST /api/v1/users/invitations', 'POST /api/v1/auth/invitations/accept'],
   INVITATION_INVALID: ['POST /api/v1/auth/invitations/accept'],
@@ -826,7 +889,7 @@ export function codesOf(operation: string, status: number): ErrorCode[] {
 
 const json = (name: ComponentName) => ({ 'application/json': { schema: { $ref: `${COMPONENTS_PATH}${name}` } } });
 
-const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 503: 'Unhealthy' };
+const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 302: 'Found: the browser is sent to the Location', 503: 'Unhealthy' };
 
 /** The OpenAPI `responses` of one operation, or null when the table does not know it. */
 export function responsesOf(method: string, url: string, schema: RouteSchema, config: RouteFacts['config']): Record<string, unknown> | null {
@@ -835,11 +898,15 @@ export function responsesOf(method: string, url: string, schema: RouteSchema, co
   const responses: Record<string, unknown> = {};
   for (const [status, component] of Object.entries(entry.success)) {
     const description = SUCCESS_DESCRIPTIONS[Number(status)] ?? 'OK';
+    if (Number(status) === 302) {
+      responses[status] = { description, type: 'null', headers: { Location: { type: 'string', format: 'uri', description: 'Where the browser goes next.' } } };
+      continue;
+    }
     if (component === null || component === undefined) {
       responses[status] = { description, type: 'null' };
       continue;
     }
-    const content: Record<string, unknown> = json(component);
+    const content: Record<string, unknown> = entry.media === undefined ? json(component) : { [entry.media]: { schema: { $ref: `${COMPONENTS_PATH}${component}` } } };
     if (entry.stream !== undefined) {
       content['text/event-stream'] = {
         schema: {

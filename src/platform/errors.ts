@@ -19,6 +19,10 @@ export const ERRORS = {
   AUTH_INVALID: { status: 401, message: 'The credential is not valid.' },
   AUTH_REVOKED: { status: 401, message: 'The API key has been revoked.' },
   LOGIN_FAILED: { status: 401, message: 'E-mail or password is wrong.' },
+  MFA_TOKEN_INVALID: { status: 401, message: 'The mfa_token is missing, expired or not valid; sign in with the password again.' },
+  MFA_CODE_INVALID: { status: 401, message: 'The TOTP code or recovery code is wrong, already used, or outside the accepted window (details.attempts_remaining).' },
+  SSO_ASSERTION_INVALID: { status: 401, message: "The identity provider's answer did not verify (details.reason: signature, audience, expired, issuer, nonce, ...)." },
+  SSO_REPLAYED: { status: 401, message: 'This SAML assertion was already used; sign in again at the identity provider.' },
   METRICS_TOKEN_INVALID: { status: 401, message: 'The metrics bearer token is missing or wrong.' },
   SENSOR_UNKNOWN: { status: 401, message: 'No registered sensor has this id, or it was revoked: enrol the sensor again with a new enrolment token.' },
   ENROLMENT_TOKEN_INVALID: { status: 401, message: 'The enrolment token is unknown, already used or expired: an org admin creates a new one (POST /api/v1/sensors/enrolment-tokens).' },
@@ -28,6 +32,8 @@ export const ERRORS = {
   SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
+  PLAN_UPGRADE_REQUIRED: { status: 403, message: "This feature is not part of the organization's plan (details.feature, details.plan)." },
+  SSO_DOMAIN_NOT_ALLOWED: { status: 403, message: "The e-mail's domain is not one the single sign-on connection may create users for, or the e-mail belongs to another organization." },
   PLAN_REQUIRED: { status: 403, message: 'This feature needs a higher plan (details.required_plan).' },
   TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address; a private deployment may allow such targets with ALLOW_PRIVATE_TARGETS=true.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },
@@ -42,6 +48,7 @@ export const ERRORS = {
   license_expired: { status: 403, message: 'The licence is no longer valid: install a renewed licence file (LICENSE_FILE).' },
   SENSOR_LIMIT_REACHED: { status: 403, message: 'The plan or licence allows no more sensors (details.limit, details.source); revoke one or raise the limit.' },
   CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
+  SSO_STATE_INVALID: { status: 400, message: 'The sign-in state is unknown, expired, already used, or from another browser; start the sign-in again.' },
   // 402
   UPSTREAM_QUOTA_EXCEEDED: { status: 402, message: 'The upstream provider account is out of credit or quota and no other provider could serve the request.' },
   // 404
@@ -69,6 +76,7 @@ export const ERRORS = {
   // 429
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },
   CONCURRENCY_LIMITED: { status: 429, message: 'Too many requests in flight for this credential.' },
+  MFA_LOCKED: { status: 429, message: 'Too many wrong second-step codes: TOTP sign-in is locked for a while (details.retry_after seconds).' },
   LOGIN_BLOCKED: { status: 429, message: 'Too many sign-in attempts; wait before trying again.' },
   REGISTER_BLOCKED: { status: 429, message: 'Too many registrations from this address; wait before trying again.' },
   BUDGET_EXHAUSTED: { status: 429, message: 'The org daily token budget or USD cap is used up; it resets at 00:00 UTC.' },
@@ -78,6 +86,7 @@ export const ERRORS = {
   UPSTREAM_AUTH_FAILED: { status: 502, message: 'The upstream provider refused the configured provider key.' },
   UPSTREAM_ERROR: { status: 502, message: 'The upstream provider failed and no other provider could serve the request.' },
   EMAIL_DELIVERY_FAILED: { status: 502, message: 'The invitation e-mail could not be handed to the SMTP server (SMTP_URL); the invitation was withdrawn, try again later.' },
+  SSO_PROVIDER_UNAVAILABLE: { status: 502, message: "The organization's OpenID provider could not be reached or its configuration read; retry later." },
   BACKEND_UNREACHABLE: { status: 502, message: 'The gateway backend could not be reached (connection refused, reset or not resolvable).' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
   UPSTREAM_UNAVAILABLE: { status: 503, message: 'Every candidate upstream provider is failing or has its circuit open; retry with backoff.' },

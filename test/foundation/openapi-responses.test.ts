@@ -16,6 +16,8 @@ import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes
 import { solveChallenge } from '../../src/platform/challenge.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { serveScripted, type ScriptedTool, type Upstream } from '../mcp/upstreams.ts';
+import { generate } from 'otplib';
+import { samlKeyPair, samlResponse, startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
 
 interface MediaType {
   schema?: Record<string, unknown>;
@@ -40,6 +42,7 @@ let document: Document;
 let admin: string;
 let openai: FakeProvider;
 let upstream: Upstream;
+let oidcProvider: OidcProvider | undefined;
 let base: string;
 let toolDescription = 'Returns a saved page.';
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -68,7 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
-  await Promise.allSettled([openai?.close(), upstream?.close()]);
+  await Promise.allSettled([openai?.close(), upstream?.close(), oidcProvider?.close()]);
 }, 120_000);
 
 /** The documented operation of a concrete request: '/api/v1/keys/{id}' for '/api/v1/keys/abc'. */
@@ -110,6 +113,10 @@ function conform(method: string, url: string, status: number, contentType: strin
   }
   if (status === 204) {
     if (body !== '' || documented.content !== undefined) mismatches.push(`${where}: a 204 must have no body, documented or sent`);
+  } else if (status >= 300 && status < 400) {
+    if (documented.content !== undefined) mismatches.push(`${where}: a redirect documents no body`);
+  } else if (/\bxml\b|\+xml/.test(contentType ?? '')) {
+    if (documented.content?.[(contentType ?? '').split(';')[0]!.trim()] === undefined) mismatches.push(`${where}: the ${contentType} answer is not documented`);
   } else if ((contentType ?? '').startsWith('text/event-stream')) {
     const streamed = documented.content?.['text/event-stream']?.schema;
     const eventSchema = streamed?.['x-event-schema'] as Record<string, unknown> | undefined;
@@ -177,11 +184,14 @@ describe('/openapi.json response schemas', () => {
       const operation = document.paths[path]![method.toLowerCase()]!;
       const name = `${method} ${path}`;
       const statuses = Object.keys(operation.responses);
-      const successes = statuses.filter((status) => /^2\d\d$/.test(status));
+      // A success is a 2xx, or a redirect of the browser (the sign-in start endpoints' 302).
+      const successes = statuses.filter((status) => /^2\d\d$|^302$/.test(status));
       if (successes.length === 0) problems.push(`${name}: no 2xx`);
       for (const status of successes) {
-        const schema = operation.responses[status]!.content?.['application/json']?.schema;
-        if (status === '204' ? operation.responses[status]!.content !== undefined : schema === undefined) problems.push(`${name} ${status}: no schema`);
+        const content = operation.responses[status]!.content;
+        // JSON, or one other documented media type (SAML metadata is XML).
+        const schema = content?.['application/json']?.schema ?? (content !== undefined && Object.keys(content).length === 1 ? Object.values(content)[0]!.schema : undefined);
+        if (status === '204' || status === '302' ? content !== undefined : schema === undefined) problems.push(`${name} ${status}: no schema`);
       }
       const isHealth = path.startsWith('/health');
       const required = isHealth ? ['429'] : ['429', '503'];
@@ -463,6 +473,66 @@ describe('/openapi.json response schemas', () => {
     await call('PATCH', `/api/v1/sensors/${sensorId}/config`, { payload: {} });
     await call('DELETE', `/api/v1/sensors/${sensorId}`);
     await call('DELETE', `/api/v1/sensors/${sensorId}`);
+    // Sign-in: TOTP for the registered user (its own org), OIDC against a real provider and SAML
+    // (the admin key's org is Enterprise). Public calls from their own addresses (per-IP limits).
+    const userId = registered.json().user_id as string;
+    const totpEnrolment = await call('POST', '/api/v1/auth/totp/enroll', { key: session });
+    expect(totpEnrolment.statusCode).toBe(201);
+    await call('POST', '/api/v1/auth/totp/enroll');
+    const secret = new URL(totpEnrolment.json().otpauth_uri as string).searchParams.get('secret')!;
+    const codeNow = await generate({ secret });
+    const wrongCode = (Number(codeNow) ^ 1).toString().padStart(6, '0');
+    await call('POST', '/api/v1/auth/totp/confirm', { key: session, payload: { code: wrongCode } });
+    expect((await call('POST', '/api/v1/auth/totp/confirm', { key: session, payload: { code: codeNow } })).statusCode).toBe(200);
+    const firstStep = await call('POST', '/api/v1/auth/login', { key: null, payload: { email, password: 'correct horse battery' }, remoteAddress: '10.78.0.1' });
+    expect(firstStep.json().mfa_required).toBe(true);
+    const mfaToken = firstStep.json().mfa_token as string;
+    await call('POST', '/api/v1/auth/login/totp', { key: null, payload: { mfa_token: mfaToken, code: wrongCode }, remoteAddress: '10.78.0.2' });
+    const nextCode = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    expect((await call('POST', '/api/v1/auth/login/totp', { key: null, payload: { mfa_token: mfaToken, code: nextCode }, remoteAddress: '10.78.0.3' })).statusCode).toBe(200);
+    await call('DELETE', `/api/v1/users/${userId}/totp`, { key: session });
+    await call('DELETE', `/api/v1/users/${userId}/totp`);
+
+    const orgId = (await call('GET', '/api/v1/whoami')).json().org_id as string;
+    oidcProvider = await startOidcProvider();
+    await oidcProvider.register(['http://localhost/placeholder']);
+    await call('GET', '/api/v1/sso/oidc');
+    await call('PUT', '/api/v1/sso/oidc', { payload: { issuer: 'http://127.0.0.1:9', client_id: 'svc', client_secret: 'secret' } });
+    expect((await call('PUT', '/api/v1/sso/oidc', { payload: { issuer: oidcProvider.issuer, ...oidcProvider.client, allowed_domains: ['example.org'] } })).statusCode).toBe(200);
+    await call('GET', '/api/v1/sso/oidc');
+    const started = await call('GET', `/api/v1/auth/oidc/${orgId}/start`, { key: null, remoteAddress: '10.78.0.4' });
+    expect(started.statusCode).toBe(302);
+    await call('GET', '/api/v1/auth/oidc/00000000-0000-4000-8000-000000000000/start', { key: null, remoteAddress: '10.78.0.4' });
+    const authorization = new URL(started.headers.location as string);
+    const redirectUri = authorization.searchParams.get('redirect_uri')!;
+    await oidcProvider.register([redirectUri]);
+    const back = new URL(await oidcProvider.signIn(authorization.href, `sso-${Date.now()}@example.org`, redirectUri));
+    const browser = { cookie: String(started.headers['set-cookie']).split(';')[0]! };
+    expect((await call('GET', `${back.pathname}${back.search}`, { key: null, headers: browser, remoteAddress: '10.78.0.5' })).statusCode).toBe(200);
+    await call('GET', `${back.pathname}${back.search}`, { key: null, headers: browser, remoteAddress: '10.78.0.5' });
+    await call('DELETE', '/api/v1/sso/oidc');
+
+    const samlIdp = samlKeyPair('sweep-idp');
+    await call('GET', '/api/v1/sso/saml');
+    const samlSettings = { idp_entity_id: 'https://idp.example.test/saml', sso_url: 'https://idp.example.test/sso', certificate: samlIdp.cert, allowed_domains: ['example.org'] };
+    await call('PUT', '/api/v1/sso/saml', { payload: { ...samlSettings, certificate: 'not a certificate' } });
+    const samlConnection = await call('PUT', '/api/v1/sso/saml', { payload: samlSettings });
+    expect(samlConnection.statusCode).toBe(200);
+    await call('GET', '/api/v1/sso/saml');
+    await call('GET', `/api/v1/auth/saml/${orgId}/metadata`, { key: null, remoteAddress: '10.78.0.6' });
+    await call('GET', '/api/v1/auth/saml/00000000-0000-4000-8000-000000000000/metadata', { key: null, remoteAddress: '10.78.0.6' });
+    await call('GET', `/api/v1/auth/saml/${orgId}/start`, { key: null, remoteAddress: '10.78.0.6' });
+    await call('GET', '/api/v1/auth/saml/00000000-0000-4000-8000-000000000000/start', { key: null, remoteAddress: '10.78.0.6' });
+    const assertion = samlResponse(`saml-${Date.now()}@example.org`, {
+      signer: samlIdp,
+      idpEntityId: samlSettings.idp_entity_id,
+      audience: samlConnection.json().sp_entity_id as string,
+      acsUrl: samlConnection.json().acs_url as string,
+    });
+    const form = { key: null, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ SAMLResponse: assertion }).toString(), remoteAddress: '10.78.0.7' };
+    expect((await call('POST', `/api/v1/auth/saml/${orgId}/acs`, form)).statusCode).toBe(200);
+    await call('POST', `/api/v1/auth/saml/${orgId}/acs`, form);
+    await call('DELETE', '/api/v1/sso/saml');
 
     // Every API operation: without a credential, with a read key where it needs more, with a wrong content type.
     for (const { method, path } of operations()) {

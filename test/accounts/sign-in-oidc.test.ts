@@ -1,0 +1,173 @@
+/**
+ * OIDC sign-in against a real OpenID provider started by the test (oidc-provider): svc redirects
+ * the browser to the provider with PKCE, state and nonce; the provider signs the user in (the
+ * test's interaction endpoint logs in the chosen account and grants consent) and redirects back;
+ * svc exchanges the code, verifies the ID token and signs the user in. The browser is played by
+ * fetch with a cookie jar. Refused: a wrong or reused state, a callback from another browser, an
+ * ID token for another audience or signed with another key (the provider's token answer altered
+ * in flight), a domain that is not allowed.
+ */
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { decodeJwt, generateKeyPair, importJWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
+
+let context: TestContext;
+let base: string;
+let idp: OidcProvider;
+let issuer: string;
+let org: { orgId: string; apiKey: string };
+let CLIENT: { client_id: string; client_secret: string };
+let browsers = 0;
+
+/**
+ * A browser (its own client address: svc trusts X-Forwarded-For here, as behind a load balancer,
+ * and the anonymous per-address rate limit is not what these tests are about): svc's start
+ * endpoint, then the provider, until the redirect back to svc's callback (returned, with svc's
+ * cookie, not yet called).
+ */
+async function signInAtProvider(email: string, orgId = org.orgId): Promise<{ callback: string; cookie: string; address: string }> {
+  browsers++;
+  const address = `10.7.${browsers >> 8}.${browsers & 255}`;
+  const start = await fetch(`${base}/api/v1/auth/oidc/${orgId}/start`, { redirect: 'manual', headers: { 'x-forwarded-for': address } });
+  if (start.status !== 302) throw new Error(`start: ${start.status} ${await start.text()}`);
+  const cookie = start.headers.getSetCookie()[0]!.split(';')[0]!;
+  const callback = await idp.signIn(start.headers.get('location')!, email, `${base}/api/v1/auth/oidc/${orgId}/callback`);
+  return { callback, cookie, address };
+}
+
+async function callback(url: string, cookie: string | null, address = '10.6.0.1') {
+  return fetch(url, { headers: { 'x-forwarded-for': address, ...(cookie === null ? {} : { cookie }) } });
+}
+
+beforeAll(async () => {
+  idp = await startOidcProvider();
+  issuer = idp.issuer;
+  CLIENT = idp.client;
+  context = await createTestApp({ env: { TRUST_PROXY: 'true' } });
+  await context.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(context.app.server.address() as AddressInfo).port}`;
+  // A Starter org: OIDC is not gated by plan (docs/decisions.md).
+  org = await context.createOrg();
+  await idp.register([`${base}/api/v1/auth/oidc/${org.orgId}/callback`]);
+  const saved = await fetch(`${base}/api/v1/sso/oidc`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ issuer, ...CLIENT, allowed_domains: ['corp.example'], default_role: 'viewer' }),
+  });
+  expect(saved.status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await idp?.close();
+});
+
+describe('OIDC sign-in', () => {
+  it('keeps the client secret encrypted and answers it masked', async () => {
+    const view = await fetch(`${base}/api/v1/sso/oidc`, { headers: { authorization: `Bearer ${org.apiKey}` } });
+    const body = (await view.json()) as { client_secret: string; issuer: string };
+    expect(body.issuer).toBe(issuer);
+    expect(body.client_secret).toBe(`••••${CLIENT.client_secret.slice(-4)}`);
+    const stored = await context.services.db.query<{ secret_ciphertext: string }>(`SELECT secret_ciphertext FROM sso_connections WHERE kind = 'oidc'`);
+    expect(stored.rows[0]!.secret_ciphertext).not.toContain(CLIENT.client_secret);
+  });
+
+  it('redirects to the provider with PKCE, state and nonce, and signs a new user of an allowed domain in with the configured role', async () => {
+    const start = await fetch(`${base}/api/v1/auth/oidc/${org.orgId}/start`, { redirect: 'manual', headers: { 'x-forwarded-for': '10.6.0.2' } });
+    expect(start.status).toBe(302);
+    const authorize = new URL(start.headers.get('location')!);
+    expect(authorize.origin).toBe(issuer);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('state')).toBeTruthy();
+    expect(authorize.searchParams.get('nonce')).toBeTruthy();
+    expect(start.headers.get('set-cookie')).toMatch(/svc_sso_browser=.*HttpOnly/);
+
+    const email = `oidc-${randomUUID().slice(0, 8)}@corp.example`;
+    const { callback: url, cookie } = await signInAtProvider(email);
+    const answer = await callback(url, cookie, '10.6.0.3');
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { user_id: string; org_id: string; role: string; token: string };
+    expect(body.org_id).toBe(org.orgId);
+    expect(body.role).toBe('viewer');
+    const whoami = await fetch(`${base}/api/v1/whoami`, { headers: { authorization: `Bearer ${body.token}` } });
+    expect(((await whoami.json()) as { user_id: string }).user_id).toBe(body.user_id);
+    // The same person again: the same user.
+    const again = await signInAtProvider(email);
+    expect(((await (await callback(again.callback, again.cookie, again.address)).json()) as { user_id: string }).user_id).toBe(body.user_id);
+  });
+
+  it('refuses a wrong state, a state used twice, and a callback from another browser', async () => {
+    const email = `oidc-${randomUUID().slice(0, 8)}@corp.example`;
+    const first = await signInAtProvider(email);
+    const wrong = new URL(first.callback);
+    wrong.searchParams.set('state', 'forged-state-value');
+    const refused = await callback(wrong.href, first.cookie, first.address);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('SSO_STATE_INVALID');
+
+    const otherBrowser = await signInAtProvider(email);
+    const noCookie = await callback(otherBrowser.callback, null, otherBrowser.address);
+    expect(((await noCookie.json()) as { error: { code: string } }).error.code).toBe('SSO_STATE_INVALID');
+
+    const used = await signInAtProvider(email);
+    expect((await callback(used.callback, used.cookie, used.address)).status).toBe(200);
+    const reused = await callback(used.callback, used.cookie, used.address);
+    expect(reused.status).toBe(400);
+    expect(((await reused.json()) as { error: { code: string } }).error.code).toBe('SSO_STATE_INVALID');
+  });
+
+  it('refuses an ID token for another audience, even one the provider signed', async () => {
+    idp.tamper = async (idToken) => {
+      const claims = decodeJwt(idToken);
+      return new SignJWT({ ...claims, aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(idp.privateJwk, 'ES256'));
+    };
+    try {
+      const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
+      const answer = await callback(flow.callback, flow.cookie, flow.address);
+      expect(answer.status).toBe(401);
+      const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
+      expect(error.code).toBe('SSO_ASSERTION_INVALID');
+      expect(error.reason).toBe('audience');
+    } finally {
+      idp.tamper = null;
+    }
+  });
+
+  it('refuses an ID token signed with a key the provider does not publish', async () => {
+    const { privateKey: forger } = await generateKeyPair('ES256');
+    idp.tamper = async (idToken) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
+    try {
+      const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
+      const answer = await callback(flow.callback, flow.cookie, flow.address);
+      expect(answer.status).toBe(401);
+      const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
+      expect(error.code).toBe('SSO_ASSERTION_INVALID');
+      expect(error.reason).toBe('signature');
+    } finally {
+      idp.tamper = null;
+    }
+  });
+
+  it('creates no user for a domain that is not allowed', async () => {
+    const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@elsewhere.example`);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    expect(answer.status).toBe(403);
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('SSO_DOMAIN_NOT_ALLOWED');
+  });
+
+  it('refuses an issuer on a private address where private targets are not allowed', async () => {
+    const strict = await createTestApp({ env: { ALLOW_PRIVATE_TARGETS: 'false' } });
+    try {
+      const other = await strict.createOrg();
+      const saved = await strict.app.inject({ method: 'PUT', url: '/api/v1/sso/oidc', headers: { authorization: `Bearer ${other.apiKey}` }, payload: { issuer, ...CLIENT } });
+      expect(saved.statusCode).toBe(403);
+      expect(saved.json().error.code).toBe('TARGET_FORBIDDEN');
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
