@@ -3,8 +3,9 @@
  * keys (core: accounts.ts, no Fastify), and its routes plugin (routes.ts). Outside code uses only
  * these exports.
  */
-export { createAccounts, scopeAllows, SCOPES, KEY_CLASSES, ROLES, PROVIDER_IDS } from './accounts.ts';
-export type { Accounts, AuthContext, OrgRecord, ApiKeyRecord, ProviderKeyRecord, Scope, KeyClass, Role } from './accounts.ts';
+export { createAccounts, scopeAllows, usageMonth, SCOPES, KEY_CLASSES, ROLES, PROVIDER_IDS } from './accounts.ts';
+export type { Accounts, AuthContext, OrgRecord, OrgUsage, PlanChange, PlanChangeListener, ApiKeyRecord, ProviderKeyRecord, Scope, KeyClass, Role } from './accounts.ts';
+export type { FindingsQuota } from './quota.ts';
 export {
   PLANS,
   PLAN_LIMITS,
@@ -15,6 +16,17 @@ export {
   LOGIN_POLICY,
   REGISTER_POLICY,
   effectivePlan,
+  PILLARS,
+  PLAN_FEATURES,
+  planAllows,
+  lowestPlanWith,
+  assertPlanAllows,
+  sensorQuota,
+  assertSensorQuota,
+  findingsQuota,
   type Plan,
+  type Pillar,
+  type PlanFeature,
+  type Gate,
 } from './plans.ts';
-export { accountRoutes, type AccountRoutesOptions } from './routes.ts';
+export { accountRoutes, planGate, type AccountRoutesOptions } from './routes.ts';

@@ -21,6 +21,8 @@ export const ERRORS = {
   SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
+  PLAN_UPGRADE_REQUIRED: { status: 403, message: 'The plan in force does not include this pillar or feature, or its quota is used up (details.feature, details.plan, details.required_plan).' },
+  ROLE_INSUFFICIENT: { status: 403, message: 'This operation needs a higher user role (details.required_role); API keys hold no role.' },
   PLAN_REQUIRED: { status: 403, message: 'This feature needs a higher plan (details.required_plan).' },
   TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address; a private deployment may allow such targets with ALLOW_PRIVATE_TARGETS=true.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },

@@ -366,6 +366,24 @@ describe('/openapi.json response schemas', () => {
     await call('DELETE', `/api/v1/webhooks/${hookId}`);
     for (const suffix of ['', '/deliveries', '/failures/summary']) await call('GET', `/api/v1/webhooks/${hookId}${suffix}`);
 
+    // Plans and usage; SIEM export, once a super_admin has moved the org to Pro (which includes it).
+    await call('GET', '/api/v1/org/usage');
+    await call('PUT', '/api/v1/org/plan', { key: session, payload: { plan: 'pro' } }); // an admin: ROLE_INSUFFICIENT
+    await call('POST', '/api/v1/siem/sinks', { payload: { name: 'soc', kind: 'syslog', host: '127.0.0.1', port: 9 } }); // Starter: PLAN_UPGRADE_REQUIRED
+    const orgId = registered.json().org_id as string;
+    const superAdminId = crypto.randomUUID();
+    await context.services.db.withOrg(orgId, (tx) => tx.query(`INSERT INTO users (id, org_id, email, role) VALUES ($1, $2, $3, 'super_admin')`, [superAdminId, orgId, `${superAdminId}@example.org`]));
+    const superAdmin = (await context.services.accounts.users.issueSession({ userId: superAdminId, orgId, role: 'super_admin' })).token;
+    expect((await call('PUT', '/api/v1/org/plan', { key: superAdmin, payload: { plan: 'pro' } })).statusCode).toBe(200);
+    const sink = await call('POST', '/api/v1/siem/sinks', { payload: { name: 'soc', kind: 'hec', url: 'http://127.0.0.1:9/services/collector/event', token: 'hec-token-0000000000000000' } });
+    expect(sink.statusCode).toBe(201);
+    const sinkId = sink.json().id as string;
+    await call('GET', '/api/v1/siem/sinks');
+    await call('GET', `/api/v1/siem/sinks/${sinkId}`);
+    await call('PATCH', `/api/v1/siem/sinks/${sinkId}`, { payload: { streams: ['findings'] } });
+    await call('DELETE', `/api/v1/siem/sinks/${sinkId}`);
+    for (const method of ['GET', 'PATCH', 'DELETE']) await call(method, `/api/v1/siem/sinks/${sinkId}`, method === 'PATCH' ? { payload: { enabled: false } } : {});
+
     // API security: gateways and geo-blocking rules.
     const gateway = await call('POST', '/api/v1/gateways', { payload: { name: 'sweep', backend_url: 'http://127.0.0.1:9', rate_limit: { requests_per_minute: 100 }, health_check: { path: '/health' } } });
     expect(gateway.statusCode).toBe(201);
