@@ -16,7 +16,7 @@
  * clean close within the deadline, fails the whole batch (it is sent again: docs/siem.md).
  * The HTTP event collector acknowledges with a 2xx.
  */
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates } from 'node:tls';
 import { Agent, request as httpRequest } from 'undici';
 import { guardedConnector, guardedLookup, isForbiddenLiteral } from '../platform/ssrf.ts';
@@ -80,7 +80,8 @@ export function sendSyslog(target: SyslogTarget, frames: readonly Buffer[], poli
         host,
         port: target.port,
         lookup,
-        servername: target.serverName ?? host,
+        // SNI names a host, never an address (RFC 6066); the certificate is then checked against the address.
+        ...(target.serverName !== null ? { servername: target.serverName } : isIP(host) === 0 ? { servername: host } : {}),
         ...(target.caPem === null ? {} : { ca: [...rootCertificates, target.caPem] }),
       });
       socket.once('secureConnect', send);
