@@ -46,6 +46,8 @@ export function createFindingsQuota(deps: { db: Database; logger: Logger; refres
   const states = new LRUCache<string, QuotaState>({ max: 50_000 });
   const dropped = new Map<string, { month: string; count: number }>();
   const refreshing = new Map<string, Promise<void>>();
+  /** A database outage fails every org's read: one warning a minute says so. */
+  let lastFailureLog = 0;
 
   const read = async (orgId: string): Promise<void> => {
     const month = monthOf(new Date());
@@ -77,7 +79,10 @@ export function createFindingsQuota(deps: { db: Database; logger: Logger; refres
         const now = dropped.get(orgId);
         dropped.set(orgId, { month: pending.month, count: pending.count + (now?.month === pending.month ? now.count : 0) });
       }
-      logger.warn({ org_id: orgId, code: (error as { code?: unknown } | null)?.code ?? null }, 'findings quota could not be read');
+      if (Date.now() - lastFailureLog >= 60_000) {
+        lastFailureLog = Date.now();
+        logger.warn({ org_id: orgId, code: (error as { code?: unknown } | null)?.code ?? null }, 'findings quota could not be read; findings are admitted on the last answer');
+      }
       const before = states.get(orgId);
       states.set(orgId, { month, overQuota: before?.overQuota ?? false, checkedAt: Date.now() });
     }
