@@ -189,6 +189,7 @@ export function createSiem(deps: SiemDeps): Siem {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
   let closed = false;
+  let lastPassFailureLog = 0;
   const tokenContext = (id: string) => `siem-token:${id}`;
 
   /** Validates a complete sink (after defaults and changes are merged) and SSRF-checks its target. */
@@ -552,7 +553,12 @@ export function createSiem(deps: SiemDeps): Siem {
       if (timer !== null || closed) return;
       timer = setInterval(() => {
         if (running !== null) return;
-        siem.tick().catch((error: unknown) => logger.warn({ code: (error as { code?: unknown } | null)?.code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'SIEM export pass failed'));
+        siem.tick().catch((error: unknown) => {
+          // A database outage fails every pass: one warning a minute says so.
+          if (Date.now() - lastPassFailureLog < 60_000) return;
+          lastPassFailureLog = Date.now();
+          logger.warn({ code: (error as { code?: unknown } | null)?.code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'SIEM export pass failed; retrying every pass');
+        });
       }, policy.intervalMs);
       timer.unref();
     },
