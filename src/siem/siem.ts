@@ -483,13 +483,19 @@ export function createSiem(deps: SiemDeps): Siem {
         const current = await find(tx, id, true);
         const sets: string[] = [];
         const params: unknown[] = [id];
+        let resetCursor = false;
         const set = (column: string, value: unknown) => {
           params.push(value);
           sets.push(`${column} = $${params.length}`);
         };
         if (changes.name !== undefined) set('name', merged.name.trim());
         if (changes.format !== undefined) set('format', merged.format);
-        if (changes.streams !== undefined) set('streams', JSON.stringify(merged.streams));
+        if (changes.streams !== undefined) {
+          set('streams', JSON.stringify(merged.streams));
+          // A stream taken off drops what waited for it; one added starts from now (no backfill).
+          if (!merged.streams.includes('findings')) await tx.query('DELETE FROM siem_pending WHERE sink_id = $1', [id]);
+          if (merged.streams.includes('audit') && !streamsOf(current).includes('audit')) resetCursor = true;
+        }
         if (changes.transport !== undefined) set('transport', changes.transport);
         if (changes.host !== undefined) set('host', changes.host);
         if (changes.port !== undefined) set('port', changes.port);
@@ -505,7 +511,7 @@ export function createSiem(deps: SiemDeps): Siem {
         if (changes.enabled === true && !current.enabled) {
           if (current.disabled_reason === 'plan') throw new SvcError('PLAN_UPGRADE_REQUIRED', { details: { feature: 'siem_export', required_plan: 'pro' } });
           // Re-enabled: from the chain's head on, and retried at once.
-          set('audit_cursor', await chainHead(tx, orgId));
+          resetCursor = true;
           sets.push('enabled = true', 'disabled_reason = NULL', 'consecutive_failures = 0', 'next_attempt_at = now()');
         } else if (changes.enabled === false && current.enabled) {
           sets.push('enabled = false', `disabled_reason = 'manual'`);
@@ -515,6 +521,7 @@ export function createSiem(deps: SiemDeps): Siem {
         if (changes.host !== undefined || changes.port !== undefined || changes.url !== undefined || changes.token !== undefined || changes.transport !== undefined || changes.ca_pem !== undefined) {
           sets.push('next_attempt_at = now()');
         }
+        if (resetCursor) set('audit_cursor', await chainHead(tx, orgId));
         if (sets.length === 0) return view(tx, current);
         sets.push('updated_at = now()');
         const updated = await tx.query<SinkRow>(`UPDATE siem_sinks SET ${sets.join(', ')} WHERE id = $1 RETURNING ${SINK_COLUMNS}`, params);
