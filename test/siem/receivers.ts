@@ -6,7 +6,7 @@
  * not installed TLS is tested against the node:tls receiver.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,14 @@ export const RSYSLOGD = '/usr/sbin/rsyslogd';
 
 export function rsyslogAvailable(): boolean {
   return existsSync(RSYSLOGD);
+}
+
+/** Whether rsyslog's TLS driver (gtls, Debian package rsyslog-gnutls) is installed. */
+export function rsyslogTlsAvailable(): boolean {
+  if (!rsyslogAvailable()) return false;
+  const lib = '/usr/lib';
+  const candidates = [join(lib, 'rsyslog'), ...readdirSync(lib).map((entry) => join(lib, entry, 'rsyslog'))];
+  return candidates.some((directory) => existsSync(join(directory, 'lmnsd_gtls.so')));
 }
 
 /** One received line, as rsyslog parsed the RFC 5424 message: APP-NAME, MSGID, STRUCTURED-DATA, MSG. */
@@ -40,16 +48,23 @@ export interface Rsyslog {
 
 const SEPARATOR = '\u001f';
 
-export async function startRsyslog(): Promise<Rsyslog> {
+/** rsyslogd with imtcp; with `tls`, imtcp speaks TLS (gtls, anonymous clients) with this certificate. */
+export async function startRsyslog(options: { tls?: { cert: string; key: string } } = {}): Promise<Rsyslog> {
   const work = mkdtempSync(join(tmpdir(), 'svc-rsyslog-'));
   const port = await freePort();
   const output = join(work, 'received.log');
   const config = join(work, 'rsyslog.conf');
+  if (options.tls !== undefined) {
+    writeFileSync(join(work, 'cert.pem'), options.tls.cert);
+    writeFileSync(join(work, 'key.pem'), options.tls.key);
+  }
   writeFileSync(
     config,
     [
-      `global(workDirectory="${work}")`,
-      'module(load="imtcp")',
+      options.tls === undefined
+        ? `global(workDirectory="${work}")`
+        : `global(workDirectory="${work}" DefaultNetstreamDriver="gtls" DefaultNetstreamDriverCAFile="${work}/cert.pem" DefaultNetstreamDriverCertFile="${work}/cert.pem" DefaultNetstreamDriverKeyFile="${work}/key.pem")`,
+      options.tls === undefined ? 'module(load="imtcp")' : 'module(load="imtcp" StreamDriver.Name="gtls" StreamDriver.Mode="1" StreamDriver.AuthMode="anon")',
       `input(type="imtcp" port="${port}" address="127.0.0.1")`,
       `template(name="fields" type="string" string="%app-name%${SEPARATOR}%msgid%${SEPARATOR}%structured-data%${SEPARATOR}%msg%\\n")`,
       `*.* action(type="omfile" file="${output}" template="fields")`,
