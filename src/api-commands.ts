@@ -98,6 +98,8 @@ const gatewayLine = (gateway: Record<string, unknown>) => `${text(gateway.id)}  
 const serverLine = (server: Record<string, unknown>) => `${text(server.id)}  ${text(server.name)}  ${text(server.url)}  endpoint ${text(server.endpoint)}`;
 const webhookLine = (webhook: Record<string, unknown>) => `${text(webhook.id)}  ${text(webhook.url)}  ${text(webhook.state)}  ${text(webhook.events)}`;
 const done = (what: string) => () => what;
+const siemLine = (sink: Record<string, unknown>) =>
+  `${text(sink.id)}  ${text(sink.name)}  ${text(sink.kind)}  ${sink.kind === 'hec' ? text(sink.url) : `${text(sink.transport)}://${text(sink.host)}:${text(sink.port)}`}  ${text(sink.format)}  ${text(sink.state)}`;
 const thresholdsLine = (answer: Record<string, unknown>) =>
   Object.entries((answer.thresholds ?? {}) as Record<string, unknown>)
     .map(([name, value]) => `${name.replace('_threshold', '')} ${text(value)}`)
@@ -149,6 +151,37 @@ export const apiCommandSpecs: Record<string, ApiCommandSpec> = {
     text: webhookLine,
   },
   'webhook delete': { summary: '--id ID  delete a webhook endpoint', options: byId, call: (o) => ({ method: 'DELETE', path: `/api/v1/webhooks/${segment(o, 'id')}` }), text: done('deleted') },
+
+  'plan usage': {
+    summary: 'usage against every quota of the plan in force (findings this month, sensors, trial days left, pillars)',
+    options: {},
+    call: () => ({ method: 'GET', path: '/api/v1/org/usage' }),
+    text: (usage) => {
+      const findings = (usage.findings ?? {}) as Record<string, unknown>;
+      const sensors = (usage.sensors ?? {}) as Record<string, unknown>;
+      return `plan ${text(usage.effective_plan)}  findings ${text(findings.used)}/${text(findings.limit ?? 'unlimited')}  sensors ${text(sensors.used ?? '?')}/${text(sensors.limit ?? 'unlimited')}`;
+    },
+  },
+  'plan set': {
+    summary: '--plan community|starter|pro|enterprise  change the plan of the key\'s org (a super_admin session token as --key; no payment processor)',
+    options: { plan: { type: 'string' } },
+    call: (o) => ({ method: 'PUT', path: '/api/v1/org/plan', body: { plan: required(o, 'plan') } }),
+    text: (answer) => `plan ${text(((answer.previous ?? {}) as Record<string, unknown>).effective_plan)} → ${text(((answer.org ?? {}) as Record<string, unknown>).plan)} (${text(answer.change)})`,
+  },
+
+  'siem-sink list': { summary: 'list SIEM sinks', options: {}, call: () => ({ method: 'GET', path: '/api/v1/siem/sinks' }), text: listOf('sinks', siemLine) },
+  'siem-sink get': { summary: '--id ID  one SIEM sink, its delivery state and lag', options: byId, call: (o) => ({ method: 'GET', path: `/api/v1/siem/sinks/${segment(o, 'id')}` }), text: siemLine },
+  'siem-sink create': {
+    summary: '--name N --kind syslog|hec [--host H --port P --transport tcp|tls --format cef|json] [--url U --token T] [--body JSON | --file F]  stream findings and audit entries to a SIEM',
+    options: { name: { type: 'string' }, kind: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, transport: { type: 'string' }, format: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, ...body },
+    call: (o) => ({
+      method: 'POST',
+      path: '/api/v1/siem/sinks',
+      body: bodyOf(o, { name: o.name, kind: o.kind, host: o.host, port: number(o, 'port'), transport: o.transport, format: o.format, url: o.url, token: o.token }),
+    }),
+    text: siemLine,
+  },
+  'siem-sink delete': { summary: '--id ID  delete a SIEM sink', options: byId, call: (o) => ({ method: 'DELETE', path: `/api/v1/siem/sinks/${segment(o, 'id')}` }), text: done('deleted') },
 
   'thresholds get': { summary: 'the response-policy thresholds in force', options: {}, call: () => ({ method: 'GET', path: '/api/v1/config/thresholds' }), text: thresholdsLine },
   'thresholds set': {

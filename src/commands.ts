@@ -76,6 +76,38 @@ export const commandSpecs: Record<string, CommandSpec> = {
       };
     },
   },
+  'org plan': {
+    summary: '--org ID --plan community|starter|pro|enterprise  change an org\'s plan (upgrade, downgrade, trial conversion; no payment processor)',
+    options: { org: { type: 'string' }, plan: { type: 'string' } },
+    async run(services, options) {
+      const orgId = uuid(options, 'org');
+      const plan = oneOf<Plan>(options, 'plan', PLANS);
+      const result = await services.accounts.changePlan(orgId, plan);
+      await auditCli(services, orgId, 'org.plan_changed', orgId, {
+        from: result.previous.plan,
+        from_effective: result.previous.effective_plan,
+        to: result.org.plan,
+        change: result.change,
+        trial_ends_at_before: result.previous.trial_ends_at,
+      });
+      return {
+        json: { org: result.org, previous: result.previous, change: result.change },
+        text: `org ${orgId}: ${result.previous.effective_plan} → ${result.org.plan} (${result.change})`,
+      };
+    },
+  },
+  'org usage': {
+    summary: '--org ID  usage against every quota of the org\'s plan (findings this month, sensors, trial, pillars)',
+    options: { org: { type: 'string' } },
+    async run(services, options) {
+      const usage = await services.accounts.usage(uuid(options, 'org'));
+      const findings = `${usage.findings.used}/${usage.findings.limit ?? 'unlimited'}${usage.findings.dropped > 0 ? ` (${usage.findings.dropped} dropped)` : ''}`;
+      return {
+        json: usage as unknown as Record<string, unknown>,
+        text: `plan ${usage.effective_plan}  findings ${findings}  sensors ${usage.sensors.used ?? '?'}/${usage.sensors.limit ?? 'unlimited'}${usage.trial.active ? `  trial ${usage.trial.days_left} days left` : ''}`,
+      };
+    },
+  },
   'org list': {
     summary: 'list organizations',
     options: {},

@@ -11,7 +11,7 @@
  * start()/close()), and register its routes plugin in src/http/capabilities.ts.
  */
 import { join } from 'node:path';
-import { createAccounts, createSso, createTotp, type Accounts, type Sso, type Totp } from './accounts/index.ts';
+import { createAccounts, createSso, createTotp, planAllows, type Accounts, type Sso, type Totp } from './accounts/index.ts';
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
@@ -20,6 +20,7 @@ import { createGateway, createJudgeCompletion, createT4Judge, type GatewayServic
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
 import { createCollector, createLicenceGate, type Collector, type LicenceGate } from './sensors/index.ts';
+import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
   setTokenBudgetUsedRatio,
@@ -72,6 +73,8 @@ export interface Services {
   /** The AI gateway (screens completions through `detection`). */
   readonly gateway: GatewayService;
   readonly webhooks: Webhooks;
+  /** SIEM export: per-org sinks streaming findings and audit entries (syslog, HEC). */
+  readonly siem: Siem;
   /** Verification of AI responses (the gateway's completion verifier, guard API, policy, provenance). */
   readonly verification: VerificationCore;
   /** API security: protected gateways (reverse proxy), analyzer, bots, health checks, geo rules. */
@@ -128,6 +131,8 @@ export interface ServiceOptions {
    * timing.
    */
   verification?: { tiers?: GroundingTiers; provenance?: VerificationDeps['provenance'] };
+  /** Test seams: the SIEM exporter's retry policy, batch size and pass interval. */
+  siem?: Partial<SiemPolicy>;
   /** Test seams: the compliance capability's clock and unlearning hooks. */
   compliance?: Partial<Pick<ComplianceDeps, 'now' | 'unlearning'>>;
   /** Test and bench seams: the collector's clock and wire version. */
@@ -183,6 +188,8 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     logger,
     outbox,
     metrics,
+    // Findings per month: log- and alert-band findings are not stored past the plan's quota.
+    findingsQuota: accounts.findings,
     // T4 (LLM escalation) asks the configured judge model through the gateway's provider adapters.
     ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
     semantic: config.detectionSemantic ? { timeoutMs: config.detectionSemanticTimeoutMs } : false,
@@ -206,6 +213,9 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);
+  const siem = createSiem({ db, logger, config, ...(options.siem === undefined ? {} : { policy: options.siem }) });
+  // A plan without SIEM export disables the org's sinks, in the plan change's transaction.
+  accounts.onPlanChanged((tx, orgId, plan) => siem.planChanged(tx, orgId, planAllows(plan, 'siem_export')));
   // Grounding tier 2 is the local model loaded above (when configured); tier 3 asks the same
   // judge model as detection's T4, for orgs whose policy enables it.
   const tiers: GroundingTiers = {
@@ -312,6 +322,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     detection,
     gateway,
     webhooks,
+    siem,
     verification,
     apisec,
     mcp,
@@ -333,6 +344,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       redisProbe.unref();
       gateway.start();
       webhooks.start();
+      siem.start();
       await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
       await compliance.start();
@@ -369,6 +381,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('compliance', () => compliance.close());
       await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());
+      await step('siem', () => siem.close());
       await step('apisec', () => apisec.close());
       await step('gateway', () => gateway.close());
       await step('verification provenance', () => verification.close());

@@ -20,10 +20,11 @@ import type { Database, Queryable } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
-import { effectivePlan, extendedTrialEnd, PLANS, trialEnd, type Plan } from './plans.ts';
 import type { AuthContext, KeyClass, Role, Scope } from './access.ts';
 import { createSessions, type SignInMethod } from './sessions.ts';
 import { createMembers } from './members.ts';
+import { createFindingsQuota } from './quota.ts';
+import { effectivePlan, extendedTrialEnd, findingsQuota, PILLARS, PLAN_FEATURES, PLAN_LIMITS, PLANS, planAllows, sensorQuota, TRIAL_MAX_DAYS, trialEnd, type Plan } from './plans.ts';
 
 
 export { SCOPES, KEY_CLASSES, ROLES, scopeAllows, type Scope, type KeyClass, type Role, type AuthContext } from './access.ts';
@@ -75,8 +76,44 @@ const KEY_CACHE_MAX = 50_000;
 
 export type Accounts = ReturnType<typeof createAccounts>;
 
-export function createAccounts(deps: { db: Database; config: ResolvedConfig; logger: Logger }) {
+/** How a plan change moved the org (from the plan in force before it). */
+export type PlanChange = 'upgrade' | 'downgrade' | 'trial_conversion' | 'unchanged';
+
+/** Runs inside a plan change's transaction (e.g. SIEM export disables its sinks on a plan without it). */
+export type PlanChangeListener = (tx: Queryable, orgId: string, plan: Plan) => Promise<void>;
+
+/** Usage against every quota of the plan in force (GET /api/v1/org/usage). null limits: unlimited. */
+export interface OrgUsage {
+  org_id: string;
+  plan: Plan;
+  effective_plan: Plan;
+  trial: { active: boolean; started_at: string | null; ends_at: string | null; days_left: number | null; max_days: number };
+  period: { start: string; end: string };
+  findings: { used: number; limit: number | null; remaining: number | null; over_quota: boolean; dropped: number };
+  sensors: { used: number | null; limit: number | null };
+  pillars: Record<string, boolean>;
+  features: Record<string, boolean>;
+  rate: { requests_per_minute: number | null; requests_per_day: number | null; burst: number; concurrent: number | null };
+  daily_tokens: { limit: number };
+}
+
+const PLAN_RANK: Record<Plan, number> = { community: 0, starter: 1, pro: 2, enterprise: 3 };
+
+/** The calendar month (UTC) holding `now`: [start, end). */
+export function usageMonth(now: Date): { start: Date; end: Date } {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  return { start, end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
+}
+
+export function createAccounts(deps: {
+  db: Database;
+  config: ResolvedConfig;
+  logger: Logger;
+  /** Sensors an org has registered (the collector's registry); without it usage reports null. */
+  sensorCount?: (orgId: string) => Promise<number>;
+}) {
   const { db, config, logger } = deps;
+  const planListeners: PlanChangeListener[] = [];
   const encryptionKey = encryptionKeyFrom(config.apiEncryptionKey);
   const sessions = createSessions({ db, config });
   // Bounded (least recently used out); each entry also expires KEY_CACHE_TTL_MS after it was read
@@ -214,7 +251,100 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     return context;
   }
 
+  /** Drops this process's cached credentials of an org (their plan changed); other replicas see it within the 30 s TTL. */
+  const forgetOrg = (orgId: string) => {
+    for (const [hash, entry] of [...keyCache.entries()]) {
+      if (entry.context !== 'revoked' && entry.context.orgId === orgId) keyCache.delete(hash);
+    }
+  };
+
   const accounts = {
+    /**
+     * Findings per month (docs/accounts-plans.md): `admit(orgId, decision)` says whether a finding
+     * is stored; blocks and challenges always are, log- and alert-band findings not once the
+     * month's quota is used up (they are counted as dropped). Answers from memory.
+     */
+    findings: createFindingsQuota({ db, logger }),
+
+    /** Registers a listener that runs inside every plan change's transaction. */
+    onPlanChanged(listener: PlanChangeListener): void {
+      planListeners.push(listener);
+    },
+
+    /**
+     * Changes an org's plan (upgrade, downgrade or trial conversion), as a super_admin does through
+     * the API or an operator through the CLI. There is no payment processor: the plan is what the
+     * operator sets. The new plan has no trial (a trial org that gets a plan is converted).
+     */
+    async changePlan(orgId: string, plan: Plan): Promise<{ org: OrgRecord; previous: { plan: Plan; effective_plan: Plan; trial_ends_at: string | null }; change: PlanChange }> {
+      if (!(PLANS as readonly string[]).includes(plan)) {
+        throw new SvcError('VALIDATION_FAILED', { details: { field: 'plan', allowed: [...PLANS] }, message: `plan must be one of ${PLANS.join(', ')}` });
+      }
+      const result = await db.withOrg(orgId, async (tx) => {
+        const current = await tx.query('SELECT * FROM orgs WHERE id = $1 FOR UPDATE', [orgId]);
+        const row = current.rows[0];
+        if (!row) throw new SvcError('NOT_FOUND', { details: { resource: 'org' } });
+        const before = orgRow(row);
+        const onTrial = before.trial_ends_at !== null && before.effective_plan === before.plan;
+        const change: PlanChange =
+          onTrial && plan === before.plan
+            ? 'trial_conversion'
+            : PLAN_RANK[plan] > PLAN_RANK[before.effective_plan]
+              ? 'upgrade'
+              : PLAN_RANK[plan] < PLAN_RANK[before.effective_plan]
+                ? 'downgrade'
+                : before.trial_ends_at === null
+                  ? 'unchanged'
+                  : 'trial_conversion';
+        const updated = await tx.query('UPDATE orgs SET plan = $2, trial_started_at = NULL, trial_ends_at = NULL WHERE id = $1 RETURNING *', [orgId, plan]);
+        for (const listener of planListeners) await listener(tx, orgId, plan);
+        return { org: orgRow(updated.rows[0]!), previous: { plan: before.plan, effective_plan: before.effective_plan, trial_ends_at: before.trial_ends_at }, change };
+      });
+      forgetOrg(orgId);
+      accounts.findings.forget(orgId);
+      return result;
+    },
+
+    /** Usage against every quota of the plan in force. */
+    async usage(orgId: string, now = new Date()): Promise<OrgUsage> {
+      const org = await accounts.getOrg(orgId);
+      if (org === null) throw new SvcError('NOT_FOUND', { details: { resource: 'org' } });
+      const month = usageMonth(now);
+      const counted = await db.withOrg(orgId, (tx) =>
+        tx.query<{ findings: string; findings_dropped: string }>('SELECT findings::text, findings_dropped::text FROM org_usage WHERE org_id = $1 AND month = $2', [orgId, month.start.toISOString().slice(0, 10)]),
+      );
+      const used = Number(counted.rows[0]?.findings ?? 0);
+      const dropped = Number(counted.rows[0]?.findings_dropped ?? 0) + accounts.findings.unflushed(orgId);
+      const plan = org.effective_plan;
+      const limit = findingsQuota(plan);
+      const trialActive = org.trial_ends_at !== null && new Date(org.trial_ends_at).getTime() > now.getTime();
+      const limits = PLAN_LIMITS[plan];
+      return {
+        org_id: org.id,
+        plan: org.plan,
+        effective_plan: plan,
+        trial: {
+          active: trialActive,
+          started_at: org.trial_started_at,
+          ends_at: org.trial_ends_at,
+          days_left: org.trial_ends_at === null ? null : Math.max(0, Math.ceil((new Date(org.trial_ends_at).getTime() - now.getTime()) / 86_400_000)),
+          max_days: TRIAL_MAX_DAYS,
+        },
+        period: { start: month.start.toISOString(), end: month.end.toISOString() },
+        findings: { used, limit, remaining: limit === null ? null : Math.max(0, limit - used), over_quota: limit !== null && used >= limit, dropped },
+        sensors: { used: deps.sensorCount === undefined ? null : await deps.sensorCount(orgId), limit: sensorQuota(plan) },
+        pillars: Object.fromEntries(PILLARS.map((pillar) => [pillar, planAllows(plan, pillar)])),
+        features: Object.fromEntries(PLAN_FEATURES.map((feature) => [feature, planAllows(plan, feature)])),
+        rate: {
+          requests_per_minute: limits.rate.perMinute === 0 ? null : limits.rate.perMinute,
+          requests_per_day: limits.rate.perDay === 0 ? null : limits.rate.perDay,
+          burst: limits.rate.burst,
+          concurrent: limits.rate.concurrent === 0 ? null : limits.rate.concurrent,
+        },
+        daily_tokens: { limit: limits.dailyTokens },
+      };
+    },
+
     /** Creates an org (Starter trial unless a plan is given) and its first admin key (live). */
     async createOrg(input: { name: string; plan?: Plan }) {
       if (input.name.trim() === '' || input.name.length > 200) {
@@ -481,6 +611,7 @@ export function createAccounts(deps: { db: Database; config: ResolvedConfig; log
     async close(): Promise<void> {
       clearInterval(flushTimer);
       await flushLastUsed();
+      await accounts.findings.close();
     },
   };
   return accounts;

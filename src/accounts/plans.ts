@@ -6,6 +6,7 @@
  * gets the paid row), Pro → Pro, Enterprise → Enterprise (docs/decisions.md). "unlimited" is
  * represented by a limit of 0, which the rate limiter skips.
  */
+import { SvcError } from '../platform/errors.ts';
 import type { RateLimitPolicy, WindowRule } from '../platform/rate-limit.ts';
 
 export const PLANS = ['community', 'starter', 'pro', 'enterprise'] as const;
@@ -35,6 +36,73 @@ export const PLAN_LIMITS: Record<Plan, { rate: RateRow; dailyTokens: number; fin
   pro: { rate: RATE_ROWS.pro, dailyTokens: 5_000_000, findingsPerMonth: 10_000_000, sensors: 3 },
   enterprise: { rate: RATE_ROWS.enterprise, dailyTokens: 999_000_000, findingsPerMonth: 0, sensors: 0 },
 };
+
+/** The four pillars of the spec ("What the service does"). */
+export const PILLARS = ['api_security', 'mcp_security', 'ai_gateway', 'verification'] as const;
+export type Pillar = (typeof PILLARS)[number];
+
+/** Plan-gated features beside the pillars (spec, Plans table: "SIEM export" on Pro, "SSO/SAML" on Enterprise). */
+export const PLAN_FEATURES = ['siem_export', 'sso_saml'] as const;
+export type PlanFeature = (typeof PLAN_FEATURES)[number];
+export type Gate = Pillar | PlanFeature;
+
+/**
+ * What each plan includes (spec, Plans table). Community has one pillar, the spec not saying
+ * which: the AI gateway, since the spec gives the free tier a daily token budget (Limits, "Daily
+ * token by tier": free 10K), which only the AI gateway spends (docs/decisions.md). Starter and
+ * above have all four; SIEM export from Pro; SSO/SAML on Enterprise only.
+ */
+const PLAN_GATES: Record<Plan, readonly Gate[]> = {
+  community: ['ai_gateway'],
+  starter: [...PILLARS],
+  pro: [...PILLARS, 'siem_export'],
+  enterprise: [...PILLARS, 'siem_export', 'sso_saml'],
+};
+
+/** Whether a plan includes a pillar or feature. */
+export function planAllows(plan: Plan, gate: Gate): boolean {
+  return PLAN_GATES[plan].includes(gate);
+}
+
+/** The cheapest plan that includes a pillar or feature. */
+export function lowestPlanWith(gate: Gate): Plan {
+  return PLANS.find((plan) => planAllows(plan, gate)) ?? 'enterprise';
+}
+
+/**
+ * Throws 403 PLAN_UPGRADE_REQUIRED (details: feature, plan, required_plan) when the plan in force
+ * lacks the pillar or feature. The one gate for every plan check (pillars, SIEM export, SAML).
+ */
+export function assertPlanAllows(plan: Plan, gate: Gate): void {
+  if (planAllows(plan, gate)) return;
+  throw new SvcError('PLAN_UPGRADE_REQUIRED', { details: { feature: gate, plan, required_plan: lowestPlanWith(gate) } });
+}
+
+/** Sensors an org on this plan may register (null: unlimited). For the collector's registration check. */
+export function sensorQuota(plan: Plan): number | null {
+  const limit = PLAN_LIMITS[plan].sensors;
+  return limit === 0 ? null : limit;
+}
+
+/**
+ * The collector's check at sensor registration: throws 403 PLAN_UPGRADE_REQUIRED (feature
+ * `sensors`, with the limit and the count) when registering one more sensor would exceed the
+ * plan's sensors. `registered` is how many sensors the org has now, the new one not included.
+ */
+export function assertSensorQuota(plan: Plan, registered: number): void {
+  const limit = sensorQuota(plan);
+  if (limit === null || registered < limit) return;
+  throw new SvcError('PLAN_UPGRADE_REQUIRED', {
+    message: `The ${plan} plan includes ${limit} sensor${limit === 1 ? '' : 's'}; remove one or upgrade.`,
+    details: { feature: 'sensors', plan, limit, registered, required_plan: PLANS.find((candidate) => (sensorQuota(candidate) ?? Infinity) > registered) ?? 'enterprise' },
+  });
+}
+
+/** Findings an org on this plan may store a month (null: unlimited). */
+export function findingsQuota(plan: Plan): number | null {
+  const limit = PLAN_LIMITS[plan].findingsPerMonth;
+  return limit === 0 ? null : limit;
+}
 
 /** The burst window: at most `burst` requests in any one second. */
 const BURST_WINDOW_MS = 1_000;

@@ -14,7 +14,7 @@ import type { Metrics } from '../platform/metrics.ts';
 import type { RateLimiter, RateLimitPolicy } from '../platform/rate-limit.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import { KEY_CLASSES, SCOPES, type Accounts, type AuthContext } from './accounts.ts';
-import { LOGIN_POLICY, PLANS, REGISTER_POLICY } from './plans.ts';
+import { assertPlanAllows, LOGIN_POLICY, PLANS, REGISTER_POLICY, type Gate } from './plans.ts';
 import { finishSignIn } from './sign-in.ts';
 import type { Totp } from './totp.ts';
 
@@ -172,6 +172,45 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
     },
   );
 
+  app.get(
+    '/api/v1/org/usage',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['accounts'],
+        description:
+          'Usage against every quota of the plan in force: findings this month (stored, limit, dropped at the quota), sensors, trial days left, pillars and features included, rate and token limits. null limits are unlimited.',
+      },
+    },
+    async (request) => accounts.usage(auth(request).orgId),
+  );
+
+  app.put(
+    '/api/v1/org/plan',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['accounts'],
+        description:
+          'Changes the plan (upgrade, downgrade, or conversion of a trial): a super_admin only. There is no payment processor; the plan is what the operator sets. The new plan has no trial.',
+        body: Type.Object({ plan: Type.Union(PLANS.map((plan) => Type.Literal(plan))) }, { additionalProperties: false }),
+      },
+    },
+    async (request) => {
+      const caller = auth(request);
+      if (caller.role !== 'super_admin') throw new SvcError('ROLE_INSUFFICIENT', { details: { required_role: 'super_admin', role: caller.role } });
+      const result = await accounts.changePlan(caller.orgId, request.body.plan);
+      await record(request, 'org.plan_changed', caller.orgId, {
+        from: result.previous.plan,
+        from_effective: result.previous.effective_plan,
+        to: result.org.plan,
+        change: result.change,
+        trial_ends_at_before: result.previous.trial_ends_at,
+      });
+      return { org: result.org, previous: result.previous, change: result.change };
+    },
+  );
+
   app.post(
     '/api/v1/keys',
     {
@@ -257,6 +296,16 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
     },
   );
 };
+
+/**
+ * The plan gate of a pillar's or feature's route: 403 PLAN_UPGRADE_REQUIRED when the caller's plan
+ * in force lacks it. Pillars gate creating and changing their configuration (and the verification
+ * guard API); reading, deleting and the traffic through resources already configured stay open,
+ * so a downgrade never switches protection off (docs/accounts-plans.md).
+ */
+export function planGate(request: FastifyRequest, gate: Gate): void {
+  assertPlanAllows(auth(request).plan, gate);
+}
 
 /** The caller: the onRequest hook has guaranteed it for routes with a scope. */
 export function auth(request: { readonly auth: AuthContext | null }): AuthContext {

@@ -114,7 +114,7 @@ export function createSso(deps: {
   const requireSamlPlan = async (orgId: string) => {
     const plan = await planOf(orgId);
     if (!SAML_PLANS.includes(plan)) {
-      throw new SvcError('PLAN_UPGRADE_REQUIRED', { message: 'SAML single sign-on is part of the Enterprise plan.', details: { feature: 'saml', plan } });
+      throw new SvcError('PLAN_UPGRADE_REQUIRED', { message: 'SAML single sign-on is part of the Enterprise plan.', details: { feature: 'sso_saml', plan, required_plan: 'enterprise' } });
     }
   };
 

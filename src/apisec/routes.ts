@@ -9,6 +9,7 @@ import { request as httpRequest, STATUS_CODES, type IncomingMessage, type Server
 import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
+import { planGate } from '../accounts/index.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { ERRORS, errorBody, SvcError } from '../platform/errors.ts';
@@ -143,6 +144,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
   });
 
   app.post('/api/v1/gateways', { config: { scope: 'admin' }, schema: { tags: ['apisec'], body: CreateGateway } }, async (request, reply) => {
+    planGate(request, 'api_security');
     const { orgId, actor } = authOf(request);
     const gateway = await apisec.create(orgId, actor, request.body as Static<typeof CreateGateway>);
     reply.status(201);
@@ -155,6 +157,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
   });
 
   app.patch('/api/v1/gateways/:id', { config: { scope: 'admin' }, schema: { tags: ['apisec'], params: Params, body: PatchGateway } }, async (request) => {
+    planGate(request, 'api_security');
     const { orgId, actor } = authOf(request);
     return apisec.view(await apisec.update(orgId, actor, request.params.id, request.body as Static<typeof PatchGateway>));
   });
@@ -176,6 +179,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
   });
 
   app.post('/api/v1/geo-rules', { config: { scope: 'admin' }, schema: { tags: ['apisec'], body: GeoRuleBody } }, async (request, reply) => {
+    planGate(request, 'api_security');
     const { orgId, actor } = authOf(request);
     const rule = await apisec.createGeoRule(orgId, actor, request.body as Static<typeof GeoRuleBody>);
     reply.status(201);

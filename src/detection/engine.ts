@@ -77,6 +77,11 @@ export interface DetectionDeps {
    * 0 turns the rule off. For the holdout sweep.
    */
   readonly classifierMinWords?: number;
+  /**
+   * The findings-per-month quota (accounts): whether a finding of this decision is stored. Blocks
+   * and challenges always are; log- and alert-band findings are not once the org's month is used up.
+   */
+  readonly findingsQuota?: { admit(orgId: string, decision: string): boolean };
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
   readonly onEscalation?: (tier: string) => void;
 }
@@ -490,7 +495,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         thresholds: limits,
         latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
       };
-      if (events !== null && request.orgId !== undefined && request.record !== false && decision !== 'allow') {
+      if (events !== null && request.orgId !== undefined && request.record !== false && decision !== 'allow' && deps.findingsQuota?.admit(request.orgId, decision) !== false) {
         const durable = events.record({
           orgId: request.orgId,
           requestId: request.requestId ?? 'inspect',

@@ -213,6 +213,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
         { name: 'apisec', description: 'Protected API gateways, discovered endpoints, geo rules' },
         { name: 'mcp', description: 'MCP servers behind the inspecting proxy, sessions, quarantine' },
         { name: 'webhooks', description: 'Webhook endpoints and deliveries' },
+        { name: 'siem', description: 'SIEM export: syslog (RFC 5424, CEF or JSON, over TCP or TLS) and HTTP event collector sinks' },
         { name: 'audit', description: 'The tamper-evident audit chain' },
         { name: 'compliance', description: 'Compliance and privacy evidence' },
         { name: 'sensors', description: 'Self-hosted sensors: enrolment tokens, state and pushed configuration (the sensor wire itself: docs/sensors.md)' },

@@ -12,6 +12,7 @@ import { gatewayRoutes } from '../gateway/index.ts';
 import { mcpRoutes } from '../mcp/index.ts';
 import { sensorRoutes } from '../sensors/index.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
+import { siemRoutes } from '../siem/index.ts';
 import { webhookRoutes } from '../webhooks/index.ts';
 import { verificationRoutes } from '../verification/index.ts';
 import type { Services } from '../services.ts';
@@ -27,6 +28,7 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   await app.register(gatewayRoutes, { gateway, events, streams: services.streams, enabled: services.config.features.aiGateway, verifier: verification.verifier });
   await app.register(auditRoutes, { audit });
   await app.register(webhookRoutes, { webhooks, audit });
+  await app.register(siemRoutes, { siem: services.siem, audit });
   await app.register(apiSecurityRoutes, {
     apisec: services.apisec,
     geoBlocking: services.config.features.geoBlocking,

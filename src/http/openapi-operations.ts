@@ -43,6 +43,8 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'GET /api/v1/whoami': { operationId: 'whoami', summary: 'Who the credential belongs to: org, plan, scope and key class' },
   'GET /api/v1/org': { operationId: 'getOrg', summary: "The caller's organization, plan and trial" },
   'POST /api/v1/org/trial/extend': { operationId: 'extendTrial', summary: 'Extend the trial (up to 90 days in all)' },
+  'GET /api/v1/org/usage': { operationId: 'getOrgUsage', summary: 'Usage against every quota of the plan: findings this month, sensors, trial days left, pillars and features' },
+  'PUT /api/v1/org/plan': { operationId: 'changePlan', summary: 'Change the plan: upgrade, downgrade or trial conversion (super_admin; no payment processor)' },
   'POST /api/v1/keys': { operationId: 'createApiKey', summary: 'Create an API key (the key is shown once)' },
   'GET /api/v1/keys': { operationId: 'listApiKeys', summary: "List the organization's API keys (never the key text)" },
   'DELETE /api/v1/keys/:id': { operationId: 'revokeApiKey', summary: 'Revoke an API key' },
@@ -78,6 +80,12 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'GET /api/v1/audit/verify': { operationId: 'verifyAuditChain', summary: 'Verify the audit hash chain (full, one entry or the last N)' },
   'GET /api/v1/audit': { operationId: 'listAuditEntries', summary: 'List audit entries' },
   'POST /api/v1/audit/checkpoints': { operationId: 'createAuditCheckpoint', summary: 'Record a checkpoint of the audit chain head' },
+
+  'POST /api/v1/siem/sinks': { operationId: 'createSiemSink', summary: 'Stream findings and audit entries to a SIEM (syslog over TCP or TLS in CEF or JSON, or a Splunk HEC)' },
+  'GET /api/v1/siem/sinks': { operationId: 'listSiemSinks', summary: 'List SIEM sinks with their delivery state and lag' },
+  'GET /api/v1/siem/sinks/:id': { operationId: 'getSiemSink', summary: 'One SIEM sink, its delivery state and lag' },
+  'PATCH /api/v1/siem/sinks/:id': { operationId: 'updateSiemSink', summary: 'Edit a SIEM sink, or disable or re-enable it' },
+  'DELETE /api/v1/siem/sinks/:id': { operationId: 'deleteSiemSink', summary: 'Delete a SIEM sink' },
 
   'POST /api/v1/webhooks': { operationId: 'createWebhook', summary: 'Subscribe an endpoint to events (the signing secret is shown once)' },
   'GET /api/v1/webhooks': { operationId: 'listWebhooks', summary: 'List webhook endpoints' },

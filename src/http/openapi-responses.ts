@@ -16,7 +16,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
-import { KEY_CLASSES, ROLES, SCOPES } from '../accounts/index.ts';
+import { KEY_CLASSES, PLANS, ROLES, SCOPES } from '../accounts/index.ts';
 import { COMPLIANCE_OPERATION_RESPONSES, COMPLIANCE_RESPONSE_COMPONENTS, PLAN_REQUIRED_OPERATIONS, STATE_TRANSITION_OPERATIONS } from '../compliance/index.ts';
 import {
   AnthropicErrorSchema,
@@ -32,6 +32,7 @@ import {
 } from '../gateway/index.ts';
 import { TOOL_CATEGORIES } from '../mcp/index.ts';
 import { ERRORS, type ErrorCode } from '../platform/errors.ts';
+import { SIEM_KINDS, SIEM_STREAMS } from '../siem/index.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/index.ts';
 
 const COMPONENTS_PATH = '#/components/schemas/';
@@ -155,6 +156,31 @@ const Org = closed({
   trial_started_at: nullable(Timestamp),
   trial_ends_at: nullable(Timestamp),
   created_at: Timestamp,
+});
+const PlanLimitCount = nullable(Type.Integer({ description: 'null: unlimited' }));
+const OrgUsage = closed({
+  org_id: Type.String(),
+  plan: oneOf(PLANS),
+  effective_plan: oneOf(PLANS),
+  trial: closed({ active: Type.Boolean(), started_at: nullable(Timestamp), ends_at: nullable(Timestamp), days_left: nullable(Type.Integer()), max_days: Type.Integer() }),
+  period: closed({ start: Timestamp, end: Timestamp }),
+  findings: closed({
+    used: Type.Integer({ description: 'Findings stored this month (UTC).' }),
+    limit: PlanLimitCount,
+    remaining: PlanLimitCount,
+    over_quota: Type.Boolean(),
+    dropped: Type.Integer({ description: 'Log- and alert-band findings not stored this month because the quota was used up.' }),
+  }),
+  sensors: closed({ used: nullable(Type.Integer()), limit: PlanLimitCount }),
+  pillars: Type.Record(Type.String(), Type.Boolean()),
+  features: Type.Record(Type.String(), Type.Boolean()),
+  rate: closed({ requests_per_minute: PlanLimitCount, requests_per_day: PlanLimitCount, burst: Type.Integer(), concurrent: PlanLimitCount }),
+  daily_tokens: closed({ limit: Type.Integer() }),
+});
+const PlanChanged = closed({
+  org: ref('Org'),
+  previous: closed({ plan: oneOf(PLANS), effective_plan: oneOf(PLANS), trial_ends_at: nullable(Timestamp) }),
+  change: oneOf(['upgrade', 'downgrade', 'trial_conversion', 'unchanged']),
 });
 const apiKeyProperties = {
   key_id: Type.String(),
@@ -296,6 +322,38 @@ const AuditRecord = closed({
 });
 const AuditPage = closed({ records: Type.Array(ref('AuditRecord')), next_before: nullable(Type.Integer()) });
 const AuditCheckpoint = closed({ seq: Type.Integer(), hash: nullable(Type.String()), created_at: nullable(Timestamp) });
+
+// ---------------------------------------------------------------------------------- SIEM export
+
+const SiemSink = closed({
+  id: Type.String(),
+  name: Type.String(),
+  kind: oneOf(SIEM_KINDS),
+  format: oneOf(['cef', 'json']),
+  transport: nullable(oneOf(['tcp', 'tls'])),
+  host: nullable(Type.String()),
+  port: nullable(Type.Integer()),
+  url: nullable(Type.String()),
+  token: nullable(Type.String({ description: 'The HEC token, masked.' })),
+  index: nullable(Type.String()),
+  server_name: nullable(Type.String()),
+  ca_pem_set: Type.Boolean(),
+  facility: Type.Integer(),
+  streams: Type.Array(oneOf(SIEM_STREAMS)),
+  enabled: Type.Boolean(),
+  disabled_reason: nullable(oneOf(['manual', 'plan'])),
+  state: oneOf(['active', 'failing', 'disabled']),
+  consecutive_failures: Type.Integer(),
+  last_error: nullable(Type.String()),
+  last_error_at: nullable(Timestamp),
+  last_delivered_at: nullable(Timestamp),
+  next_attempt_at: nullable(Timestamp),
+  delivered: closed({ findings: Type.Integer(), audit: Type.Integer() }),
+  pending: closed({ findings: Type.Integer(), audit: Type.Integer() }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+const SiemSinkList = closed({ sinks: Type.Array(ref('SiemSink')) });
 
 // ---------------------------------------------------------------------------------- webhooks
 
@@ -562,6 +620,10 @@ export const RESPONSE_COMPONENTS = {
   SamlMetadata,
   Whoami,
   Org,
+  OrgUsage,
+  PlanChanged,
+  SiemSink,
+  SiemSinkList,
   ApiKey,
   ApiKeyCreated,
   ApiKeyList,
@@ -682,6 +744,8 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'GET /api/v1/whoami': { success: { 200: 'Whoami' } },
   'GET /api/v1/org': { success: { 200: 'Org' }, errors: [404] },
   'POST /api/v1/org/trial/extend': { success: { 200: 'Org' }, errors: [404, 409] },
+  'GET /api/v1/org/usage': { success: { 200: 'OrgUsage' }, errors: [404] },
+  'PUT /api/v1/org/plan': { success: { 200: 'PlanChanged' }, errors: [404] },
   'POST /api/v1/keys': { success: { 201: 'ApiKeyCreated' }, errors: [404] },
   'GET /api/v1/keys': { success: { 200: 'ApiKeyList' } },
   'DELETE /api/v1/keys/:id': { success: { 200: 'ApiKey' }, errors: [404, 409] },
@@ -721,6 +785,12 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'GET /api/v1/audit/verify': { success: { 200: 'AuditVerification' } },
   'GET /api/v1/audit': { success: { 200: 'AuditPage' } },
   'POST /api/v1/audit/checkpoints': { success: { 201: 'AuditCheckpoint' } },
+
+  'POST /api/v1/siem/sinks': { success: { 201: 'SiemSink' } },
+  'GET /api/v1/siem/sinks': { success: { 200: 'SiemSinkList' } },
+  'GET /api/v1/siem/sinks/:id': { success: { 200: 'SiemSink' }, errors: [404] },
+  'PATCH /api/v1/siem/sinks/:id': { success: { 200: 'SiemSink' }, errors: [404] },
+  'DELETE /api/v1/siem/sinks/:id': { success: { 204: null }, errors: [404] },
 
   'POST /api/v1/webhooks': { success: { 201: 'WebhookCreated' } },
   'GET /api/v1/webhooks': { success: { 200: 'WebhookList' } },
@@ -814,6 +884,20 @@ export function commonErrors(method: string, schema: RouteSchema, config: RouteF
   return [...statuses];
 }
 
+/** Operations behind a plan gate (PLAN_UPGRADE_REQUIRED): pillar configuration and SIEM export (docs/accounts-plans.md). */
+const PLAN_UPGRADE_OPERATIONS = [
+  'POST /api/v1/gateways',
+  'PATCH /api/v1/gateways/:id',
+  'POST /api/v1/geo-rules',
+  'POST /api/v1/mcp/servers',
+  'PATCH /api/v1/mcp/servers/:id',
+  'PUT /api/v1/mcp/authorization',
+  'POST /api/v1/verify',
+  'PUT /api/v1/config/verification',
+  'POST /api/v1/siem/sinks',
+  'PATCH /api/v1/siem/sinks/:id',
+];
+
 const COMPLETIONS = 'POST /api/v1/gateway/completions';
 const CHAT = 'POST /v1/chat/completions';
 const MESSAGES = 'POST /v1/messages';
@@ -835,14 +919,13 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   SSO_REPLAYED: ['POST /api/v1/auth/saml/:org_id/acs'],
   SSO_DOMAIN_NOT_ALLOWED: ['GET /api/v1/auth/oidc/:org_id/callback', 'POST /api/v1/auth/saml/:org_id/acs'],
   SSO_PROVIDER_UNAVAILABLE: ['GET /api/v1/auth/oidc/:org_id/start', 'GET /api/v1/auth/oidc/:org_id/callback'],
-  PLAN_UPGRADE_REQUIRED: ['PUT /api/v1/sso/saml', 'GET /api/v1/auth/saml/:org_id/metadata', 'GET /api/v1/auth/saml/:org_id/start', 'POST /api/v1/auth/saml/:org_id/acs'],
   REGISTER_BLOCKED: ['POST /api/v1/auth/register'],
   EMAIL_TAKEN: ['POST /api/v1/auth/register', 'POST /api/v1/users/invitations', 'POST /api/v1/auth/invitations/accept'],
   INVITATION_INVALID: ['POST /api/v1/auth/invitations/accept'],
   INVITATION_USED: ['POST /api/v1/auth/invitations/accept', 'DELETE /api/v1/users/invitations/:id'],
   INVITATION_EXPIRED: ['POST /api/v1/auth/invitations/accept'],
   LAST_ADMIN: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id'],
-  ROLE_INSUFFICIENT: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id', 'POST /api/v1/users/invitations'],
+  ROLE_INSUFFICIENT: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id', 'POST /api/v1/users/invitations', 'PUT /api/v1/org/plan'],
   SESSION_REQUIRED: ['GET /api/v1/auth/session', 'POST /api/v1/auth/logout', 'POST /api/v1/auth/password'],
   PASSWORD_INCORRECT: ['POST /api/v1/auth/password'],
   EMAIL_DELIVERY_FAILED: ['POST /api/v1/users/invitations'],
@@ -859,6 +942,7 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   MCP_SESSION_EXPIRED: ['POST /api/v1/mcp/sessions/:id/heartbeat'],
   STATE_TRANSITION_INVALID: STATE_TRANSITION_OPERATIONS,
   PLAN_REQUIRED: PLAN_REQUIRED_OPERATIONS,
+  PLAN_UPGRADE_REQUIRED: [...PLAN_UPGRADE_OPERATIONS, 'PUT /api/v1/sso/saml', 'GET /api/v1/auth/saml/:org_id/metadata', 'GET /api/v1/auth/saml/:org_id/start', 'POST /api/v1/auth/saml/:org_id/acs'],
   THREAT_BLOCKED: ALL_COMPLETIONS,
   CHALLENGE_REQUIRED: ALL_COMPLETIONS,
   UPSTREAM_QUOTA_EXCEEDED: ALL_COMPLETIONS,

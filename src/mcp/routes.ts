@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { planGate } from '../accounts/index.ts';
 import type { RateLimiter } from '../platform/rate-limit.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -138,6 +139,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     },
   }, async (request, reply) => {
     const { orgId, actor } = authOf(request);
+    planGate(request, 'mcp_security');
     const created = await mcp.createServer(orgId, actor, request.body);
     reply.status(201);
     return created;
@@ -158,6 +160,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     },
   }, async (request) => {
     const { orgId, actor } = authOf(request);
+    planGate(request, 'mcp_security');
     return mcp.updateServer(orgId, actor, request.params.id, request.body);
   });
   app.get('/api/v1/mcp/servers', { config: { scope: 'read' }, schema: { tags: ['mcp'] } }, async (request) => ({ servers: await mcp.listServers(authOf(request).orgId) }));
@@ -219,6 +222,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
       return settings;
     });
     app.put('/api/v1/mcp/authorization', { config: { scope: 'admin' }, schema: { tags: ['mcp'], body: OAuthSettingsBody } }, async (request) => {
+      planGate(request, 'mcp_security');
       const { orgId, actor } = authOf(request);
       return oauth.set(orgId, actor, request.body as Static<typeof OAuthSettingsBody>);
     });

@@ -136,7 +136,18 @@ export async function assertPublicUrl(raw: string, options: TargetCheckOptions):
   if (url.username !== '' || url.password !== '') {
     throw new SvcError('VALIDATION_FAILED', { message: `${field} must not carry credentials`, details: { field } });
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  await assertPublicHost(url.hostname, options);
+  return url;
+}
+
+/**
+ * The host half of {@link assertPublicUrl}, for targets given as host and port rather than a URL
+ * (SIEM syslog sinks): the name must resolve, and every address must be public unless
+ * `allowPrivate`. Throws VALIDATION_FAILED (does not resolve) or TARGET_FORBIDDEN.
+ */
+export async function assertPublicHost(hostname: string, options: TargetCheckOptions): Promise<void> {
+  const field = options.field ?? 'url';
+  const host = hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (isIP(host) !== 0) {
     addresses = [host];
@@ -150,11 +161,10 @@ export async function assertPublicUrl(raw: string, options: TargetCheckOptions):
     }
   }
   if (addresses.length === 0) throw new SvcError('VALIDATION_FAILED', { message: `${field} host does not resolve`, details: { field } });
-  if (options.allowPrivate) return url;
+  if (options.allowPrivate) return;
   if (addresses.some(isPrivateAddress)) {
     throw new SvcError('TARGET_FORBIDDEN', { details: { field, setting: 'ALLOW_PRIVATE_TARGETS' } });
   }
-  return url;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

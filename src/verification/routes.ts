@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { planGate } from '../accounts/index.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
@@ -57,6 +58,7 @@ export interface VerificationRoutesOptions {
 export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async (app, options) => {
   const { verification: core, audit } = options;
   app.post('/api/v1/verify', { config: { scope: 'write' }, bodyLimit: 4 * 1_048_576, schema: { tags: ['verification'], body: GuardRequestSchema, response: { 200: VerificationSchema } } }, async (request) => {
+    planGate(request, 'verification');
     const body = request.body as Static<typeof GuardRequestSchema>;
     if (body.schema !== undefined) {
       const compiled = compileSchema(body.schema);
@@ -74,6 +76,7 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
   app.get('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'] } }, async (request) => core.policies.view(orgOf(request)));
 
   app.put('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'], body: PolicySchema } }, async (request) => {
+    planGate(request, 'verification');
     const orgId = orgOf(request);
     try {
       await core.policies.put(orgId, request.body as Static<typeof PolicySchema>);

@@ -137,7 +137,7 @@ describe('SAML sign-in', () => {
     const saved = await configure(pro.apiKey);
     expect(saved.statusCode).toBe(403);
     expect(saved.json().error.code).toBe('PLAN_UPGRADE_REQUIRED');
-    expect(saved.json().error.feature).toBe('saml');
+    expect(saved.json().error.feature).toBe('sso_saml');
     expect(saved.json().error.plan).toBe('pro');
     // A connection saved while the org was Enterprise stops working after a downgrade.
     const downgraded = await context.createOrg({ plan: 'enterprise' });

@@ -48,6 +48,17 @@ describe('svc CLI on the embedded default', { timeout: 300_000 }, () => {
     expect(unknown.json.error.code).toBe('USAGE');
   });
 
+  it('changes an org\'s plan (its Starter trial upgraded to Pro) and reads its usage against the new quotas', () => {
+    const changed = cli(['org', 'plan', '--org', orgId, '--plan', 'pro', '--json']);
+    expect(changed.status).toBe(0);
+    expect(changed.json).toMatchObject({ change: 'upgrade', previous: { plan: 'starter' }, org: { plan: 'pro', trial_ends_at: null } });
+    const usage = cli(['org', 'usage', '--org', orgId, '--json']);
+    expect(usage.json).toMatchObject({ effective_plan: 'pro', findings: { limit: 10_000_000 }, features: { siem_export: true } });
+    const refused = cli(['org', 'plan', '--org', orgId, '--plan', 'gold', '--json']);
+    expect(refused.status).toBe(1);
+    expect(refused.json.error.code).toBe('VALIDATION_FAILED');
+  });
+
   it('prints errors on stderr only, leaving stdout for results', () => {
     const unknown = cli(['frobnicate', '--json']);
     expect(unknown.stdout).toBe('');

@@ -404,6 +404,24 @@ describe('/openapi.json response schemas', () => {
     await call('DELETE', `/api/v1/webhooks/${hookId}`);
     for (const suffix of ['', '/deliveries', '/failures/summary']) await call('GET', `/api/v1/webhooks/${hookId}${suffix}`);
 
+    // Plans and usage; SIEM export, once a super_admin has moved the org to Pro (which includes it).
+    await call('GET', '/api/v1/org/usage');
+    await call('PUT', '/api/v1/org/plan', { key: session, payload: { plan: 'pro' } }); // an admin: ROLE_INSUFFICIENT
+    await call('POST', '/api/v1/siem/sinks', { payload: { name: 'soc', kind: 'syslog', host: '127.0.0.1', port: 9 } }); // Starter: PLAN_UPGRADE_REQUIRED
+    const orgId = registered.json().org_id as string;
+    const superAdminId = crypto.randomUUID();
+    await context.services.db.withOrg(orgId, (tx) => tx.query(`INSERT INTO users (id, org_id, email, role) VALUES ($1, $2, $3, 'super_admin')`, [superAdminId, orgId, `${superAdminId}@example.org`]));
+    const superAdmin = (await context.services.accounts.users.issueSession({ userId: superAdminId, orgId, role: 'super_admin' })).token;
+    expect((await call('PUT', '/api/v1/org/plan', { key: superAdmin, payload: { plan: 'pro' } })).statusCode).toBe(200);
+    const sink = await call('POST', '/api/v1/siem/sinks', { payload: { name: 'soc', kind: 'hec', url: 'http://127.0.0.1:9/services/collector/event', token: 'hec-token-0000000000000000' } });
+    expect(sink.statusCode).toBe(201);
+    const sinkId = sink.json().id as string;
+    await call('GET', '/api/v1/siem/sinks');
+    await call('GET', `/api/v1/siem/sinks/${sinkId}`);
+    await call('PATCH', `/api/v1/siem/sinks/${sinkId}`, { payload: { streams: ['findings'] } });
+    await call('DELETE', `/api/v1/siem/sinks/${sinkId}`);
+    for (const method of ['GET', 'PATCH', 'DELETE']) await call(method, `/api/v1/siem/sinks/${sinkId}`, method === 'PATCH' ? { payload: { enabled: false } } : {});
+
     // API security: gateways and geo-blocking rules.
     const gateway = await call('POST', '/api/v1/gateways', { payload: { name: 'sweep', backend_url: 'http://127.0.0.1:9', rate_limit: { requests_per_minute: 100 }, health_check: { path: '/health' } } });
     expect(gateway.statusCode).toBe(201);
@@ -493,14 +511,14 @@ describe('/openapi.json response schemas', () => {
     await call('DELETE', `/api/v1/users/${userId}/totp`, { key: session });
     await call('DELETE', `/api/v1/users/${userId}/totp`);
 
-    const orgId = (await call('GET', '/api/v1/whoami')).json().org_id as string;
+    const ssoOrgId = (await call('GET', '/api/v1/whoami')).json().org_id as string;
     oidcProvider = await startOidcProvider();
     await oidcProvider.register(['http://localhost/placeholder']);
     await call('GET', '/api/v1/sso/oidc');
     await call('PUT', '/api/v1/sso/oidc', { payload: { issuer: 'http://127.0.0.1:9', client_id: 'svc', client_secret: 'secret' } });
     expect((await call('PUT', '/api/v1/sso/oidc', { payload: { issuer: oidcProvider.issuer, ...oidcProvider.client, allowed_domains: ['example.org'] } })).statusCode).toBe(200);
     await call('GET', '/api/v1/sso/oidc');
-    const started = await call('GET', `/api/v1/auth/oidc/${orgId}/start`, { key: null, remoteAddress: '10.78.0.4' });
+    const started = await call('GET', `/api/v1/auth/oidc/${ssoOrgId}/start`, { key: null, remoteAddress: '10.78.0.4' });
     expect(started.statusCode).toBe(302);
     await call('GET', '/api/v1/auth/oidc/00000000-0000-4000-8000-000000000000/start', { key: null, remoteAddress: '10.78.0.4' });
     const authorization = new URL(started.headers.location as string);
@@ -519,9 +537,9 @@ describe('/openapi.json response schemas', () => {
     const samlConnection = await call('PUT', '/api/v1/sso/saml', { payload: samlSettings });
     expect(samlConnection.statusCode).toBe(200);
     await call('GET', '/api/v1/sso/saml');
-    await call('GET', `/api/v1/auth/saml/${orgId}/metadata`, { key: null, remoteAddress: '10.78.0.6' });
+    await call('GET', `/api/v1/auth/saml/${ssoOrgId}/metadata`, { key: null, remoteAddress: '10.78.0.6' });
     await call('GET', '/api/v1/auth/saml/00000000-0000-4000-8000-000000000000/metadata', { key: null, remoteAddress: '10.78.0.6' });
-    await call('GET', `/api/v1/auth/saml/${orgId}/start`, { key: null, remoteAddress: '10.78.0.6' });
+    await call('GET', `/api/v1/auth/saml/${ssoOrgId}/start`, { key: null, remoteAddress: '10.78.0.6' });
     await call('GET', '/api/v1/auth/saml/00000000-0000-4000-8000-000000000000/start', { key: null, remoteAddress: '10.78.0.6' });
     const assertion = samlResponse(`saml-${Date.now()}@example.org`, {
       signer: samlIdp,
@@ -530,8 +548,8 @@ describe('/openapi.json response schemas', () => {
       acsUrl: samlConnection.json().acs_url as string,
     });
     const form = { key: null, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ SAMLResponse: assertion }).toString(), remoteAddress: '10.78.0.7' };
-    expect((await call('POST', `/api/v1/auth/saml/${orgId}/acs`, form)).statusCode).toBe(200);
-    await call('POST', `/api/v1/auth/saml/${orgId}/acs`, form);
+    expect((await call('POST', `/api/v1/auth/saml/${ssoOrgId}/acs`, form)).statusCode).toBe(200);
+    await call('POST', `/api/v1/auth/saml/${ssoOrgId}/acs`, form);
     await call('DELETE', '/api/v1/sso/saml');
 
     // Every API operation: without a credential, with a read key where it needs more, with a wrong content type.

@@ -57,7 +57,7 @@ export interface TestOptions {
   env?: Record<string, string | undefined>;
   logDestination?: { write(line: string): void };
   /** Composition-root seams (gateway invokers and policies, detection tiers, webhook policy, MCP, API security, verification tiers). */
-  services?: Pick<ServiceOptions, 'detection' | 'gateway' | 'webhooks' | 'mcp' | 'apisec' | 'verification' | 'compliance' | 'collector'>;
+  services?: Pick<ServiceOptions, 'detection' | 'gateway' | 'webhooks' | 'siem' | 'mcp' | 'apisec' | 'verification' | 'compliance' | 'collector'>;
 }
 
 export async function createTestServices(options: TestOptions = {}): Promise<Services> {
