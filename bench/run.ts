@@ -8,7 +8,8 @@
  * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
  * with almost no prose), inspect (CPU per KB of new text for the default engine at 0.5–64 KB, before/after with
  * BENCH_BEFORE_DIR, and length drift per source), pii, audit-webhooks, apisec, ml, mcp,
- * startup (compiled build against tsx), verification.
+ * startup (compiled build against tsx), verification, workers (WORKERS=1, 2, 4 on PostgreSQL + Redis:
+ * BENCH_DATABASE_URL, BENCH_REDIS_URL).
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
 
@@ -34,6 +35,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   ml: async () => (await import('../src/detection/ml/bench.ts')).runMlBench as Bench,
   mcp: async () => (await import('./mcp.ts')).runMcpBench,
   startup: async () => (await import('./startup.ts')).runStartupBench,
+  workers: async () => (await import('./workers.ts')).runWorkersBench,
 };
 
 const args = process.argv.slice(2);
