@@ -34,16 +34,18 @@ interface Cluster { workers: number; port: number; primary: ChildProcess }
 
 const load = () => loadavg().map((value) => Math.round(value * 100) / 100);
 
+/** User + system CPU ticks (10 ms) of one process. */
+function ticks(id: number): number {
+  try {
+    const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
 /** User + system CPU ticks of a process and its direct children (the cluster's workers). */
 function clusterTicks(pid: number): number {
-  const ticks = (id: number) => {
-    try {
-      const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return Number(fields[11]) + Number(fields[12]);
-    } catch {
-      return 0;
-    }
-  };
   let children: number[] = [];
   try {
     children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((id) => id !== '').map(Number);
@@ -85,27 +87,31 @@ async function startCluster(workers: number, env: Record<string, string>): Promi
   return { workers, port, primary };
 }
 
-async function measure(cluster: Cluster, keys: readonly string[], seconds: number) {
+async function measure(cluster: Cluster, keys: readonly string[], seconds: number, amount?: number) {
   const body = JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarize in one sentence why keep-alive connections matter for API gateways.' }], max_tokens: 64 });
   let next = 0;
   const startTicks = clusterTicks(cluster.primary.pid!);
+  const startPrimary = ticks(cluster.primary.pid!);
   const result = await autocannon({
     url: `http://127.0.0.1:${cluster.port}/api/v1/gateway/completions`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body,
     connections: CONNECTIONS,
-    duration: seconds,
+    ...(amount === undefined ? { duration: seconds } : { amount }),
     // Each connection sends with its own org's key.
     setupClient: (client) => client.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]!}` }),
   });
   await new Promise((resolveWait) => setTimeout(resolveWait, 300));
-  const ticks = clusterTicks(cluster.primary.pid!) - startTicks;
+  const used = clusterTicks(cluster.primary.pid!) - startTicks;
+  const primaryUsed = ticks(cluster.primary.pid!) - startPrimary;
   return {
     requests_per_s: result.requests.average,
     non_2xx: result.non2xx,
     errors: result.errors,
-    cpu_us_per_request: result.requests.total === 0 ? null : Math.round((ticks * 10_000) / result.requests.total),
+    cpu_us_per_request: result.requests.total === 0 ? null : Math.round((used * 10_000) / result.requests.total),
+    // With WORKERS > 1 the primary only hands connections out; its share says whether it is in the way.
+    primary_cpu_share: used === 0 ? null : Math.round((primaryUsed / used) * 1000) / 1000,
   };
 }
 
@@ -141,21 +147,23 @@ export async function runWorkersBench(options: { quick?: boolean } = {}): Promis
     }
     const env = { ENVIRONMENT: 'development', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, CACHE_PREFIX: cachePrefix, SECRET_KEY, API_ENCRYPTION_KEY: ENCRYPTION_KEY, ALLOW_PRIVATE_TARGETS: 'true' };
     for (const workers of WORKER_COUNTS) clusters.push(await startCluster(workers, { ...env, DATA_DIR: join(scratch, `data-${workers}`) }));
-    // Warm-up (JIT, pools, caches) of each cluster, not counted.
-    for (const cluster of clusters) await measure(cluster, keys, 2);
+    // Warm-up (JIT, pools, caches), not counted: a number of requests per worker, since each
+    // worker compiles its own hot code (a cold worker burns several times the CPU per request).
+    for (const cluster of clusters) await measure(cluster, keys, 0, (quick ? 400 : 1_500) * cluster.workers);
     // What each cluster burns with no request at all (timers, queue and cache polling), which
     // counts in its CPU per request above.
     const idle: Record<number, number> = {};
     const idleStart = clusters.map((cluster) => clusterTicks(cluster.primary.pid!));
     await new Promise((resolveWait) => setTimeout(resolveWait, 5_000));
     clusters.forEach((cluster, index) => (idle[cluster.workers] = Math.round(((clusterTicks(cluster.primary.pid!) - idleStart[index]!) * 10) / 5)));
-    const samples: Record<number, { rps: number[]; cpu: number[]; failed: number }> = {};
+    const samples: Record<number, { rps: number[]; cpu: number[]; primary: number[]; failed: number }> = {};
     for (let round = 0; round < rounds; round++) {
       const order = clusters.map((_, index) => clusters[(index + round) % clusters.length]!);
       for (const cluster of order) {
         const result = await measure(cluster, keys, seconds);
-        const entry = (samples[cluster.workers] ??= { rps: [], cpu: [], failed: 0 });
+        const entry = (samples[cluster.workers] ??= { rps: [], cpu: [], primary: [], failed: 0 });
         entry.rps.push(result.requests_per_s);
+        if (result.primary_cpu_share !== null) entry.primary.push(result.primary_cpu_share);
         if (result.cpu_us_per_request !== null) entry.cpu.push(result.cpu_us_per_request);
         entry.failed += result.non_2xx + result.errors;
       }
@@ -170,6 +178,8 @@ export async function runWorkersBench(options: { quick?: boolean } = {}): Promis
         ratio_to_1_worker: round3(ratio),
         ...(TARGET_RATIO[workers] === undefined ? {} : { target_ratio: TARGET_RATIO[workers], met: ratio >= TARGET_RATIO[workers]! }),
         cpu_us_per_request: Math.round(median(entry.cpu)),
+        rounds_cpu_us_per_request: entry.cpu,
+        primary_cpu_share: entry.primary.length === 0 ? null : round3(median(entry.primary)),
         idle_cpu_ms_per_s: idle[workers],
         failed_requests: entry.failed,
       }];
