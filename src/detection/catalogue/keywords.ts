@@ -67,15 +67,12 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
     outputs[state] = [...outputs[state]!, ...outputs[fail[state]!]!];
     const row = state * classes;
     const failRow = fail[state]! * classes;
-    for (let symbol = 1; symbol < classes; symbol++) {
-      const child = children[state]!.get(symbol);
-      if (child === undefined) {
-        delta[row + symbol] = delta[failRow + symbol]!;
-      } else {
-        delta[row + symbol] = child;
-        fail[child] = delta[failRow + symbol]!;
-        queue.push(child);
-      }
+    // Every symbol goes where the failure state goes, except the state's own edges.
+    delta.copyWithin(row, failRow, failRow + classes);
+    for (const [symbol, child] of [...children[state]!].sort((left, right) => left[0] - right[0])) {
+      delta[row + symbol] = child;
+      fail[child] = delta[failRow + symbol]!;
+      queue.push(child);
     }
   }
   const emits = outputs.map((list) => (list.length === 0 ? undefined : list));
