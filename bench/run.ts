@@ -6,9 +6,11 @@
  * gateway-phases (where one completion's time goes inside svc), gateway-profile (what svc's CPU
  * per completion is made of, beside the bare route), gateway-core (the completion logic without HTTP,
  * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
- * with almost no prose), pii, audit-webhooks, apisec, ml, mcp,
+ * with almost no prose), inspect (CPU per KB of new text for the default engine at 0.5–64 KB, before/after with
+ * BENCH_BEFORE_DIR, and length drift per source), pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification, collector (sensor findings per second,
- * single and batches of 100, and the verification cost per finding).
+ * single and batches of 100, and the verification cost per finding), workers (WORKERS=1, 2, 4 on
+ * PostgreSQL + Redis: BENCH_DATABASE_URL, BENCH_REDIS_URL).
  */
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
 
@@ -20,6 +22,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   'gateway-core': async () => (await import('./gateway-core.ts')).runGatewayCoreBench,
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
   'detection-short': async () => (await import('./detection-short.ts')).runDetectionShortBench,
+  inspect: async () => (await import('./inspect.ts')).runInspectBench,
   pii: async () => {
     const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');
     return async (options) => {
@@ -34,6 +37,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   mcp: async () => (await import('./mcp.ts')).runMcpBench,
   startup: async () => (await import('./startup.ts')).runStartupBench,
   collector: async () => (await import('./collector.ts')).runCollectorBench,
+  workers: async () => (await import('./workers.ts')).runWorkersBench,
 };
 
 const args = process.argv.slice(2);

@@ -5,7 +5,7 @@
  *   2. check that HOST:PORT can be bound (a busy port stops startup with one line),
  *   3. only then resolve embedded secrets, open storage, run migrations and start background work.
  *
- * Processes: with PostgreSQL and Redis, WORKERS (default 4) replicas serve one port through
+ * Processes: with PostgreSQL and Redis, WORKERS (default: the cores the process may use) replicas serve one port through
  * node:cluster (src/platform/supervisor.ts), each a full svc on the shared storage. Embedded
  * storage (PGlite: one process per data directory; the in-memory cache is per process) is served
  * by this one process whatever WORKERS says; see docs/decisions.md.

@@ -8,6 +8,7 @@
  * guessing-game shape (letters, length, hint).
  * Linear regular expressions only (bounded gaps, no nested quantifiers).
  */
+import { caseInsensitiveSlots, requiredClauses } from './catalogue/literals.ts';
 import type { Finding } from './types.ts';
 
 const MAX_SCAN = 16_384;
@@ -34,6 +35,41 @@ const PIECEWISE = new RegExp(
 );
 
 /**
+ * Whether a sentence can give a finding at all: every match of PIECEWISE or OWNED holds, for one
+ * of its alternatives, a literal of each of that alternative's clauses (catalogue/literals.ts),
+ * under the same case folding. One automaton pass per sentence instead of the two expressions
+ * above (a case-insensitive Unicode alternation costs about a microsecond per character);
+ * sentences without the literals are exactly those on which both expressions fail.
+ */
+const CANDIDATE = ((): ((sentence: string) => boolean) | null => {
+  const forms = [PIECEWISE, OWNED].map((regex) => requiredClauses(regex.source, { unicode: true }));
+  if (forms.some((form) => form === null)) return null;
+  const alternatives = forms.flatMap((form) => form!);
+  const literals = [...new Set(alternatives.flat(2))];
+  const { slots, find } = caseInsensitiveSlots(literals);
+  const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
+  const clauses = alternatives.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]));
+  const holds = (found: Uint8Array, clause: readonly number[]) => {
+    for (const slot of clause) if (found[slot] === 1) return true;
+    return false;
+  };
+  return (sentence) => {
+    const found = find(sentence);
+    for (const clauseList of clauses) {
+      let all = true;
+      for (const clause of clauseList) {
+        if (!holds(found, clause)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return true;
+    }
+    return false;
+  };
+})();
+
+/**
  * Findings for a prompt that asks for the assistant's secret: the secret phrase plus a request
  * verb within the same sentence, or a piecewise request.
  */
@@ -41,7 +77,7 @@ export function detectSecretExtraction(raw: string): Finding[] {
   const text = (raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw).normalize('NFC');
   const findings: Finding[] = [];
   for (const sentence of text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u)) {
-    if (sentence.length < 6) continue;
+    if (sentence.length < 6 || (CANDIDATE !== null && !CANDIDATE(sentence))) continue;
     if (PIECEWISE.test(sentence)) {
       findings.push({ id: 'extraction.piecewise-secret', name: 'Secret asked for piece by piece (letters, length, rhymes, hints)', category: 'system-prompt-extraction', confidence: 0.65, tier: 't1' });
       break;

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/platform/config.ts';
 
@@ -11,6 +12,12 @@ describe('configuration', () => {
     expect(config.port).toBe(8080);
     expect(config.host).toBe('127.0.0.1');
     expect(config.features).toEqual({ mcpSecurity: true, aiGateway: true, geoBlocking: false, hipaaBaa: false, soc2Reports: false });
+  });
+
+  it('serves with one worker per core the process may use unless WORKERS says otherwise', () => {
+    expect(loadConfig({}).workers).toBe(availableParallelism());
+    expect(loadConfig({ WORKERS: '3' }).workers).toBe(3);
+    expect(() => loadConfig({ WORKERS: '0' })).toThrow(ConfigError);
   });
 
   it('requires storage and secrets in production and names every missing variable at once', () => {

@@ -8,6 +8,7 @@ import { AGENT_PATTERNS } from './agent.ts';
 import { API_PATTERNS } from './api.ts';
 import type { CatalogueEntry } from './entry.ts';
 import { buildAutomaton } from './keywords.ts';
+import { requiredLiterals, requiredPrefixes } from './literals.ts';
 import { PROMPT_PATTERNS } from './prompt.ts';
 
 export type { CatalogueEntry, Category } from './entry.ts';
@@ -32,6 +33,30 @@ export interface Sequence {
   readonly parts: readonly RegExp[];
   /** gaps[i] sits between parts[i] and parts[i + 1]. */
   readonly gaps: readonly CompiledGap[];
+  /**
+   * Per part, the ids (in the catalogue's literal automaton) of the literals one of which every
+   * match of the part contains (literals.ts); null where none is known. A sequence whose part
+   * has none of its literals in a text cannot match there and is not run.
+   */
+  readonly required: readonly (readonly number[] | null)[];
+  /**
+   * Per part, the ids of literals one of which every match starts with (literals.ts), and a
+   * sticky copy of the part; null where no such prefix is known. T1 tries the part only where
+   * one of them occurs instead of at every offset (the same matches, found in the same order).
+   */
+  readonly prefixes: readonly (readonly number[] | null)[];
+  readonly sticky: readonly (RegExp | null)[];
+}
+
+/** Where a text holds the catalogue's prefix literals (from the candidates pass). */
+export interface LiteralHits {
+  /** Offsets (ascending) where a match of the sequence's part may start; null: try every offset. */
+  startsOf(sequence: Sequence, part: number): readonly number[] | null;
+}
+
+export interface CandidateScan {
+  readonly patterns: CompiledPattern[];
+  readonly hits: LiteralHits;
 }
 
 function compileGap(gap: Gap): CompiledGap {
@@ -104,18 +129,73 @@ function anchoredAtStart(part: string): boolean {
   return topLevelAlternatives(part).every((alternative) => alternative.startsWith(TEXT_START));
 }
 
+/** The ascending, distinct offsets of the given literals' occurrences; null when more than `limit`. */
+function mergeStarts(ids: readonly number[], starts: ReadonlyMap<number, number[]>, limit: number): number[] | null {
+  let single: number[] | undefined;
+  let total = 0;
+  let lists = 0;
+  for (const id of ids) {
+    const list = starts.get(id);
+    if (list === undefined) continue;
+    total += list.length;
+    lists += 1;
+    single = list;
+  }
+  if (total > limit) return null;
+  if (lists <= 1) return single ?? [];
+  const all: number[] = [];
+  for (const id of ids) for (const start of starts.get(id) ?? []) all.push(start);
+  all.sort((left, right) => left - right);
+  let write = 0;
+  for (let read = 0; read < all.length; read++) if (read === 0 || all[read] !== all[read - 1]) all[write++] = all[read]!;
+  all.length = write;
+  return all;
+}
+
+/** Above one prefix occurrence per this many characters, a part is scanned as a whole instead. */
+const DENSE_PREFIX_SPACING = 48;
+
 export interface CompiledCatalogue {
   readonly size: number;
   /** Patterns that apply to a kind, in catalogue order. */
   forKind(kind: InspectKind): readonly CompiledPattern[];
-  /** Patterns of a kind whose keywords occur in `text` (one Aho–Corasick pass). */
+  /**
+   * Patterns of a kind whose keywords occur in `text` and of which some sequence has a required
+   * literal of every part in it (one Aho–Corasick pass); each with only those sequences.
+   */
   candidates(kind: InspectKind, text: string): CompiledPattern[];
+  /** The candidates with where their parts may start (for matchPattern). */
+  scan(kind: InspectKind, text: string): CandidateScan;
   byId(id: string): CatalogueEntry | undefined;
 }
 
+let compiledDefault: CompiledCatalogue | undefined;
+
+/**
+ * The compiled catalogue. The default one is compiled once per process (its analysis and
+ * automaton take a few hundred milliseconds) and shared: matching is synchronous, so the
+ * regular expressions' lastIndex state never interleaves.
+ */
 export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE): CompiledCatalogue {
+  if (entries !== CATALOGUE) return compileEntries(entries);
+  return (compiledDefault ??= compileEntries(entries));
+}
+
+function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
   const seen = new Map<string, CatalogueEntry>();
   const compiled: CompiledPattern[] = [];
+  // One automaton finds the pattern keywords and the parts' required literals (ids shared).
+  const stringIds = new Map<string, number>();
+  const idOf = (value: string): number => {
+    let id = stringIds.get(value);
+    if (id === undefined) {
+      id = stringIds.size;
+      stringIds.set(value, id);
+    }
+    return id;
+  };
+  const literalIds = (literals: readonly string[] | null): number[] | null => (literals === null ? null : literals.map(idOf));
+  const tracked = new Set<number>();
   for (const entry of entries) {
     if (seen.has(entry.id)) throw new Error(`detection catalogue: duplicate pattern id ${entry.id}`);
     if (!(entry.weight > 0 && entry.weight <= 1)) throw new Error(`detection catalogue: weight of ${entry.id} must be in (0, 1]`);
@@ -130,7 +210,12 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
     try {
       for (const alternative of alternatives) {
         const { parts, gaps } = splitPattern(alternative);
+        const prefixes = parts.map((part) => (anchoredAtStart(part) ? null : literalIds(requiredPrefixes(part))));
+        for (const id of prefixes.flat()) if (id !== null) tracked.add(id);
         sequences.push({
+          required: parts.map((part) => literalIds(requiredLiterals(part))),
+          prefixes,
+          sticky: parts.map((part, index) => (prefixes[index] === null ? null : new RegExp(part, 'my'))),
           gaps: gaps.map(compileGap),
           parts: parts.map((part) => {
             if (part.length === 0) throw new Error('empty part');
@@ -149,31 +234,61 @@ export function compileCatalogue(entries: readonly CatalogueEntry[] = CATALOGUE)
   // same patterns apply (their own detectors add the kind-specific checks).
   byKind.set('tool_definition', byKind.get('tool_output')!);
   byKind.set('llm_output', byKind.get('tool_output')!);
-  const keywordIds = new Map<string, number>();
-  const patternsOfKeyword: number[][] = [];
-  compiled.forEach((pattern, index) => {
-    for (const keyword of pattern.entry.keywords) {
-      let id = keywordIds.get(keyword);
-      if (id === undefined) {
-        id = keywordIds.size;
-        keywordIds.set(keyword, id);
-        patternsOfKeyword.push([]);
+  const keywordsOf = compiled.map((pattern) => pattern.entry.keywords.map(idOf));
+  const automaton = buildAutomaton([...stringIds.keys()]);
+  const byKindIndex = new Map<InspectKind, { pattern: CompiledPattern; keywords: number[] }[]>();
+  for (const [kind, list] of byKind) {
+    const members = new Set(list);
+    byKindIndex.set(kind, compiled.flatMap((pattern, index) => (members.has(pattern) ? [{ pattern, keywords: keywordsOf[index]! }] : [])));
+  }
+  const track = new Uint8Array(stringIds.size);
+  for (const id of tracked) track[id] = 1;
+  const present = (found: Uint8Array, ids: readonly number[] | null): boolean => {
+    if (ids === null) return true;
+    for (const id of ids) if (found[id] === 1) return true;
+    return false;
+  };
+  const possible = (found: Uint8Array, sequence: Sequence): boolean => {
+    for (const ids of sequence.required) if (!present(found, ids)) return false;
+    return true;
+  };
+  const scan = (kind: InspectKind, text: string): CandidateScan => {
+    const { found, starts } = automaton.mark(text, track);
+    const patterns: CompiledPattern[] = [];
+    for (const { pattern, keywords } of byKindIndex.get(kind) ?? []) {
+      if (!present(found, keywords)) continue;
+      const sequences = pattern.sequences;
+      if (sequences.length === 1) {
+        if (possible(found, sequences[0]!)) patterns.push(pattern);
+        continue;
       }
-      patternsOfKeyword[id]!.push(index);
+      const kept = sequences.filter((sequence) => possible(found, sequence));
+      if (kept.length > 0) patterns.push(kept.length === sequences.length ? pattern : { entry: pattern.entry, sequences: kept });
     }
-  });
-  const automaton = buildAutomaton([...keywordIds.keys()]);
-  const kindSets = new Map<InspectKind, Set<CompiledPattern>>();
-  for (const [kind, list] of byKind) kindSets.set(kind, new Set(list));
+    // Trying a part at each listed offset beats one scan of the text while offsets are sparse.
+    const sparse = Math.max(16, text.length / DENSE_PREFIX_SPACING);
+    const merged = new Map<readonly number[], readonly number[] | null>();
+    return {
+      patterns,
+      hits: {
+        startsOf(sequence, part) {
+          const ids = sequence.prefixes[part];
+          if (ids === null || ids === undefined || sequence.sticky[part] === null) return null;
+          let list = merged.get(ids);
+          if (list === undefined) {
+            list = mergeStarts(ids, starts, sparse);
+            merged.set(ids, list);
+          }
+          return list;
+        },
+      },
+    };
+  };
   return {
     size: compiled.length,
     forKind: (kind) => byKind.get(kind) ?? [],
-    candidates(kind, text) {
-      const allowed = kindSets.get(kind);
-      const hit = new Set<number>();
-      for (const keyword of automaton.find(text)) for (const index of patternsOfKeyword[keyword]!) hit.add(index);
-      return [...hit].sort((left, right) => left - right).map((index) => compiled[index]!).filter((pattern) => allowed?.has(pattern) === true);
-    },
+    candidates: (kind, text) => scan(kind, text).patterns,
+    scan,
     byId: (id) => seen.get(id),
   };
 }

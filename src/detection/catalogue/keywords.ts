@@ -10,6 +10,12 @@
 export interface KeywordAutomaton {
   /** Ids (index in the keyword list) of every keyword that occurs in `text`. */
   find(text: string): Set<number>;
+  /**
+   * One flag per keyword (by id): 1 where it occurs in `text`; and, for the keywords flagged in
+   * `track`, the offsets where each occurrence starts (ascending). With `map`, each character of
+   * the text is first mapped through it (by code unit).
+   */
+  mark(text: string, track?: Uint8Array, map?: Uint16Array): { found: Uint8Array; starts: Map<number, number[]> };
 }
 
 export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
@@ -61,18 +67,16 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
     outputs[state] = [...outputs[state]!, ...outputs[fail[state]!]!];
     const row = state * classes;
     const failRow = fail[state]! * classes;
-    for (let symbol = 1; symbol < classes; symbol++) {
-      const child = children[state]!.get(symbol);
-      if (child === undefined) {
-        delta[row + symbol] = delta[failRow + symbol]!;
-      } else {
-        delta[row + symbol] = child;
-        fail[child] = delta[failRow + symbol]!;
-        queue.push(child);
-      }
+    // Every symbol goes where the failure state goes, except the state's own edges.
+    delta.copyWithin(row, failRow, failRow + classes);
+    for (const [symbol, child] of [...children[state]!].sort((left, right) => left[0] - right[0])) {
+      delta[row + symbol] = child;
+      fail[child] = delta[failRow + symbol]!;
+      queue.push(child);
     }
   }
   const emits = outputs.map((list) => (list.length === 0 ? undefined : list));
+  const lengths = keywords.map((keyword) => keyword.length);
 
   return {
     find(text) {
@@ -86,6 +90,29 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
         if (emitted !== undefined) for (const id of emitted) found.add(id);
       }
       return found;
+    },
+    mark(text, track, map) {
+      const found = new Uint8Array(keywords.length);
+      const starts = new Map<number, number[]>();
+      let state = 0;
+      for (let index = 0; index < text.length; index++) {
+        const unit = text.charCodeAt(index);
+        const code = map === undefined ? unit : map[unit]!;
+        const symbol = code < 128 ? asciiClass[code]! : otherClass.get(code) ?? 0;
+        state = symbol === 0 ? 0 : delta[state * classes + symbol]!;
+        const emitted = emits[state];
+        if (emitted === undefined) continue;
+        for (const id of emitted) {
+          found[id] = 1;
+          if (track !== undefined && track[id] === 1) {
+            const start = index + 1 - lengths[id]!;
+            const list = starts.get(id);
+            if (list === undefined) starts.set(id, [start]);
+            else list.push(start);
+          }
+        }
+      }
+      return { found, starts };
     },
   };
 }

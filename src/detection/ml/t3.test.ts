@@ -72,6 +72,28 @@ describe('T3 intent classifier', () => {
     expect(hashString('abc')).not.toBe(hashString('abd'));
   });
 
+  it('hashes the same n-grams as hashing each n-gram string would, in the same order, for any script', () => {
+    // The reference: each key built as a string and hashed with hashString, counted in a Map.
+    const reference = (text: string, config: { hashBits: number; wordNgrams: number; charNgrams: number[] }) => {
+      const counts = new Map<number, number>();
+      const add = (key: string) => counts.set(hashString(key) & ((1 << config.hashBits) - 1), (counts.get(hashString(key) & ((1 << config.hashBits) - 1)) ?? 0) + 1);
+      const words = wordsOf(text);
+      for (let n = 1; n <= config.wordNgrams; n += 1) for (let index = 0; index + n <= words.length; index += 1) add(`w${n}:${words.slice(index, index + n).join(' ')}`);
+      const compact = ` ${words.join(' ')} `;
+      for (const n of config.charNgrams) for (let index = 0; index + n <= compact.length; index += 1) add(`c${n}:${compact.slice(index, index + n)}`);
+      return counts;
+    };
+    const config = { hashBits: 14, wordNgrams: 3, charNgrams: [3, 4] };
+    for (const text of ["Don't IGNORE the rules, Ignore them!", 'Straße ΣΑΣ naïve 𝒜𝒷𝒸 日本語のテキスト', 'x\ud800y', '', 'a']) {
+      const features = extractFeatures(text, config);
+      const counts = reference(text, config);
+      expect([...features.indices]).toEqual([...counts.keys()]);
+      const norm = Math.sqrt([...counts.values()].reduce((sum, count) => sum + count, 0)) || 1;
+      expect([...features.values].map((value) => Math.round(value * 1e5))).toEqual([...counts.values()].map((count) => Math.round((Math.sqrt(count) / norm) * 1e5)));
+    }
+    expect([...extractFeatures('ABc déF 𝒜', config).extra].map((value) => Math.round(value * 1e4))).toEqual([Math.round((Math.log1p(10) / 8) * 1e4), Math.round((1 - 6 / 10) * 1e4), Math.round((3 / 6) * 1e4)]);
+  });
+
   it('refuses to load an NLI model when the ONNX runtime package or model is missing', async () => {
     await expect(loadNliClassifier('/nonexistent/model-dir')).rejects.toThrow();
     await expect(createEmbedder({ modelDir: '/nonexistent/model-dir' })).rejects.toThrow();

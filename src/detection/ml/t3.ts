@@ -83,18 +83,22 @@ export interface SparseFeatures {
 
 /** Lower-cased words of letters/digits, split in one pass. */
 export function wordsOf(text: string): string[] {
+  // By UTF-16 unit: every unit of a character beyond ASCII (surrogates included) is a word unit,
+  // so the words are those of a pass by code point.
+  const lower = text.toLowerCase();
   const words: string[] = [];
-  let current = '';
-  for (const character of text.toLowerCase()) {
-    const code = character.codePointAt(0) ?? 0;
-    const isWord = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code > 127 || character === "'";
-    if (isWord) current += character;
-    else if (current !== '') {
-      words.push(current);
-      current = '';
+  let start = -1;
+  for (let index = 0; index < lower.length; index += 1) {
+    const code = lower.charCodeAt(index);
+    const isWord = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code > 127 || code === 39;
+    if (isWord) {
+      if (start < 0) start = index;
+    } else if (start >= 0) {
+      words.push(lower.slice(start, index));
+      start = -1;
     }
   }
-  if (current !== '') words.push(current);
+  if (start >= 0) words.push(lower.slice(start));
   return words;
 }
 
@@ -156,35 +160,63 @@ export function hasFewerWords(text: string, limit: number): boolean {
 export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatures {
   const text = raw.length > MAX_FEATURE_CHARS ? raw.slice(0, MAX_FEATURE_CHARS) : raw;
   const mask = (1 << config.hashBits) - 1;
-  const counts = new Map<number, number>();
-  const add = (key: string) => {
-    const index = hashString(key) & mask;
-    counts.set(index, (counts.get(index) ?? 0) + 1);
+  // Counts per hashed index, in the order indices first occur (the order of the sparse vector,
+  // hence of the sums below). Keys are hashed as hashString(`w${n}:…`) / hashString(`c${n}:…`)
+  // would, without building the strings.
+  const counts = countTable(mask + 1);
+  const order: number[] = [];
+  const add = (hash: number) => {
+    const index = hash & mask;
+    if (counts[index] === 0) order.push(index);
+    counts[index] = counts[index]! + 1;
   };
   const words = wordsOf(text);
   for (let n = 1; n <= config.wordNgrams; n += 1) {
-    for (let index = 0; index + n <= words.length; index += 1) add(`w${n}:${words.slice(index, index + n).join(' ')}`);
+    const prefix = fnv(FNV_OFFSET, `w${n}:`);
+    for (let index = 0; index + n <= words.length; index += 1) {
+      let hash = fnv(prefix, words[index]!);
+      for (let next = index + 1; next < index + n; next += 1) hash = fnv(Math.imul(hash ^ 32, FNV_PRIME), words[next]!);
+      add(hash);
+    }
   }
   const compact = ` ${words.join(' ')} `;
   for (const n of config.charNgrams) {
-    for (let index = 0; index + n <= compact.length; index += 1) add(`c${n}:${compact.slice(index, index + n)}`);
+    const prefix = fnv(FNV_OFFSET, `c${n}:`);
+    for (let index = 0; index + n <= compact.length; index += 1) {
+      let hash = prefix;
+      for (let offset = index; offset < index + n; offset += 1) hash = Math.imul(hash ^ compact.charCodeAt(offset), FNV_PRIME);
+      add(hash);
+    }
   }
-  const indices = new Int32Array(counts.size);
-  const values = new Float32Array(counts.size);
+  const indices = new Int32Array(order.length);
+  const values = new Float32Array(order.length);
   let norm = 0;
-  let position = 0;
-  for (const [index, count] of counts) {
-    const value = Math.sqrt(count);
+  for (let position = 0; position < order.length; position += 1) {
+    const index = order[position]!;
+    const value = Math.sqrt(counts[index]!);
+    counts[index] = 0;
     indices[position] = index;
     values[position] = value;
     norm += value * value;
-    position += 1;
   }
   norm = Math.sqrt(norm) || 1;
   for (let index = 0; index < values.length; index += 1) values[index] = (values[index] as number) / norm;
   let letters = 0;
   let upper = 0;
-  for (const character of text) {
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code < 128) {
+      // ASCII: a letter is one whose lower and upper case differ.
+      if (code >= 97 && code <= 122) letters += 1;
+      else if (code >= 65 && code <= 90) {
+        letters += 1;
+        upper += 1;
+      }
+      continue;
+    }
+    const point = text.codePointAt(index)!;
+    const character = String.fromCodePoint(point);
+    if (point > 0xffff) index += 1;
     const lower = character.toLowerCase();
     if (lower !== character.toUpperCase()) {
       letters += 1;
@@ -194,6 +226,23 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
   const length = Math.max(1, text.length);
   const extra = Float32Array.from([Math.log1p(text.length) / 8, 1 - letters / length, letters === 0 ? 0 : upper / letters]);
   return { indices, values, extra };
+}
+
+/** One zeroed count table per size, reused by every call (each call leaves it zeroed). */
+const countTables = new Map<number, Uint32Array>();
+function countTable(size: number): Uint32Array {
+  let table = countTables.get(size);
+  if (table === undefined) countTables.set(size, (table = new Uint32Array(size)));
+  return table;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a state after `text`, from `hash` (hashString is fnv(FNV_OFFSET, text) >>> 0). */
+function fnv(hash: number, text: string): number {
+  for (let index = 0; index < text.length; index += 1) hash = Math.imul(hash ^ text.charCodeAt(index), FNV_PRIME);
+  return hash;
 }
 
 export function sigmoid(value: number): number {

@@ -4,7 +4,7 @@
  * expressions run at all, so the common clean input costs one linear scan per variant. Input is
  * bounded by normalization (64 KB); every pattern is linear-time (checked by a test).
  */
-import type { CompiledCatalogue, CompiledGap, CompiledPattern, Sequence } from '../catalogue/index.ts';
+import type { CompiledCatalogue, CompiledGap, CompiledPattern, LiteralHits, Sequence } from '../catalogue/index.ts';
 import type { Normalized } from '../normalize/index.ts';
 import type { Finding, InspectKind, Verdict } from '../types.ts';
 import { combineFindings } from '../score.ts';
@@ -31,6 +31,36 @@ function matchEnds(regex: RegExp, text: string): number[] {
   return ends;
 }
 
+/**
+ * The same ends as matchEnds, found by trying the part's sticky copy only at the offsets where
+ * a match can start (a prefix literal occurs there): the leftmost match at or after the end of
+ * the previous one is the first offset where the sticky attempt succeeds. Prefixes are never
+ * empty, so neither is a match.
+ */
+function stickyEnds(sticky: RegExp, text: string, starts: readonly number[]): number[] {
+  const ends: number[] = [];
+  let from = 0;
+  for (const start of starts) {
+    if (start < from) continue;
+    sticky.lastIndex = start;
+    if (sticky.test(text)) ends.push((from = sticky.lastIndex));
+  }
+  return ends;
+}
+
+/** Whether the part matches anywhere (trying only the listed offsets when there are any). */
+function anyMatch(regex: RegExp, sticky: RegExp | null, text: string, starts: readonly number[] | null): boolean {
+  if (starts === null || sticky === null) {
+    regex.lastIndex = 0;
+    return regex.test(text);
+  }
+  for (const start of starts) {
+    sticky.lastIndex = start;
+    if (sticky.test(text)) return true;
+  }
+  return false;
+}
+
 function isExcluded(text: string, index: number, gap: CompiledGap): boolean {
   const code = text.charCodeAt(index);
   return code < 128 ? gap.asciiExcluded[code] === 1 : gap.excludedRegex.test(text[index]!);
@@ -43,24 +73,23 @@ function isExcluded(text: string, index: number, gap: CompiledGap): boolean {
  * away with no excluded character in between. The gap itself is read only where a candidate pair
  * needs it, at most gap.max characters per reachable end.
  */
-export function matchPattern(pattern: CompiledPattern, text: string): boolean {
-  return pattern.sequences.some((sequence) => matchSequence(sequence, text));
+export function matchPattern(pattern: CompiledPattern, text: string, hits?: LiteralHits): boolean {
+  return pattern.sequences.some((sequence) => matchSequence(sequence, text, hits));
 }
 
-function matchSequence(pattern: Sequence, text: string): boolean {
+function matchSequence(pattern: Sequence, text: string, hits: LiteralHits | undefined): boolean {
   const parts = pattern.parts;
   const first = parts[0];
   if (first === undefined) return false;
-  if (parts.length === 1) {
-    first.lastIndex = 0;
-    return first.test(text);
-  }
+  const startsOf = (index: number) => (hits === undefined ? null : hits.startsOf(pattern, index));
+  if (parts.length === 1) return anyMatch(first, pattern.sticky[0] ?? null, text, startsOf(0));
   // Every part must occur somewhere: the last one, usually the most specific, is looked for
   // first, so a sequence that cannot complete costs one scan that stops at its first match.
-  const final = parts[parts.length - 1]!;
-  final.lastIndex = 0;
-  if (!final.test(text)) return false;
-  let reachable = matchEnds(first, text);
+  const lastIndex = parts.length - 1;
+  if (!anyMatch(parts[lastIndex]!, pattern.sticky[lastIndex] ?? null, text, startsOf(lastIndex))) return false;
+  const firstStarts = startsOf(0);
+  const firstSticky = pattern.sticky[0] ?? null;
+  let reachable = firstStarts === null || firstSticky === null ? matchEnds(first, text) : stickyEnds(firstSticky, text, firstStarts);
   for (let index = 1; index < parts.length && reachable.length > 0; index++) {
     const gap = pattern.gaps[index - 1]!;
     const regex = parts[index]!;
@@ -74,11 +103,35 @@ function matchSequence(pattern: Sequence, text: string): boolean {
     // Offsets [latest, scanned) have been read; blockedAt is the first excluded one, or -1.
     let scanned = 0;
     let blockedAt = -1;
-    regex.lastIndex = reachable[0]!;
-    for (let match = regex.exec(text); match !== null && match.index <= limit; match = regex.exec(text)) {
-      const start = match.index;
-      const end = start + match[0].length;
-      if (end === start) regex.lastIndex++;
+    const starts = startsOf(index);
+    const sticky = pattern.sticky[index] ?? null;
+    // The part's successive leftmost matches from the first reachable end on: by a scan, or by
+    // sticky attempts at the offsets where a match can start (the same matches, in order).
+    let cursor = 0;
+    let from = reachable[0]!;
+    const nextMatch = (): { start: number; end: number } | null => {
+      if (starts === null || sticky === null) {
+        const match = regex.exec(text);
+        if (match === null) return null;
+        const end = match.index + match[0].length;
+        if (end === match.index) regex.lastIndex++;
+        return { start: match.index, end };
+      }
+      while (cursor < starts.length) {
+        const start = starts[cursor++]!;
+        if (start < from) continue;
+        if (start > limit) return null;
+        sticky.lastIndex = start;
+        if (sticky.test(text)) {
+          from = sticky.lastIndex;
+          return { start, end: from };
+        }
+      }
+      return null;
+    };
+    regex.lastIndex = from;
+    for (let match = nextMatch(); match !== null && match.start <= limit; match = nextMatch()) {
+      const { start, end } = match;
       while (pointer < reachable.length && reachable[pointer]! <= start) latest = reachable[pointer++]!;
       if (latest < 0 || start - latest > gap.max) continue;
       // `latest` only grows: what was read stays valid unless it begins after `latest` or its
@@ -103,9 +156,10 @@ function matchSequence(pattern: Sequence, text: string): boolean {
 export function scanVariants(catalogue: CompiledCatalogue, kind: InspectKind, variants: Normalized['variants']): T1Result {
   const findings = new Map<string, Finding>();
   for (const variant of variants) {
-    for (const pattern of catalogue.candidates(kind, variant.text)) {
+    const { patterns, hits } = catalogue.scan(kind, variant.text);
+    for (const pattern of patterns) {
       if (findings.has(pattern.entry.id)) continue;
-      if (matchPattern(pattern, variant.text)) {
+      if (matchPattern(pattern, variant.text, hits)) {
         findings.set(pattern.entry.id, {
           id: pattern.entry.id,
           name: pattern.entry.name,

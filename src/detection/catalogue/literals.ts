@@ -1,0 +1,315 @@
+/**
+ * Required literals of a regular expression: a set of strings such that every match of the
+ * expression contains at least one of them (the "necessary factors" of RE2's and codesearch's
+ * prefilters). T1 runs a pattern part only when one of its literals occurs in the text, so the
+ * common case — a text that holds the pattern's keyword ("must") but not the rest of the
+ * pattern ("no matter", "regardless") — costs one automaton pass instead of a regex scan of the
+ * whole text per part (issue #39: the cost per KB grew with the number of keywords a long text
+ * happens to contain).
+ *
+ * The analysis is conservative: where it cannot prove a requirement it returns null (the part
+ * always runs). Zero-width assertions match the empty string; a lookaround never adds a
+ * requirement, so a match is judged only by the characters it consumes. The patterns are
+ * compiled without the `i` flag and run on lower-cased text, so a literal is compared as is.
+ */
+import { RegExpParser, type AST } from '@eslint-community/regexpp';
+import { buildAutomaton } from './keywords.ts';
+
+/** Most strings an exact set may hold before it is reduced to a requirement. */
+const MAX_EXACT = 64;
+/** Widest character class spelled out as single-character strings. */
+const MAX_CLASS = 8;
+
+interface Info {
+  /** Every string the node can match, when known and small; contains "" when it can match empty. */
+  readonly exact: ReadonlySet<string> | null;
+  /** Strings one of which every match contains; null when none is known. */
+  readonly required: ReadonlySet<string> | null;
+}
+
+const UNKNOWN: Info = { exact: null, required: null };
+const EMPTY: Info = { exact: new Set(['']), required: null };
+
+function fromExact(exact: ReadonlySet<string>): Info {
+  return { exact, required: exact.has('') ? null : exact };
+}
+
+/** Words so frequent in English that a literal of them selects almost nothing. */
+const COMMON_WORDS: ReadonlySet<string> = new Set(('the and of to in a an is it you that for on with as this be are or your our my we i he she they ' +
+  'what which who how when where why all any each every first last next new not no do does can will would should from by at ' +
+  'if then than so but about into out up more most some other only also just like use make get give tell see one two').split(' '));
+
+/**
+ * How rare a string is in ordinary text, roughly: its length, a character outside ASCII (a
+ * script other than Latin in an English text) counting three, a very common word one.
+ */
+function weight(value: string): number {
+  if (COMMON_WORDS.has(value.trim())) return 1;
+  let sum = 0;
+  for (let index = 0; index < value.length; index++) sum += value.charCodeAt(index) < 128 ? 1 : 3;
+  return sum;
+}
+
+/** Higher is more selective: a heavier lightest string, then fewer strings. */
+function quality(set: ReadonlySet<string> | null): number {
+  if (set === null || set.size === 0) return -1;
+  let lightest = Infinity;
+  for (const value of set) lightest = Math.min(lightest, weight(value));
+  return lightest === 0 ? -1 : lightest * 1000 - set.size;
+}
+
+function better(left: ReadonlySet<string> | null, right: ReadonlySet<string> | null): ReadonlySet<string> | null {
+  return quality(right) > quality(left) ? right : left;
+}
+
+function cross(left: ReadonlySet<string>, right: ReadonlySet<string>): Set<string> | null {
+  if (left.size * right.size > MAX_EXACT) return null;
+  const out = new Set<string>();
+  for (const a of left) for (const b of right) out.add(a + b);
+  return out;
+}
+
+function classInfo(node: AST.CharacterClass): Info {
+  if (node.negate || node.unicodeSets) return UNKNOWN;
+  const out = new Set<string>();
+  for (const element of node.elements) {
+    if (element.type === 'Character') out.add(String.fromCodePoint(element.value));
+    else if (element.type === 'CharacterClassRange') {
+      if (element.max.value - element.min.value >= MAX_CLASS) return UNKNOWN;
+      for (let code = element.min.value; code <= element.max.value; code++) out.add(String.fromCodePoint(code));
+    } else return UNKNOWN;
+    if (out.size > MAX_CLASS) return UNKNOWN;
+  }
+  return out.size === 0 ? UNKNOWN : fromExact(out);
+}
+
+function alternativesInfo(alternatives: readonly AST.Alternative[]): Info {
+  const infos = alternatives.map(sequenceInfo);
+  let exact: Set<string> | null = new Set();
+  for (const info of infos) {
+    if (exact === null || info.exact === null) {
+      exact = null;
+      break;
+    }
+    for (const value of info.exact) exact.add(value);
+    if (exact.size > MAX_EXACT) exact = null;
+  }
+  if (exact !== null) return fromExact(exact);
+  // Each alternative must bring a requirement; their union is the disjunction's.
+  const required = new Set<string>();
+  for (const info of infos) {
+    if (info.required === null) return UNKNOWN;
+    for (const value of info.required) required.add(value);
+  }
+  return { exact: null, required };
+}
+
+function sequenceInfo(alternative: AST.Alternative): Info {
+  // Runs of elements with exact sets are crossed into longer strings; where a run breaks, its
+  // strings (and each element's own requirement) are candidates; the most selective one wins.
+  let run: ReadonlySet<string> | null = new Set(['']);
+  let best: ReadonlySet<string> | null = null;
+  let whole: ReadonlySet<string> | null = new Set(['']);
+  for (const element of alternative.elements) {
+    const info = elementInfo(element);
+    if (info.exact !== null && run !== null) {
+      const next = cross(run, info.exact);
+      if (next !== null) {
+        run = next;
+        whole = whole === null ? null : cross(whole, info.exact);
+        continue;
+      }
+    }
+    whole = null;
+    if (run !== null) best = better(best, fromExact(run).required);
+    best = better(best, info.required);
+    run = info.exact ?? null;
+    if (run === null) run = new Set(['']);
+  }
+  if (whole !== null) return fromExact(whole);
+  if (run !== null) best = better(best, fromExact(run).required);
+  return { exact: null, required: best };
+}
+
+function elementInfo(node: AST.Element): Info {
+  switch (node.type) {
+    case 'Character':
+      return fromExact(new Set([String.fromCodePoint(node.value)]));
+    case 'CharacterClass':
+      return classInfo(node);
+    case 'Group':
+      return node.modifiers === null ? alternativesInfo(node.alternatives) : UNKNOWN;
+    case 'CapturingGroup':
+      return alternativesInfo(node.alternatives);
+    case 'Assertion':
+      return EMPTY;
+    case 'Quantifier': {
+      const inner = elementInfo(node.element);
+      if (node.min === 0) {
+        if (node.max === 1 && inner.exact !== null) return fromExact(new Set([...inner.exact, '']));
+        return UNKNOWN;
+      }
+      if (node.min === 1 && node.max === 1) return inner;
+      // At least one repetition: its requirement holds; the exact set does not (repeated).
+      return { exact: null, required: inner.required };
+    }
+    default:
+      // Character sets (\s, \w, .), backreferences: no literal.
+      return UNKNOWN;
+  }
+}
+
+const parser = new RegExpParser({ ecmaVersion: 2025 });
+
+/**
+ * Strings one of which every match of `source` (compiled without `v`) contains, or null when the
+ * analysis finds none. Never an empty string. With the `i` flag the strings must be looked for
+ * case-insensitively too (a regular expression of them with the same flags).
+ */
+export function requiredLiterals(source: string, options: { unicode?: boolean } = {}): string[] | null {
+  let pattern: AST.Pattern;
+  try {
+    pattern = parser.parsePattern(source, 0, source.length, { unicode: options.unicode ?? false });
+  } catch {
+    return null;
+  }
+  const info = alternativesInfo(pattern.alternatives);
+  const required = info.required;
+  if (required === null || quality(required) < 0) return null;
+  return [...required].sort();
+}
+
+/** Strings one of which every match of the element starts with (null when unknown or when one is empty). */
+function prefixOf(node: AST.Element): ReadonlySet<string> | null {
+  if (node.type === 'Group' && node.modifiers === null) return alternativesPrefix(node.alternatives);
+  if (node.type === 'CapturingGroup') return alternativesPrefix(node.alternatives);
+  if (node.type === 'Quantifier' && node.min >= 1) return prefixOf(node.element);
+  const exact = elementInfo(node).exact;
+  return exact === null || exact.has('') ? null : exact;
+}
+
+function alternativesPrefix(alternatives: readonly AST.Alternative[]): ReadonlySet<string> | null {
+  const out = new Set<string>();
+  for (const alternative of alternatives) {
+    const prefixes = sequencePrefix(alternative);
+    if (prefixes === null) return null;
+    for (const value of prefixes) out.add(value);
+  }
+  return out.size === 0 ? null : out;
+}
+
+function sequencePrefix(alternative: AST.Alternative): ReadonlySet<string> | null {
+  // Zero-width assertions and exact elements extend the prefix; the first other element ends it
+  // (its own prefix still applies when it has one).
+  let run: ReadonlySet<string> = new Set(['']);
+  for (const element of alternative.elements) {
+    const exact = elementInfo(element).exact;
+    if (exact !== null) {
+      const next = cross(run, exact);
+      if (next === null) break;
+      run = next;
+      continue;
+    }
+    const prefixes = prefixOf(element);
+    if (prefixes !== null) run = cross(run, prefixes) ?? run;
+    break;
+  }
+  return run.has('') ? null : run;
+}
+
+/**
+ * Strings one of which every match of `source` starts with (after zero-width assertions), or
+ * null when unknown. T1 tries such a part only where one of them occurs, with a sticky copy of
+ * the expression, instead of scanning every position of the text.
+ */
+export function requiredPrefixes(source: string): string[] | null {
+  let pattern: AST.Pattern;
+  try {
+    pattern = parser.parsePattern(source, 0, source.length, { unicode: false });
+  } catch {
+    return null;
+  }
+  const prefixes = alternativesPrefix(pattern.alternatives);
+  return prefixes === null ? null : [...prefixes].sort();
+}
+
+/**
+ * Which of `literals` occur in a text under the `iu` flags' case folding, as flags by index:
+ * flag i is 1 exactly when `new RegExp(escape(literals[i]), 'iu').test(text)`. One automaton pass:
+ * the irregexp engine tries a case-insensitive alternation of many words at every offset (about a
+ * microsecond per character for a hundred words). Each text character is mapped to the literal
+ * character it equals under the expression's case folding (found once, by testing the Basic
+ * Multilingual Plane against the literal characters with the `iu` flags; no character outside it
+ * folds to one inside); any other character to U+0001.
+ */
+export function caseInsensitiveLiterals(literals: readonly string[]): (text: string) => Uint8Array {
+  const { slots, find } = caseInsensitiveSlots(literals);
+  return (text) => {
+    const found = find(text);
+    return Uint8Array.from(slots, (slot) => found[slot]!);
+  };
+}
+
+/**
+ * caseInsensitiveLiterals without the copy: `find` flags slots, and literal i occurs exactly
+ * when `find(text)[slots[i]]` is 1 (literals equal under the folding share a slot).
+ */
+export function caseInsensitiveSlots(literals: readonly string[]): { slots: readonly number[]; find(text: string): Uint8Array } {
+  const characters = [...new Set(literals.join(''))];
+  if (characters.some((character) => character.length !== 1 || character.charCodeAt(0) < 2)) {
+    const regexes = literals.map((literal) => new RegExp(literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'iu'));
+    return { slots: literals.map((_, index) => index), find: (text) => Uint8Array.from(regexes, (regex) => (regex.test(text) ? 1 : 0)) };
+  }
+  const fold = new Uint16Array(0x10000).fill(1);
+  const escaped = characters.map((character) => character.replace(/[\]\\^-]/g, '\\$&'));
+  const any = new RegExp(`^[${escaped.join('')}]$`, 'iu');
+  const each = escaped.map((character) => new RegExp(`^[${character}]$`, 'iu'));
+  for (let code = 0; code < 0x10000; code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const character = String.fromCharCode(code);
+    if (!any.test(character)) continue;
+    // The representative is the first literal character it folds with.
+    const index = each.findIndex((regex) => regex.test(character));
+    fold[code] = characters[index]!.charCodeAt(0);
+  }
+  const folded = literals.map((literal) => Array.from(literal, (character) => String.fromCharCode(fold[character.charCodeAt(0)]!)).join(''));
+  const distinct = [...new Set(folded)];
+  const automaton = buildAutomaton(distinct);
+  return { slots: folded.map((value) => distinct.indexOf(value)), find: (text) => automaton.mark(text, undefined, fold).found };
+}
+
+/**
+ * A requirement in disjunctive form: every match of the expression satisfies one of the
+ * alternatives, and an alternative is satisfied when each of its clauses (a list of strings) has
+ * one string in the text. Null when some top-level alternative has no clause.
+ */
+export function requiredClauses(source: string, options: { unicode?: boolean } = {}): string[][][] | null {
+  let pattern: AST.Pattern;
+  try {
+    pattern = parser.parsePattern(source, 0, source.length, { unicode: options.unicode ?? false });
+  } catch {
+    return null;
+  }
+  const forms: string[][][] = [];
+  for (const alternative of pattern.alternatives) {
+    // Runs of exact elements crossed into strings (as in sequenceInfo), each run and each other
+    // element's requirement a clause.
+    const sets: (ReadonlySet<string> | null)[] = [];
+    let run: ReadonlySet<string> = new Set(['']);
+    for (const element of alternative.elements) {
+      const info = elementInfo(element);
+      const next = info.exact === null ? null : cross(run, info.exact);
+      if (next !== null) {
+        run = next;
+        continue;
+      }
+      sets.push(fromExact(run).required, info.required);
+      run = info.exact ?? new Set(['']);
+    }
+    sets.push(fromExact(run).required);
+    const clauses = sets.filter((set): set is ReadonlySet<string> => quality(set) >= 0).map((set) => [...set].sort());
+    if (clauses.length === 0) return null;
+    forms.push(clauses);
+  }
+  return forms;
+}
