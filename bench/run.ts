@@ -9,6 +9,8 @@
  * with almost no prose), pii, audit-webhooks, apisec, ml, mcp,
  * startup (compiled build against tsx), verification.
  */
+import { availableParallelism, loadavg } from 'node:os';
+
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
 
 const benches: Record<string, () => Promise<Bench>> = {
@@ -53,9 +55,12 @@ for (const name of names) {
     continue;
   }
   const started = Date.now();
+  // The 1-, 5- and 15-minute load averages at the start and the end: every figure is printed beside them.
+  const loadAtStart = loadavg().map((value) => Math.round(value * 100) / 100);
   try {
     const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly });
-    process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10 })}\n`);
+    const loadAverage = { start: loadAtStart, end: loadavg().map((value) => Math.round(value * 100) / 100), cores: availableParallelism() };
+    process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10, load_average: loadAverage })}\n`);
   } catch (error) {
     failed = true;
     process.stdout.write(`${JSON.stringify({ bench: name, error: error instanceof Error ? error.message : String(error) })}\n`);
