@@ -12,6 +12,8 @@
  * single and batches of 100, and the verification cost per finding), workers (WORKERS=1, 2, 4 on
  * PostgreSQL + Redis: BENCH_DATABASE_URL, BENCH_REDIS_URL).
  */
+import { availableParallelism, loadavg } from 'node:os';
+
 type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
 
 const benches: Record<string, () => Promise<Bench>> = {
@@ -59,9 +61,12 @@ for (const name of names) {
     continue;
   }
   const started = Date.now();
+  // The 1-, 5- and 15-minute load averages at the start and the end: every figure is printed beside them.
+  const loadAtStart = loadavg().map((value) => Math.round(value * 100) / 100);
   try {
     const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly });
-    process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10 })}\n`);
+    const loadAverage = { start: loadAtStart, end: loadavg().map((value) => Math.round(value * 100) / 100), cores: availableParallelism() };
+    process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10, load_average: loadAverage })}\n`);
   } catch (error) {
     failed = true;
     process.stdout.write(`${JSON.stringify({ bench: name, error: error instanceof Error ? error.message : String(error) })}\n`);

@@ -26,7 +26,7 @@ import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import type { AuditLog } from '../audit/index.ts';
-import type { Database } from '../platform/db/index.ts';
+import { copyField, type Database } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
@@ -132,6 +132,18 @@ function batchDigestOf(leaves: readonly Leaf[]): string {
  * rows adds ~60 % (docs/decisions.md, "Embedded engine stalls").
  */
 export const ROWS_PER_STATEMENT = 100;
+
+const UNIQUE_VIOLATION = '23505';
+const COPY_COLUMNS = ['org_id', 'request_id', 'content_hash', 'delivered', 'provider', 'model', 'streamed', 'sources', 'checks', 'passed', 'action', 'retried_from', 'risk_class', 'sb942_manifest_present', 'audit_seq', 'audit_hash'] as const;
+
+/** Statements as COPY text rows in COPY_COLUMNS' order, each with the org and the batch's audit entry. */
+function copyText(orgId: string, statements: readonly ProvenanceStatement[], seq: number, hash: string): string {
+  let text = '';
+  for (const row of statements) {
+    text += `${copyField(orgId)}\t${copyField(row.request_id)}\t${copyField(row.content_hash)}\t${copyField(row.delivered)}\t${copyField(row.provider)}\t${copyField(row.model)}\t${copyField(row.streamed)}\t${copyField(JSON.stringify(row.sources))}\t${copyField(JSON.stringify(row.checks))}\t${copyField(row.passed)}\t${copyField(row.action)}\t${copyField(row.retried_from)}\t${copyField(row.risk_class)}\t${copyField(row.sb942_manifest_present)}\t${copyField(seq)}\t${copyField(hash)}\n`;
+  }
+  return text;
+}
 
 /** A record as stored and hashed: the database layer's NUL replacement applied first, so the digest matches what is read back. */
 function statementOf(record: ProvenanceRecord): ProvenanceStatement {
@@ -263,6 +275,11 @@ export function createProvenanceWriter(
         for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
           if (start > 0) await nextTurn();
           const rows = fresh.slice(start, start + ROWS_PER_STATEMENT).map((leaf) => leaf.statement);
+          if (tx.copyRows !== undefined) {
+            // The embedded engine: COPY, no conflict clause (a stored id fails it with 23505, below).
+            inserted += await tx.copyRows('ai_provenance', COPY_COLUMNS, copyText(orgId, rows, entry!.seq, entry!.hash));
+            continue;
+          }
           const result = await tx.query(
             `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
              SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
@@ -276,7 +293,8 @@ export function createProvenanceWriter(
         if (inserted !== fresh.length) throw new AlreadyStored();
       });
     } catch (error) {
-      if (error instanceof AlreadyStored && !excludeStored) return writeLeaves(orgId, leaves, true);
+      // COPY (the embedded engine) meets a stored id as a unique violation instead of skipping it.
+      if ((error instanceof AlreadyStored || (error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION) && !excludeStored) return writeLeaves(orgId, leaves, true);
       throw error;
     }
   };

@@ -110,6 +110,16 @@ describe('row-level security', () => {
     expect(rows.rows).toHaveLength(0);
   });
 
+  it.skipIf(usingPostgres)('keeps an org transaction under row-level security after an embedded COPY in it', async () => {
+    const after = await services.db.withOrg(orgA, async (tx) => {
+      const copied = await tx.copyRows!('ai_provenance', ['org_id', 'request_id', 'content_hash', 'delivered', 'provider', 'model', 'streamed', 'sources', 'checks', 'risk_class', 'audit_seq', 'audit_hash'], `${orgA}\trls-copy-${randomUUID()}\th\tt\topenai\tm\tf\t[]\t{}\tlimited\t1\th\n`);
+      const user = (await tx.query<{ role: string }>('SELECT current_user AS role')).rows[0]!.role;
+      const orgs = (await tx.query<{ id: string }>('SELECT id FROM orgs')).rows.map((row) => row.id);
+      return { copied, user, orgs };
+    });
+    expect(after).toEqual({ copied: 1, user: 'svc_app', orgs: [orgA] });
+  });
+
   describe.skipIf(!usingPostgres)('on real PostgreSQL', () => {
     it('runs tenant queries as a login role that is neither superuser nor allowed to bypass RLS', async () => {
       const role = await services.db.withOrg(orgA, (tx) =>

@@ -130,6 +130,26 @@ describe('provenance batches in the audit chain', () => {
     const entry = (await services.audit.list(orgId)).find((candidate) => candidate.seq === stored!.chain_of_custody.audit_seq)!;
     expect(entry.details.records_sha256).toBe(provenanceBatchDigest([stored!]));
   });
+
+  it('stores and reads back exactly the text that COPY treats specially (tabs, line breaks, backslashes, \\N) and hashes it', async () => {
+    const orgId = await createTestOrg(services.db);
+    const awkward = record({
+      requestId: `req\t1\n\\N\r${randomUUID()}`,
+      model: '\\N',
+      action: 'a\\tb',
+      retriedFrom: '',
+      sources: [{ index: 0, title: 'line\none\ttab \\ "quoted" \u00e9\u{1F600}', sha256: '2'.repeat(64) }],
+      riskClass: 'back\\slash',
+    });
+    const plain = record({ passed: null });
+    for (const each of [awkward, plain]) services.verification.provenance.record(orgId, each);
+    await services.verification.provenance.flush();
+    const [stored, storedPlain] = await read(orgId, [awkward.requestId, plain.requestId]);
+    expect(stored).toMatchObject({ request_id: awkward.requestId, model: '\\N', action: 'a\\tb', retried_from: '', sources: awkward.sources, risk_class: 'back\\slash' });
+    expect(storedPlain).toMatchObject({ passed: null, action: null, retried_from: null });
+    const entry = (await services.audit.list(orgId)).find((candidate) => candidate.seq === stored!.chain_of_custody.audit_seq)!;
+    expect(entry.details.records_sha256).toBe(provenanceBatchDigest([stored!, storedPlain!]));
+  });
 });
 
 describe('canonical form of a provenance record', () => {
