@@ -136,6 +136,32 @@ function crossFit(items: readonly Scored[], scoreOf: (item: Scored) => number): 
   return { metrics: metrics(pairs), thresholds, predicted };
 }
 
+const PENALTIES = [0.1, 0.3, 1, 3, 10, 30];
+
+/**
+ * The L2 penalty for a calibration, chosen by a holdout inside the training records only (their
+ * sources split by a second hash into 4 folds): the penalty with the lowest out-of-fold log loss.
+ */
+function choosePenalty(training: readonly Scored[]): number {
+  const inner = (item: Scored) => foldOf(`${item.row.ragtruth_source_id}/inner`) % 4;
+  let best = 1;
+  let bestLoss = Number.POSITIVE_INFINITY;
+  for (const l2 of PENALTIES) {
+    let loss = 0;
+    for (let fold = 0; fold < 4; fold += 1) {
+      const fit = training.filter((item) => inner(item) !== fold);
+      if (fit.length === 0) continue;
+      const weights = fitCalibration(fit.map((item) => ({ features: item.features, positive: item.row.label === 'hallucinated' })), l2);
+      for (const item of training.filter((entry) => inner(entry) === fold)) {
+        const p = Math.min(1 - 1e-6, Math.max(1e-6, calibratedResponseScore(item.task, item.claims, item.share, weights)));
+        loss -= item.row.label === 'hallucinated' ? Math.log(p) : Math.log(1 - p);
+      }
+    }
+    if (loss < bestLoss) [best, bestLoss] = [l2, loss];
+  }
+  return best;
+}
+
 /** Character-level span F1 of the findings the layer reports at the fold's threshold. */
 function spanF1(items: readonly Scored[], thresholdOf: Map<Scored, number>): Metrics {
   let tp = 0;
@@ -171,11 +197,16 @@ export async function runVerificationBench(options: { quick?: boolean; fit?: boo
     return { row, fold: foldOf(row.ragtruth_source_id), task, features: groundingFeatures(claims, share), svc: 0, baseline: lexicalOverlapScore(row.response, row.sources), claims, share };
   });
   const actual = (item: Scored) => item.row.label === 'hallucinated';
-  // Whole-source holdout: each fold's calibration is fitted on the other folds' sources (per task) and scores this fold.
+  // Whole-source holdout: each fold's calibration (and its L2 penalty, by an inner holdout) is fitted on the other folds' sources (per task) and scores this fold.
+  const penalties: Record<string, number[]> = {};
   for (const task of GROUNDING_TASKS) {
     const items = scored.filter((item) => item.task === task);
+    penalties[task] = [];
     for (let fold = 0; fold < FOLDS; fold += 1) {
-      const weights = fitCalibration(items.filter((item) => item.fold !== fold).map((item) => ({ features: item.features, positive: actual(item) })));
+      const training = items.filter((item) => item.fold !== fold);
+      const l2 = choosePenalty(training);
+      penalties[task].push(l2);
+      const weights = fitCalibration(training.map((item) => ({ features: item.features, positive: actual(item) })), l2);
       for (const item of items.filter((entry) => entry.fold === fold)) item.svc = calibratedResponseScore(task, item.claims, item.share, weights);
     }
   }
@@ -201,7 +232,13 @@ export async function runVerificationBench(options: { quick?: boolean; fit?: boo
     };
   }
   const fitted = options.fit
-    ? Object.fromEntries(GROUNDING_TASKS.map((task) => [task, fitCalibration(scored.filter((item) => item.task === task).map((item) => ({ features: item.features, positive: actual(item) })))]))
+    ? Object.fromEntries(
+        GROUNDING_TASKS.map((task) => {
+          const items = scored.filter((item) => item.task === task);
+          const l2 = choosePenalty(items);
+          return [task, { l2, weights: fitCalibration(items.map((item) => ({ features: item.features, positive: actual(item) })), l2) }];
+        }),
+      )
     : undefined;
   // The shipped weights on the same records (in-sample: for reference only, never the headline).
   const shipped = Object.fromEntries(
@@ -237,6 +274,7 @@ export async function runVerificationBench(options: { quick?: boolean; fit?: boo
     load_average_at_start,
     tasks,
     beats_baseline_on_every_task: beatsEverywhere,
+    l2_per_fold: penalties,
     shipped_weights_in_sample: shipped,
     ...(fitted === undefined ? {} : { fitted_weights: { features: ['intercept', ...FEATURE_NAMES], ...fitted } }),
     latency_per_layer: latency,

@@ -34,9 +34,12 @@ export const FEATURE_NAMES = [
 
 /** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29). */
 export const CALIBRATION: Readonly<Record<GroundingTask, readonly number[]>> = {
-  qa: [-3.4568, 0.4523, 0, 1.6113, 0.1624, 1.0579, 0.5355, 0, 1.2222, 0.6328, 0.6599, 0.8683, 0.6592, 0.0846, 0.384],
+  // L2 3
+  qa: [-2.9372, 0.6337, 0, 1.0095, 0.1033, 0.7544, 0.3679, 0, 1.1462, 0.4271, 0.5578, 0.4739, 0.4879, 0.1181, 0.3531],
+  // L2 1
   summary: [-1.9817, 0.7185, 0, 0.8862, 0, 0.4385, 0, 0, 0.5582, 0.0414, 0.3876, 0.1966, 0.7357, 0.0772, 0.3952],
-  data2txt: [-1.6802, 0, 1.1104, 1.0439, 1.7104, 1.1885, 1.3186, 0.6285, 0, 1.5282, 1.6914, -1.5073, 0.4658, 0, 0.163],
+  // L2 0.1
+  data2txt: [-2.7126, 0, 2.1121, 1.4151, 3.2362, 1.4461, 3.3171, 0.8783, 0, 2.0181, 1.3582, -4.0656, 0.9836, 0, 1.9826],
 };
 
 export function calibratedScore(task: GroundingTask, features: readonly number[], weights: readonly number[] = CALIBRATION[task]): number {

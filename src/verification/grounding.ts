@@ -50,8 +50,10 @@ interface Quantity {
 
 /** A boolean or null leaf of key–value (JSON) source data: `"OutdoorSeating": false`. */
 interface Leaf {
-  /** Content stems of the leaf's key that a claim must name ("outdoor", "seat"). */
-  stems: string[];
+  /** Stems of the leaf's key words, a phrase the claim must hold in order ("outdoor seat", "take out" / "takeout"). */
+  phrase: string[];
+  /** Stems one of which the claim must also hold when the key belongs to a group (Ambience.casual → atmosphere …). */
+  context: string[] | null;
   value: boolean | null;
 }
 
@@ -70,6 +72,8 @@ export interface SourceIndex {
   structured: boolean;
   /** Adjacent content-stem pairs of the source sentences ("stem stem"). */
   pairs: Set<string>;
+  /** Opening hours of key–value data by weekday (0 = Monday): [opens, closes] in minutes after midnight. */
+  hours: Map<number, [number, number]>;
 }
 
 export function sourceText(source: SourceInput): string {
@@ -77,14 +81,38 @@ export function sourceText(source: SourceInput): string {
   return [source.title, source.content].filter((part): part is string => typeof part === 'string').join('\n');
 }
 
+const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 const ISO_DATE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/g;
-/** Key words too general to name an attribute on their own ("RestaurantsTakeOut" names "take out"). */
-const GENERIC_KEY_STEMS = new Set(['restaurant', 'business', 'good', 'accept', 'allow', 'has', 'attribute', 'ambienc', 'ambience', 'info', 'option', 'servic', 'service', 'available', 'availabl']);
+/** Leading key words that name the record, not the attribute ("RestaurantsTakeOut" names "take out"). */
+const GENERIC_KEY_PREFIX = new Set(['restaurant', 'business', 'has', 'is']);
+/** Group keys, with the words a claim uses for them ("Ambience" → "atmosphere"). Other groups: their own words. */
+const GROUP_WORDS: Readonly<Record<string, string[]>> = {
+  ambienc: ['ambienc', 'ambianc', 'atmospher', 'vibe', 'setting', 'feel', 'decor', 'environment', 'mood'],
+  parking: ['park', 'parking'],
+};
+const GROUP_GENERIC = new Set(['attribut', 'attribute', 'info', 'detail', 'data', 'business', 'restaurant']);
+
+/** Stems of a key's words: camelCase, snake_case and kebab-case split ("OutdoorSeating" → outdoor, seat). */
+function keyWords(key: string): string[] {
+  return key
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '')
+    .map(stemOf);
+}
+
+function contextOf(parent: string): string[] | null {
+  const words = keyWords(parent).filter((word) => !GROUP_GENERIC.has(word));
+  if (words.length === 0) return null;
+  const known = words.flatMap((word) => GROUP_WORDS[word] ?? []);
+  return known.length > 0 ? known : words;
+}
 
 /** Indexes sources (and the question: what it asks is not a fabrication). */
 export function indexSources(sources: readonly SourceInput[], question: string | null = null): SourceIndex {
-  const index: SourceIndex = { stems: new Set(), numbers: new Set(), numberList: [], times: new Set(), sentences: [], postings: new Map(), leaves: [], passages: sources.length, structured: false, pairs: new Set() };
+  const index: SourceIndex = { stems: new Set(), numbers: new Set(), numberList: [], times: new Set(), sentences: [], postings: new Map(), leaves: [], passages: sources.length, structured: false, pairs: new Set(), hours: new Map() };
   const texts = sources.map(sourceText);
   if (question) texts.push(question);
   for (const [position, text] of texts.entries()) {
@@ -108,7 +136,7 @@ export function indexSources(sources: readonly SourceInput[], question: string |
       if (name !== undefined) for (const word of name.split(' ')) index.stems.add(stemOf(word));
     }
     for (const [code, name] of Object.entries(US_STATES)) if (text.toLowerCase().includes(name)) index.stems.add(code.toLowerCase());
-    if (passage > 0 && collectLeaves(text, index.leaves)) index.structured = true;
+    if (passage > 0 && collectLeaves(text, index.leaves, index.hours)) index.structured = true;
     for (const sentence of splitClaims(text)) {
       const tokens = contentTokens(sentence.text);
       for (let position = 1; position < tokens.length; position += 1) index.pairs.add(`${tokens[position - 1]!.stem} ${tokens[position]!.stem}`);
@@ -128,7 +156,7 @@ export function indexSources(sources: readonly SourceInput[], question: string |
 }
 
 /** Boolean and null leaves of a source that is JSON (Data2txt-style records); nothing otherwise. */
-function collectLeaves(text: string, leaves: Leaf[]): boolean {
+function collectLeaves(text: string, leaves: Leaf[], hours: Map<number, [number, number]>): boolean {
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return false;
   let data: unknown;
@@ -137,22 +165,30 @@ function collectLeaves(text: string, leaves: Leaf[]): boolean {
   } catch {
     return false;
   }
-  const visit = (value: unknown, key: string, depth: number): void => {
+  const visit = (value: unknown, key: string, depth: number, parent: string): void => {
     if (depth > 6 || leaves.length > 500) return;
     if (Array.isArray(value)) {
-      for (const item of value) visit(item, key, depth + 1);
+      for (const item of value) visit(item, key, depth + 1, parent);
       return;
     }
     if (value !== null && typeof value === 'object') {
-      for (const [child, inner] of Object.entries(value)) visit(inner, child, depth + 1);
+      for (const [child, inner] of Object.entries(value)) visit(inner, child, depth + 1, key);
+      return;
+    }
+    const day = WEEKDAYS.indexOf(key.toLowerCase());
+    if (day >= 0 && typeof value === 'string') {
+      const range = /^\s*(\d{1,2}):(\d{1,2})\s*-\s*(\d{1,2}):(\d{1,2})\s*$/.exec(value);
+      if (range !== null) hours.set(day, [(Number(range[1]) % 24) * 60 + Number(range[2]), (Number(range[3]) % 24) * 60 + Number(range[4])]);
       return;
     }
     const truth = leafTruth(value);
     if (truth === undefined || key === '') return;
-    const stems = contentTokens(key.replace(/[_-]+/g, ' ')).map((token) => token.stem).filter((stem) => !GENERIC_KEY_STEMS.has(stem));
-    if (stems.length > 0 && stems.length <= 3) leaves.push({ stems, value: truth });
+    const phrase = keyWords(key);
+    while (phrase.length > 1 && GENERIC_KEY_PREFIX.has(phrase[0]!)) phrase.shift();
+    if (phrase.length === 0 || phrase.length > 3 || (phrase.length === 1 && phrase[0]!.length < 3)) return;
+    leaves.push({ phrase, context: contextOf(parent), value: truth });
   };
-  visit(data, '', 0);
+  visit(data, '', 0, '');
   return data !== null && typeof data === 'object';
 }
 
@@ -274,8 +310,10 @@ function isMarker(text: string, number: NumberMention): boolean {
 }
 
 /** Clause boundaries inside a claim: a negation does not reach past them. */
-const CLAUSE = /[;:]|,?\s(?:but|however|while|whereas|although|though|except|yet)\s/giu;
+const CLAUSE = /[;:]|,?\s(?:but|however|while|whereas|although|though|except|yet)\s|,\s(?=(?:they|it|we|there|he|she)\s)|\s(?:and|but)\s(?=(?:it|its|it's|it’s|they|their|the)\s)/giu;
 const AFTER_NEGATION = /^(?:\s+\S+){0,2}?\s+(?:not|unavailable|never|n't)\b|^(?:\s+\S+){0,1}?\s*n['’]t\b/iu;
+/** "garage, street, and valet parking are not": the clause ends by denying its list. */
+const CLAUSE_ENDS_DENIED = /\s(?:are|is|were|was)\s(?:not|n't)(?:\s(?:available|offered|provided|an option))?\W*$/iu;
 const FRAMING = /^(?:(?:sure|certainly|okay|ok)\b[,!.]?\s*)?(?:here(?:'s|’s| is| are)|below is|the following is)\b[^:]{0,120}\b(?:summary|answer|overview|response|description|version)\b[^:]{0,60}:?$/iu;
 const CITATION = /\b(?:passage|source|document)\s+(\d{1,2})\b|\[(\d{1,2})\]/giu;
 
@@ -331,6 +369,11 @@ export function assessClaims(content: string, index: SourceIndex): ClaimAssessme
     for (const finding of leafFindings(claim, tokens, index.leaves)) {
       findings.push(finding);
       keep *= 1 - (finding.reason === 'value_contradicts_source' ? P_CONTRADICTION : P_UNKNOWN_VALUE);
+    }
+    const hours = hoursFinding(claim, times, index.hours);
+    if (hours !== null) {
+      findings.push(hours);
+      keep *= 1 - P_CONTRADICTION;
     }
     const citation = citationMismatch(claim, tokens, index);
     if (citation !== null) {
@@ -398,22 +441,35 @@ function contradictsAligned(number: NumberMention, unit: string, aligned: readon
 function leafFindings(claim: Span, tokens: readonly Token[], leaves: readonly Leaf[]): Finding[] {
   if (leaves.length === 0 || tokens.length === 0) return [];
   const findings: Finding[] = [];
-  const byStem = new Map<string, Token>();
-  for (const token of tokens) if (!byStem.has(token.stem)) byStem.set(token.stem, token);
+  const words = [...claim.text.matchAll(/[\p{L}\p{N}]+/gu)].map((match) => ({ stem: stemOf(match[0].toLowerCase()), start: match.index, end: match.index + match[0].length }));
+  const stems = new Set(words.map((word) => word.stem));
   const reported = new Set<number>();
   for (const leaf of leaves) {
-    if (!leaf.stems.every((stem) => byStem.has(stem))) continue;
-    const token = byStem.get(leaf.stems[leaf.stems.length - 1]!)!;
-    if (reported.has(token.start)) continue;
+    if (leaf.context !== null && !leaf.context.some((stem) => stems.has(stem))) continue;
+    const at = phraseAt(words, leaf.phrase);
+    if (at === null || reported.has(at.start)) continue;
+    const token: Token = { stem: leaf.phrase.join(' '), raw: claim.text.slice(at.start, at.end), start: claim.start + at.start, end: claim.start + at.end, capitalized: false };
     const negated = negatedAt(claim, token);
     let reason: string | null = null;
     if (leaf.value === null) reason = 'value_not_in_sources';
     else if (leaf.value === negated) reason = 'value_contradicts_source';
     if (reason === null) continue;
-    reported.add(token.start);
+    reported.add(at.start);
     findings.push({ start: token.start, end: token.end, reason, detail: token.raw });
   }
   return findings;
+}
+
+/** Where the claim's words hold the phrase in order ("take out"), or as one word ("takeout"). */
+function phraseAt(words: ReadonlyArray<{ stem: string; start: number; end: number }>, phrase: readonly string[]): { start: number; end: number } | null {
+  const joined = phrase.join('');
+  for (let position = 0; position < words.length; position += 1) {
+    if (phrase.length > 1 && words[position]!.stem === joined) return words[position]!;
+    let matched = 0;
+    while (matched < phrase.length && words[position + matched]?.stem === phrase[matched]) matched += 1;
+    if (matched === phrase.length) return { start: words[position]!.start, end: words[position + matched - 1]!.end };
+  }
+  return null;
 }
 
 /** Whether the clause around the token denies it ("does not offer outdoor seating", "valet is not available"). */
@@ -429,8 +485,73 @@ function negatedAt(claim: Span, token: Token): boolean {
     }
   }
   const before = allWords(claim.text.slice(from, at));
-  if (before.some((word) => NEGATIONS.has(word))) return true;
-  return AFTER_NEGATION.test(claim.text.slice(at + token.raw.length, to));
+  if (before.some((word, position) => NEGATIONS.has(word) || (word === 'than' && before[position - 1] === 'rather'))) return true;
+  const rest = claim.text.slice(at + token.raw.length, to);
+  return AFTER_NEGATION.test(rest) || CLAUSE_ENDS_DENIED.test(rest);
+}
+
+const DAY = '(mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?';
+/** Weekday groups: "Monday to Friday", "Mon-Fri", "Tuesday through Thursday", "Sundays", "weekdays", "weekends", "daily". */
+const DAY_GROUP = new RegExp(`\\b${DAY}(?:\\s?(?:-|–|to|through|thru)\\s?${DAY})?\\b|\\b(weekdays|weekends?|daily|every day|seven days a week)\\b`, 'giu');
+
+function dayIndex(word: string): number {
+  return ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].indexOf(word.slice(0, 3).toLowerCase());
+}
+
+/** The weekdays a group names. */
+function daysOf(match: RegExpMatchArray): number[] {
+  const word = match[3]?.toLowerCase();
+  if (word !== undefined) {
+    if (word === 'weekdays') return [0, 1, 2, 3, 4];
+    if (word.startsWith('weekend')) return [5, 6];
+    return [0, 1, 2, 3, 4, 5, 6];
+  }
+  const first = dayIndex(match[1]!);
+  if (match[2] === undefined) return [first];
+  const last = dayIndex(match[2]);
+  const days: number[] = [];
+  for (let day = first; days.length < 7; day = (day + 1) % 7) {
+    days.push(day);
+    if (day === last) break;
+  }
+  return days;
+}
+
+/** Segments of a claim that each state one thing ("…, with extended hours until 9 pm on Fridays"). */
+const HOURS_SEGMENT = /,\s*(?:and|with|while|but|except)\b|;|\s(?:while|with|except|but)\s/giu;
+/** The hours of a part of the business (happy hour, brunch, the kitchen) are not its opening hours. */
+const SUB_SERVICE = /\b(?:happy hour|brunch|breakfast|lunch|dinner|kitchen|delivery|bar)\b/iu;
+
+/**
+ * Opening hours stated for weekdays the record gives other hours for: a group of days ("Tuesday
+ * to Saturday", "weekends") and a range of two clock times in the same segment of the claim,
+ * where no day of the group has that range in the record. A generalisation with its exceptions
+ * ("11 am to 8 pm daily, until 9 pm on Fridays") agrees: most of its days match.
+ */
+function hoursFinding(claim: Span, times: readonly NumberMention[], hours: ReadonlyMap<number, [number, number]>): Finding | null {
+  if (hours.size === 0 || times.length < 2 || SUB_SERVICE.test(claim.text)) return null;
+  const cuts = [0, ...[...claim.text.matchAll(HOURS_SEGMENT)].map((match) => match.index), claim.text.length];
+  const segmentOf = (position: number) => cuts.findIndex((cut, index) => position >= cut && position < (cuts[index + 1] ?? Number.POSITIVE_INFINITY));
+  // Day groups of one segment together ("Saturdays and Sundays", "Monday, Tuesday and Friday").
+  const groups = new Map<number, { days: Set<number>; start: number; end: number }>();
+  for (const match of claim.text.matchAll(DAY_GROUP)) {
+    const segment = segmentOf(match.index);
+    const group = groups.get(segment) ?? { days: new Set<number>(), start: match.index, end: match.index + match[0].length };
+    for (const day of daysOf(match)) group.days.add(day);
+    group.end = match.index + match[0].length;
+    groups.set(segment, group);
+  }
+  for (const [segment, group] of groups) {
+    const inside = times.filter((time) => segmentOf(time.start) === segment);
+    if (inside.length !== 2) continue;
+    const [open, close] = [inside[0]!.value % 1440, inside[1]!.value % 1440];
+    const agrees = [...group.days].some((day) => {
+      const known = hours.get(day);
+      return known !== undefined && known[0] % 1440 === open && known[1] % 1440 === close;
+    });
+    if (!agrees) return { start: claim.start + group.start, end: claim.start + group.end, reason: 'hours_contradict_source', detail: claim.text.slice(group.start, group.end) };
+  }
+  return null;
 }
 
 /** "Passage 2 says …" where the claim matches another passage far better than passage 2. */
@@ -477,8 +598,8 @@ export function responseShare(content: string, index: SourceIndex): number {
   return missing / tokens.length;
 }
 
-const DECISIVE = new Set(['number_contradicts_source', 'number_not_in_sources', 'time_not_in_sources', 'negation_disagrees_with_source']);
-const CONTRADICTIONS = new Set(['number_contradicts_source', 'value_contradicts_source', 'negation_disagrees_with_source', 'citation_not_matching_source']);
+const DECISIVE = new Set(['hours_contradict_source', 'number_contradicts_source', 'number_not_in_sources', 'time_not_in_sources', 'negation_disagrees_with_source']);
+const CONTRADICTIONS = new Set(['hours_contradict_source', 'number_contradicts_source', 'value_contradicts_source', 'negation_disagrees_with_source', 'citation_not_matching_source']);
 
 /**
  * The response's features for the per-task calibration (grounding-calibration.ts, FEATURE_NAMES):

@@ -143,7 +143,7 @@ const NUMERAL = /\d[\d,]*(?:\.\d+)?/g;
  * and the first end of a range that carries its meridiem only once (`5-9 pm`, `5 to 9 p.m.`,
  * `11:30am–2pm`): the meridiem of the second end applies to the first when the first has none.
  */
-const CLOCK = /\b(\d{1,2})(?:[:.](\d{2}))?\s?([AaPp])\.?[Mm]\.?(?![\p{L}])|\b(\d{1,2}):(\d{1,2})\b|\b(noon|midday|midnight)\b/giu;
+const CLOCK = /\b(\d{1,2})(?:[:.](\d{1,2}))?\s?([AaPp])\.?[Mm]\.?(?![\p{L}])|\b(\d{1,2}):(\d{1,2})\b|\b(noon|midday|midnight)\b/giu;
 const RANGE_START = /\b(\d{1,2})(?::(\d{2}))?\s?(?:-|–|—|to|until|till)\s?$/iu;
 
 /** Clock times in minutes after midnight ("5 PM", "17:00", "17:0") with spans. */

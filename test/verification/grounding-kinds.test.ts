@@ -44,6 +44,16 @@ describe('data-to-text answers over opening hours', () => {
     expect(content.slice(finding.start, finding.end)).toBe('6');
   });
 
+  it('flags hours the record gives for another day, and passes a generalisation with its exception', async () => {
+    const content = 'Harbor Grill is a restaurant in Santa Barbara, CA. It is open from 9 am to 2 pm on Tuesday and Wednesday.';
+    const layer = await grounding(content, [RECORD]);
+    expect(layer.verdict).toBe('fail');
+    const finding = layer.findings.find((item) => item.reason === 'hours_contradict_source')!;
+    expect(content.slice(finding.start, finding.end)).toBe('Tuesday and Wednesday');
+    const general = await grounding('Harbor Grill is a restaurant in Santa Barbara, CA. It is open from 5 pm to 9 pm from Tuesday to Wednesday, with longer hours until 11 pm on Monday.', [RECORD]);
+    expect(reasons(general)).not.toContain('hours_contradict_source');
+  });
+
   it('reads noon and midnight, and a range whose first end takes the second end’s meridiem', () => {
     expect(clockTimes('from noon to midnight').map((time) => time.value)).toEqual([720, 0]);
     expect(clockTimes('open 5-9pm daily').map((time) => time.value)).toEqual([17 * 60, 21 * 60]);
@@ -57,7 +67,15 @@ describe('key–value attributes', () => {
     const layer = await grounding(content, [RECORD]);
     expect(layer.verdict).toBe('fail');
     const finding = layer.findings.find((item) => item.reason === 'value_contradicts_source')!;
-    expect(content.slice(finding.start, finding.end)).toBe('seating');
+    expect(content.slice(finding.start, finding.end)).toBe('outdoor seating');
+  });
+
+  it('does not take a word of a grouped attribute for the attribute ("a lot of flavour" is no parking lot)', async () => {
+    const record = JSON.stringify({ name: 'Harbor Grill', attributes: { BusinessParking: { lot: false, street: true }, Ambience: { casual: false, classy: true } } }, null, 4);
+    const layer = await grounding('Harbor Grill serves tacos with a lot of flavor. Street parking is available, and the atmosphere is classy.', [record]);
+    expect(reasons(layer)).not.toContain('value_contradicts_source');
+    const turned = await grounding('Harbor Grill has lot parking and a casual atmosphere.', [record]);
+    expect(reasons(turned)).toContain('value_contradicts_source');
   });
 
   it('passes an answer that says the false attribute is not available', async () => {
