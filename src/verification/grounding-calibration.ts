@@ -34,12 +34,12 @@ export const FEATURE_NAMES = [
 
 /** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29). */
 export const CALIBRATION: Readonly<Record<GroundingTask, readonly number[]>> = {
-  // L2 3
-  qa: [-2.9372, 0.6337, 0, 1.0095, 0.1033, 0.7544, 0.3679, 0, 1.1462, 0.4271, 0.5578, 0.4739, 0.4879, 0.1181, 0.3531],
-  // L2 1
-  summary: [-1.9817, 0.7185, 0, 0.8862, 0, 0.4385, 0, 0, 0.5582, 0.0414, 0.3876, 0.1966, 0.7357, 0.0772, 0.3952],
+  // L2 0.3
+  qa: [-4.3716, 1.8818, 0.6822, 1.1213, 0, 1.2555, 0.3512, 0, 0.8813, 1.0975, 1.5898, 1.8693, 1.148, 0, 0.3942],
+  // L2 0.3
+  summary: [-2.7316, 0.7378, 0, 1.3581, 0, 0.5606, 0, 0, 0.404, 0, 0.4885, 0.4629, 1.5481, 0.021, 0.6049],
   // L2 0.1
-  data2txt: [-2.7126, 0, 2.1121, 1.4151, 3.2362, 1.4461, 3.3171, 0.8783, 0, 2.0181, 1.3582, -4.0656, 0.9836, 0, 1.9826],
+  data2txt: [-2.7384, 0, 2.1775, 1.4803, 3.2579, 1.4269, 3.3744, 0.8861, 0, 1.6162, 1.2624, -4.2759, 1.444, 0, 1.9663],
 };
 
 export function calibratedScore(task: GroundingTask, features: readonly number[], weights: readonly number[] = CALIBRATION[task]): number {

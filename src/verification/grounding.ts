@@ -81,6 +81,7 @@ export function sourceText(source: SourceInput): string {
   return [source.title, source.content].filter((part): part is string => typeof part === 'string').join('\n');
 }
 
+const META_STEMS = ['passag', 'passage', 'given', 'provid', 'provided', 'answer', 'question', 'unabl', 'unable', 'inform', 'information', 'mention', 'specific', 'explicit', 'explicitly', 'directly', 'summar', 'summary', 'summariz', 'note', 'hope', 'help', 'base', 'sure', 'pleas', 'document', 'sourc', 'context', 'detail', 'follow', 'following', 'overview', 'brief', 'briefly'].map(stemOf);
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 const ISO_DATE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/g;
@@ -151,6 +152,8 @@ export function indexSources(sources: readonly SourceInput[], question: string |
       }
     }
   }
+  // Words an answer uses about itself and its passages ("based on the given passages") are not content.
+  for (const stem of META_STEMS) index.stems.add(stem);
   index.numberList = [...index.numbers];
   return index;
 }
@@ -315,6 +318,8 @@ const AFTER_NEGATION = /^(?:\s+\S+){0,2}?\s+(?:not|unavailable|never|n't)\b|^(?:
 /** "garage, street, and valet parking are not": the clause ends by denying its list. */
 const CLAUSE_ENDS_DENIED = /\s(?:are|is|were|was)\s(?:not|n't)(?:\s(?:available|offered|provided|an option))?\W*$/iu;
 const FRAMING = /^(?:(?:sure|certainly|okay|ok)\b[,!.]?\s*)?(?:here(?:'s|’s| is| are)|below is|the following is)\b[^:]{0,120}\b(?:summary|answer|overview|response|description|version)\b[^:]{0,60}:?$/iu;
+const CLOSING = /^(?:[*-]\s*)?(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|if you have any (?:other |more |further )?questions|(?:i am|i'm|i’m) (?:unable|not able|sorry)|unable to answer|sorry\b|i cannot|i can't|i can’t)/iu;
+const ABSTENTION = /^[^.]{0,80}\b(?:passages?|sources?|documents?|context|information provided|text)\b[^.]{0,40}\b(?:do(?:es)? not|don't|doesn't|don’t|doesn’t)\s(?:\w+\s)?(?:provide|contain|mention|include|specify|say|give|state|offer|address|discuss)\b/iu;
 const CITATION = /\b(?:passage|source|document)\s+(\d{1,2})\b|\[(\d{1,2})\]/giu;
 
 /** Scores every claim of the content against the index (pure). */
@@ -323,6 +328,8 @@ export function assessClaims(content: string, index: SourceIndex): ClaimAssessme
   for (const claim of splitClaims(content)) {
     // "Here is a summary of the article in 60 words:" speaks about the answer, not the sources.
     if (claim.text.length <= 160 && FRAMING.test(claim.text)) continue;
+    // Closing lines and abstentions ("I hope this helps", "The passages do not mention …") claim nothing about the world.
+    if (claim.text.length <= 240 && (CLOSING.test(claim.text) || ABSTENTION.test(claim.text))) continue;
     // A bare list marker ("1.", "2)") claims nothing.
     if (!/\p{L}/u.test(claim.text)) continue;
     const findings: Finding[] = [];

@@ -140,6 +140,19 @@ describe('numbers', () => {
 });
 
 describe('framing sentences', () => {
+  it('does not flag an answer for speaking about its passages, saying what they leave out, or closing politely', async () => {
+    const question = 'How long should the bread rise?';
+    const passages = ['Let the dough rise for two hours in a warm place, until it has doubled in size.', 'Bake the loaf at 220 degrees for 35 minutes.'];
+    const layer = await grounding(
+      'Based on the given passages, let the dough rise for two hours in a warm place until it has doubled in size. The passages do not mention how to store the bread afterwards. I hope this helps!',
+      passages,
+      question,
+    );
+    expect(layer.verdict).toBe('pass');
+    const invented = await grounding('Based on the given passages, let the dough rise overnight in the refrigerator with a spoonful of honey and sourdough starter from Vermont.', passages, question);
+    expect(invented.verdict).toBe('fail');
+  });
+
   it('does not ground the answer’s own preamble ("Here is a summary in 40 words:")', async () => {
     const layer = await grounding('Here is a summary of the news in 40 words:\nSales at the bakery rose 12 percent in 2023, the owner said.', [
       'Sales at the bakery rose 12 percent in 2023, the owner said. Costs fell 3 percent over the same period.',
