@@ -11,6 +11,10 @@
  * the same run. Latency: p50/p99 per layer over every record with all layers enabled.
  * Overhead: the completion hook without sources and with the default policy, timed interleaved
  * against the same envelope returned unverified (the ≤ 0.1 ms p50 budget).
+ *
+ * `BENCH_BEFORE_DIR=<checkout of an earlier commit>` adds that checkout's grounding (its own
+ * score, tier 1) to the same run: its quality through the same folds and thresholds, and its
+ * cost interleaved with this one's and the word-overlap baseline's.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -44,6 +48,8 @@ interface Row {
 
 interface Scored {
   row: Row;
+  /** The score of the earlier checkout's grounding (BENCH_BEFORE_DIR), when given. */
+  before?: number;
   fold: number;
   /** The task the layer infers from the input's shape. */
   task: GroundingTask;
@@ -185,16 +191,46 @@ function spanF1(items: readonly Scored[], thresholdOf: Map<Scored, number>): Met
   return { precision: r3(precision), recall: r3(recall), f1: r3(precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)), balanced_accuracy: Number.NaN };
 }
 
+/** The tier-1 functions of an earlier checkout's grounding module (their shapes then). */
+interface BeforeGrounding {
+  indexSources(sources: readonly string[], question: string | null): unknown;
+  assessClaims(content: string, index: unknown): unknown[];
+  responseShare(content: string, index: unknown): number;
+  groundingResult(claims: unknown[], share: number, threshold: number, info: Record<string, unknown>): { score: number };
+}
+
+async function loadBefore(): Promise<BeforeGrounding | null> {
+  const directory = process.env.BENCH_BEFORE_DIR;
+  if (directory === undefined || directory === '') return null;
+  return (await import(resolve(directory, 'src/verification/grounding.ts'))) as BeforeGrounding;
+}
+
+function beforeScore(before: BeforeGrounding, row: Row): number {
+  const index = before.indexSources(row.sources, row.question);
+  return before.groundingResult(before.assessClaims(row.response, index), before.responseShare(row.response, index), 1, {}).score;
+}
+
 export async function runVerificationBench(options: { quick?: boolean; fit?: boolean } = {}): Promise<object> {
   if (!existsSync(VERIFICATION_DATASET_DIR)) return { skipped: `needs ${VERIFICATION_DATASET_DIR}` };
   const rows = load(VERIFICATION_DATASET_DIR);
   const load_average_at_start = loadavg().map(r2);
+  const before = await loadBefore();
   const scored: Scored[] = rows.map((row) => {
     const index = indexSources(row.sources, row.question);
     const claims = assessClaims(row.response, index);
     const share = responseShare(row.response, index);
     const task = taskOf(index, row.question);
-    return { row, fold: foldOf(row.ragtruth_source_id), task, features: groundingFeatures(claims, share), svc: 0, baseline: lexicalOverlapScore(row.response, row.sources), claims, share };
+    return {
+      row,
+      fold: foldOf(row.ragtruth_source_id),
+      task,
+      features: groundingFeatures(claims, share),
+      svc: 0,
+      baseline: lexicalOverlapScore(row.response, row.sources),
+      claims,
+      share,
+      ...(before === null ? {} : { before: beforeScore(before, row) }),
+    };
   });
   const actual = (item: Scored) => item.row.label === 'hallucinated';
   // Whole-source holdout: each fold's calibration (and its L2 penalty, by an inner holdout) is fitted on the other folds' sources (per task) and scores this fold.
@@ -226,6 +262,15 @@ export async function runVerificationBench(options: { quick?: boolean; fit?: boo
       svc_grounding: { ...svc.metrics, auroc: auroc(items.map((item) => ({ score: item.svc, actual: actual(item) }))), thresholds_per_fold: svc.thresholds },
       svc_at_default_threshold: { threshold: DEFAULT_POLICY.grounding.threshold, ...atDefault },
       lexical_overlap_baseline: { ...baseline.metrics, auroc: auroc(items.map((item) => ({ score: item.baseline, actual: actual(item) }))), thresholds_per_fold: baseline.thresholds },
+      ...(before === null
+        ? {}
+        : {
+            before: {
+              ...crossFit(items, (item) => item.before ?? 0).metrics,
+              auroc: auroc(items.map((item) => ({ score: item.before ?? 0, actual: actual(item) }))),
+              at_default_threshold: metrics(items.map((item) => ({ predicted: (item.before ?? 0) >= DEFAULT_POLICY.grounding.threshold, actual: actual(item) }))),
+            },
+          }),
       span_level: spanF1(items, svc.predicted),
       // Reference point: F1 of flagging every response (Data2txt is two-thirds hallucinated).
       flag_everything_f1: metrics(items.map((item) => ({ predicted: true, actual: actual(item) }))).f1,
@@ -278,7 +323,7 @@ export async function runVerificationBench(options: { quick?: boolean; fit?: boo
     shipped_weights_in_sample: shipped,
     ...(fitted === undefined ? {} : { fitted_weights: { features: ['intercept', ...FEATURE_NAMES], ...fitted } }),
     latency_per_layer: latency,
-    grounding_cost: groundingCost(rows, options.quick === true),
+    grounding_cost: groundingCost(rows, options.quick === true, before),
     overhead: await overheadBench(options.quick === true),
     load_average_at_end: loadavg().map(r2),
   };
@@ -329,13 +374,19 @@ async function overheadBench(quick: boolean): Promise<object> {
  * Tier-1 grounding against the word-overlap baseline on the same records, interleaved in the same
  * run (the machine is shared: the ratio is the figure, the milliseconds are context).
  */
-function groundingCost(rows: readonly Row[], quick: boolean): object {
+function groundingCost(rows: readonly Row[], quick: boolean, before: BeforeGrounding | null): object {
   const sample = rows.slice(0, quick ? 120 : rows.length);
   const grounding: number[] = [];
   const overlap: number[] = [];
+  const earlier: number[] = [];
   for (let round = 0; round < (quick ? 2 : 5); round += 1) {
     for (const row of sample) {
       let started = performance.now();
+      if (before !== null) {
+        beforeScore(before, row);
+        earlier.push(performance.now() - started);
+      }
+      started = performance.now();
       lexicalOverlapScore(row.response, row.sources);
       overlap.push(performance.now() - started);
       started = performance.now();
@@ -349,7 +400,16 @@ function groundingCost(rows: readonly Row[], quick: boolean): object {
   overlap.sort((a, b) => a - b);
   const p50 = percentile(grounding, 50);
   const baseline = percentile(overlap, 50);
-  return { records: sample.length, grounding_p50_ms: r4(p50), grounding_p99_ms: r4(percentile(grounding, 99)), word_overlap_p50_ms: r4(baseline), ratio_p50: r2(p50 / baseline), load_average: loadavg().map(r2) };
+  earlier.sort((a, b) => a - b);
+  return {
+    records: sample.length,
+    grounding_p50_ms: r4(p50),
+    grounding_p99_ms: r4(percentile(grounding, 99)),
+    word_overlap_p50_ms: r4(baseline),
+    ratio_p50: r2(p50 / baseline),
+    ...(before === null ? {} : { before_p50_ms: r4(percentile(earlier, 50)), before_p99_ms: r4(percentile(earlier, 99)), before_ratio_p50: r2(percentile(earlier, 50) / baseline) }),
+    load_average: loadavg().map(r2),
+  };
 }
 
 function r2(value: number): number {

@@ -5,6 +5,10 @@
  * the same evidence weighs differently: a summary restates in new words, a data-to-text answer
  * verbalises key–value data, a QA answer quotes its passages.
  *
+ * The model corrects the lexical tier's own score (1 − (1 − worst claim) × (1 − unsupported
+ * share), in log-odds, an offset with weight 1): with little data the penalised weights shrink
+ * toward that score rather than toward a coin flip.
+ *
  * The weights are fitted by `npm run bench -- verification --fit` on the development corpora
  * (RAGTruth QA / Summary / Data2txt, ../shared/datasets/verification) with balanced class
  * weights, so 0.5 sits near the balanced-accuracy optimum and the default threshold keeps its
@@ -34,22 +38,32 @@ export const FEATURE_NAMES = [
 
 /** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29). */
 export const CALIBRATION: Readonly<Record<GroundingTask, readonly number[]>> = {
+  // L2 1
+  qa: [-1.8699, 0, 0, 0.3444, 0, 0.7161, 0.0284, 0, 0.3534, 0.1893, 0.7464, 1.2674, 0.6908, 0, 0.2255],
+  // L2 30
+  summary: [-0.0191, 0, 0, 0.0094, 0, 0, 0, 0, 0, 0, 0, 0.0119, 0.0126, 0, 0],
   // L2 0.3
-  qa: [-4.3716, 1.8818, 0.6822, 1.1213, 0, 1.2555, 0.3512, 0, 0.8813, 1.0975, 1.5898, 1.8693, 1.148, 0, 0.3942],
-  // L2 0.3
-  summary: [-2.7316, 0.7378, 0, 1.3581, 0, 0.5606, 0, 0, 0.404, 0, 0.4885, 0.4629, 1.5481, 0.021, 0.6049],
-  // L2 0.1
-  data2txt: [-2.7384, 0, 2.1775, 1.4803, 3.2579, 1.4269, 3.3744, 0.8861, 0, 1.6162, 1.2624, -4.2759, 1.444, 0, 1.9663],
+  data2txt: [-1.6906, 0, 0.6802, 1.7545, 1.5567, 1.0279, 2.956, 0.4484, 0, 1.0122, 0.8615, -3.2114, 0, 0, 0.9221],
 };
 
 export function calibratedScore(task: GroundingTask, features: readonly number[], weights: readonly number[] = CALIBRATION[task]): number {
-  let z = weights[0] ?? 0;
+  let z = (weights[0] ?? 0) + lexicalPrior(features);
   for (let index = 0; index < features.length; index += 1) z += (weights[index + 1] ?? 0) * (features[index] ?? 0);
   return 1 / (1 + Math.exp(-z));
 }
 
 /** Features that are evidence of a problem: their weights may not be negative (more evidence never lowers the score). */
 const MONOTONE = new Set<string>(FEATURE_NAMES.filter((name) => name !== 'claims'));
+
+/**
+ * The lexical tier's own score, 1 − (1 − worst claim) × (1 − unsupported share), in log-odds: the
+ * offset the calibration corrects (its weights shrink toward it, not toward a coin flip).
+ */
+function lexicalPrior(features: readonly number[]): number {
+  const raw = 1 - (1 - (features[0] ?? 0)) * (1 - (features[1] ?? 0));
+  const clamped = Math.min(0.98, Math.max(0.02, raw));
+  return Math.log(clamped / (1 - clamped));
+}
 
 /**
  * Fits a logistic model (intercept + one weight per feature) by Newton's method with an L2

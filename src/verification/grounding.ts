@@ -152,6 +152,8 @@ export function indexSources(sources: readonly SourceInput[], question: string |
       }
     }
   }
+  // A record's weekly hours say how many days a week it opens ("seven days a week").
+  if (index.hours.size > 0) index.numbers.add(index.hours.size);
   // Words an answer uses about itself and its passages ("based on the given passages") are not content.
   for (const stem of META_STEMS) index.stems.add(stem);
   index.numberList = [...index.numbers];
@@ -307,6 +309,8 @@ const REFERENCE_BEFORE = /(?:passage|source|document|step|item|option|part|secti
 function isMarker(text: string, number: NumberMention): boolean {
   const before = text.slice(Math.max(0, number.start - 12), number.start);
   if (REFERENCE_BEFORE.test(before)) return true;
+  // Part of a name written with a hyphen ("COVID-19", "B-52").
+  if (/\p{Lu}-$/u.test(before)) return true;
   if (text[number.start - 1] === '[' && text[number.end] === ']') return true;
   // At the start of the claim (after a bullet), followed by "." / ")" / ":".
   return /^[\s*•-]*$/u.test(text.slice(0, number.start)) && /^[.):]/.test(text.slice(number.end, number.end + 1)) && number.raw.length <= 2;
@@ -526,17 +530,20 @@ function daysOf(match: RegExpMatchArray): number[] {
 
 /** Segments of a claim that each state one thing ("…, with extended hours until 9 pm on Fridays"). */
 const HOURS_SEGMENT = /,\s*(?:and|with|while|but|except)\b|;|\s(?:while|with|except|but)\s/giu;
+const OPEN_WORDS = /\b(?:open|opens|operates?|operating|serves?|serving)\b/iu;
+const CLOSED_WORDS = /\b(?:closed?|closes|not open)\b/iu;
 /** The hours of a part of the business (happy hour, brunch, the kitchen) are not its opening hours. */
 const SUB_SERVICE = /\b(?:happy hour|brunch|breakfast|lunch|dinner|kitchen|delivery|bar)\b/iu;
 
 /**
  * Opening hours stated for weekdays the record gives other hours for: a group of days ("Tuesday
  * to Saturday", "weekends") and a range of two clock times in the same segment of the claim,
- * where no day of the group has that range in the record. A generalisation with its exceptions
- * ("11 am to 8 pm daily, until 9 pm on Fridays") agrees: most of its days match.
+ * where a day of the group has another range in the record and is not named again as an
+ * exception ("11 am to 8 pm daily, until 9 pm on Fridays" agrees); or "open" on a day the
+ * record gives no hours for.
  */
 function hoursFinding(claim: Span, times: readonly NumberMention[], hours: ReadonlyMap<number, [number, number]>): Finding | null {
-  if (hours.size === 0 || times.length < 2 || SUB_SERVICE.test(claim.text)) return null;
+  if (hours.size === 0 || SUB_SERVICE.test(claim.text)) return null;
   const cuts = [0, ...[...claim.text.matchAll(HOURS_SEGMENT)].map((match) => match.index), claim.text.length];
   const segmentOf = (position: number) => cuts.findIndex((cut, index) => position >= cut && position < (cuts[index + 1] ?? Number.POSITIVE_INFINITY));
   // Day groups of one segment together ("Saturdays and Sundays", "Monday, Tuesday and Friday").
@@ -549,14 +556,24 @@ function hoursFinding(claim: Span, times: readonly NumberMention[], hours: Reado
     groups.set(segment, group);
   }
   for (const [segment, group] of groups) {
+    const text = claim.text.slice(cuts[segment] ?? 0, cuts[segment + 1] ?? claim.text.length);
+    // Open on a day the record gives no hours for (it is closed then).
+    if (OPEN_WORDS.test(text) && !CLOSED_WORDS.test(text)) {
+      const missing = [...group.days].find((day) => !hours.has(day));
+      if (missing !== undefined) return { start: claim.start + group.start, end: claim.start + group.end, reason: 'hours_contradict_source', detail: claim.text.slice(group.start, group.end) };
+    }
     const inside = times.filter((time) => segmentOf(time.start) === segment);
     if (inside.length !== 2) continue;
     const [open, close] = [inside[0]!.value % 1440, inside[1]!.value % 1440];
-    const agrees = [...group.days].some((day) => {
+    // Every day of the group has the range, or is named again in another segment (its exception: "until 9 pm on Fridays").
+    const elsewhere = new Set<number>();
+    for (const [other, item] of groups) if (other !== segment) for (const day of item.days) elsewhere.add(day);
+    const wrong = [...group.days].find((day) => {
       const known = hours.get(day);
-      return known !== undefined && known[0] % 1440 === open && known[1] % 1440 === close;
+      const same = known !== undefined && known[0] % 1440 === open && known[1] % 1440 === close;
+      return !same && !elsewhere.has(day);
     });
-    if (!agrees) return { start: claim.start + group.start, end: claim.start + group.end, reason: 'hours_contradict_source', detail: claim.text.slice(group.start, group.end) };
+    if (wrong !== undefined) return { start: claim.start + group.start, end: claim.start + group.end, reason: 'hours_contradict_source', detail: claim.text.slice(group.start, group.end) };
   }
   return null;
 }

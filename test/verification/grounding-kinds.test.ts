@@ -52,6 +52,11 @@ describe('data-to-text answers over opening hours', () => {
     expect(content.slice(finding.start, finding.end)).toBe('Tuesday and Wednesday');
     const general = await grounding('Harbor Grill is a restaurant in Santa Barbara, CA. It is open from 5 pm to 9 pm from Tuesday to Wednesday, with longer hours until 11 pm on Monday.', [RECORD]);
     expect(reasons(general)).not.toContain('hours_contradict_source');
+    // The record gives no hours for Friday: the place is closed then.
+    const friday = await grounding('Harbor Grill is a restaurant in Santa Barbara, CA. It is also open on Friday.', [RECORD]);
+    expect(reasons(friday)).toContain('hours_contradict_source');
+    const closed = await grounding('Harbor Grill is a restaurant in Santa Barbara, CA. It is closed on Friday.', [RECORD]);
+    expect(reasons(closed)).not.toContain('hours_contradict_source');
   });
 
   it('reads noon and midnight, and a range whose first end takes the second end’s meridiem', () => {
