@@ -120,7 +120,8 @@ export function indexSources(sources: readonly SourceInput[], question: string |
     const passage = position < sources.length ? position + 1 : 0;
     const times = clockTimes(text);
     for (const time of times) index.times.add(time.value);
-    for (const number of numberMentions(text, times)) index.numbers.add(number.value);
+    const numbers = numberMentions(text, times);
+    for (const number of numbers) index.numbers.add(number.value);
     // Time parts count as numbers too ("open 9 to 5" against "9:0-17:0").
     for (const time of times) {
       index.numbers.add(Math.floor(time.value / 60));
@@ -136,14 +137,16 @@ export function indexSources(sources: readonly SourceInput[], question: string |
       const name = US_STATES[match[0]];
       if (name !== undefined) for (const word of name.split(' ')) index.stems.add(stemOf(word));
     }
-    for (const [code, name] of Object.entries(US_STATES)) if (text.toLowerCase().includes(name)) index.stems.add(code.toLowerCase());
+    const lower = text.toLowerCase();
+    for (const [code, name] of Object.entries(US_STATES)) if (lower.includes(name)) index.stems.add(code.toLowerCase());
     if (passage > 0 && collectLeaves(text, index.leaves, index.hours)) index.structured = true;
     for (const sentence of splitClaims(text)) {
       const tokens = contentTokens(sentence.text);
       for (let position = 1; position < tokens.length; position += 1) index.pairs.add(`${tokens[position - 1]!.stem} ${tokens[position]!.stem}`);
       const stems = new Set(tokens.map((token) => token.stem));
       const id = index.sentences.length;
-      index.sentences.push({ stems, negatedStems: negatedStems(sentence.text), quantities: quantitiesOf(sentence.text), passage });
+      const quantities = numbers.filter((number) => number.start >= sentence.start && number.end <= sentence.end).map((number) => ({ value: number.value, unit: unitAfter(text, number.end) }));
+      index.sentences.push({ stems, negatedStems: negatedStems(sentence.text), quantities, passage });
       for (const stem of stems) {
         index.stems.add(stem);
         const list = index.postings.get(stem);
@@ -207,11 +210,6 @@ function leafTruth(value: unknown): boolean | null | undefined {
   if (word === 'false' || word === 'no') return false;
   if (word === 'none' || word === 'null') return null;
   return undefined;
-}
-
-/** Numbers of a text with the word right after each (or "%"). */
-function quantitiesOf(text: string, numbers: readonly NumberMention[] = numberMentions(text, clockTimes(text))): Quantity[] {
-  return numbers.map((number) => ({ value: number.value, unit: unitAfter(text, number.end) }));
 }
 
 /** Unit spellings that name the same unit. */

@@ -85,7 +85,7 @@ export function contentTokens(text: string, offset = 0): Token[] {
       const stem = stemOf(lower);
       const capitalized = !first && /^\p{Lu}/u.test(part);
       first = false;
-      if (!STOPWORDS.has(lower) && lower.length > 1 && !(lower in NUMBER_WORDS)) {
+      if (!STOPWORDS.has(lower) && lower.length > 1 && !Object.hasOwn(NUMBER_WORDS, lower)) {
         tokens.push({ stem, raw: part, start: offset + cursor, end: offset + cursor + part.length, capitalized });
       }
       cursor += part.length;
@@ -189,7 +189,9 @@ const ORDINAL_WORDS: Record<string, number> = {
 const SCALES = new Set([100, 1000, 1_000_000, 1_000_000_000]);
 
 function wordValue(word: string): number | undefined {
-  return NUMBER_WORDS[word] ?? ORDINAL_WORDS[word];
+  // Own keys only: "constructor" is no number.
+  if (Object.hasOwn(NUMBER_WORDS, word)) return NUMBER_WORDS[word];
+  return Object.hasOwn(ORDINAL_WORDS, word) ? ORDINAL_WORDS[word] : undefined;
 }
 
 /** Numbers written with digits or as words, outside clock times. */
