@@ -38,10 +38,10 @@ export const FEATURE_NAMES = [
 
 /** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29). */
 export const CALIBRATION: Readonly<Record<GroundingTask, readonly number[]>> = {
-  // L2 1
-  qa: [-1.8699, 0, 0, 0.3444, 0, 0.7161, 0.0284, 0, 0.3534, 0.1893, 0.7464, 1.2674, 0.6908, 0, 0.2255],
+  // L2 0.3
+  qa: [-2.3447, 0, 0, 1.264, 0, 0.6146, 0, 0, 0.267, 0.3058, 1.3306, 1.9949, 0.9718, 0, 0],
   // L2 30
-  summary: [-0.0191, 0, 0, 0.0094, 0, 0, 0, 0, 0, 0, 0, 0.0119, 0.0126, 0, 0],
+  summary: [-0.0049, 0, 0, 0.0223, 0, 0, 0, 0, 0, 0, 0, 0.0117, 0.0098, 0, 0],
   // L2 0.3
   data2txt: [-1.6906, 0, 0.6802, 1.7545, 1.5567, 1.0279, 2.956, 0.4484, 0, 1.0122, 0.8615, -3.2114, 0, 0, 0.9221],
 };

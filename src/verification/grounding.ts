@@ -302,10 +302,10 @@ const P_CONTRADICTION = 0.6;
 const P_UNKNOWN_VALUE = 0.45;
 const P_CITATION = 0.5;
 
-const REFERENCE_BEFORE = /(?:passage|source|document|step|item|option|part|section|chapter|no\.|number|#)\s?$/iu;
+const REFERENCE_BEFORE = /(?:passages?|sources?|documents?|steps?|items?|options?|parts?|sections?|chapters?|no\.|numbers?|#)\s?(?:\d{1,3}\s?(?:,|and|or|&|-|to)\s?){0,4}$/iu;
 
 function isMarker(text: string, number: NumberMention): boolean {
-  const before = text.slice(Math.max(0, number.start - 12), number.start);
+  const before = text.slice(Math.max(0, number.start - 32), number.start);
   if (REFERENCE_BEFORE.test(before)) return true;
   // Part of a name written with a hyphen ("COVID-19", "B-52").
   if (/\p{Lu}-$/u.test(before)) return true;

@@ -83,7 +83,9 @@ export function contentTokens(text: string, offset = 0): Token[] {
     for (const part of parts) {
       const lower = part.toLowerCase().replace(/['’]s$/, '');
       const stem = stemOf(lower);
-      const capitalized = !first && /^\p{Lu}/u.test(part);
+      // A word that opens a sentence, a list item or what follows a colon is capitalised by position, not as a name.
+      const opens = first || (cursor === index && /(?:^|[•*]|\d[.)]|\s-)\s*$/u.test(text.slice(Math.max(0, index - 4), index)));
+      const capitalized = !opens && /^\p{Lu}/u.test(part);
       first = false;
       if (!STOPWORDS.has(lower) && lower.length > 1 && !Object.hasOwn(NUMBER_WORDS, lower)) {
         tokens.push({ stem, raw: part, start: offset + cursor, end: offset + cursor + part.length, capitalized });
@@ -187,6 +189,7 @@ const ORDINAL_WORDS: Record<string, number> = {
   sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10, eleventh: 11, twelfth: 12, twentieth: 20, thirtieth: 30, hundredth: 100,
 };
 const SCALES = new Set([100, 1000, 1_000_000, 1_000_000_000]);
+const LONE_SCALES = new Set(['hundred', 'thousand', 'million', 'billion', 'dozen']);
 
 function wordValue(word: string): number | undefined {
   // Own keys only: "constructor" is no number.
@@ -210,7 +213,8 @@ export function numberMentions(text: string, exclude: readonly NumberMention[] =
     if (run === null) return;
     const value = run.total + run.current;
     const lone = run.words === 1 ? run.lone : '';
-    if (lone !== 'one' && lone !== 'once' && lone !== 'second') numbers.push({ value, start: run.start, end: run.end, raw: text.slice(run.start, run.end) });
+    // "one", "once", "second" are seldom numbers; a scale word alone ("multi-billion", "hundreds of") is no specific number.
+    if (lone !== 'one' && lone !== 'once' && lone !== 'second' && !LONE_SCALES.has(lone)) numbers.push({ value, start: run.start, end: run.end, raw: text.slice(run.start, run.end) });
     run = null;
   };
   for (const match of text.matchAll(/[\p{L}]+/gu)) {

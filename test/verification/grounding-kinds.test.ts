@@ -139,6 +139,12 @@ describe('numbers', () => {
     expect(reasons(rounded)).not.toContain('number_not_in_sources');
   });
 
+  it('does not take references to steps or passages, or a bare scale word, for fabricated numbers', async () => {
+    const source = 'Twist the front piece over the back piece. Add a new section of hair to the front piece. For-profit colleges enroll 13% of students.';
+    const layer = await grounding('Repeat steps 1 and 2 (see Passages 1 and 2): twist the front piece over the back piece and add a new section of hair. For-profit colleges are a multi-billion industry.', [source, 'Braids take practice.'], 'How do I make a twist braid?');
+    expect(reasons(layer)).not.toContain('number_not_in_sources');
+  });
+
   it('reads spelled and compound numbers as one number', () => {
     expect(numberMentions('sixty-three, two hundred and ten, twenty five').map((number) => number.value)).toEqual([63, 210, 25]);
   });
