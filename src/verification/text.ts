@@ -36,7 +36,8 @@ export function splitClaims(text: string): Span[] {
   const spans: Span[] = [];
   // A boundary: sentence punctuation followed by whitespace, or a line break.
   // A period glued to the next sentence's capitalised word ("a side.Hold the steak") is a boundary too.
-  const boundary = /[.!?]+["')\]]?\s+|\n+|[.!?](?=\p{Lu}\p{Ll})/gu;
+  // One punctuation mark, not a run: "?!" ends at its last mark, and a long run of dots stays linear.
+  const boundary = /[.!?]["')\]]?\s+|\n+|[.!?](?=\p{Lu}\p{Ll})/gu;
   let start = 0;
   for (let match = boundary.exec(text); match !== null; match = boundary.exec(text)) {
     const end = match.index + match[0].trimEnd().length;
