@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- name …] [-- --quick] [-- --definitions-only] [-- --latency-only] [-- --verification-only]`: runs the benchmarks one after another and prints one
+ * `npm run bench [-- name …] [-- --quick] [-- --definitions-only] [-- --latency-only] [-- --verification-only] [-- --fit]`: runs the benchmarks one after another and prints one
  * JSON line per benchmark on stdout. Each compares svc with a baseline measured in the same run
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
  * and absolute times drift. Names: foundation, gateway,
@@ -14,7 +14,7 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 
-type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean }) => Promise<object>;
+type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean; fit?: boolean }) => Promise<object>;
 
 const benches: Record<string, () => Promise<Bench>> = {
   foundation: async () => (await import('./foundation.ts')).runFoundationBench,
@@ -44,6 +44,8 @@ const benches: Record<string, () => Promise<Bench>> = {
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+// verification: `--fit` also prints the grounding calibration fitted on every development record (src/verification/grounding-calibration.ts).
+const fit = args.includes('--fit');
 // mcp: `--definitions-only` measures definition detection without the latency part.
 const definitionsOnly = args.includes('--definitions-only');
 // mcp: `--latency-only` measures the added latency per tools/call without the definition rates.
@@ -64,7 +66,7 @@ for (const name of names) {
   // The 1-, 5- and 15-minute load averages at the start and the end: every figure is printed beside them.
   const loadAtStart = loadavg().map((value) => Math.round(value * 100) / 100);
   try {
-    const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly });
+    const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly, fit });
     const loadAverage = { start: loadAtStart, end: loadavg().map((value) => Math.round(value * 100) / 100), cores: availableParallelism() };
     process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10, load_average: loadAverage })}\n`);
   } catch (error) {

@@ -18,7 +18,7 @@
  * delayed until more text arrives or the stream ends; with sentence-gated grounding, up to one
  * sentence (capped at 4 096 characters, after which text is released and judged at the end).
  */
-import { assessClaims, indexSources, type SourceIndex } from './grounding.ts';
+import { assessClaims, calibratedResponseScore, indexSources, taskOf, type SourceIndex } from './grounding.ts';
 import { textFindings } from './integrity.ts';
 import { constraintLayer } from './constraint.ts';
 import type { ResolvedPolicy } from './policy.ts';
@@ -101,7 +101,9 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
   const groundSegment = (end: number): StreamStop | null => {
     index ??= indexSources(base.sources!, base.question ?? null);
     const offset = groundedUpTo;
-    const claims = assessClaims(full.slice(offset, end), index).filter((claim) => claim.score >= policy.grounding.threshold);
+    // Each sentence is judged as a one-claim answer with the task's calibration (as the final verdict is).
+    const task = taskOf(index, base.question);
+    const claims = assessClaims(full.slice(offset, end), index).filter((claim) => calibratedResponseScore(task, [claim], claim.unsupportedShare) >= policy.grounding.threshold);
     groundedUpTo = end;
     if (claims.length === 0) return null;
     const findings = claims.map((claim) => ({ start: offset + claim.start, end: offset + claim.end, reason: claim.findings[0]?.reason ?? 'claim_not_supported' }));

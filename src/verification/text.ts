@@ -35,7 +35,9 @@ const NUMBER_WORDS: Record<string, number> = {
 export function splitClaims(text: string): Span[] {
   const spans: Span[] = [];
   // A boundary: sentence punctuation followed by whitespace, or a line break.
-  const boundary = /[.!?]+["')\]]?\s+|\n+/g;
+  // A period glued to the next sentence's capitalised word ("a side.Hold the steak") is a boundary too.
+  // One punctuation mark, not a run: "?!" ends at its last mark, and a long run of dots stays linear.
+  const boundary = /[.!?]["')\]]?\s+|\n+|[.!?](?=\p{Lu}\p{Ll})/gu;
   let start = 0;
   for (let match = boundary.exec(text); match !== null; match = boundary.exec(text)) {
     const end = match.index + match[0].trimEnd().length;
@@ -82,9 +84,11 @@ export function contentTokens(text: string, offset = 0): Token[] {
     for (const part of parts) {
       const lower = part.toLowerCase().replace(/['’]s$/, '');
       const stem = stemOf(lower);
-      const capitalized = !first && /^\p{Lu}/u.test(part);
+      // A word that opens a sentence, a list item or what follows a colon is capitalised by position, not as a name.
+      const opens = first || (cursor === index && /(?:^|[•*]|\d[.)]|\s-)\s*$/u.test(text.slice(Math.max(0, index - 4), index)));
+      const capitalized = !opens && /^\p{Lu}/u.test(part);
       first = false;
-      if (!STOPWORDS.has(lower) && lower.length > 1 && !(lower in NUMBER_WORDS)) {
+      if (!STOPWORDS.has(lower) && lower.length > 1 && !Object.hasOwn(NUMBER_WORDS, lower)) {
         tokens.push({ stem, raw: part, start: offset + cursor, end: offset + cursor + part.length, capitalized });
       }
       cursor += part.length;
@@ -137,7 +141,13 @@ export interface NumberMention {
 }
 
 const NUMERAL = /\d[\d,]*(?:\.\d+)?/g;
-const CLOCK = /\b(\d{1,2})(?::(\d{1,2}))?\s?([AaPp])\.?[Mm]\.?(?![\p{L}])|\b(\d{1,2}):(\d{1,2})\b/gu;
+/**
+ * Clock times: `5 PM`, `5:30 p.m.`, `5.30pm`, `17:00`, `17:0` (Data2txt hours), `noon`, `midnight`,
+ * and the first end of a range that carries its meridiem only once (`5-9 pm`, `5 to 9 p.m.`,
+ * `11:30am–2pm`): the meridiem of the second end applies to the first when the first has none.
+ */
+const CLOCK = /\b(\d{1,2})(?:[:.](\d{1,2}))?\s?([AaPp])\.?[Mm]\.?(?![\p{L}])|\b(\d{1,2}):(\d{1,2})\b|\b(noon|midday|midnight)\b/giu;
+const RANGE_START = /\b(\d{1,2})(?::(\d{2}))?\s?(?:-|–|—|to|until|till)\s?$/iu;
 
 /** Clock times in minutes after midnight ("5 PM", "17:00", "17:0") with spans. */
 export function clockTimes(text: string): NumberMention[] {
@@ -145,17 +155,47 @@ export function clockTimes(text: string): NumberMention[] {
   for (const match of text.matchAll(CLOCK)) {
     let hours: number;
     let minutes: number;
+    if (match[6] !== undefined) {
+      const word = match[6].toLowerCase();
+      times.push({ value: word === 'midnight' ? 0 : 720, start: match.index, end: match.index + match[0].length, raw: match[0] });
+      continue;
+    }
     if (match[3] !== undefined) {
-      hours = Number(match[1]) % 12;
+      const pm = match[3].toLowerCase() === 'p';
+      hours = (Number(match[1]) % 12) + (pm ? 12 : 0);
       minutes = Number(match[2] ?? 0);
-      if (match[3].toLowerCase() === 'p') hours += 12;
+      // "5-9 pm": the range's first end takes the meridiem (unless that would make it later than the second).
+      const before = text.slice(Math.max(0, match.index - 12), match.index);
+      const range = RANGE_START.exec(before);
+      if (range !== null) {
+        const startAt = match.index - before.length + range.index;
+        if (!times.some((time) => time.start <= startAt && time.end > startAt)) {
+          let first = (Number(range[1]) % 12) + (pm ? 12 : 0);
+          if (first * 60 > hours * 60 + minutes) first -= 12;
+          const raw = range[0].replace(/\s?(?:-|–|—|to|until|till)\s?$/iu, '');
+          times.push({ value: ((first + 24) % 24) * 60 + Number(range[2] ?? 0), start: startAt, end: startAt + raw.length, raw });
+        }
+      }
     } else {
       hours = Number(match[4]);
       minutes = Number(match[5]);
     }
     times.push({ value: (hours % 24) * 60 + minutes, start: match.index, end: match.index + match[0].length, raw: match[0] });
   }
-  return times;
+  return times.sort((a, b) => a.start - b.start);
+}
+
+/** Number words that combine ("twenty-five", "two hundred and ten") and ordinals ("fifth"). */
+const ORDINAL_WORDS: Record<string, number> = {
+  sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10, eleventh: 11, twelfth: 12, twentieth: 20, thirtieth: 30, hundredth: 100,
+};
+const SCALES = new Set([100, 1000, 1_000_000, 1_000_000_000]);
+const LONE_SCALES = new Set(['hundred', 'thousand', 'million', 'billion', 'dozen']);
+
+function wordValue(word: string): number | undefined {
+  // Own keys only: "constructor" is no number.
+  if (Object.hasOwn(NUMBER_WORDS, word)) return NUMBER_WORDS[word];
+  return Object.hasOwn(ORDINAL_WORDS, word) ? ORDINAL_WORDS[word] : undefined;
 }
 
 /** Numbers written with digits or as words, outside clock times. */
@@ -164,29 +204,80 @@ export function numberMentions(text: string, exclude: readonly NumberMention[] =
   const inside = (position: number) => exclude.some((time) => position >= time.start && position < time.end);
   for (const match of text.matchAll(NUMERAL)) {
     if (inside(match.index)) continue;
-    const raw = match[0].replace(/[,.]$/, '');
+    const raw = match[0].replace(/[,.]+$/, '');
     const value = Number(raw.replace(/,/g, ''));
     if (Number.isFinite(value)) numbers.push({ value, start: match.index, end: match.index + raw.length, raw });
   }
+  // Runs of number words joined by spaces, hyphens or "and" make one number.
+  let run: { total: number; current: number; start: number; end: number; words: number; lone: string } | null = null;
+  const close = () => {
+    if (run === null) return;
+    const value = run.total + run.current;
+    const lone = run.words === 1 ? run.lone : '';
+    // "one", "once", "second" are seldom numbers; a scale word alone ("multi-billion", "hundreds of") is no specific number.
+    if (lone !== 'one' && lone !== 'once' && lone !== 'second' && !LONE_SCALES.has(lone)) numbers.push({ value, start: run.start, end: run.end, raw: text.slice(run.start, run.end) });
+    run = null;
+  };
   for (const match of text.matchAll(/[\p{L}]+/gu)) {
     const word = match[0].toLowerCase();
-    const value = NUMBER_WORDS[word];
-    if (value !== undefined && word !== 'one' && word !== 'once' && word !== 'second') numbers.push({ value, start: match.index, end: match.index + word.length, raw: match[0] });
+    const value = wordValue(word);
+    const gap = run === null ? '' : text.slice(run.end, match.index).toLowerCase();
+    const joined = run !== null && (/^[\s-]$/.test(gap) || gap === ' and ');
+    if (value === undefined) {
+      if (!(joined && word === 'and')) close();
+      continue;
+    }
+    if (run !== null && !joined) close();
+    if (run === null) {
+      run = { total: 0, current: value, start: match.index, end: match.index + word.length, words: 1, lone: word };
+      continue;
+    }
+    if (SCALES.has(value)) {
+      run.current = (run.current === 0 ? 1 : run.current) * value;
+      if (value >= 1000) [run.total, run.current] = [run.total + run.current, 0];
+    } else if (run.current % 10 === 0 && run.current % 100 !== 0 && value < 10) run.current += value;
+    else if (run.current >= 100 && run.current % 100 === 0 && value < 100) run.current += value;
+    else if (run.current === 0 && run.total > 0) run.current = value;
+    else {
+      close();
+      run = { total: 0, current: value, start: match.index, end: match.index + word.length, words: 1, lone: word };
+      continue;
+    }
+    run.end = match.index + word.length;
+    run.words += 1;
   }
+  close();
   return numbers;
 }
 
-/** A number is supported when the sources hold it, or a close rounding (3.5 ≈ 3.45, 2,000 ≈ 2k). */
-export function numberSupported(value: number, known: ReadonlySet<number>, knownList: readonly number[]): boolean {
+/** Decimal places written in a numeral ("3.50" → 2). */
+function decimalsOf(raw: string): number {
+  const dot = raw.indexOf('.');
+  return dot < 0 ? 0 : raw.length - dot - 1;
+}
+
+/**
+ * A number is supported when the sources hold it, or when it is the source's value rounded to the
+ * precision the claim is written with (3.5 for 3.45, 2,000 for 1,987, not 2019 for 2020),
+ * or the same quantity in another form (0.25 ↔ 25 %, 1.5 (million) ↔ 1,500,000).
+ */
+export function numberSupported(value: number, known: ReadonlySet<number>, knownList: readonly number[], raw = String(value)): boolean {
   if (known.has(value)) return true;
+  const digits = raw.replace(/,/g, '');
+  const decimals = decimalsOf(digits);
+  const zeros = decimals === 0 ? (/0+$/.exec(digits)?.[0].length ?? 0) : 0;
+  // Tolerance: half a unit of the last written digit (round tens only from hundreds on: "20" is not "17").
+  const tolerance = decimals > 0 ? 0.5 * 10 ** -decimals : zeros >= 2 ? 0.5 * 10 ** zeros : 0;
   for (const candidate of knownList) {
     if (candidate === 0) continue;
-    const ratio = value / candidate;
-    if (ratio > 0.985 && ratio < 1.015) return true;
+    if (tolerance > 0 && Math.abs(candidate - value) <= tolerance + 1e-9) return true;
     // Percent/fraction forms: 0.25 ↔ 25 (%).
     if (Math.abs(value * 100 - candidate) < 1e-9 || Math.abs(candidate * 100 - value) < 1e-9) return true;
-    // Scaled units: 1.5 (million) ↔ 1,500,000.
-    for (const scale of [1_000, 1_000_000, 1_000_000_000]) if (Math.abs(value * scale - candidate) / candidate < 0.01) return true;
+    // Scaled units: 1.5 (million) ↔ 1,500,000; 1.5 ↔ 1,530,000 at the written precision.
+    for (const scale of [1_000, 1_000_000, 1_000_000_000]) {
+      if (candidate < scale) continue;
+      if (Math.abs(value * scale - candidate) <= Math.max(tolerance, decimals === 0 ? 0.5 : 0) * scale + 1e-9) return true;
+    }
   }
   return false;
 }

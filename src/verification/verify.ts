@@ -6,7 +6,7 @@
  * failure blocks stops the run: the later, costlier layers are `skipped`.
  */
 import { sha256Hex, integrityLayer } from './integrity.ts';
-import { assessClaims, groundingResult, indexSources, responseShare, type ClaimAssessment } from './grounding.ts';
+import { assessClaims, groundingResult, indexSources, responseShare, taskOf, type ClaimAssessment } from './grounding.ts';
 import { structuralLayer } from './structural.ts';
 import { constraintLayer } from './constraint.ts';
 import type { GroundingModel } from './local-model.ts';
@@ -95,7 +95,8 @@ async function grounding(input: VerifyInput, policy: ResolvedPolicy, tiers: Grou
   if (input.sources === undefined || input.sources.length === 0) return skipped('open', 'no_sources');
   const index = indexSources(input.sources, input.question ?? null);
   const claims = assessClaims(input.content, index);
-  const info: Record<string, unknown> = { tiers: ['lexical'], claims: claims.length };
+  const task = taskOf(index, input.question);
+  const info: Record<string, unknown> = { tiers: ['lexical'], claims: claims.length, task };
   const [low, high] = policy.grounding.judge.band;
   const inBand = (claim: ClaimAssessment) => claim.score >= low && claim.score < high;
   const sourceTexts = input.sources.map((source) => (typeof source === 'string' ? source : source.content));
@@ -112,7 +113,9 @@ async function grounding(input: VerifyInput, policy: ResolvedPolicy, tiers: Grou
     (info.tiers as string[]).push('llm_judge');
     info.judge = await judgeClaims(uncertain, sourceTexts, tiers.judge, policy.grounding.judge.timeout_ms, policy.grounding.threshold);
   }
-  return groundingResult(claims, responseShare(input.content, index), policy.grounding.threshold, info);
+  // The per-task calibration is of the lexical tier: once a model or the judge rescored claims, their probabilities decide.
+  const lexicalOnly = (info.tiers as string[]).length === 1;
+  return groundingResult(claims, responseShare(input.content, index), policy.grounding.threshold, info, lexicalOnly ? task : undefined);
 }
 
 /**
