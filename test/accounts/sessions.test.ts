@@ -2,7 +2,9 @@
  * Dashboard sessions: the cookies a sign-in sets, CSRF on cookie-authenticated state changes,
  * sign-out, revocation on password change and removal, and the idle and absolute timeouts.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finishSignIn } from '../../src/accounts/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { bearer, invite, nextAddress, PASSWORD, register, type Person } from './people.ts';
 
@@ -146,6 +148,36 @@ describe('ending sessions', () => {
     expect((await sessionOf(elsewhere.cookie)).statusCode).toBe(401);
     const again = await context.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: person.email, password: PASSWORD }, remoteAddress: nextAddress() });
     expect(again.json().error.code).toBe('LOGIN_FAILED');
+  });
+});
+
+describe('a sign-in racing a role change or a removal', () => {
+  // A sign-in reads the user, then checks the credential (argon2: tens of milliseconds), then opens
+  // the session. An admin's change that lands in between is modelled by finishing the sign-in with
+  // the user as it was read before the change.
+  const reply = { setCookie: () => undefined, clearCookie: () => undefined };
+
+  it('opens the session with the role the user holds when it opens, not the one read before a demotion', async () => {
+    const person = await invite(context, owner.token, 'admin');
+    const demoted = await context.app.inject({ method: 'PATCH', url: `/api/v1/users/${person.userId}`, headers: bearer(owner.token), payload: { role: 'viewer' } });
+    expect(demoted.statusCode, demoted.body).toBe(200);
+    const signedIn = await finishSignIn({ server: context.app }, reply, { userId: person.userId, orgId: person.orgId, role: 'admin' }, 'password');
+    expect(signedIn.role).toBe('viewer');
+    const session = await context.app.inject({ method: 'GET', url: '/api/v1/auth/session', headers: bearer(signedIn.token) });
+    expect(session.json().role).toBe('viewer');
+    const invitation = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(signedIn.token), payload: { email: `late-${randomUUID().slice(0, 8)}@example.com`, role: 'admin' } });
+    expect(invitation.statusCode).toBe(403);
+    expect(invitation.json().error.code).toBe('SCOPE_INSUFFICIENT');
+  });
+
+  it('opens no session for a user removed while the credential was being checked', async () => {
+    const person = await invite(context, owner.token, 'operator');
+    const removed = await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${person.userId}`, headers: bearer(owner.token) });
+    expect(removed.statusCode).toBe(204);
+    const late = finishSignIn({ server: context.app }, reply, { userId: person.userId, orgId: person.orgId, role: 'operator' }, 'password');
+    await expect(late).rejects.toMatchObject({ code: 'AUTH_INVALID' });
+    const rows = await context.services.db.withOrg(person.orgId, (tx) => tx.query('SELECT id FROM user_sessions WHERE user_id = $1 AND revoked_at IS NULL', [person.userId]));
+    expect(rows.rows).toHaveLength(0);
   });
 });
 
