@@ -3,7 +3,7 @@
  * sign-out, revocation on password change and removal, and the idle and absolute timeouts.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { finishSignIn } from '../../src/accounts/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { bearer, invite, nextAddress, PASSWORD, register, type Person } from './people.ts';
@@ -96,6 +96,23 @@ describe('CSRF', () => {
     const signedIn = await login(owner.email);
     const response = await context.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { ...bearer(signedIn.token), cookie: signedIn.cookie }, payload: { scope: 'read' } });
     expect(response.statusCode, response.body).toBe(201);
+  });
+
+  it('holds the MCP proxy, the OpenAI-compatible surface and form-encodable bodies to the same rule', async () => {
+    const signedIn = await login(owner.email);
+    const surfaces = [
+      { method: 'POST' as const, url: `/mcp/${randomUUID()}`, headers: { 'content-type': 'application/json' }, payload: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' },
+      { method: 'POST' as const, url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, payload: '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}' },
+      { method: 'POST' as const, url: '/api/v1/keys', headers: { 'content-type': 'text/plain' }, payload: '{"scope":"read"}' },
+      { method: 'POST' as const, url: '/api/v1/keys', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'scope=read' },
+      { method: 'DELETE' as const, url: `/api/v1/users/${owner.userId}`, headers: {} },
+    ];
+    for (const surface of surfaces) {
+      const response = await context.app.inject({ ...surface, headers: { ...surface.headers, cookie: signedIn.cookie } });
+      expect(response.statusCode, `${surface.method} ${surface.url}`).toBe(403);
+      // The OpenAI-compatible surface answers in OpenAI's error shape (the code in lower case).
+      expect(String(response.json().error.code).toUpperCase()).toBe('CSRF_TOKEN_INVALID');
+    }
   });
 
   it('needs no token for a cookie-authenticated read', async () => {
@@ -235,6 +252,32 @@ describe('timeouts', () => {
       expect((await short.app.inject({ method: 'GET', url: '/api/v1/org', headers: bearer(person.token) })).statusCode).toBe(401);
     } finally {
       await short.close();
+    }
+  });
+});
+
+describe('during a database outage', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After to cookie and bearer sessions, sign-in and sign-out', async () => {
+    const signedIn = await login(owner.email);
+    const refused = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    const { db } = context.services;
+    vi.spyOn(db, 'query').mockImplementation(refused);
+    vi.spyOn(db, 'withOrg').mockImplementation(refused);
+    vi.spyOn(db, 'transaction').mockImplementation(refused);
+    const calls = [
+      context.app.inject({ method: 'GET', url: '/api/v1/auth/session', headers: { cookie: signedIn.cookie } }),
+      context.app.inject({ method: 'GET', url: '/api/v1/org', headers: bearer(signedIn.token) }),
+      context.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie: signedIn.cookie, 'x-csrf-token': signedIn.csrf } }),
+      context.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: owner.email, password: PASSWORD }, remoteAddress: nextAddress() }),
+    ];
+    for (const response of await Promise.all(calls)) {
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.json().error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(response.headers['retry-after']).toBeDefined();
     }
   });
 });
