@@ -114,6 +114,32 @@ describe('inviting by e-mail', () => {
     expect((await accept(token)).statusCode).toBe(201);
   });
 
+  it("refuses the pending invitations of an admin who was removed or demoted since (400 INVITATION_INVALID), and creates no user", async () => {
+    const adminOf = async () => {
+      const joined = await accept((await inviteByMail('admin')).token);
+      expect(joined.statusCode, joined.body).toBe(201);
+      return { userId: joined.json().user_id as string, token: joined.json().token as string };
+    };
+    const removedAdmin = await adminOf();
+    const demotedAdmin = await adminOf();
+    const pending = [];
+    for (const admin of [removedAdmin, demotedAdmin]) {
+      const email = `comeback-${randomUUID().slice(0, 8)}@example.com`;
+      const invited = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(admin.token), payload: { email, role: 'admin' } });
+      expect(invited.statusCode, invited.body).toBe(201);
+      pending.push({ email, token: linkIn(received.find((entry) => entry.to.includes(email))!) });
+    }
+    expect((await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${removedAdmin.userId}`, headers: bearer(owner.token) })).statusCode).toBe(204);
+    expect((await context.app.inject({ method: 'PATCH', url: `/api/v1/users/${demotedAdmin.userId}`, headers: bearer(owner.token), payload: { role: 'viewer' } })).statusCode).toBe(200);
+    for (const { email, token } of pending) {
+      const response = await accept(token);
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json().error).toMatchObject({ code: 'INVITATION_INVALID', reason: 'inviter_lost_rights' });
+      const users = (await context.app.inject({ method: 'GET', url: '/api/v1/users', headers: bearer(owner.token) })).json().data as Array<{ email: string }>;
+      expect(users.map((user) => user.email)).not.toContain(email);
+    }
+  });
+
   it('refuses an expired link (410 INVITATION_EXPIRED) and creates no user', async () => {
     const { email, token, invitation } = await inviteByMail();
     await context.services.db.query(`UPDATE invitations SET expires_at = now() - interval '1 minute' WHERE id = $1`, [invitation.invitation_id]);
