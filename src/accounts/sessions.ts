@@ -70,18 +70,23 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
      * row is read under a share lock in the same transaction, so a role change or a removal that
      * lands while the credential was being checked (argon2 takes a while) cannot be undone by the
      * sign-in: the session takes the user's current role, and a removed user gets none (401
-     * AUTH_INVALID). Without it (tools and tests acting as a user that has no row) the role given
+     * AUTH_INVALID), nor does a password sign-in whose password was changed meanwhile. Without it (tools and tests acting as a user that has no row) the role given
      * is used.
      */
-    async issue(user: { userId: string; orgId: string; role: Role }, method: SignInMethod = 'password', options: { member?: boolean } = {}): Promise<IssuedSession> {
+    async issue(user: { userId: string; orgId: string; role: Role; passwordHash?: string }, method: SignInMethod = 'password', options: { member?: boolean } = {}): Promise<IssuedSession> {
       const sessionId = randomUUID();
       const expiresAt = new Date(Date.now() + absoluteMs);
       const role = await db.withOrg(user.orgId, async (tx) => {
         let current = user.role;
         if (options.member === true) {
-          const found = await tx.query('SELECT role FROM users WHERE id = $1 FOR SHARE', [user.userId]);
+          const found = await tx.query('SELECT role, password_hash FROM users WHERE id = $1 FOR SHARE', [user.userId]);
           const row = found.rows[0];
           if (row === undefined || !(ROLES as readonly unknown[]).includes(row.role)) throw new SvcError('AUTH_INVALID', { details: { reason: 'user_removed' } });
+          // A password sign-in names the hash it checked: a password changed meanwhile (which
+          // revoked every session) must not be followed by a session opened with the old one.
+          if (user.passwordHash !== undefined && (typeof row.password_hash !== 'string' || !safeEqual(row.password_hash, user.passwordHash))) {
+            throw new SvcError('AUTH_INVALID', { details: { reason: 'password_changed' } });
+          }
           current = row.role as Role;
         }
         // The user's sessions that can no longer be used (revoked, past the absolute or the idle

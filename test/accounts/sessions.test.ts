@@ -187,6 +187,19 @@ describe('a sign-in racing a role change or a removal', () => {
     expect(invitation.json().error.code).toBe('SCOPE_INSUFFICIENT');
   });
 
+  it('opens no session for a password sign-in whose password was changed while it was being checked', async () => {
+    const person = await invite(context, owner.token, 'operator');
+    const checked = await context.services.db.withOrg(person.orgId, (tx) => tx.query('SELECT password_hash FROM users WHERE id = $1', [person.userId]));
+    const oldHash = checked.rows[0]!.password_hash as string;
+    const changed = await context.app.inject({ method: 'POST', url: '/api/v1/auth/password', headers: bearer(person.token), payload: { current_password: PASSWORD, new_password: 'a changed long passphrase' } });
+    expect(changed.statusCode, changed.body).toBe(200);
+    const late = finishSignIn({ server: context.app }, reply, { userId: person.userId, orgId: person.orgId, role: 'operator', passwordHash: oldHash }, 'password');
+    await expect(late).rejects.toMatchObject({ code: 'AUTH_INVALID' });
+    // Only the session the change itself opened is live.
+    const rows = await context.services.db.withOrg(person.orgId, (tx) => tx.query('SELECT id FROM user_sessions WHERE user_id = $1 AND revoked_at IS NULL', [person.userId]));
+    expect(rows.rows).toHaveLength(1);
+  });
+
   it('opens no session for a user removed while the credential was being checked', async () => {
     const person = await invite(context, owner.token, 'operator');
     const removed = await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${person.userId}`, headers: bearer(owner.token) });
