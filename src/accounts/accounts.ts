@@ -573,7 +573,8 @@ export function createAccounts(deps: {
         }
       },
 
-      async login(emailInput: string, password: string): Promise<{ userId: string; orgId: string; role: Role } | null> {
+      /** The user a password signs in, with the hash it was checked against (finishSignIn refuses a session if it changed meanwhile). */
+      async login(emailInput: string, password: string): Promise<{ userId: string; orgId: string; role: Role; passwordHash: string } | null> {
         const email = emailInput.trim().toLowerCase();
         const result = await db.query('SELECT id, org_id, password_hash, role FROM users WHERE lower(email) = $1', [email]);
         const row = result.rows[0];
@@ -582,7 +583,7 @@ export function createAccounts(deps: {
         const ok = await argonVerify(stored, password).catch(() => false);
         if (!row || !ok) return null;
         await db.withOrg(row.org_id as string, (tx) => tx.query('UPDATE users SET last_login_at = now() WHERE id = $1', [row.id]));
-        return { userId: row.id as string, orgId: row.org_id as string, role: row.role as Role };
+        return { userId: row.id as string, orgId: row.org_id as string, role: row.role as Role, passwordHash: stored };
       },
 
       /**

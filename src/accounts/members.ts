@@ -18,7 +18,7 @@ import { safeEqual, sha256Hex } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
-import { ADMIN_ROLES, requireRole, type AuthContext, type Role } from './access.ts';
+import { ADMIN_ROLES, requireRole, roleAllows, type AuthContext, type Role } from './access.ts';
 import { createMailer, type Mailer } from './mailer.ts';
 import type { Sessions } from './sessions.ts';
 
@@ -84,6 +84,31 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
     const target = await tx.query('SELECT * FROM users WHERE id = $1 FOR UPDATE', [userId]);
     if (target.rows[0] === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'user' } });
     return { target: target.rows[0], admins: admins.rows.length };
+  }
+
+  /**
+   * Whether whoever made an invitation could still make it: a user still in the org with a role
+   * that may grant the invited one (admin; super_admin for super_admin), or an API key not revoked
+   * and still of admin scope (keys never grant super_admin). A removed or demoted admin's pending
+   * invitations, one to an address of their own among them, would otherwise bring them back.
+   */
+  async function inviterMayStillGrant(tx: Queryable, orgId: string, invitedBy: string, role: Role): Promise<boolean> {
+    const needed: Role = role === 'super_admin' ? 'super_admin' : 'admin';
+    const separator = invitedBy.indexOf(':');
+    const kind = invitedBy.slice(0, separator);
+    const id = invitedBy.slice(separator + 1);
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+    if (kind === 'user') {
+      const found = await tx.query('SELECT role FROM users WHERE id = $1 AND org_id = $2', [id, orgId]);
+      const held = found.rows[0]?.role as Role | undefined;
+      return held !== undefined && roleAllows(held, needed);
+    }
+    if (kind === 'api_key') {
+      if (needed === 'super_admin') return false;
+      const found = await tx.query('SELECT scope FROM api_keys WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [id, orgId]);
+      return found.rows[0]?.scope === 'admin';
+    }
+    return false;
   }
 
   /** The host's operator (the CLI) may grant super_admin: that is how the first one is made. */
@@ -168,7 +193,8 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
 
     /**
      * Accepts an invitation: creates the user with the invited role and the given password.
-     * 400 INVITATION_INVALID (not a token svc signed, or revoked), 410 INVITATION_EXPIRED,
+     * 400 INVITATION_INVALID (not a token svc signed, revoked, or its inviter has since been removed
+     * or lost the right to grant the role), 410 INVITATION_EXPIRED,
      * 409 INVITATION_USED (accepted before), 409 EMAIL_TAKEN (the address signed up meanwhile).
      */
     async accept(token: string, password: string): Promise<{ userId: string; orgId: string; role: Role; email: string; invitationId: string }> {
@@ -193,6 +219,9 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
           if (row.accepted_at !== null) throw new SvcError('INVITATION_USED');
           if (row.revoked_at !== null) throw new SvcError('INVITATION_INVALID', { details: { reason: 'revoked' } });
           if ((row.expires_at as Date).getTime() <= Date.now()) throw new SvcError('INVITATION_EXPIRED');
+          if (!(await inviterMayStillGrant(tx, orgId, row.invited_by as string, row.role as Role))) {
+            throw new SvcError('INVITATION_INVALID', { details: { reason: 'inviter_lost_rights' } });
+          }
           const email = row.email as string;
           const taken = await tx.query('SELECT 1 FROM users WHERE lower(email) = $1', [email]);
           if (taken.rows.length > 0) throw new SvcError('EMAIL_TAKEN');

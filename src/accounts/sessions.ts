@@ -18,6 +18,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { safeEqual } from '../platform/crypto.ts';
 import type { Database } from '../platform/db/index.ts';
+import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { effectivePlan, type Plan } from './plans.ts';
 import { ROLES, roleScope, type AuthContext, type Role } from './access.ts';
@@ -31,6 +32,8 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 export interface IssuedSession {
   token: string;
+  /** The role the session holds (the user's role as it stands when the session opens). */
+  role: Role;
   expires_at: string;
   session_id: string;
   csrf_token: string;
@@ -62,11 +65,30 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
     idleMs,
     absoluteMs,
 
-    /** Creates a session row and its token. */
-    async issue(user: { userId: string; orgId: string; role: Role }, method: SignInMethod = 'password'): Promise<IssuedSession> {
+    /**
+     * Creates a session row and its token. With `member` (every sign-in: finishSignIn), the user's
+     * row is read under a share lock in the same transaction, so a role change or a removal that
+     * lands while the credential was being checked (argon2 takes a while) cannot be undone by the
+     * sign-in: the session takes the user's current role, and a removed user gets none (401
+     * AUTH_INVALID), nor does a password sign-in whose password was changed meanwhile. Without it (tools and tests acting as a user that has no row) the role given
+     * is used.
+     */
+    async issue(user: { userId: string; orgId: string; role: Role; passwordHash?: string }, method: SignInMethod = 'password', options: { member?: boolean } = {}): Promise<IssuedSession> {
       const sessionId = randomUUID();
       const expiresAt = new Date(Date.now() + absoluteMs);
-      await db.withOrg(user.orgId, async (tx) => {
+      const role = await db.withOrg(user.orgId, async (tx) => {
+        let current = user.role;
+        if (options.member === true) {
+          const found = await tx.query('SELECT role, password_hash FROM users WHERE id = $1 FOR SHARE', [user.userId]);
+          const row = found.rows[0];
+          if (row === undefined || !(ROLES as readonly unknown[]).includes(row.role)) throw new SvcError('AUTH_INVALID', { details: { reason: 'user_removed' } });
+          // A password sign-in names the hash it checked: a password changed meanwhile (which
+          // revoked every session) must not be followed by a session opened with the old one.
+          if (user.passwordHash !== undefined && (typeof row.password_hash !== 'string' || !safeEqual(row.password_hash, user.passwordHash))) {
+            throw new SvcError('AUTH_INVALID', { details: { reason: 'password_changed' } });
+          }
+          current = row.role as Role;
+        }
         // The user's sessions that can no longer be used (revoked, past the absolute or the idle
         // timeout) go: a user's rows stay bounded by the sessions of the last 12 hours.
         await tx.query(
@@ -77,10 +99,11 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
           sessionId,
           user.orgId,
           user.userId,
-          user.role,
+          current,
           method,
           expiresAt,
         ]);
+        return current;
       });
       const token = await new SignJWT({ org: user.orgId, sid: sessionId })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -90,7 +113,7 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
         .setIssuedAt()
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(sessionKey);
-      return { token, expires_at: expiresAt.toISOString(), session_id: sessionId, csrf_token: csrfToken(sessionId) };
+      return { token, role, expires_at: expiresAt.toISOString(), session_id: sessionId, csrf_token: csrfToken(sessionId) };
     },
 
     /** Resolves a session token to the caller, or null (bad signature, revoked, expired, idle too long). */

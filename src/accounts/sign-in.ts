@@ -63,16 +63,19 @@ export interface SignInBody {
 export async function finishSignIn(
   request: SignInRequest,
   reply: SignInReply,
-  user: { userId: string; orgId: string; role: Role },
+  user: { userId: string; orgId: string; role: Role; passwordHash?: string },
   method: SignInMethod,
 ): Promise<SignInBody> {
   const sessions = request.server.accountSessions;
-  const session = await sessions.issue(user, method);
+  // member: the session takes the user's role as it stands now (a change during the credential
+  // check applies), and a user removed meanwhile, or whose password changed after the one given
+  // (passwordHash: the hash a password sign-in checked) was checked, gets no session.
+  const session = await sessions.issue(user, method, { member: true });
   setSessionCookies(reply, session.token, session.csrf_token, Math.floor(sessions.absoluteMs / 1000));
   return {
     user_id: user.userId,
     org_id: user.orgId,
-    role: user.role,
+    role: session.role,
     method,
     token: session.token,
     expires_at: session.expires_at,

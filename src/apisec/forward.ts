@@ -5,8 +5,9 @@
  * resolves the host again through the guarded lookup (DNS rebinding cannot turn it private
  * later; an IP-literal backend is checked the same way). Connections are pooled keep-alive (one undici Agent per capability). Hop-by-hop headers
  * (RFC 9110 7.6.1: Connection and every header it names, Keep-Alive, Proxy-*, TE, Trailer,
- * Transfer-Encoding, Upgrade) are dropped both ways; svc's clearance cookie and header never reach
- * the backend, and neither does an svc API key (`Authorization: Bearer svc_…`, `X-API-Key: svc_…`):
+ * Transfer-Encoding, Upgrade) are dropped both ways; svc's own cookies (the challenge clearance,
+ * the dashboard's svc_session and svc_csrf: a gateway at /gw/{id} shares svc's host, so the browser
+ * sends them along) and the clearance header never reach the backend, and neither does an svc API key (`Authorization: Bearer svc_…`, `X-API-Key: svc_…`):
  * it is a credential for svc, never for a backend. Host is the backend's (nginx's default `proxy_set_header Host $proxy_host`), the
  * client's Host travels in X-Forwarded-Host and Forwarded. X-Forwarded-For is the client address,
  * appended to the incoming chain only when TRUST_PROXY says svc sits behind a proxy it trusts.
@@ -17,6 +18,7 @@ import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { guardedConnector } from '../platform/ssrf.ts';
+import { CSRF_COOKIE, SESSION_COOKIE } from '../accounts/index.ts';
 import { CLEARANCE_COOKIE, CLEARANCE_HEADER } from './challenge.ts';
 
 const HOP_BY_HOP = new Set([
@@ -57,10 +59,16 @@ function carriesSvcKey(name: 'authorization' | 'x-api-key', value: string | stri
   });
 }
 
-/** Strips svc's clearance cookie from a Cookie header; undefined when nothing is left. */
-export function withoutClearanceCookie(cookie: string): string | undefined {
-  if (!cookie.includes(CLEARANCE_COOKIE)) return cookie;
-  const kept = cookie.split(';').map((part) => part.trim()).filter((part) => part !== '' && !part.startsWith(`${CLEARANCE_COOKIE}=`));
+/** svc's own cookies: credentials for svc, never for a backend. */
+const SVC_COOKIES: readonly string[] = [CLEARANCE_COOKIE, SESSION_COOKIE, CSRF_COOKIE];
+
+/** Strips svc's own cookies (clearance, dashboard session and CSRF) from a Cookie header; undefined when nothing is left. */
+export function withoutSvcCookies(cookie: string): string | undefined {
+  if (!SVC_COOKIES.some((name) => cookie.includes(name))) return cookie;
+  const kept = cookie
+    .split(';')
+    .map((part) => part.trim())
+    .filter((part) => part !== '' && !SVC_COOKIES.includes(part.slice(0, part.indexOf('=') === -1 ? part.length : part.indexOf('=')).trim()));
   return kept.length === 0 ? undefined : kept.join('; ');
 }
 
@@ -73,7 +81,7 @@ export function requestHeaders(incoming: IncomingHttpHeaders, backendHost: strin
     if (name === 'x-forwarded-for' || name === 'x-forwarded-proto' || name === 'x-forwarded-host' || name === 'forwarded') continue;
     if ((name === 'authorization' || name === 'x-api-key') && carriesSvcKey(name, value)) continue;
     if (name === 'cookie') {
-      const kept = withoutClearanceCookie(Array.isArray(value) ? value.join('; ') : value);
+      const kept = withoutSvcCookies(Array.isArray(value) ? value.join('; ') : value);
       if (kept !== undefined) headers.cookie = kept;
       continue;
     }

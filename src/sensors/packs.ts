@@ -19,7 +19,7 @@
  * pack version; a pack outside them is refused.
  */
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -275,16 +275,47 @@ export function createPackLoader(options: PackLoaderOptions): PackLoader {
   };
 }
 
-/** Every pack at a path: the file itself, or each *.pack.json in the directory (air-gapped delivery). */
+/**
+ * Reads at most MAX_PACK_BYTES + 1 bytes of a regular file (null for anything else): a pack file
+ * is untrusted until verified, so a huge one (or one growing while it is read) never lands in
+ * memory whole; one byte over the limit is enough for verifyPack to refuse it (PACK_TOO_LARGE).
+ */
+async function readBounded(path: string): Promise<Uint8Array | null> {
+  const handle = await open(path, 'r');
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return null;
+    const buffer = Buffer.alloc(Math.min(info.size, MAX_PACK_BYTES) + 1);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Every pack at a path: the file itself, or each *.pack.json file in the directory (air-gapped
+ * delivery; larger than MAX_PACK_BYTES or not a regular file: skipped). No file is read past the
+ * limit: a single oversized file comes back cut at one byte over it, so the check refuses it as
+ * PACK_TOO_LARGE.
+ */
 export async function readPackFiles(path: string): Promise<Uint8Array[]> {
   const info = await stat(path);
-  if (!info.isDirectory()) return [await readFile(path)];
+  if (!info.isDirectory()) {
+    const bytes = await readBounded(path);
+    return bytes === null ? [] : [bytes];
+  }
   const names = (await readdir(path)).filter((name) => name.endsWith(PACK_FILE_SUFFIX)).sort();
   const out: Uint8Array[] = [];
   for (const name of names) {
-    const file = join(path, name);
-    if ((await stat(file)).size > MAX_PACK_BYTES) continue;
-    out.push(await readFile(file));
+    const bytes = await readBounded(join(path, name));
+    if (bytes === null || bytes.length > MAX_PACK_BYTES) continue;
+    out.push(bytes);
   }
   return out;
 }

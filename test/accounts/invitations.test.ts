@@ -95,6 +95,51 @@ describe('inviting by e-mail', () => {
     expect(again.json().error.code).toBe('INVITATION_USED');
   });
 
+  it('creates one user when the same link is accepted several times at once: the others are 409 INVITATION_USED', async () => {
+    const { email, token } = await inviteByMail('admin');
+    const answers = await Promise.all([accept(token), accept(token, 'another long password'), accept(token, 'a third long password')]);
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 409, 409]);
+    for (const answer of answers.filter((candidate) => candidate.statusCode === 409)) expect(answer.json().error.code).toBe('INVITATION_USED');
+    const users = (await context.app.inject({ method: 'GET', url: '/api/v1/users', headers: bearer(owner.token) })).json().data as Array<{ email: string }>;
+    expect(users.filter((user) => user.email === email)).toHaveLength(1);
+  });
+
+  it("keeps an org's invitations from another org's admin: not listed, and revoking one is 404 and changes nothing", async () => {
+    const { invitation, token } = await inviteByMail('viewer');
+    const stranger = await register(context);
+    const listed = (await context.app.inject({ method: 'GET', url: '/api/v1/users/invitations', headers: bearer(stranger.token) })).json().data as Array<{ invitation_id: string }>;
+    expect(listed.map((entry) => entry.invitation_id)).not.toContain(invitation.invitation_id);
+    const revoke = await context.app.inject({ method: 'DELETE', url: `/api/v1/users/invitations/${invitation.invitation_id}`, headers: bearer(stranger.token) });
+    expect(revoke.statusCode).toBe(404);
+    expect((await accept(token)).statusCode).toBe(201);
+  });
+
+  it("refuses the pending invitations of an admin who was removed or demoted since (400 INVITATION_INVALID), and creates no user", async () => {
+    const adminOf = async () => {
+      const joined = await accept((await inviteByMail('admin')).token);
+      expect(joined.statusCode, joined.body).toBe(201);
+      return { userId: joined.json().user_id as string, token: joined.json().token as string };
+    };
+    const removedAdmin = await adminOf();
+    const demotedAdmin = await adminOf();
+    const pending = [];
+    for (const admin of [removedAdmin, demotedAdmin]) {
+      const email = `comeback-${randomUUID().slice(0, 8)}@example.com`;
+      const invited = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(admin.token), payload: { email, role: 'admin' } });
+      expect(invited.statusCode, invited.body).toBe(201);
+      pending.push({ email, token: linkIn(received.find((entry) => entry.to.includes(email))!) });
+    }
+    expect((await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${removedAdmin.userId}`, headers: bearer(owner.token) })).statusCode).toBe(204);
+    expect((await context.app.inject({ method: 'PATCH', url: `/api/v1/users/${demotedAdmin.userId}`, headers: bearer(owner.token), payload: { role: 'viewer' } })).statusCode).toBe(200);
+    for (const { email, token } of pending) {
+      const response = await accept(token);
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json().error).toMatchObject({ code: 'INVITATION_INVALID', reason: 'inviter_lost_rights' });
+      const users = (await context.app.inject({ method: 'GET', url: '/api/v1/users', headers: bearer(owner.token) })).json().data as Array<{ email: string }>;
+      expect(users.map((user) => user.email)).not.toContain(email);
+    }
+  });
+
   it('refuses an expired link (410 INVITATION_EXPIRED) and creates no user', async () => {
     const { email, token, invitation } = await inviteByMail();
     await context.services.db.query(`UPDATE invitations SET expires_at = now() - interval '1 minute' WHERE id = $1`, [invitation.invitation_id]);

@@ -2,7 +2,9 @@
  * Dashboard sessions: the cookies a sign-in sets, CSRF on cookie-authenticated state changes,
  * sign-out, revocation on password change and removal, and the idle and absolute timeouts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { finishSignIn } from '../../src/accounts/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { bearer, invite, nextAddress, PASSWORD, register, type Person } from './people.ts';
 
@@ -96,6 +98,23 @@ describe('CSRF', () => {
     expect(response.statusCode, response.body).toBe(201);
   });
 
+  it('holds the MCP proxy, the OpenAI-compatible surface and form-encodable bodies to the same rule', async () => {
+    const signedIn = await login(owner.email);
+    const surfaces = [
+      { method: 'POST' as const, url: `/mcp/${randomUUID()}`, headers: { 'content-type': 'application/json' }, payload: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' },
+      { method: 'POST' as const, url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, payload: '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}' },
+      { method: 'POST' as const, url: '/api/v1/keys', headers: { 'content-type': 'text/plain' }, payload: '{"scope":"read"}' },
+      { method: 'POST' as const, url: '/api/v1/keys', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'scope=read' },
+      { method: 'DELETE' as const, url: `/api/v1/users/${owner.userId}`, headers: {} },
+    ];
+    for (const surface of surfaces) {
+      const response = await context.app.inject({ ...surface, headers: { ...surface.headers, cookie: signedIn.cookie } });
+      expect(response.statusCode, `${surface.method} ${surface.url}`).toBe(403);
+      // The OpenAI-compatible surface answers in OpenAI's error shape (the code in lower case).
+      expect(String(response.json().error.code).toUpperCase()).toBe('CSRF_TOKEN_INVALID');
+    }
+  });
+
   it('needs no token for a cookie-authenticated read', async () => {
     const signedIn = await login(owner.email);
     expect((await context.app.inject({ method: 'GET', url: '/api/v1/keys', headers: { cookie: signedIn.cookie } })).statusCode).toBe(200);
@@ -146,6 +165,49 @@ describe('ending sessions', () => {
     expect((await sessionOf(elsewhere.cookie)).statusCode).toBe(401);
     const again = await context.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: person.email, password: PASSWORD }, remoteAddress: nextAddress() });
     expect(again.json().error.code).toBe('LOGIN_FAILED');
+  });
+});
+
+describe('a sign-in racing a role change or a removal', () => {
+  // A sign-in reads the user, then checks the credential (argon2: tens of milliseconds), then opens
+  // the session. An admin's change that lands in between is modelled by finishing the sign-in with
+  // the user as it was read before the change.
+  const reply = { setCookie: () => undefined, clearCookie: () => undefined };
+
+  it('opens the session with the role the user holds when it opens, not the one read before a demotion', async () => {
+    const person = await invite(context, owner.token, 'admin');
+    const demoted = await context.app.inject({ method: 'PATCH', url: `/api/v1/users/${person.userId}`, headers: bearer(owner.token), payload: { role: 'viewer' } });
+    expect(demoted.statusCode, demoted.body).toBe(200);
+    const signedIn = await finishSignIn({ server: context.app }, reply, { userId: person.userId, orgId: person.orgId, role: 'admin' }, 'password');
+    expect(signedIn.role).toBe('viewer');
+    const session = await context.app.inject({ method: 'GET', url: '/api/v1/auth/session', headers: bearer(signedIn.token) });
+    expect(session.json().role).toBe('viewer');
+    const invitation = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(signedIn.token), payload: { email: `late-${randomUUID().slice(0, 8)}@example.com`, role: 'admin' } });
+    expect(invitation.statusCode).toBe(403);
+    expect(invitation.json().error.code).toBe('SCOPE_INSUFFICIENT');
+  });
+
+  it('opens no session for a password sign-in whose password was changed while it was being checked', async () => {
+    const person = await invite(context, owner.token, 'operator');
+    const checked = await context.services.db.withOrg(person.orgId, (tx) => tx.query('SELECT password_hash FROM users WHERE id = $1', [person.userId]));
+    const oldHash = checked.rows[0]!.password_hash as string;
+    const changed = await context.app.inject({ method: 'POST', url: '/api/v1/auth/password', headers: bearer(person.token), payload: { current_password: PASSWORD, new_password: 'a changed long passphrase' } });
+    expect(changed.statusCode, changed.body).toBe(200);
+    const late = finishSignIn({ server: context.app }, reply, { userId: person.userId, orgId: person.orgId, role: 'operator', passwordHash: oldHash }, 'password');
+    await expect(late).rejects.toMatchObject({ code: 'AUTH_INVALID' });
+    // Only the session the change itself opened is live.
+    const rows = await context.services.db.withOrg(person.orgId, (tx) => tx.query('SELECT id FROM user_sessions WHERE user_id = $1 AND revoked_at IS NULL', [person.userId]));
+    expect(rows.rows).toHaveLength(1);
+  });
+
+  it('opens no session for a user removed while the credential was being checked', async () => {
+    const person = await invite(context, owner.token, 'operator');
+    const removed = await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${person.userId}`, headers: bearer(owner.token) });
+    expect(removed.statusCode).toBe(204);
+    const late = finishSignIn({ server: context.app }, reply, { userId: person.userId, orgId: person.orgId, role: 'operator' }, 'password');
+    await expect(late).rejects.toMatchObject({ code: 'AUTH_INVALID' });
+    const rows = await context.services.db.withOrg(person.orgId, (tx) => tx.query('SELECT id FROM user_sessions WHERE user_id = $1 AND revoked_at IS NULL', [person.userId]));
+    expect(rows.rows).toHaveLength(0);
   });
 });
 
@@ -203,6 +265,32 @@ describe('timeouts', () => {
       expect((await short.app.inject({ method: 'GET', url: '/api/v1/org', headers: bearer(person.token) })).statusCode).toBe(401);
     } finally {
       await short.close();
+    }
+  });
+});
+
+describe('during a database outage', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After to cookie and bearer sessions, sign-in and sign-out', async () => {
+    const signedIn = await login(owner.email);
+    const refused = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    const { db } = context.services;
+    vi.spyOn(db, 'query').mockImplementation(refused);
+    vi.spyOn(db, 'withOrg').mockImplementation(refused);
+    vi.spyOn(db, 'transaction').mockImplementation(refused);
+    const calls = [
+      context.app.inject({ method: 'GET', url: '/api/v1/auth/session', headers: { cookie: signedIn.cookie } }),
+      context.app.inject({ method: 'GET', url: '/api/v1/org', headers: bearer(signedIn.token) }),
+      context.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie: signedIn.cookie, 'x-csrf-token': signedIn.csrf } }),
+      context.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: owner.email, password: PASSWORD }, remoteAddress: nextAddress() }),
+    ];
+    for (const response of await Promise.all(calls)) {
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.json().error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(response.headers['retry-after']).toBeDefined();
     }
   });
 });

@@ -189,6 +189,18 @@ describe('benign traffic through a block-mode gateway', () => {
     expect(seen.headers.cookie).toBe('session=abc');
     expect(answer.headers['x-request-id']).toBeTruthy();
   });
+
+  it("never hands a signed-in user's dashboard session and CSRF cookies to a gateway's backend", async () => {
+    // A gateway at /gw/{id} shares svc's host: the browser of a signed-in user sends the dashboard cookies along.
+    const answer = await request(`${base}/gw/${blockGateway}/echo-headers`, {
+      headers: { cookie: 'app=1; svc_session=eyJhbGciOiJIUzI1NiJ9.e30.c2ln; svc_csrf=token; other=2' },
+    });
+    const seen = (await answer.body.json()) as { headers: Record<string, string | undefined> };
+    expect(answer.statusCode).toBe(200);
+    expect(seen.headers.cookie).toBe('app=1; other=2');
+    const only = await request(`${base}/gw/${blockGateway}/echo-headers`, { headers: { cookie: 'svc_session=eyJhbGciOiJIUzI1NiJ9.e30.c2ln; svc_csrf=token' } });
+    expect(((await only.body.json()) as { headers: Record<string, string | undefined> }).headers.cookie).toBeUndefined();
+  });
 });
 
 const ATTACKS: { category: string; path: string; init?: { method: string; headers: Record<string, string>; body?: string } }[] = [

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -10,6 +10,7 @@ import {
   CRITICAL_CHECK_MS,
   createPackLoader,
   createPackUpdater,
+  MAX_PACK_BYTES,
   PackError,
   parseSensorYaml,
   readPackFiles,
@@ -209,6 +210,29 @@ describe('the pack checks', () => {
     const weekly = await updater.check('routine');
     expect(weekly.loaded).toBeNull();
     expect(loader.current.version).toBe('1.1.1');
+  });
+});
+
+describe('reading pack files', () => {
+  it('refuses an oversized pack file as PACK_TOO_LARGE without reading it whole, and skips such files and non-files in a directory', async () => {
+    const dir = tempDir();
+    // Sparse: 3 GiB long, no disk used. Read whole it would not even fit in one buffer.
+    const huge = join(dir, 'svc-patterns-9.0.0.pack.json');
+    writeFileSync(huge, '');
+    truncateSync(huge, 3 * 1024 ** 3);
+    mkdirSync(join(dir, 'svc-patterns-1.0.5.pack.json'));
+    writeFileSync(join(dir, 'svc-patterns-1.1.0.pack.json'), pack('1.1.0', 'routine'));
+
+    const single = await readPackFiles(huge);
+    expect(single).toHaveLength(1);
+    expect(single[0]!.length).toBe(MAX_PACK_BYTES + 1);
+    const loader = createPackLoader({ engine: createDetectionEngine(), trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0' });
+    const result = await createPackUpdater({ loader, source: () => readPackFiles(huge) }).check('routine');
+    expect(result.refused).toEqual([{ version: null, code: 'PACK_TOO_LARGE' }]);
+
+    const found = await readPackFiles(dir);
+    expect(found).toHaveLength(1);
+    expect(loader.load(found[0]!).version).toBe('1.1.0');
   });
 });
 
