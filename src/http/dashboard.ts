@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
+import { SvcError } from '../platform/errors.ts';
 import type { AppInstance } from '../platform/http-plugin.ts';
 
 /** dist/dashboard of the package, whether this module runs from src/ (tsx) or dist/ (compiled). */
@@ -72,7 +73,9 @@ export async function registerDashboard(app: AppInstance, root: string = DASHBOA
       // A missing file of the build is a 404, not the page (a stale tab asking for an old chunk).
       if (rest.startsWith('assets/')) {
         const name = rest.slice('assets/'.length);
-        if (!built || !ASSET.test(name) || !existsSync(`${root}assets/${name}`)) return reply.callNotFound();
+        if (!built || !ASSET.test(name) || !existsSync(`${root}assets/${name}`)) {
+          throw new SvcError('ROUTE_NOT_FOUND', { details: { method: request.method, path: `/dashboard/${rest}`.slice(0, 512) } });
+        }
         harden(reply).header('Cache-Control', 'public, max-age=31536000, immutable');
         return reply.sendFile(`assets/${name}`, { cacheControl: false });
       }

@@ -42,7 +42,7 @@ export function AiGateway() {
       <h2>Provider keys</h2>
       <Async loaded={keys} what="provider keys" isEmpty={(data) => data.data.length === 0} empty="No provider keys yet: set one below, then send completions to /api/v1/gateway/completions.">
         {(data) => (
-          <table className="list">
+          <table className="list" tabIndex={0}>
             <caption className="visually-hidden">Provider keys</caption>
             <thead><tr><th scope="col">Provider</th><th scope="col">Key</th><th scope="col">Base URL</th><th scope="col">Updated</th></tr></thead>
             <tbody>
@@ -144,7 +144,7 @@ function Breakers() {
       <h2>Circuit breakers</h2>
       <Async loaded={health} what="breaker state" isEmpty={(data) => data.providers.length === 0} empty="No provider has been called yet.">
         {(data) => (
-          <table className="list">
+          <table className="list" tabIndex={0}>
             <caption className="visually-hidden">Circuit breakers</caption>
             <thead><tr><th scope="col">Provider</th><th scope="col">State</th><th scope="col">Failure rate</th><th scope="col">Mean latency</th><th scope="col">Open until</th></tr></thead>
             <tbody>

@@ -71,7 +71,7 @@ export function ApiKeys() {
       {error ? <ErrorNotice error={error} /> : null}
       <Async loaded={keys} what="keys" isEmpty={(data) => data.data.length === 0} empty="No keys yet.">
         {(data) => (
-          <table className="list">
+          <table className="list" tabIndex={0}>
             <caption className="visually-hidden">API keys</caption>
             <thead>
               <tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr>

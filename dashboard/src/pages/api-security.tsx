@@ -63,7 +63,7 @@ export function ApiSecurity() {
         {(data) => (
           <>
             {data.enforced ? null : <p className="muted">Geo blocking is off (FEATURE_GEO_BLOCKING): rules are stored, not enforced.</p>}
-            <table className="list">
+            <table className="list" tabIndex={0}>
               <caption className="visually-hidden">Geo rules</caption>
               <thead><tr><th scope="col">Rule</th><th scope="col">Countries</th><th scope="col">Answer</th><th scope="col">Gateway</th></tr></thead>
               <tbody>
@@ -97,7 +97,7 @@ function EndpointList({ endpoints }: { endpoints: Endpoint[] }) {
   return (
     <>
       <ChartView type="bar" labels={counts.labels} datasets={counts.datasets} label="Discovered endpoints by status" />
-      <table className="list">
+      <table className="list" tabIndex={0}>
         <caption className="visually-hidden">Discovered endpoints</caption>
         <thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Risk</th><th scope="col">Requests</th><th scope="col">Data</th><th scope="col">Last seen</th></tr></thead>
         <tbody>

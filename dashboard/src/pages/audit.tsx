@@ -47,7 +47,7 @@ export function Audit() {
       <Async loaded={page} what="audit entries" isEmpty={(data) => data.records.length === 0} empty="No audit entries yet.">
         {(data) => (
           <>
-            <table className="list">
+            <table className="list" tabIndex={0}>
               <caption className="visually-hidden">Audit entries</caption>
               <thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Outcome</th></tr></thead>
               <tbody>

@@ -63,7 +63,7 @@ export function Mcp() {
       <h2>Quarantine</h2>
       <Async loaded={quarantine} what="quarantined results" isEmpty={(data) => data.quarantine.length === 0} empty="No tool results are held in quarantine.">
         {(data) => (
-          <table className="list">
+          <table className="list" tabIndex={0}>
             <caption className="visually-hidden">Quarantined tool results</caption>
             <thead><tr><th scope="col">When</th><th scope="col">Tool</th><th scope="col">Findings</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
             <tbody>
@@ -120,7 +120,7 @@ function Definitions({ server }: { server: McpServer }) {
               </article>
             ))}
             <h3>Pinned ({pinned.length})</h3>
-            <table className="list">
+            <table className="list" tabIndex={0}>
               <caption className="visually-hidden">Pinned definitions</caption>
               <thead><tr><th scope="col">Kind</th><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Hash</th><th scope="col">Updated</th></tr></thead>
               <tbody>

@@ -43,6 +43,13 @@ export function Threats() {
       const value = String(form.get(name) ?? '').trim();
       if (value) next.set(name, value);
     }
+    const current = new URLSearchParams();
+    for (const name of FILTERS) {
+      const value = params.get(name);
+      if (value) current.set(name, value);
+    }
+    // The same search again is a refresh.
+    if (next.toString() === current.toString() && cursor === null) list.reload();
     setCursor(null);
     setParams(next);
   };
@@ -89,7 +96,7 @@ export function Threats() {
           <Async loaded={list} what="threats" isEmpty={(data) => data.data.length === 0} empty="No threats match. Clear the filters or widen the search.">
             {(data) => (
               <>
-                <table className="list">
+                <table className="list" tabIndex={0}>
                   <caption className="visually-hidden">Threat events</caption>
                   <thead>
                     <tr><th scope="col">When</th><th scope="col">Decision</th><th scope="col">Score</th><th scope="col">Pillar</th><th scope="col">Top pattern</th></tr>

@@ -92,7 +92,7 @@ function Deliveries({ id }: { id: string }) {
       </Async>
       <Async loaded={deliveries} what="deliveries" isEmpty={(data) => data.deliveries.length === 0} empty="No deliveries yet.">
         {(data) => (
-          <table className="list">
+          <table className="list" tabIndex={0}>
             <caption className="visually-hidden">Recent deliveries</caption>
             <thead><tr><th scope="col">Event</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Created</th></tr></thead>
             <tbody>
