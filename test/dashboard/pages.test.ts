@@ -46,7 +46,7 @@ async function seriousViolations(target: Page): Promise<string[]> {
 }
 
 async function settled(target: Page): Promise<void> {
-  await target.waitForFunction('document.querySelectorAll(".state.loading").length === 0');
+  await expect.poll(() => target.locator('.state.loading').count(), { timeout: 20_000 }).toBe(0);
 }
 
 const slug = (title: string) => title.toLowerCase().replace(/[^a-z]+/g, '-');
