@@ -5,6 +5,7 @@
  * re-enable a paused webhook. One signed-in page is kept across the tests (the session lives in
  * the page's memory), as a user keeps a tab open.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,7 +14,8 @@ import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes
 import { serveScripted, type ScriptedTool, type Upstream } from '../mcp/upstreams.ts';
 import { hasChromium, openPage, signIn, startHarness, visit, type DashboardHarness } from './browser.ts';
 
-const EMAIL = 'soc-lead@example.com';
+// Unique per run: a real PostgreSQL database may outlive one run of the suite.
+const EMAIL = `soc-lead-${randomUUID().slice(0, 8)}@example.com`;
 const PASSWORD = 'correct horse battery staple';
 
 let harness: DashboardHarness;

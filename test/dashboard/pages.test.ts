@@ -5,6 +5,7 @@
  * With UPDATE_SCREENSHOTS=1 the pages are also photographed into docs/images/dashboard-*.png
  * (docs/dashboard.md shows them).
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,8 @@ import { hasChromium, openPage, signIn, startHarness, visit, type DashboardHarne
 const PAGES = ['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Verification policy', 'Webhooks', 'Audit', 'API keys', 'Plan and usage', 'Settings'];
 /** The pages photographed for docs/dashboard.md (a few, to keep the repository small). */
 const PHOTOGRAPHED = new Set(['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Webhooks', 'Audit', 'API keys']);
-const EMAIL = 'analyst@example.com';
+// Unique per run: a real PostgreSQL database may outlive one run of the suite.
+const EMAIL = `analyst-${randomUUID().slice(0, 8)}@example.com`;
 const PASSWORD = 'a long enough password';
 const screenshots = process.env.UPDATE_SCREENSHOTS === '1';
 const images = fileURLToPath(new URL('../../docs/images/', import.meta.url));
@@ -121,7 +123,7 @@ describe.skipIf(!hasChromium)('every dashboard page', () => {
 
   it('lets a viewer see the pages but not change them: actions disabled with the scope they need', async () => {
     const { services } = harness.context;
-    const viewer = { email: 'viewer@example.com', password: 'another long password' };
+    const viewer = { email: `viewer-${randomUUID().slice(0, 8)}@example.com`, password: 'another long password' };
     const { org } = await services.accounts.users.register({ email: viewer.email, password: viewer.password, orgName: 'Viewer org' });
     // Made a viewer in the database: inviting users with a role is another part of issue #37.
     await services.db.withOrg(org.id, (tx) => tx.query(`UPDATE users SET role = 'viewer' WHERE org_id = $1`, [org.id]));
