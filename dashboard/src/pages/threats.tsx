@@ -75,7 +75,7 @@ export function Threats() {
           </select>
         </label>
         <label>
-          Category <input name="category" defaultValue={params.get('category') ?? ''} placeholder="e.g. prompt_injection" />
+          Category <input name="category" defaultValue={params.get('category') ?? ''} placeholder="e.g. prompt-injection" />
         </label>
         <label>
           Pattern id <input name="pattern" defaultValue={params.get('pattern') ?? ''} />
