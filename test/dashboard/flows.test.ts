@@ -85,6 +85,13 @@ describe.skipIf(!hasChromium)('the dashboard in a browser', () => {
   }, 90_000);
 
   it('creates an API key, shows its text once, and revokes it', async () => {
+    // The cookie-session contract: a non-GET request carries the svc_csrf cookie's value as
+    // X-CSRF-Token (and the Bearer token); a GET does not need it.
+    await page.context().addCookies([{ name: 'svc_csrf', value: 'csrf-from-cookie', url: harness.base }]);
+    const sent: Array<{ method: string; csrf: string | undefined; bearer: boolean }> = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/api/v1/keys') sent.push({ method: request.method(), csrf: request.headers()['x-csrf-token'], bearer: /^Bearer /.test(request.headers().authorization ?? '') });
+    });
     await visit(page, 'API keys');
     await page.getByLabel('Name').fill('ci-pipeline');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -94,6 +101,9 @@ describe.skipIf(!hasChromium)('the dashboard in a browser', () => {
     expect(text).toMatch(/^svc_org_live_[A-Za-z0-9]{8}_[A-Za-z0-9]{32,}$/);
     // The key works, as shown.
     expect((await api('GET', '/api/v1/whoami', undefined, text)).status).toBe(200);
+
+    expect(sent.find((request) => request.method === 'POST')).toEqual({ method: 'POST', csrf: 'csrf-from-cookie', bearer: true });
+    expect(sent.find((request) => request.method === 'GET')).toEqual({ method: 'GET', csrf: undefined, bearer: true });
 
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await expect(page.content()).resolves.not.toContain(text);
@@ -107,6 +117,7 @@ describe.skipIf(!hasChromium)('the dashboard in a browser', () => {
     const after = await api('GET', '/api/v1/whoami', undefined, text);
     expect(after.status).toBe(401);
     expect(after.body.error.code).toBe('AUTH_REVOKED');
+    await page.context().clearCookies({ name: 'svc_csrf' });
   }, 60_000);
 
   it('shows an injection sent through the AI gateway on the threats page, with its explanation', async () => {

@@ -1,5 +1,13 @@
 import { api } from '../api.ts';
-import { ActionButton, Async, Page, formatTime, useApi } from '../ui.tsx';
+import { ActionButton, Async, Page, formatTime, useApi, useCan } from '../ui.tsx';
+
+interface Budget {
+  day: string;
+  daily_token_budget: number;
+  tokens_used: number;
+  daily_usd_cap: number | null;
+  usd_used: number | null;
+}
 
 interface Org {
   id: string;
@@ -14,6 +22,8 @@ interface Org {
 
 export function Plan() {
   const org = useApi<Org>('/api/v1/org');
+  const isAdmin = useCan('admin');
+  const budget = useApi<Budget>(isAdmin ? '/api/v1/gateway/budget' : null);
   return (
     <Page title="Plan and usage" intro="Your organization, its plan and trial.">
       <Async loaded={org} what="the organization">
@@ -39,6 +49,21 @@ export function Plan() {
           );
         }}
       </Async>
+      <h2>Usage today</h2>
+      {isAdmin ? (
+        <Async loaded={budget} what="usage">
+          {(data) => (
+            <dl className="facts">
+              <dt>AI gateway tokens</dt>
+              <dd>
+                <meter min={0} max={data.daily_token_budget} value={data.tokens_used} aria-label="Daily tokens used" /> {data.tokens_used.toLocaleString()} of {data.daily_token_budget.toLocaleString()} ({data.day}, UTC)
+              </dd>
+              <dt>AI gateway spend</dt>
+              <dd>{data.usd_used === null ? 'not tracked' : `$${data.usd_used.toFixed(4)}`}{data.daily_usd_cap === null ? ', no cap' : ` of a $${data.daily_usd_cap} cap`}</dd>
+            </dl>
+          )}
+        </Async>
+      ) : <p className="muted">Usage against quotas is shown to admins.</p>}
     </Page>
   );
 }
