@@ -27,6 +27,7 @@ let openai: FakeProvider | undefined;
 let upstream: Upstream | undefined;
 let mcpClient: Client | undefined;
 let mcpTransport: StreamableHTTPClientTransport | undefined;
+let webhookId: string | undefined;
 
 const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
   const response = await fetch(`${harness.base}${path}`, {
@@ -48,6 +49,8 @@ describe.skipIf(!hasChromium)('the dashboard in a browser', () => {
     // Each step bounded. The MCP session is ended with DELETE first: a session left open holds
     // app.close() for a long while.
     const bounded = (step: () => Promise<unknown> | undefined) => Promise.race([Promise.resolve(step()).catch(() => undefined), new Promise<void>((resolve) => setTimeout(resolve, 5_000))]);
+    // Deliveries left pending in a shared database would be recovered by every later svc start.
+    if (webhookId !== undefined) await bounded(() => api('DELETE', `/api/v1/webhooks/${webhookId}`));
     await bounded(() => mcpTransport?.terminateSession());
     await bounded(() => mcpClient?.close());
     await bounded(() => upstream?.close());
@@ -185,6 +188,7 @@ describe.skipIf(!hasChromium)('the dashboard in a browser', () => {
   it('re-enables a paused webhook endpoint', async () => {
     const created = await api('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hooks/svc', events: ['threat.blocked'] });
     expect(created.status).toBe(201);
+    webhookId = created.body.id;
     expect((await api('PATCH', `/api/v1/webhooks/${created.body.id}`, { state: 'paused' })).status).toBe(200);
 
     await visit(page, 'Webhooks');
