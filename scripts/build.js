@@ -9,6 +9,10 @@
  * input is newer than the last build, so `npm start` never runs code older than the source.
  * Without TypeScript installed (`npm ci --omit=dev`) an existing dist/ is kept as it is.
  *
+ * Then the dashboard (dashboard/, React + Vite) is built into dist/dashboard, which svc serves at
+ * /dashboard. Vite and React are dev dependencies installed by `npm ci`; the build needs no
+ * network. Without Vite (a production install) an existing dist/dashboard is kept.
+ *
  * Plain JavaScript on purpose: it runs before anything is compiled and needs no dev tool but tsc.
  */
 import { spawnSync } from 'node:child_process';
@@ -19,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'src');
+const dashboard = join(root, 'dashboard');
 const output = join(root, 'dist');
 const stamp = join(output, '.build-stamp');
 const inputs = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'].map((file) => join(root, file));
@@ -35,7 +40,8 @@ function* files(directory) {
 
 function newestSourceTime() {
   let newest = 0;
-  for (const path of [...files(source), ...inputs.filter((file) => existsSync(file))]) newest = Math.max(newest, statSync(path).mtimeMs);
+  const dashboardFiles = existsSync(dashboard) ? [...files(dashboard)] : [];
+  for (const path of [...files(source), ...dashboardFiles, ...inputs.filter((file) => existsSync(file))]) newest = Math.max(newest, statSync(path).mtimeMs);
   return newest;
 }
 
@@ -69,5 +75,22 @@ for (const path of files(source)) {
   copyFileSync(path, target);
   assets += 1;
 }
+let dashboardNote = '';
+if (existsSync(join(dashboard, 'index.html'))) {
+  let vite;
+  try {
+    vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
+  } catch {
+    vite = null;
+  }
+  if (vite === null) {
+    dashboardNote = existsSync(join(output, 'dashboard', 'index.html')) ? ', dashboard kept (Vite not installed)' : ', dashboard NOT built (Vite not installed)';
+  } else {
+    const bundled = spawnSync(process.execPath, [vite, 'build', '--config', join(dashboard, 'vite.config.ts'), '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+    if (bundled.status !== 0) process.exit(bundled.status ?? 1);
+    dashboardNote = ', dashboard built';
+  }
+}
+
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
-process.stderr.write(`svc build: dist/ ready (${assets} assets copied) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.stderr.write(`svc build: dist/ ready (${assets} assets copied${dashboardNote}) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -35,6 +35,25 @@ const threatProperties = {
 const ThreatEvent = closed(threatProperties);
 const ThreatEventDetail = closed({ ...threatProperties, explanation: Type.String() });
 const ThreatEventPage = closed({ data: Type.Array(ref('ThreatEvent')), next_cursor: nullable(Type.String({ description: 'Pass as `cursor` for the next (older) page; null on the last page.' })) });
+const counts = (description: string) => Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description });
+const ThreatSummary = closed(
+  {
+    from: Timestamp,
+    to: Timestamp,
+    bucket: oneOf(['hour', 'day']),
+    buckets: Type.Array(
+      closed({
+        start: Timestamp,
+        total: Type.Integer({ minimum: 0 }),
+        by_decision: counts('Findings per decision (log, alert, challenge and block always present).'),
+        by_pillar: counts('Findings per pillar that had any in the bucket.'),
+      }),
+      { description: 'Every UTC bucket of the range, oldest first, zeros included.' },
+    ),
+    totals: closed({ total: Type.Integer({ minimum: 0 }), by_decision: counts('Findings per decision over the range.'), by_pillar: counts('Findings per pillar over the range.') }),
+  },
+  'Counts of findings (threat events, log band and above) per time bucket, by decision and by pillar.',
+);
 
 const Explainability = closed({
   logic_involved: Type.String(),
@@ -241,6 +260,7 @@ const AuditExportBundle = closed(
 
 export const COMPLIANCE_RESPONSE_COMPONENTS = {
   ThreatEvent,
+  ThreatSummary,
   ThreatEventDetail,
   ThreatEventPage,
   Explainability,
@@ -268,6 +288,7 @@ type Component = keyof typeof COMPLIANCE_RESPONSE_COMPONENTS;
 /** Per compliance operation: its success answer and the error statuses specific to it. */
 export const COMPLIANCE_OPERATION_RESPONSES: Readonly<Record<string, { success: Partial<Record<200 | 201 | 202, Component>>; errors?: number[] }>> = {
   'GET /api/v1/threats': { success: { 200: 'ThreatEventPage' } },
+  'GET /api/v1/threats/summary': { success: { 200: 'ThreatSummary' } },
   'GET /api/v1/threats/:id': { success: { 200: 'ThreatEventDetail' }, errors: [404] },
   'GET /api/v1/ai/decisions/:id': { success: { 200: 'AiDecision' }, errors: [404] },
   'PATCH /api/v1/ai/decisions/:id/explainability': { success: { 200: 'AiDecision' }, errors: [404] },

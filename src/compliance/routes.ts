@@ -14,7 +14,7 @@ import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Compliance } from './compliance.ts';
 import { EXPORT_FORMATS, type ExportSection } from './audit-export.ts';
 import { GRIEVANCE_CATEGORIES } from './grievances.ts';
-import { THREAT_DECISIONS } from './threats.ts';
+import { SUMMARY_BUCKETS, THREAT_DECISIONS } from './threats.ts';
 
 export interface ComplianceRoutesOptions {
   compliance: Compliance;
@@ -37,6 +37,15 @@ const ThreatQuery = Type.Object(
     request_id: Type.Optional(Text(256)),
     limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: '1 to 200 (default 50).' })),
     cursor: Type.Optional(Text(1024)),
+  },
+  { additionalProperties: false },
+);
+
+const ThreatSummaryQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (default: 24 hours, or 30 days for bucket=day, before `to`).' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'End, exclusive (default: now).' })),
+    bucket: Type.Optional(literals(SUMMARY_BUCKETS)),
   },
   { additionalProperties: false },
 );
@@ -168,6 +177,17 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
       ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
       ...(query.limit === undefined ? {} : { limit: Number(query.limit) }),
       ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+    });
+  });
+
+  // Aggregate counts only (no decision's detail): not written to the audit chain, unlike the
+  // list and the single event, so a dashboard's overview does not fill the chain.
+  app.get('/api/v1/threats/summary', { config: { scope: 'read' }, schema: { tags: ['compliance'], querystring: ThreatSummaryQuery } }, async (request) => {
+    const query = request.query as Static<typeof ThreatSummaryQuery>;
+    return compliance.threats.summary(orgOf(request), {
+      ...(query.from === undefined ? {} : { from: query.from }),
+      ...(query.to === undefined ? {} : { to: query.to }),
+      ...(query.bucket === undefined ? {} : { bucket: query.bucket }),
     });
   });
 

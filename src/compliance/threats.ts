@@ -125,7 +125,36 @@ function instant(value: string, field: string): string {
   return new Date(value).toISOString();
 }
 
+export const SUMMARY_BUCKETS = ['hour', 'day'] as const;
+export type SummaryBucket = (typeof SUMMARY_BUCKETS)[number];
+/** Most buckets one summary answers (7 days of hours, 92 days). */
+export const MAX_SUMMARY_BUCKETS = { hour: 24 * 7, day: 92 } as const;
+
+export interface ThreatSummary {
+  from: string;
+  to: string;
+  bucket: SummaryBucket;
+  buckets: Array<{ start: string; total: number; by_decision: Record<string, number>; by_pillar: Record<string, number> }>;
+  totals: { total: number; by_decision: Record<string, number>; by_pillar: Record<string, number> };
+}
+
+const BUCKET_MS: Record<SummaryBucket, number> = { hour: 3_600_000, day: 86_400_000 };
+
+/** The UTC start of the bucket holding `at`. */
+function bucketStart(at: number, bucket: SummaryBucket): number {
+  return Math.floor(at / BUCKET_MS[bucket]) * BUCKET_MS[bucket];
+}
+
+function emptyCounts(): Record<string, number> {
+  return Object.fromEntries(THREAT_DECISIONS.map((decision) => [decision, 0]));
+}
+
 export interface Threats {
+  /**
+   * Counts of findings per time bucket (UTC hours or days, every bucket of the range present,
+   * zeros included) by decision and by pillar: what a dashboard charts over time.
+   */
+  summary(orgId: string, range: { from?: string; to?: string; bucket?: SummaryBucket }): Promise<ThreatSummary>;
   list(orgId: string, filter: ThreatFilter): Promise<{ data: ThreatEvent[]; next_cursor: string | null }>;
   get(orgId: string, id: string): Promise<ThreatEventWithExplanation | null>;
   /** Every event of one request (a decision id), highest score first. */
@@ -134,6 +163,46 @@ export interface Threats {
 
 export function createThreats(db: Database, flushEvidence: () => Promise<void> = async () => {}): Threats {
   return {
+    async summary(orgId, range) {
+      await flushEvidence();
+      const bucket = range.bucket ?? 'hour';
+      const to = range.to === undefined ? Date.now() : Date.parse(instant(range.to, 'to'));
+      const from = range.from === undefined ? to - (bucket === 'hour' ? 24 : 30) * BUCKET_MS[bucket] : Date.parse(instant(range.from, 'from'));
+      if (from > to) throw new SvcError('VALIDATION_FAILED', { message: 'from must not be after to', details: { field: 'from', reason: 'range' } });
+      const first = bucketStart(from, bucket);
+      const count = Math.floor((bucketStart(to, bucket) - first) / BUCKET_MS[bucket]) + 1;
+      if (count > MAX_SUMMARY_BUCKETS[bucket]) {
+        throw new SvcError('VALIDATION_FAILED', {
+          message: `A summary spans at most ${MAX_SUMMARY_BUCKETS[bucket]} ${bucket} buckets: narrow from/to or use bucket=day.`,
+          details: { field: 'from', reason: 'range', limit: MAX_SUMMARY_BUCKETS[bucket] },
+        });
+      }
+      // Grouped by exact epoch bucket in SQL (no time-zone dependence), filled with zeros here.
+      const width = BUCKET_MS[bucket] / 1000;
+      const { rows } = await db.withOrg(orgId, (tx) =>
+        tx.query<{ bucket: string | number; decision: string; pillar: string; count: string | number }>(
+          `SELECT floor(extract(epoch FROM occurred_at) / $3)::bigint AS bucket, decision, pillar, count(*) AS count
+             FROM threat_events WHERE occurred_at >= $1::timestamptz AND occurred_at < $2::timestamptz
+            GROUP BY 1, 2, 3`,
+          [new Date(from).toISOString(), new Date(to).toISOString(), width],
+        ),
+      );
+      const buckets = Array.from({ length: count }, (_, index) => ({ start: new Date(first + index * BUCKET_MS[bucket]).toISOString(), total: 0, by_decision: emptyCounts(), by_pillar: {} as Record<string, number> }));
+      const totals = { total: 0, by_decision: emptyCounts(), by_pillar: {} as Record<string, number> };
+      for (const row of rows) {
+        const index = Math.round((Number(row.bucket) * width * 1000 - first) / BUCKET_MS[bucket]);
+        const target = buckets[index];
+        if (target === undefined) continue;
+        const n = Number(row.count);
+        target.total += n;
+        target.by_decision[row.decision] = (target.by_decision[row.decision] ?? 0) + n;
+        target.by_pillar[row.pillar] = (target.by_pillar[row.pillar] ?? 0) + n;
+        totals.total += n;
+        totals.by_decision[row.decision] = (totals.by_decision[row.decision] ?? 0) + n;
+        totals.by_pillar[row.pillar] = (totals.by_pillar[row.pillar] ?? 0) + n;
+      }
+      return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), bucket, buckets, totals };
+    },
     async list(orgId, filter) {
       await flushEvidence();
       const where: string[] = [];

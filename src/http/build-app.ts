@@ -57,6 +57,7 @@ import { STREAM_SHUTDOWN_GRACE_MS } from '../platform/streams.ts';
 import type { Services } from '../services.ts';
 import { registerOperationalRoutes } from './routes/operational.ts';
 import { registerCapabilities } from './capabilities.ts';
+import { registerDashboard } from './dashboard.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -319,6 +320,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
 
   await registerOperationalRoutes(app as unknown as AppInstance, services);
   await registerCapabilities(app as unknown as AppInstance, services);
+  await registerDashboard(app as unknown as AppInstance);
 
   app.get('/openapi.json', { config: { operations: true }, schema: { hide: true } }, async () => app.swagger());
 

@@ -110,6 +110,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'PUT /api/v1/config/verification': { operationId: 'setVerificationPolicy', summary: 'Set the verification policy' },
   'DELETE /api/v1/config/verification': { operationId: 'deleteVerificationPolicy', summary: 'Return to the default verification policy' },
   'GET /api/v1/threats': { operationId: 'listThreats', summary: 'List scored threat events, filtered (time, decision, category, gateway, session, pattern) with a cursor' },
+  'GET /api/v1/threats/summary': { operationId: 'summarizeThreats', summary: 'Counts of threat events per hour or day, by decision and by pillar (dashboard charts)' },
   'GET /api/v1/threats/:id': { operationId: 'getThreat', summary: 'One threat event with its explanation' },
   'GET /api/v1/ai/decisions/:id': { operationId: 'getDecision', summary: 'One automated decision (a threat decision or a gateway completion) with its explainability' },
   'PATCH /api/v1/ai/decisions/:id/explainability': { operationId: 'setDecisionExplainability', summary: "Record a decision's logic, significance, human review and contact" },

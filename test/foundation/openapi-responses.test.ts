@@ -344,6 +344,8 @@ describe('/openapi.json response schemas', () => {
     const decisionId = scored.headers['x-request-id'] as string;
     const threats = await call('GET', '/api/v1/threats?limit=5');
     await call('GET', '/api/v1/threats?cursor=not-a-cursor');
+    await call('GET', '/api/v1/threats/summary?bucket=day');
+    await call('GET', '/api/v1/threats/summary?from=2026-11-21T00:00:00Z&to=2026-11-20T00:00:00Z');
     await call('GET', `/api/v1/threats/${threats.json().data[0].id as string}`);
     await call('GET', `/api/v1/ai/decisions/${decisionId}`);
     await call('PATCH', `/api/v1/ai/decisions/${decisionId}/explainability`, { payload: { contact: 'dpo@example.org' } });
