@@ -152,7 +152,10 @@ function serverFigures(profile: CpuProfile, windows: readonly Window[], served: 
   return { figures, exact: Object.fromEntries([...parts].map(([part, us]) => [part, us / served])) };
 }
 
-export async function runGatewayProfileBench(options: { quick?: boolean } = {}) {
+export async function runGatewayProfileBench(options: { quick?: boolean; stream?: boolean } = {}) {
+  // `--stream`: profile streamed completions (svc's own SSE format; the bare route pipes the upstream's bytes).
+  const stream = options.stream ?? process.argv.includes('--stream');
+  const streamField = stream ? { stream: true } : {};
   const rounds = options.quick ? 2 : 4;
   const seconds = options.quick ? 2 : 3;
   const children: ChildServer[] = [];
@@ -181,7 +184,7 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
           path: '/api/v1/gateway/completions',
           method: 'POST',
           headers: { ...json, authorization: `Bearer ${String(svc.child.info.api_key)}` },
-          body: JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64 }),
+          body: JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...streamField }),
         },
       },
       {
@@ -193,7 +196,7 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
           path: '/v1/chat/completions',
           method: 'POST',
           headers: { ...json, authorization: `Bearer ${UPSTREAM_KEY}` },
-          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64 }),
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
         },
       },
     ];
@@ -227,6 +230,7 @@ export async function runGatewayProfileBench(options: { quick?: boolean } = {}) 
       .filter(([, us]) => Math.abs(us) >= 0.5)
       .sort((left, right) => right[1] - left[1]);
     return {
+      mode: stream ? 'stream' : 'json',
       load: { connections: 10, rounds, seconds_per_window: seconds, sample_interval_us: SAMPLE_INTERVAL_US },
       svc: { completions: completions.svc, ...report.svc },
       bare: { completions: completions.bare, ...report.bare },

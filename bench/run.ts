@@ -4,7 +4,7 @@
  * (a bare Fastify route, a direct upstream call, a peer gateway), because this machine is shared
  * and absolute times drift. Names: foundation, gateway,
  * gateway-phases (where one completion's time goes inside svc), gateway-profile (what svc's CPU
- * per completion is made of, beside the bare route), gateway-core (the completion logic without HTTP,
+ * per completion is made of, beside the bare route; `--stream`: streamed completions), gateway-core (the completion logic without HTTP,
  * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
  * with almost no prose), inspect (CPU per KB of new text for the default engine at 0.5–64 KB, before/after with
  * BENCH_BEFORE_DIR, and length drift per source), pii, audit-webhooks, apisec, ml, mcp,

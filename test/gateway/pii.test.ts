@@ -131,6 +131,13 @@ describe('redaction', () => {
     const output = ['write [EMA', 'IL_1', '] now [', 'x] done'].map((chunk) => restorer.push(chunk)).join('') + restorer.flush();
     expect(output).toBe('write a@b.io now [x] done');
   });
+
+  it('restores placeholders streamed one character at a time', () => {
+    const mapping = new Map([['[EMAIL_1]', 'a@b.io'], ['[EMAIL_12]', 'l@m.io']]);
+    const restorer = createStreamRestorer(mapping);
+    const output = [...'to [EMAIL_1], cc [EMAIL_12] and [PHONE_3] [x] done'].map((character) => restorer.push(character)).join('') + restorer.flush();
+    expect(output).toBe('to a@b.io, cc l@m.io and [PHONE_3] [x] done');
+  });
 });
 
 describe.skipIf(!existsSync(PII_DATASET_DIR))('PII quality on the presidio-research corpora', () => {

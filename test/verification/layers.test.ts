@@ -316,6 +316,54 @@ describe('stream guard', () => {
     }
   });
 
+  it('redacts a secret streamed one character at a time and never releases any part of it', async () => {
+    // The checks run in batches (every half hold-back of growth): a secret split over many tiny
+    // deltas must still be caught before any character of it leaves, and never more than the
+    // hold-back plus one batch is kept back.
+    const policy = resolvePolicy({ actions: { constraint: 'redact' }, constraint: { must_not_match: ['sk-live-[A-Za-z0-9]{24}'] } });
+    const guard = createStreamGuard({}, policy);
+    const secret = 'sk-live-AbCdEfGhIjKlMnOpQrStUvWx';
+    const text = `${'Here is a long and ordinary opening paragraph about deployment steps. '.repeat(6)}Use the key ${secret} for the call. ${'Then the answer goes on for a while about retries. '.repeat(6)}`;
+    let released = '';
+    let pushed = 0;
+    for (const character of text) {
+      const result = guard.push(character);
+      pushed += 1;
+      expect(result.stop).toBeNull();
+      released += result.release;
+      expect(released).not.toContain('sk-live');
+      // Output is released (redacted) as the stream goes, at least hold_back_chars behind it and at most half again more.
+      expect(pushed - released.length).toBeGreaterThanOrEqual(Math.min(pushed, 128));
+      if (pushed < text.indexOf(secret)) expect(pushed - released.length).toBeLessThanOrEqual(128 + 64);
+    }
+    released += (await guard.end({ finishReason: 'stop' })).release;
+    expect(released).toBe(text.replace(secret, '[redacted]'));
+  });
+
+  it('ends the stream before any part of an unsafe sentence streamed one character at a time is released', async () => {
+    for (const holdBack of [12, 16, 32, 128]) {
+      const policy = resolvePolicy({ actions: { constraint: 'block' }, constraint: { banned_phrases: ['launch code'] }, stream: { hold_back_chars: holdBack } });
+      const guard = createStreamGuard({}, policy);
+      const text = `${'A long harmless opening goes first and keeps going. '.repeat(5)}Then the launch code appears. And more text after it.`;
+      let released = '';
+      let stop = null;
+      for (const character of text) {
+        const result = guard.push(character);
+        released += result.release;
+        if (result.stop !== null) {
+          stop = result.stop;
+          break;
+        }
+      }
+      // Near the end of the stream the last check is the end's: the stream stops there instead.
+      stop ??= (await guard.end({ finishReason: 'stop' })).stop;
+      expect(stop?.verification).toMatchObject({ passed: false, action: 'block' });
+      expect(released.startsWith('A long harmless')).toBe(true);
+      expect(released).not.toContain('launch code');
+      expect(text.startsWith(released)).toBe(true);
+    }
+  });
+
   it('releases a 20 KB sentence without an end as it comes and still grounds the sentences after it', async () => {
     const policy = resolvePolicy({ actions: { grounding: 'redact' }, stream: { hold_back_chars: 16 } });
     const guard = createStreamGuard({ sources: SOURCES }, policy);
