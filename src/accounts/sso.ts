@@ -161,6 +161,12 @@ export function createSso(deps: {
     const row = existing.rows[0];
     if (row !== undefined) {
       if (row.org_id !== orgId) throw new SvcError('SSO_DOMAIN_NOT_ALLOWED', { message: 'This e-mail belongs to a user of another organization.', details: { reason: 'other_org' } });
+      // An org admin configures the identity provider and so decides what it asserts: were a
+      // super_admin signed in by it, an admin could become one (which only a super_admin or the
+      // host's operator may grant) and change the org's plan. A super_admin signs in with a password.
+      if (row.role === 'super_admin') {
+        throw new SvcError('SSO_DOMAIN_NOT_ALLOWED', { message: 'A super_admin signs in with a password, not through single sign-on.', details: { reason: 'super_admin' } });
+      }
       await db.withOrg(orgId, (tx) => tx.query('UPDATE users SET last_login_at = now() WHERE id = $1', [row.id]));
       return { userId: row.id as string, orgId, role: row.role as Role };
     }

@@ -158,6 +158,21 @@ describe('OIDC sign-in', () => {
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('SSO_DOMAIN_NOT_ALLOWED');
   });
 
+  it("does not sign a super_admin in, even one of the org whose admin set up the provider", async () => {
+    // The org's admin controls what the provider asserts; signing its super_admin in would let
+    // the admin become one (and change the plan), which only a super_admin may grant.
+    const email = `boss-${randomUUID().slice(0, 8)}@corp.example`;
+    await context.services.db.withOrg(org.orgId, (tx) =>
+      tx.query(`INSERT INTO users (id, org_id, email, password_hash, role) VALUES ($1, $2, $3, NULL, 'super_admin')`, [randomUUID(), org.orgId, email]),
+    );
+    const flow = await signInAtProvider(email);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    expect(answer.status).toBe(403);
+    const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
+    expect(error.code).toBe('SSO_DOMAIN_NOT_ALLOWED');
+    expect(error.reason).toBe('super_admin');
+  });
+
   it('refuses an issuer on a private address where private targets are not allowed', async () => {
     const strict = await createTestApp({ env: { ALLOW_PRIVATE_TARGETS: 'false' } });
     try {
