@@ -206,6 +206,12 @@ export function createSso(deps: {
         if (secret === null) {
           const stored = await load<OidcSettings>(orgId, 'oidc');
           if (stored === null) throw new SvcError('VALIDATION_FAILED', { message: 'client_secret is required for a new connection.', details: { field: 'client_secret' } });
+          // The stored secret goes only to the issuer it was given for: kept across an issuer
+          // change, it would be sent (client_secret_basic) to whatever token endpoint the new
+          // issuer names, and an admin could read it there although it is never answered.
+          if (new URL(stored.settings.issuer).href !== issuerUrl.href) {
+            throw new SvcError('VALIDATION_FAILED', { message: 'client_secret is required when the issuer changes.', details: { field: 'client_secret', reason: 'issuer_changed' } });
+          }
           secret = decrypt(encryptionKey, stored.secret!, secretContext(orgId));
         }
         const settings: OidcSettings = {

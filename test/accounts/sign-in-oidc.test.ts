@@ -173,6 +173,28 @@ describe('OIDC sign-in', () => {
     expect(error.reason).toBe('super_admin');
   });
 
+  it('keeps the stored client secret only for the same issuer: moving to another issuer needs the secret again', async () => {
+    // Kept, the secret would be sent to the new issuer's token endpoint at the next sign-in, so an
+    // admin could read it there although svc never answers it.
+    const other = await startOidcProvider({ client_id: CLIENT.client_id, client_secret: 'another-secret-for-another-provider-0123' });
+    try {
+      await other.register([`${base}/api/v1/auth/oidc/${org.orgId}/callback`]);
+      const put = (body: Record<string, unknown>) =>
+        fetch(`${base}/api/v1/sso/oidc`, { method: 'PUT', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const moved = await put({ issuer: other.issuer, client_id: CLIENT.client_id, allowed_domains: ['corp.example'] });
+      expect(moved.status).toBe(400);
+      const error = ((await moved.json()) as { error: { code: string; field: string } }).error;
+      expect(error.code).toBe('VALIDATION_FAILED');
+      expect(error.field).toBe('client_secret');
+      const view = (await (await fetch(`${base}/api/v1/sso/oidc`, { headers: { authorization: `Bearer ${org.apiKey}` } })).json()) as { issuer: string };
+      expect(view.issuer).toBe(issuer);
+      // The same issuer keeps the stored secret.
+      expect((await put({ issuer, client_id: CLIENT.client_id, allowed_domains: ['corp.example'] })).status).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses an issuer on a private address where private targets are not allowed', async () => {
     const strict = await createTestApp({ env: { ALLOW_PRIVATE_TARGETS: 'false' } });
     try {
