@@ -114,6 +114,17 @@ describe('TOTP sign-in', () => {
     expect(again.json().error.code).toBe('MFA_CODE_INVALID');
   });
 
+  it('ends an mfa_token when the password is changed before the second step', async () => {
+    const user = await enrolledUser();
+    const mfaToken = await firstStep(user.email);
+    const changed = await post('/api/v1/auth/password', { current_password: PASSWORD, new_password: 'another horse battery staple' }, user.session);
+    expect(changed.statusCode).toBe(200);
+    // Whoever passed the old password's first step gets no session, even with the right code.
+    const second = await post('/api/v1/auth/login/totp', { mfa_token: mfaToken, code: await codeAt(user.secret, 1) });
+    expect(second.statusCode).toBe(401);
+    expect(second.json().error.code).toBe('MFA_TOKEN_INVALID');
+  });
+
   it('refuses a forged or expired mfa_token, and a session token in its place', async () => {
     const user = await enrolledUser();
     const code = await codeAt(user.secret, 1);
