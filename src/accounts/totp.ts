@@ -219,6 +219,9 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
 /** The time step of `code` when it is valid now (±TOTP_WINDOW_STEPS) and later than `afterStep`, else null. */
 async function check(secret: string, code: string, afterStep: number | null, at: number): Promise<number | null> {
   if (!/^[0-9]{6}$/.test(code)) return null;
+  // A step already used that is later than any step acceptable now (a replica whose clock is
+  // behind the one that took it): nothing is acceptable; otplib would throw (a 500) instead.
+  if (afterStep !== null && afterStep >= Math.floor(at / 30_000) + TOTP_WINDOW_STEPS) return null;
   const result = await verifyCode({
     secret,
     token: code,

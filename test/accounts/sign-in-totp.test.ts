@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOTP_MAX_FAILURES } from '../../src/accounts/index.ts';
+import { createTotp, TOTP_MAX_FAILURES } from '../../src/accounts/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 
 let context: TestContext;
@@ -123,6 +123,16 @@ describe('TOTP sign-in', () => {
     const second = await post('/api/v1/auth/login/totp', { mfa_token: mfaToken, code: await codeAt(user.secret, 1) });
     expect(second.statusCode).toBe(401);
     expect(second.json().error.code).toBe('MFA_TOKEN_INVALID');
+  });
+
+  it('answers a wrong code, not a server error, on a replica whose clock is behind the step last used', async () => {
+    const user = await enrolledUser();
+    // Another replica, two minutes behind the one that took the confirmation's code.
+    const behind = createTotp({ db: context.services.db, config: context.config, audit: context.services.audit, now: () => Date.now() - 120_000 });
+    const stored = await context.services.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [user.userId]);
+    const { mfa_token } = await behind.issueMfaToken({ userId: user.userId, orgId: user.orgId, role: 'admin', passwordHash: stored.rows[0]!.password_hash });
+    const code = await generate({ secret: user.secret, epoch: Math.floor(Date.now() / 1000) - 120 });
+    await expect(behind.verifySecondStep(mfa_token, { code })).rejects.toMatchObject({ code: 'MFA_CODE_INVALID' });
   });
 
   it('refuses a forged or expired mfa_token, and a session token in its place', async () => {
