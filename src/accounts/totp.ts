@@ -23,6 +23,7 @@ import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { ROLES, type Role } from './accounts.ts';
+import { requireRole, type AuthContext } from './access.ts';
 import type { SignedInUser } from './sign-in.ts';
 
 /** Wrong second-step answers in a row (codes or recovery codes) before the lock-out. */
@@ -200,9 +201,15 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       }
     },
 
-    /** An admin removes a user's TOTP (lost device): the user signs in with the password alone and may enrol again. */
-    async reset(orgId: string, userId: string, actor: string): Promise<void> {
+    /**
+     * An admin removes a user's TOTP (lost device): the user signs in with the password alone and
+     * may enrol again. A super_admin's needs a super_admin (`caller`; as for that role's grants):
+     * an admin must not be able to take a super_admin's second factor away.
+     */
+    async reset(orgId: string, userId: string, actor: string, caller?: AuthContext): Promise<void> {
       const result = await db.withOrg(orgId, async (tx) => {
+        const target = await tx.query('SELECT role FROM users WHERE id = $1 FOR UPDATE', [userId]);
+        if (target.rows[0]?.role === 'super_admin' && caller !== undefined) requireRole(caller, 'super_admin', 'reset_super_admin_totp');
         const updated = await tx.query(
           'UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL, totp_failures = 0, totp_locked_until = NULL WHERE id = $1 RETURNING id',
           [userId],

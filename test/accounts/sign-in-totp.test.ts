@@ -188,6 +188,18 @@ describe('TOTP sign-in', () => {
     expect(enrol.json().error.code).toBe('SCOPE_INSUFFICIENT');
   });
 
+  it("lets no admin reset a super_admin's TOTP", async () => {
+    const user = await enrolledUser();
+    const key = await post('/api/v1/keys', { scope: 'admin', name: 'an admin of the org' }, user.session);
+    expect(key.statusCode).toBe(201);
+    await context.services.db.withOrg(user.orgId, (tx) => tx.query(`UPDATE users SET role = 'super_admin' WHERE id = $1`, [user.userId]));
+    const reset = await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.userId}/totp`, headers: { authorization: `Bearer ${key.json().api_key as string}` } });
+    expect(reset.statusCode).toBe(403);
+    expect(reset.json().error.code).toBe('ROLE_INSUFFICIENT');
+    // The second factor still stands.
+    expect((await firstStep(user.email)).length).toBeGreaterThan(0);
+  });
+
   it('refuses a second enrolment while TOTP is active, and a wrong first code', async () => {
     const user = await enrolledUser();
     const again = await post('/api/v1/auth/totp/enroll', {}, user.session);
