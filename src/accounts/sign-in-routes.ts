@@ -88,7 +88,7 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
     { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ id: Type.String({ format: 'uuid' }) }) } },
     async (request, reply) => {
       const caller = auth(request);
-      await totp.reset(caller.orgId, request.params.id, auditActor(caller));
+      await totp.reset(caller.orgId, request.params.id, auditActor(caller), caller);
       reply.status(204);
     },
   );

@@ -10,7 +10,8 @@
  * bound to the org) and never answered. The OIDC state lives in the cache (10 minutes, single use,
  * so replicas agree) beside the PKCE verifier and nonce, and is also bound to the browser that
  * started the flow by an HttpOnly cookie. A SAML assertion must be signed with the configured
- * certificate, carry this SP's audience and be inside NotBefore/NotOnOrAfter (60 s skew); its ID
+ * certificate, carry this SP's audience, name this org's ACS URL as its bearer Recipient and be
+ * inside NotBefore/NotOnOrAfter (60 s skew); its ID
  * is remembered in the cache until NotOnOrAfter, so a replayed assertion is refused on any replica.
  */
 import { X509Certificate, randomUUID } from 'node:crypto';
@@ -34,6 +35,7 @@ export type SsoRole = (typeof SSO_ROLES)[number];
 export const SAML_PLANS: readonly Plan[] = ['enterprise'];
 const STATE_TTL_MS = 10 * 60_000;
 const CLOCK_SKEW_MS = 60_000;
+const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 
 export interface OidcSettings {
   issuer: string;
@@ -161,6 +163,12 @@ export function createSso(deps: {
     const row = existing.rows[0];
     if (row !== undefined) {
       if (row.org_id !== orgId) throw new SvcError('SSO_DOMAIN_NOT_ALLOWED', { message: 'This e-mail belongs to a user of another organization.', details: { reason: 'other_org' } });
+      // An org admin configures the identity provider and so decides what it asserts: were a
+      // super_admin signed in by it, an admin could become one (which only a super_admin or the
+      // host's operator may grant) and change the org's plan. A super_admin signs in with a password.
+      if (row.role === 'super_admin') {
+        throw new SvcError('SSO_DOMAIN_NOT_ALLOWED', { message: 'A super_admin signs in with a password, not through single sign-on.', details: { reason: 'super_admin' } });
+      }
       await db.withOrg(orgId, (tx) => tx.query('UPDATE users SET last_login_at = now() WHERE id = $1', [row.id]));
       return { userId: row.id as string, orgId, role: row.role as Role };
     }
@@ -200,6 +208,12 @@ export function createSso(deps: {
         if (secret === null) {
           const stored = await load<OidcSettings>(orgId, 'oidc');
           if (stored === null) throw new SvcError('VALIDATION_FAILED', { message: 'client_secret is required for a new connection.', details: { field: 'client_secret' } });
+          // The stored secret goes only to the issuer it was given for: kept across an issuer
+          // change, it would be sent (client_secret_basic) to whatever token endpoint the new
+          // issuer names, and an admin could read it there although it is never answered.
+          if (new URL(stored.settings.issuer).href !== issuerUrl.href) {
+            throw new SvcError('VALIDATION_FAILED', { message: 'client_secret is required when the issuer changes.', details: { field: 'client_secret', reason: 'issuer_changed' } });
+          }
           secret = decrypt(encryptionKey, stored.secret!, secretContext(orgId));
         }
         const settings: OidcSettings = {
@@ -341,7 +355,22 @@ export function createSso(deps: {
           throw new SvcError('SSO_ASSERTION_INVALID', { message: 'The SAML response did not verify.', details: { reason: samlFailure(error) } });
         }
         if (profile === null) throw new SvcError('SSO_ASSERTION_INVALID', { details: { reason: 'no_assertion' } });
-        const assertion = (profile.getAssertion?.() ?? {}) as { Assertion?: { $?: { ID?: string }; Conditions?: Array<{ $?: { NotOnOrAfter?: string } }> } };
+        const assertion = (profile.getAssertion?.() ?? {}) as {
+          Assertion?: {
+            $?: { ID?: string };
+            Conditions?: Array<{ $?: { NotOnOrAfter?: string } }>;
+            Subject?: Array<{ SubjectConfirmation?: Array<{ $?: { Method?: string }; SubjectConfirmationData?: Array<{ $?: { Recipient?: string } }> }> }>;
+          };
+        };
+        // The signed assertion names the ACS it was issued for (SAML profiles 4.1.4.2: the bearer
+        // confirmation's Recipient); node-saml does not check it. Without this, an assertion the
+        // IdP issued for another ACS (another org's, or another service sharing the IdP and the
+        // entity id) would be taken here.
+        const confirmations = assertion.Assertion?.Subject?.[0]?.SubjectConfirmation ?? [];
+        const forThisAcs = confirmations.some(
+          (confirmation) => confirmation.$?.Method === BEARER && (confirmation.SubjectConfirmationData ?? []).some((data) => data.$?.Recipient === stored.settings.acs_url),
+        );
+        if (!forThisAcs) throw new SvcError('SSO_ASSERTION_INVALID', { message: 'The SAML assertion was issued for another assertion consumer service URL.', details: { reason: 'recipient' } });
         const id = assertion.Assertion?.$?.ID;
         const notOnOrAfter = Date.parse(assertion.Assertion?.Conditions?.[0]?.$?.NotOnOrAfter ?? '');
         if (typeof id !== 'string' || id === '') throw new SvcError('SSO_ASSERTION_INVALID', { details: { reason: 'no_assertion_id' } });

@@ -8,7 +8,9 @@
  * step of the last accepted code is remembered, so that code (or an earlier one) is refused.
  * TOTP_MAX_FAILURES wrong codes in a row lock the second step for TOTP_LOCK_MS (audited); the
  * counter is per user in the database, so every replica agrees. Between the password and the
- * code the client holds an mfa_token: an HS256 JWT (own key and audience) valid five minutes.
+ * code the client holds an mfa_token: an HS256 JWT (own key and audience) valid five minutes,
+ * bound to the password hash it was issued for (a digest of it), so a password changed meanwhile
+ * ends it as it ends every session.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
@@ -16,11 +18,12 @@ import { generateSecret, generateURI, verify as verifyCode } from 'otplib';
 import QRCode from 'qrcode';
 import type { AuditLog } from '../audit/index.ts';
 import type { ResolvedConfig } from '../platform/config.ts';
-import { decrypt, encrypt, encryptionKeyFrom, sha256Hex } from '../platform/crypto.ts';
+import { decrypt, encrypt, encryptionKeyFrom, safeEqual, sha256Hex } from '../platform/crypto.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { ROLES, type Role } from './accounts.ts';
+import { requireRole, type AuthContext } from './access.ts';
 import type { SignedInUser } from './sign-in.ts';
 
 /** Wrong second-step answers in a row (codes or recovery codes) before the lock-out. */
@@ -105,10 +108,10 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       return (await userRow(user.orgId, user.userId))?.totp_enabled_at != null;
     },
 
-    /** The short-lived token that carries a password-verified user to the second step. */
-    async issueMfaToken(user: SignedInUser): Promise<{ mfa_token: string; expires_at: string }> {
+    /** The short-lived token that carries a password-verified user (and the hash checked) to the second step. */
+    async issueMfaToken(user: SignedInUser & { passwordHash: string }): Promise<{ mfa_token: string; expires_at: string }> {
       const expiresAt = new Date(now() + MFA_TOKEN_TTL_SECONDS * 1000);
-      const token = await new SignJWT({ org: user.orgId, role: user.role })
+      const token = await new SignJWT({ org: user.orgId, role: user.role, pwd: sha256Hex(user.passwordHash) })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(user.userId)
         .setIssuer(ISSUER)
@@ -124,12 +127,14 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
      * The second step: the mfa_token and a TOTP code or an unused recovery code. Answers the
      * signed-in user, or throws MFA_TOKEN_INVALID, MFA_CODE_INVALID or MFA_LOCKED.
      */
-    async verifySecondStep(mfaToken: string, answer: SecondStep): Promise<SignedInUser> {
+    async verifySecondStep(mfaToken: string, answer: SecondStep): Promise<SignedInUser & { passwordHash: string }> {
       let user: SignedInUser;
+      let passwordDigest: string;
       try {
         const { payload } = await jwtVerify(mfaToken, mfaKey, { issuer: ISSUER, audience: MFA_AUDIENCE, algorithms: ['HS256'], currentDate: new Date(now()) });
-        if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || !(ROLES as readonly unknown[]).includes(payload.role)) throw new Error('claims');
+        if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.pwd !== 'string' || !(ROLES as readonly unknown[]).includes(payload.role)) throw new Error('claims');
         user = { userId: payload.sub, orgId: payload.org, role: payload.role as Role };
+        passwordDigest = payload.pwd;
       } catch {
         throw new SvcError('MFA_TOKEN_INVALID');
       }
@@ -137,9 +142,11 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       // The outcome is decided and recorded in one transaction (the row locked), then answered:
       // a failure must be counted even though it ends in an error.
       const outcome = await db.withOrg(user.orgId, async (tx) => {
-        const result = await tx.query('SELECT totp_secret, totp_enabled_at, totp_last_step, totp_failures, totp_locked_until FROM users WHERE id = $1 FOR UPDATE', [user.userId]);
+        const result = await tx.query('SELECT password_hash, totp_secret, totp_enabled_at, totp_last_step, totp_failures, totp_locked_until FROM users WHERE id = $1 FOR UPDATE', [user.userId]);
         const row = result.rows[0];
         if (row === undefined || row.totp_enabled_at === null || row.totp_secret === null) return { kind: 'token' as const };
+        // The password this token's first step checked has been changed since: the token is over.
+        if (typeof row.password_hash !== 'string' || !safeEqual(sha256Hex(row.password_hash), passwordDigest)) return { kind: 'token' as const };
         const lockedUntil = row.totp_locked_until as Date | null;
         if (lockedUntil !== null && new Date(lockedUntil).getTime() > at) return { kind: 'locked' as const, until: new Date(lockedUntil).getTime(), fresh: false };
         let accepted = false;
@@ -160,7 +167,7 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
             await tx.query('UPDATE users SET totp_failures = 0, totp_locked_until = NULL, last_login_at = now() WHERE id = $1', [user.userId]);
           }
         }
-        if (accepted) return { kind: 'ok' as const };
+        if (accepted) return { kind: 'ok' as const, passwordHash: row.password_hash as string };
         const failures = Number(row.totp_failures) + 1;
         if (failures >= TOTP_MAX_FAILURES) {
           const until = at + TOTP_LOCK_MS;
@@ -172,7 +179,8 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       });
       switch (outcome.kind) {
         case 'ok':
-          return user;
+          // finishSignIn checks the hash again under its lock (a change landing after this).
+          return { ...user, passwordHash: outcome.passwordHash };
         case 'token':
           throw new SvcError('MFA_TOKEN_INVALID');
         case 'wrong':
@@ -193,9 +201,15 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       }
     },
 
-    /** An admin removes a user's TOTP (lost device): the user signs in with the password alone and may enrol again. */
-    async reset(orgId: string, userId: string, actor: string): Promise<void> {
+    /**
+     * An admin removes a user's TOTP (lost device): the user signs in with the password alone and
+     * may enrol again. A super_admin's needs a super_admin (`caller`; as for that role's grants):
+     * an admin must not be able to take a super_admin's second factor away.
+     */
+    async reset(orgId: string, userId: string, actor: string, caller?: AuthContext): Promise<void> {
       const result = await db.withOrg(orgId, async (tx) => {
+        const target = await tx.query('SELECT role FROM users WHERE id = $1 FOR UPDATE', [userId]);
+        if (target.rows[0]?.role === 'super_admin' && caller !== undefined) requireRole(caller, 'super_admin', 'reset_super_admin_totp');
         const updated = await tx.query(
           'UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL, totp_failures = 0, totp_locked_until = NULL WHERE id = $1 RETURNING id',
           [userId],
@@ -212,6 +226,9 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
 /** The time step of `code` when it is valid now (±TOTP_WINDOW_STEPS) and later than `afterStep`, else null. */
 async function check(secret: string, code: string, afterStep: number | null, at: number): Promise<number | null> {
   if (!/^[0-9]{6}$/.test(code)) return null;
+  // A step already used that is later than any step acceptable now (a replica whose clock is
+  // behind the one that took it): nothing is acceptable; otplib would throw (a 500) instead.
+  if (afterStep !== null && afterStep >= Math.floor(at / 30_000) + TOTP_WINDOW_STEPS) return null;
   const result = await verifyCode({
     secret,
     token: code,

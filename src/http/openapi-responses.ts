@@ -925,7 +925,7 @@ const ONLY_ON: Partial<Record<ErrorCode, readonly string[]>> = {
   INVITATION_USED: ['POST /api/v1/auth/invitations/accept', 'DELETE /api/v1/users/invitations/:id'],
   INVITATION_EXPIRED: ['POST /api/v1/auth/invitations/accept'],
   LAST_ADMIN: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id'],
-  ROLE_INSUFFICIENT: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id', 'POST /api/v1/users/invitations', 'PUT /api/v1/org/plan'],
+  ROLE_INSUFFICIENT: ['PATCH /api/v1/users/:id', 'DELETE /api/v1/users/:id', 'POST /api/v1/users/invitations', 'PUT /api/v1/org/plan', 'DELETE /api/v1/users/:id/totp'],
   SESSION_REQUIRED: ['GET /api/v1/auth/session', 'POST /api/v1/auth/logout', 'POST /api/v1/auth/password'],
   PASSWORD_INCORRECT: ['POST /api/v1/auth/password'],
   EMAIL_DELIVERY_FAILED: ['POST /api/v1/users/invitations'],

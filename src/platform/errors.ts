@@ -33,7 +33,7 @@ export const ERRORS = {
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
   PLAN_UPGRADE_REQUIRED: { status: 403, message: 'The plan in force does not include this pillar or feature, or its quota is used up (details.feature, details.plan, details.required_plan).' },
-  SSO_DOMAIN_NOT_ALLOWED: { status: 403, message: "The e-mail's domain is not one the single sign-on connection may create users for, or the e-mail belongs to another organization." },
+  SSO_DOMAIN_NOT_ALLOWED: { status: 403, message: "The e-mail's domain is not one the single sign-on connection may create users for, the e-mail belongs to another organization, or it is a super_admin's (who signs in with a password)." },
   PLAN_REQUIRED: { status: 403, message: 'This feature needs a higher plan (details.required_plan).' },
   TARGET_FORBIDDEN: { status: 403, message: 'The target URL points at a private, loopback or link-local address; a private deployment may allow such targets with ALLOW_PRIVATE_TARGETS=true.' },
   THREAT_BLOCKED: { status: 403, message: 'The request was blocked by the response policy.' },

@@ -478,6 +478,11 @@ export function createSiem(deps: SiemDeps): Siem {
       if (changes.kind !== undefined && changes.kind !== before.kind) throw invalid('body.kind', 'the kind of a sink cannot change; create a new sink');
       if (before.kind === 'hec' && (changes.host !== undefined || changes.port !== undefined || changes.transport !== undefined)) throw invalid('body.host', 'host, port and transport belong to syslog sinks');
       if (before.kind === 'syslog' && (changes.url !== undefined || changes.token !== undefined || changes.index !== undefined)) throw invalid('body.url', 'url, token and index belong to hec sinks');
+      // The stored token goes only to the collector it was given for: kept across a new url, it
+      // would be sent to that url's receiver, where an admin could read it although it is never answered.
+      if (before.kind === 'hec' && changes.url !== undefined && changes.url !== before.url && changes.token === undefined) {
+        throw invalid('body.token', 'a new url needs the token again (the stored one is sent only to the url it was given for)', { reason: 'url_changed' });
+      }
       await validate(merged);
       return db.withOrg(orgId, async (tx) => {
         const current = await find(tx, id, true);

@@ -158,6 +158,43 @@ describe('OIDC sign-in', () => {
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('SSO_DOMAIN_NOT_ALLOWED');
   });
 
+  it("does not sign a super_admin in, even one of the org whose admin set up the provider", async () => {
+    // The org's admin controls what the provider asserts; signing its super_admin in would let
+    // the admin become one (and change the plan), which only a super_admin may grant.
+    const email = `boss-${randomUUID().slice(0, 8)}@corp.example`;
+    await context.services.db.withOrg(org.orgId, (tx) =>
+      tx.query(`INSERT INTO users (id, org_id, email, password_hash, role) VALUES ($1, $2, $3, NULL, 'super_admin')`, [randomUUID(), org.orgId, email]),
+    );
+    const flow = await signInAtProvider(email);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    expect(answer.status).toBe(403);
+    const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
+    expect(error.code).toBe('SSO_DOMAIN_NOT_ALLOWED');
+    expect(error.reason).toBe('super_admin');
+  });
+
+  it('keeps the stored client secret only for the same issuer: moving to another issuer needs the secret again', async () => {
+    // Kept, the secret would be sent to the new issuer's token endpoint at the next sign-in, so an
+    // admin could read it there although svc never answers it.
+    const other = await startOidcProvider({ client_id: CLIENT.client_id, client_secret: 'another-secret-for-another-provider-0123' });
+    try {
+      await other.register([`${base}/api/v1/auth/oidc/${org.orgId}/callback`]);
+      const put = (body: Record<string, unknown>) =>
+        fetch(`${base}/api/v1/sso/oidc`, { method: 'PUT', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const moved = await put({ issuer: other.issuer, client_id: CLIENT.client_id, allowed_domains: ['corp.example'] });
+      expect(moved.status).toBe(400);
+      const error = ((await moved.json()) as { error: { code: string; field: string } }).error;
+      expect(error.code).toBe('VALIDATION_FAILED');
+      expect(error.field).toBe('client_secret');
+      const view = (await (await fetch(`${base}/api/v1/sso/oidc`, { headers: { authorization: `Bearer ${org.apiKey}` } })).json()) as { issuer: string };
+      expect(view.issuer).toBe(issuer);
+      // The same issuer keeps the stored secret.
+      expect((await put({ issuer, client_id: CLIENT.client_id, allowed_domains: ['corp.example'] })).status).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses an issuer on a private address where private targets are not allowed', async () => {
     const strict = await createTestApp({ env: { ALLOW_PRIVATE_TARGETS: 'false' } });
     try {

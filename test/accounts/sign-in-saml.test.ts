@@ -107,6 +107,13 @@ describe('SAML sign-in', () => {
     expect(answer.json().error.reason).toBe('audience');
   });
 
+  it('refuses an assertion the IdP issued for another assertion consumer service', async () => {
+    // Signed by the right IdP for the right audience, but for another ACS (another org's here).
+    const answer = await post(enterprise.orgId, samlResponse(`saml-${randomUUID().slice(0, 8)}@corp.example`, { acsUrl: `https://svc.example.test/api/v1/auth/saml/${randomUUID()}/acs` }));
+    expect(answer.statusCode).toBe(401);
+    expect(answer.json().error).toMatchObject({ code: 'SSO_ASSERTION_INVALID', reason: 'recipient' });
+  });
+
   it('refuses an expired assertion and one not yet valid', async () => {
     const email = `saml-${randomUUID().slice(0, 8)}@corp.example`;
     const expired = await post(enterprise.orgId, samlResponse(email, { notBefore: new Date(Date.now() - 20 * 60_000), notOnOrAfter: new Date(Date.now() - 10 * 60_000) }));

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOTP_MAX_FAILURES } from '../../src/accounts/index.ts';
+import { createTotp, TOTP_MAX_FAILURES } from '../../src/accounts/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 
 let context: TestContext;
@@ -114,6 +114,27 @@ describe('TOTP sign-in', () => {
     expect(again.json().error.code).toBe('MFA_CODE_INVALID');
   });
 
+  it('ends an mfa_token when the password is changed before the second step', async () => {
+    const user = await enrolledUser();
+    const mfaToken = await firstStep(user.email);
+    const changed = await post('/api/v1/auth/password', { current_password: PASSWORD, new_password: 'another horse battery staple' }, user.session);
+    expect(changed.statusCode).toBe(200);
+    // Whoever passed the old password's first step gets no session, even with the right code.
+    const second = await post('/api/v1/auth/login/totp', { mfa_token: mfaToken, code: await codeAt(user.secret, 1) });
+    expect(second.statusCode).toBe(401);
+    expect(second.json().error.code).toBe('MFA_TOKEN_INVALID');
+  });
+
+  it('answers a wrong code, not a server error, on a replica whose clock is behind the step last used', async () => {
+    const user = await enrolledUser();
+    // Another replica, two minutes behind the one that took the confirmation's code.
+    const behind = createTotp({ db: context.services.db, config: context.config, audit: context.services.audit, now: () => Date.now() - 120_000 });
+    const stored = await context.services.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [user.userId]);
+    const { mfa_token } = await behind.issueMfaToken({ userId: user.userId, orgId: user.orgId, role: 'admin', passwordHash: stored.rows[0]!.password_hash });
+    const code = await generate({ secret: user.secret, epoch: Math.floor(Date.now() / 1000) - 120 });
+    await expect(behind.verifySecondStep(mfa_token, { code })).rejects.toMatchObject({ code: 'MFA_CODE_INVALID' });
+  });
+
   it('refuses a forged or expired mfa_token, and a session token in its place', async () => {
     const user = await enrolledUser();
     const code = await codeAt(user.secret, 1);
@@ -165,6 +186,18 @@ describe('TOTP sign-in', () => {
     const enrol = await post('/api/v1/auth/totp/enroll', {}, other.apiKey);
     expect(enrol.statusCode).toBe(403);
     expect(enrol.json().error.code).toBe('SCOPE_INSUFFICIENT');
+  });
+
+  it("lets no admin reset a super_admin's TOTP", async () => {
+    const user = await enrolledUser();
+    const key = await post('/api/v1/keys', { scope: 'admin', name: 'an admin of the org' }, user.session);
+    expect(key.statusCode).toBe(201);
+    await context.services.db.withOrg(user.orgId, (tx) => tx.query(`UPDATE users SET role = 'super_admin' WHERE id = $1`, [user.userId]));
+    const reset = await context.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.userId}/totp`, headers: { authorization: `Bearer ${key.json().api_key as string}` } });
+    expect(reset.statusCode).toBe(403);
+    expect(reset.json().error.code).toBe('ROLE_INSUFFICIENT');
+    // The second factor still stands.
+    expect((await firstStep(user.email)).length).toBeGreaterThan(0);
   });
 
   it('refuses a second enrolment while TOTP is active, and a wrong first code', async () => {

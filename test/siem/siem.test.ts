@@ -231,6 +231,27 @@ describe('HTTP event collector (Splunk HEC shape)', () => {
 });
 
 describe('sink changes', () => {
+  it('sends the stored HEC token only to the url it was given for: a new url needs the token again', async () => {
+    const token = 'hec-token-kept-0123456789';
+    const collector = await startHecReceiver(token);
+    const elsewhere = await startHecReceiver('another-token-0123456789');
+    try {
+      const org = await context.createOrg({ plan: 'pro' });
+      const sink = (await api('POST', '/api/v1/siem/sinks', org.apiKey, { name: 'splunk', kind: 'hec', url: collector.url, token, streams: ['audit'] })).json();
+      const moved = await api('PATCH', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey, { url: elsewhere.url });
+      expect(moved.statusCode).toBe(400);
+      expect(moved.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.token' });
+      expect((await api('GET', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey)).json().url).toBe(collector.url);
+      // With the token given again the move is accepted.
+      const withToken = await api('PATCH', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey, { url: elsewhere.url, token: 'another-token-0123456789' });
+      expect(withToken.statusCode).toBe(200);
+      expect(withToken.json().url).toBe(elsewhere.url);
+    } finally {
+      await collector.close();
+      await elsewhere.close();
+    }
+  });
+
   it('drops the findings waiting for a sink when findings are taken off its streams, and starts the audit stream from now when it is added', async () => {
     const org = await context.createOrg({ plan: 'pro' });
     const port = await freePort(); // nothing listens: every attempt is refused
