@@ -45,3 +45,5 @@ export type { Collector, CollectorDeps, FindingResult, SensorDirective, SensorSt
 export { sensorRoutes, type SensorRoutesOptions } from './routes.ts';
 export { DEFAULT_SENSOR_CONFIG, ENROLMENT_TOKEN_PREFIX } from './collector/store.ts';
 export type { HeartbeatReport, SensorConfig } from './collector/store.ts';
+export { runSensor, SensorUsageError, SensorStartError, SENSOR_USAGE } from './sensor/run.ts';
+export type { RunningSensor } from './sensor/run.ts';
