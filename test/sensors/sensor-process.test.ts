@@ -141,6 +141,13 @@ describe('a collector and a verification sensor as separate processes', { timeou
       return view.spool_depth === 0 ? view : undefined;
     })).toMatchObject({ spool_depth: 0 });
     expect(after).toBeDefined();
+
+    // Pushed configuration: a paused sensor passes traffic through without inspecting it.
+    const paused = await fetch(`${collectorUrl}/api/v1/sensors/${sensorId}/config`, { method: 'PATCH', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ paused: true }) });
+    expect(paused.status).toBe(200);
+    await until('the pause to reach the sensor', async () => (((await (await fetch(`${sensorUrl}/health`)).json()) as { paused: boolean }).paused ? true : undefined));
+    const uninspected = await fetch(`${sensorUrl}/api/v1/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ response: 'not json at all', schema: { type: 'object' } }) });
+    expect(await uninspected.json()).toEqual({ passed: true, action: 'none', inspected: false });
   });
 
   it('refuses the classes not yet in this build with a clear code', () => {
