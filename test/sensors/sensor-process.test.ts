@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_ENCRYPTION_KEY, TEST_SECRET_KEY } from '../helpers/constants.ts';
 import { freePort } from '../helpers/net.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -20,6 +21,8 @@ const baseEnv: NodeJS.ProcessEnv = {
   HOME: process.env.HOME,
   DATA_DIR: collectorDir,
   LOG_LEVEL: 'warning',
+  // On real engines svc is configured as a deployment would be: its secrets given, one worker here.
+  ...(process.env.DATABASE_URL === undefined ? {} : { SECRET_KEY: TEST_SECRET_KEY, API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WORKERS: '1' }),
   ...(process.env.DATABASE_URL === undefined ? {} : { DATABASE_URL: process.env.DATABASE_URL }),
   ...(process.env.REDIS_URL === undefined ? {} : { REDIS_URL: process.env.REDIS_URL, CACHE_PREFIX: `e2e:${process.pid}:` }),
 };
