@@ -91,7 +91,8 @@ describe('a collector and a verification sensor as separate processes', { timeou
 
     const sensorPort = await freePort();
     const sensorUrl = `http://127.0.0.1:${sensorPort}`;
-    start(['sensor', '--class', 'verification', '--collector', collectorUrl, '--enrolment-token', token, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'verify-edge']);
+    const sensorArgs = ['sensor', '--class', 'verification', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1'];
+    const sensor = start(['sensor', '--class', 'verification', '--collector', collectorUrl, '--enrolment-token', token, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'verify-edge']);
     await healthy(sensorUrl);
     // The sensor keeps its key, identity and certificate to itself.
     for (const file of ['sensor-key.pem', 'identity.json', 'certificate.pem']) expect(statSync(join(sensorDir, file)).mode & 0o777).toBe(0o600);
@@ -151,6 +152,20 @@ describe('a collector and a verification sensor as separate processes', { timeou
     await until('the pause to reach the sensor', async () => (((await (await fetch(`${sensorUrl}/health`)).json()) as { paused: boolean }).paused ? true : undefined));
     const uninspected = await fetch(`${sensorUrl}/api/v1/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ response: 'not json at all', schema: { type: 'object' } }) });
     expect(await uninspected.json()).toEqual({ passed: true, action: 'none', inspected: false });
+
+    // Restarted without a token, the sensor is the same sensor: its identity is in its data directory.
+    await stop(sensor);
+    start(sensorArgs);
+    await healthy(sensorUrl);
+    expect(((await (await fetch(`${sensorUrl}/health`)).json()) as { sensor_id: string }).sensor_id).toBe(sensorId);
+    expect(((await (await fetch(`${collectorUrl}/api/v1/sensors`, { headers: auth })).json()) as { sensors: unknown[] }).sensors).toHaveLength(1);
+  });
+
+  it('refuses to start without an identity or an enrolment token, naming what is missing', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sensor', '--class', 'verification', '--collector', 'http://127.0.0.1:1', '--data-dir', join(sensorDir, 'fresh'), '--json'], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith('{'));
+    expect(JSON.parse(lines[lines.length - 1]!).error.code).toBe('ENROLMENT_TOKEN_REQUIRED');
   });
 
   it('refuses the classes not yet in this build with a clear code', () => {
