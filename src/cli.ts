@@ -49,6 +49,9 @@ async function main(argv: string[]): Promise<number> {
   // Offline: reads one file, opens no database and needs no configuration.
   if (words[0] === 'compliance' && words[1] === 'verify-export') return verifyExportCommand(json, words.slice(2), args);
 
+  // A sensor holds no database or cache and needs none of the server's configuration.
+  if (name === 'sensor') return sensorCommand(json, args);
+
   let base: Config;
   let config: ResolvedConfig;
   try {
@@ -77,11 +80,6 @@ async function main(argv: string[]): Promise<number> {
       throw error;
     }
     return 0;
-  }
-  if (name === 'sensor') {
-    const message = 'svc sensor: the standalone sensor runtime is not part of this build yet; sensors run in-process under svc serve';
-    printError(json, { error: { code: 'NOT_AVAILABLE', message } }, message);
-    return 1;
   }
 
   // Loaded only past `serve`: a refused start (lock, port) never pays for loading the commands.
@@ -239,11 +237,38 @@ function printError(json: boolean, value: unknown, text: string): void {
 }
 
 function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class …      (not in this build)', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline'];
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class verification --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
   for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   return lines.join('\n');
+}
+
+/** `svc sensor --class …`: runs until SIGTERM or SIGINT (docs/sensors-operations.md). */
+async function sensorCommand(json: boolean, args: string[]): Promise<number> {
+  const { runSensor, SensorUsageError, SensorStartError } = await import('./sensors/index.ts');
+  let running: Awaited<ReturnType<typeof runSensor>>;
+  try {
+    running = await runSensor(args, packageVersion());
+  } catch (error) {
+    if (error instanceof SensorUsageError || error instanceof SensorStartError) {
+      printError(json, { error: { code: error.code, message: error.message } }, `svc sensor: ${error.message}`);
+      return error instanceof SensorUsageError && error.code === 'USAGE' ? 2 : 1;
+    }
+    const code = (error as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      printError(json, { error: { code: 'PORT_IN_USE', message: (error as Error).message } }, `svc sensor: ${(error as Error).message}`);
+      return 1;
+    }
+    throw error;
+  }
+  print(json, { sensor_id: running.sensorId, url: running.url }, `svc sensor ${running.sensorId} listening on ${running.url}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await running.close();
+  return 0;
 }
 
 function packageVersion(): string {

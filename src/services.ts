@@ -19,7 +19,7 @@ import { createBehaviourBaseline, createDetection, type DetectionEngine, type De
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
-import { createCollector, createLicenceGate, type Collector, type LicenceGate } from './sensors/index.ts';
+import { createCollector, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
 import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
@@ -282,6 +282,8 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     ...options.compliance,
   });
 
+  // The sensors' CA, opened (created on first use) when a sensor first asks for a certificate.
+  let sensorAuthority: Promise<CertificateAuthority> | undefined;
   const collector = createCollector({
     db,
     cache,
@@ -293,6 +295,10 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     events,
     licence,
     planOf: async (orgId) => (await accounts.getOrg(orgId))?.effective_plan ?? 'community',
+    certificateAuthority: () => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca') }).catch((error: unknown) => {
+      sensorAuthority = undefined;
+      throw error;
+    })),
     ...options.collector,
   });
 

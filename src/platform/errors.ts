@@ -13,6 +13,7 @@ export const ERRORS = {
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   MALFORMED_REQUEST: { status: 400, message: 'The HTTP request is malformed.' },
   INVITATION_INVALID: { status: 400, message: 'The invitation link is not valid (not issued by this svc, altered, or revoked); ask for a new invitation.' },
+  CERTIFICATE_REQUEST_INVALID: { status: 400, message: 'The certificate_request is not a PKCS#10 request for the Ed25519 key the sensor registers, signed by that key (details.reason).' },
   wire_version_unsupported: { status: 400, message: 'The finding is of a wire version this collector does not accept (it accepts its own, N, and N-1; details.accepted).' },
   // 401
   AUTH_MISSING: { status: 401, message: 'No credential: send Authorization: Bearer <key> or X-API-Key.' },
@@ -88,6 +89,7 @@ export const ERRORS = {
   EMAIL_DELIVERY_FAILED: { status: 502, message: 'The invitation e-mail could not be handed to the SMTP server (SMTP_URL); the invitation was withdrawn, try again later.' },
   SSO_PROVIDER_UNAVAILABLE: { status: 502, message: "The organization's OpenID provider could not be reached or its configuration read; retry later." },
   BACKEND_UNREACHABLE: { status: 502, message: 'The gateway backend could not be reached (connection refused, reset or not resolvable).' },
+  CERTIFICATE_AUTHORITY_UNAVAILABLE: { status: 503, message: "The collector's certificate authority cannot be opened (its key is readable by others or locked); an operator must fix the CA directory." },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
   UPSTREAM_UNAVAILABLE: { status: 503, message: 'Every candidate upstream provider is failing or has its circuit open; retry with backoff.' },
   BACKEND_DOWN: { status: 503, message: 'The gateway backend fails its health checks; retry with backoff.' },

@@ -199,6 +199,15 @@ async function readRequest(requestPem: string): Promise<x509.Pkcs10CertificateRe
   return request;
 }
 
+/**
+ * The public key (SPKI, DER) a PKCS#10 request is for, once the request is checked (well formed,
+ * Ed25519, signed by that key): the collector compares it with the key the sensor registers.
+ */
+export async function certificateRequestKey(requestPem: string): Promise<Buffer> {
+  const request = await readRequest(requestPem);
+  return Buffer.from(request.publicKey.rawData);
+}
+
 /** Creates the CA in `dir` on first use, or loads it. */
 export async function openCertificateAuthority(options: CertificateAuthorityOptions): Promise<CertificateAuthority> {
   const now = options.now ?? Date.now;

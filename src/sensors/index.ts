@@ -30,7 +30,20 @@ export { createLicenceGate, verifyLicence, signLicence, LicenceError, LICENCE_FO
 export type { Licence, LicenceGate, LicenceState, SignedLicence } from './licence.ts';
 export { sensorsAllowedByPlan } from './limits.ts';
 export { createCollector, STALE_AFTER_MS } from './collector/collector.ts';
+export type { SensorCertificate } from './collector/collector.ts';
+export {
+  openCertificateAuthority,
+  generateSensorKey,
+  createCertificateRequest,
+  renewalDue,
+  renewalTime,
+  CertificateError,
+  SENSOR_CERTIFICATE_LIFETIME_MS,
+} from './certificates.ts';
+export type { CertificateAuthority } from './certificates.ts';
 export type { Collector, CollectorDeps, FindingResult, SensorDirective, SensorState, SensorView, SignedItem } from './collector/collector.ts';
 export { sensorRoutes, type SensorRoutesOptions } from './routes.ts';
 export { DEFAULT_SENSOR_CONFIG, ENROLMENT_TOKEN_PREFIX } from './collector/store.ts';
 export type { HeartbeatReport, SensorConfig } from './collector/store.ts';
+export { runSensor, SensorUsageError, SensorStartError, SENSOR_USAGE } from './sensor/run.ts';
+export type { RunningSensor } from './sensor/run.ts';

@@ -36,6 +36,7 @@ const Registration = Type.Object(
     version: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9A-Za-z.+-]+$' }),
     wire_version: Type.Integer({ minimum: 0 }),
     public_key: Type.String({ minLength: 43, maxLength: 43, pattern: '^[A-Za-z0-9_-]{43}$' }),
+    certificate_request: Type.Optional(Type.String({ minLength: 64, maxLength: 8_192 })),
   },
   { additionalProperties: false },
 );
@@ -127,13 +128,13 @@ const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector })
       // An enrolled sensor's boot: the request is signed by its key.
       const sensor = await signed(request);
       const input = parseBody<Static<typeof Registration>>(body, checkRegistration);
-      return collector.reregister(sensor, registration(input));
+      return collector.reregister(sensor, registration(input), input.certificate_request);
     }
     const input = parseBody<Static<typeof Registration>>(body, checkRegistration);
     if (input.enrolment_token === undefined) throw new SvcError('ENROLMENT_TOKEN_INVALID', { message: 'Send enrolment_token (first registration) or sign the request with the enrolled key (X-SVC-Sensor-ID, X-SVC-Timestamp, X-SVC-Signature).' });
-    const enrolled = await collector.enrol(input.enrolment_token, registration(input));
+    const enrolled = await collector.enrol(input.enrolment_token, registration(input), input.certificate_request);
     reply.status(enrolled.created ? 201 : 200);
-    return { ...enrolled.directive, org_id: enrolled.orgId };
+    return { ...enrolled.directive, org_id: enrolled.orgId, ...(enrolled.certificate === undefined ? {} : { certificate: enrolled.certificate }) };
   });
 
   app.post('/sensors/heartbeat', { config: wire, schema: hidden }, async (request) => {

@@ -19,5 +19,5 @@ export type { GroundingModel, GroundingModelFailure } from './local-model.ts';
 export type { Verification, LayerResult, Finding, LayerName, Verdict, Action, VerifyInput } from './types.ts';
 export { provenanceBatchDigest, provenanceRecordDigest, PROVENANCE_AUDIT_ACTION } from './provenance.ts';
 export type { ProvenanceStatement } from './provenance.ts';
-export { verificationRoutes } from './routes.ts';
+export { verificationRoutes, GuardRequestSchema } from './routes.ts';
 export type { VerificationRoutesOptions } from './routes.ts';

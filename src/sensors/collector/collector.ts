@@ -40,6 +40,7 @@ import { ERRORS, SvcError, type ErrorCode } from '../../platform/errors.ts';
 import type { EventBus } from '../../platform/events.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Metrics } from '../../platform/metrics.ts';
+import { CertificateError, certificateRequestKey, type CertificateAuthority } from '../certificates.ts';
 import type { LicenceGate, LicenceState } from '../licence.ts';
 import { sensorsAllowedByPlan } from '../limits.ts';
 import {
@@ -70,6 +71,11 @@ export interface CollectorDeps {
   readonly licence: LicenceGate;
   /** The org's effective plan (its sensor limit applies when no licence is installed). */
   readonly planOf: (orgId: string) => Promise<Plan>;
+  /**
+   * The CA that issues sensors their 24-hour certificates (opened on first use from
+   * DATA_DIR/sensor-ca by services.ts). Without it a certificate_request is refused.
+   */
+  readonly certificateAuthority?: () => Promise<CertificateAuthority>;
   /** Clock (tests move it). */
   readonly now?: () => number;
   /** The wire version this collector speaks (tests set another to check N−1). */
@@ -119,6 +125,14 @@ export interface SensorDirective {
   readonly wire_version: number;
   readonly accepted_wire_versions: readonly number[];
   readonly licence: { readonly state: LicenceState['state']; readonly expires_at: string | null };
+}
+
+/** A certificate the CA issued a sensor, as registration answers it. */
+export interface SensorCertificate {
+  readonly certificate_pem: string;
+  readonly ca_certificate_pem: string;
+  readonly serial_number: string;
+  readonly expires_at: string;
 }
 
 /** A sensor silent for this long is stale (three heartbeat intervals). */
@@ -450,6 +464,54 @@ export function createCollector(deps: CollectorDeps) {
     };
   }
 
+  async function openAuthority(): Promise<CertificateAuthority> {
+    if (deps.certificateAuthority === undefined) throw new SvcError('CERTIFICATE_AUTHORITY_UNAVAILABLE', { details: { reason: 'not_configured' } });
+    try {
+      return await deps.certificateAuthority();
+    } catch (error) {
+      if (error instanceof CertificateError) throw new SvcError('CERTIFICATE_AUTHORITY_UNAVAILABLE', { details: { reason: error.code } });
+      throw error;
+    }
+  }
+
+  /** Checks a PKCS#10 request before anything is enrolled: well formed, signed, and for the key the sensor registers. */
+  async function checkCertificateRequest(requestPem: string, publicKey: string): Promise<void> {
+    await openAuthority();
+    let requested: Buffer;
+    try {
+      requested = await certificateRequestKey(requestPem);
+    } catch (error) {
+      if (error instanceof CertificateError) throw new SvcError('CERTIFICATE_REQUEST_INVALID', { details: { field: 'body.certificate_request', reason: 'malformed' } });
+      throw error;
+    }
+    const registered = publicKeyFromText(publicKey)?.export({ format: 'der', type: 'spki' });
+    if (registered === undefined || !registered.equals(requested)) throw new SvcError('CERTIFICATE_REQUEST_INVALID', { details: { field: 'body.certificate_request', reason: 'key_mismatch' } });
+  }
+
+  /**
+   * Issues a 24-hour certificate for a sensor whose key the request was checked against. The
+   * registration (enrolment token, or a request signed by the sensor's key) is the proof; the CA's
+   * own one-time token is minted for this issue only, so the CA keeps choosing the subject.
+   */
+  async function issueCertificate(sensor: SensorRecord, requestPem: string): Promise<SensorCertificate> {
+    const authority = await openAuthority();
+    let issued;
+    try {
+      const { token } = await authority.issueEnrolmentToken({ sensorId: sensor.id, ttlMs: 60_000 });
+      issued = await authority.enrol(token, requestPem);
+    } catch (error) {
+      if (error instanceof CertificateError) {
+        throw error.code === 'CERTIFICATE_REQUEST_INVALID'
+          ? new SvcError('CERTIFICATE_REQUEST_INVALID', { details: { field: 'body.certificate_request', reason: 'malformed' } })
+          : new SvcError('CERTIFICATE_AUTHORITY_UNAVAILABLE', { details: { reason: error.code } });
+      }
+      throw error;
+    }
+    await store.setCertificateExpiry(sensor.id, issued.notAfter);
+    await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.certificate.issued', target: sensor.id, outcome: 'success', details: { serial_number: issued.serialNumber, expires_at: issued.notAfter.toISOString() } });
+    return { certificate_pem: issued.certificatePem, ca_certificate_pem: issued.caCertificatePem, serial_number: issued.serialNumber, expires_at: issued.notAfter.toISOString() };
+  }
+
   async function mustGet(orgId: string, id: string): Promise<SensorRecord> {
     const sensor = await store.get(orgId, id);
     if (sensor === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
@@ -460,10 +522,12 @@ export function createCollector(deps: CollectorDeps) {
     ingest,
     authenticate,
     /** POST /sensors/register with an enrolment token: the first registration of a sensor. */
-    async enrol(token: string, input: RegistrationInput): Promise<{ directive: SensorDirective; created: boolean; orgId: string }> {
+    async enrol(token: string, input: RegistrationInput, certificateRequest?: string): Promise<{ directive: SensorDirective; created: boolean; orgId: string; certificate?: SensorCertificate }> {
       checkRegistrationVersion(input.wire_version);
       checkLicence();
       if (publicKeyFromText(input.public_key) === null) throw new SvcError('VALIDATION_FAILED', { details: { field: 'body.public_key', reason: 'not_an_ed25519_key' } });
+      // Checked before the token is spent: a bad request enrols nothing.
+      if (certificateRequest !== undefined) await checkCertificateRequest(certificateRequest, input.public_key);
       const orgId = await store.tokenOrg(token);
       if (orgId === null) throw new SvcError('ENROLMENT_TOKEN_INVALID');
       const limit = await limitOf(orgId);
@@ -477,16 +541,20 @@ export function createCollector(deps: CollectorDeps) {
       const { sensor, created } = outcome;
       sensors.delete(sensor.id);
       await deps.audit.append(orgId, { actor: `sensor:${sensor.id}`, action: created ? 'sensor.enrolled' : 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: sensor.name, class: sensor.class, version: sensor.version, wire_version: sensor.wire_version, capabilities: sensor.capabilities } });
-      return { directive: directive(sensor), created, orgId };
+      const certificate = certificateRequest === undefined ? undefined : await issueCertificate(sensor, certificateRequest);
+      return { directive: directive(sensor), created, orgId, ...(certificate === undefined ? {} : { certificate }) };
     },
     /** POST /sensors/register signed by an enrolled sensor: its boot (version and capabilities brought up to date). */
-    async reregister(sensor: SensorRecord, input: RegistrationInput): Promise<SensorDirective> {
+    async reregister(sensor: SensorRecord, input: RegistrationInput, certificateRequest?: string): Promise<SensorDirective & { certificate?: SensorCertificate }> {
       checkRegistrationVersion(input.wire_version);
       checkLicence();
       if (input.public_key !== sensor.public_key) throw new SvcError('VALIDATION_FAILED', { message: 'A registered sensor keeps its key; a new key enrols with a new enrolment token.', details: { field: 'body.public_key', reason: 'key_changed' } });
+      if (certificateRequest !== undefined) await checkCertificateRequest(certificateRequest, input.public_key);
       const updated = await store.reregister(sensor.org_id, sensor.id, input);
       sensors.delete(sensor.id);
       await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: updated.name, class: updated.class, version: updated.version, wire_version: updated.wire_version, capabilities: updated.capabilities } });
+      // A signed registration with a request is also how a sensor renews its certificate (same key only).
+      if (certificateRequest !== undefined) return { ...directive(updated), certificate: await issueCertificate(updated, certificateRequest) };
       return directive(updated);
     },
     /** POST /sensors/heartbeat: stores the report and answers the configuration in force. */
@@ -525,10 +593,14 @@ export function createCollector(deps: CollectorDeps) {
       return view(updated);
     },
     async revoke(orgId: string, id: string, actor: string): Promise<SensorView> {
+      // The org's own sensor first (an admin of one org must not revoke another's certificates),
+      // then its certificates (the CA's revocation list reaches the TLS listener at once), then the row.
+      const existing = await mustGet(orgId, id);
+      const serials = existing.certificate_expires_at === null || existing.revoked_at !== null ? [] : await (await openAuthority()).revoke({ sensorId: id });
       const revoked = await store.revoke(orgId, id);
       if (revoked === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
       sensors.delete(id);
-      await deps.audit.append(orgId, { actor, action: 'sensor.revoked', target: id, outcome: 'success', details: { name: revoked.name } });
+      await deps.audit.append(orgId, { actor, action: 'sensor.revoked', target: id, outcome: 'success', details: { name: revoked.name, certificates_revoked: serials } });
       return view(revoked);
     },
     /** The CA (src/sensors/ca.ts) records the expiry of the certificate it issued a sensor. */

@@ -1,0 +1,103 @@
+/**
+ * `svc sensor --class verification --collector URL --enrolment-token T --data-dir DIR`: one
+ * detector class as its own process (docs/sensors-operations.md, "Running a sensor"). It holds no
+ * database or cache connection and needs none of svc's server configuration; everything it keeps
+ * is under --data-dir. Only the verification class is in this build; gateway and mcp are refused
+ * with SENSOR_CLASS_UNAVAILABLE until they are.
+ */
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import type { LogLevel } from '../../platform/config.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { SensorStartError, startSensorAgent } from './agent.ts';
+import { buildVerificationSensor } from '../verification-sensor-routes.ts';
+
+export const SENSOR_USAGE = 'usage: svc sensor --class verification --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N]';
+
+export class SensorUsageError extends Error {
+  constructor(readonly code: 'USAGE' | 'SENSOR_CLASS_UNAVAILABLE', message: string) {
+    super(message);
+    this.name = 'SensorUsageError';
+  }
+}
+
+export interface RunningSensor {
+  readonly sensorId: string;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Parses the flags, starts the agent and the class's server; resolves once it listens. */
+export async function runSensor(args: readonly string[], version: string): Promise<RunningSensor> {
+  let values: Record<string, string | undefined>;
+  try {
+    values = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        class: { type: 'string' },
+        collector: { type: 'string' },
+        'enrolment-token': { type: 'string' },
+        'data-dir': { type: 'string' },
+        listen: { type: 'string' },
+        name: { type: 'string' },
+        'heartbeat-s': { type: 'string' },
+        'log-level': { type: 'string' },
+      },
+    }).values as Record<string, string | undefined>;
+  } catch (error) {
+    throw new SensorUsageError('USAGE', `${(error as Error).message}\n${SENSOR_USAGE}`);
+  }
+  const sensorClass = values.class;
+  if (sensorClass === 'gateway' || sensorClass === 'mcp') {
+    throw new SensorUsageError('SENSOR_CLASS_UNAVAILABLE', `svc sensor --class ${sensorClass} is not in this build yet: run that pillar under svc serve (all-in-one or --role collector); --class verification runs as a sensor today.`);
+  }
+  if (sensorClass !== 'verification') throw new SensorUsageError('USAGE', `--class must be verification (gateway and mcp come next)\n${SENSOR_USAGE}`);
+  const collectorUrl = values.collector;
+  if (collectorUrl === undefined || !/^https?:\/\/[^\s/]+/.test(collectorUrl)) throw new SensorUsageError('USAGE', `--collector must be the collector's http(s) URL\n${SENSOR_USAGE}`);
+  const dataDir = values['data-dir'];
+  if (dataDir === undefined) throw new SensorUsageError('USAGE', `--data-dir is required (the sensor keeps its key, certificate and spool there)\n${SENSOR_USAGE}`);
+  const listen = values.listen ?? '127.0.0.1:8788';
+  const match = /^(.+):(\d{1,5})$/.exec(listen);
+  if (match === null || Number(match[2]) > 65_535) throw new SensorUsageError('USAGE', `--listen must be HOST:PORT\n${SENSOR_USAGE}`);
+  const heartbeatS = values['heartbeat-s'] === undefined ? undefined : Number(values['heartbeat-s']);
+  if (heartbeatS !== undefined && !(heartbeatS >= 0.1 && heartbeatS <= 3_600)) throw new SensorUsageError('USAGE', `--heartbeat-s must be between 0.1 and 3600\n${SENSOR_USAGE}`);
+  const level = (values['log-level'] ?? 'info') as LogLevel;
+  if (!['debug', 'info', 'warning', 'error'].includes(level)) throw new SensorUsageError('USAGE', `--log-level must be debug, info, warning or error\n${SENSOR_USAGE}`);
+
+  // Logs go to stderr, as every svc command's do.
+  const logger = createLogger(level, pino.destination(2));
+  const agent = await startSensorAgent({
+    collectorUrl,
+    dataDir,
+    sensorClass,
+    name: values.name ?? `verification-${hostname()}`.slice(0, 100).replace(/[^A-Za-z0-9 ._:-]/g, '-'),
+    version,
+    capabilities: ['verify'],
+    ...(values['enrolment-token'] === undefined ? {} : { enrolmentToken: values['enrolment-token'] }),
+    ...(heartbeatS === undefined ? {} : { heartbeatMs: heartbeatS * 1000 }),
+    logger,
+  });
+  const app = buildVerificationSensor({ agent, logger });
+  try {
+    await app.listen({ host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) });
+  } catch (error) {
+    await agent.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const url = typeof address === 'object' && address !== null ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : listen;
+  logger.info({ sensor_id: agent.sensorId, url, class: sensorClass }, 'sensor listening');
+  return {
+    sensorId: agent.sensorId,
+    url,
+    async close() {
+      await app.close();
+      await agent.close();
+    },
+  };
+}
+
+export { SensorStartError };
