@@ -63,7 +63,8 @@ describe('starting svc with pending webhook deliveries in the database', () => {
       // Nothing was lost: once the queue takes jobs again, the sweep queues every pending
       // delivery (here asked for directly, as if its grace had passed) and each one arrives.
       stalled = false;
-      expect(await next.webhooks.sweep(new Date(Date.now() + 60_000), 0)).toBe(BACKLOG);
+      // (At least BACKLOG: a shared PostgreSQL may hold other tests' pending deliveries too.)
+      expect(await next.webhooks.sweep(new Date(Date.now() + 60_000), 0)).toBeGreaterThanOrEqual(BACKLOG);
       await waitFor(() => (receiver.received('/backlog').length >= BACKLOG ? true : undefined), 60_000);
       const ids = new Set(receiver.received('/backlog').map((request) => request.headers['webhook-id']));
       expect(ids.size).toBe(BACKLOG);
