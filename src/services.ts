@@ -46,6 +46,9 @@ import { assertPublicUrl } from './platform/ssrf.ts';
 import { createStreamRegistry, type StreamRegistry } from './platform/streams.ts';
 import { workerRouting, type WorkerRouting } from './platform/worker-routing.ts';
 
+/** How long start() waits for the webhook re-queue before leaving it to run in the background. */
+export const RECOVERY_WAIT_MS = 5_000;
+
 export interface Services {
   readonly config: ResolvedConfig;
   /** OpenTelemetry traces: off (and free) unless an OTLP endpoint is configured. */
@@ -241,7 +244,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     rateLimiter,
     audit,
     engine: detection,
-    config: { secretKey: config.secretKey, allowPrivateTargets: config.allowPrivateTargets, trustProxy: config.trustProxy, geoBlocking: config.features.geoBlocking, ownHosts: [config.host] },
+    config: { secretKey: config.secretKey, allowPrivateTargets: config.allowPrivateTargets, trustProxy: config.trustProxy, geoBlocking: config.features.geoBlocking, ownHosts: [config.host], gatewayPathSandbox: config.gatewayPathSandbox },
     checkTarget: (url, field) => checkTarget(url, field),
     behaviour: createBehaviourBaseline(cache, { namespace: 'apisec-t5' }),
     ...options.apisec,
@@ -357,9 +360,25 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       blockAudit = startBlockAudit({ audit, events, logger, outbox });
       // A cluster worker keeps its token budget gauge; the primary evaluates the merged metrics.
       alerts = startOperationalAlerts({ metrics, logger, events }, { evaluate: options.clusterWorker !== true });
-      // Pending deliveries of a previous run (or another replica) are queued again on start.
-      const pending = await webhooks.recover();
-      if (pending > 0) logger.info({ pending }, 'webhook deliveries re-enqueued');
+      // Pending deliveries of a previous run (or another replica) are queued again on start. A
+      // large backlog or a slow queue must not keep svc from starting: after RECOVERY_WAIT_MS the
+      // re-queue goes on in the background (a warning says so), and close() waits for it.
+      const recovery = webhooks.recover().then(
+        (pending) => {
+          if (pending > 0) logger.info({ pending }, 'webhook deliveries re-enqueued');
+        },
+        (error: unknown) => logger.warn({ code: (error as { code?: unknown } | null)?.code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook re-queue failed; the sweep queues pending deliveries as they fall due'),
+      );
+      let waited: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        recovery.then(() => true),
+        new Promise<false>((resolve) => {
+          waited = setTimeout(() => resolve(false), RECOVERY_WAIT_MS);
+          waited.unref();
+        }),
+      ]);
+      clearTimeout(waited);
+      if (!finished) logger.warn({ waited_ms: RECOVERY_WAIT_MS }, 'webhook re-queue continues in the background; svc is serving');
     },
     async close() {
       if (closed) return;

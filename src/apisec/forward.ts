@@ -99,7 +99,18 @@ export function requestHeaders(incoming: IncomingHttpHeaders, backendHost: strin
   return headers;
 }
 
-/** The backend's response headers as sent to the client (hop-by-hop dropped). */
+/** Whether a Set-Cookie value names one of svc's own cookies (names compared without regard to case). */
+function setsSvcCookie(value: string): boolean {
+  const equals = value.indexOf('=');
+  const name = (equals === -1 ? value : value.slice(0, equals)).trim().toLowerCase();
+  return SVC_COOKIES.some((own) => own === name);
+}
+
+/**
+ * The backend's response headers as sent to the client: hop-by-hop dropped, and so is any
+ * Set-Cookie naming svc's own cookies (a backend must not plant or overwrite the dashboard's
+ * session, its CSRF token or a clearance; its other cookies pass).
+ */
 export function responseHeaders(incoming: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const named = new Set<string>();
   const connection = incoming.connection;
@@ -107,9 +118,31 @@ export function responseHeaders(incoming: Record<string, string | string[] | und
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (name === 'set-cookie') {
+      const kept = (Array.isArray(value) ? value : [value]).filter((cookie) => !setsSvcCookie(cookie));
+      if (kept.length > 0) headers[name] = kept;
+      continue;
+    }
     headers[name] = value;
   }
   return headers;
+}
+
+/**
+ * The sandbox every backend answer under `/gw/{id}` carries (GATEWAY_PATH_SANDBOX): `/gw/{id}` is
+ * svc's own origin, where the dashboard's cookies live. Without allow-same-origin, a backend's
+ * page runs in an opaque origin: it cannot read svc's cookies (document.cookie is empty) or
+ * storage, its requests to /api are cross-site (the SameSite=Strict session cookie stays home)
+ * and their answers unreadable (no CORS), and a /dashboard it frames is another origin to it.
+ * Scripts, forms, pop-ups, dialogs and downloads still work. The backend's own
+ * Content-Security-Policy, if any, is kept: the browser enforces both.
+ */
+export const GATEWAY_SANDBOX_POLICY = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads';
+
+/** Adds the gateway sandbox to a backend answer's headers (in place). */
+export function sandboxAnswer(headers: Record<string, string | string[]>): void {
+  const existing = headers['content-security-policy'];
+  headers['content-security-policy'] = existing === undefined ? GATEWAY_SANDBOX_POLICY : [...(Array.isArray(existing) ? existing : [existing]), GATEWAY_SANDBOX_POLICY];
 }
 
 /**

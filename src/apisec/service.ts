@@ -37,7 +37,7 @@ import { bufferHead, hasBody, inspectableBody } from './body.ts';
 import { createBotClassifier, type BotClassifier, type BotVerdict } from './bots.ts';
 import { blockPage, CHALLENGE_PATH, challengePage, createChallenges, presentedClearance, CLEARANCE_COOKIE, type Challenges } from './challenge.ts';
 import { classifyData } from './data-class.ts';
-import { BackendError, createForwarder, requestHeaders, type Forwarder } from './forward.ts';
+import { sandboxAnswer, BackendError, createForwarder, requestHeaders, type Forwarder } from './forward.ts';
 import { createHealthChecker, type HealthChecker } from './health.ts';
 import { openApiProblem } from './inventory.ts';
 import { createGatewayStore, type GatewayFields, type GatewayStore, type GeoRule } from './store.ts';
@@ -82,6 +82,8 @@ export interface ApiSecurityDeps {
     readonly geoBlocking: boolean;
     /** Host names svc itself answers on; no gateway may claim them. */
     readonly ownHosts?: readonly string[];
+    /** Whether backend answers under `/gw/{id}` (svc's own origin) are sandboxed by CSP (default true). */
+    readonly gatewayPathSandbox?: boolean;
   };
   readonly checkTarget: (url: string, field?: string) => Promise<URL>;
   /** T5 behavioural baselines (optional). */
@@ -926,6 +928,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
         }
         // answer.headers is this response's own copy (forward.ts): svc's headers join it in place.
         for (const name in first.rateHeaders) answer.headers[name] = first.rateHeaders[name]!;
+        if (request.mount.startsWith('/gw/') && deps.config.gatewayPathSandbox !== false) sandboxAnswer(answer.headers);
         return { kind: 'forward', status: answer.status, headers: answer.headers, body, summary: scored.summary };
       } catch (error) {
         if (forwardBody !== null && !Buffer.isBuffer(forwardBody)) forwardBody.destroy();

@@ -55,6 +55,13 @@ export interface Config {
   readonly workers: number;
   readonly allowPrivateTargets: boolean;
   readonly trustProxy: boolean;
+  /**
+   * GATEWAY_PATH_SANDBOX (default true): every answer a backend sends through `/gw/{id}` carries
+   * `Content-Security-Policy: sandbox …` without allow-same-origin, so a backend's page runs in an
+   * opaque origin and cannot reach svc's cookies, storage or API (docs/apisec.md). false only when
+   * svc's host name serves gateways and nothing else (no dashboard users sign in on it).
+   */
+  readonly gatewayPathSandbox: boolean;
   readonly errorMonitoringDsn: string | null;
   readonly analyticsApiKey: string | null;
   /**
@@ -440,6 +447,7 @@ export function loadConfig(env: Env): Config {
     workers: integer('WORKERS', Math.min(256, availableParallelism()), 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     trustProxy: bool('TRUST_PROXY', false),
+    gatewayPathSandbox: bool('GATEWAY_PATH_SANDBOX', true),
     errorMonitoringDsn: text('ERROR_MONITORING_DSN') ?? null,
     analyticsApiKey: text('ANALYTICS_API_KEY') ?? null,
     providerEnvKeys,

@@ -125,7 +125,12 @@ export interface Webhooks {
   deliveries(orgId: string, id: string, limit?: number): Promise<DeliveryView[]>;
   /** Deletes confirmed and exhausted deliveries older than the retention; returns how many. */
   cleanup(now?: Date): Promise<number>;
-  /** Re-enqueues every pending delivery (the server lifecycle calls it after start). Returns how many. */
+  /**
+   * Re-enqueues every pending delivery (the server lifecycle calls it after start, without
+   * letting a slow queue hold the start). Stops at the first enqueue the queue does not take in
+   * time (a warning; the rows stay pending and the periodic sweep queues them as they fall due).
+   * Returns how many were queued.
+   */
   recover(): Promise<number>;
   /**
    * Starts the background work: the delivery and cleanup workers on the queue, the daily
@@ -659,17 +664,38 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return result.rowCount;
     },
 
-    async recover() {
-      const pending = await db.query<{ id: string; org_id: string; attempts: number; due: Date | null }>(
-        `SELECT id::text, org_id::text, attempts, greatest(next_attempt_at, lease_until) AS due
-           FROM webhook_deliveries WHERE state = 'pending' ORDER BY next_attempt_at LIMIT 100000`,
-      );
-      const now = Date.now();
-      for (const row of pending.rows) {
-        const due = row.due?.getTime() ?? now;
-        await enqueue({ deliveryId: row.id, orgId: row.org_id }, Math.max(0, due - now), `${row.id}_${row.attempts + 1}_${due}`);
-      }
-      return pending.rows.length;
+    recover() {
+      const run = (async () => {
+        const pending = await db.query<{ id: string; org_id: string; attempts: number; due: Date | null }>(
+          `SELECT id::text, org_id::text, attempts, greatest(next_attempt_at, lease_until) AS due
+             FROM webhook_deliveries WHERE state = 'pending' ORDER BY next_attempt_at LIMIT 100000`,
+        );
+        const now = Date.now();
+        let queued = 0;
+        for (const row of pending.rows) {
+          if (closed) break;
+          const due = row.due?.getTime() ?? now;
+          try {
+            await enqueue({ deliveryId: row.id, orgId: row.org_id }, Math.max(0, due - now), `${row.id}_${row.attempts + 1}_${due}`);
+          } catch (error) {
+            // The rows are durable and stay pending: the periodic sweep queues each one once it is
+            // overdue, so a queue that is slow or down loses nothing; waiting on it row by row
+            // (ENQUEUE_DEADLINE_MS each) would only hold this loop for hours.
+            logger.warn(
+              { queued, left: pending.rows.length - queued, code: (error as { code?: unknown } | null)?.code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : null },
+              'webhook re-queue stopped at a queue failure; the sweep queues the remaining deliveries as they fall due',
+            );
+            break;
+          }
+          queued += 1;
+        }
+        return queued;
+      })();
+      // close() waits for it (it stops at the next row once closing).
+      const settled = run.then(() => undefined, () => undefined);
+      inFlight.add(settled);
+      void settled.then(() => inFlight.delete(settled));
+      return run;
     },
 
     async sweep(now = new Date(), graceMs = SWEEP_GRACE_MS) {

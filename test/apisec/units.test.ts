@@ -309,4 +309,10 @@ describe('bodies and headers', () => {
     expect(requestHeaders({}, 'b', { remoteAddress: '::1', protocol: 'http', host: 'h', trustProxy: false }).forwarded).toBe('for="[::1]";proto=http;host="h"');
     expect(responseHeaders({ connection: 'close, x-internal', 'x-internal': '1', 'content-type': 'text/plain', 'transfer-encoding': 'chunked' })).toEqual({ 'content-type': 'text/plain' });
   });
+
+  it("drops a backend's Set-Cookie for svc's own cookie names, whatever their case, and passes its other cookies", () => {
+    const planted = ['svc_session=x; Path=/', 'SVC_CSRF=y; Path=/', ' svc_clearance =z', 'cart=3; Path=/', 'svc_session_note=ok'];
+    expect(responseHeaders({ 'set-cookie': planted })['set-cookie']).toEqual(['cart=3; Path=/', 'svc_session_note=ok']);
+    expect(responseHeaders({ 'set-cookie': ['svc_csrf=y'], 'content-type': 'text/html' })).toEqual({ 'content-type': 'text/html' });
+  });
 });
