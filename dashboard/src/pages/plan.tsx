@@ -49,7 +49,7 @@ function Quota({ label, used, limit }: { label: string; used: number | null; lim
       <dt>{label}</dt>
       <dd data-testid={`quota-${label}`}>
         {used !== null && limit !== null ? <><meter min={0} max={limit} value={used} aria-label={`${label} used`} />{' '}</> : null}
-        {used === null ? 'not counted' : used.toLocaleString()} of {limitText(limit)}
+        {used === null ? `limit ${limitText(limit)} (use not counted yet)` : `${used.toLocaleString()} of ${limitText(limit)}`}
       </dd>
     </>
   );

@@ -34,7 +34,7 @@ export function Security() {
             <dt>E-mail</dt><dd>{data.user.email ?? '—'}</dd>
             <dt>Role</dt><dd>{data.user.role}</dd>
             <dt>Signed in with</dt><dd>{data.session.method}, {formatTime(data.session.created_at)}</dd>
-            <dt>Session ends</dt><dd>{formatTime(data.session.expires_at)} at the latest, or after 30 minutes without use</dd>
+            <dt>Session ends</dt><dd>{formatTime(data.session.expires_at)} at the latest; {formatTime(data.session.idle_expires_at)} if unused until then</dd>
           </dl>
         )}
       </Async>
