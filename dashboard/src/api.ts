@@ -9,8 +9,12 @@
  * - a cookie session, when svc set one: every request is sent with `credentials: 'same-origin'`,
  *   and every non-GET request carries `X-CSRF-Token` read from the `svc_csrf` cookie when that
  *   cookie exists (double-submit: a page on another origin cannot read it).
- * A reload therefore keeps the session when svc issued a cookie and asks to sign in again when
- * it did not.
+ * A reload therefore keeps the session when svc issued a cookie (it is found again through
+ * `GET /api/v1/auth/session`) and asks to sign in again when it did not.
+ *
+ * Sign-in paths: password (with the TOTP second step when the user enrolled one), single sign-on
+ * (OIDC: a full-page redirect to svc's start URL; the callback sets the cookie session and sends
+ * the browser back to /dashboard), an accepted invitation.
  */
 
 export interface ErrorEnvelope {
@@ -43,6 +47,8 @@ export interface Identity {
 }
 
 let token: string | null = null;
+/** The CSRF token of the cookie session, when svc told it (GET /api/v1/auth/session, a sign-in answer). */
+let csrfToken: string | null = null;
 const listeners = new Set<() => void>();
 
 /** Called when a request is answered 401: the session ended (expired, revoked, signed out). */
@@ -64,7 +70,7 @@ async function send<T>(method: string, path: string, body?: unknown, options: { 
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;
   if (method !== 'GET' && method !== 'HEAD') {
-    const csrf = cookie('svc_csrf');
+    const csrf = cookie('svc_csrf') ?? csrfToken;
     if (csrf !== null) headers['x-csrf-token'] = csrf;
   }
   let response: Response;
@@ -94,6 +100,7 @@ async function send<T>(method: string, path: string, body?: unknown, options: { 
     const message = envelope?.error?.message ?? `svc answered ${response.status}.`;
     if (response.status === 401 && !options.quiet401) {
       token = null;
+      csrfToken = null;
       for (const listener of listeners) listener();
     }
     throw new ApiError(response.status, code, message, envelope?.error?.request_id ?? response.headers.get('x-request-id'));
@@ -112,32 +119,75 @@ export const api = {
 interface SessionAnswer {
   token: string;
   expires_at: string;
+  csrf_token?: string;
 }
 
-/** Signs in with e-mail and password; the session token stays in this module's memory. */
-export async function signIn(email: string, password: string): Promise<Identity> {
-  const answer = await send<SessionAnswer>('POST', '/api/v1/auth/login', { email, password }, { quiet401: true });
+/** The password was right and the user has TOTP: a second step is needed. */
+export interface MfaChallenge {
+  mfa_required: true;
+  mfa_token: string;
+  expires_at: string;
+}
+
+function holdSession(answer: SessionAnswer): void {
   token = answer.token;
+  csrfToken = answer.csrf_token ?? null;
+}
+
+/**
+ * Signs in with e-mail and password; the session token stays in this module's memory. A user with
+ * TOTP gets the challenge back, to answer with `signInSecondStep`.
+ */
+export async function signIn(email: string, password: string): Promise<Identity | MfaChallenge> {
+  const answer = await send<SessionAnswer | MfaChallenge>('POST', '/api/v1/auth/login', { email, password }, { quiet401: true });
+  if ('mfa_required' in answer && answer.mfa_required) return answer;
+  holdSession(answer as SessionAnswer);
   return whoAmI();
+}
+
+/** The TOTP second step: a code from the authenticator app, or one of the recovery codes. */
+export async function signInSecondStep(mfaToken: string, answer: { code: string } | { recovery_code: string }): Promise<Identity> {
+  holdSession(await send<SessionAnswer>('POST', '/api/v1/auth/login/totp', { mfa_token: mfaToken, ...answer }, { quiet401: true }));
+  return whoAmI();
+}
+
+/** Where a browser starts single sign-on (OIDC) for an organization: a full-page navigation. */
+export function singleSignOnUrl(orgId: string): string {
+  return `/api/v1/auth/oidc/${encodeURIComponent(orgId)}/start`;
 }
 
 /** Creates an organization with its first admin user, and signs in as that user. */
 export async function signUp(email: string, password: string, orgName: string): Promise<Identity> {
-  const answer = await send<SessionAnswer>('POST', '/api/v1/auth/register', { email, password, org_name: orgName }, { quiet401: true });
-  token = answer.token;
+  holdSession(await send<SessionAnswer>('POST', '/api/v1/auth/register', { email, password, org_name: orgName }, { quiet401: true }));
   return whoAmI();
+}
+
+/** Accepts an invitation (the token from the link's fragment) with a new password, and signs in. */
+export async function acceptInvitation(invitationToken: string, password: string): Promise<Identity> {
+  holdSession(await send<SessionAnswer>('POST', '/api/v1/auth/invitations/accept', { token: invitationToken, password }, { quiet401: true }));
+  return whoAmI();
+}
+
+/**
+ * Changes the signed-in user's password. svc revokes every session of the user and opens a new
+ * one for this page, which replaces the old one here.
+ */
+export async function changePassword(currentPassword: string, newPassword: string): Promise<void> {
+  holdSession(await send<SessionAnswer>('POST', '/api/v1/auth/password', { current_password: currentPassword, new_password: newPassword }));
 }
 
 export function whoAmI(): Promise<Identity> {
   return send<Identity>('GET', '/api/v1/whoami');
 }
 
-/** The identity of a session that survived a reload (a cookie session), or null. */
+/** The identity of a session that survived a reload (a cookie session, or one SSO just set), or null. */
 export async function resume(): Promise<Identity | null> {
   try {
-    return await send<Identity>('GET', '/api/v1/whoami', undefined, { quiet401: true });
+    const session = await send<{ csrf_token: string }>('GET', '/api/v1/auth/session', undefined, { quiet401: true });
+    csrfToken = session.csrf_token;
+    return await whoAmI();
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return null;
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return null;
     throw error;
   }
 }
@@ -150,6 +200,7 @@ export async function signOut(): Promise<void> {
     // Already ended or svc unreachable: the page forgets the session either way.
   }
   token = null;
+  csrfToken = null;
   for (const listener of listeners) listener();
 }
 

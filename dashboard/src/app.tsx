@@ -2,7 +2,7 @@
  * The shell: sign-in until there is a session, then the navigation and the pages.
  */
 import { useEffect, useState } from 'react';
-import { Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
+import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { onSignedOut, resume, signOut, type Identity } from './api.ts';
 import { IdentityContext, Loading } from './ui.tsx';
 import { SignIn } from './pages/sign-in.tsx';
@@ -17,6 +17,9 @@ import { Audit } from './pages/audit.tsx';
 import { VerificationPolicy } from './pages/verification-policy.tsx';
 import { Settings } from './pages/settings.tsx';
 import { Plan } from './pages/plan.tsx';
+import { AcceptInvitation } from './pages/accept-invitation.tsx';
+import { Security } from './pages/security.tsx';
+import { Users } from './pages/users.tsx';
 
 const PAGES = [
   { path: 'overview', title: 'Overview', element: <Overview /> },
@@ -28,7 +31,9 @@ const PAGES = [
   { path: 'webhooks', title: 'Webhooks', element: <Webhooks /> },
   { path: 'audit', title: 'Audit', element: <Audit /> },
   { path: 'keys', title: 'API keys', element: <ApiKeys /> },
+  { path: 'users', title: 'Users', element: <Users /> },
   { path: 'plan', title: 'Plan and usage', element: <Plan /> },
+  { path: 'security', title: 'Your security', element: <Security /> },
   { path: 'settings', title: 'Settings', element: <Settings /> },
 ];
 
@@ -36,6 +41,7 @@ export function App() {
   const [identity, setIdentity] = useState<Identity | null | undefined>(undefined);
   const [menuOpen, setMenuOpen] = useState(false);
   const location = useLocation();
+  const navigate = useNavigate();
 
   useEffect(() => {
     let live = true;
@@ -56,6 +62,12 @@ export function App() {
   }, [location.pathname]);
 
   if (identity === undefined) return <main className="centered"><Loading what="your session" /></main>;
+  if (location.pathname === '/accept-invitation') {
+    return <AcceptInvitation onSignedIn={(signedIn) => {
+      setIdentity(signedIn);
+      void navigate('/overview', { replace: true });
+    }} />;
+  }
   if (identity === null) return <SignIn onSignedIn={setIdentity} />;
 
   return (

@@ -162,7 +162,11 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
       const orgId = request.params.org_id;
       const signedIn = await sso.oidc.callback(orgId, request.query as Record<string, string>, cookie(request, BROWSER_COOKIE));
       reply.header('Set-Cookie', `${BROWSER_COOKIE}=; Path=${OIDC_PATH}${orgId}/; Max-Age=0; HttpOnly; Secure; SameSite=Lax`);
-      return finishSignIn(request, reply, signedIn, 'oidc');
+      const answer = await finishSignIn(request, reply, signedIn, 'oidc');
+      // A browser (it asks for HTML) goes on to the dashboard, signed in by the session cookie;
+      // a script that follows the redirect itself keeps the JSON answer.
+      if (wantsPage(request.headers.accept)) return reply.redirect('/dashboard/', 303);
+      return answer;
     },
   );
 
@@ -239,11 +243,21 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
       },
       async (request, reply) => {
         const signedIn = await sso.saml.acs(request.params.org_id, request.body.SAMLResponse);
-        return finishSignIn(request, reply, signedIn, 'saml');
+        const answer = await finishSignIn(request, reply, signedIn, 'saml');
+        if (wantsPage(request.headers.accept)) return reply.redirect('/dashboard/', 303);
+        return answer;
       },
     );
   });
 };
+
+/**
+ * Whether the caller is a browser navigating (its Accept names HTML): an SSO callback then sends
+ * it to the dashboard, signed in by the session cookie, instead of answering the session's JSON.
+ */
+function wantsPage(accept: string | undefined): boolean {
+  return typeof accept === 'string' && accept.toLowerCase().includes('text/html');
+}
 
 /** One cookie's value from the Cookie header, or undefined. */
 function cookie(request: FastifyRequest, name: string): string | undefined {

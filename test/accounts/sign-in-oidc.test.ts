@@ -99,6 +99,19 @@ describe('OIDC sign-in', () => {
     expect(((await (await callback(again.callback, again.cookie, again.address)).json()) as { user_id: string }).user_id).toBe(body.user_id);
   });
 
+  it('sends a browser (it asks for HTML) on to the dashboard with the session cookie instead of the JSON answer', async () => {
+    const email = `oidc-${randomUUID().slice(0, 8)}@corp.example`;
+    const flow = await signInAtProvider(email);
+    const answer = await fetch(flow.callback, { redirect: 'manual', headers: { 'x-forwarded-for': flow.address, cookie: flow.cookie, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8' } });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe('/dashboard/');
+    const session = answer.headers.getSetCookie().find((line) => line.startsWith('svc_session='));
+    expect(session).toMatch(/HttpOnly/);
+    const resumed = await fetch(`${base}/api/v1/auth/session`, { headers: { cookie: session!.split(';')[0]! } });
+    expect(resumed.status).toBe(200);
+    expect(((await resumed.json()) as { user: { email: string }; session: { method: string } })).toMatchObject({ user: { email }, session: { method: 'oidc' } });
+  });
+
   it('refuses a wrong state, a state used twice, and a callback from another browser', async () => {
     const email = `oidc-${randomUUID().slice(0, 8)}@corp.example`;
     const first = await signInAtProvider(email);

@@ -77,7 +77,7 @@ export async function signIn(page: Page, email: string, password: string): Promi
   await page.goto('/dashboard/');
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
 }
 

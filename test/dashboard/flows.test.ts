@@ -76,7 +76,7 @@ describe.skipIf(!hasChromium)('the dashboard in a browser', () => {
     // A wrong password is refused with the API's code, and the form stays.
     await page.getByLabel('E-mail').fill(EMAIL);
     await page.getByLabel('Password').fill('not the password at all');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect(page.getByRole('alert').innerText()).resolves.toContain('LOGIN_FAILED');
 
     await signIn(page, EMAIL, PASSWORD);

@@ -15,9 +15,9 @@ import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes
 import { serveScripted, type Upstream } from '../mcp/upstreams.ts';
 import { hasChromium, openPage, signIn, startHarness, visit, type DashboardHarness } from './browser.ts';
 
-const PAGES = ['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Verification policy', 'Webhooks', 'Audit', 'API keys', 'Plan and usage', 'Settings'];
+const PAGES = ['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Verification policy', 'Webhooks', 'Audit', 'API keys', 'Users', 'Plan and usage', 'Your security', 'Settings'];
 /** The pages photographed for docs/dashboard.md (a few, to keep the repository small). */
-const PHOTOGRAPHED = new Set(['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Webhooks', 'Audit', 'API keys']);
+const PHOTOGRAPHED = new Set(['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Webhooks', 'Audit', 'API keys', 'Users', 'Plan and usage', 'Your security']);
 // Unique per run: a real PostgreSQL database may outlive one run of the suite.
 const EMAIL = `analyst-${randomUUID().slice(0, 8)}@example.com`;
 const PASSWORD = 'a long enough password';

@@ -30,6 +30,8 @@ export interface OidcProvider {
    * provider's redirects (keeping its cookies) until one leaves for `until`; returns that URL.
    */
   signIn(authorizationUrl: string, email: string, until: string): Promise<string>;
+  /** Who the provider signs in at its next interaction (for a real browser driving the flow). */
+  loginAs(email: string): void;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,9 @@ export async function startOidcProvider(client = { client_id: 'svc-dashboard', c
         }
         callback(request, response);
       });
+    },
+    loginAs(email) {
+      loginAs = email;
     },
     async signIn(authorizationUrl, email, until) {
       loginAs = email;

@@ -1,5 +1,6 @@
-import { api } from '../api.ts';
-import { ActionButton, Async, Page, formatTime, useApi, useCan } from '../ui.tsx';
+import { useId, useState, type FormEvent } from 'react';
+import { api, ApiError } from '../api.ts';
+import { ActionButton, Async, ErrorNotice, Page, formatTime, useApi, useCan, useIdentity } from '../ui.tsx';
 
 interface Budget {
   day: string;
@@ -20,20 +21,77 @@ interface Org {
   created_at: string;
 }
 
+/** GET /api/v1/org/usage (docs/accounts-plans.md); null limits are unlimited. */
+interface Usage {
+  plan: string;
+  effective_plan: string;
+  trial: { active: boolean; started_at: string | null; ends_at: string | null; days_left: number | null; max_days: number };
+  period: { start: string; end: string };
+  findings: { used: number; limit: number | null; remaining: number | null; over_quota: boolean; dropped: number };
+  sensors: { used: number | null; limit: number | null };
+  pillars: Record<string, boolean>;
+  features: Record<string, boolean>;
+  rate: { requests_per_minute: number | null; requests_per_day: number | null; burst: number | null; concurrent: number | null };
+  daily_tokens: { limit: number | null };
+}
+
+const PLANS = ['community', 'starter', 'pro', 'enterprise'] as const;
+const WORDS: Record<string, string> = {
+  api_security: 'API security', mcp_security: 'MCP security', ai_gateway: 'AI gateway', verification: 'Verification',
+  siem_export: 'SIEM export', sso_saml: 'SAML single sign-on',
+};
+
+const limitText = (limit: number | null | undefined) => (limit === null || limit === undefined ? 'unlimited' : limit.toLocaleString());
+
+function Quota({ label, used, limit }: { label: string; used: number | null; limit: number | null }) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd data-testid={`quota-${label}`}>
+        {used !== null && limit !== null ? <><meter min={0} max={limit} value={used} aria-label={`${label} used`} />{' '}</> : null}
+        {used === null ? `limit ${limitText(limit)} (use not counted yet)` : `${used.toLocaleString()} of ${limitText(limit)}`}
+      </dd>
+    </>
+  );
+}
+
 export function Plan() {
+  const identity = useIdentity();
   const org = useApi<Org>('/api/v1/org');
+  const usage = useApi<Usage>('/api/v1/org/usage');
   const isAdmin = useCan('admin');
   const budget = useApi<Budget>(isAdmin ? '/api/v1/gateway/budget' : null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [changed, setChanged] = useState<string | null>(null);
+  const planId = useId();
+  const superAdmin = identity.role === 'super_admin';
+
+  const changePlan = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const plan = String(new FormData(event.currentTarget).get('plan'));
+    setError(null);
+    setChanged(null);
+    try {
+      const answer = await api.put<{ change: string; org: Org }>('/api/v1/org/plan', { plan });
+      setChanged(`${answer.change.replace('_', ' ')}: the plan is now ${answer.org.plan}.`);
+      org.reload();
+      usage.reload();
+      budget.reload();
+    } catch (failure) {
+      setError(failure instanceof ApiError ? failure : new ApiError(0, 'UNEXPECTED', String(failure), null));
+    }
+  };
+
   return (
-    <Page title="Plan and usage" intro="Your organization, its plan and trial.">
+    <Page title="Plan and usage" intro="Your organization, its plan and trial, and usage against every quota of the plan.">
       <Async loaded={org} what="the organization">
         {(data) => {
           const daysLeft = data.trial_ends_at === null ? null : Math.ceil((Date.parse(data.trial_ends_at) - Date.now()) / 86_400_000);
           return (
             <>
               <dl className="facts">
-                <dt>Organization</dt><dd>{data.name} <span className="muted">({data.tag})</span></dd>
-                <dt>Plan</dt><dd>{data.plan}{data.effective_plan !== data.plan ? ` (in force: ${data.effective_plan})` : ''}</dd>
+                <dt>Organization</dt><dd>{data.name} <span className="muted">({data.tag}, ID {data.id})</span></dd>
+                <dt>Plan</dt><dd data-testid="plan">{data.plan}{data.effective_plan !== data.plan ? ` (in force: ${data.effective_plan})` : ''}</dd>
                 <dt>Trial</dt><dd>{daysLeft === null ? 'none' : daysLeft > 0 ? `${daysLeft} days left (ends ${formatTime(data.trial_ends_at)})` : `ended ${formatTime(data.trial_ends_at)}`}</dd>
                 <dt>Created</dt><dd>{formatTime(data.created_at)}</dd>
               </dl>
@@ -41,15 +99,51 @@ export function Plan() {
                 <ActionButton needs="admin" onAction={async () => {
                   await api.post('/api/v1/org/trial/extend', { days: 14 });
                   org.reload();
+                  usage.reload();
                 }}>
                   Extend the trial by 14 days
                 </ActionButton>
               ) : null}
+              <h2>Change the plan</h2>
+              {superAdmin ? (
+                <form className="inline-form" onSubmit={(event) => void changePlan(event)} aria-label="Change the plan">
+                  <label htmlFor={planId}>New plan</label>
+                  <select id={planId} name="plan" defaultValue={data.plan} key={data.plan}>
+                    {PLANS.map((plan) => <option key={plan}>{plan}</option>)}
+                  </select>
+                  <button type="submit" className="primary">Change plan</button>
+                  <span className="muted small">No payment is taken here: the plan is what the operator sets.</span>
+                </form>
+              ) : <p className="muted">Plan changes are made by a super_admin of svc.</p>}
+              {changed !== null ? <p className="state" role="status">{changed}</p> : null}
+              {error ? <ErrorNotice error={error} /> : null}
             </>
           );
         }}
       </Async>
-      <h2>Usage today</h2>
+      <h2>Quotas</h2>
+      <Async loaded={usage} what="usage">
+        {(data) => (
+          <>
+            <dl className="facts" aria-label="Quotas">
+              <Quota label="Findings this month" used={data.findings.used} limit={data.findings.limit} />
+              {data.findings.over_quota ? <><dt>Over quota</dt><dd>attacks are still blocked and recorded; {data.findings.dropped.toLocaleString()} log-band findings dropped</dd></> : null}
+              <Quota label="Sensors" used={data.sensors.used} limit={data.sensors.limit} />
+              <dt>Requests</dt>
+              <dd data-testid="quota-Requests">{limitText(data.rate.requests_per_minute)} a minute (burst {limitText(data.rate.burst)}), {limitText(data.rate.requests_per_day)} a day, {limitText(data.rate.concurrent)} at once</dd>
+              <dt>AI gateway tokens a day</dt><dd data-testid="quota-Daily tokens">{limitText(data.daily_tokens.limit)}</dd>
+              <dt>Period</dt><dd>{formatTime(data.period.start)} to {formatTime(data.period.end)}</dd>
+            </dl>
+            <h3>Included</h3>
+            <ul className="included">
+              {Object.entries({ ...data.pillars, ...data.features }).map(([name, on]) => (
+                <li key={name}>{WORDS[name] ?? name}: <strong>{on ? 'included' : 'not included'}</strong></li>
+              ))}
+            </ul>
+          </>
+        )}
+      </Async>
+      <h2>AI gateway usage today</h2>
       {isAdmin ? (
         <Async loaded={budget} what="usage">
           {(data) => (
@@ -63,7 +157,7 @@ export function Plan() {
             </dl>
           )}
         </Async>
-      ) : <p className="muted">Usage against quotas is shown to admins.</p>}
+      ) : <p className="muted">Today's AI-gateway spend is shown to admins.</p>}
     </Page>
   );
 }
