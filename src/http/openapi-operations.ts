@@ -74,6 +74,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'PUT /api/v1/gateway/pii': { operationId: 'setPiiSettings', summary: 'Set PII redaction settings' },
   'GET /api/v1/gateway/budget': { operationId: 'getBudget', summary: 'Budget caps and spend so far' },
   'PUT /api/v1/gateway/budget': { operationId: 'setBudget', summary: 'Set budget caps' },
+  'GET /api/v1/gateway/usage': { operationId: 'getGatewayUsage', summary: 'Cost and tokens by model per hour or day, the budget in force and the cost anomalies raised' },
   'GET /api/v1/gateway/providers/health': { operationId: 'listProviderHealth', summary: 'Circuit-breaker state and latency per upstream provider' },
   'POST /api/v1/gateway/challenge': { operationId: 'solveChallenge', summary: 'Answer the proof-of-work puzzle of a CHALLENGE_REQUIRED and get a clearance' },
 
