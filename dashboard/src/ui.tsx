@@ -253,3 +253,17 @@ export function JsonEditor({ value, needs, onSave, label }: { value: unknown; ne
     </div>
   );
 }
+
+/** Every bucket start (UTC hour or day) from `from` up to `to`, so quiet hours show as zero. */
+export function bucketStarts(from: string, to: string, bucket: 'hour' | 'day'): string[] {
+  const step = bucket === 'hour' ? 3_600_000 : 86_400_000;
+  const starts: string[] = [];
+  for (let time = Math.floor(Date.parse(from) / step) * step; time < Date.parse(to); time += step) starts.push(new Date(time).toISOString());
+  return starts;
+}
+
+/** A bucket's start as a chart label: the time of an hour, the date of a day. */
+export function bucketLabel(start: string, bucket: 'hour' | 'day'): string {
+  const date = new Date(start);
+  return bucket === 'hour' ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleDateString([], { month: 'short', day: 'numeric' });
+}

@@ -1,8 +1,8 @@
 /**
  * The AI gateway page's cost charts in a real browser: completions sent through the gateway to a
  * local fake provider appear as their model in the cost-by-model and tokens-by-model charts (the
- * canvas's text alternative names every series with its total), and axe-core finds no serious
- * violation on the page.
+ * canvas's text alternative names every series with its total) and as completions over time on
+ * the overview, and axe-core finds no serious violation on either page.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,4 +76,14 @@ describe.skipIf(!hasChromium)('the AI gateway cost charts', () => {
     expect(await seriousViolations(page)).toEqual([]);
     expect(problems).toEqual([]);
   }, 90_000);
+
+  it('counts the completions over time on the overview, and says which requests svc does not count', async () => {
+    await visit(page, 'Overview');
+    const chart = page.getByRole('img', { name: /^AI-gateway completions over time/ });
+    await chart.waitFor();
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/AI-gateway completions: 3$/);
+    await expect(page.getByText('svc keeps no per-organization count of every request over time').isVisible()).resolves.toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

@@ -1,6 +1,6 @@
 import { useId, useMemo, useState, type FormEvent } from 'react';
 import { api, ApiError } from '../api.ts';
-import { Async, Badge, ChartView, ErrorNotice, JsonEditor, Page, formatTime, useApi, useCan } from '../ui.tsx';
+import { Async, Badge, ChartView, ErrorNotice, JsonEditor, Page, bucketLabel, bucketStarts, formatTime, useApi, useCan } from '../ui.tsx';
 
 interface ProviderKey {
   provider: string;
@@ -31,7 +31,7 @@ interface ProviderHealth {
   mean_latency_ms: number | null;
 }
 
-interface GatewayUsage {
+export interface GatewayUsage {
   from: string;
   to: string;
   bucket: 'hour' | 'day';
@@ -153,14 +153,6 @@ function BudgetCharts({ data }: { data: Budget }) {
   );
 }
 
-/** Every bucket start (UTC hour or day) from `from` up to `to`, so quiet hours show as zero. */
-function bucketStarts(from: string, to: string, bucket: 'hour' | 'day'): string[] {
-  const step = bucket === 'hour' ? 3_600_000 : 86_400_000;
-  const starts: string[] = [];
-  for (let time = Math.floor(Date.parse(from) / step) * step; time < Date.parse(to); time += step) starts.push(new Date(time).toISOString());
-  return starts;
-}
-
 function CostView() {
   const [range, setRange] = useState<keyof typeof USAGE_RANGES>('24h');
   const path = useMemo(() => {
@@ -188,10 +180,7 @@ function CostView() {
 
 function CostCharts({ data }: { data: GatewayUsage }) {
   const starts = useMemo(() => bucketStarts(data.from, data.to, data.bucket), [data]);
-  const labels = useMemo(() => starts.map((start) => {
-    const date = new Date(start);
-    return data.bucket === 'hour' ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleDateString([], { month: 'short', day: 'numeric' });
-  }), [starts, data.bucket]);
+  const labels = useMemo(() => starts.map((start) => bucketLabel(start, data.bucket)), [starts, data.bucket]);
   const models = useMemo(() => [...new Set(data.buckets.map((row) => `${row.provider}/${row.model}`))].sort(), [data]);
   const series = useMemo(() => {
     const index = new Map(starts.map((start, position) => [start, position]));
