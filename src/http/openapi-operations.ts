@@ -63,6 +63,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'GET /api/v1/providers': { operationId: 'listProviderKeys', summary: 'List the configured upstream provider keys, masked' },
 
   'POST /api/v1/inspect': { operationId: 'inspect', summary: 'Score a prompt, tool output, model output or HTTP request (threat decision)' },
+  'GET /api/v1/config/features': { operationId: 'listFeatureFlags', summary: "The deployment's feature flags in force (read-only)" },
   'GET /api/v1/config/thresholds': { operationId: 'getThresholds', summary: 'The response-policy thresholds in force' },
   'POST /api/v1/config/thresholds': { operationId: 'setThresholds', summary: 'Set the auto-block threshold and the policy bands' },
 

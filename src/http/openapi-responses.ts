@@ -290,6 +290,9 @@ const Budget = closed({
   daily_usd_cap: nullable(Type.Number()),
   usd_used: nullable(Type.Number()),
 });
+const FeatureFlagList = closed({
+  data: Type.Array(closed({ flag: Type.String(), enabled: Type.Boolean(), variable: Type.String({ description: 'The environment variable that sets it.' }) })),
+}, "The deployment's feature flags in force.");
 const GatewayUsageBucket = closed({
   start: Type.String({ format: 'date-time' }),
   provider: Type.String(),
@@ -679,6 +682,7 @@ export const RESPONSE_COMPONENTS = {
   ChallengeClearance,
   PiiSettings,
   Budget,
+  FeatureFlagList,
   GatewayUsageBucket,
   CostAnomaly,
   GatewayUsage,
@@ -793,6 +797,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
 
   'POST /api/v1/inspect': { success: { 200: 'ThreatDecision' } },
   'GET /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
+  'GET /api/v1/config/features': { success: { 200: 'FeatureFlagList' } },
   'POST /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
 
   'POST /api/v1/gateway/completions': { success: { 200: 'CompletionResponse' }, stream: 'CompletionStreamEvent', errors: [402, 422, 502, 504] },

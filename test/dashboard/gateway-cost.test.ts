@@ -86,4 +86,15 @@ describe.skipIf(!hasChromium)('the AI gateway cost charts', () => {
     expect(await seriousViolations(page)).toEqual([]);
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('shows the feature flags in force, read-only, on the settings page', async () => {
+    await visit(page, 'Settings');
+    const table = page.getByRole('table', { name: 'Feature flags in force' });
+    await table.waitFor();
+    const row = table.getByRole('row').filter({ hasText: 'FEATURE_MCP_SECURITY' });
+    await expect(row.innerText()).resolves.toMatch(/mcp security\s+on/);
+    await expect(table.getByRole('row').filter({ hasText: 'FEATURE_HIPAA_BAA' }).innerText()).resolves.toMatch(/off/);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
 });
