@@ -69,6 +69,30 @@ describe('AI gateway usage by model over time', () => {
     expect(daily.buckets.find((row) => row.model === 'gpt-4o-mini')).toMatchObject({ start: `${hour.slice(0, 10)}T00:00:00.000Z`, requests: 2 });
   });
 
+  it('keeps a cost anomaly raised in the current hour and lists it with its spend and baseline', async () => {
+    const { orgId, headers } = await orgWithFakes();
+    // A quiet day before ($0.001 an hour), then $0.06 already spent this hour: the next call's
+    // settlement runs the spend check, which flags the hour.
+    const { cache } = services;
+    const hour = Math.floor(Date.now() / 3_600_000);
+    // Where the spend tracker keeps its hourly counters: Redis when configured, else memory.
+    const spend = async (at: number, microUsd: number) => {
+      const key = `${cache.prefix}gw:spend:${orgId}:${at}`;
+      const redis = cache.redis();
+      if (redis === null) cache.memory.incr(key, 86_400_000, microUsd);
+      else await redis.set(key, String(microUsd), 'PX', 86_400_000);
+    };
+    for (let back = 1; back <= 24; back += 1) await spend(hour - back, 1_000);
+    await spend(hour, 60_000);
+    await complete(headers, 'openai', 'gpt-4o-mini');
+    await services.gateway.settled();
+    const body = (await app.inject({ method: 'GET', url: '/api/v1/gateway/usage', headers })).json() as { anomalies: Array<{ hour_start: string; spend_usd: number; baseline_mean_usd: number; z_score: number }> };
+    expect(body.anomalies).toHaveLength(1);
+    expect(body.anomalies[0]).toMatchObject({ hour_start: new Date(hour * 3_600_000).toISOString(), baseline_mean_usd: 0.001 });
+    expect(body.anomalies[0]!.spend_usd).toBeGreaterThan(0.06);
+    expect(body.anomalies[0]!.z_score).toBeGreaterThan(3);
+  });
+
   it('leaves out hours outside the requested range', async () => {
     const { headers } = await orgWithFakes();
     await complete(headers, 'openai', 'gpt-4o-mini');
