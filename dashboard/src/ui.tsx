@@ -180,7 +180,7 @@ export function colorAt(index: number): string {
  * A chart (Chart.js on a canvas) with a text alternative: the canvas is an image whose label
  * summarizes the figures, so screen readers and tests read the same numbers.
  */
-export function ChartView({ type, labels, datasets, label, stacked }: { type: 'line' | 'bar'; labels: string[]; datasets: Array<{ label: string; data: number[]; color?: string }>; label: string; stacked?: boolean }) {
+export function ChartView({ type, labels, datasets, label, stacked, fractional }: { type: 'line' | 'bar'; labels: string[]; datasets: Array<{ label: string; data: number[]; color?: string }>; label: string; stacked?: boolean; fractional?: boolean }) {
   const canvas = useRef<HTMLCanvasElement | null>(null);
   useEffect(() => {
     if (canvas.current === null) return undefined;
@@ -201,14 +201,14 @@ export function ChartView({ type, labels, datasets, label, stacked }: { type: 'l
         responsive: true,
         maintainAspectRatio: false,
         animation: false,
-        scales: { x: { stacked: stacked ?? false }, y: { stacked: stacked ?? false, beginAtZero: true, ticks: { precision: 0 } } },
+        scales: { x: { stacked: stacked ?? false }, y: { stacked: stacked ?? false, beginAtZero: true, ticks: fractional ? {} : { precision: 0 } } },
         plugins: { legend: { position: 'bottom' } },
       },
     };
     const chart = new Chart(canvas.current, config);
     return () => chart.destroy();
-  }, [type, labels, datasets, stacked]);
-  const summary = datasets.map((dataset) => `${dataset.label}: ${dataset.data.reduce((sum, value) => sum + value, 0)}`).join(', ');
+  }, [type, labels, datasets, stacked, fractional]);
+  const summary = datasets.map((dataset) => `${dataset.label}: ${Math.round(dataset.data.reduce((sum, value) => sum + value, 0) * 1e6) / 1e6}`).join(', ');
   return (
     <figure className="chart">
       <div className="chart-box">
@@ -252,4 +252,18 @@ export function JsonEditor({ value, needs, onSave, label }: { value: unknown; ne
       </ActionButton>
     </div>
   );
+}
+
+/** Every bucket start (UTC hour or day) from `from` up to `to`, so quiet hours show as zero. */
+export function bucketStarts(from: string, to: string, bucket: 'hour' | 'day'): string[] {
+  const step = bucket === 'hour' ? 3_600_000 : 86_400_000;
+  const starts: string[] = [];
+  for (let time = Math.floor(Date.parse(from) / step) * step; time < Date.parse(to); time += step) starts.push(new Date(time).toISOString());
+  return starts;
+}
+
+/** A bucket's start as a chart label: the time of an hour, the date of a day. */
+export function bucketLabel(start: string, bucket: 'hour' | 'day'): string {
+  const date = new Date(start);
+  return bucket === 'hour' ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleDateString([], { month: 'short', day: 'numeric' });
 }

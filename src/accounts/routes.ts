@@ -8,6 +8,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/index.ts';
+import type { FeatureFlags } from '../platform/config.ts';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Metrics } from '../platform/metrics.ts';
@@ -62,7 +63,18 @@ export interface AccountRoutesOptions {
   checkTarget(url: string, field?: string): Promise<URL>;
   /** TOTP second factor: password login answers a second step for users who enabled it. */
   totp?: Pick<Totp, 'active' | 'issueMfaToken'>;
+  /** The deployment's feature flags (FEATURE_* in the environment), shown by GET /api/v1/config/features. */
+  features: FeatureFlags;
 }
+
+/** Each feature flag's name in the API and the environment variable that sets it. */
+const FEATURE_VARIABLES: ReadonlyArray<[keyof FeatureFlags, string, string]> = [
+  ['mcpSecurity', 'mcp_security', 'FEATURE_MCP_SECURITY'],
+  ['aiGateway', 'ai_gateway', 'FEATURE_AI_GATEWAY'],
+  ['geoBlocking', 'geo_blocking', 'FEATURE_GEO_BLOCKING'],
+  ['hipaaBaa', 'hipaa_baa', 'FEATURE_HIPAA_BAA'],
+  ['soc2Reports', 'soc2_reports', 'FEATURE_SOC2_REPORTS'],
+];
 
 export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, services) => {
   const { accounts, audit } = services;
@@ -146,6 +158,15 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
         user_id: caller.userId,
         role: caller.role,
       };
+    },
+  );
+
+  app.get(
+    '/api/v1/config/features',
+    { config: { scope: 'read' }, schema: { tags: ['accounts'], description: "The deployment's feature flags in force (set by FEATURE_* in svc's environment; the same for every org). Read-only." } },
+    async (request) => {
+      auth(request);
+      return { data: FEATURE_VARIABLES.map(([key, flag, variable]) => ({ flag, enabled: services.features[key], variable })) };
     },
   );
 

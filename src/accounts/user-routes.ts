@@ -31,7 +31,7 @@ function sessionOf(request: CallerRequest): AuthContext & { sessionId: string; u
   return caller as AuthContext & { sessionId: string; userId: string };
 }
 
-export const userRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, services) => {
+export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = async (app, services) => {
   const { accounts, audit } = services;
   const { members, sessions } = accounts;
   const record = (request: CallerRequest, action: string, target: string | null, details: Record<string, unknown> = {}, actor?: { orgId: string; name: string }) => {

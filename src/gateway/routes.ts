@@ -174,8 +174,65 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
     return budgetView(caller);
   });
 
+  app.get(
+    '/api/v1/gateway/usage',
+    {
+      config: { scope: 'read' },
+      schema: {
+        querystring: Type.Object({
+          from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (inclusive); default: 24 hours (bucket=hour) or 30 days (bucket=day) before `to`.' })),
+          to: Type.Optional(Type.String({ format: 'date-time', description: 'End (exclusive); default: now.' })),
+          bucket: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'hour' })),
+        }, { additionalProperties: false }),
+      },
+    },
+    async (request) => {
+      const query = request.query as { from?: string; to?: string; bucket?: 'hour' | 'day' };
+      const bucket = query.bucket ?? 'hour';
+      const to = query.to === undefined ? new Date() : new Date(query.to);
+      const from = query.from === undefined ? new Date(to.getTime() - (bucket === 'hour' ? DAY_MS : USAGE_MAX_DAYS * DAY_MS)) : new Date(query.from);
+      if (!(from.getTime() < to.getTime())) throw new SvcError('VALIDATION_FAILED', { message: 'from must be before to', details: { field: 'querystring.from', reason: 'range_empty' } });
+      const maxDays = bucket === 'hour' ? USAGE_MAX_HOURLY_DAYS : USAGE_MAX_DAYS * 3;
+      if (to.getTime() - from.getTime() > maxDays * DAY_MS) throw new SvcError('VALIDATION_FAILED', { message: `the range may span at most ${maxDays} days with bucket=${bucket}`, details: { field: 'querystring.from', reason: 'range_too_long', max_days: maxDays } });
+      const caller = callerOf(request);
+      const [buckets, anomalies, budget] = await Promise.all([
+        gateway.history.buckets(caller.orgId, from, to, bucket),
+        gateway.history.anomalies(caller.orgId, from, to),
+        budgetView(caller),
+      ]);
+      return {
+        from: from.toISOString(),
+        to: to.toISOString(),
+        bucket,
+        buckets: buckets.map((row) => ({
+          start: row.start,
+          provider: row.provider,
+          model: row.model,
+          requests: row.requests,
+          prompt_tokens: row.promptTokens,
+          completion_tokens: row.completionTokens,
+          total_tokens: row.promptTokens + row.completionTokens,
+          cost_usd: row.costUsd,
+        })),
+        budget,
+        anomalies: anomalies.map((row) => ({
+          hour_start: row.hour,
+          spend_usd: row.spendMicroUsd / 1_000_000,
+          baseline_mean_usd: row.meanMicroUsd / 1_000_000,
+          baseline_stddev_usd: row.stddevMicroUsd / 1_000_000,
+          z_score: Math.round(row.z * 100) / 100,
+        })),
+      };
+    },
+  );
+
   app.get('/api/v1/gateway/providers/health', { config: { scope: 'admin' } }, async (request) => ({ providers: await gateway.health(callerOf(request).orgId) }));
 };
+
+const DAY_MS = 86_400_000;
+/** Longest range of GET /api/v1/gateway/usage with bucket=hour (days), and the default range with bucket=day. */
+const USAGE_MAX_HOURLY_DAYS = 31;
+const USAGE_MAX_DAYS = 30;
 
 /** The credential a clearance is bound to, and the clearance the request presents. */
 export function challengeOf(request: FastifyRequest): { client: string; clearance: string | null } {

@@ -26,6 +26,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { Admission, type Caller, type PreparedCompletion } from './admission.ts';
 import { SpendTracker } from './anomaly.ts';
+import { UsageHistory } from './usage-history.ts';
 import { Attempts, type Invokers } from './attempts.ts';
 import type { AbortHook, ClientCancel } from './cancel.ts';
 import type { BreakerPolicy, BreakerRegistry } from './breaker.ts';
@@ -141,6 +142,7 @@ export class GatewayService {
   readonly budget: BudgetLedger;
   private persistTimer: NodeJS.Timeout | null = null;
   readonly spend: SpendTracker;
+  readonly history: UsageHistory;
   readonly breakers: BreakerRegistry;
   readonly latency: LatencyWindows;
   private readonly admission: Admission;
@@ -152,6 +154,7 @@ export class GatewayService {
     this.settings = new SettingsStore(deps.db);
     this.budget = new BudgetLedger(deps.cache, Date.now, createBudgetStore(deps.db));
     this.spend = new SpendTracker(deps.cache);
+    this.history = new UsageHistory(deps.db);
     const costOf = deps.costUsd ?? (() => null);
     this.attempts = new Attempts(deps);
     this.breakers = this.attempts.breakers;
@@ -171,7 +174,7 @@ export class GatewayService {
       isAvailable: (key) => breakers.get(key).available(Date.now()),
       latencyOf: (key) => latency.mean(key),
     });
-    this.settlement = new Settlement({ logger: deps.logger, metrics: deps.metrics, events: deps.events, budget: this.budget, spend: this.spend, costOf, onBudgetUsage: deps.onBudgetUsage });
+    this.settlement = new Settlement({ logger: deps.logger, metrics: deps.metrics, events: deps.events, budget: this.budget, spend: this.spend, costOf, onBudgetUsage: deps.onBudgetUsage, history: this.history });
     this.streamParts = { attempts: this.attempts, settlement: this.settlement };
   }
 

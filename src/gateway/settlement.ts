@@ -16,6 +16,7 @@ import type { TokenUsage } from './contract.ts';
 import { AI_GATEWAY_EVENT, type GatewayEvents } from './events.ts';
 import { fallbackCostUsd, type CostFunction } from './pricing/pricing.ts';
 import type { PreparedCompletion, Viable } from './admission.ts';
+import { hourOf, type UsageHistory, type UsageHourRow } from './usage-history.ts';
 
 /** The service's own answer to a JSON completion. */
 export interface CompletionEnvelope {
@@ -42,6 +43,8 @@ export interface SettlementDeps {
   costOf: CostFunction;
   /** Told the share of the daily token budget an org has used after each settled call. */
   onBudgetUsage?: ((orgId: string, ratio: number) => void) | undefined;
+  /** Where cost and tokens per org, model and hour are kept (the dashboard's charts); none in unit tests. */
+  history?: UsageHistory | undefined;
 }
 
 /** Settlement deltas of one org and budget day, waiting for the next batch. */
@@ -69,6 +72,8 @@ export class Settlement {
   private readonly accounting = new Set<Promise<void>>();
   /** Settlements waiting for the next batch, per org and budget day. */
   private readonly pending = new Map<string, PendingSettlement>();
+  /** Per-hour usage rows waiting for the next batch, per org, hour, provider and model. */
+  private readonly pendingHours = new Map<string, UsageHourRow>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: SettlementDeps) {}
@@ -80,8 +85,12 @@ export class Settlement {
     const costUsd = cost === null ? null : Math.round(cost * 1e10) / 1e10;
     this.deps.metrics.aiTokens.inc({ model, provider: candidate.provider }, usage.totalTokens);
     if (costUsd !== null && costUsd > 0) this.deps.metrics.aiCost.inc({ model, provider: candidate.provider }, costUsd);
+    this.recordHour(prepared.caller.orgId, candidate.provider, model, usage, costUsd);
     const reservation = prepared.reservation;
-    if (reservation === null) return costUsd;
+    if (reservation === null) {
+      this.schedule();
+      return costUsd;
+    }
     // An unpriced model still counts against a USD cap, at the conservative fallback estimate.
     const microUsd = Math.round((costUsd ?? fallbackCostUsd(candidate.provider, model, usage)) * MICRO);
     const delta = settlementDelta(reservation, usage.totalTokens, microUsd);
@@ -95,11 +104,32 @@ export class Settlement {
       pending.spend += microUsd;
       pending.tokenLimit = prepared.tokenLimit;
     }
+    this.schedule();
+    return costUsd;
+  }
+
+  private schedule(): void {
     if (this.timer === null) {
       this.timer = setTimeout(() => this.flush(), SETTLE_BATCH_MS);
       this.timer.unref();
     }
-    return costUsd;
+  }
+
+  /** Adds one call to its org's, model's and hour's row (cost: the listed price; 0 when unpriced). */
+  private recordHour(orgId: string, provider: string, model: string, usage: TokenUsage, costUsd: number | null): void {
+    if (this.deps.history === undefined) return;
+    const hour = hourOf(Date.now());
+    const key = `${orgId} ${hour} ${provider} ${model}`;
+    const cost = costUsd ?? 0;
+    const row = this.pendingHours.get(key);
+    if (row === undefined) {
+      this.pendingHours.set(key, { orgId, hour, provider, model, requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, costUsd: cost });
+    } else {
+      row.requests += 1;
+      row.promptTokens += usage.promptTokens;
+      row.completionTokens += usage.completionTokens;
+      row.costUsd = Math.round((row.costUsd + cost) * 1e10) / 1e10;
+    }
   }
 
   /** A completion whose end is not known from upstream (the client left, or upstream failed mid-stream): what was sent, estimated. */
@@ -120,7 +150,7 @@ export class Settlement {
 
   /** Resolves when accounting started or queued so far has been applied (tests, shutdown). */
   async settled(): Promise<void> {
-    if (this.pending.size > 0) this.flush();
+    if (this.pending.size > 0 || this.pendingHours.size > 0) this.flush();
     while (this.accounting.size > 0) await Promise.allSettled([...this.accounting]);
   }
 
@@ -134,6 +164,16 @@ export class Settlement {
       void settling.finally(() => this.accounting.delete(settling));
     }
     this.pending.clear();
+    if (this.pendingHours.size > 0 && this.deps.history !== undefined) {
+      const history = this.deps.history;
+      const rows = [...this.pendingHours.values()];
+      const recording = history.add(rows).catch((error: unknown) => {
+        this.deps.logger.error({ err: error, rows: rows.length }, 'gateway usage history not recorded');
+      });
+      this.accounting.add(recording);
+      void recording.finally(() => this.accounting.delete(recording));
+    }
+    this.pendingHours.clear();
   }
 
   private async settle(pending: PendingSettlement): Promise<void> {
@@ -152,6 +192,7 @@ export class Settlement {
       }
       const anomaly = await this.deps.spend.add(orgId, pending.spend);
       if (anomaly !== null) {
+        await this.deps.history?.addAnomaly(orgId, { hour: anomaly.hourStart, spendMicroUsd: anomaly.currentMicroUsd, meanMicroUsd: anomaly.mean, stddevMicroUsd: anomaly.stddev, z: anomaly.z });
         events.emit(orgId, 'cost.anomaly', {
           hour_start: anomaly.hourStart,
           spend_usd: anomaly.currentMicroUsd / MICRO,

@@ -21,7 +21,7 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   const { accounts, audit, detection, events, gateway, webhooks, verification, rateLimiter, metrics, checkTarget } = services;
   // The AI opt-out's effect on every API request that names an opted-out subject (docs/compliance.md).
   app.addHook('preHandler', optOutHook(services.compliance));
-  await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget, totp: services.signIn.totp });
+  await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget, totp: services.signIn.totp, features: services.config.features });
   await app.register(userRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
   await app.register(signInRoutes, { accounts, totp: services.signIn.totp, sso: services.signIn.sso, rateLimiter, metrics });
   await app.register(detectionRoutes, { engine: detection, events, audit: services.audit });

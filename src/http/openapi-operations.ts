@@ -63,6 +63,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'GET /api/v1/providers': { operationId: 'listProviderKeys', summary: 'List the configured upstream provider keys, masked' },
 
   'POST /api/v1/inspect': { operationId: 'inspect', summary: 'Score a prompt, tool output, model output or HTTP request (threat decision)' },
+  'GET /api/v1/config/features': { operationId: 'listFeatureFlags', summary: "The deployment's feature flags in force (read-only)" },
   'GET /api/v1/config/thresholds': { operationId: 'getThresholds', summary: 'The response-policy thresholds in force' },
   'POST /api/v1/config/thresholds': { operationId: 'setThresholds', summary: 'Set the auto-block threshold and the policy bands' },
 
@@ -74,6 +75,7 @@ export const OPERATION_NAMES: Readonly<Record<string, OperationNames>> = {
   'PUT /api/v1/gateway/pii': { operationId: 'setPiiSettings', summary: 'Set PII redaction settings' },
   'GET /api/v1/gateway/budget': { operationId: 'getBudget', summary: 'Budget caps and spend so far' },
   'PUT /api/v1/gateway/budget': { operationId: 'setBudget', summary: 'Set budget caps' },
+  'GET /api/v1/gateway/usage': { operationId: 'getGatewayUsage', summary: 'Cost and tokens by model per hour or day, the budget in force and the cost anomalies raised' },
   'GET /api/v1/gateway/providers/health': { operationId: 'listProviderHealth', summary: 'Circuit-breaker state and latency per upstream provider' },
   'POST /api/v1/gateway/challenge': { operationId: 'solveChallenge', summary: 'Answer the proof-of-work puzzle of a CHALLENGE_REQUIRED and get a clearance' },
 

@@ -290,6 +290,34 @@ const Budget = closed({
   daily_usd_cap: nullable(Type.Number()),
   usd_used: nullable(Type.Number()),
 });
+const FeatureFlagList = closed({
+  data: Type.Array(closed({ flag: Type.String(), enabled: Type.Boolean(), variable: Type.String({ description: 'The environment variable that sets it.' }) })),
+}, "The deployment's feature flags in force.");
+const GatewayUsageBucket = closed({
+  start: Type.String({ format: 'date-time' }),
+  provider: Type.String(),
+  model: Type.String(),
+  requests: Type.Integer(),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+  cost_usd: Type.Number(),
+}, 'Cost and tokens of one model in one hour or day (UTC); cost at the listed price, 0 for an unpriced model.');
+const CostAnomaly = closed({
+  hour_start: Type.String({ format: 'date-time' }),
+  spend_usd: Type.Number(),
+  baseline_mean_usd: Type.Number(),
+  baseline_stddev_usd: Type.Number(),
+  z_score: Type.Number(),
+}, 'A cost.anomaly raised: the hour\'s spend against the previous 24 hours.');
+const GatewayUsage = closed({
+  from: Type.String({ format: 'date-time' }),
+  to: Type.String({ format: 'date-time' }),
+  bucket: oneOf(['hour', 'day']),
+  buckets: Type.Array(ref('GatewayUsageBucket')),
+  budget: ref('Budget'),
+  anomalies: Type.Array(ref('CostAnomaly')),
+});
 const ProviderHealth = closed({
   gateway_id: Type.String(),
   state: oneOf(['closed', 'open', 'half_open']),
@@ -654,6 +682,10 @@ export const RESPONSE_COMPONENTS = {
   ChallengeClearance,
   PiiSettings,
   Budget,
+  FeatureFlagList,
+  GatewayUsageBucket,
+  CostAnomaly,
+  GatewayUsage,
   ProviderHealth,
   ProviderHealthList,
   AuditVerification,
@@ -765,6 +797,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
 
   'POST /api/v1/inspect': { success: { 200: 'ThreatDecision' } },
   'GET /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
+  'GET /api/v1/config/features': { success: { 200: 'FeatureFlagList' } },
   'POST /api/v1/config/thresholds': { success: { 200: 'ThresholdSettings' } },
 
   'POST /api/v1/gateway/completions': { success: { 200: 'CompletionResponse' }, stream: 'CompletionStreamEvent', errors: [402, 422, 502, 504] },
@@ -780,6 +813,7 @@ export const OPERATION_RESPONSES: Readonly<Record<string, OperationResponses>> =
   'GET /api/v1/gateway/budget': { success: { 200: 'Budget' } },
   'PUT /api/v1/gateway/budget': { success: { 200: 'Budget' } },
   'GET /api/v1/gateway/providers/health': { success: { 200: 'ProviderHealthList' } },
+  'GET /api/v1/gateway/usage': { success: { 200: 'GatewayUsage' } },
   'POST /api/v1/gateway/challenge': { success: { 200: 'ChallengeClearance' } },
 
   'GET /api/v1/audit/verify': { success: { 200: 'AuditVerification' } },

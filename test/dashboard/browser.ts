@@ -5,7 +5,8 @@
  * loopback port with that build.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,4 +88,23 @@ export async function visit(page: Page, title: string, heading = title): Promise
   if (!(await navigation.isVisible())) await page.getByRole('button', { name: 'Menu' }).click();
   await navigation.getByRole('link', { name: title, exact: true }).click();
   await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+/** axe-core's serious and critical violations on the page as it stands. */
+export async function seriousViolations(target: Page): Promise<string[]> {
+  // Evaluated over the DevTools protocol, which the page's CSP does not govern (no inline script).
+  if (!(await target.evaluate('typeof window.axe !== "undefined"'))) await target.evaluate(axeSource);
+  const violations = (await target.evaluate('window.axe.run(document, { resultTypes: ["violations"] }).then((result) => result.violations)')) as AxeViolation[];
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
 }

@@ -6,14 +6,12 @@
  * (docs/dashboard.md shows them).
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { serveScripted, type Upstream } from '../mcp/upstreams.ts';
-import { hasChromium, openPage, signIn, startHarness, visit, type DashboardHarness } from './browser.ts';
+import { hasChromium, openPage, seriousViolations, signIn, startHarness, visit, type DashboardHarness } from './browser.ts';
 
 const PAGES = ['Overview', 'Threats', 'API security', 'MCP', 'AI gateway', 'Verification policy', 'Webhooks', 'Audit', 'API keys', 'Users', 'Plan and usage', 'Your security', 'Settings'];
 /** The pages photographed for docs/dashboard.md (a few, to keep the repository small). */
@@ -23,7 +21,6 @@ const EMAIL = `analyst-${randomUUID().slice(0, 8)}@example.com`;
 const PASSWORD = 'a long enough password';
 const screenshots = process.env.UPDATE_SCREENSHOTS === '1';
 const images = fileURLToPath(new URL('../../docs/images/', import.meta.url));
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let harness: DashboardHarness;
 let page: Page;
@@ -31,22 +28,6 @@ let problems: string[];
 let openai: FakeProvider | undefined;
 let upstream: Upstream | undefined;
 let removeWebhook: (() => Promise<void>) | undefined;
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function seriousViolations(target: Page): Promise<string[]> {
-  // Evaluated over the DevTools protocol, which the page's CSP does not govern (no inline script).
-  if (!(await target.evaluate('typeof window.axe !== "undefined"'))) await target.evaluate(axeSource);
-  const violations = (await target.evaluate('window.axe.run(document, { resultTypes: ["violations"] }).then((result) => result.violations)')) as AxeViolation[];
-  return violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-}
 
 async function settled(target: Page): Promise<void> {
   await expect.poll(() => target.locator('.state.loading').count(), { timeout: 20_000 }).toBe(0);

@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
-import { Async, ChartView, DECISION_COLORS, Page, useApi } from '../ui.tsx';
+import { Async, ChartView, DECISION_COLORS, Page, bucketLabel, bucketStarts, useApi } from '../ui.tsx';
+import type { GatewayUsage } from './ai-gateway.tsx';
 
 export interface ThreatSummary {
   from: string;
@@ -17,10 +18,6 @@ const RANGES = {
 } as const;
 const DECISIONS = ['log', 'alert', 'challenge', 'block'];
 
-function label(start: string, bucket: 'hour' | 'day'): string {
-  const date = new Date(start);
-  return bucket === 'hour' ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleDateString([], { month: 'short', day: 'numeric' });
-}
 
 export function Overview() {
   const [range, setRange] = useState<keyof typeof RANGES>('24h');
@@ -31,6 +28,7 @@ export function Overview() {
     return `/api/v1/threats/summary?from=${encodeURIComponent(from.toISOString())}&to=${encodeURIComponent(to.toISOString())}&bucket=${RANGES[range].bucket}`;
   }, [range]);
   const summary = useApi<ThreatSummary>(path);
+  const usage = useApi<GatewayUsage>(path.replace('/api/v1/threats/summary', '/api/v1/gateway/usage'));
   return (
     <Page title="Overview" intro="Findings of every pillar: requests scored log or above, by decision and by pillar over time.">
       <div className="toolbar" role="group" aria-label="Time range">
@@ -43,12 +41,21 @@ export function Overview() {
       <Async loaded={summary} what="the summary">
         {(data) => <SummaryView data={data} />}
       </Async>
+      <h2>Requests over time</h2>
+      <p className="muted">
+        svc keeps no per-organization count of every request over time: requests through protected API gateways and MCP servers
+        appear here only as findings (above), and as totals per gateway in the Prometheus metric <code>svc_requests_total</code>.
+        AI-gateway completions are counted per model and hour:
+      </p>
+      <Async loaded={usage} what="AI-gateway completions" isEmpty={(data) => data.buckets.length === 0} empty="No AI-gateway completions in this period.">
+        {(data) => <CompletionsView data={data} />}
+      </Async>
     </Page>
   );
 }
 
 function SummaryView({ data }: { data: ThreatSummary }) {
-  const labels = useMemo(() => data.buckets.map((bucket) => label(bucket.start, data.bucket)), [data]);
+  const labels = useMemo(() => data.buckets.map((bucket) => bucketLabel(bucket.start, data.bucket)), [data]);
   const byDecision = useMemo(() => DECISIONS.map((decision) => ({ label: decision, color: DECISION_COLORS[decision], data: data.buckets.map((bucket) => bucket.by_decision[decision] ?? 0) })), [data]);
   const pillars = Object.keys(data.totals.by_pillar).sort();
   const byPillar = useMemo(() => pillars.map((pillar) => ({ label: pillar, data: data.buckets.map((bucket) => bucket.by_pillar[pillar] ?? 0) })), [data, pillars.join()]);
@@ -72,4 +79,19 @@ function SummaryView({ data }: { data: ThreatSummary }) {
       )}
     </>
   );
+}
+
+function CompletionsView({ data }: { data: GatewayUsage }) {
+  const starts = useMemo(() => bucketStarts(data.from, data.to, data.bucket), [data]);
+  const labels = useMemo(() => starts.map((start) => bucketLabel(start, data.bucket)), [starts, data.bucket]);
+  const datasets = useMemo(() => {
+    const index = new Map(starts.map((start, position) => [start, position]));
+    const counts = starts.map(() => 0);
+    for (const row of data.buckets) {
+      const position = index.get(row.start);
+      if (position !== undefined) counts[position]! += row.requests;
+    }
+    return [{ label: 'AI-gateway completions', data: counts }];
+  }, [data, starts]);
+  return <ChartView type="bar" labels={labels} datasets={datasets} label="AI-gateway completions over time" />;
 }

@@ -1,20 +1,40 @@
 import { useId, useState, type FormEvent } from 'react';
 import { api, ApiError } from '../api.ts';
-import { Async, ErrorNotice, Page, formatTime, useApi, useCan } from '../ui.tsx';
+import { Async, Badge, ErrorNotice, Page, formatTime, useApi, useCan } from '../ui.tsx';
 
 interface Thresholds {
   thresholds: { log_threshold: number; alert_threshold: number; challenge_threshold: number; block_threshold: number };
   updated_at?: string;
 }
 
+interface FeatureFlags {
+  data: Array<{ flag: string; enabled: boolean; variable: string }>;
+}
+
 const BANDS = ['log_threshold', 'alert_threshold', 'challenge_threshold', 'block_threshold'] as const;
 
 export function Settings() {
   const thresholds = useApi<Thresholds>('/api/v1/config/thresholds');
+  const features = useApi<FeatureFlags>('/api/v1/config/features');
   return (
     <Page title="Settings" needs="admin" intro="Response-policy thresholds: a request whose threat score reaches a threshold gets that band's decision (log < alert < challenge < block).">
       <Async loaded={thresholds} what="the thresholds">
         {(data) => <ThresholdForm data={data} onSaved={thresholds.reload} />}
+      </Async>
+      <h2>Feature flags in force</h2>
+      <p className="muted">Set for the whole deployment by environment variables when svc starts; read-only here.</p>
+      <Async loaded={features} what="the feature flags">
+        {(data) => (
+          <table className="list" tabIndex={0}>
+            <caption className="visually-hidden">Feature flags in force</caption>
+            <thead><tr><th scope="col">Feature</th><th scope="col">State</th><th scope="col">Set by</th></tr></thead>
+            <tbody>
+              {data.data.map((feature) => (
+                <tr key={feature.flag}><td>{feature.flag.replace(/_/g, ' ')}</td><td><Badge tone={feature.enabled ? 'ok' : undefined}>{feature.enabled ? 'on' : 'off'}</Badge></td><td><code>{feature.variable}</code></td></tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </Async>
     </Page>
   );

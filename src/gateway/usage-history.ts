@@ -1,0 +1,119 @@
+/**
+ * Cost and tokens per org, provider, model and UTC hour (table gateway_usage_hourly, migration
+ * 104), and the cost anomalies raised (gateway_cost_anomalies): what the dashboard's AI gateway
+ * charts read through GET /api/v1/gateway/usage. Settlement collects each batch's totals and
+ * adds them in one statement on the owner connection (system work, like budget_usage); reads run
+ * under the org's row-level security.
+ */
+import type { Database } from '../platform/db/index.ts';
+
+const HOUR_MS = 3_600_000;
+
+export interface UsageHourRow {
+  orgId: string;
+  /** Start of the UTC hour, ISO 8601. */
+  hour: string;
+  provider: string;
+  model: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** At the listed price (0 when unpriced). */
+  costUsd: number;
+}
+
+export interface CostAnomalyRow {
+  hour: string;
+  spendMicroUsd: number;
+  meanMicroUsd: number;
+  stddevMicroUsd: number;
+  z: number;
+}
+
+export interface UsageBucket {
+  start: string;
+  provider: string;
+  model: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+}
+
+/** The start of the UTC hour holding `time` (ms), ISO 8601. */
+export function hourOf(time: number): string {
+  return new Date(Math.floor(time / HOUR_MS) * HOUR_MS).toISOString();
+}
+
+export class UsageHistory {
+  constructor(private readonly db: Database) {}
+
+  /** Adds each row's counts to the stored hour (one statement). */
+  async add(rows: readonly UsageHourRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(
+      `INSERT INTO gateway_usage_hourly (org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd)
+       SELECT org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd
+         FROM jsonb_to_recordset($1::jsonb) AS r(org_id uuid, hour timestamptz, provider text, model text, requests bigint, prompt_tokens bigint, completion_tokens bigint, cost_usd numeric)
+       ON CONFLICT (org_id, hour, provider, model) DO UPDATE
+         SET requests = gateway_usage_hourly.requests + excluded.requests,
+             prompt_tokens = gateway_usage_hourly.prompt_tokens + excluded.prompt_tokens,
+             completion_tokens = gateway_usage_hourly.completion_tokens + excluded.completion_tokens,
+             cost_usd = gateway_usage_hourly.cost_usd + excluded.cost_usd`,
+      [JSON.stringify(rows.map((row) => ({
+        org_id: row.orgId, hour: row.hour, provider: row.provider, model: row.model, requests: row.requests,
+        prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens, cost_usd: row.costUsd,
+      })))],
+    );
+  }
+
+  /** Records a raised cost anomaly (once per org and hour). */
+  async addAnomaly(orgId: string, anomaly: CostAnomalyRow): Promise<void> {
+    await this.db.query(
+      `INSERT INTO gateway_cost_anomalies (org_id, hour, spend_micro_usd, baseline_mean_micro_usd, baseline_stddev_micro_usd, z_score)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (org_id, hour) DO NOTHING`,
+      [orgId, anomaly.hour, anomaly.spendMicroUsd, anomaly.meanMicroUsd, anomaly.stddevMicroUsd, anomaly.z],
+    );
+  }
+
+  /** Totals per bucket (hour or day, UTC), provider and model in [from, to). */
+  async buckets(orgId: string, from: Date, to: Date, bucket: 'hour' | 'day'): Promise<UsageBucket[]> {
+    const result = await this.db.withOrg(orgId, (tx) =>
+      tx.query<{ start: Date | string; provider: string; model: string; requests: string; prompt_tokens: string; completion_tokens: string; cost_usd: string }>(
+        `SELECT date_trunc($4, hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS start, provider, model,
+                sum(requests)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens,
+                sum(completion_tokens)::text AS completion_tokens, sum(cost_usd)::text AS cost_usd
+           FROM gateway_usage_hourly WHERE org_id = $1 AND hour >= $2 AND hour < $3
+          GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+        [orgId, from.toISOString(), to.toISOString(), bucket],
+      ),
+    );
+    return result.rows.map((row) => ({
+      start: new Date(row.start).toISOString(),
+      provider: row.provider,
+      model: row.model,
+      requests: Number(row.requests),
+      promptTokens: Number(row.prompt_tokens),
+      completionTokens: Number(row.completion_tokens),
+      costUsd: Number(row.cost_usd),
+    }));
+  }
+
+  /** Cost anomalies raised in [from, to), newest first. */
+  async anomalies(orgId: string, from: Date, to: Date): Promise<CostAnomalyRow[]> {
+    const result = await this.db.withOrg(orgId, (tx) =>
+      tx.query<{ hour: Date | string; spend_micro_usd: string; baseline_mean_micro_usd: number; baseline_stddev_micro_usd: number; z_score: number }>(
+        `SELECT hour, spend_micro_usd::text AS spend_micro_usd, baseline_mean_micro_usd, baseline_stddev_micro_usd, z_score
+           FROM gateway_cost_anomalies WHERE org_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour DESC LIMIT 500`,
+        [orgId, from.toISOString(), to.toISOString()],
+      ),
+    );
+    return result.rows.map((row) => ({
+      hour: new Date(row.hour).toISOString(),
+      spendMicroUsd: Number(row.spend_micro_usd),
+      meanMicroUsd: Number(row.baseline_mean_micro_usd),
+      stddevMicroUsd: Number(row.baseline_stddev_micro_usd),
+      z: Number(row.z_score),
+    }));
+  }
+}
