@@ -89,8 +89,11 @@ describe('starting svc with pending webhook deliveries in the database', () => {
       // Nothing was lost: once the queue takes jobs again, the sweep queues every pending
       // delivery (here asked for directly, as if its grace had passed) and each one arrives.
       stalled = false;
-      // (At least BACKLOG: a shared PostgreSQL may hold other tests' pending deliveries too.)
-      expect(await next.webhooks.sweep(new Date(Date.now() + 60_000), 0)).toBeGreaterThanOrEqual(BACKLOG);
+      // (At least BACKLOG: a shared PostgreSQL may hold other tests' pending deliveries too.) With
+      // Redis the previous run's jobs outlive it in the shared queue, so the next start's worker
+      // delivers some of them before this sweep: there, every delivery arriving once is the check.
+      const swept = await next.webhooks.sweep(new Date(Date.now() + 60_000), 0);
+      if (process.env.REDIS_URL === undefined) expect(swept).toBeGreaterThanOrEqual(BACKLOG);
       await waitFor(() => (receiver.received('/backlog').length >= BACKLOG ? true : undefined), 60_000);
       const ids = new Set(receiver.received('/backlog').map((request) => request.headers['webhook-id']));
       expect(ids.size).toBe(BACKLOG);
