@@ -19,7 +19,7 @@ import { createBehaviourBaseline, createDetection, type DetectionEngine, type De
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
-import { createCollector, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
+import { countSensors, createCollector, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
 import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
@@ -178,7 +178,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   const checkTarget = (url: string, field?: string) => assertPublicUrl(url, { allowPrivate: config.allowPrivateTargets, ...(field ? { field } : {}) });
 
   // Capabilities, each built once through its factory. Order follows the arrows only.
-  const accounts = createAccounts({ db, config, logger });
+  const accounts = createAccounts({ db, config, logger, sensorCount: (orgId) => countSensors(db, orgId) });
   const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger });
   const audit = createAuditLog({ config, db, queue, logger });
   const signIn = {

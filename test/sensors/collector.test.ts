@@ -267,6 +267,9 @@ describe('collector without a licence', () => {
     const list = await context.app.inject({ method: 'GET', url: '/api/v1/sensors', headers: { authorization: `Bearer ${org.apiKey}` } });
     expect(list.json().sensors).toHaveLength(1);
     expect(list.json().licence).toEqual({ state: 'none', expires_at: null });
+    // The org's usage shows the sensor in use beside the plan's limit.
+    const usage = await context.app.inject({ method: 'GET', url: '/api/v1/org/usage', headers: { authorization: `Bearer ${org.apiKey}` } });
+    expect(usage.json().sensors).toEqual({ used: 1, limit: 1 });
   });
 });
 

@@ -83,6 +83,12 @@ function sensorRow(row: Record<string, unknown>): SensorRecord {
 
 export const ENROLMENT_TOKEN_PREFIX = 'svc_enr_';
 
+/** The org's registered (not revoked) sensors: the usage figure beside the plan's sensor limit (GET /api/v1/org/usage). */
+export async function countSensors(db: Database, orgId: string): Promise<number> {
+  const { rows } = await db.withOrg(orgId, (tx) => tx.query<{ count: number }>('SELECT count(*)::int AS count FROM sensors WHERE org_id = $1 AND revoked_at IS NULL', [orgId]));
+  return rows[0]?.count ?? 0;
+}
+
 export function createSensorStore(db: Database) {
   return {
     async createToken(orgId: string, input: { name: string | null; createdBy: string; expiresAt: Date }): Promise<{ id: string; token: string; expires_at: string }> {
