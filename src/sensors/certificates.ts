@@ -137,7 +137,8 @@ const KEY_FILE = 'ca-key.pem';
 const CERT_FILE = 'ca-cert.pem';
 const STATE_FILE = 'state.json';
 
-async function writeFileAtomic(path: string, content: string): Promise<void> {
+/** Writes a file readable by its owner only (0600), fsync'd, replacing the old one in one rename. */
+export async function writeFileAtomic(path: string, content: string): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
   const handle = await open(temporary, 'w', 0o600);
   try {
@@ -147,6 +148,8 @@ async function writeFileAtomic(path: string, content: string): Promise<void> {
     await handle.close();
   }
   await rename(temporary, path);
+  // A temporary file left by a crash keeps its mode when reopened: the result is 0600 whatever it was.
+  await chmod(path, 0o600);
 }
 
 async function exists(path: string): Promise<boolean> {

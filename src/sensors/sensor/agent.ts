@@ -13,12 +13,12 @@
  * never logged; the enrolment token is used once and not stored.
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../platform/logger.ts';
-import { createCertificateRequest, generateSensorKey, renewalDue } from '../certificates.ts';
-import type { SensorConfig } from '../collector/store.ts';
+import { createCertificateRequest, generateSensorKey, renewalDue, writeFileAtomic } from '../certificates.ts';
+import { DEFAULT_SENSOR_CONFIG, type SensorConfig } from '../collector/store.ts';
 import { createReplayer, openSpool, type ReplayOutcome, type Spool, type SpooledRecord } from '../spool.ts';
 import { buildFinding, HEADERS, FINDING_MEDIA_TYPE, publicKeyText, SEVERITIES, signFinding, signRequest, WIRE_VERSION, type FindingData, type SensorClass } from '../wire.ts';
 
@@ -60,21 +60,7 @@ export class SensorStartError extends Error {
   }
 }
 
-const DEFAULT_CONFIG: SensorConfig = { muted_patterns: [], severity_threshold: 'low', paused: false, replay_rate: 100 };
 const REQUEST_TIMEOUT_MS = 10_000;
-
-async function writePrivate(path: string, content: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  const handle = await open(temporary, 'w', 0o600);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-  await chmod(path, 0o600);
-}
 
 async function readOptional(path: string): Promise<string | null> {
   try {
@@ -99,13 +85,13 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
   let keyPem = await readOptional(keyPath);
   if (keyPem === null) {
     keyPem = generateSensorKey().privateKeyPem;
-    await writePrivate(keyPath, keyPem);
+    await writeFileAtomic(keyPath, keyPem);
   }
   const privateKey: KeyObject = createPrivateKey(keyPem);
   const publicKey = publicKeyText(createPublicKey(privateKey));
   const registration = { name: options.name, class: options.sensorClass, capabilities: [...options.capabilities], version: options.version, wire_version: WIRE_VERSION, public_key: publicKey };
 
-  let config: SensorConfig = DEFAULT_CONFIG;
+  let config: SensorConfig = DEFAULT_SENSOR_CONFIG;
   let configVersion = -1;
   let heartbeatMs = options.heartbeatMs ?? 30_000;
   let lastFindingAt: string | null = null;
@@ -115,13 +101,13 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
 
   async function saveCertificate(answer: { certificate?: { certificate_pem: string; ca_certificate_pem: string } }): Promise<void> {
     if (answer.certificate === undefined) return;
-    await writePrivate(certificatePath, answer.certificate.certificate_pem);
-    await writePrivate(caPath, answer.certificate.ca_certificate_pem);
+    await writeFileAtomic(certificatePath, answer.certificate.certificate_pem);
+    await writeFileAtomic(caPath, answer.certificate.ca_certificate_pem);
   }
 
   function applyDirective(answer: { config?: SensorConfig; config_version?: number; heartbeat_interval_s?: number }): void {
     if (answer.config !== undefined && answer.config_version !== undefined && answer.config_version !== configVersion) {
-      config = { ...DEFAULT_CONFIG, ...answer.config };
+      config = { ...DEFAULT_SENSOR_CONFIG, ...answer.config };
       configVersion = answer.config_version;
       replayer.setRate(config.replay_rate);
       logger.info({ config, config_version: configVersion }, 'sensor configuration applied');
@@ -146,7 +132,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     if (answer.status !== 201 && answer.status !== 200) throw new SensorStartError('ENROLMENT_FAILED', `Enrolment refused (${answer.status} ${json.error?.code ?? ''}): ${json.error?.message ?? ''}`);
     identity = { sensor_id: String(json.sensor_id), org_id: typeof json.org_id === 'string' ? json.org_id : null, collector_url: base };
     await saveCertificate(json as { certificate?: { certificate_pem: string; ca_certificate_pem: string } });
-    await writePrivate(identityPath, JSON.stringify(identity, null, 1));
+    await writeFileAtomic(identityPath, JSON.stringify(identity, null, 1));
     pendingDirective = json as Parameters<typeof applyDirective>[0];
     logger.info({ sensor_id: identity.sensor_id }, 'sensor enrolled');
   } else {
