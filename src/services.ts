@@ -15,7 +15,7 @@ import { createAccounts, createSso, createTotp, planAllows, type Accounts, type 
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
-import { createBehaviourBaseline, createDetection, type DetectionEngine, type DetectionOptions } from './detection/index.ts';
+import { createBehaviourBaseline, createDetection, createProfileBaseline, type DetectionEngine, type DetectionOptions } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
@@ -213,6 +213,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     onBudgetUsage: (orgId, ratio) => setTokenBudgetUsedRatio(metrics.registry, orgId, ratio),
     challenges: createChallenges({ key: Buffer.from(config.secretKey) }),
     ...(telemetry.enabled ? { tracer: telemetry.tracer } : {}),
+    behaviour: createProfileBaseline(cache, { namespace: 'ai-t5' }),
     ...options.gateway,
   });
   const webhooks = createWebhooks({ config, db, queue, logger, events, outbox }, options.webhooks);
@@ -265,6 +266,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     enabled: config.features.mcpSecurity,
     stdioServers: config.mcpStdioServers,
     localId: routing.localId,
+    behaviour: createProfileBaseline(cache, { namespace: 'mcp-t5' }),
     ...options.mcp,
   });
 

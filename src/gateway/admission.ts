@@ -33,6 +33,9 @@ export interface Caller {
   /** 'test' keys are sandbox keys: not billed, not counted against budgets or spend baselines. */
   keyClass: 'live' | 'test' | 'rstr';
   requestId: string;
+  /** The API key (or dashboard user) that called: whom the T5 baseline of completions is learned for when the body names no end user. */
+  keyId?: string | null;
+  userId?: string | null;
 }
 
 /** A planned provider with its credentials and breaker key. */

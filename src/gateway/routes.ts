@@ -301,7 +301,7 @@ async function serveCompletion<C>(serving: CompletionServing, request: FastifyRe
 function callerOf(request: FastifyRequest): Caller {
   const auth = request.auth;
   if (auth === null) throw new SvcError('AUTH_MISSING');
-  return { orgId: auth.orgId, plan: auth.plan, keyClass: auth.keyClass, requestId: request.id };
+  return { orgId: auth.orgId, plan: auth.plan, keyClass: auth.keyClass, requestId: request.id, keyId: auth.keyId, userId: auth.userId };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { context as otelContext, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { createResponseGuard, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
+import { createResponseGuard, withBehaviour, type BehaviourResult, type DetectionEngine, type ProfileBaseline, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { ChallengeOutcome, Challenges } from '../platform/challenge.ts';
 import type { Database } from '../platform/db/index.ts';
@@ -26,6 +26,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { Admission, type Caller, type PreparedCompletion } from './admission.ts';
 import { SpendTracker } from './anomaly.ts';
+import { completionObservation } from './behaviour.ts';
 import { UsageHistory } from './usage-history.ts';
 import { Attempts, type Invokers } from './attempts.ts';
 import type { AbortHook, ClientCancel } from './cancel.ts';
@@ -91,6 +92,12 @@ export interface GatewayServiceDeps {
   challenges?: Challenges;
   /** OpenTelemetry (platform/telemetry.ts): a span per completion when tracing is on; absent, none. */
   tracer?: Tracer;
+  /**
+   * T5 behavioural baselines of completions (detection's subject profiles, per org and end user
+   * or API key; behaviour.ts): observed beside screening, their anomalies join the threat
+   * decision. Absent, completions have no T5.
+   */
+  behaviour?: ProfileBaseline;
 }
 
 /**
@@ -299,7 +306,10 @@ export class GatewayService {
 
   private async serve<C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> {
     const { body, caller, cancel, hooks, context } = call;
-    const worst = await this.admission.screen(body, caller, call.sessionId, call.sourceIp);
+    // T5 observes beside screening (synchronous in memory; on Redis its round trips overlap the engine's work).
+    const behaviour = this.observeBehaviour(body, caller);
+    const screened = await this.admission.screen(body, caller, call.sessionId, call.sourceIp);
+    const worst = screened === null || behaviour === null ? screened : withBehaviour(screened, ...(await behaviour));
     if (worst !== null) {
       await hooks.decided(context, worst, call.sessionId);
       if (worst.decision === 'challenge') this.challengeBand(worst, caller.orgId, call.challenge);
@@ -341,6 +351,17 @@ export class GatewayService {
             },
           };
     return verifier.completion({ orgId: caller.orgId, requestId: caller.requestId, body }, envelope, retry);
+  }
+
+  /** The T5 observation of a completion: its anomalies and how long it took (ms); null without baselines. Never rejects. */
+  private observeBehaviour(body: CompletionBody, caller: Caller): Promise<[BehaviourResult | null, number]> | null {
+    const baseline = this.deps.behaviour;
+    if (baseline === undefined) return null;
+    const started = performance.now();
+    return baseline.observe(completionObservation(body, caller)).then(
+      (result): [BehaviourResult | null, number] => [result, performance.now() - started],
+      (): [BehaviourResult | null, number] => [null, performance.now() - started],
+    );
   }
 
   /** Admission without screening (settings, provider, PII, route plan, keys, budget reservation). */

@@ -11,7 +11,7 @@
  * add facts, never lower a decision. All regular expressions are linear (bounded repetitions,
  * no nested quantifiers) and the inputs are bounded by the engine's scan length.
  */
-import type { DetectionEngine, InspectKind, Span, ToolDefinitionShape } from '../detection/index.ts';
+import type { DetectionEngine, InspectKind, Span, Thresholds, ToolDefinitionShape } from '../detection/index.ts';
 import { detectPii } from '../gateway/index.ts';
 
 /** Which engine kind each MCP surface is scanned as. */
@@ -37,6 +37,8 @@ export interface Inspection {
   readonly findings: readonly McpFinding[];
   /** Engine categories plus signal facts (see SIGNALS). */
   readonly categories: ReadonlySet<string>;
+  /** The org's thresholds the decision was taken with (T5 findings are weighed against them). */
+  readonly thresholds?: Thresholds;
 }
 
 export interface InspectContext {
@@ -132,7 +134,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       categories.add(signal.category);
       findings.push(signal);
     }
-    return { decision: threat.decision, score: threat.threat_score, findings, categories };
+    return { decision: threat.decision, score: threat.threat_score, findings, categories, thresholds: threat.thresholds };
   };
   return {
     tool: (tool, text, context) => run('tool', text, context, [], tool),

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { anomalyScore, behaviourPatternName, decide, DEFAULT_THRESHOLDS, joinBehaviourScore, type BehaviourResult, type ProfileBaseline } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { EventBus } from '../platform/events.ts';
 import { guardedConnector } from '../platform/ssrf.ts';
@@ -80,6 +81,8 @@ export interface ProxyDeps {
   readonly session: (caller: ProxyCaller, server: McpServerRecord, sessionId: string, mcpSessionId: string | null) => Promise<'active' | 'expired'>;
   /** Ids of sessions held in this process's memory (bridged channels). */
   readonly newSessionId: () => string;
+  /** T5 baselines of tool calls, per org, server and role (absent: none). */
+  readonly behaviour?: ProfileBaseline;
 }
 
 interface Pending {
@@ -505,6 +508,8 @@ export function createProxy(deps: ProxyDeps) {
       return refusal(message.id!, 'MCP_TOOL_FORBIDDEN', { tool, role: exchange.caller.role, category });
     }
     const argumentsText = params.arguments === undefined ? '' : JSON.stringify(params.arguments);
+    // T5 observes the call beside the inspection of its arguments (observeCall never rejects).
+    const behaviour = observeCall(exchange, tool, argumentsText);
     let inspection: Inspection | null = null;
     if (argumentsText.length > 2) {
       inspection = await deps.inspector.arguments(argumentsText, context(exchange));
@@ -524,9 +529,54 @@ export function createProxy(deps: ProxyDeps) {
       }
       if (inspection.decision === 'alert' || inspection.decision === 'block') notify(exchange, inspection, 'alert', tool);
     }
+    const behaviourFindings = behaviour === null ? [] : weighBehaviour(exchange, await behaviour, inspection, tool);
     await correlate(exchange, categoryObservations(category, tool, exchange));
-    exchange.pending.set(key, { method, tool, category, hash, argumentFindings: [...notListed, ...(inspection?.findings ?? [])], argumentsText, startedAt });
+    exchange.pending.set(key, { method, tool, category, hash, argumentFindings: [...notListed, ...(inspection?.findings ?? []), ...behaviourFindings], argumentsText, startedAt });
     return null;
+  }
+
+  /**
+   * T5: one tools/call observed in the profile of the caller's role on this server (rate, hour of
+   * day, argument size overall and per tool, the tool, the transition from the session's previous
+   * call). Null without baselines; resolves to null on error.
+   */
+  function observeCall(exchange: Exchange, tool: string, argumentsText: string): Promise<BehaviourResult | null> | null {
+    if (deps.behaviour === undefined) return null;
+    const { orgId, role } = exchange.caller;
+    const session = exchange.sessionId ?? header(exchange.headers, 'mcp-session-id');
+    return deps.behaviour
+      .observe({
+        subject: `mcp:${orgId}:${exchange.server.id}:role:${role}`,
+        label: `role ${role} on this server`,
+        sizes: { argument_chars: argumentsText.length, [`argument_chars of ${tool.slice(0, 100)}`]: argumentsText.length },
+        values: { tool: [tool] },
+        ...(session === undefined ? {} : { session: { id: session, step: tool } }),
+      })
+      .catch(() => null);
+  }
+
+  /**
+   * The T5 anomalies of a call as findings (category behavioural_anomaly, in the call's audit
+   * entry). Weighed as on every pillar (detection's withBehaviour): half the behaviour score joins
+   * the arguments' score; when that reaches the org's alert band and the inspection did not
+   * already alert, a threat.alert is sent. T5 never refuses a call (as the classifier and the
+   * content signals, it is reported, not enforced).
+   */
+  function weighBehaviour(exchange: Exchange, behaviour: BehaviourResult | null, inspection: Inspection | null, tool: string): McpFinding[] {
+    if (behaviour === null || behaviour.anomalies.length === 0) return [];
+    const findings: McpFinding[] = behaviour.anomalies.map((anomaly) => ({
+      id: `t5.${anomaly.kind}`,
+      name: `${behaviourPatternName(anomaly.kind)}: ${anomaly.detail} (${anomaly.zScore} standard deviations)`,
+      category: 'behavioural_anomaly',
+      confidence: Math.round(anomalyScore(anomaly.zScore) * 1000) / 1000,
+    }));
+    const alerted = inspection !== null && (inspection.decision === 'alert' || inspection.decision === 'block');
+    const score = joinBehaviourScore(inspection?.score ?? 0, behaviour.score);
+    const action = decide(score, inspection?.thresholds ?? DEFAULT_THRESHOLDS);
+    if (!alerted && action !== 'allow' && action !== 'log') {
+      void notify(exchange, { decision: 'alert', score, findings: [...(inspection?.findings ?? []), ...findings], categories: new Set(['behavioural_anomaly']) }, 'alert', tool);
+    }
+    return findings;
   }
 
   /**

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AuditEntryInput, AuditLog, AuditRecord } from '../audit/index.ts';
-import type { DetectionEngine } from '../detection/index.ts';
+import type { DetectionEngine, ProfileBaseline } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
@@ -61,6 +61,8 @@ export interface McpDeps {
    * cluster they name the worker (src/platform/worker-routing.ts). Default: a plain UUID.
    */
   readonly localId?: (base: string) => string;
+  /** T5 behavioural baselines of tool calls (detection's subject profiles, per org, server and role; proxy.ts). Absent, MCP has no T5. */
+  readonly behaviour?: ProfileBaseline;
 }
 
 export interface ServerInput {
@@ -207,7 +209,7 @@ export function createMcp(deps: McpDeps) {
 
   const localId = deps.localId;
   const newSessionId = localId === undefined ? randomUUID : () => localId(randomUUID());
-  const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, stdioServers, audit, session, newSessionId });
+  const proxy = createProxy({ cache: deps.cache, events: deps.events, store, pinning, inspector, chains, allowPrivateTargets: deps.allowPrivateTargets, stdioServers, audit, session, newSessionId, ...(deps.behaviour === undefined ? {} : { behaviour: deps.behaviour }) });
   const legacy = createLegacySse((request) => proxy.handle(request), newSessionId);
   const view = (server: McpServerRecord): McpServerView => ({ ...server, endpoint: `/mcp/${server.id}` });
   // The proxy looks its server up on every request: a per-replica cache keeps the database off

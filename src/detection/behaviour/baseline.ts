@@ -2,21 +2,17 @@
  * T5 behavioural baselines — the stateful edge: loads the small state records of `model.ts` from
  * the cache, advances them by one request and stores them back.
  *
- * Posture: same semantics on Redis and in memory. In memory every update is a synchronous
- * read-modify-write (atomic on the event loop). On Redis, replicas share the baselines and an
- * update is a compare-and-set in Lua (the write happens only if the stored record is still the one
- * that was read), retried a few times; after that the observation is scored but not stored,
- * which under-counts rather than corrupts. Without Redis (or while it is down) the states live in
- * this process as objects in bounded LRUs with the same expiry (endpoints, IPs and usernames
- * apart, so a flood of addresses cannot evict endpoint baselines): an update is then synchronous
- * and costs no serialisation, which keeps T5 cheap on the proxy's path. Usernames and endpoints are
+ * Posture: the records are kept by `store.ts` (a compare-and-set on Redis, so replicas share the
+ * baselines; bounded in-process LRUs otherwise, endpoints, IPs and usernames apart, so a flood of
+ * addresses cannot evict endpoint baselines): an in-process update is synchronous and costs no
+ * serialisation, which keeps T5 cheap on the proxy's path. Usernames and endpoints are
  * keyed by hash in Redis; IPs appear in keys (they already appear in logs) with the records
  * expiring after a day.
  */
 import { LRUCache } from 'lru-cache';
-import type { Redis } from 'ioredis';
 import type { Cache } from '../../platform/cache.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
+import { createStateStore } from './store.ts';
 import type { Anomaly, BehaviourEvent, BehaviourOptions, EndpointState, IpState, UsernameState } from './model.ts';
 import {
   DEFAULT_BEHAVIOUR_OPTIONS,
@@ -58,16 +54,7 @@ export interface BehaviourBaselineOptions extends Partial<BehaviourOptions> {
 const ENDPOINT_TTL_MS = 7 * 24 * 3_600_000;
 const IP_TTL_MS = 24 * 3_600_000;
 const USERNAME_TTL_MS = 3_600_000;
-const CAS_ATTEMPTS = 5;
 const MAX_KEY_PART = 512;
-
-const CAS_SCRIPT = `
-local current = redis.call('GET', KEYS[1])
-if (current == false and ARGV[1] == '') or current == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
-end
-return 0`;
 
 let geoLookup: ((ip: string) => string | null) | null = null;
 
@@ -87,13 +74,12 @@ async function defaultLookup(): Promise<(ip: string) => string | null> {
 export function createBehaviourBaseline(cache: Cache, options: BehaviourBaselineOptions = {}): BehaviourBaseline {
   const { lookupCountry, namespace = 't5', memoryEntries = 100_000, ...overrides } = options;
   const settings: BehaviourOptions = { ...DEFAULT_BEHAVIOUR_OPTIONS, ...overrides };
-  const key = (kind: string, id: string) => `${cache.prefix}${namespace}:${kind}:${id}`;
-  // In-process states (no Redis, or Redis down), by kind; each entry expires like its Redis key.
-  const memory: Record<'ip' | 'user' | 'endpoint', LRUCache<string, object>> = {
-    ip: new LRUCache<string, object>({ max: memoryEntries, ttl: IP_TTL_MS, ttlAutopurge: false }),
-    user: new LRUCache<string, object>({ max: memoryEntries, ttl: USERNAME_TTL_MS, ttlAutopurge: false }),
-    endpoint: new LRUCache<string, object>({ max: Math.max(1, Math.floor(memoryEntries / 10)), ttl: ENDPOINT_TTL_MS, ttlAutopurge: false }),
-  };
+  // One record per endpoint, IP and username; in memory each kind has its own LRU (endpoints a tenth).
+  const store = createStateStore(cache, namespace, {
+    ip: { ttlMs: IP_TTL_MS, memoryEntries },
+    user: { ttlMs: USERNAME_TTL_MS, memoryEntries },
+    endpoint: { ttlMs: ENDPOINT_TTL_MS, memoryEntries: Math.floor(memoryEntries / 10) },
+  });
   // Endpoint keys repeat: their hash is remembered (bounded like the endpoint states).
   const endpointHashes = new LRUCache<string, string>({ max: Math.max(1, Math.floor(memoryEntries / 10)) });
   const endpointHash = (endpoint: string): string => {
@@ -117,33 +103,6 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
     return known.country;
   };
 
-  /**
-   * Read-modify-write of one record. `step` mutates the parsed state (or a fresh one) and
-   * returns what the caller needs from it; it must be pure apart from the state it is given.
-   * Synchronous (a plain value) on the in-process path, a promise on Redis.
-   */
-  function update<S extends object, R>(kind: 'ip' | 'user' | 'endpoint', id: string, ttlMs: number, fresh: () => S, step: (state: S) => R): R | Promise<R> {
-    const client: Redis | null = cache.redis();
-    if (client === null) return updateMemory(memory[kind] as unknown as LRUCache<string, S>, id, fresh, step);
-    const cacheKey = key(kind, id);
-    return (async () => {
-      try {
-        let result: R | undefined;
-        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
-          const stored = await client.get(cacheKey);
-          const state = stored === null ? fresh() : (JSON.parse(stored) as S);
-          result = step(state);
-          const written = (await client.eval(CAS_SCRIPT, 1, cacheKey, stored ?? '', JSON.stringify(state), String(ttlMs))) as number;
-          if (written === 1) return result;
-        }
-        return result as R;
-      } catch {
-        // Fall through to memory, as the cache itself does when Redis fails.
-        return updateMemory(memory[kind] as unknown as LRUCache<string, S>, id, fresh, step);
-      }
-    })();
-  }
-
   return {
     async observe(event: BehaviourEvent): Promise<BehaviourResult> {
       const at = event.at ?? Date.now();
@@ -157,17 +116,16 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
 
       // Each update is a plain value in memory: awaiting only what is a promise (Redis) keeps the
       // in-process path free of extra event-loop turns.
-      const ipUpdate = update<IpState, ReturnType<typeof stepIp>>('ip', ip, IP_TTL_MS, () => emptyIp(bucket), (state) => stepIp(state, at, usernameKey, event.loginFailed === true, settings));
+      const ipUpdate = store.update<IpState, ReturnType<typeof stepIp>>('ip', ip, () => emptyIp(bucket), (state) => stepIp(state, at, usernameKey, event.loginFailed === true, settings));
       const ipStep = ipUpdate instanceof Promise ? await ipUpdate : ipUpdate;
       let ipsPerUsername = 0;
       if (usernameKey !== null) {
-        const userUpdate = update<UsernameState, number>('user', usernameKey, USERNAME_TTL_MS, emptyUsername, (state) => stepUsername(state, at, sha256Hex(`t5-ip:${ip}`).slice(0, 16), settings));
+        const userUpdate = store.update<UsernameState, number>('user', usernameKey, emptyUsername, (state) => stepUsername(state, at, sha256Hex(`t5-ip:${ip}`).slice(0, 16), settings));
         ipsPerUsername = userUpdate instanceof Promise ? await userUpdate : userUpdate;
       }
-      const endpointUpdate = update<EndpointState, { step: ReturnType<typeof stepEndpoint>; stuffing: ReturnType<typeof stepLogins> | null }>(
+      const endpointUpdate = store.update<EndpointState, { step: ReturnType<typeof stepEndpoint>; stuffing: ReturnType<typeof stepLogins> | null }>(
         'endpoint',
         endpointKey,
-        ENDPOINT_TTL_MS,
         () => emptyEndpoint(bucket),
         (state) => ({
           step: stepEndpoint(state, at, countryCode, settings),
@@ -204,23 +162,11 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
     },
     async observeFailure(event) {
       const at = event.at ?? Date.now();
-      return update<IpState, number>('ip', event.ip.slice(0, 64), IP_TTL_MS, () => emptyIp(Math.floor(at / settings.bucketMs)), (state) => {
+      return store.update<IpState, number>('ip', event.ip.slice(0, 64), () => emptyIp(Math.floor(at / settings.bucketMs)), (state) => {
         state.failures.push(at);
         state.failures = state.failures.filter((time) => at - time < settings.stuffingWindowMs).slice(-settings.ipWindow);
         return state.failures.length;
       });
     },
   };
-}
-
-function updateMemory<S extends object, R>(states: LRUCache<string, S>, id: string, fresh: () => S, step: (state: S) => R): R {
-  let state = states.get(id);
-  if (state === undefined) {
-    state = fresh();
-    states.set(id, state);
-  }
-  // The state is advanced in place; its expiry is renewed as a Redis SET with PX would renew it.
-  const result = step(state);
-  states.set(id, state);
-  return result;
 }

@@ -18,7 +18,8 @@
  * distinct IPs per username, each against the endpoint's running baseline of those counts.
  */
 
-export type AnomalyKind = 'rate' | 'geo' | 'time_of_day' | 'credential_stuffing';
+/** Endpoint/IP kinds (protected gateways), then the subject-profile kinds (profile.ts: completions, MCP calls). */
+export type AnomalyKind = 'rate' | 'geo' | 'time_of_day' | 'credential_stuffing' | 'size' | 'new_value' | 'sequence';
 
 export interface Anomaly {
   kind: AnomalyKind;

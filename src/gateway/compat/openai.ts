@@ -55,6 +55,7 @@ export const ChatCompletionRequestSchema = Type.Object(
     tool_choice: Type.Optional(
       Type.Union([Type.Literal('none'), Type.Literal('auto'), Type.Literal('required'), Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String() }) })]),
     ),
+    user: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     ...SVC_FIELDS,
   },
   { additionalProperties: true },
@@ -193,6 +194,7 @@ export function chatToCompletionBody(request: ChatCompletionRequest, choice: Mod
       return flat;
     });
   }
+  if (request.user !== undefined) body.user = request.user;
   copySvcFields(request, body);
   return body;
 }
