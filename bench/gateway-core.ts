@@ -15,11 +15,20 @@
  *   evidence   the same, with the records written inside the round (a flush every 500
  *              completions, the writer's batch size).
  * The difference is what writing each completion's evidence costs on the embedded engine.
+ * A third kind of round, interleaved with the others, measures T5 (issue #32 item 6):
+ *   without_t5 the logic round with the completion baselines switched off (the gateway's
+ *              `behaviour` answers a resolved "no anomaly" without observing);
+ * logic − without_t5 is what observing each completion in its key's profile costs (in memory).
+ * `t5_observe` times the observation alone, in memory and — with BENCH_REDIS_URL — on Redis,
+ * where it is round trips that overlap screening rather than CPU.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createProfileBaseline, type BehaviourResult, type ProfileBaseline } from '../src/detection/index.ts';
+import { completionObservation } from '../src/gateway/behaviour.ts';
 import { ClientCancel } from '../src/gateway/cancel.ts';
+import { createCache } from '../src/platform/cache.ts';
 import type { CompletionBody } from '../src/gateway/index.ts';
 import { getAdapter } from '../src/gateway/registry.ts';
 import { createServices } from '../src/services.ts';
@@ -43,11 +52,18 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
   const perRound = options.quick ? 1_500 : 3_000;
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-core-'));
   const config = benchConfig({ DATABASE_URL: `pglite:${dataDir}/pglite`, DATA_DIR: dataDir, REDIS_URL: 'memory:', LOG_LEVEL: 'warn' });
+  // The production baseline (memory cache, as the embedded default), switchable per round.
+  const t5Cache = createCache({ kind: 'memory' }, 'bench-core:');
+  const t5 = createProfileBaseline(t5Cache, { namespace: 'ai-t5' });
+  const NO_ANOMALY: Promise<BehaviourResult> = Promise.resolve({ score: 0, anomalies: [] });
+  let t5On = true;
+  const behaviour: ProfileBaseline = { observe: (event) => (t5On ? t5.observe(event) : NO_ANOMALY) };
   const services = await createServices(config, {
     logDestination: discardedLogs(),
     // Records are written only when the bench flushes them (inside an evidence round, or after a logic round).
     verification: { provenance: { flushMs: 3_600_000, batch: EVIDENCE_BATCH, maxBacklog: 1_000_000_000 } },
     gateway: {
+      behaviour,
       invokers: {
         // The provider's wire format without the network: the request is built as for the
         // upstream call and the upstream's answer is parsed.
@@ -81,7 +97,7 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
       sequence += 1;
       const envelope = await services.gateway.completion({
         body,
-        caller: { orgId: org.id, plan: 'enterprise', keyClass: 'live', requestId: `bench-core-${sequence}` },
+        caller: { orgId: org.id, plan: 'enterprise', keyClass: 'live', requestId: `bench-core-${sequence}`, keyId: 'bench-key' },
         sessionId: undefined,
         sourceIp: '127.0.0.1',
         cancel: new ClientCancel(),
@@ -95,7 +111,8 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
       const usage = process.cpuUsage();
       return usage.user + usage.system;
     };
-    const round = async (kind: 'logic' | 'evidence') => {
+    const round = async (kind: 'logic' | 'evidence' | 'without_t5') => {
+      t5On = kind !== 'without_t5';
       const started = cpuUs();
       for (let index = 0; index < perRound; index++) {
         await completion();
@@ -103,17 +120,20 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
       }
       if (kind === 'evidence') await services.verification.provenance.flush();
       const used = (cpuUs() - started) / perRound;
-      if (kind === 'logic') await services.verification.provenance.flush();
+      if (kind !== 'evidence') await services.verification.provenance.flush();
+      t5On = true;
       return used;
     };
     for (let index = 0; index < (options.quick ? 3_000 : 6_000); index++) await completion();
     await services.verification.provenance.flush();
-    const figures: Record<'logic' | 'evidence', number[]> = { logic: [], evidence: [] };
+    const figures: Record<'logic' | 'evidence' | 'without_t5', number[]> = { logic: [], evidence: [], without_t5: [] };
     for (let index = 0; index < rounds; index++) {
-      for (const kind of index % 2 === 0 ? (['logic', 'evidence'] as const) : (['evidence', 'logic'] as const)) figures[kind].push(Math.round(await round(kind)));
+      for (const kind of index % 2 === 0 ? (['logic', 'without_t5', 'evidence'] as const) : (['evidence', 'without_t5', 'logic'] as const)) figures[kind].push(Math.round(await round(kind)));
     }
     const logic = median(figures.logic);
+    const withoutT5 = median(figures.without_t5);
     const withEvidence = median(figures.evidence);
+    const observe = await observeCost(body, org.id, options.quick ? 20_000 : 100_000);
     return {
       completions_per_round: perRound,
       rounds,
@@ -124,10 +144,46 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
       // Issue #39 item 3: the evidence write ≤ 40 µs of CPU per completion.
       target_evidence_cpu_us_per_completion: 40,
       evidence_target_met: withEvidence - logic <= 40,
+      without_t5_cpu_us_per_completion: withoutT5,
+      t5_cpu_us_per_completion: logic - withoutT5,
+      t5_observe: observe,
       per_round: figures,
     };
   } finally {
+    await t5Cache.close();
     await services.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One completion's T5 observation alone (the bench's request, one API key's profile): mean wall
+ * time per call in memory, and on Redis (BENCH_REDIS_URL) where the record travels to Redis and
+ * back (GET + compare-and-set) — time the completion spends waiting only where it exceeds screening.
+ */
+async function observeCost(body: CompletionBody, orgId: string, calls: number): Promise<object> {
+  const event = completionObservation(body, { orgId, plan: 'enterprise', keyClass: 'live', requestId: 'bench', keyId: 'bench-observe' });
+  const time = async (baseline: ProfileBaseline, count: number) => {
+    for (let index = 0; index < Math.min(1_000, count); index++) await baseline.observe(event);
+    const started = performance.now();
+    for (let index = 0; index < count; index++) await baseline.observe(event);
+    return Math.round(((performance.now() - started) / count) * 1000 * 10) / 10;
+  };
+  const memory = createCache({ kind: 'memory' }, 'bench-observe:');
+  const result: Record<string, number | string> = { memory_us_per_observation: await time(createProfileBaseline(memory), calls) };
+  await memory.close();
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  if (redisUrl === undefined) result.redis = 'skipped: set BENCH_REDIS_URL';
+  else {
+    const redis = createCache({ kind: 'redis', url: redisUrl }, `bench-observe-${process.pid}:`);
+    for (let attempt = 0; attempt < 50 && redis.redis() === null; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    result.redis_us_per_observation = await time(createProfileBaseline(redis), Math.min(calls, 5_000));
+    const client = redis.redis();
+    if (client !== null) {
+      const keys = await client.keys(`bench-observe-${process.pid}:*`);
+      if (keys.length > 0) await client.del(...keys);
+    }
+    await redis.close();
+  }
+  return result;
 }

@@ -1,7 +1,9 @@
 /**
  * `npm run bench -- mcp [--quick] [--definitions-only | --latency-only]`: (1) added latency of a tools/call through svc's MCP proxy
  * over the same call made directly to the upstream, both with the official SDK client against an
- * SDK server on loopback, interleaved over rounds (ML tiers off: T1 + T3 signals); (2) the
+ * SDK server on loopback, interleaved over rounds (ML tiers off: T1 + T3 signals), and the same
+ * proxied call with the T5 baselines of tool calls switched off (`proxied_without_t5`: the proxy's
+ * `behaviour` answers a resolved "no anomaly" without observing), interleaved too; (2) the
  * tool-definition poisoning detector's detection and false-positive rates per file of
  * ../shared/datasets/mcp/ (the rule the proxy applies on first sight: poisonLevel).
  */
@@ -10,7 +12,8 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createDetectionEngine } from '../src/detection/index.ts';
+import { createDetectionEngine, createProfileBaseline, type BehaviourResult, type ProfileBaseline } from '../src/detection/index.ts';
+import { createCache } from '../src/platform/cache.ts';
 import { createInspector, definitionText, poisonLevel, toolShape } from '../src/mcp/index.ts';
 import { percentile, repoRoot, round3 } from './lib.ts';
 
@@ -74,7 +77,13 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
   const upstream = await serveScripted(() => [
     { definition: { name: 'echo', description: 'Echoes the message.', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }, result: (args) => `Echo: ${String(args.message)}` },
   ]);
-  const services = await createTestServices({ env: { LOG_LEVEL: 'error' }, services: { mcp: { detection: createDetectionEngine() } } });
+  // The production baseline (memory cache, as the embedded default), switchable per call.
+  const t5Cache = createCache({ kind: 'memory' }, 'bench-mcp:');
+  const t5 = createProfileBaseline(t5Cache, { namespace: 'mcp-t5' });
+  const NO_ANOMALY: Promise<BehaviourResult> = Promise.resolve({ score: 0, anomalies: [] });
+  let t5On = true;
+  const behaviour: ProfileBaseline = { observe: (event) => (t5On ? t5.observe(event) : NO_ANOMALY) };
+  const services = await createTestServices({ env: { LOG_LEVEL: 'error' }, services: { mcp: { detection: createDetectionEngine(), behaviour } } });
   const app = await buildApp(services.config, services);
   const context = {
     app,
@@ -82,6 +91,7 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
     close: async () => {
       await app.close();
       await services.close();
+      await t5Cache.close();
     },
   };
   try {
@@ -95,32 +105,41 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
     const proxied = new Client({ name: 'bench-proxied', version: '1' });
     await proxied.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${apiKey}`, 'x-session-id': 'bench' } } }));
     await proxied.listTools();
-    const samples = { direct: [] as number[], proxied: [] as number[] };
-    const call = async (client: Client, into: number[]) => {
+    const samples = { direct: [] as number[], proxied: [] as number[], withoutT5: [] as number[] };
+    const call = async (client: Client, into: number[], withT5 = true) => {
+      t5On = withT5;
       const started = performance.now();
       await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
       into.push(performance.now() - started);
+      t5On = true;
     };
     for (let index = 0; index < 20; index++) {
       await call(direct, []);
       await call(proxied, []);
     }
     const perRound: number[] = [];
+    const t5PerRound: number[] = [];
+    const p50 = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
     for (let round = 0; round < rounds; round++) {
       const roundDirect: number[] = [];
       const roundProxied: number[] = [];
+      const roundWithoutT5: number[] = [];
       for (let index = 0; index < callsPerRound; index++) {
         if ((index + round) % 2 === 0) {
           await call(direct, roundDirect);
           await call(proxied, roundProxied);
+          await call(proxied, roundWithoutT5, false);
         } else {
+          await call(proxied, roundWithoutT5, false);
           await call(proxied, roundProxied);
           await call(direct, roundDirect);
         }
       }
       samples.direct.push(...roundDirect);
       samples.proxied.push(...roundProxied);
-      perRound.push(percentile([...roundProxied].sort((a, b) => a - b), 50) - percentile([...roundDirect].sort((a, b) => a - b), 50));
+      samples.withoutT5.push(...roundWithoutT5);
+      perRound.push(p50(roundProxied) - p50(roundDirect));
+      t5PerRound.push(p50(roundProxied) - p50(roundWithoutT5));
     }
     await direct.close();
     await proxied.close();
@@ -133,6 +152,9 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
       proxied_p99_ms: round3(percentile(sorted(samples.proxied), 99)),
       added_p50_ms: round3(percentile(sorted(perRound), 50)),
       added_p50_per_round_ms: perRound.map(round3),
+      proxied_without_t5_p50_ms: round3(percentile(sorted(samples.withoutT5), 50)),
+      t5_added_p50_ms: round3(percentile(sorted(t5PerRound), 50)),
+      t5_added_p50_per_round_ms: t5PerRound.map(round3),
       target_added_p50_ms: 1,
       target_met: percentile(sorted(perRound), 50) <= 1,
     };
