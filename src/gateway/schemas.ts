@@ -81,7 +81,7 @@ export const CompletionRequestSchema = Type.Object(
     stream: Type.Optional(Type.Boolean()),
     tools: Type.Optional(Type.Array(ToolSchema, { maxItems: LIMITS.tools })),
     conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Your id of the end user behind the request (as OpenAI\'s `user`): the T5 behavioural baseline of completions learns per end user when given, else per API key (docs/gateway.md).' })),
+    user: Type.Optional(Type.String({ maxLength: 256, description: 'Your id of the end user behind the request (as OpenAI\'s `user`): the T5 behavioural baseline of completions learns per end user when given, else per API key; empty means none (docs/gateway.md).' })),
     sources: Type.Optional(Type.Array(SourceSchema, { maxItems: LIMITS.sources })),
     /** JSON Schema the answer must satisfy (verification's structural layer; docs/verification.md). */
     response_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),

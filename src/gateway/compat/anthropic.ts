@@ -59,7 +59,6 @@ export const MessagesRequestSchema = Type.Object(
         { maxItems: LIMITS.tools },
       ),
     ),
-    metadata: Type.Optional(Type.Object({ user_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 256 }), Type.Null()])) }, { additionalProperties: true })),
     tool_choice: Type.Optional(Type.Object({ type: Type.Union([Type.Literal('auto'), Type.Literal('none'), Type.Literal('any'), Type.Literal('tool')]), name: Type.Optional(Type.String()) })),
     ...SVC_FIELDS,
   },
@@ -188,8 +187,10 @@ export function messagesToCompletionBody(request: MessagesRequest, choice: Model
   if (request.tools !== undefined && request.tools.length > 0 && choiceType !== 'none') {
     body.tools = request.tools.map((tool) => (tool.description === undefined ? { name: tool.name, parameters: tool.input_schema } : { name: tool.name, description: tool.description, parameters: tool.input_schema }));
   }
-  const endUser = request.metadata?.user_id;
-  if (typeof endUser === 'string') body.user = endUser;
+  // Anthropic's end-user id (not in the schema: any value Anthropic accepts passes): the T5 baseline's subject.
+  const metadata = (request as { metadata?: unknown }).metadata;
+  const endUser = typeof metadata === 'object' && metadata !== null ? (metadata as { user_id?: unknown }).user_id : undefined;
+  if (typeof endUser === 'string' && endUser !== '') body.user = endUser.slice(0, 256);
   copySvcFields(request, body);
   return body;
 }

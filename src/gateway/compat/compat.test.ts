@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../platform/errors.ts';
 import { anthropicStreamEncoder, messagesToCompletionBody } from './anthropic.ts';
 import { chooseProvider, type ModelContext } from './models.ts';
-import { openAiStreamEncoder } from './openai.ts';
+import { chatToCompletionBody, openAiStreamEncoder } from './openai.ts';
 
 const context = (overrides: Partial<ModelContext> = {}): ModelContext => ({ header: undefined, hasRouting: false, servable: async () => ['openai', 'anthropic', 'mock_backup'], ...overrides });
 
@@ -113,5 +113,17 @@ describe('OpenAI streams', () => {
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
     expect(chunks[1]!.choices[0]!.delta).toEqual({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] });
     expect(chunks[2]!.choices[0]!.finish_reason).toBe('stop');
+  });
+});
+
+describe('the end user a compatible request names (the T5 baseline\'s subject)', () => {
+  const choice = { provider: 'openai', model: 'gpt-4o-mini' };
+
+  it('carries OpenAI\'s user and Anthropic\'s metadata.user_id into the completion, and ignores an empty or missing one', () => {
+    expect(chatToCompletionBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], user: 'user-123' } as Parameters<typeof chatToCompletionBody>[0], choice).user).toBe('user-123');
+    expect(chatToCompletionBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], user: '' } as Parameters<typeof chatToCompletionBody>[0], choice).user).toBeUndefined();
+    const anthropic = { provider: 'anthropic', model: 'claude-sonnet-4-5' };
+    expect(messagesToCompletionBody({ model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'user-456' } } as Parameters<typeof messagesToCompletionBody>[0], anthropic).user).toBe('user-456');
+    expect(messagesToCompletionBody({ model: 'x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, anthropic).user).toBeUndefined();
   });
 });

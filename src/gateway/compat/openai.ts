@@ -55,7 +55,6 @@ export const ChatCompletionRequestSchema = Type.Object(
     tool_choice: Type.Optional(
       Type.Union([Type.Literal('none'), Type.Literal('auto'), Type.Literal('required'), Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String() }) })]),
     ),
-    user: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     ...SVC_FIELDS,
   },
   { additionalProperties: true },
@@ -194,7 +193,9 @@ export function chatToCompletionBody(request: ChatCompletionRequest, choice: Mod
       return flat;
     });
   }
-  if (request.user !== undefined) body.user = request.user;
+  // OpenAI's end-user id (not in the schema: any value OpenAI accepts passes): the T5 baseline's subject.
+  const endUser = (request as { user?: unknown }).user;
+  if (typeof endUser === 'string' && endUser !== '') body.user = endUser.slice(0, 256);
   copySvcFields(request, body);
   return body;
 }
