@@ -21,7 +21,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
 import type { AuditLog } from '../audit/index.ts';
-import { decide, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
+import { decide, joinBehaviourScore, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
@@ -567,7 +567,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     let score = decision.threat_score;
     const patternIds = decision.patterns_matched.map((pattern) => pattern.id);
     if (behaviour !== null && behaviour.score > 0) {
-      score = Math.round((1 - (1 - score) * (1 - behaviour.score * 0.5)) * 1000) / 1000;
+      score = joinBehaviourScore(score, behaviour.score);
       for (const anomaly of behaviour.anomalies) patternIds.push(`t5.${anomaly.kind}`);
     }
     let action: string = behaviour !== null && behaviour.score > 0 ? decide(score, decision.thresholds) : decision.decision;
@@ -594,7 +594,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
 
   /** Whether a full behaviour score could lift this detection score to challenge or block. */
   const behaviourCanEscalate = (decision: ThreatDecision): boolean => {
-    const highest = Math.round((1 - (1 - decision.threat_score) * 0.5) * 1000) / 1000;
+    const highest = joinBehaviourScore(decision.threat_score, 1);
     return DECISION_RANK[decide(highest, decision.thresholds)]! > DECISION_RANK.alert!;
   };
 
