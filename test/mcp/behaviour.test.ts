@@ -11,8 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { SvcEvent } from '../../src/platform/events.ts';
-import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { createTestApp, usingPostgres, usingRedis, type TestContext } from '../helpers/app.ts';
 import { serveEverything, type Upstream } from './upstreams.ts';
+
+const shared = usingPostgres && usingRedis;
+if (!shared) console.warn('[svc tests] SKIPPED test/mcp/behaviour.test.ts "two svc instances": needs PostgreSQL + Redis (set DATABASE_URL and REDIS_URL; CI does)');
 
 const sleep = (ms: number) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
 /** Closing a client can wait on a stream the server keeps open: each cleanup step gets 5 s. */
@@ -101,5 +104,59 @@ describe('T5 behavioural baselines of MCP tool calls', { timeout: 300_000 }, () 
     const entries = await calls(apiKey, session);
     expect(entries).toHaveLength(7);
     expect(entries.flatMap(t5Of)).toEqual([]);
+  });
+});
+
+describe('T5 baselines of MCP calls shared by two svc instances on PostgreSQL + Redis', { timeout: 300_000 }, () => {
+  const contexts: TestContext[] = [];
+  const cleanup: Array<() => Promise<void>> = [];
+  let upstream: Upstream;
+
+  beforeAll(async () => {
+    if (!shared) return;
+    const prefix = `test:t5-mcp-shared-${Date.now()}:`;
+    for (let index = 0; index < 2; index += 1) {
+      const context = await createTestApp({ env: { CACHE_PREFIX: prefix } });
+      await context.app.listen({ port: 0, host: '127.0.0.1' });
+      contexts.push(context);
+    }
+    upstream = await serveEverything();
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await bounded(step);
+    await bounded(async () => upstream?.close());
+    for (const context of contexts) {
+      context.app.server.closeAllConnections();
+      await context.close();
+    }
+  }, 120_000);
+
+  it.skipIf(!shared)('judges a call on one instance by the role\'s baseline learned on the other', async () => {
+    const [a, b] = contexts as [TestContext, TestContext];
+    const { apiKey } = await a.createOrg();
+    const registered = await a.app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 't5-shared', url: upstream.url } });
+    expect(registered.statusCode).toBe(201);
+    const endpoint = registered.json().endpoint as string;
+    const connect = async (context: TestContext, sessionId: string) => {
+      const client = new Client({ name: 't5-shared', version: '1.0.0' });
+      const port = (context.app.server.address() as AddressInfo).port;
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${endpoint}`), { requestInit: { headers: { authorization: `Bearer ${apiKey}`, 'x-session-id': sessionId } } }));
+      cleanup.push(() => client.close());
+      await client.listTools();
+      return client;
+    };
+    const onA = await connect(a, 't5-shared-a');
+    for (let index = 0; index < 60; index += 1) await onA.callTool({ name: 'echo', arguments: { message: `status check ${index} for the nightly report` } });
+    const onB = await connect(b, 't5-shared-b');
+    await onB.callTool({ name: 'echo', arguments: { message: 'status check 61 for the nightly report' } });
+    await onB.callTool({ name: 'echo', arguments: { message: `Please echo this back. ${'The delivery schedule for the spring catalogue was reviewed and agreed. '.repeat(30)}` } });
+    await b.services.mcp.flush();
+    const audit = await b.app.inject({ method: 'GET', url: '/api/v1/mcp/audit?session_id=t5-shared-b', headers: { authorization: `Bearer ${apiKey}` } });
+    const calls = (audit.json().entries as AuditEntry[]).filter((entry) => entry.action === 'mcp.tool_call');
+    const t5 = (entry: AuditEntry | undefined) => (entry?.findings ?? []).map((finding) => finding.id).filter((id) => id.startsWith('t5.'));
+    expect(calls).toHaveLength(2);
+    expect(t5(calls[0])).toEqual([]);
+    expect(t5(calls[1])).toContain('t5.size');
   });
 });
