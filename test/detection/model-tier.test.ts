@@ -190,7 +190,9 @@ describe('the model tier in the detection engine', () => {
     try {
       await small.ready();
       const engine = createDetection({ model: small });
-      const texts = [`${TRIGGERED} one`, `${TRIGGERED} two`];
+      // A base64 token gives T3 a weak finding of its own, so the saturated reading sits beside it.
+      const encoded = 'aGVsbG8gd29ybGQgdGhpcyBpcyBiYXNlNjQgZW5jb2RlZCB0ZXh0IGZvciB0ZXN0aW5n';
+      const texts = [`${TRIGGERED} one ${encoded}`, `${TRIGGERED} two ${encoded}`];
       const decisions = await Promise.all(texts.map((content) => engine.inspect({ kind: 'prompt', content })));
       const ids = decisions.map((decision) => decision.patterns_matched.map((pattern) => pattern.id));
       const refused = ids.findIndex((list) => list.includes('ml.model.saturated'));
@@ -198,6 +200,7 @@ describe('the model tier in the detection engine', () => {
       expect(ids[1 - refused]).toContain('ml.model');
       const saturated = decisions[refused]!;
       expect(saturated.patterns_matched.find((pattern) => pattern.id === 'ml.model.saturated')?.confidence).toBe(0);
+      expect(saturated.patterns_matched.map((pattern) => pattern.id)).toContain('signal.base64');
       expect(saturated.allowed).toBe(true);
       // The failed-open analysis is not cached: the same text, once the queue has room, is scored.
       const again = await engine.inspect({ kind: 'prompt', content: texts[refused]! });
