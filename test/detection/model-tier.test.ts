@@ -210,6 +210,20 @@ describe('the model tier in the detection engine', () => {
     }
   });
 
+  it('fails open with a zero-weight finding when its model did not load in the worker', { timeout: 120_000 }, async () => {
+    const garbage = writeTinyModel(join(scratch, 'engine-garbage'));
+    writeFileSync(join(garbage, 'model.onnx'), 'not a graph');
+    const broken = createModelTier({ dir: garbage, attackLabels: null, threshold: 0.5, kinds: ['prompt'] }, { timeoutMs: 30_000 });
+    try {
+      const decision = await createDetection({ model: broken, analysisCache: false }).inspect({ kind: 'prompt', content: TRIGGERED });
+      expect(decision.patterns_matched.find((pattern) => pattern.id === 'ml.model.error')?.confidence).toBe(0);
+      expect(decision.allowed).toBe(true);
+      await expect(broken.ready()).rejects.toMatchObject({ code: 'DETECTION_MODEL_UNAVAILABLE', reason: 'graph_invalid' });
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('answers from its content-hash cache for a repeated text', { timeout: 60_000 }, async () => {
     const first = await tier.score('hello the notes of today', 'prompt');
     expect(await tier.score('hello the notes of today', 'prompt')).toBe(first);

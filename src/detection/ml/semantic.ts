@@ -14,8 +14,6 @@ export interface SemanticTier {
   /** The head's calibrated probability thresholds (weights/semantic.json). */
   readonly thresholds: SemanticThresholds;
   score(text: string, kind: SemanticKind): Promise<SemanticVerdict>;
-  /** Loads the model now (otherwise on the first text). */
-  ready(): Promise<{ readonly ok: boolean }>;
   /** Texts waiting or running in the worker now. */
   readonly pending: number;
   close(): Promise<void>;
@@ -36,7 +34,6 @@ export function createSemanticTier(options: SemanticTierOptions = {}): SemanticT
       return scorer.pending;
     },
     score: (text, kind) => scorer.score(text, kind),
-    ready: () => scorer.ready(),
     close: () => scorer.close(),
   };
 }
