@@ -49,6 +49,9 @@ async function main(argv: string[]): Promise<number> {
   // Offline: reads one file, opens no database and needs no configuration.
   if (words[0] === 'compliance' && words[1] === 'verify-export') return verifyExportCommand(json, words.slice(2), args);
 
+  // Offline: loads a model directory, opens no database and needs no configuration.
+  if (words[0] === 'model' && words[1] === 'check') return modelCheckCommand(json, words.slice(2), args);
+
   // A sensor holds no database or cache and needs none of the server's configuration.
   if (name === 'sensor') return sensorCommand(json, args);
 
@@ -71,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       await serve(base);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE') {
+      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE' || code === 'DETECTION_MODEL_UNAVAILABLE') {
         const message = (error as Error).message;
         const reason = (error as { reason?: unknown }).reason;
         printError(json, { error: { code, message, ...(typeof reason === 'string' ? { reason } : {}) } }, `svc: ${message}`);
@@ -228,6 +231,50 @@ async function verifyExportCommand(json: boolean, words: string[], args: string[
   return report.ok ? 0 : 1;
 }
 
+/**
+ * `svc model check DIR [--labels L1,L2]`: loads a local detection model the way the service
+ * would (DETECTION_MODEL_DIR, DETECTION_MODEL_LABELS) and reports its labels, the ones read as an
+ * attack, its size and its latency on one thread (a short prompt, and a text filling one window
+ * of the model's length). A directory that is not a usable model answers
+ * DETECTION_MODEL_UNAVAILABLE with a `reason`. Exit 0 when usable, 1 otherwise, 2 on usage.
+ */
+async function modelCheckCommand(json: boolean, words: string[], args: string[]): Promise<number> {
+  let dirs = words;
+  let labels: string | undefined;
+  try {
+    const parsed = parseArgs({ args, options: { labels: { type: 'string' } }, strict: true, allowPositionals: true });
+    labels = parsed.values.labels;
+    dirs = [...dirs, ...parsed.positionals];
+  } catch (error) {
+    printError(json, { error: { code: 'USAGE', message: (error as Error).message } }, (error as Error).message);
+    return 2;
+  }
+  if (dirs.length !== 1) {
+    const message = 'usage: svc model check DIR [--labels LABEL,…] [--json]';
+    printError(json, { error: { code: 'USAGE', message } }, message);
+    return 2;
+  }
+  const { checkModel } = await import('./detection/index.ts');
+  try {
+    const report = await checkModel(dirs[0]!, labels);
+    const text = [
+      `model ${report.dir}: usable`,
+      `  graph ${report.graph} (${report.bytes >= 1e6 ? `${(report.bytes / 1e6).toFixed(1)} MB` : `${(report.bytes / 1e3).toFixed(1)} kB`}), ${report.max_tokens} tokens per window`,
+      `  labels ${report.labels.join(', ')}; attack: ${report.attack_labels.join(', ')}`,
+      `  load ${report.load_ms} ms; latency p50 ${report.latency_ms.short_p50} ms (short prompt), ${report.latency_ms.window_p50} ms (one full window), one thread`,
+    ].join('\n');
+    print(json, report, text);
+    return 0;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'DETECTION_MODEL_UNAVAILABLE') throw error;
+    const message = (error as Error).message;
+    const reason = (error as { reason: string }).reason;
+    printError(json, { error: { code, reason, message } }, `error: ${code} (${reason}): ${message}`);
+    return 1;
+  }
+}
+
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
@@ -237,7 +284,7 @@ function printError(json: boolean, value: unknown, text: string): void {
 }
 
 function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class verification --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline'];
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class verification --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline', '  model check DIR [--labels L1,L2]  load a local detection model (ONNX) and report its labels, size and latency'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
   for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);

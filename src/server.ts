@@ -64,9 +64,10 @@ export async function serve(base: Config): Promise<void> {
     const config = resolveSecrets(base);
     const { workers, reason } = replicaCount(config);
     if (workers > 1) {
-      // Workers load the grounding model; a missing one is refused here, once, rather than by
+      // Workers load the grounding model and the detection model; a missing one is refused here, once, rather than by
       // every worker in turn until the supervisor gives up.
       if (config.verificationGroundingModel !== null) await (await import('./verification/index.ts')).checkGroundingModel(config.verificationGroundingModel.dir);
+      if (config.detectionModel !== null) await (await import('./detection/index.ts')).checkModelDir(config.detectionModel.dir, { attackLabels: config.detectionModel.attackLabels });
       const logger = createLogger(config.logLevel, stdoutDestination());
       logger.info({ workers, port: config.port, host: config.host }, 'svc starting workers');
       const { sampleRegistry, startAlertEvaluator } = await import('./webhooks/index.ts');

@@ -15,7 +15,7 @@ import { createAccounts, createSso, createTotp, planAllows, type Accounts, type 
 import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './apisec/index.ts';
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
-import { createBehaviourBaseline, createDetection, createProfileBaseline, type DetectionEngine, type DetectionOptions } from './detection/index.ts';
+import { checkModelDir, createBehaviourBaseline, createDetection, createModelTier, createProfileBaseline, type DetectionEngine, type DetectionOptions, type ModelTier } from './detection/index.ts';
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
@@ -149,6 +149,21 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   if (groundingModel === undefined && config.verificationGroundingModel !== null) {
     groundingModel = await loadGroundingModel(config.verificationGroundingModel.dir, { timeoutMs: config.verificationGroundingModel.timeoutMs });
   }
+  // The local detection model too: its worker loads it now, and a directory that is not a usable
+  // model stops startup (DetectionModelError, DETECTION_MODEL_UNAVAILABLE) rather than leaving a
+  // protection the operator believes is on switched off.
+  let detectionModel: ModelTier | undefined;
+  if (options.detection?.model === undefined && config.detectionModel !== null) {
+    const settings = config.detectionModel;
+    await checkModelDir(settings.dir, { attackLabels: settings.attackLabels });
+    detectionModel = createModelTier(settings, { timeoutMs: settings.timeoutMs });
+    try {
+      await detectionModel.ready();
+    } catch (error) {
+      await detectionModel.close();
+      throw error;
+    }
+  }
   const destination = options.logDestination ?? stdoutDestination();
   const logger = createLogger(config.logLevel, destination);
   const requestLog = createRequestLog(config.logLevel, destination);
@@ -196,6 +211,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     // T4 (LLM escalation) asks the configured judge model through the gateway's provider adapters.
     ...(config.detectionT4 === null ? {} : { t4: createT4Judge(config.detectionT4, config.providerEnvKeys, config.allowPrivateTargets) }),
     semantic: config.detectionSemantic ? { timeoutMs: config.detectionSemanticTimeoutMs } : false,
+    ...(detectionModel === undefined ? {} : { model: detectionModel }),
     ...options.detection,
   });
   const telemetry = createTelemetry(config.telemetry);
@@ -413,6 +429,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('gateway', () => gateway.close());
       await step('verification provenance', () => verification.close());
       await step('detection', () => detection.close());
+      await step('detection model', () => detectionModel?.close());
       await step('outbox', () => outbox.close());
       await step('accounts', () => accounts.close());
       await step('queue', () => queue.close());

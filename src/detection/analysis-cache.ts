@@ -58,7 +58,9 @@ export function createAnalysisCache(options: { maxEntries?: number; maxTotalChar
       return entry.analysis;
     },
     set(key, analysis, now = Date.now()) {
-      if (analysis.result.failedOpen.length > 0 || analysis.result.reports.some((report) => report.outcome === 'error')) return;
+      // A tier that could not answer (failed open, or said so with a tier-unavailable finding beside
+      // others' findings) may answer the same content next time.
+      if (analysis.result.failedOpen.length > 0 || analysis.result.reports.some((report) => report.outcome === 'error') || analysis.result.findings.some((finding) => finding.category === 'tier-unavailable')) return;
       let chars = key.length;
       for (const variant of analysis.normalized.variants) chars += variant.text.length;
       if (chars > maxTotalChars) return;

@@ -5,6 +5,7 @@
  * in a worker thread shared by the process, model loaded on first use) runs when asked for
  * (`semantic: true`, DETECTION_SEMANTIC=on; off by default, see docs/detection.md); T4 runs when a judge is given (the composition root
  * passes the gateway's, when DETECTION_T4_PROVIDER / DETECTION_T4_MODEL are configured); the
+ * local model tier (an operator's ONNX classifier, DETECTION_MODEL_DIR) inside T3 when given; the
  * similarity T2 and T5 only when passed in.
  */
 import { createDetectionEngine, type DetectionDeps, type DetectionEngine, type SemanticLike } from './engine.ts';

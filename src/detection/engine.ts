@@ -46,6 +46,17 @@ export interface SemanticLike {
     { readonly status: 'scored'; readonly probability: number; readonly windows: number; readonly window: string } | { readonly status: 'skipped' | 'saturated' | 'timeout' | 'error'; readonly detail: string }
   >;
 }
+/** The local model tier (ml/model-tier.ts) as the engine uses it: an operator's ONNX classifier, off the event loop. */
+export interface ModelLike {
+  readonly id: string;
+  /** Attack probability at or above which the model's reading is a finding. */
+  readonly threshold: number;
+  /** Inspect kinds the model reads. */
+  readonly kinds: ReadonlySet<string>;
+  score(text: string, kind: string): Promise<
+    { readonly status: 'scored'; readonly probability: number; readonly label: string; readonly windows: number } | { readonly status: 'skipped' | 'saturated' | 'timeout' | 'error'; readonly detail: string }
+  >;
+}
 /** T5: behavioural baselines, given the request metadata; returns a 0..1 anomaly score. */
 export type BehaviourTier = (request: InspectRequest) => Promise<{ score: number; findings: readonly Finding[] }>;
 
@@ -60,6 +71,8 @@ export interface DetectionDeps {
   /** The semantic tier (runs as T2 when no similarity T2 is given; issue #32). */
   readonly semantic?: SemanticLike;
   readonly t3Classifier?: T3ClassifierLike;
+  /** The local model tier (DETECTION_MODEL_DIR; runs inside T3 beside the built-in classifier). */
+  readonly model?: ModelLike;
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
   readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
@@ -160,6 +173,17 @@ export function semanticContribution(probability: number, thresholds: SemanticLi
   if (!(probability >= thresholds.weak)) return 0;
   if (probability < thresholds.strong) return round(0.3 + ((probability - thresholds.weak) / Math.max(1e-6, thresholds.strong - thresholds.weak)) * 0.2);
   return round(0.7 + ((Math.min(probability, 1) - thresholds.strong) / Math.max(1e-6, 1 - thresholds.strong)) * 0.25);
+}
+
+/**
+ * Maps the local model's attack probability to a score contribution: below the operator's
+ * threshold nothing; at it 0.9, rising to 1 — past the default block threshold and counted as a
+ * confident finding, so the model's verdict blocks on its own (the operator chose the model and
+ * its threshold; docs/detection-ml.md, "Local model tier").
+ */
+export function modelContribution(probability: number, threshold: number): number {
+  if (!(probability >= threshold)) return 0;
+  return round(0.9 + ((Math.min(probability, 1) - threshold) / Math.max(1e-6, 1 - threshold)) * 0.1);
 }
 
 /**
@@ -310,11 +334,12 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     });
   }
   const classifier = deps.t3Classifier;
+  const model = deps.model;
   const confident = deps.classifierConfident ?? CLASSIFIER_CONFIDENT;
   const minWords = deps.classifierMinWords ?? CLASSIFIER_MIN_WORDS;
   definitions.push({
     name: 't3', failMode: 'open', stage: 'always',
-    run(context): Verdict {
+    async run(context): Promise<Verdict> {
       const signals = evasionSignals(context.input.kind, context.normalized, context.findings, rawText.get(context.normalized) ?? context.input.text);
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
@@ -345,6 +370,21 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         if (contribution > 0) {
           findings.push({ id: `ml.${classifier.id}`, name: 'Intent classifier: injection or jailbreak', category: 'intent', confidence: contribution, tier: 't3' });
           scores.push(contribution);
+        }
+      }
+      if (model !== undefined && context.escalate && model.kinds.has(context.input.kind)) {
+        const verdict = await model.score(rawText.get(context.normalized) ?? context.input.text, context.input.kind);
+        if (verdict.status === 'scored') {
+          const contribution = modelContribution(verdict.probability, model.threshold);
+          if (contribution > 0) {
+            findings.push({ id: 'ml.model', name: `Local model ${model.id}: ${verdict.label}`, category: 'intent', confidence: contribution, tier: 't3' });
+            scores.push(contribution);
+          }
+        } else if (verdict.status !== 'skipped') {
+          // Fail open, and say so: a zero-weight finding names the reason (and the analysis is not cached).
+          const finding: Finding = { id: `ml.model.${verdict.status}`, name: `Local model not scored (${verdict.status})`, category: 'tier-unavailable', confidence: 0, tier: 't3' };
+          if (findings.length === 0) return { outcome: 'error', score: 0, findings: [finding], failMode: 'open', error: verdict.status };
+          findings.push(finding);
         }
       }
       const score = noisyOr(scores);

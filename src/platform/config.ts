@@ -82,6 +82,12 @@ export interface Config {
   /** DETECTION_SEMANTIC_TIMEOUT_MS (default 2000): longest wait for the semantic tier's answer; past it the tier fails open. */
   readonly detectionSemanticTimeoutMs: number;
   /**
+   * The local model tier (DETECTION_MODEL_DIR): an operator's ONNX text classifier (Llama Prompt
+   * Guard 2, ProtectAI's DeBERTa v3 prompt-injection v2, …) run inside T3 in a worker thread,
+   * loaded at startup, never downloaded; null = not configured (docs/detection-ml.md).
+   */
+  readonly detectionModel: DetectionModelConfig | null;
+  /**
    * Verification's grounding tier 2 (VERIFICATION_GROUNDING_MODEL_DIR): a local ONNX NLI model
    * loaded at startup, never downloaded; null = not configured (tier 1, and the judge where a
    * policy enables it).
@@ -163,6 +169,22 @@ export interface DetectionT4Config {
   readonly timeoutMs: number;
   /** Replaces the provider's default base URL (self-hosted judge model). */
   readonly baseUrl: string | null;
+}
+
+/** The kinds of inspected text the local model tier may read (DETECTION_MODEL_KINDS). */
+export const DETECTION_MODEL_KINDS = ['prompt', 'tool_output', 'llm_output', 'tool_definition'] as const;
+
+export interface DetectionModelConfig {
+  /** The model directory as given (resolved against the working directory when loaded). */
+  readonly dir: string;
+  /** DETECTION_MODEL_LABELS: the labels whose probability is the attack probability; null = those named like one (INJECTION, JAILBREAK, MALICIOUS, …). */
+  readonly attackLabels: readonly string[] | null;
+  /** DETECTION_MODEL_THRESHOLD (default 0.5): attack probability at or above which the model's reading is a finding that blocks. */
+  readonly threshold: number;
+  /** DETECTION_MODEL_KINDS (default prompt,tool_output): the kinds of text the model reads. */
+  readonly kinds: readonly (typeof DETECTION_MODEL_KINDS)[number][];
+  /** DETECTION_MODEL_TIMEOUT_MS (default 1000): longest wait for the model's answer; past it the tier fails open. */
+  readonly timeoutMs: number;
 }
 
 export interface GroundingModelConfig {
@@ -350,6 +372,25 @@ export function loadConfig(env: Env): Config {
     else mcpAllowedHosts.push(host);
   }
 
+  let detectionModel: DetectionModelConfig | null = null;
+  const modelDir = text('DETECTION_MODEL_DIR');
+  const modelVariables = ['DETECTION_MODEL_LABELS', 'DETECTION_MODEL_THRESHOLD', 'DETECTION_MODEL_KINDS', 'DETECTION_MODEL_TIMEOUT_MS'];
+  if (modelDir !== undefined) {
+    const labels = (text('DETECTION_MODEL_LABELS') ?? '').split(',').map((label) => label.trim()).filter((label) => label !== '');
+    const thresholdText = text('DETECTION_MODEL_THRESHOLD');
+    const threshold = thresholdText === undefined ? 0.5 : Number(thresholdText);
+    if (!(threshold > 0 && threshold < 1)) problems.push(`DETECTION_MODEL_THRESHOLD must be a number between 0 and 1, exclusive (got "${thresholdText}")`);
+    const kinds = (text('DETECTION_MODEL_KINDS') ?? 'prompt,tool_output').split(',').map((kind) => kind.trim()).filter((kind) => kind !== '');
+    const badKinds = kinds.filter((kind) => !(DETECTION_MODEL_KINDS as readonly string[]).includes(kind));
+    if (kinds.length === 0 || badKinds.length > 0) problems.push(`DETECTION_MODEL_KINDS must list some of ${DETECTION_MODEL_KINDS.join(', ')} (got "${text('DETECTION_MODEL_KINDS') ?? ''}")`);
+    const timeoutMs = integer('DETECTION_MODEL_TIMEOUT_MS', 1_000, 50, 60_000);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(modelDir)) problems.push('DETECTION_MODEL_DIR must be a local directory path, not a URL (svc never downloads a model)');
+    else detectionModel = { dir: modelDir, attackLabels: labels.length === 0 ? null : labels, threshold, kinds: kinds as DetectionModelConfig['kinds'], timeoutMs };
+  } else {
+    const stray = modelVariables.filter((name) => text(name) !== undefined);
+    if (stray.length > 0) problems.push(`${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set but DETECTION_MODEL_DIR is not (they configure the local model tier)`);
+  }
+
   let verificationGroundingModel: GroundingModelConfig | null = null;
   const groundingModelDir = text('VERIFICATION_GROUNDING_MODEL_DIR');
   const groundingModelTimeoutMs = integer('VERIFICATION_GROUNDING_MODEL_TIMEOUT_MS', 250, 10, 10_000);
@@ -455,6 +496,7 @@ export function loadConfig(env: Env): Config {
     detectionT4,
     detectionSemantic,
     detectionSemanticTimeoutMs,
+    detectionModel,
     verificationGroundingModel,
     features: {
       mcpSecurity: bool('FEATURE_MCP_SECURITY', true),

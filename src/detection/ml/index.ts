@@ -1,6 +1,7 @@
 /**
  * The ML tiers of the detection engine: T2 embedding similarity, T3 intent classifier, T4 LLM
- * escalation. See docs/detection-ml.md for what runs by default, training and measured figures.
+ * escalation, and the slot for an operator's local ONNX classifier (model.ts, model-tier.ts). See
+ * docs/detection-ml.md for what runs by default, training and measured figures.
  */
 export { createEmbedder, MAX_EMBED_CHARS } from './embedder.ts';
 export type { Embedder, EmbedderOptions } from './embedder.ts';
@@ -15,3 +16,9 @@ export { createSemanticTier, sharedSemanticTier } from './semantic.ts';
 export type { SemanticTier, SemanticTierOptions, SemanticVerdict } from './semantic.ts';
 export { loadSemanticHead, selectWindows, SEMANTIC_KINDS } from './semantic-head.ts';
 export type { SemanticHead, SemanticKind, SemanticThresholds } from './semantic-head.ts';
+export { createWorkerScorer } from './worker-scorer.ts';
+export type { WorkerScorer, WorkerScorerOptions, WorkerVerdict } from './worker-scorer.ts';
+export { checkModelDir, DetectionModelError, findModelFiles, loadTextClassifier, MODEL_FAILURES, MODEL_MAX_TOKENS, parseLabelList, resolveAttackLabels, windowStarts } from './model.ts';
+export type { ModelFailure, ModelFiles, ModelReading, ModelSettings, TextClassifier } from './model.ts';
+export { createModelTier } from './model-tier.ts';
+export type { ModelTier, ModelTierConfig, ModelVerdict } from './model-tier.ts';

@@ -2,7 +2,8 @@
  * The semantic tier's worker thread: loads the sentence embedder (USE-lite, ~240 MB, one WASM
  * thread) and the semantic head once, then answers `{ id, text, kind }` with the highest window
  * probability. Runs off the event loop so a 60 ms embedding of a long tool output never delays
- * the small requests served beside it (semantic.ts holds the queue and the cache).
+ * the small requests served beside it (worker-scorer.ts holds the queue and the cache; its
+ * protocol: `{ id, result }`, `{ id, skipped }` or `{ id, error }`).
  */
 import { parentPort } from 'node:worker_threads';
 import { createEmbedder } from './embedder.ts';
@@ -26,14 +27,18 @@ port.on('message', (job: Job) => {
     try {
       const { head, embedder } = await ready;
       const windows = selectWindows(job.text);
-      const vectors = windows.length === 0 ? [] : await embedder.embed(windows);
+      if (windows.length === 0) {
+        port.postMessage({ id: job.id, skipped: 'no English sentence: the sentence encoder reads English only' });
+        return;
+      }
+      const vectors = await embedder.embed(windows);
       let probability = 0;
       let window = -1;
       vectors.forEach((vector, index) => {
         const value = head.probability(vector, job.kind);
         if (value > probability) [probability, window] = [value, index];
       });
-      port.postMessage({ id: job.id, probability, window: window < 0 ? '' : (windows[window] as string).slice(0, 160), windows: windows.length });
+      port.postMessage({ id: job.id, result: { probability, window: window < 0 ? '' : (windows[window] as string).slice(0, 160), windows: windows.length } });
     } catch (error) {
       port.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
     }
