@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeJwt, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
+import { samlKeyPair, startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
 
 let context: TestContext;
 let base: string;
@@ -221,3 +221,51 @@ describe('OIDC sign-in', () => {
   });
 });
 
+describe('the addresses an identity provider sends sign-ins to', () => {
+  const errorCode = (answer: { json(): unknown }) => (answer.json() as { error: { code: string } }).error.code;
+
+  it('refuses to start a sign-in under a Host that is not loopback while PUBLIC_URL is not set, so a forged Host cannot choose the redirect_uri', async () => {
+    const forged = await context.app.inject({ method: 'GET', url: `/api/v1/auth/oidc/${org.orgId}/start`, headers: { host: 'evil.example' } });
+    expect(forged.statusCode).toBe(403);
+    expect(errorCode(forged)).toBe('SSO_PUBLIC_URL_REQUIRED');
+    // Behind the trusted proxy (TRUST_PROXY=true here) the forwarded host is the one judged.
+    const forwarded = await fetch(`${base}/api/v1/auth/oidc/${org.orgId}/start`, { redirect: 'manual', headers: { 'x-forwarded-for': '10.6.1.1', 'x-forwarded-host': 'evil.example' } });
+    expect(forwarded.status).toBe(403);
+    expect(forwarded.headers.get('location')).toBeNull();
+    // A SAML connection saved without its own ACS address would take it from the Host too.
+    const enterprise = await context.createOrg({ plan: 'enterprise' });
+    const saml = await context.app.inject({
+      method: 'PUT',
+      url: '/api/v1/sso/saml',
+      headers: { host: 'evil.example', authorization: `Bearer ${enterprise.apiKey}` },
+      payload: { idp_entity_id: 'https://idp.example.test', sso_url: 'https://idp.example.test/sso', certificate: samlKeyPair('host-idp').cert },
+    });
+    expect(saml.statusCode).toBe(403);
+    expect(errorCode(saml)).toBe('SSO_PUBLIC_URL_REQUIRED');
+  });
+
+  it('builds the redirect_uri and the SAML ACS from PUBLIC_URL when it is set, whatever the Host says', async () => {
+    const publicUrl = 'https://svc.example.test';
+    const deployed = await createTestApp({ env: { PUBLIC_URL: `${publicUrl}/` } });
+    try {
+      const other = await deployed.createOrg({ plan: 'enterprise' });
+      const saved = await deployed.app.inject({ method: 'PUT', url: '/api/v1/sso/oidc', headers: { host: 'evil.example', authorization: `Bearer ${other.apiKey}` }, payload: { issuer, ...CLIENT } });
+      expect(saved.statusCode).toBe(200);
+      const start = await deployed.app.inject({ method: 'GET', url: `/api/v1/auth/oidc/${other.orgId}/start`, headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' } });
+      expect(start.statusCode).toBe(302);
+      const authorize = new URL(start.headers.location as string);
+      expect(authorize.origin).toBe(issuer);
+      expect(authorize.searchParams.get('redirect_uri')).toBe(`${publicUrl}/api/v1/auth/oidc/${other.orgId}/callback`);
+      const saml = await deployed.app.inject({
+        method: 'PUT',
+        url: '/api/v1/sso/saml',
+        headers: { host: 'evil.example', authorization: `Bearer ${other.apiKey}` },
+        payload: { idp_entity_id: 'https://idp.example.test', sso_url: 'https://idp.example.test/sso', certificate: samlKeyPair('public-url-idp').cert },
+      });
+      expect(saml.statusCode).toBe(200);
+      expect(saml.json()).toMatchObject({ acs_url: `${publicUrl}/api/v1/auth/saml/${other.orgId}/acs`, sp_entity_id: `${publicUrl}/api/v1/auth/saml/${other.orgId}/metadata` });
+    } finally {
+      await deployed.close();
+    }
+  });
+});
