@@ -164,6 +164,36 @@ describe('OIDC sign-in', () => {
     }
   });
 
+  it('signs no one in by an e-mail the provider does not assert verified, neither linking an existing user nor creating one', async () => {
+    // svc links by e-mail: a provider that lets its users type an address unchecked must not
+    // sign one of them in as the org's user of that address.
+    const existing = `member-${randomUUID().slice(0, 8)}@corp.example`;
+    await context.services.db.withOrg(org.orgId, (tx) =>
+      tx.query(`INSERT INTO users (id, org_id, email, password_hash, role) VALUES ($1, $2, $3, NULL, 'admin')`, [randomUUID(), org.orgId, existing]),
+    );
+    const fresh = `oidc-${randomUUID().slice(0, 8)}@corp.example`;
+    try {
+      for (const verified of [undefined, false]) {
+        idp.emailVerified = verified;
+        for (const email of [existing, fresh]) {
+          const flow = await signInAtProvider(email);
+          const answer = await callback(flow.callback, flow.cookie, flow.address);
+          expect(answer.status).toBe(401);
+          expect(((await answer.json()) as { error: { code: string; reason: string } }).error).toMatchObject({ code: 'SSO_ASSERTION_INVALID', reason: 'email_unverified' });
+        }
+      }
+    } finally {
+      idp.emailVerified = true;
+    }
+    const created = await context.services.db.query(`SELECT 1 FROM users WHERE email = $1`, [fresh]);
+    expect(created.rows).toHaveLength(0);
+    // Verified, the same existing user signs in.
+    const flow = await signInAtProvider(existing);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { role: string }).role).toBe('admin');
+  });
+
   it('creates no user for a domain that is not allowed', async () => {
     const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@elsewhere.example`);
     const answer = await callback(flow.callback, flow.cookie, flow.address);
