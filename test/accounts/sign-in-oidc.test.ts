@@ -42,6 +42,19 @@ async function callback(url: string, cookie: string | null, address = '10.6.0.1'
   return fetch(url, { headers: { 'x-forwarded-for': address, ...(cookie === null ? {} : { cookie }) } });
 }
 
+/** A sign-in whose ID token the provider's token answer carries altered by `alter`: svc's answer to the callback. */
+async function refusalOfAlteredToken(alter: (idToken: string) => Promise<string>): Promise<{ status: number; code: string; reason: string }> {
+  idp.tamper = alter;
+  try {
+    const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    const { code, reason } = ((await answer.json()) as { error: { code: string; reason: string } }).error;
+    return { status: answer.status, code, reason };
+  } finally {
+    idp.tamper = null;
+  }
+}
+
 beforeAll(async () => {
   idp = await startOidcProvider();
   issuer = idp.issuer;
@@ -133,35 +146,15 @@ describe('OIDC sign-in', () => {
   });
 
   it('refuses an ID token for another audience, even one the provider signed', async () => {
-    idp.tamper = async (idToken) => {
-      const claims = decodeJwt(idToken);
-      return new SignJWT({ ...claims, aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(idp.privateJwk, 'ES256'));
-    };
-    try {
-      const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
-      const answer = await callback(flow.callback, flow.cookie, flow.address);
-      expect(answer.status).toBe(401);
-      const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
-      expect(error.code).toBe('SSO_ASSERTION_INVALID');
-      expect(error.reason).toBe('audience');
-    } finally {
-      idp.tamper = null;
-    }
+    const signed = async (idToken: string) =>
+      new SignJWT({ ...decodeJwt(idToken), aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(idp.privateJwk, 'ES256'));
+    expect(await refusalOfAlteredToken(signed)).toEqual({ status: 401, code: 'SSO_ASSERTION_INVALID', reason: 'audience' });
   });
 
   it('refuses an ID token signed with a key the provider does not publish', async () => {
     const { privateKey: forger } = await generateKeyPair('ES256');
-    idp.tamper = async (idToken) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
-    try {
-      const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
-      const answer = await callback(flow.callback, flow.cookie, flow.address);
-      expect(answer.status).toBe(401);
-      const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
-      expect(error.code).toBe('SSO_ASSERTION_INVALID');
-      expect(error.reason).toBe('signature');
-    } finally {
-      idp.tamper = null;
-    }
+    const forged = async (idToken: string) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
+    expect(await refusalOfAlteredToken(forged)).toEqual({ status: 401, code: 'SSO_ASSERTION_INVALID', reason: 'signature' });
   });
 
   it('signs no one in by an e-mail the provider does not assert verified, neither linking an existing user nor creating one', async () => {
@@ -253,6 +246,14 @@ describe('OIDC sign-in', () => {
 
 describe('the addresses an identity provider sends sign-ins to', () => {
   const errorCode = (answer: { json(): unknown }) => (answer.json() as { error: { code: string } }).error.code;
+  /** A SAML connection saved without acs_url and sp_entity_id, under a Host the client chose. */
+  const samlUnderForgedHost = (target: TestContext, apiKey: string) =>
+    target.app.inject({
+      method: 'PUT',
+      url: '/api/v1/sso/saml',
+      headers: { host: 'evil.example', authorization: `Bearer ${apiKey}` },
+      payload: { idp_entity_id: 'https://idp.example.test', sso_url: 'https://idp.example.test/sso', certificate: samlKeyPair('forged-host-idp').cert },
+    });
 
   it('refuses to start a sign-in under a Host that is not loopback while PUBLIC_URL is not set, so a forged Host cannot choose the redirect_uri', async () => {
     const forged = await context.app.inject({ method: 'GET', url: `/api/v1/auth/oidc/${org.orgId}/start`, headers: { host: 'evil.example' } });
@@ -264,12 +265,7 @@ describe('the addresses an identity provider sends sign-ins to', () => {
     expect(forwarded.headers.get('location')).toBeNull();
     // A SAML connection saved without its own ACS address would take it from the Host too.
     const enterprise = await context.createOrg({ plan: 'enterprise' });
-    const saml = await context.app.inject({
-      method: 'PUT',
-      url: '/api/v1/sso/saml',
-      headers: { host: 'evil.example', authorization: `Bearer ${enterprise.apiKey}` },
-      payload: { idp_entity_id: 'https://idp.example.test', sso_url: 'https://idp.example.test/sso', certificate: samlKeyPair('host-idp').cert },
-    });
+    const saml = await samlUnderForgedHost(context, enterprise.apiKey);
     expect(saml.statusCode).toBe(403);
     expect(errorCode(saml)).toBe('SSO_PUBLIC_URL_REQUIRED');
   });
@@ -286,12 +282,7 @@ describe('the addresses an identity provider sends sign-ins to', () => {
       const authorize = new URL(start.headers.location as string);
       expect(authorize.origin).toBe(issuer);
       expect(authorize.searchParams.get('redirect_uri')).toBe(`${publicUrl}/api/v1/auth/oidc/${other.orgId}/callback`);
-      const saml = await deployed.app.inject({
-        method: 'PUT',
-        url: '/api/v1/sso/saml',
-        headers: { host: 'evil.example', authorization: `Bearer ${other.apiKey}` },
-        payload: { idp_entity_id: 'https://idp.example.test', sso_url: 'https://idp.example.test/sso', certificate: samlKeyPair('public-url-idp').cert },
-      });
+      const saml = await samlUnderForgedHost(deployed, other.apiKey);
       expect(saml.statusCode).toBe(200);
       expect(saml.json()).toMatchObject({ acs_url: `${publicUrl}/api/v1/auth/saml/${other.orgId}/acs`, sp_entity_id: `${publicUrl}/api/v1/auth/saml/${other.orgId}/metadata` });
     } finally {
