@@ -25,7 +25,8 @@ export async function startFaultSvc<WithRedis extends boolean>(options: {
   pgBin: string;
   /** true: a Redis of its own; false: the in-memory cache and queue. */
   redis: WithRedis;
-  services?: Pick<ServiceOptions, 'siem'>;
+  /** Composition-root seams (shorter retry policies, no gateway timers). */
+  services?: Pick<ServiceOptions, 'siem' | 'webhooks' | 'gateway'>;
 }): Promise<FaultSvc<WithRedis>> {
   const [postgres, redis] = await Promise.all([startPostgres(options.pgBin), options.redis ? startRedis() : null]);
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-data-'));
