@@ -120,8 +120,10 @@ export async function sendHec(target: HecTarget, events: readonly Record<string,
   if (isForbiddenLiteral(url.hostname, policy)) throw new SendError('ETARGETFORBIDDEN', `${url.hostname} is a forbidden address`);
   // Checked when saved, again here: a name may have moved from the private network to a public
   // address since, and the token must not follow it in clear.
-  if (url.protocol === 'http:' && !(await isPrivateHost(url.hostname).catch(() => false))) {
-    throw new SendError('EHTTPSREQUIRED', `${url.hostname} is a public host: the token goes over https only`);
+  if (url.protocol === 'http:') {
+    const privateOnly = await isPrivateHost(url.hostname).catch(() => null);
+    if (privateOnly === null) throw new SendError('ENOTFOUND', `${url.hostname} does not resolve`);
+    if (!privateOnly) throw new SendError('EHTTPSREQUIRED', `${url.hostname} is a public host: the token goes over https only`);
   }
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new SendError('ETIMEDOUT', 'the event collector did not answer in time')), policy.timeoutMs);
