@@ -16,7 +16,7 @@ import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './api
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
 import { checkModelDir, createBehaviourBaseline, createDetection, createModelTier, createProfileBaseline, type DetectionEngine, type DetectionOptions, type ModelTier } from './detection/index.ts';
-import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
+import { createGateway, createJudgeCompletion, createT4Judge, startGatewayJobs, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
 import { countSensors, createCollector, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
@@ -326,6 +326,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
   // Background work, owned by start()/close().
   let redisProbe: NodeJS.Timeout | undefined;
   let stopAuditJobs: (() => void) | undefined;
+  let stopGatewayJobs: (() => void) | undefined;
   let blockAudit: BlockAuditWriter | undefined;
   let alerts: AlertEvaluator | undefined;
   let started = false;
@@ -374,6 +375,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       siem.start();
       await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
+      stopGatewayJobs = startGatewayJobs({ history: gateway.history, queue, logger });
       await compliance.start();
       blockAudit = startBlockAudit({ audit, events, logger, outbox });
       // A cluster worker keeps its token budget gauge; the primary evaluates the merged metrics.
@@ -421,6 +423,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       await step('operational alerts', () => alerts?.stop());
       await step('block audit writer', () => blockAudit?.stop());
       await step('audit jobs', () => stopAuditJobs?.());
+      await step('gateway jobs', () => stopGatewayJobs?.());
       await step('compliance', () => compliance.close());
       await step('mcp', () => mcp.close());
       await step('webhooks', () => webhooks.close());

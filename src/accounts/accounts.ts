@@ -24,6 +24,7 @@ import type { AuthContext, KeyClass, Role, Scope } from './access.ts';
 import { createSessions, type SignInMethod } from './sessions.ts';
 import { createMembers } from './members.ts';
 import { createFindingsQuota } from './quota.ts';
+import type { OrgUsage } from './org-usage.ts';
 import { effectivePlan, extendedTrialEnd, findingsQuota, PILLARS, PLAN_FEATURES, PLAN_LIMITS, PLANS, planAllows, sensorQuota, TRIAL_MAX_DAYS, trialEnd, type Plan } from './plans.ts';
 
 
@@ -82,20 +83,7 @@ export type PlanChange = 'upgrade' | 'downgrade' | 'trial_conversion' | 'unchang
 /** Runs inside a plan change's transaction (e.g. SIEM export disables its sinks on a plan without it). */
 export type PlanChangeListener = (tx: Queryable, orgId: string, plan: Plan) => Promise<void>;
 
-/** Usage against every quota of the plan in force (GET /api/v1/org/usage). null limits: unlimited. */
-export interface OrgUsage {
-  org_id: string;
-  plan: Plan;
-  effective_plan: Plan;
-  trial: { active: boolean; started_at: string | null; ends_at: string | null; days_left: number | null; max_days: number };
-  period: { start: string; end: string };
-  findings: { used: number; limit: number | null; remaining: number | null; over_quota: boolean; dropped: number };
-  sensors: { used: number | null; limit: number | null };
-  pillars: Record<string, boolean>;
-  features: Record<string, boolean>;
-  rate: { requests_per_minute: number | null; requests_per_day: number | null; burst: number; concurrent: number | null };
-  daily_tokens: { limit: number };
-}
+export type { OrgUsage };
 
 const PLAN_RANK: Record<Plan, number> = { community: 0, starter: 1, pro: 2, enterprise: 3 };
 

@@ -9,8 +9,9 @@
 import { SvcError } from '../platform/errors.ts';
 import type { RateLimitPolicy, WindowRule } from '../platform/rate-limit.ts';
 
-export const PLANS = ['community', 'starter', 'pro', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
+import { PLANS, type Plan } from './org-usage.ts';
+
+export { PLANS, type Plan };
 
 export const TRIAL_DAYS = 30;
 export const TRIAL_MAX_DAYS = 90;

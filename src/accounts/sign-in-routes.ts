@@ -27,6 +27,8 @@ export interface SignInRoutesOptions {
   sso: Sso;
   rateLimiter: RateLimiter;
   metrics: Pick<Metrics, 'rateLimitHits'>;
+  /** PUBLIC_URL when the operator set it (config.publicUrlSet), else null. */
+  publicUrl: string | null;
 }
 
 const OrgParams = Type.Object({ org_id: Type.String({ format: 'uuid' }) });
@@ -36,10 +38,22 @@ const SsoRole = Type.Union(SSO_ROLES.map((role) => Type.Literal(role)));
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const BROWSER_COOKIE = 'svc_sso_browser';
 const OIDC_PATH = '/api/v1/auth/oidc/';
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, services) => {
   const { totp, sso } = services;
-  const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+  /**
+   * Where svc is reached, for the addresses an identity provider sends codes and assertions to
+   * (OIDC redirect_uri, SAML ACS and entity id): PUBLIC_URL when set. Without it the request's
+   * own origin is taken only under a loopback host name: Host (or X-Forwarded-Host behind a
+   * trusted proxy) is the client's to choose, and an attacker's would choose where the provider
+   * sends the sign-in.
+   */
+  const origin = (request: FastifyRequest) => {
+    if (services.publicUrl !== null) return services.publicUrl;
+    if (LOOPBACK_HOSTS.has(hostnameOf(request.host))) return `${request.protocol}://${request.host}`;
+    throw new SvcError('SSO_PUBLIC_URL_REQUIRED', { details: { host: request.host.slice(0, 256) } });
+  };
   /** The caller as a dashboard user: TOTP belongs to users, not API keys. */
   const user = (request: FastifyRequest) => {
     const caller = auth(request);
@@ -200,11 +214,12 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
     },
     async (request) => {
       const caller = auth(request);
-      const base = `${origin(request)}/api/v1/auth/saml/${caller.orgId}`;
+      // Both given, the Host plays no part (and PUBLIC_URL is not needed).
+      const base = () => `${origin(request)}/api/v1/auth/saml/${caller.orgId}`;
       return sso.saml.set(caller.orgId, auditActor(caller), {
         ...request.body,
-        sp_entity_id: request.body.sp_entity_id ?? `${base}/metadata`,
-        acs_url: request.body.acs_url ?? `${base}/acs`,
+        sp_entity_id: request.body.sp_entity_id ?? `${base()}/metadata`,
+        acs_url: request.body.acs_url ?? `${base()}/acs`,
       });
     },
   );
@@ -257,6 +272,15 @@ export const signInRoutes: RoutesPlugin<SignInRoutesOptions> = async (app, servi
  */
 function wantsPage(accept: string | undefined): boolean {
   return typeof accept === 'string' && accept.toLowerCase().includes('text/html');
+}
+
+/** The host name of a Host header value (port and case dropped), or '' when it is not one. */
+function hostnameOf(host: string): string {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return '';
+  }
 }
 
 /** One cookie's value from the Cookie header, or undefined. */

@@ -293,7 +293,13 @@ export function createSso(deps: {
         } catch (error) {
           throw new SvcError('SSO_ASSERTION_INVALID', { message: 'The identity provider\'s answer did not verify.', details: { reason: oidcFailure(error) } });
         }
-        if (claims.email_verified === false) throw new SvcError('SSO_ASSERTION_INVALID', { message: 'The identity provider says the e-mail is not verified.', details: { reason: 'email_unverified' } });
+        // Only an e-mail the provider vouches for (email_verified: true, OpenID Connect Core 5.1)
+        // names a user: svc links by e-mail, so one the provider lets its users type in unchecked
+        // would sign them in as that address's existing user, or create it for its real owner to
+        // inherit later. A missing claim counts as not verified (docs/decisions.md).
+        if (claims.email_verified !== true) {
+          throw new SvcError('SSO_ASSERTION_INVALID', { message: 'The identity provider does not assert that the e-mail is verified (email_verified: true).', details: { reason: 'email_unverified' } });
+        }
         return provision(orgId, claims.email, stored.settings, 'oidc');
       },
     },

@@ -7,6 +7,9 @@
  */
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
+import type { ThreatEvent } from './threat-event.ts';
+
+export type { ThreatEvent } from './threat-event.ts';
 
 export const THREAT_DECISIONS = ['log', 'alert', 'challenge', 'block'] as const;
 
@@ -21,23 +24,6 @@ export interface ThreatFilter {
   requestId?: string;
   limit?: number;
   cursor?: string;
-}
-
-export interface ThreatEvent {
-  id: string;
-  request_id: string;
-  occurred_at: string;
-  pillar: string;
-  kind: string;
-  threat_score: number;
-  decision: string;
-  categories: string[];
-  patterns_matched: Array<{ id: string; name: string; confidence: number }>;
-  session_id: string | null;
-  gateway_id: string | null;
-  session_request_count: number | null;
-  session_escalation_factor: number | null;
-  base_score: number | null;
 }
 
 export interface ThreatEventWithExplanation extends ThreatEvent {

@@ -15,6 +15,7 @@ export type { DetectionOptions } from './detection.ts';
 export { normalize, MAX_SCAN_LENGTH } from './normalize/index.ts';
 export { CATALOGUE, compileCatalogue } from './catalogue/index.ts';
 export type { CatalogueEntry, Category } from './catalogue/index.ts';
+export { REDOS_CHECK_FLAGS, REDOS_CHECK_OPTIONS, regularExpressionsOf, superLinearPatterns, type SuperLinearPattern } from './catalogue/redos.ts';
 export { DEFAULT_THRESHOLDS, decide, isAllowed, resolveThresholds, sessionFactor, escalate, THREAT_SIGNAL_FLOOR } from './policy.ts';
 export { httpScanText } from './http-text.ts';
 export { notifyDecision, threatLogFields, type RequestFacts } from './report.ts';

@@ -13,6 +13,8 @@ export type { GatewayEvents, GatewayEventName } from './events.ts';
 export { AI_GATEWAY_EVENT, loggingEvents } from './events.ts';
 export { AI_HEADERS, gatewayRoutes, type GatewayRoutesOptions } from './routes.ts';
 export { createT4Judge, createJudgeCompletion } from './t4-judge.ts';
+export { startGatewayJobs, USAGE_PURGE_JOB } from './jobs.ts';
+export { USAGE_RETENTION_DAYS } from './usage-history.ts';
 export { detectPii, loadPiiLexicons, redactMessages, restorePlaceholders } from './pii/index.ts';
 export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';

@@ -8,6 +8,14 @@
 import type { Database } from '../platform/db/index.ts';
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * How long hourly usage and cost anomalies are kept (days): 13 months and a little, so a month can
+ * be set beside the same month a year before; the API reads at most 90 days at a time. The daily
+ * `gateway.usage.purge` job (jobs.ts) deletes older hours.
+ */
+export const USAGE_RETENTION_DAYS = 400;
 
 export interface UsageHourRow {
   orgId: string;
@@ -74,6 +82,17 @@ export class UsageHistory {
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (org_id, hour) DO NOTHING`,
       [orgId, anomaly.hour, anomaly.spendMicroUsd, anomaly.meanMicroUsd, anomaly.stddevMicroUsd, anomaly.z],
     );
+  }
+
+  /**
+   * Deletes usage hours and cost anomalies older than the retention, for every org (system work,
+   * on the owner connection, like the webhook deliveries' cleanup); returns how many rows went.
+   */
+  async purge(now: Date = new Date(), retentionDays: number = USAGE_RETENTION_DAYS): Promise<{ usage: number; anomalies: number }> {
+    const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
+    const usage = await this.db.query('DELETE FROM gateway_usage_hourly WHERE hour < $1', [cutoff]);
+    const anomalies = await this.db.query('DELETE FROM gateway_cost_anomalies WHERE hour < $1', [cutoff]);
+    return { usage: usage.rowCount, anomalies: anomalies.rowCount };
   }
 
   /** Totals per bucket (hour or day, UTC), provider and model in [from, to). */

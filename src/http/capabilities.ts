@@ -23,7 +23,7 @@ export async function registerCapabilities(app: AppInstance, services: Services)
   app.addHook('preHandler', optOutHook(services.compliance));
   await app.register(accountRoutes, { accounts, audit, rateLimiter, metrics, checkTarget, totp: services.signIn.totp, features: services.config.features });
   await app.register(userRoutes, { accounts, audit, rateLimiter, metrics, checkTarget });
-  await app.register(signInRoutes, { accounts, totp: services.signIn.totp, sso: services.signIn.sso, rateLimiter, metrics });
+  await app.register(signInRoutes, { accounts, totp: services.signIn.totp, sso: services.signIn.sso, rateLimiter, metrics, publicUrl: services.config.publicUrlSet ? services.config.publicUrl : null });
   await app.register(detectionRoutes, { engine: detection, events, audit: services.audit });
   await app.register(gatewayRoutes, { gateway, events, streams: services.streams, enabled: services.config.features.aiGateway, verifier: verification.verifier });
   await app.register(auditRoutes, { audit });

@@ -120,9 +120,16 @@ export interface Config {
   readonly mcpAllowedHosts: readonly string[];
   /**
    * PUBLIC_URL: the address users reach svc at (no trailing slash), for links sent by e-mail
-   * (invitations). Default http://HOST:PORT.
+   * (invitations) and for the addresses an identity provider sends sign-ins to (the OIDC
+   * redirect_uri, the SAML ACS). Default http://HOST:PORT.
    */
   readonly publicUrl: string;
+  /**
+   * Whether PUBLIC_URL was set. Unset, single sign-on builds its addresses from the request's
+   * Host only when that names the loopback (a developer's machine); any other Host is refused
+   * (SSO_PUBLIC_URL_REQUIRED), since a Host header is the client's to choose.
+   */
+  readonly publicUrlSet: boolean;
   /**
    * SMTP_URL (smtp:// or smtps://user:password@host:port) and SMTP_FROM: where invitation
    * e-mails go out; null = not configured (the invitation's link is then returned to the admin
@@ -462,6 +469,7 @@ export function loadConfig(env: Env): Config {
     port,
     host,
     publicUrl,
+    publicUrlSet: publicUrlText !== undefined,
     smtp,
     sessions: {
       idleTimeoutMinutes: integer('SESSION_IDLE_TIMEOUT_MINUTES', 30, 1, 1_440),

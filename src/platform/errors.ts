@@ -49,6 +49,7 @@ export const ERRORS = {
   license_expired: { status: 403, message: 'The licence is no longer valid: install a renewed licence file (LICENSE_FILE).' },
   SENSOR_LIMIT_REACHED: { status: 403, message: 'The plan or licence allows no more sensors (details.limit, details.source); revoke one or raise the limit.' },
   CHALLENGE_REQUIRED: { status: 403, message: 'The request scored in the challenge band: verify (CAPTCHA or second factor) before it is forwarded.' },
+  SSO_PUBLIC_URL_REQUIRED: { status: 403, message: "Single sign-on is reached here under a host name svc may not trust: the operator sets PUBLIC_URL, the address users reach svc at (without it, only loopback host names are taken from the Host header)." },
   SSO_STATE_INVALID: { status: 400, message: 'The sign-in state is unknown, expired, already used, or from another browser; start the sign-in again.' },
   // 402
   UPSTREAM_QUOTA_EXCEEDED: { status: 402, message: 'The upstream provider account is out of credit or quota and no other provider could serve the request.' },

@@ -146,25 +146,35 @@ export async function assertPublicUrl(raw: string, options: TargetCheckOptions):
  * `allowPrivate`. Throws VALIDATION_FAILED (does not resolve) or TARGET_FORBIDDEN.
  */
 export async function assertPublicHost(hostname: string, options: TargetCheckOptions): Promise<void> {
-  const field = options.field ?? 'url';
-  const host = hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (isIP(host) !== 0) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = options.resolve
-        ? await options.resolve(host)
-        : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-    } catch {
-      throw new SvcError('VALIDATION_FAILED', { message: `${field} host does not resolve`, details: { field } });
-    }
-  }
-  if (addresses.length === 0) throw new SvcError('VALIDATION_FAILED', { message: `${field} host does not resolve`, details: { field } });
+  const addresses = await addressesOf(hostname, options);
   if (options.allowPrivate) return;
   if (addresses.some(isPrivateAddress)) {
-    throw new SvcError('TARGET_FORBIDDEN', { details: { field, setting: 'ALLOW_PRIVATE_TARGETS' } });
+    throw new SvcError('TARGET_FORBIDDEN', { details: { field: options.field ?? 'url', setting: 'ALLOW_PRIVATE_TARGETS' } });
   }
+}
+
+/**
+ * Whether every address the host stands for is loopback, private or otherwise not publicly
+ * routable: where a secret may go over plain http (a receiver on this machine or the private
+ * network), since it never crosses the internet. Throws VALIDATION_FAILED when it does not resolve.
+ */
+export async function isPrivateHost(hostname: string, options: Omit<TargetCheckOptions, 'allowPrivate'> = {}): Promise<boolean> {
+  return (await addressesOf(hostname, options)).every(isPrivateAddress);
+}
+
+/** The addresses of an IP literal (itself) or a host name (all it resolves to); VALIDATION_FAILED when none. */
+async function addressesOf(hostname: string, options: Omit<TargetCheckOptions, 'allowPrivate'>): Promise<string[]> {
+  const field = options.field ?? 'url';
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) return [host];
+  let addresses: string[];
+  try {
+    addresses = options.resolve ? await options.resolve(host) : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+  } catch {
+    throw new SvcError('VALIDATION_FAILED', { message: `${field} host does not resolve`, details: { field } });
+  }
+  if (addresses.length === 0) throw new SvcError('VALIDATION_FAILED', { message: `${field} host does not resolve`, details: { field } });
+  return addresses;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

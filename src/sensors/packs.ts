@@ -5,8 +5,9 @@
  * Security posture: a pack is a signed bundle — `{ signature, signed: { manifest, patterns } }` —
  * and nothing of `signed` is interpreted before its Ed25519 signature verifies, against one of the
  * release signing keys the sensor trusts, over the JCS (RFC 8785) bytes of `signed`. Only then are
- * its manifest and patterns checked (shape, semver rules, the sensor's pins) and compiled; a pack
- * that fails any check changes nothing. A pack older than or equal to the one loaded is refused,
+ * its manifest and patterns checked (shape, semver rules, the sensor's pins), compiled and
+ * analysed for ReDoS (a super-linear pattern refuses the pack); a pack that fails any check
+ * changes nothing. A pack older than or equal to the one loaded is refused,
  * so an old signed pack cannot be replayed to take patterns away. Packs are read from a file or a
  * directory (air-gapped), or fetched by a caller-supplied function where the deployment allows
  * outbound calls; this module makes no network call of its own.
@@ -26,7 +27,7 @@ import { Value } from '@sinclair/typebox/value';
 import canonicalize from 'canonicalize';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
-import { CATALOGUE, compileCatalogue, type CatalogueEntry } from '../detection/index.ts';
+import { CATALOGUE, compileCatalogue, regularExpressionsOf, superLinearPatterns, type CatalogueEntry } from '../detection/index.ts';
 import { sha256Hex } from '../platform/crypto.ts';
 
 /** The version of svc's own catalogue as the first pack. */
@@ -50,6 +51,7 @@ export type PackErrorCode =
   | 'PACK_PIN_OUTSIDE'
   | 'PACK_NEEDS_SENSOR_UPGRADE'
   | 'PACK_PATTERNS_INVALID'
+  | 'PACK_PATTERN_SUPERLINEAR'
   | 'SENSOR_CONFIG_INVALID';
 
 /** A refused pack or configuration; `code` is stable. */
@@ -211,10 +213,17 @@ export interface PackLoader {
   /** The pack in use (svc's own catalogue, version BUILT_IN_PACK_VERSION, until another is loaded). */
   readonly current: LoadedPack;
   /** Checks a pack against the rules without loading it: the verified pack, or a PackError. */
-  check(bytes: Uint8Array): PatternPack;
+  check(bytes: Uint8Array): Promise<PatternPack>;
   /** Verifies, checks and swaps the pack into the engine (no restart). Throws a PackError; nothing changes then. */
-  load(bytes: Uint8Array): LoadedPack;
+  load(bytes: Uint8Array): Promise<LoadedPack>;
 }
+
+/**
+ * Regular expressions of svc's own catalogue: the catalogue's test has found them linear-time, so
+ * a pack that carries them unchanged is not analysed for them again; nor for one found safe by an
+ * earlier check in this process.
+ */
+const linearExpressions = new Set(CATALOGUE.flatMap((entry) => regularExpressionsOf(entry.pattern)));
 
 export interface PackLoaderOptions {
   readonly engine: CatalogueTarget;
@@ -230,10 +239,14 @@ export function createPackLoader(options: PackLoaderOptions): PackLoader {
   const minVersion = options.settings?.minVersion ?? null;
   const maxVersion = options.settings?.maxVersion ?? null;
 
-  function check(bytes: Uint8Array): PatternPack {
+  const requireNewer = (version: string) => {
+    if (!semver.gt(version, current.version)) throw new PackError('PACK_NOT_NEWER', `Pack ${version} is not newer than the loaded pack ${current.version}.`);
+  };
+
+  async function check(bytes: Uint8Array): Promise<PatternPack> {
     const pack = verifyPack(bytes, options.trustedKeys);
     const { version, kind } = pack.manifest;
-    if (!semver.gt(version, current.version)) throw new PackError('PACK_NOT_NEWER', `Pack ${version} is not newer than the loaded pack ${current.version}.`);
+    requireNewer(version);
     if ((minVersion !== null && semver.lt(version, minVersion)) || (maxVersion !== null && semver.gt(version, maxVersion))) {
       throw new PackError('PACK_PIN_OUTSIDE', `Pack ${version} is outside the versions sensor.yaml pins (${minVersion ?? 'any'} to ${maxVersion ?? 'any'}).`);
     }
@@ -257,6 +270,14 @@ export function createPackLoader(options: PackLoaderOptions): PackLoader {
     } catch (error) {
       throw new PackError('PACK_PATTERNS_INVALID', `The pack's patterns do not compile: ${error instanceof Error ? error.message : String(error)}`);
     }
+    // T1 runs these expressions over untrusted text: one with a super-linear worst case would let
+    // a crafted request hold the sensor's thread, however validly the pack is signed. The same
+    // analysis the catalogue's test runs (detection's superLinearPatterns).
+    const vulnerable = await superLinearPatterns(pack.patterns, { known: (expression) => linearExpressions.has(expression), found: (expression) => linearExpressions.add(expression) });
+    if (vulnerable.length > 0) {
+      const named = vulnerable.slice(0, 5).map((pattern) => `${pattern.id} (${pattern.complexity})`).join(', ');
+      throw new PackError('PACK_PATTERN_SUPERLINEAR', `The pack has patterns whose matching time can grow super-linearly with the input (ReDoS): ${named}${vulnerable.length > 5 ? ', …' : ''}.`);
+    }
     return pack;
   }
 
@@ -265,8 +286,10 @@ export function createPackLoader(options: PackLoaderOptions): PackLoader {
       return current;
     },
     check,
-    load(bytes) {
-      const pack = check(bytes);
+    async load(bytes) {
+      const pack = await check(bytes);
+      // Another load may have finished while this one was being analysed.
+      requireNewer(pack.manifest.version);
       options.engine.replaceCatalogue(pack.patterns);
       current = { version: pack.manifest.version, kind: pack.manifest.kind, patterns: pack.patterns.length, keyId: pack.keyId };
       currentIds = new Set(pack.patterns.map((pattern) => pattern.id));
@@ -357,7 +380,7 @@ export function createPackUpdater(options: PackUpdaterOptions): PackUpdater {
     const candidates: { pack: PatternPack | null; bytes: Uint8Array; error: PackError | null }[] = [];
     for (const bytes of await options.source()) {
       try {
-        candidates.push({ pack: options.loader.check(bytes), bytes, error: null });
+        candidates.push({ pack: await options.loader.check(bytes), bytes, error: null });
       } catch (error) {
         if (!(error instanceof PackError)) throw error;
         candidates.push({ pack: null, bytes, error });
@@ -382,7 +405,7 @@ export function createPackUpdater(options: PackUpdaterOptions): PackUpdater {
     let loaded: LoadedPack | null = null;
     for (const candidate of eligible) {
       try {
-        loaded = options.loader.load(candidate.bytes);
+        loaded = await options.loader.load(candidate.bytes);
         break;
       } catch (error) {
         if (!(error instanceof PackError)) throw error;

@@ -30,7 +30,7 @@ import { decrypt, encrypt, encryptionKeyFrom, mask } from '../platform/crypto.ts
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
-import { assertPublicHost, assertPublicUrl } from '../platform/ssrf.ts';
+import { assertPublicHost, assertPublicUrl, isPrivateHost } from '../platform/ssrf.ts';
 import { hecEvent, octetFrame, syslogMessage, type AuditRecordView, type FindingRecord, type SiemRecord } from './format.ts';
 import { hecAgent, sendHec, sendSyslog, SendError, type SendPolicy } from './transport.ts';
 
@@ -209,7 +209,13 @@ export function createSiem(deps: SiemDeps): Siem {
       if (sink.url === undefined) throw invalid('body.url', 'a hec sink needs url');
       if (sink.host !== undefined || sink.port !== undefined) throw invalid(sink.host !== undefined ? 'body.host' : 'body.port', 'host and port belong to syslog sinks');
       if (sink.format !== 'json') throw invalid('body.format', 'a hec sink sends json events', { allowed: ['json'] });
-      await assertPublicUrl(sink.url, { allowPrivate, field: 'url' });
+      const url = await assertPublicUrl(sink.url, { allowPrivate, field: 'url' });
+      // The HEC token goes in the Authorization header: over plain http only to a receiver that
+      // is not on the internet (loopback or the private network, where ALLOW_PRIVATE_TARGETS lets
+      // a sink be); checked again at every send (transport.ts).
+      if (url.protocol === 'http:' && !(await isPrivateHost(url.hostname, { field: 'url' }))) {
+        throw invalid('body.url', 'a hec sink on a public host needs https: over http the HEC token would cross the network in clear', { reason: 'https_required' });
+      }
     }
   };
 

@@ -6,7 +6,8 @@
  * rebound to a private address is refused (ETARGETFORBIDDEN) — exactly as webhook deliveries are.
  * TLS verifies the receiver's certificate (the system's trust store plus the sink's own CA) and
  * its name. Redirects from an HTTP event collector are never followed. The HEC token is sent only
- * in the Authorization header and never logged.
+ * in the Authorization header, over plain http only to a host that resolves to loopback or private
+ * addresses alone, and never logged.
  *
  * Acknowledgement: plain syslog over TCP has none, and a write into a connection the receiver
  * has already closed succeeds locally and is lost. So each batch goes over its own connection:
@@ -19,7 +20,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates } from 'node:tls';
 import { Agent, request as httpRequest } from 'undici';
-import { guardedConnector, guardedLookup, isForbiddenLiteral } from '../platform/ssrf.ts';
+import { guardedConnector, guardedLookup, isForbiddenLiteral, isPrivateHost } from '../platform/ssrf.ts';
 
 export interface SyslogTarget {
   host: string;
@@ -117,6 +118,13 @@ export function hecAgent(policy: SendPolicy): Agent {
 export async function sendHec(target: HecTarget, events: readonly Record<string, unknown>[], agent: Agent, policy: SendPolicy): Promise<void> {
   const url = new URL(target.url);
   if (isForbiddenLiteral(url.hostname, policy)) throw new SendError('ETARGETFORBIDDEN', `${url.hostname} is a forbidden address`);
+  // Checked when saved, again here: a name may have moved from the private network to a public
+  // address since, and the token must not follow it in clear.
+  if (url.protocol === 'http:') {
+    const privateOnly = await isPrivateHost(url.hostname).catch(() => null);
+    if (privateOnly === null) throw new SendError('ENOTFOUND', `${url.hostname} does not resolve`);
+    if (!privateOnly) throw new SendError('EHTTPSREQUIRED', `${url.hostname} is a public host: the token goes over https only`);
+  }
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new SendError('ETIMEDOUT', 'the event collector did not answer in time')), policy.timeoutMs);
   try {

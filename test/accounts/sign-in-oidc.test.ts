@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeJwt, generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
+import { samlKeyPair, startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
 
 let context: TestContext;
 let base: string;
@@ -40,6 +40,19 @@ async function signInAtProvider(email: string, orgId = org.orgId): Promise<{ cal
 
 async function callback(url: string, cookie: string | null, address = '10.6.0.1') {
   return fetch(url, { headers: { 'x-forwarded-for': address, ...(cookie === null ? {} : { cookie }) } });
+}
+
+/** A sign-in whose ID token the provider's token answer carries altered by `alter`: svc's answer to the callback. */
+async function refusalOfAlteredToken(alter: (idToken: string) => Promise<string>): Promise<{ status: number; code: string; reason: string }> {
+  idp.tamper = alter;
+  try {
+    const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    const { code, reason } = ((await answer.json()) as { error: { code: string; reason: string } }).error;
+    return { status: answer.status, code, reason };
+  } finally {
+    idp.tamper = null;
+  }
 }
 
 beforeAll(async () => {
@@ -133,35 +146,45 @@ describe('OIDC sign-in', () => {
   });
 
   it('refuses an ID token for another audience, even one the provider signed', async () => {
-    idp.tamper = async (idToken) => {
-      const claims = decodeJwt(idToken);
-      return new SignJWT({ ...claims, aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(idp.privateJwk, 'ES256'));
-    };
-    try {
-      const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
-      const answer = await callback(flow.callback, flow.cookie, flow.address);
-      expect(answer.status).toBe(401);
-      const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
-      expect(error.code).toBe('SSO_ASSERTION_INVALID');
-      expect(error.reason).toBe('audience');
-    } finally {
-      idp.tamper = null;
-    }
+    const signed = async (idToken: string) =>
+      new SignJWT({ ...decodeJwt(idToken), aud: 'another-client' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(await importJWK(idp.privateJwk, 'ES256'));
+    expect(await refusalOfAlteredToken(signed)).toEqual({ status: 401, code: 'SSO_ASSERTION_INVALID', reason: 'audience' });
   });
 
   it('refuses an ID token signed with a key the provider does not publish', async () => {
     const { privateKey: forger } = await generateKeyPair('ES256');
-    idp.tamper = async (idToken) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
+    const forged = async (idToken: string) => new SignJWT({ ...decodeJwt(idToken), email: 'ceo@corp.example' }).setProtectedHeader({ alg: 'ES256', kid: 'idp-key' }).sign(forger);
+    expect(await refusalOfAlteredToken(forged)).toEqual({ status: 401, code: 'SSO_ASSERTION_INVALID', reason: 'signature' });
+  });
+
+  it('signs no one in by an e-mail the provider does not assert verified, neither linking an existing user nor creating one', async () => {
+    // svc links by e-mail: a provider that lets its users type an address unchecked must not
+    // sign one of them in as the org's user of that address.
+    const existing = `member-${randomUUID().slice(0, 8)}@corp.example`;
+    await context.services.db.withOrg(org.orgId, (tx) =>
+      tx.query(`INSERT INTO users (id, org_id, email, password_hash, role) VALUES ($1, $2, $3, NULL, 'admin')`, [randomUUID(), org.orgId, existing]),
+    );
+    const fresh = `oidc-${randomUUID().slice(0, 8)}@corp.example`;
     try {
-      const flow = await signInAtProvider(`oidc-${randomUUID().slice(0, 8)}@corp.example`);
-      const answer = await callback(flow.callback, flow.cookie, flow.address);
-      expect(answer.status).toBe(401);
-      const error = ((await answer.json()) as { error: { code: string; reason: string } }).error;
-      expect(error.code).toBe('SSO_ASSERTION_INVALID');
-      expect(error.reason).toBe('signature');
+      for (const verified of [undefined, false]) {
+        idp.emailVerified = verified;
+        for (const email of [existing, fresh]) {
+          const flow = await signInAtProvider(email);
+          const answer = await callback(flow.callback, flow.cookie, flow.address);
+          expect(answer.status).toBe(401);
+          expect(((await answer.json()) as { error: { code: string; reason: string } }).error).toMatchObject({ code: 'SSO_ASSERTION_INVALID', reason: 'email_unverified' });
+        }
+      }
     } finally {
-      idp.tamper = null;
+      idp.emailVerified = true;
     }
+    const created = await context.services.db.query(`SELECT 1 FROM users WHERE email = $1`, [fresh]);
+    expect(created.rows).toHaveLength(0);
+    // Verified, the same existing user signs in.
+    const flow = await signInAtProvider(existing);
+    const answer = await callback(flow.callback, flow.cookie, flow.address);
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { role: string }).role).toBe('admin');
   });
 
   it('creates no user for a domain that is not allowed', async () => {
@@ -221,3 +244,49 @@ describe('OIDC sign-in', () => {
   });
 });
 
+describe('the addresses an identity provider sends sign-ins to', () => {
+  const errorCode = (answer: { json(): unknown }) => (answer.json() as { error: { code: string } }).error.code;
+  /** A SAML connection saved without acs_url and sp_entity_id, under a Host the client chose. */
+  const samlUnderForgedHost = (target: TestContext, apiKey: string) =>
+    target.app.inject({
+      method: 'PUT',
+      url: '/api/v1/sso/saml',
+      headers: { host: 'evil.example', authorization: `Bearer ${apiKey}` },
+      payload: { idp_entity_id: 'https://idp.example.test', sso_url: 'https://idp.example.test/sso', certificate: samlKeyPair('forged-host-idp').cert },
+    });
+
+  it('refuses to start a sign-in under a Host that is not loopback while PUBLIC_URL is not set, so a forged Host cannot choose the redirect_uri', async () => {
+    const forged = await context.app.inject({ method: 'GET', url: `/api/v1/auth/oidc/${org.orgId}/start`, headers: { host: 'evil.example' } });
+    expect(forged.statusCode).toBe(403);
+    expect(errorCode(forged)).toBe('SSO_PUBLIC_URL_REQUIRED');
+    // Behind the trusted proxy (TRUST_PROXY=true here) the forwarded host is the one judged.
+    const forwarded = await fetch(`${base}/api/v1/auth/oidc/${org.orgId}/start`, { redirect: 'manual', headers: { 'x-forwarded-for': '10.6.1.1', 'x-forwarded-host': 'evil.example' } });
+    expect(forwarded.status).toBe(403);
+    expect(forwarded.headers.get('location')).toBeNull();
+    // A SAML connection saved without its own ACS address would take it from the Host too.
+    const enterprise = await context.createOrg({ plan: 'enterprise' });
+    const saml = await samlUnderForgedHost(context, enterprise.apiKey);
+    expect(saml.statusCode).toBe(403);
+    expect(errorCode(saml)).toBe('SSO_PUBLIC_URL_REQUIRED');
+  });
+
+  it('builds the redirect_uri and the SAML ACS from PUBLIC_URL when it is set, whatever the Host says', async () => {
+    const publicUrl = 'https://svc.example.test';
+    const deployed = await createTestApp({ env: { PUBLIC_URL: `${publicUrl}/` } });
+    try {
+      const other = await deployed.createOrg({ plan: 'enterprise' });
+      const saved = await deployed.app.inject({ method: 'PUT', url: '/api/v1/sso/oidc', headers: { host: 'evil.example', authorization: `Bearer ${other.apiKey}` }, payload: { issuer, ...CLIENT } });
+      expect(saved.statusCode).toBe(200);
+      const start = await deployed.app.inject({ method: 'GET', url: `/api/v1/auth/oidc/${other.orgId}/start`, headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' } });
+      expect(start.statusCode).toBe(302);
+      const authorize = new URL(start.headers.location as string);
+      expect(authorize.origin).toBe(issuer);
+      expect(authorize.searchParams.get('redirect_uri')).toBe(`${publicUrl}/api/v1/auth/oidc/${other.orgId}/callback`);
+      const saml = await samlUnderForgedHost(deployed, other.apiKey);
+      expect(saml.statusCode).toBe(200);
+      expect(saml.json()).toMatchObject({ acs_url: `${publicUrl}/api/v1/auth/saml/${other.orgId}/acs`, sp_entity_id: `${publicUrl}/api/v1/auth/saml/${other.orgId}/metadata` });
+    } finally {
+      await deployed.close();
+    }
+  });
+});

@@ -12,7 +12,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 
-export const RECHECK_OPTIONS = { timeout: 4_000, recallTimeout: 1_000, randomSeed: 42 } as const;
+import { REDOS_CHECK_OPTIONS } from '../../src/detection/index.ts';
+
+/** The options svc's own ReDoS check runs with (src/detection/catalogue/redos.ts), so verdicts are of the same analysis. */
+export const RECHECK_OPTIONS = REDOS_CHECK_OPTIONS;
 const FILE = resolve(import.meta.dirname, 'redos-verdicts.json');
 const RECHECK_VERSION = (createRequire(import.meta.url)('recheck/package.json') as { version: string }).version;
 

@@ -4,42 +4,30 @@
  * it spooled and sends it again; once PostgreSQL is back the same finding is accepted and stored
  * exactly once (threat_events and the audit chain). Real PostgreSQL and Redis started by the test.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { createServices, type Services } from '../../src/services.ts';
-import { testConfig } from '../helpers/app.ts';
+import type { AppInstance } from '../../src/http/build-app.ts';
+import type { Services } from '../../src/services.ts';
 import { createEnrolmentToken, TestSensor } from '../sensors/sensor-client.ts';
-import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
+import { faultSupport, type PostgresInstance } from './instances.ts';
+import { startFaultSvc, type FaultSvc } from './svc.ts';
 
 const support = faultSupport();
 if (!support.ok) process.stdout.write(`[svc fault suite] SKIPPED: ${support.reason}\n`);
 
+let fault: FaultSvc<true>;
 let postgres: PostgresInstance;
-let redis: RedisInstance;
 let services: Services;
 let app: AppInstance;
-let dataDir: string;
 
 beforeAll(async () => {
   if (!support.ok) return;
-  [postgres, redis] = await Promise.all([startPostgres(support.pgBin), startRedis()]);
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-collector-fault-'));
-  const config = testConfig({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir });
-  services = await createServices(config, { logDestination: { write: () => undefined } as never, defaultMetrics: false });
-  app = await buildApp(config, services);
-  await app.ready();
+  fault = await startFaultSvc({ pgBin: support.pgBin, redis: true });
+  ({ postgres, services, app } = fault);
 }, 120_000);
 
 afterAll(async () => {
   if (!support.ok) return;
-  await app.close();
-  await services.close();
-  postgres.destroy();
-  redis.destroy();
-  rmSync(dataDir, { recursive: true, force: true });
+  await fault.close();
 });
 
 describe.runIf(support.ok)('collector while PostgreSQL is stopped', () => {

@@ -11,32 +11,28 @@
  */
 import { provenanceBatchDigest } from '../../src/verification/index.ts';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import type { AppInstance } from '../../src/http/build-app.ts';
+import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
-import { testConfig } from '../helpers/app.ts';
 import { serveStreamable, type Upstream } from '../mcp/upstreams.ts';
-import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
+import { faultSupport, type PostgresInstance } from './instances.ts';
+import { startFaultSvc, type FaultSvc } from './svc.ts';
 
 const support = faultSupport();
 if (!support.ok) process.stdout.write(`[svc fault suite] SKIPPED: ${support.reason}\n`);
 
+let fault: FaultSvc<true>;
 let postgres: PostgresInstance;
-let redis: RedisInstance;
 let services: Services;
 let app: AppInstance;
 let base: string;
-let dataDir: string;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -62,28 +58,20 @@ async function timedHealth(path: string): Promise<number> {
 
 beforeAll(async () => {
   if (!support.ok) return;
-  [postgres, redis] = await Promise.all([startPostgres(support.pgBin), startRedis()]);
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-evidence-'));
-  const config = testConfig({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir });
-  services = await createServices(config, {
-    logDestination: { write: () => undefined } as never,
-    defaultMetrics: false,
+  fault = await startFaultSvc({
+    pgBin: support.pgBin,
+    redis: true,
     // Seconds instead of the production minutes between attempts, so the scenario fits the suite.
-    webhooks: { policy: { baseDelayMs: 300, maxDelayMs: 3_000, timeoutMs: 3_000 } },
-    gateway: { timers: false },
+    services: { webhooks: { policy: { baseDelayMs: 300, maxDelayMs: 3_000, timeoutMs: 3_000 } }, gateway: { timers: false } },
   });
-  app = await buildApp(config, services);
+  ({ postgres, services, app } = fault);
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }, 120_000);
 
 afterAll(async () => {
   if (!support.ok) return;
-  await app?.close();
-  await services?.close();
-  postgres?.destroy();
-  redis?.destroy();
-  rmSync(dataDir, { recursive: true, force: true });
+  await fault?.close();
 }, 60_000);
 
 interface Received {

@@ -8,27 +8,23 @@
  *   one winner each, one audit entry each.
  * Counts are printed. Skips with a visible notice where the engines cannot be started.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import type { AppInstance } from '../../src/http/build-app.ts';
+import type { Services } from '../../src/services.ts';
 import { startBackend, type Backend } from '../apisec/backend.ts';
-import { testConfig } from '../helpers/app.ts';
-import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
+import { faultSupport, type PostgresInstance } from './instances.ts';
+import { startFaultSvc, type FaultSvc } from './svc.ts';
 
 const support = faultSupport();
 if (!support.ok) process.stdout.write(`[svc fault suite] SKIPPED: ${support.reason}\n`);
 
+let fault: FaultSvc<true>;
 let postgres: PostgresInstance;
-let redis: RedisInstance;
 let services: Services;
 let app: AppInstance;
 let backend: Backend;
 let base: string;
-let dataDir: string;
 let orgId: string;
 let apiKey: string;
 
@@ -36,11 +32,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   if (!support.ok) return;
-  [postgres, redis, backend] = await Promise.all([startPostgres(support.pgBin), startRedis(), startBackend()]);
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-data-'));
-  const config = testConfig({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir });
-  services = await createServices(config, { logDestination: { write: () => undefined } as never, defaultMetrics: false });
-  app = await buildApp(config, services);
+  [fault, backend] = await Promise.all([startFaultSvc({ pgBin: support.pgBin, redis: true }), startBackend()]);
+  ({ postgres, services, app } = fault);
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const created = await services.accounts.createOrg({ name: 'gateway-faults', plan: 'enterprise' });
@@ -51,12 +44,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!support.ok) return;
-  await app?.close();
-  await services?.close();
+  await fault?.close();
   await backend?.close();
-  postgres?.destroy();
-  redis?.destroy();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function api(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> | null }> {

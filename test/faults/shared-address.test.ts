@@ -5,36 +5,28 @@
  * scanner paths and is blocked as `bot.scanner`; the others, on the same address, keep being
  * served, and so does the scanner itself on another organisation's gateway. Counts are printed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import type { AppInstance } from '../../src/http/build-app.ts';
+import type { Services } from '../../src/services.ts';
 import { startBackend, type Backend } from '../apisec/backend.ts';
-import { testConfig } from '../helpers/app.ts';
-import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
+import { faultSupport } from './instances.ts';
+import { startFaultSvc, type FaultSvc } from './svc.ts';
 
 const support = faultSupport();
 if (!support.ok) process.stdout.write(`[svc fault suite] SKIPPED: ${support.reason}\n`);
 
-let postgres: PostgresInstance;
-let redis: RedisInstance;
+let fault: FaultSvc<true>;
 let services: Services;
 let app: AppInstance;
 let backend: Backend;
-let dataDir: string;
 let base: string;
 const gateways: string[] = [];
 
 beforeAll(async () => {
   if (!support.ok) return;
-  [postgres, redis, backend] = await Promise.all([startPostgres(support.pgBin), startRedis(), startBackend()]);
-  dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-data-'));
-  const config = testConfig({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir });
-  services = await createServices(config, { logDestination: { write: () => undefined } as never, defaultMetrics: false });
-  app = await buildApp(config, services);
+  [fault, backend] = await Promise.all([startFaultSvc({ pgBin: support.pgBin, redis: true }), startBackend()]);
+  ({ services, app } = fault);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
@@ -53,12 +45,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!support.ok) return;
-  await app?.close();
-  await services?.close();
+  await fault?.close();
   await backend?.close();
-  postgres?.destroy();
-  redis?.destroy();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** One client: a browser of its own version and language, as the many people behind one NAT. */

@@ -528,6 +528,8 @@ describe('/openapi.json response schemas', () => {
     const started = await call('GET', `/api/v1/auth/oidc/${ssoOrgId}/start`, { key: null, remoteAddress: '10.78.0.4' });
     expect(started.statusCode).toBe(302);
     await call('GET', '/api/v1/auth/oidc/00000000-0000-4000-8000-000000000000/start', { key: null, remoteAddress: '10.78.0.4' });
+    // Without PUBLIC_URL, a Host that is not loopback does not get to name the redirect_uri.
+    expect((await call('GET', `/api/v1/auth/oidc/${ssoOrgId}/start`, { key: null, remoteAddress: '10.78.0.4', headers: { host: 'evil.example' } })).json().error.code).toBe('SSO_PUBLIC_URL_REQUIRED');
     const authorization = new URL(started.headers.location as string);
     const redirectUri = authorization.searchParams.get('redirect_uri')!;
     await oidcProvider.register([redirectUri]);

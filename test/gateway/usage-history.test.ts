@@ -4,6 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
+import { startGatewayJobs, USAGE_PURGE_JOB, USAGE_RETENTION_DAYS } from '../../src/gateway/index.ts';
+import { hourOf } from '../../src/gateway/usage-history.ts';
+import { InProcessQueue } from '../../src/platform/queue.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { createTestServices } from '../helpers/app.ts';
@@ -117,5 +120,39 @@ describe('AI gateway usage by model over time', () => {
       expect(response.statusCode, url).toBe(400);
       expect(response.json().error.code, url).toBe('VALIDATION_FAILED');
     }
+  });
+});
+
+describe('usage retention', () => {
+  it('deletes usage hours and cost anomalies older than the retention when the daily purge job runs, and keeps the rest', async () => {
+    const { orgId } = await orgWithFakes();
+    const readKey = (await services.accounts.createKey(orgId, { scope: 'read', keyClass: 'live' })).apiKey as string;
+    const now = Date.now();
+    const old = hourOf(now - (USAGE_RETENTION_DAYS + 2) * 86_400_000);
+    const kept = hourOf(now - (USAGE_RETENTION_DAYS - 2) * 86_400_000);
+    const row = { orgId, provider: 'openai', model: 'gpt-4o-mini', requests: 1, promptTokens: 10, completionTokens: 5, costUsd: 0.001 };
+    await services.gateway.history.add([{ ...row, hour: old }, { ...row, hour: kept }]);
+    const anomaly = { spendMicroUsd: 5_000_000, meanMicroUsd: 10_000, stddevMicroUsd: 1_000, z: 12 };
+    await services.gateway.history.addAnomaly(orgId, { ...anomaly, hour: old });
+    await services.gateway.history.addAnomaly(orgId, { ...anomaly, hour: kept });
+
+    const queue = new InProcessQueue();
+    const stop = startGatewayJobs({ history: services.gateway.history, queue, logger: services.logger });
+    try {
+      await queue.enqueue(USAGE_PURGE_JOB, {});
+      await queue.idle();
+    } finally {
+      stop();
+      await queue.close();
+    }
+    const hours = await services.db.query<{ hour: Date }>('SELECT hour FROM gateway_usage_hourly WHERE org_id = $1 ORDER BY hour', [orgId]);
+    expect(hours.rows.map((entry) => new Date(entry.hour).toISOString())).toEqual([kept]);
+    const anomalies = await services.db.query<{ hour: Date }>('SELECT hour FROM gateway_cost_anomalies WHERE org_id = $1 ORDER BY hour', [orgId]);
+    expect(anomalies.rows.map((entry) => new Date(entry.hour).toISOString())).toEqual([kept]);
+    // Read back through the API, the kept day is still there.
+    const from = new Date(new Date(kept).getTime() - 86_400_000).toISOString();
+    const to = new Date(new Date(kept).getTime() + 86_400_000).toISOString();
+    const response = await app.inject({ method: 'GET', url: `/api/v1/gateway/usage?bucket=day&from=${from}&to=${to}`, headers: { authorization: `Bearer ${readKey}` } });
+    expect((response.json() as { buckets: Bucket[] }).buckets.map((bucket) => bucket.requests)).toEqual([1]);
   });
 });

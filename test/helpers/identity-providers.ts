@@ -23,6 +23,8 @@ export interface OidcProvider {
   privateJwk: JWK;
   /** (Re)creates the provider with these redirect URIs registered for the client. */
   register(redirectUris: string[]): Promise<void>;
+  /** The email_verified claim the provider asserts (default true; undefined leaves it out). */
+  emailVerified: boolean | undefined;
   /** When set, rewrites the ID token of the provider's token answers. */
   tamper: ((idToken: string) => Promise<string>) | null;
   /**
@@ -46,6 +48,7 @@ export async function startOidcProvider(client = { client_id: 'svc-dashboard', c
     issuer,
     client,
     privateJwk,
+    emailVerified: true,
     tamper: null,
     async register(redirectUris) {
       const provider = new Provider(issuer, {
@@ -54,7 +57,7 @@ export async function startOidcProvider(client = { client_id: 'svc-dashboard', c
         cookies: { keys: ['test-cookie-key-0123456789'] },
         conformIdTokenClaims: false,
         claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-        findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, email: sub, email_verified: true }) }),
+        findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, email: sub, ...(idp.emailVerified === undefined ? {} : { email_verified: idp.emailVerified }) }) }),
         interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
         features: { devInteractions: { enabled: false } },
       });

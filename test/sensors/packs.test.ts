@@ -60,9 +60,9 @@ function pack(version: string, kind: PackKind, patterns: readonly CatalogueEntry
   return signPack({ manifest: manifest(version, kind, extra), patterns }, key);
 }
 
-function codeOf(work: () => unknown): string {
+async function codeOf(work: () => unknown): Promise<string> {
   try {
-    work();
+    await work();
   } catch (error) {
     if (error instanceof PackError) return error.code;
     throw error;
@@ -79,7 +79,7 @@ describe('pattern packs', () => {
 
     const loader = createPackLoader({ engine, trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0' });
     expect(loader.current).toMatchObject({ version: BUILT_IN_PACK_VERSION, kind: 'built-in' });
-    expect(loader.load(pack('1.1.0', 'routine'))).toEqual({ version: '1.1.0', kind: 'routine', patterns: CATALOGUE.length + 1, keyId: releaseKeyId(release.publicKeyPem) });
+    expect(await loader.load(pack('1.1.0', 'routine'))).toEqual({ version: '1.1.0', kind: 'routine', patterns: CATALOGUE.length + 1, keyId: releaseKeyId(release.publicKeyPem) });
 
     // The same engine instance, the same text (the analysis of the earlier catalogue is not reused).
     const after = await engine.inspect({ kind: 'prompt', content: CANARY_TEXT });
@@ -88,65 +88,78 @@ describe('pattern packs', () => {
     expect(engine.catalogue.byId('pack.test-canary')?.name).toBe('Test canary phrase');
   });
 
-  it('refuse a pack signed by another key, and one whose signed part was changed', () => {
+  it('refuse a pack signed by another key, and one whose signed part was changed', async () => {
     const engine = createDetectionEngine();
     const loader = createPackLoader({ engine, trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0' });
     const stranger = keyPair();
-    expect(codeOf(() => loader.load(pack('1.1.0', 'routine', undefined, {}, stranger.privateKeyPem)))).toBe('PACK_KEY_UNKNOWN');
+    expect(await codeOf(() => loader.load(pack('1.1.0', 'routine', undefined, {}, stranger.privateKeyPem)))).toBe('PACK_KEY_UNKNOWN');
     // Another key claiming the release key's id: the signature does not verify.
     const forged = JSON.parse(pack('1.1.0', 'routine', undefined, {}, stranger.privateKeyPem).toString()) as { signature: { key_id: string } };
     forged.signature.key_id = releaseKeyId(release.publicKeyPem);
-    expect(codeOf(() => loader.load(Buffer.from(JSON.stringify(forged))))).toBe('PACK_SIGNATURE_INVALID');
+    expect(await codeOf(() => loader.load(Buffer.from(JSON.stringify(forged))))).toBe('PACK_SIGNATURE_INVALID');
     // A genuine pack with a pattern weakened after signing.
     const tampered = JSON.parse(pack('1.1.0', 'routine').toString()) as { signed: { patterns: { weight: number }[] } };
     tampered.signed.patterns[0]!.weight = 0.01;
-    expect(codeOf(() => loader.load(Buffer.from(JSON.stringify(tampered))))).toBe('PACK_SIGNATURE_INVALID');
+    expect(await codeOf(() => loader.load(Buffer.from(JSON.stringify(tampered))))).toBe('PACK_SIGNATURE_INVALID');
     expect(loader.current.version).toBe(BUILT_IN_PACK_VERSION);
     expect(engine.catalogue.byId('pack.test-canary')).toBeUndefined();
   });
 
-  it('verify the signature over the canonical bytes, so key order and spacing do not matter', () => {
+  it('verify the signature over the canonical bytes, so key order and spacing do not matter', async () => {
     const signed = JSON.parse(pack('1.1.0', 'routine').toString()) as { signature: unknown; signed: { manifest: Record<string, unknown> } };
     const reordered = { signed: { patterns: (signed.signed as unknown as { patterns: unknown }).patterns, manifest: Object.fromEntries(Object.entries(signed.signed.manifest).reverse()) }, signature: signed.signature };
     expect(verifyPack(Buffer.from(JSON.stringify(reordered)), [release.publicKeyPem]).manifest.version).toBe('1.1.0');
   });
 
-  it('refuse a pack outside the min/max pins of sensor.yaml', () => {
+  it('refuse a pack outside the min/max pins of sensor.yaml', async () => {
     const settings = parseSensorYaml('packs:\n  min_version: 1.0.0\n  max_version: 1.4.0\n');
     const loader = createPackLoader({ engine: createDetectionEngine(), trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0', settings });
-    expect(codeOf(() => loader.load(pack('1.5.0', 'routine')))).toBe('PACK_PIN_OUTSIDE');
-    expect(codeOf(() => loader.load(pack('1.4.0', 'routine')))).toBe('loaded');
+    expect(await codeOf(() => loader.load(pack('1.5.0', 'routine')))).toBe('PACK_PIN_OUTSIDE');
+    expect(await codeOf(() => loader.load(pack('1.4.0', 'routine')))).toBe('loaded');
   });
 
-  it('refuse a major pack on a sensor of a lower minor, and load it on the sensor it names', () => {
+  it('refuse a major pack on a sensor of a lower minor, and load it on the sensor it names', async () => {
     const major = pack('2.0.0', 'major', [...CATALOGUE, CANARY], { min_sensor_version: '0.2.0', changelog: 'Patterns carry kinds llm_output; sensors before 0.2 cannot read them.' });
     const old = createPackLoader({ engine: createDetectionEngine(), trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.9' });
-    expect(codeOf(() => old.load(major))).toBe('PACK_NEEDS_SENSOR_UPGRADE');
+    expect(await codeOf(() => old.load(major))).toBe('PACK_NEEDS_SENSOR_UPGRADE');
     const upgraded = createPackLoader({ engine: createDetectionEngine(), trustedKeys: [release.publicKeyPem], sensorVersion: '0.2.0' });
-    expect(codeOf(() => upgraded.load(major))).toBe('loaded');
+    expect(await codeOf(() => upgraded.load(major))).toBe('loaded');
     // Without its changelog note a major pack is refused.
     const bare = createPackLoader({ engine: createDetectionEngine(), trustedKeys: [release.publicKeyPem], sensorVersion: '0.2.0' });
-    expect(codeOf(() => bare.load(pack('2.0.0', 'major', undefined, { min_sensor_version: '0.2.0' })))).toBe('PACK_MALFORMED');
+    expect(await codeOf(() => bare.load(pack('2.0.0', 'major', undefined, { min_sensor_version: '0.2.0' })))).toBe('PACK_MALFORMED');
   });
 
-  it('hold routine packs to the semver rules: additive, newer, and a major bump only as a major pack', () => {
+  it('hold routine packs to the semver rules: additive, newer, and a major bump only as a major pack', async () => {
     const loader = createPackLoader({ engine: createDetectionEngine(), trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0' });
     const withoutFirst = CATALOGUE.slice(1);
-    expect(codeOf(() => loader.load(pack('1.1.0', 'routine', withoutFirst)))).toBe('PACK_NOT_ADDITIVE');
-    expect(codeOf(() => loader.load(pack('2.0.0', 'routine')))).toBe('PACK_KIND_MISMATCH');
-    expect(codeOf(() => loader.load(pack('1.1.0', 'routine')))).toBe('loaded');
+    expect(await codeOf(() => loader.load(pack('1.1.0', 'routine', withoutFirst)))).toBe('PACK_NOT_ADDITIVE');
+    expect(await codeOf(() => loader.load(pack('2.0.0', 'routine')))).toBe('PACK_KIND_MISMATCH');
+    expect(await codeOf(() => loader.load(pack('1.1.0', 'routine')))).toBe('loaded');
     // Replaying an older signed pack cannot take the new pattern away.
-    expect(codeOf(() => loader.load(pack('1.0.5', 'critical', CATALOGUE)))).toBe('PACK_NOT_NEWER');
+    expect(await codeOf(() => loader.load(pack('1.0.5', 'critical', CATALOGUE)))).toBe('PACK_NOT_NEWER');
     // A critical pack may withdraw a misfiring pattern.
-    expect(codeOf(() => loader.load(pack('1.1.1', 'critical', CATALOGUE)))).toBe('loaded');
+    expect(await codeOf(() => loader.load(pack('1.1.1', 'critical', CATALOGUE)))).toBe('loaded');
   });
 
-  it('refuse patterns that do not compile, and change nothing then', () => {
+  it('refuse patterns that do not compile, and change nothing then', async () => {
     const engine = createDetectionEngine();
     const loader = createPackLoader({ engine, trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0' });
     const broken = { ...CANARY, id: 'pack.broken', pattern: '(unclosed' };
-    expect(codeOf(() => loader.load(pack('1.1.0', 'routine', [...CATALOGUE, broken])))).toBe('PACK_PATTERNS_INVALID');
+    expect(await codeOf(() => loader.load(pack('1.1.0', 'routine', [...CATALOGUE, broken])))).toBe('PACK_PATTERNS_INVALID');
     expect(engine.catalogue.size).toBe(CATALOGUE.length);
+  });
+
+  it('refuse a signed pack holding a pattern whose matching time grows super-linearly (ReDoS), and change nothing then', { timeout: 120_000 }, async () => {
+    const engine = createDetectionEngine();
+    const loader = createPackLoader({ engine, trustedKeys: [release.publicKeyPem], sensorVersion: '0.1.0' });
+    const catastrophic = { ...CANARY, id: 'pack.catastrophic', pattern: '(a+)+$', keywords: ['a'] };
+    const bytes = pack('1.1.0', 'routine', [...CATALOGUE, CANARY, catastrophic]);
+    expect(await codeOf(() => loader.check(bytes))).toBe('PACK_PATTERN_SUPERLINEAR');
+    expect(await codeOf(() => loader.load(bytes))).toBe('PACK_PATTERN_SUPERLINEAR');
+    expect(loader.current.version).toBe(BUILT_IN_PACK_VERSION);
+    expect(engine.catalogue.size).toBe(CATALOGUE.length);
+    // Without it, the same pack loads.
+    expect(await codeOf(() => loader.load(pack('1.1.0', 'routine')))).toBe('loaded');
   });
 });
 
@@ -232,7 +245,7 @@ describe('reading pack files', () => {
 
     const found = await readPackFiles(dir);
     expect(found).toHaveLength(1);
-    expect(loader.load(found[0]!).version).toBe('1.1.0');
+    expect((await loader.load(found[0]!)).version).toBe('1.1.0');
   });
 });
 

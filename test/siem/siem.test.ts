@@ -5,7 +5,7 @@
  * back: every finding arrives exactly once (counted by its id).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendSyslog } from '../../src/siem/transport.ts';
+import { hecAgent, sendHec, sendSyslog } from '../../src/siem/transport.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { freePort } from '../helpers/net.ts';
 import { rsyslogAvailable, rsyslogTlsAvailable, startHecReceiver, startRsyslog, startTlsReceiver, testCertificate, type Rsyslog } from './receivers.ts';
@@ -292,6 +292,35 @@ describe('sink targets (SSRF)', () => {
   it('refuses to connect to a private address at send time, whether given as an address or a name', async () => {
     for (const host of ['127.0.0.1', 'localhost']) {
       await expect(sendSyslog({ host, port: 9, transport: 'tcp', caPem: null, serverName: null }, [Buffer.from('1 x')], { allowPrivate: false, timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'ETARGETFORBIDDEN' });
+    }
+  });
+
+  it('refuses an HTTP event collector over plain http on a public host, where the token would travel in clear, and takes https there', async () => {
+    const org = await context.createOrg({ plan: 'pro' });
+    // Saved disabled: nothing is ever sent to these public addresses.
+    const sink = (url: string) => api('POST', '/api/v1/siem/sinks', org.apiKey, { name: 'splunk', kind: 'hec', url, token: 'hec-token-0123456789abcdef', enabled: false });
+    for (const url of ['http://8.8.8.8:8088/services/collector', 'http://[2001:4860:4860::8888]/services/collector']) {
+      const refused = await sink(url);
+      expect(refused.statusCode, url).toBe(400);
+      expect(refused.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.url', reason: 'https_required' });
+    }
+    expect((await sink('https://8.8.8.8:8088/services/collector')).statusCode).toBe(201);
+    // Loopback and the private network keep plain http (ALLOW_PRIVATE_TARGETS=true here).
+    expect((await sink('http://127.0.0.1:8088/services/collector')).statusCode).toBe(201);
+    expect((await sink('http://10.1.2.3:8088/services/collector')).statusCode).toBe(201);
+    // A changed URL is judged the same way.
+    const saved = (await sink('https://8.8.8.8:8088/services/collector')).json() as { id: string };
+    const moved = await api('PATCH', `/api/v1/siem/sinks/${saved.id}`, org.apiKey, { url: 'http://8.8.8.8:8088/services/collector', token: 'hec-token-0123456789abcdef' });
+    expect(moved.statusCode).toBe(400);
+    expect(moved.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'body.url', reason: 'https_required' });
+  });
+
+  it('does not send the token over plain http to a public address at send time', async () => {
+    const agent = hecAgent({ allowPrivate: true, timeoutMs: 2_000 });
+    try {
+      await expect(sendHec({ url: 'http://8.8.8.8:8088/services/collector', token: 'hec-token-0123456789abcdef' }, [{ event: 'x' }], agent, { allowPrivate: true, timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'EHTTPSREQUIRED' });
+    } finally {
+      await agent.close();
     }
   });
 

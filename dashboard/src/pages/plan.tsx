@@ -1,4 +1,5 @@
 import { useId, useState, type FormEvent } from 'react';
+import type { OrgUsage, Plan } from '../../../src/accounts/org-usage.ts';
 import { api, ApiError } from '../api.ts';
 import { ActionButton, Async, ErrorNotice, Page, formatTime, useApi, useCan, useIdentity } from '../ui.tsx';
 
@@ -21,21 +22,8 @@ interface Org {
   created_at: string;
 }
 
-/** GET /api/v1/org/usage (docs/accounts-plans.md); null limits are unlimited. */
-interface Usage {
-  plan: string;
-  effective_plan: string;
-  trial: { active: boolean; started_at: string | null; ends_at: string | null; days_left: number | null; max_days: number };
-  period: { start: string; end: string };
-  findings: { used: number; limit: number | null; remaining: number | null; over_quota: boolean; dropped: number };
-  sensors: { used: number | null; limit: number | null };
-  pillars: Record<string, boolean>;
-  features: Record<string, boolean>;
-  rate: { requests_per_minute: number | null; requests_per_day: number | null; burst: number | null; concurrent: number | null };
-  daily_tokens: { limit: number | null };
-}
-
-const PLANS = ['community', 'starter', 'pro', 'enterprise'] as const;
+/** The plans a super_admin may choose, in order; typed by the server's plan names, so a name it no longer knows does not compile. */
+const PLANS: readonly Plan[] = ['community', 'starter', 'pro', 'enterprise'];
 const WORDS: Record<string, string> = {
   api_security: 'API security', mcp_security: 'MCP security', ai_gateway: 'AI gateway', verification: 'Verification',
   siem_export: 'SIEM export', sso_saml: 'SAML single sign-on',
@@ -58,7 +46,7 @@ function Quota({ label, used, limit }: { label: string; used: number | null; lim
 export function Plan() {
   const identity = useIdentity();
   const org = useApi<Org>('/api/v1/org');
-  const usage = useApi<Usage>('/api/v1/org/usage');
+  const usage = useApi<OrgUsage>('/api/v1/org/usage');
   const isAdmin = useCan('admin');
   const budget = useApi<Budget>(isAdmin ? '/api/v1/gateway/budget' : null);
   const [error, setError] = useState<ApiError | null>(null);

@@ -1,22 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { useSearchParams } from 'react-router';
+import type { ThreatEvent as ThreatEventFields } from '../../../src/compliance/threat-event.ts';
 import { Async, Badge, Page, formatTime, useApi } from '../ui.tsx';
 
-export interface ThreatEvent {
-  id: string;
-  request_id: string;
-  occurred_at: string;
-  pillar: string;
-  kind: string;
-  threat_score: number;
-  decision: string;
-  categories: string[];
-  patterns_matched: Array<{ id: string; name: string; confidence: number }>;
-  session_id: string | null;
-  gateway_id: string | null;
-  session_request_count: number | null;
-  session_escalation_factor: number | null;
-  base_score: number | null;
+/** GET /api/v1/threats/{id} adds the explanation to the list's fields (the server's one definition). */
+export interface ThreatEvent extends ThreatEventFields {
   explanation?: string;
 }
 
