@@ -34,16 +34,17 @@ export const FEATURE_NAMES = [
   'weakest_alignment',
   'novel_pairs',
   'worst_novel_pairs',
+  'weakest_window_coverage',
 ] as const;
 
-/** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29). */
+/** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29, with the window coverage). */
 export const CALIBRATION: Readonly<Record<GroundingTask, readonly number[]>> = {
   // L2 0.3
-  qa: [-2.3447, 0, 0, 1.264, 0, 0.6146, 0, 0, 0.267, 0.3058, 1.3306, 1.9949, 0.9718, 0, 0],
+  qa: [-2.4117, 0, 0, 1.2714, 0, 0.887, 0, 0, 0.2504, 0.2969, 1.2718, 1.9252, 0.7568, 0, 0, 0.4748],
   // L2 30
-  summary: [-0.0049, 0, 0, 0.0223, 0, 0, 0, 0, 0, 0, 0, 0.0117, 0.0098, 0, 0],
-  // L2 0.3
-  data2txt: [-1.6906, 0, 0.6802, 1.7545, 1.5567, 1.0279, 2.956, 0.4484, 0, 1.0122, 0.8615, -3.2114, 0, 0, 0.9221],
+  summary: [-0.0293, 0, 0, 0.0225, 0, 0, 0.0099, 0, 0, 0, 0, 0.0124, 0.0083, 0, 0, 0.0275],
+  // L2 0.1
+  data2txt: [-2.718, 0, 0.9088, 2.1453, 2.6604, 1.1959, 3.2725, 0.5668, 0, 0.8264, 0.521, -4.9186, 0, 0, 2.4918, 0.8823],
 };
 
 export function calibratedScore(task: GroundingTask, features: readonly number[], weights: readonly number[] = CALIBRATION[task]): number {
