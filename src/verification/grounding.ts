@@ -315,8 +315,6 @@ export interface ClaimAssessment extends Span {
   alignment: number;
   /** Share of the claim's adjacent content-stem pairs that appear adjacent in no source sentence. */
   novelPairs: number;
-  /** Share of the claim's distinct content stems held by its best window of three consecutive source sentences (1 when the claim has none). */
-  coverage: number;
   findings: Finding[];
 }
 
@@ -426,7 +424,7 @@ export function assessClaims(content: string, index: SourceIndex): ClaimAssessme
       findings.push({ start: first.start, end: last.end, reason: 'content_not_in_sources', detail: unsupported.slice(0, 6).map((token) => token.raw).join(' ') });
     }
     keep *= 1 - words * 0.8;
-    claims.push({ ...claim, score: round(1 - keep), unsupportedShare: share, alignment: aligned[0]?.overlap ?? (tokens.length === 0 ? 1 : 0), novelPairs: novelPairShare(tokens, index), coverage: windowCoverage(tokens, index), findings });
+    claims.push({ ...claim, score: round(1 - keep), unsupportedShare: share, alignment: aligned[0]?.overlap ?? (tokens.length === 0 ? 1 : 0), novelPairs: novelPairShare(tokens, index), findings });
   }
   return claims;
 }
@@ -436,32 +434,6 @@ function novelPairShare(tokens: readonly Token[], index: SourceIndex): number {
   let novel = 0;
   for (let position = 1; position < tokens.length; position += 1) if (!index.pairs.has(`${tokens[position - 1]!.stem} ${tokens[position]!.stem}`)) novel += 1;
   return novel / (tokens.length - 1);
-}
-
-/** Consecutive source sentences a claim may draw on together (a summary sentence often fuses two or three). */
-const WINDOW = 3;
-
-/**
- * Share of the claim's distinct content stems held by its best window of three consecutive
- * sentences of one passage: a fused summary sentence is covered by its window even when no single
- * sentence holds it, while a claim whose words are scattered over the whole article is not.
- * Linear in the claim's postings.
- */
-function windowCoverage(tokens: readonly Token[], index: SourceIndex): number {
-  const stems = new Set(tokens.map((item) => item.stem));
-  if (stems.size === 0) return 1;
-  const counts = new Map<number, number>();
-  for (const stem of stems) {
-    const starts = new Set<number>();
-    for (const id of index.postings.get(stem) ?? []) {
-      const passage = index.sentences[id]!.passage;
-      for (let start = Math.max(0, id - WINDOW + 1); start <= id; start += 1) if (index.sentences[start]!.passage === passage) starts.add(start);
-    }
-    for (const start of starts) counts.set(start, (counts.get(start) ?? 0) + 1);
-  }
-  let best = 0;
-  for (const count of counts.values()) best = Math.max(best, count);
-  return best / stems.size;
 }
 
 interface Alignment {
@@ -707,9 +679,7 @@ export function groundingFeatures(claims: readonly ClaimAssessment[], share: num
   let weakest = 1;
   let novel = 0;
   let worstNovel = 0;
-  let covered = 1;
   for (const claim of claims) {
-    covered = Math.min(covered, claim.coverage);
     worst = Math.max(worst, claim.score);
     sum += claim.score;
     if (claim.score >= 0.5) high += 1;
@@ -733,7 +703,6 @@ export function groundingFeatures(claims: readonly ClaimAssessment[], share: num
     1 - weakest,
     novel / n,
     worstNovel,
-    1 - covered,
   ];
 }
 
