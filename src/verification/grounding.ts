@@ -328,12 +328,17 @@ const P_CITATION = 0.5;
 
 const REFERENCE_BEFORE = /(?:passages?|sources?|documents?|steps?|items?|options?|parts?|sections?|chapters?|no\.|numbers?|#)\s?(?:\d{1,3}\s?(?:,|and|or|&|-|to)\s?){0,4}$/iu;
 
+const ANSWER_COUNT_BEFORE = /(?:summari[sz]ed in(?:to)?|broken down into|divided into|here (?:are|is)(?: the)?|the following)\s$/iu;
+const ANSWER_PARTS_AFTER = /^\s(?:simple |easy |main |key |basic )?(?:steps|points|tips|ways|methods|parts|stages|options|things|ideas)\b/iu;
+
 function isMarker(text: string, number: NumberMention): boolean {
   const before = text.slice(Math.max(0, number.start - 32), number.start);
   if (REFERENCE_BEFORE.test(before)) return true;
   // Part of a name written with a hyphen ("COVID-19", "B-52").
   if (/\p{Lu}-$/u.test(before)) return true;
   if (text[number.start - 1] === '[' && text[number.end] === ']') return true;
+  // The answer counting its own parts ("can be summarized in 10 steps", "here are 5 tips").
+  if (ANSWER_COUNT_BEFORE.test(before) && ANSWER_PARTS_AFTER.test(text.slice(number.end, number.end + 16))) return true;
   // At the start of the claim (after a bullet), followed by "." / ")" / ":".
   return /^[\s*•-]*$/u.test(text.slice(0, number.start)) && /^[.):]/.test(text.slice(number.end, number.end + 1)) && number.raw.length <= 2;
 }
@@ -344,10 +349,10 @@ const AFTER_NEGATION = /^(?:\s+\S+){0,2}?\s+(?:not|unavailable|never|n't)\b|^(?:
 /** "garage, street, and valet parking are not": the clause ends by denying its list. */
 const CLAUSE_ENDS_DENIED = /\s(?:are|is|were|was)\s(?:not|n't)(?:\s(?:available|offered|provided|an option))?\W*$/iu;
 const FRAMING = /^(?:(?:sure|certainly|okay|ok)\b[,!.]?\s*)?(?:here(?:'s|’s| is| are)|below is|the following is)\b[^:]{0,120}\b(?:summary|answer|overview|response|description|version)\b[^:]{0,60}:?$/iu;
-const CLOSING = /^(?:[*-]\s*)?(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|if you have any (?:other |more |further )?questions|(?:i am|i'm|i’m) (?:unable|not able|sorry)|unable to answer|sorry\b|i cannot|i can't|i can’t)/iu;
+const CLOSING = /^(?:[*-]\s*)?(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|if you have any (?:other |more |further )?questions|(?:i am|i'm|i’m) (?:unable|not able|sorry)|unable to answer|sorry\b|i cannot|i can't|i can’t|(?:and,? )?(?:of course,? )?(?:don't|don’t|do not) forget to (?:have fun|enjoy)|enjoy(?:!| your| the | it\b)|happy \p{L}+ing\b)/iu;
 const ABSTENTION = /^[^.]{0,80}\b(?:passages?|sources?|documents?|context|information provided|text)\b[^.]{0,40}\b(?:do(?:es)? not|don't|doesn't|don’t|doesn’t)\s(?:\w+\s)?(?:provide|contain|mention|include|specify|say|give|state|offer|address|discuss)\b/iu;
 /** "None of the passages provide …", "There is no mention of … in the passages": talk about the passages too. */
-const ABSTENTION_NONE = /^[^.]{0,60}\bnone of the (?:given |provided |above |retrieved )?(?:passages|sources|documents)\b[^.]{0,40}\b(?:provides?|contains?|mentions?|includes?|specif(?:y|ies)|says?|gives?|states?|offers?|address(?:es)?|discuss(?:es)?)\b|^[^.]{0,40}\bthere (?:is|was|are) no (?:mention|information|indication|reference|details?)\b[^.]{0,80}\b(?:in|from) the (?:given |provided |above |retrieved )?(?:passages?|sources?|documents?|context|text)\b/iu;
+const ABSTENTION_NONE = /^[^.]{0,60}\bnone of the (?:given |provided |above |retrieved )?(?:passages|sources|documents)\b[^.]{0,40}\b(?:provides?|contains?|mentions?|includes?|specif(?:y|ies)|says?|gives?|states?|offers?|address(?:es)?|discuss(?:es)?)\b|^[^.]{0,80}\b(?:unable|not able|cannot|can't|can’t) (?:to )?(?:answer|determine|tell|say)\b[^.]{0,40}\b(?:based on|from|in) (?:the )?(?:given |provided |above )?(?:passages|sources|documents|context)\b|^[^.]{0,40}\bthere (?:is|was|are) no (?:mention|information|indication|reference|details?)\b[^.]{0,80}\b(?:in|from) the (?:given |provided |above |retrieved )?(?:passages?|sources?|documents?|context|text)\b/iu;
 const CITATION = /\b(?:passage|source|document)\s+(\d{1,2})\b|\[(\d{1,2})\]/giu;
 
 /** Scores every claim of the content against the index (pure). */

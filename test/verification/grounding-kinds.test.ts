@@ -206,6 +206,20 @@ describe('talk about the passages', () => {
     expect(layer.verdict).toBe('pass');
   });
 
+  it('does not ground an abstention in mid-sentence, the answer counting its own steps, or a cheerful closing', async () => {
+    const layer = await grounding(
+      'Stir-fry the shrimp with pineapple, garlic and bell pepper, then serve with rice. If that does not work, I am unable to answer based on the given passages. Happy cooking! And of course, don’t forget to have fun with it!',
+      passages,
+      question,
+    );
+    expect(layer.verdict).toBe('pass');
+    const steps = await grounding('So, the answer to your question can be summarized in 4 steps: stir-fry the shrimp with pineapple, garlic and bell pepper, then serve with rice.', passages, question);
+    expect(reasons(steps)).not.toContain('number_not_in_sources');
+    // A count of something in the world is still a number to ground.
+    const counted = await grounding('Stir-fry the shrimp with pineapple in 2 steps, then serve it with 14 kinds of rice.', passages, question);
+    expect(reasons(counted)).toContain('number_not_in_sources');
+  });
+
   it('still grounds a claim that only begins like one ("None of the guests …")', async () => {
     const layer = await grounding('None of the guests complained about the noise from the nightclub downstairs, according to the manager.', ['The hotel opened in May with forty rooms.']);
     expect(layer.verdict).toBe('fail');
@@ -215,6 +229,12 @@ describe('talk about the passages', () => {
 describe('claims and names', () => {
   it('does not split a claim after the abbreviation of a place name ("Kansas City-St. Joseph")', () => {
     expect(splitClaims('Finn led the Diocese of Kansas City-St. Joseph, Missouri. He resigned.').map((claim) => claim.text)).toEqual(['Finn led the Diocese of Kansas City-St. Joseph, Missouri.', 'He resigned.']);
+  });
+
+  it('takes a word capitalised after a colon for the start of what follows, and a later capitalised word for a name', () => {
+    const tokens = contentTokens('Step 2: Sauté the garlic with Jollof spices');
+    expect(tokens.find((token) => token.raw === 'Sauté')!.capitalized).toBe(false);
+    expect(tokens.find((token) => token.raw === 'Jollof')!.capitalized).toBe(true);
   });
 
   it('takes a title-case label in parentheses for a label, and an acronym there for a name', () => {
