@@ -5,7 +5,7 @@
  * the same addresses. Traffic routes carry `config.traffic`: no svc credential, no plan rate
  * limit (the gateway's own limit applies), no CORS handling of svc's (the backend's headers pass).
  */
-import { request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { METHODS, request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
@@ -113,9 +113,14 @@ function splitTarget(url: string): { path: string; query: string } {
   return question < 0 ? { path: url, query: '' } : { path: url.slice(0, question), query: url.slice(question + 1) };
 }
 
-/** The path below the mount point ('/gw/<id>' after rewriting), starting with '/'. */
-function below(url: string, id: string): string {
-  const rest = url.slice(`/gw/${id}`.length);
+/**
+ * The path below the mount point ('/gw/<id>' after rewriting), starting with '/': what follows the
+ * id's segment as the client wrote it (an id written with percent-escapes is longer than the id).
+ */
+function below(url: string): string {
+  let end = url.startsWith('/gw/') ? 4 : 0;
+  while (end < url.length && url[end] !== '/' && url[end] !== '?') end += 1;
+  const rest = url.slice(end);
   return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
 }
 
@@ -194,7 +199,7 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
 
   const trafficBase = (request: FastifyRequest, gateway: Gateway, mount: string): Omit<TrafficRequest, 'body'> => {
     const raw = request.raw;
-    const { path, query } = splitTarget(below(raw.url ?? request.url, (request.params as { id: string }).id));
+    const { path, query } = splitTarget(below(raw.url ?? request.url));
     return {
       gateway,
       method: request.method,
@@ -367,6 +372,17 @@ export const apiSecurityRoutes: RoutesPlugin<ApiSecurityRoutesOptions> = async (
     } else await relay(outcome.body, raw);
     untrack?.();
   };
+
+  // Every method Node's HTTP parser reads reaches the backend (WebDAV's PROPFIND and LOCK, PURGE,
+  // REPORT, QUERY …), not only the eight Fastify routes by default: registered as methods without
+  // a body for Fastify, so that it neither parses one nor answers for the backend (a QUERY without
+  // a Content-Type is the backend's to refuse); the traffic route streams whatever body comes.
+  // CONNECT never reaches a route (client-error.ts answers it).
+  const supported = new Set(app.supportedMethods);
+  for (const method of METHODS) {
+    if (method === 'CONNECT' || (supported.has(method) && method !== 'QUERY')) continue;
+    app.addHttpMethod(method, { hasBody: false, overrideExisting: true });
+  }
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();

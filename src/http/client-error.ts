@@ -9,17 +9,43 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { ERRORS, errorBody, type ErrorCode } from '../platform/errors.ts';
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 501: 'Not Implemented' };
+/** An RFC 9110 method token: one or more `tchar`s. */
+const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * The method of the request line Node's parser refused as HPE_INVALID_METHOD: the line holding the
+ * byte it stopped at (a pipelined request may follow earlier ones in the same packet), up to the
+ * first space or line end (at most 65 characters: a longer token is cut at 65).
+ */
+export function refusedMethod(error: Error & { rawPacket?: unknown; bytesParsed?: unknown }): string | null {
+  if (!Buffer.isBuffer(error.rawPacket)) return null;
+  const text = error.rawPacket.toString('latin1');
+  const at = Math.min(typeof error.bytesParsed === 'number' ? error.bytesParsed : 0, text.length);
+  const start = text.lastIndexOf('\n', Math.max(0, at - 1)) + 1;
+  const line = text.slice(start, start + 65);
+  const end = line.search(/[ \r\n]/);
+  return end < 0 ? line : line.slice(0, end);
+}
+
 /** What svc serves (its API and the gateways' traffic); CONNECT is not among them. */
 const SERVED_METHODS = 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT';
 
 export function clientErrorReply(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const code: ErrorCode =
+  let code: ErrorCode =
     error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'MALFORMED_REQUEST';
+  let details: Record<string, unknown> | undefined;
+  if (error.code === 'HPE_INVALID_METHOD') {
+    // A method Node's parser does not read: a valid token is a method svc cannot serve (501,
+    // RFC 9110 §15.6.2), anything else a broken request line. Only a valid token is echoed.
+    const method = refusedMethod(error);
+    if (method !== null && METHOD_TOKEN.test(method)) [code, details] = ['METHOD_NOT_IMPLEMENTED', method.length <= 64 ? { method } : undefined];
+    else code = 'INVALID_METHOD';
+  }
   const requestId = randomUUID();
   const status = ERRORS[code].status;
-  const body = JSON.stringify(errorBody(code, ERRORS[code].message, requestId));
+  const body = JSON.stringify(errorBody(code, ERRORS[code].message, requestId, details));
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

@@ -12,6 +12,7 @@ export const ERRORS = {
   VALIDATION_FAILED: { status: 400, message: 'The request is not valid.' },
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   MALFORMED_REQUEST: { status: 400, message: 'The HTTP request is malformed.' },
+  INVALID_METHOD: { status: 400, message: "The request method is not a valid HTTP method token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~ only)." },
   INVITATION_INVALID: { status: 400, message: 'The invitation link is not valid (not issued by this svc, altered, or revoked); ask for a new invitation.' },
   CERTIFICATE_REQUEST_INVALID: { status: 400, message: 'The certificate_request is not a PKCS#10 request for the Ed25519 key the sensor registers, signed by that key (details.reason).' },
   wire_version_unsupported: { status: 400, message: 'The finding is of a wire version this collector does not accept (it accepts its own, N, and N-1; details.accepted).' },
@@ -84,6 +85,7 @@ export const ERRORS = {
   BUDGET_EXHAUSTED: { status: 429, message: 'The org daily token budget or USD cap is used up; it resets at 00:00 UTC.' },
   // 5xx
   INTERNAL: { status: 500, message: 'Internal error.' },
+  METHOD_NOT_IMPLEMENTED: { status: 501, message: "The request method is a valid token, but not one svc's HTTP parser reads; docs/apisec.md lists the methods svc forwards." },
   NO_PROVIDERS: { status: 502, message: 'No upstream provider or upstream key is configured.' },
   UPSTREAM_AUTH_FAILED: { status: 502, message: 'The upstream provider refused the configured provider key.' },
   UPSTREAM_ERROR: { status: 502, message: 'The upstream provider failed and no other provider could serve the request.' },

@@ -39,11 +39,11 @@ export const FEATURE_NAMES = [
 /** Intercept first, then one weight per feature. Fitted by `npm run bench -- verification --fit` (all 691 development records, 2026-11-29). */
 export const CALIBRATION: Readonly<Record<GroundingTask, readonly number[]>> = {
   // L2 0.3
-  qa: [-2.3447, 0, 0, 1.264, 0, 0.6146, 0, 0, 0.267, 0.3058, 1.3306, 1.9949, 0.9718, 0, 0],
+  qa: [-2.6605, 0, 0, 1.8488, 0, 1.2155, 0, 0, 0.2673, 0.2793, 1.1659, 2.2441, 1.2328, 0, 0.0637],
   // L2 30
-  summary: [-0.0049, 0, 0, 0.0223, 0, 0, 0, 0, 0, 0, 0, 0.0117, 0.0098, 0, 0],
+  summary: [-0.0131, 0, 0, 0.0226, 0, 0, 0.0099, 0, 0, 0, 0, 0.0124, 0.0089, 0, 0],
   // L2 0.3
-  data2txt: [-1.6906, 0, 0.6802, 1.7545, 1.5567, 1.0279, 2.956, 0.4484, 0, 1.0122, 0.8615, -3.2114, 0, 0, 0.9221],
+  data2txt: [-1.6808, 0, 0.677, 1.7545, 1.5574, 1.0276, 2.952, 0.4459, 0, 1.0094, 0.8686, -3.2232, 0, 0, 0.922],
 };
 
 export function calibratedScore(task: GroundingTask, features: readonly number[], weights: readonly number[] = CALIBRATION[task]): number {

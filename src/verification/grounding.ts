@@ -74,6 +74,21 @@ export interface SourceIndex {
   pairs: Set<string>;
   /** Opening hours of key–value data by weekday (0 = Monday): [opens, closes] in minutes after midnight. */
   hours: Map<number, [number, number]>;
+  /** Each number's bounds as the sources write them: "over 270" → up, "under 270" → down, "270" → exact. */
+  bounds: Map<number, Set<Bound>>;
+}
+
+type Bound = 'up' | 'down' | 'exact';
+
+/** "more than", "over", "at least" … before a number: a lower bound; "under", "fewer than", "nearly", "up to" … an upper one. */
+const UPPER_BOUND_BEFORE = /\b(?:no more than|not more than|less than|fewer than|under|below|at most|up to|nearly|almost|just shy of)\s$/iu;
+const LOWER_BOUND_BEFORE = /\b(?:more than|over|above|at least|in excess of|upwards of|exceeding|greater than)\s$/iu;
+
+function boundOf(text: string, start: number): Bound {
+  const before = text.slice(Math.max(0, start - 20), start);
+  if (UPPER_BOUND_BEFORE.test(before)) return 'down';
+  if (LOWER_BOUND_BEFORE.test(before)) return 'up';
+  return 'exact';
 }
 
 export function sourceText(source: SourceInput): string {
@@ -113,7 +128,7 @@ function contextOf(parent: string): string[] | null {
 
 /** Indexes sources (and the question: what it asks is not a fabrication). */
 export function indexSources(sources: readonly SourceInput[], question: string | null = null): SourceIndex {
-  const index: SourceIndex = { stems: new Set(), numbers: new Set(), numberList: [], times: new Set(), sentences: [], postings: new Map(), leaves: [], passages: sources.length, structured: false, pairs: new Set(), hours: new Map() };
+  const index: SourceIndex = { stems: new Set(), numbers: new Set(), numberList: [], times: new Set(), sentences: [], postings: new Map(), leaves: [], passages: sources.length, structured: false, pairs: new Set(), hours: new Map(), bounds: new Map() };
   const texts = sources.map(sourceText);
   if (question) texts.push(question);
   for (const [position, text] of texts.entries()) {
@@ -121,7 +136,12 @@ export function indexSources(sources: readonly SourceInput[], question: string |
     const times = clockTimes(text);
     for (const time of times) index.times.add(time.value);
     const numbers = numberMentions(text, times);
-    for (const number of numbers) index.numbers.add(number.value);
+    for (const number of numbers) {
+      index.numbers.add(number.value);
+      const bounds = index.bounds.get(number.value) ?? new Set<Bound>();
+      bounds.add(boundOf(text, number.start));
+      index.bounds.set(number.value, bounds);
+    }
     // Time parts count as numbers too ("open 9 to 5" against "9:0-17:0").
     for (const time of times) {
       index.numbers.add(Math.floor(time.value / 60));
@@ -236,11 +256,13 @@ const IMPLICIT_NEGATIONS = new Set(['avoid', 'avoids', 'avoided', 'avoiding', 'a
 /** A negation word followed by one of these is an idiom that asserts ("not only", "last but not least"). */
 const NOT_NEGATING_NEXT = new Set(['only', 'just', 'least', 'to', 'merely', 'simply']);
 const NEGATION_SCOPE = 5;
+const COMPARATIVES = new Set(['more', 'less', 'fewer', 'later', 'earlier', 'longer', 'greater', 'higher', 'lower']);
 
 /**
  * Content stems inside the scope of a negation: up to five words after "not" / "no" / "n't" /
  * "never" / an implicit negation ("avoid", "refused", "unaware"), stopping at punctuation or
- * "but". Idioms that assert ("not only", "with or without", "whether or not") open no scope.
+ * "but". Idioms that assert ("not only", "with or without", "whether or not") and bounds on a
+ * quantity ("no more than", "not later than") open no scope.
  */
 export function negatedStems(text: string): Set<string> {
   const stems = new Set<string>();
@@ -255,6 +277,8 @@ export function negatedStems(text: string): Set<string> {
     if (!NEGATIONS.has(word) && !IMPLICIT_NEGATIONS.has(word)) continue;
     const next = words[position + 1];
     if (next !== undefined && NOT_NEGATING_NEXT.has(next) && word === 'not') continue;
+    // "no more than 60 days", "not less than", "no later than": a bound on a quantity, not a denial.
+    if ((word === 'no' || word === 'not') && next !== undefined && COMPARATIVES.has(next) && words[position + 2] === 'than') continue;
     if (word === 'or' || (word === 'not' && words[position - 1] === 'or') || (word === 'without' && words[position - 1] === 'or')) continue;
     for (let offset = 1; offset <= NEGATION_SCOPE; offset += 1) {
       const inner = words[position + offset];
@@ -304,12 +328,17 @@ const P_CITATION = 0.5;
 
 const REFERENCE_BEFORE = /(?:passages?|sources?|documents?|steps?|items?|options?|parts?|sections?|chapters?|no\.|numbers?|#)\s?(?:\d{1,3}\s?(?:,|and|or|&|-|to)\s?){0,4}$/iu;
 
+const ANSWER_COUNT_BEFORE = /(?:summari[sz]ed in(?:to)?|broken down into|divided into|here (?:are|is)(?: the)?|the following)\s$/iu;
+const ANSWER_PARTS_AFTER = /^\s(?:simple |easy |main |key |basic )?(?:steps|points|tips|ways|methods|parts|stages|options|things|ideas)\b/iu;
+
 function isMarker(text: string, number: NumberMention): boolean {
   const before = text.slice(Math.max(0, number.start - 32), number.start);
   if (REFERENCE_BEFORE.test(before)) return true;
   // Part of a name written with a hyphen ("COVID-19", "B-52").
   if (/\p{Lu}-$/u.test(before)) return true;
   if (text[number.start - 1] === '[' && text[number.end] === ']') return true;
+  // The answer counting its own parts ("can be summarized in 10 steps", "here are 5 tips").
+  if (ANSWER_COUNT_BEFORE.test(before) && ANSWER_PARTS_AFTER.test(text.slice(number.end, number.end + 16))) return true;
   // At the start of the claim (after a bullet), followed by "." / ")" / ":".
   return /^[\s*•-]*$/u.test(text.slice(0, number.start)) && /^[.):]/.test(text.slice(number.end, number.end + 1)) && number.raw.length <= 2;
 }
@@ -320,8 +349,10 @@ const AFTER_NEGATION = /^(?:\s+\S+){0,2}?\s+(?:not|unavailable|never|n't)\b|^(?:
 /** "garage, street, and valet parking are not": the clause ends by denying its list. */
 const CLAUSE_ENDS_DENIED = /\s(?:are|is|were|was)\s(?:not|n't)(?:\s(?:available|offered|provided|an option))?\W*$/iu;
 const FRAMING = /^(?:(?:sure|certainly|okay|ok)\b[,!.]?\s*)?(?:here(?:'s|’s| is| are)|below is|the following is)\b[^:]{0,120}\b(?:summary|answer|overview|response|description|version)\b[^:]{0,60}:?$/iu;
-const CLOSING = /^(?:[*-]\s*)?(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|if you have any (?:other |more |further )?questions|(?:i am|i'm|i’m) (?:unable|not able|sorry)|unable to answer|sorry\b|i cannot|i can't|i can’t)/iu;
+const CLOSING = /^(?:[*-]\s*)?(?:i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|if you have any (?:other |more |further )?questions|(?:i am|i'm|i’m) (?:unable|not able|sorry)|unable to answer|sorry\b|i cannot|i can't|i can’t|(?:and,? )?(?:of course,? )?(?:don't|don’t|do not) forget to (?:have fun|enjoy)|enjoy(?:!| your| the | it\b)|happy \p{L}+ing\b)/iu;
 const ABSTENTION = /^[^.]{0,80}\b(?:passages?|sources?|documents?|context|information provided|text)\b[^.]{0,40}\b(?:do(?:es)? not|don't|doesn't|don’t|doesn’t)\s(?:\w+\s)?(?:provide|contain|mention|include|specify|say|give|state|offer|address|discuss)\b/iu;
+/** "None of the passages provide …", "There is no mention of … in the passages": talk about the passages too. */
+const ABSTENTION_NONE = /^[^.]{0,60}\bnone of the (?:given |provided |above |retrieved )?(?:passages|sources|documents)\b[^.]{0,40}\b(?:provides?|contains?|mentions?|includes?|specif(?:y|ies)|says?|gives?|states?|offers?|address(?:es)?|discuss(?:es)?)\b|^[^.]{0,80}\b(?:unable|not able|cannot|can't|can’t) (?:to )?(?:answer|determine|tell|say)\b[^.]{0,40}\b(?:based on|from|in) (?:the )?(?:given |provided |above )?(?:passages|sources|documents|context)\b|^[^.]{0,40}\bthere (?:is|was|are) no (?:mention|information|indication|reference|details?)\b[^.]{0,80}\b(?:in|from) the (?:given |provided |above |retrieved )?(?:passages?|sources?|documents?|context|text)\b/iu;
 const CITATION = /\b(?:passage|source|document)\s+(\d{1,2})\b|\[(\d{1,2})\]/giu;
 
 /** Scores every claim of the content against the index (pure). */
@@ -331,7 +362,7 @@ export function assessClaims(content: string, index: SourceIndex): ClaimAssessme
     // "Here is a summary of the article in 60 words:" speaks about the answer, not the sources.
     if (claim.text.length <= 160 && FRAMING.test(claim.text)) continue;
     // Closing lines and abstentions ("I hope this helps", "The passages do not mention …") claim nothing about the world.
-    if (claim.text.length <= 240 && (CLOSING.test(claim.text) || ABSTENTION.test(claim.text))) continue;
+    if (claim.text.length <= 240 && (CLOSING.test(claim.text) || ABSTENTION.test(claim.text) || ABSTENTION_NONE.test(claim.text))) continue;
     // A bare list marker ("1.", "2)") claims nothing.
     if (!/\p{L}/u.test(claim.text)) continue;
     const findings: Finding[] = [];
@@ -352,7 +383,7 @@ export function assessClaims(content: string, index: SourceIndex): ClaimAssessme
       if (!numberSupported(number.value, index.numbers, index.numberList, number.raw)) {
         findings.push({ start: claim.start + number.start, end: claim.start + number.end, reason: 'number_not_in_sources', detail: number.raw });
         keep *= 1 - P_NUMBER;
-      } else if (contradictsAligned(number, unitAfter(claim.text, number.end), aligned, index, numbers, claim.text)) {
+      } else if (contradictsAligned(number, unitAfter(claim.text, number.end), aligned, index, numbers, claim.text) || boundContradicts(number, claim.text, index)) {
         // The number is somewhere in the sources, but the sentence this claim restates gives another for the same thing.
         findings.push({ start: claim.start + number.start, end: claim.start + number.end, reason: 'number_contradicts_source', detail: number.raw });
         keep *= 1 - P_CONTRADICTION;
@@ -445,6 +476,19 @@ function contradictsAligned(number: NumberMention, unit: string, aligned: readon
     return !numberSupported(number.value, new Set(values), values, number.raw) && index.numbers.has(number.value);
   }
   return false;
+}
+
+/**
+ * "over 270" where the sources write this number only as "under 270" (or "fewer than", "nearly"
+ * …), or the other way round: the bound is reversed. A bare number on either side ("270", "about
+ * 270") and the same bound in other words ("more than" / "over") agree.
+ */
+function boundContradicts(number: NumberMention, claimText: string, index: SourceIndex): boolean {
+  const bound = boundOf(claimText, number.start);
+  if (bound === 'exact') return false;
+  const known = index.bounds.get(number.value);
+  if (known === undefined) return false;
+  return !known.has(bound) && !known.has('exact');
 }
 
 function leafFindings(claim: Span, tokens: readonly Token[], leaves: readonly Leaf[]): Finding[] {

@@ -43,7 +43,7 @@ export function splitClaims(text: string): Span[] {
     const end = match.index + match[0].trimEnd().length;
     // Do not split after common abbreviations or single initials ("Dr.", "U.S.", "J.").
     const before = text.slice(Math.max(start, match.index - 4), match.index + 1);
-    if (match[0][0] === '.' && /(?:^|[\s.])(?:[A-Z]|Dr|Mr|Ms|Mrs|St|vs|No|Jr|Sr|Inc|Co)\.$/.test(before)) continue;
+    if (match[0][0] === '.' && /(?:^|[\s.-])(?:[A-Z]|Dr|Mr|Ms|Mrs|St|Ste|Mt|Ft|vs|No|Jr|Sr|Inc|Co|Corp|Gen|Gov|Sen|Rep|Lt|Col|Sgt|Capt|Prof)\.$/.test(before)) continue;
     push(spans, text, start, end);
     start = match.index + match[0].length;
   }
@@ -85,7 +85,9 @@ export function contentTokens(text: string, offset = 0): Token[] {
       const lower = part.toLowerCase().replace(/['’]s$/, '');
       const stem = stemOf(lower);
       // A word that opens a sentence, a list item or what follows a colon is capitalised by position, not as a name.
-      const opens = first || (cursor === index && /(?:^|[•*]|\d[.)]|\s-)\s*$/u.test(text.slice(Math.max(0, index - 4), index)));
+      // After a colon a word is capitalised as the start of what follows ("Step 2: Sauté …", "the answer is: Try …").
+      // A title-case word just inside a parenthesis or quotation ("(Recommended)", "“Yes”") is capitalised as a label; an acronym there ("(FAA)") stays a name.
+      const opens = first || (cursor === index && (/(?:^|[•*:]|\d[.)]|\s-)\s*$/u.test(text.slice(Math.max(0, index - 4), index)) || (/[("“]$/u.test(text.slice(Math.max(0, index - 1), index)) && /\p{Ll}/u.test(part))));
       const capitalized = !opens && /^\p{Lu}/u.test(part);
       first = false;
       if (!STOPWORDS.has(lower) && lower.length > 1 && !Object.hasOwn(NUMBER_WORDS, lower)) {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolvePolicy, runVerification } from '../../src/verification/index.ts';
 import type { Verification } from '../../src/verification/index.ts';
-import { clockTimes, numberMentions } from '../../src/verification/text.ts';
+import { clockTimes, contentTokens, numberMentions, splitClaims } from '../../src/verification/text.ts';
 
 const RECORD = JSON.stringify(
   {
@@ -170,5 +170,77 @@ describe('framing sentences', () => {
     ]);
     expect(layer.verdict).toBe('pass');
     expect(reasons(layer)).not.toContain('number_not_in_sources');
+  });
+});
+
+describe('bounds on numbers', () => {
+  const SOURCE = 'Fewer than 270 people live on the island, which ships can reach 60 days a year. More than 500 visitors came last summer.';
+
+  it('flags a bound turned around ("over 270" where the source says "fewer than 270"), with the span of the number', async () => {
+    const content = 'Over 270 people live on the island.';
+    const layer = await grounding(content, [SOURCE]);
+    expect(layer.verdict).toBe('fail');
+    const finding = layer.findings.find((item) => item.reason === 'number_contradicts_source')!;
+    expect(content.slice(finding.start, finding.end)).toBe('270');
+  });
+
+  it('passes the same bound in other words, and a number written without a bound', async () => {
+    for (const content of ['Under 270 people live on the island.', 'About 270 people live on the island.', 'Over 500 visitors came last summer.', 'Ships can reach the island no more than 60 days a year.']) {
+      const layer = await grounding(content, [SOURCE]);
+      expect(reasons(layer), content).not.toContain('number_contradicts_source');
+      expect(layer.verdict, content).toBe('pass');
+    }
+  });
+});
+
+describe('talk about the passages', () => {
+  const question = 'How do I make a spicy pineapple shrimp stir-fry?';
+  const passages = ['Stir-fry the shrimp with pineapple, garlic and bell pepper, then serve with rice.', 'Sprinkle the dish with coconut.'];
+
+  it('does not ground "none of the passages say …" or "there is no mention of … in the passages"', async () => {
+    const layer = await grounding(
+      'Stir-fry the shrimp with pineapple, garlic and bell pepper, and serve with rice. However, none of the passages provide information about making the dish spicy. There is no mention of chili flakes in the given passages.',
+      passages,
+      question,
+    );
+    expect(layer.verdict).toBe('pass');
+  });
+
+  it('does not ground an abstention in mid-sentence, the answer counting its own steps, or a cheerful closing', async () => {
+    const layer = await grounding(
+      'Stir-fry the shrimp with pineapple, garlic and bell pepper, then serve with rice. If that does not work, I am unable to answer based on the given passages. Happy cooking! And of course, don’t forget to have fun with it!',
+      passages,
+      question,
+    );
+    expect(layer.verdict).toBe('pass');
+    const steps = await grounding('So, the answer to your question can be summarized in 4 steps: stir-fry the shrimp with pineapple, garlic and bell pepper, then serve with rice.', passages, question);
+    expect(reasons(steps)).not.toContain('number_not_in_sources');
+    // A count of something in the world is still a number to ground.
+    const counted = await grounding('Stir-fry the shrimp with pineapple in 2 steps, then serve it with 14 kinds of rice.', passages, question);
+    expect(reasons(counted)).toContain('number_not_in_sources');
+  });
+
+  it('still grounds a claim that only begins like one ("None of the guests …")', async () => {
+    const layer = await grounding('None of the guests complained about the noise from the nightclub downstairs, according to the manager.', ['The hotel opened in May with forty rooms.']);
+    expect(layer.verdict).toBe('fail');
+  });
+});
+
+describe('claims and names', () => {
+  it('does not split a claim after the abbreviation of a place name ("Kansas City-St. Joseph")', () => {
+    expect(splitClaims('Finn led the Diocese of Kansas City-St. Joseph, Missouri. He resigned.').map((claim) => claim.text)).toEqual(['Finn led the Diocese of Kansas City-St. Joseph, Missouri.', 'He resigned.']);
+  });
+
+  it('takes a word capitalised after a colon for the start of what follows, and a later capitalised word for a name', () => {
+    const tokens = contentTokens('Step 2: Sauté the garlic with Jollof spices');
+    expect(tokens.find((token) => token.raw === 'Sauté')!.capitalized).toBe(false);
+    expect(tokens.find((token) => token.raw === 'Jollof')!.capitalized).toBe(true);
+  });
+
+  it('takes a title-case label in parentheses for a label, and an acronym there for a name', () => {
+    const label = contentTokens('Method 1 (Recommended): remove the program').find((token) => token.raw === 'Recommended')!;
+    expect(label.capitalized).toBe(false);
+    const acronym = contentTokens('Pilots are certified by the regulator (FAA) every year').find((token) => token.raw === 'FAA')!;
+    expect(acronym.capitalized).toBe(true);
   });
 });
