@@ -23,7 +23,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import { scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
-import { createDetection, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
+import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
 import { createGateway, gatewayRoutes, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { createChallenges } from '../platform/challenge.ts';
@@ -57,12 +57,14 @@ export function gatewayFinding(decision: ThreatDecision, request: Pick<InspectRe
 
 /**
  * The detection engine with findings going to the collector: each decision other than allow is
- * emitted (a block awaited, so it is answered only once it is sent or on disk).
+ * emitted (a block awaited, so it is answered only once it is sent or on disk). A sensor the
+ * collector paused passes traffic through without inspecting it (the pushed `paused`).
  */
-export function sensingEngine(engine: DetectionEngine, agent: Pick<SensorAgent, 'emit'>, logger: Logger): DetectionEngine {
+export function sensingEngine(engine: DetectionEngine, agent: Pick<SensorAgent, 'emit' | 'config'>, logger: Logger): DetectionEngine {
   return {
     ...engine,
     async inspect(request) {
+      if (agent.config().paused) return uninspected(request.kind);
       const decision = await engine.inspect(request);
       if (decision.decision === 'allow' || request.orgId === undefined || request.record === false) return decision;
       const emitted = agent.emit(request.sessionId ?? request.requestId ?? randomUUID(), gatewayFinding(decision, request)).catch((error: unknown) => {
@@ -72,6 +74,14 @@ export function sensingEngine(engine: DetectionEngine, agent: Pick<SensorAgent, 
       if (decision.decision === 'block') await emitted;
       return decision;
     },
+  };
+}
+
+/** The decision of what a paused sensor lets through without inspecting it. */
+function uninspected(kind: InspectRequest['kind']): ThreatDecision {
+  return {
+    allowed: true, threat_score: 0, decision: 'allow', explanation: 'Not inspected: the sensor is paused by its collector.', patterns_matched: [], session_escalation_factor: 1,
+    session_request_count: 0, base_score: 0, kind, categories: [], tiers: [], evidence: [], thresholds: DEFAULT_THRESHOLDS, latency_ms: 0,
   };
 }
 
