@@ -116,12 +116,14 @@ class UsageBuffer {
     return held === undefined ? { tokens: 0, micro_usd: 0 } : { tokens: held.tokens, micro_usd: held.micro_usd };
   }
 
+  /** Up to what one heartbeat may carry (8 days, 1 000 rows); the rest waits for the next. */
   take(): GatewayUsageReport | null {
     if (this.budget.size === 0 && this.hours.size === 0) return null;
-    const report = { budget: [...this.budget.values()].slice(0, 8), hours: [...this.hours.values()].slice(0, 1_000) };
-    this.budget.clear();
-    this.hours.clear();
-    return report;
+    const budget = [...this.budget.entries()].slice(0, 8);
+    const hours = [...this.hours.entries()].slice(0, 1_000);
+    for (const [key] of budget) this.budget.delete(key);
+    for (const [key] of hours) this.hours.delete(key);
+    return { budget: budget.map(([, row]) => row), hours: hours.map(([, row]) => row) };
   }
 }
 
