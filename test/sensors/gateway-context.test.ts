@@ -84,6 +84,21 @@ describe('the gateway context', () => {
     expect(opened.settings.pii_mode).toBe('block');
   });
 
+  it('drops a revoked API key from the context, so the sensor stops accepting it', async () => {
+    const created = await context.app.inject({ method: 'POST', url: '/api/v1/keys', headers: auth(), payload: { name: 'edge client', scope: 'write' } });
+    expect(created.statusCode).toBe(201);
+    const { key_id: keyId, api_key: secondKey } = created.json() as { key_id: string; api_key: string };
+    const hashOf = (key: string) => createHash('sha256').update(key).digest('hex');
+    const hashes = async () => (JSON.parse((await sensorOpener(sensor.privateKey))((await pull()).gateway!.sealed!).toString('utf8')) as GatewayContext).api_keys.map((key) => key.hash);
+    expect(await hashes()).toContain(hashOf(secondKey));
+    const before = (await pull()).gateway!.etag;
+    const revoked = await context.app.inject({ method: 'DELETE', url: `/api/v1/keys/${keyId}`, headers: auth() });
+    expect(revoked.statusCode).toBe(200);
+    expect((await pull()).gateway!.etag).not.toBe(before);
+    expect(await hashes()).not.toContain(hashOf(secondKey));
+    expect(await hashes()).toContain(hashOf(org.apiKey));
+  });
+
   it('adds the usage a gateway sensor reports to the budget and the usage history, and refuses a malformed report', async () => {
     const day = new Date().toISOString().slice(0, 10);
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
