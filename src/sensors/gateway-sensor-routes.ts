@@ -24,7 +24,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import { scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
 import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
-import { createGateway, gatewayRoutes, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
+import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { createChallenges } from '../platform/challenge.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
@@ -75,6 +75,59 @@ export function sensingEngine(engine: DetectionEngine, agent: Pick<SensorAgent, 
       return decision;
     },
   };
+}
+
+/**
+ * The finding of the gateway's PII handling: a request refused for personal data (block,
+ * medium) or an answered one whose personal data was redacted before it left (log, low); one
+ * pattern `pii.<type>` per type found. No content, no value: types and counts only.
+ */
+export function piiFinding(requestId: string, sessionId: string | undefined, mode: 'block' | 'redact', counts: Readonly<Record<string, number>>): FindingData {
+  const types = Object.keys(counts).sort().slice(0, 64);
+  const named = (type: string) => type.toLowerCase();
+  return {
+    pillar: 'gateway',
+    kind: 'pii',
+    severity: mode === 'block' ? 'medium' : 'low',
+    threat_score: 0,
+    decision: mode === 'block' ? 'block' : 'log',
+    patterns: types.map((type) => ({ id: `pii.${named(type)}`.slice(0, 128), name: `Personal data: ${named(type)}`.slice(0, 256), confidence: 1 })),
+    request_id: requestId.slice(0, 128),
+    session_id: sessionId === undefined ? null : sessionId.slice(0, 256),
+    gateway_id: 'ai_gateway',
+    details: { mode, counts: Object.fromEntries(types.map((type) => [named(type), counts[type] ?? 0])) },
+  };
+}
+
+/**
+ * The gateway with its PII handling reported: every other member is the gateway's own (through
+ * the prototype); `completion` emits a PII finding for a refusal (awaited, as a block) and for a
+ * JSON answer whose request was redacted.
+ */
+export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorAgent, 'emit' | 'config'>, logger: Logger): GatewayService {
+  const report = (finding: FindingData, correlationId: string) =>
+    agent.emit(correlationId, finding).catch((error: unknown) => {
+      logger.error({ err: error, request_id: finding.request_id }, 'gateway PII finding not emitted');
+      return 'rejected' as const;
+    });
+  const reporting = Object.create(gateway) as GatewayService;
+  reporting.completion = async <C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> => {
+    const { requestId } = call.caller;
+    let answer: CompletionEnvelope | undefined;
+    try {
+      answer = await gateway.completion(call);
+    } catch (error) {
+      if (error instanceof SvcError && error.code === 'PII_BLOCKED' && !agent.config().paused) {
+        const types = (error.details?.pii_types as string[] | undefined) ?? [];
+        await report(piiFinding(requestId, call.sessionId, 'block', Object.fromEntries(types.map((type) => [type, 1]))), call.sessionId ?? requestId);
+      }
+      throw error;
+    }
+    const pii = (answer?.response_filter as { pii?: { mode: string; redacted: Record<string, number>; total: number } } | null | undefined)?.pii;
+    if (pii !== undefined && pii.total > 0 && !agent.config().paused) void report(piiFinding(requestId, call.sessionId, 'redact', pii.redacted), call.sessionId ?? requestId);
+    return answer;
+  };
+  return reporting;
 }
 
 /** The decision of what a paused sensor lets through without inspecting it. */
@@ -186,7 +239,7 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
   const metrics = createMetrics({ defaultMetrics: false });
   const events = createEventBus(logger);
   const detection = sensingEngine(createDetection({ cache, logger, semantic: false }), agent, logger);
-  const gateway: GatewayService = createGateway({
+  const core: GatewayService = createGateway({
     stores: {
       settings: {
         get: async () => settingsOf(),
@@ -218,6 +271,7 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
     allowPrivateTargets: options.allowPrivateTargets,
     challenges: createChallenges({ key: randomBytes(32) }),
   });
+  const gateway = piiReportingGateway(core, agent, logger);
 
   /** Applies a context the collector sealed to this sensor. */
   async function apply(sealed: string, nextEtag: string): Promise<void> {
@@ -227,11 +281,11 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
     keys = new Map(opened.api_keys.map((key) => [key.hash, key]));
     etag = nextEtag;
     // The collector's count of today, plus what this sensor spent and has not reported yet.
-    await gateway.budget.persist();
+    await core.budget.persist();
     const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
     if (opened.budget.day === today) {
       const held = usage.buffer.unreported(today);
-      gateway.budget.rebase(opened.org_id, today, opened.budget.tokens + held.tokens, opened.budget.micro_usd + held.micro_usd);
+      core.budget.rebase(opened.org_id, today, opened.budget.tokens + held.tokens, opened.budget.micro_usd + held.micro_usd);
     }
     logger.info({ etag, providers: Object.keys(opened.providers), keys: keys.size }, 'gateway context applied');
   }
@@ -276,9 +330,9 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
 
   app.get('/health', async () => ({ status: 'ok', sensor_id: agent.sensorId, class: 'gateway', paused: agent.config().paused, context: etag === null ? null : { etag, providers: Object.keys(context?.providers ?? {}) } }));
   void app.register(gatewayRoutes, { gateway, events, enabled: true, surface: 'traffic' });
-  app.addHook('onReady', () => gateway.start());
+  app.addHook('onReady', () => core.start());
   app.addHook('onClose', async () => {
-    await gateway.close();
+    await core.close();
     await detection.close();
     cache.close();
   });

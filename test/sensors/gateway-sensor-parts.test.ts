@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDetectionEngine } from '../../src/detection/index.ts';
 import { DEFAULT_SENSOR_CONFIG, type FindingData, type SensorConfig } from '../../src/sensors/index.ts';
-import { createGatewayUsage, sensingEngine } from '../../src/sensors/gateway-sensor-routes.ts';
+import { createGatewayUsage, piiFinding, sensingEngine } from '../../src/sensors/gateway-sensor-routes.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 
 const logger = createLogger('error');
@@ -85,5 +85,15 @@ describe('the gateway sensor’s usage report', () => {
     const second = usage.heartbeatReport.take()!.gateway_usage as { hours: readonly unknown[] };
     expect([first.hours.length, second.hours.length]).toEqual([1_000, 200]);
     expect(usage.heartbeatReport.take()).toBeNull();
+  });
+});
+
+describe('the gateway sensor’s PII findings', () => {
+  it('reports a refusal as a medium block and a redaction as a low log, by type and count only', () => {
+    expect(piiFinding('req-5', undefined, 'block', { EMAIL: 1, CARD: 1 })).toMatchObject({
+      pillar: 'gateway', kind: 'pii', severity: 'medium', decision: 'block', session_id: null,
+      patterns: [{ id: 'pii.card' }, { id: 'pii.email' }], details: { mode: 'block', counts: { card: 1, email: 1 } },
+    });
+    expect(piiFinding('req-6', 'session-1', 'redact', { PHONE: 2 })).toMatchObject({ severity: 'low', decision: 'log', session_id: 'session-1', patterns: [{ id: 'pii.phone' }], details: { counts: { phone: 2 } } });
   });
 });

@@ -142,6 +142,13 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
     expect(compatible.status).toBe(200);
     expect(((await compatible.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe('Hello from the fake upstream.');
     expect(openai.requests).toHaveLength(2);
+
+    // Personal data is redacted before it leaves (the org's default mode), and the redaction is reported as a PII finding.
+    const personal = await complete('Write to bob@example.org about the invoice.');
+    expect(personal.status).toBe(200);
+    const personalBody = (await personal.json()) as { request_id: string; response_filter: { pii: { redacted: Record<string, number> } } };
+    expect(personalBody.response_filter.pii.redacted).toEqual({ EMAIL: 1 });
+    expect(JSON.stringify(openai.requests.at(-1)!.body)).not.toContain('bob@example.org');
     openai.reset();
 
     // Clients authenticate with the org's own keys; nothing else gets through.
@@ -161,7 +168,7 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
     expect(openai.requests).toHaveLength(0);
     const audited = async (requestId: string) => {
       const answer = await fetch(`${collectorUrl}/api/v1/audit?action=sensor.finding&limit=200`, { headers: auth });
-      const { records } = (await answer.json()) as { records: Array<{ actor: string; target: string; outcome: string; details: { pillar: string; severity: string } }> };
+      const { records } = (await answer.json()) as { records: Array<{ actor: string; target: string; outcome: string; details: { pillar: string; severity: string; kind: string; pattern_ids: string[] } }> };
       return records.filter((record) => record.target === requestId);
     };
     const threats = async (requestId: string) => ((await (await fetch(`${collectorUrl}/api/v1/threats?request_id=${requestId}`, { headers: auth })).json()) as { data: Array<{ request_id: string; pillar: string; decision: string }> }).data;
@@ -169,15 +176,17 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
     expect(firstAudit).toHaveLength(1);
     expect(firstAudit[0]).toMatchObject({ actor: `sensor:${sensorId}`, outcome: 'block', details: { pillar: 'gateway', severity: 'high' } });
     expect(await threats(blockedBody.error.request_id)).toMatchObject([{ pillar: 'gateway', decision: 'block' }]);
+    const piiAudit = await until('the PII finding in the audit log', async () => ((await audited(personalBody.request_id)).length > 0 ? audited(personalBody.request_id) : undefined));
+    expect(piiAudit).toMatchObject([{ actor: `sensor:${sensorId}`, outcome: 'log', details: { pillar: 'gateway', severity: 'low', kind: 'pii', pattern_ids: ['pii.email'] } }]);
 
     // The spend recorded at the sensor reaches the collector's usage history and budget on a heartbeat.
     const usage = await until('the sensor’s spend at the collector', async () => {
       const view = (await (await fetch(`${collectorUrl}/api/v1/gateway/usage`, { headers: auth })).json()) as { buckets: Array<{ provider: string; model: string; requests: number; total_tokens: number }>; budget: { tokens_used: number } };
       // The budget settles after the answer: wait for the settled count, not the reservation's estimate.
-      return view.buckets.some((bucket) => bucket.provider === 'openai' && bucket.requests >= 2) && view.budget.tokens_used === 36 ? view : undefined;
+      return view.buckets.some((bucket) => bucket.provider === 'openai' && bucket.requests >= 3) && view.budget.tokens_used === 54 ? view : undefined;
     });
-    expect(usage.buckets.find((bucket) => bucket.provider === 'openai')).toMatchObject({ model: 'gpt-4o-mini', requests: 2, total_tokens: 36 });
-    expect(usage.budget.tokens_used).toBe(36);
+    expect(usage.buckets.find((bucket) => bucket.provider === 'openai')).toMatchObject({ model: 'gpt-4o-mini', requests: 3, total_tokens: 54 });
+    expect(usage.budget.tokens_used).toBe(54);
 
     // The collector goes away: completions are still served from the last context, and the blocks spooled.
     await stop(collector);
@@ -203,7 +212,7 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
     // The spend made while the collector was away is reported once it is back.
     await until('the spend made meanwhile at the collector', async () => {
       const view = (await (await fetch(`${collectorUrl}/api/v1/gateway/usage`, { headers: auth })).json()) as { buckets: Array<{ provider: string; requests: number }> };
-      return view.buckets.find((bucket) => bucket.provider === 'openai')?.requests === 3 ? true : undefined;
+      return view.buckets.find((bucket) => bucket.provider === 'openai')?.requests === 4 ? true : undefined;
     });
 
     // A budget the collector sees exhausted reaches the sensor with the next context: a USD cap below today's spend.
