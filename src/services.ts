@@ -16,10 +16,10 @@ import { createApiSecurity, type ApiSecurity, type ApiSecurityDeps } from './api
 import { createCompliance, type Compliance, type ComplianceDeps } from './compliance/index.ts';
 import { createAuditLog, startAuditJobs, startBlockAudit, type AuditLog, type BlockAuditWriter } from './audit/index.ts';
 import { checkModelDir, createBehaviourBaseline, createDetection, createModelTier, createProfileBaseline, type DetectionEngine, type DetectionOptions, type ModelTier } from './detection/index.ts';
-import { createGateway, createJudgeCompletion, createT4Judge, startGatewayJobs, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
+import { createGateway, createJudgeCompletion, createT4Judge, providerIds, resolveTarget, startGatewayJobs, UsageHistory, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
-import { countSensors, createCollector, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
+import { countSensors, createCollector, createGatewayContexts, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
 import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
@@ -320,6 +320,25 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       sensorAuthority = undefined;
       throw error;
     })),
+    // Gateway sensors' context: the org's gateway settings, credentials and key hashes, and their spend reported back.
+    gatewayContexts: createGatewayContexts({
+      db,
+      settingsOf: (orgId) => gateway.settings.get(orgId),
+      providerTarget: async (orgId, provider) => {
+        const target = await resolveTarget(accounts.providerKeys, config.providerEnvKeys, orgId, provider);
+        return target === null ? null : { key: target.apiKey, baseUrl: target.baseUrl ?? null };
+      },
+      providers: providerIds,
+      orgOf: async (orgId) => {
+        const org = await accounts.getOrg(orgId);
+        return org === null ? null : { plan: org.effective_plan, tag: org.tag };
+      },
+      budgetUsage: (orgId) => gateway.budget.usage(orgId),
+      recordUsage: async (orgId, report) => {
+        for (const row of report.budget) await gateway.budget.adjust(orgId, row.day, row.tokens, row.micro_usd);
+        await gateway.history.add(report.hours.map((row) => ({ orgId, hour: row.hour, provider: row.provider, model: row.model, requests: row.requests, promptTokens: row.prompt_tokens, completionTokens: row.completion_tokens, costUsd: row.cost_usd })));
+      },
+    }),
     ...options.collector,
   });
 
@@ -375,7 +394,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       siem.start();
       await apisec.start();
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
-      stopGatewayJobs = startGatewayJobs({ history: gateway.history, queue, logger });
+      stopGatewayJobs = startGatewayJobs({ history: new UsageHistory(db), queue, logger });
       await compliance.start();
       blockAudit = startBlockAudit({ audit, events, logger, outbox });
       // A cluster worker keeps its token budget gauge; the primary evaluates the merged metrics.

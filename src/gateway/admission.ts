@@ -24,7 +24,7 @@ import { normalizeMessages } from './content.ts';
 import { fallbackCostUsd, type CostFunction } from './pricing/pricing.ts';
 import type { CompletionBody } from './schemas.ts';
 import { screenCompletion } from './screen.ts';
-import type { GatewaySettings, SettingsStore } from './settings.ts';
+import type { GatewaySettings, GatewaySettingsSource } from './settings.ts';
 
 /** Who is asking (from the authenticated request). */
 export interface Caller {
@@ -59,7 +59,7 @@ export interface PreparedCompletion {
 export interface AdmissionDeps {
   cache: Cache;
   events: GatewayEvents;
-  settings: SettingsStore;
+  settings: GatewaySettingsSource;
   budget: BudgetLedger;
   envKeys: Readonly<Record<string, string>>;
   orgKeys: ProviderKeySource;

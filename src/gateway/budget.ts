@@ -274,6 +274,18 @@ export class BudgetLedger {
     return memory.incr(tokenKey, COUNTER_TTL_MS, tokenDelta);
   }
 
+  /**
+   * Sets one org's memory counters of `day` to totals learnt elsewhere (a gateway sensor: the
+   * collector's count, plus what the sensor has not reported yet). Memory only; nothing is
+   * remembered for the store.
+   */
+  rebase(orgId: string, day: string, tokens: number, microUsd: number): void {
+    const [tokenKey, usdKey] = this.keys(orgId, day);
+    const memory = this.cache.memory;
+    memory.incr(tokenKey, COUNTER_TTL_MS, tokens - memory.count(tokenKey));
+    memory.incr(usdKey, COUNTER_TTL_MS, microUsd - memory.count(usdKey));
+  }
+
   /** Today's usage: tokens and micro-dollars. */
   async usage(orgId: string): Promise<{ day: string; tokens: number; microUsd: number }> {
     const day = utcDay(this.now());

@@ -67,6 +67,11 @@ export interface GatewayRoutesOptions {
   verifier?: CompletionVerifier | null;
   /** Open streamed completions, ended by shutdown (absent: streams are not tracked). */
   streams?: StreamRegistry;
+  /**
+   * 'traffic': the completion routes only (svc's, the compatible surfaces, the challenge), no
+   * settings or usage routes — a gateway sensor, whose settings are the collector's. Default 'all'.
+   */
+  surface?: 'all' | 'traffic';
 }
 
 export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, options) => {
@@ -118,6 +123,7 @@ export const gatewayRoutes: RoutesPlugin<GatewayRoutesOptions> = async (app, opt
   );
 
   await app.register(compatRoutes, options);
+  if (options.surface === 'traffic') return;
 
   app.get('/api/v1/gateway/routing', { config: { scope: 'admin' } }, async (request) => {
     const settings = await gateway.settings.get(callerOf(request).orgId);

@@ -27,11 +27,11 @@ import type { Metrics } from '../platform/metrics.ts';
 import { Admission, type Caller, type PreparedCompletion } from './admission.ts';
 import { SpendTracker } from './anomaly.ts';
 import { completionObservation } from './behaviour.ts';
-import { UsageHistory } from './usage-history.ts';
+import { UsageHistory, type UsageHistorySink } from './usage-history.ts';
 import { Attempts, type Invokers } from './attempts.ts';
 import type { AbortHook, ClientCancel } from './cancel.ts';
 import type { BreakerPolicy, BreakerRegistry } from './breaker.ts';
-import { BudgetLedger, createBudgetStore } from './budget.ts';
+import { BudgetLedger, createBudgetStore, type BudgetStore } from './budget.ts';
 import type { CompletionResult } from './contract.ts';
 import { contentText } from './content.ts';
 import type { GatewayEvents } from './events.ts';
@@ -44,7 +44,7 @@ import type { RetryPolicy } from './retry.ts';
 import type { LatencyWindows } from './routing.ts';
 import type { CompletionBody } from './schemas.ts';
 import { CHALLENGE_VERIFY_PATH, challengeScope, refuse } from './screen.ts';
-import { SettingsStore } from './settings.ts';
+import { SettingsStore, type GatewaySettingsSource } from './settings.ts';
 import { estimateUsage, responseFilter, Settlement, toPublicUsage, type CompletionEnvelope } from './settlement.ts';
 import type { AttemptSuccess } from './attempts.ts';
 import type { CompletionVerifier } from './verifier.ts';
@@ -55,8 +55,23 @@ export type { CompletionEnvelope } from './settlement.ts';
 export type { CostFunction } from './pricing/pricing.ts';
 export type { ServedFacts, StreamEncoder, StreamFailure, StreamSummary, StreamTarget, ToolCallFragment } from './relay.ts';
 
+/**
+ * The narrow stores the gateway keeps state in. Under `svc serve` they are tables (built from
+ * `db`); a gateway sensor, which holds no database (src/sensors/gateway-sensor.ts), gives its
+ * own in-memory ones fed by, and reporting to, the collector.
+ */
+export interface GatewayStores {
+  settings: GatewaySettingsSource;
+  /** Where memory-mode budget counters go (null: none, counters live in the cache only). */
+  budget: BudgetStore | null;
+  history: UsageHistorySink;
+}
+
 export interface GatewayServiceDeps {
-  db: Database;
+  /** The tables of the stores; required unless `stores` is given. */
+  db?: Database;
+  /** Stores to use instead of the tables (a gateway sensor's). */
+  stores?: GatewayStores;
   cache: Cache;
   logger: Logger;
   metrics: Metrics;
@@ -145,11 +160,11 @@ export interface CompletionCall<C> {
 const BUDGET_PERSIST_MS = 1_000;
 
 export class GatewayService {
-  readonly settings: SettingsStore;
+  readonly settings: GatewaySettingsSource;
   readonly budget: BudgetLedger;
   private persistTimer: NodeJS.Timeout | null = null;
   readonly spend: SpendTracker;
-  readonly history: UsageHistory;
+  readonly history: UsageHistorySink;
   readonly breakers: BreakerRegistry;
   readonly latency: LatencyWindows;
   private readonly admission: Admission;
@@ -158,10 +173,11 @@ export class GatewayService {
   private readonly streamParts: StreamParts;
 
   constructor(private readonly deps: GatewayServiceDeps) {
-    this.settings = new SettingsStore(deps.db);
-    this.budget = new BudgetLedger(deps.cache, Date.now, createBudgetStore(deps.db));
+    const stores = deps.stores ?? tableStores(deps.db);
+    this.settings = stores.settings;
+    this.budget = new BudgetLedger(deps.cache, Date.now, stores.budget);
     this.spend = new SpendTracker(deps.cache);
-    this.history = new UsageHistory(deps.db);
+    this.history = stores.history;
     const costOf = deps.costUsd ?? (() => null);
     this.attempts = new Attempts(deps);
     this.breakers = this.attempts.breakers;
@@ -430,6 +446,12 @@ export class GatewayService {
     if (result.toolCalls !== undefined && result.toolCalls.length > 0) envelope.tool_calls = result.toolCalls;
     return { envelope, served: { provider: candidate.provider, model: result.model, passedOver: success.passedOver, attempts: success.attempts } };
   }
+}
+
+/** The stores on the database's tables (`svc serve`). */
+function tableStores(db: Database | undefined): GatewayStores {
+  if (db === undefined) throw new Error('the gateway needs a database or its own stores');
+  return { settings: new SettingsStore(db), budget: createBudgetStore(db), history: new UsageHistory(db) };
 }
 
 /** A request id for calls that do not come through the HTTP layer. */

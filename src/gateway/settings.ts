@@ -22,7 +22,16 @@ export interface GatewaySettings {
 
 export const DEFAULT_SETTINGS: GatewaySettings = Object.freeze({ routing: null, piiMode: 'redact', piiRestore: false, dailyUsdCap: null });
 
-export class SettingsStore {
+/**
+ * What the gateway reads and writes of an org's settings: the table (SettingsStore) under
+ * `svc serve`, the collector's copy held in memory at a gateway sensor (src/sensors).
+ */
+export interface GatewaySettingsSource {
+  get(orgId: string): Promise<GatewaySettings>;
+  update(orgId: string, change: Partial<GatewaySettings>): Promise<GatewaySettings>;
+}
+
+export class SettingsStore implements GatewaySettingsSource {
   private readonly cached = new LRUCache<string, { value: GatewaySettings; expiresAt: number }>({ max: SETTINGS_CACHE_MAX });
 
   constructor(private readonly db: Database) {}

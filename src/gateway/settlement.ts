@@ -16,7 +16,7 @@ import type { TokenUsage } from './contract.ts';
 import { AI_GATEWAY_EVENT, type GatewayEvents } from './events.ts';
 import { fallbackCostUsd, type CostFunction } from './pricing/pricing.ts';
 import type { PreparedCompletion, Viable } from './admission.ts';
-import { hourOf, type UsageHistory, type UsageHourRow } from './usage-history.ts';
+import { hourOf, type UsageHistorySink, type UsageHourRow } from './usage-history.ts';
 
 /** The service's own answer to a JSON completion. */
 export interface CompletionEnvelope {
@@ -44,7 +44,7 @@ export interface SettlementDeps {
   /** Told the share of the daily token budget an org has used after each settled call. */
   onBudgetUsage?: ((orgId: string, ratio: number) => void) | undefined;
   /** Where cost and tokens per org, model and hour are kept (the dashboard's charts); none in unit tests. */
-  history?: UsageHistory | undefined;
+  history?: UsageHistorySink | undefined;
 }
 
 /** Settlement deltas of one org and budget day, waiting for the next batch. */

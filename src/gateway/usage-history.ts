@@ -53,6 +53,12 @@ export function hourOf(time: number): string {
   return new Date(Math.floor(time / HOUR_MS) * HOUR_MS).toISOString();
 }
 
+/**
+ * What settlement and the usage route need of the history: the tables (UsageHistory) under
+ * `svc serve`; at a gateway sensor, rows kept in memory until reported to the collector.
+ */
+export type UsageHistorySink = Pick<UsageHistory, 'add' | 'addAnomaly' | 'buckets' | 'anomalies'>;
+
 export class UsageHistory {
   constructor(private readonly db: Database) {}
 

@@ -58,6 +58,30 @@ const Heartbeat = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Gateway sensors: the budget and usage recorded since the last report (gateway-context.ts). */
+    gateway_usage: Type.Optional(
+      Type.Object(
+        {
+          budget: Type.Array(Type.Object({ day: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }), tokens: Type.Integer({ minimum: -1e12, maximum: 1e12 }), micro_usd: Type.Integer({ minimum: -1e15, maximum: 1e15 }) }, { additionalProperties: false }), { maxItems: 8 }),
+          hours: Type.Array(
+            Type.Object(
+              {
+                hour: Type.String({ maxLength: 40, pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:00:00(\\.000)?Z$' }),
+                provider: Type.String({ minLength: 1, maxLength: 64 }),
+                model: Type.String({ minLength: 1, maxLength: 256 }),
+                requests: Count,
+                prompt_tokens: Count,
+                completion_tokens: Count,
+                cost_usd: Type.Number({ minimum: 0, maximum: 1e9 }),
+              },
+              { additionalProperties: false },
+            ),
+            { maxItems: 1_000 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { startGatewayJobs, USAGE_PURGE_JOB, USAGE_RETENTION_DAYS } from '../../src/gateway/index.ts';
+import { startGatewayJobs, USAGE_PURGE_JOB, USAGE_RETENTION_DAYS, UsageHistory } from '../../src/gateway/index.ts';
 import { hourOf } from '../../src/gateway/usage-history.ts';
 import { InProcessQueue } from '../../src/platform/queue.ts';
 import type { Services } from '../../src/services.ts';
@@ -137,7 +137,7 @@ describe('usage retention', () => {
     await services.gateway.history.addAnomaly(orgId, { ...anomaly, hour: kept });
 
     const queue = new InProcessQueue();
-    const stop = startGatewayJobs({ history: services.gateway.history, queue, logger: services.logger });
+    const stop = startGatewayJobs({ history: new UsageHistory(services.db), queue, logger: services.logger });
     try {
       await queue.enqueue(USAGE_PURGE_JOB, {});
       await queue.idle();

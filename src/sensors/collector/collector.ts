@@ -57,6 +57,7 @@ import {
   wireVersionStanding,
   type FindingEvent,
 } from '../wire.ts';
+import type { GatewayContextDirective, GatewayContexts, GatewayUsageReport } from './gateway-context.ts';
 import { createSensorStore, type HeartbeatReport, type RegistrationInput, type SensorConfig, type SensorRecord } from './store.ts';
 
 export interface CollectorDeps {
@@ -76,6 +77,8 @@ export interface CollectorDeps {
    * DATA_DIR/sensor-ca by services.ts). Without it a certificate_request is refused.
    */
   readonly certificateAuthority?: () => Promise<CertificateAuthority>;
+  /** The gateway context of gateway sensors (gateway-context.ts); without it they get none. */
+  readonly gatewayContexts?: GatewayContexts;
   /** Clock (tests move it). */
   readonly now?: () => number;
   /** The wire version this collector speaks (tests set another to check N−1). */
@@ -125,6 +128,8 @@ export interface SensorDirective {
   readonly wire_version: number;
   readonly accepted_wire_versions: readonly number[];
   readonly licence: { readonly state: LicenceState['state']; readonly expires_at: string | null };
+  /** Gateway sensors only: the gateway context's etag, and on GET /sensors/{id}/config the context sealed to the sensor's key. */
+  readonly gateway?: GatewayContextDirective;
 }
 
 /** A certificate the CA issued a sensor, as registration answers it. */
@@ -209,6 +214,14 @@ export function createCollector(deps: CollectorDeps) {
 
   function directive(sensor: SensorRecord): SensorDirective {
     return { sensor_id: sensor.id, config: sensor.config, config_version: sensor.config_version, heartbeat_interval_s: HEARTBEAT_INTERVAL_S, wire_version: current, accepted_wire_versions: accepted, licence: licenceSummary() };
+  }
+
+  /** The directive with its class-specific context (the gateway context for gateway sensors; sealed only when `full`). */
+  async function directiveFor(sensor: SensorRecord, full = false): Promise<SensorDirective> {
+    const base = directive(sensor);
+    if (sensor.class !== 'gateway' || deps.gatewayContexts === undefined) return base;
+    const gateway = await deps.gatewayContexts.directive(sensor, full);
+    return gateway === null ? base : { ...base, gateway };
   }
 
   function checkRegistrationVersion(version: number): void {
@@ -542,7 +555,7 @@ export function createCollector(deps: CollectorDeps) {
       sensors.delete(sensor.id);
       await deps.audit.append(orgId, { actor: `sensor:${sensor.id}`, action: created ? 'sensor.enrolled' : 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: sensor.name, class: sensor.class, version: sensor.version, wire_version: sensor.wire_version, capabilities: sensor.capabilities } });
       const certificate = certificateRequest === undefined ? undefined : await issueCertificate(sensor, certificateRequest);
-      return { directive: directive(sensor), created, orgId, ...(certificate === undefined ? {} : { certificate }) };
+      return { directive: await directiveFor(sensor), created, orgId, ...(certificate === undefined ? {} : { certificate }) };
     },
     /** POST /sensors/register signed by an enrolled sensor: its boot (version and capabilities brought up to date). */
     async reregister(sensor: SensorRecord, input: RegistrationInput, certificateRequest?: string): Promise<SensorDirective & { certificate?: SensorCertificate }> {
@@ -554,11 +567,14 @@ export function createCollector(deps: CollectorDeps) {
       sensors.delete(sensor.id);
       await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: updated.name, class: updated.class, version: updated.version, wire_version: updated.wire_version, capabilities: updated.capabilities } });
       // A signed registration with a request is also how a sensor renews its certificate (same key only).
-      if (certificateRequest !== undefined) return { ...directive(updated), certificate: await issueCertificate(updated, certificateRequest) };
-      return directive(updated);
+      if (certificateRequest !== undefined) return { ...(await directiveFor(updated)), certificate: await issueCertificate(updated, certificateRequest) };
+      return directiveFor(updated);
     },
     /** POST /sensors/heartbeat: stores the report and answers the configuration in force. */
-    async heartbeat(sensor: SensorRecord, report: HeartbeatReport): Promise<SensorDirective> {
+    async heartbeat(sensor: SensorRecord, received: HeartbeatReport & { gateway_usage?: GatewayUsageReport }): Promise<SensorDirective> {
+      const { gateway_usage: usage, ...report } = received;
+      // A gateway sensor's spend, before the answer: the etag it gets back already counts it.
+      if (usage !== undefined && sensor.class === 'gateway' && deps.gatewayContexts !== undefined) await deps.gatewayContexts.recordUsage(sensor.org_id, usage);
       const updated = await store.heartbeat(sensor.org_id, sensor.id, report, new Date(clock()));
       if (updated === null) throw new SvcError('SENSOR_UNKNOWN', { details: { sensor_id: sensor.id } });
       const dropped = Object.entries(report.spool?.dropped ?? {}).filter(([, count]) => count > 0);
@@ -566,11 +582,11 @@ export function createCollector(deps: CollectorDeps) {
       if (dropped.length > 0) {
         await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.spool_dropped', target: sensor.id, outcome: 'warning', details: { dropped: Object.fromEntries(dropped), spool_depth: report.spool?.depth ?? null } });
       }
-      return directive(updated);
+      return directiveFor(updated);
     },
-    /** GET /sensors/{id}/config. */
-    config(sensor: SensorRecord): SensorDirective {
-      return directive(sensor);
+    /** GET /sensors/{id}/config (a gateway sensor's sealed gateway context included). */
+    config(sensor: SensorRecord): Promise<SensorDirective> {
+      return directiveFor(sensor, true);
     },
     async createEnrolmentToken(orgId: string, input: { name: string | null; expiresInS: number; actor: string }) {
       const created = await store.createToken(orgId, { name: input.name, createdBy: input.actor, expiresAt: new Date(clock() + input.expiresInS * 1000) });

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import type { Logger } from '../../platform/logger.ts';
 import { createCertificateRequest, generateSensorKey, renewalDue, writeFileAtomic } from '../certificates.ts';
 import { DEFAULT_SENSOR_CONFIG, type SensorConfig } from '../collector/store.ts';
+import { sensorOpener } from '../sealing.ts';
 import { createReplayer, openSpool, type ReplayOutcome, type Spool, type SpooledRecord } from '../spool.ts';
 import { buildFinding, HEADERS, FINDING_MEDIA_TYPE, publicKeyText, SEVERITIES, signFinding, signRequest, WIRE_VERSION, type FindingData, type SensorClass } from '../wire.ts';
 
@@ -34,6 +35,13 @@ export interface SensorAgentOptions {
   /** Heartbeat interval (the collector's heartbeat_interval_s unless set; tests shorten it). */
   readonly heartbeatMs?: number;
   readonly logger: Logger;
+  /** A class's own part of every directive (the gateway context's etag): told each one the collector answers. */
+  readonly onDirective?: (directive: Record<string, unknown>) => void;
+  /**
+   * A class's own part of the heartbeat report (the gateway sensor's usage): `take` gives what to
+   * add (null: nothing), `settled` is told whether the collector took it (else it is kept for the next).
+   */
+  readonly heartbeatReport?: { take(): Record<string, unknown> | null; settled(taken: Record<string, unknown>, delivered: boolean): void };
 }
 
 interface Identity {
@@ -50,6 +58,10 @@ export interface SensorAgent {
   emit(correlationId: string, data: FindingData): Promise<'sent' | 'duplicate' | 'spooled' | 'dropped' | 'filtered' | 'rejected'>;
   /** One heartbeat now (and a replay when it succeeds and the spool holds findings). */
   heartbeat(): Promise<boolean>;
+  /** GET /sensors/{id}/config, signed: the directive with the class's full context; null when the collector cannot be reached or refuses. */
+  pullConfig(): Promise<Record<string, unknown> | null>;
+  /** Opens a box the collector sealed to this sensor's key (sealing.ts); throws when it is not this sensor's. */
+  open(sealed: string): Buffer;
   close(): Promise<void>;
 }
 
@@ -106,6 +118,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
   }
 
   function applyDirective(answer: { config?: SensorConfig; config_version?: number; heartbeat_interval_s?: number }): void {
+    options.onDirective?.(answer as Record<string, unknown>);
     if (answer.config !== undefined && answer.config_version !== undefined && answer.config_version !== configVersion) {
       config = { ...DEFAULT_SENSOR_CONFIG, ...answer.config };
       configVersion = answer.config_version;
@@ -232,25 +245,47 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     const report = spool.dropReport();
     const dropped = { low: 0, medium: 0, high: 0, critical: 0 };
     for (const counts of Object.values(report)) for (const severity of SEVERITIES) dropped[severity] += counts[severity];
+    const extra = options.heartbeatReport?.take() ?? null;
+    let delivered = false;
     try {
       const answer = await signedPost('/sensors/heartbeat', {
         load: Math.round((loadavg()[0] ?? 0) * 100) / 100,
         queue_depth: stats.depth,
         last_finding_at: lastFindingAt,
         spool: { depth: stats.depth, bytes: stats.bytes, dropped, replaying: replaying !== null },
+        ...extra,
       });
       if (!answer.ok) {
         logger.warn({ status: answer.status }, 'heartbeat refused');
         return false;
       }
+      delivered = true;
       applyDirective((await answer.json()) as Parameters<typeof applyDirective>[0]);
       await spool.markReported(report);
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'heartbeat failed: collector unreachable');
       return false;
+    } finally {
+      if (extra !== null) options.heartbeatReport?.settled(extra, delivered);
     }
     if (spool.stats().depth > 0) void replay();
     return true;
+  }
+
+  const opener = await sensorOpener(privateKey);
+  async function pullConfig(): Promise<Record<string, unknown> | null> {
+    const path = `/sensors/${sensorId}/config`;
+    try {
+      const answer = await fetch(`${base}${path}`, { headers: signRequest(sensorId, privateKey, 'GET', path, Buffer.alloc(0)), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      if (!answer.ok) {
+        logger.warn({ status: answer.status }, 'configuration pull refused');
+        return null;
+      }
+      return (await answer.json()) as Record<string, unknown>;
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'configuration pull failed: collector unreachable');
+      return null;
+    }
   }
 
   let timer: NodeJS.Timeout | undefined;
@@ -267,6 +302,8 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     config: () => config,
     emit,
     heartbeat,
+    pullConfig,
+    open: opener,
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -1,9 +1,9 @@
 /**
- * `svc sensor --class verification --collector URL --enrolment-token T --data-dir DIR`: one
+ * `svc sensor --class verification|gateway --collector URL --enrolment-token T --data-dir DIR`: one
  * detector class as its own process (docs/sensors-operations.md, "Running a sensor"). It holds no
  * database or cache connection and needs none of svc's server configuration; everything it keeps
- * is under --data-dir. Only the verification class is in this build; gateway and mcp are refused
- * with SENSOR_CLASS_UNAVAILABLE until they are.
+ * is under --data-dir. The verification and gateway classes are in this build; mcp is refused
+ * with SENSOR_CLASS_UNAVAILABLE until it is.
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -12,8 +12,9 @@ import type { LogLevel } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { SensorStartError, startSensorAgent } from './agent.ts';
 import { buildVerificationSensor } from '../verification-sensor-routes.ts';
+import { buildGatewaySensor, createGatewayUsage } from '../gateway-sensor-routes.ts';
 
-export const SENSOR_USAGE = 'usage: svc sensor --class verification --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N]';
+export const SENSOR_USAGE = 'usage: svc sensor --class verification|gateway --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N] [--allow-private-targets]';
 
 export class SensorUsageError extends Error {
   constructor(readonly code: 'USAGE' | 'SENSOR_CLASS_UNAVAILABLE', message: string) {
@@ -45,16 +46,17 @@ export async function runSensor(args: readonly string[], version: string): Promi
         name: { type: 'string' },
         'heartbeat-s': { type: 'string' },
         'log-level': { type: 'string' },
+        'allow-private-targets': { type: 'boolean' },
       },
     }).values as Record<string, string | undefined>;
   } catch (error) {
     throw new SensorUsageError('USAGE', `${(error as Error).message}\n${SENSOR_USAGE}`);
   }
   const sensorClass = values.class;
-  if (sensorClass === 'gateway' || sensorClass === 'mcp') {
-    throw new SensorUsageError('SENSOR_CLASS_UNAVAILABLE', `svc sensor --class ${sensorClass} is not in this build yet: run that pillar under svc serve (all-in-one or --role collector); --class verification runs as a sensor today.`);
+  if (sensorClass === 'mcp') {
+    throw new SensorUsageError('SENSOR_CLASS_UNAVAILABLE', `svc sensor --class ${sensorClass} is not in this build yet: run that pillar under svc serve (all-in-one or --role collector); --class verification and --class gateway run as sensors today.`);
   }
-  if (sensorClass !== 'verification') throw new SensorUsageError('USAGE', `--class must be verification (gateway and mcp come next)\n${SENSOR_USAGE}`);
+  if (sensorClass !== 'verification' && sensorClass !== 'gateway') throw new SensorUsageError('USAGE', `--class must be verification or gateway (mcp comes next)\n${SENSOR_USAGE}`);
   const collectorUrl = values.collector;
   if (collectorUrl === undefined || !/^https?:\/\/[^\s/]+/.test(collectorUrl)) throw new SensorUsageError('USAGE', `--collector must be the collector's http(s) URL\n${SENSOR_USAGE}`);
   const dataDir = values['data-dir'];
@@ -69,18 +71,31 @@ export async function runSensor(args: readonly string[], version: string): Promi
 
   // Logs go to stderr, as every svc command's do.
   const logger = createLogger(level, pino.destination(2));
+  // The gateway class: its usage rides on the heartbeat; each directive's context etag is watched
+  // (the sensor is built after the agent: until then the first pull below covers it).
+  const usage = sensorClass === 'gateway' ? createGatewayUsage() : null;
+  let onDirective: ((directive: Record<string, unknown>) => void) | null = null;
   const agent = await startSensorAgent({
     collectorUrl,
     dataDir,
     sensorClass,
-    name: values.name ?? `verification-${hostname()}`.slice(0, 100).replace(/[^A-Za-z0-9 ._:-]/g, '-'),
+    name: values.name ?? `${sensorClass}-${hostname()}`.slice(0, 100).replace(/[^A-Za-z0-9 ._:-]/g, '-'),
     version,
-    capabilities: ['verify'],
+    capabilities: sensorClass === 'gateway' ? ['completions', 'screening', 'pii', 'response_filter'] : ['verify'],
     ...(values['enrolment-token'] === undefined ? {} : { enrolmentToken: values['enrolment-token'] }),
     ...(heartbeatS === undefined ? {} : { heartbeatMs: heartbeatS * 1000 }),
+    ...(usage === null ? {} : { heartbeatReport: usage.heartbeatReport, onDirective: (directive: Record<string, unknown>) => onDirective?.(directive) }),
     logger,
   });
-  const app = buildVerificationSensor({ agent, logger });
+  let app;
+  if (usage !== null) {
+    const sensor = buildGatewaySensor({ agent, logger, usage, allowPrivateTargets: (values['allow-private-targets'] as unknown) === true });
+    onDirective = sensor.onDirective;
+    await sensor.refresh();
+    app = sensor.app;
+  } else {
+    app = buildVerificationSensor({ agent, logger });
+  }
   try {
     await app.listen({ host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) });
   } catch (error) {

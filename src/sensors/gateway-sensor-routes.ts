@@ -1,0 +1,359 @@
+/**
+ * The gateway sensor (`svc sensor --class gateway`): the AI gateway's client traffic served by a
+ * process with no database and no cache connection (docs/sensors.md, "The gateway sensor"). It
+ * runs the gateway's own core and routes (`createGateway`, `gatewayRoutes` with the traffic
+ * surface: svc's completions, the OpenAI and Anthropic compatible surfaces, the challenge) with:
+ *
+ *   - the org's gateway settings, plan, provider credentials and API-key hashes from the
+ *     collector's gateway context (collector/gateway-context.ts), sealed to this sensor's key and
+ *     held in memory only — never written to the data directory, never logged;
+ *   - in-memory stores: settings read from the context, the budget ledger on an in-memory cache
+ *     re-based on the collector's count with every new context, usage rows kept until a
+ *     heartbeat reports them (`gateway_usage`), after which the collector adds them to its ledger
+ *     and usage history;
+ *   - the detection engine without a database: every decision other than allow (screening of the
+ *     prompt and retrieved content, the response filter) becomes a signed finding emitted through
+ *     the sensor agent — a block is answered once its finding is sent or spooled on disk.
+ *
+ * Clients authenticate with the org's own svc API keys: the bearer (or X-API-Key) is hashed and
+ * looked up among the context's hashes, compared in constant time, and the route's scope applies
+ * as under `svc serve`. Per-IP and per-session state (session escalation, the challenge's
+ * clearances, breakers, spend baselines) stays in this process.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import { scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
+import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
+import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
+import { createCache } from '../platform/cache.ts';
+import { createChallenges } from '../platform/challenge.ts';
+import { safeEqual, sha256Hex } from '../platform/crypto.ts';
+import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
+import { createEventBus } from '../platform/events.ts';
+import type { Logger } from '../platform/logger.ts';
+import { createMetrics } from '../platform/metrics.ts';
+import { assertPublicUrl } from '../platform/ssrf.ts';
+import type { GatewayContext, GatewayUsageReport } from './collector/gateway-context.ts';
+import type { SensorAgent } from './sensor/agent.ts';
+import type { FindingData, Severity } from './wire.ts';
+
+const SEVERITY_OF: Record<string, Severity> = { block: 'high', challenge: 'medium', alert: 'medium', log: 'low' };
+
+/** The finding a detection decision of the gateway becomes. */
+export function gatewayFinding(decision: ThreatDecision, request: Pick<InspectRequest, 'kind' | 'requestId' | 'sessionId'>): FindingData {
+  return {
+    pillar: 'gateway',
+    kind: request.kind,
+    severity: SEVERITY_OF[decision.decision] ?? 'low',
+    threat_score: Math.min(1, Math.max(0, decision.threat_score)),
+    decision: decision.decision,
+    patterns: decision.patterns_matched.slice(0, 64).map((pattern) => ({ id: pattern.id.slice(0, 128), name: pattern.name.slice(0, 256), confidence: Math.min(1, Math.max(0, pattern.confidence)) })),
+    request_id: (request.requestId ?? 'inspect').slice(0, 128),
+    session_id: request.sessionId === undefined ? null : request.sessionId.slice(0, 256),
+    gateway_id: 'ai_gateway',
+    details: { categories: decision.categories.slice(0, 32), base_score: decision.base_score, session_request_count: decision.session_request_count, session_escalation_factor: decision.session_escalation_factor },
+  };
+}
+
+/**
+ * The detection engine with findings going to the collector: each decision other than allow is
+ * emitted (a block awaited, so it is answered only once it is sent or on disk). A sensor the
+ * collector paused passes traffic through without inspecting it (the pushed `paused`).
+ */
+export function sensingEngine(engine: DetectionEngine, agent: Pick<SensorAgent, 'emit' | 'config'>, logger: Logger): DetectionEngine {
+  return {
+    ...engine,
+    async inspect(request) {
+      if (agent.config().paused) return uninspected(request.kind);
+      const decision = await engine.inspect(request);
+      if (decision.decision === 'allow' || request.orgId === undefined || request.record === false) return decision;
+      const emitted = agent.emit(request.sessionId ?? request.requestId ?? randomUUID(), gatewayFinding(decision, request)).catch((error: unknown) => {
+        logger.error({ err: error, request_id: request.requestId }, 'gateway finding not emitted');
+        return 'rejected' as const;
+      });
+      if (decision.decision === 'block') await emitted;
+      return decision;
+    },
+  };
+}
+
+/**
+ * The finding of the gateway's PII handling: a request refused for personal data (block,
+ * medium) or an answered one whose personal data was redacted before it left (log, low); one
+ * pattern `pii.<type>` per type found. No content, no value: types and counts only.
+ */
+export function piiFinding(requestId: string, sessionId: string | undefined, mode: 'block' | 'redact', counts: Readonly<Record<string, number>>): FindingData {
+  const types = Object.keys(counts).sort().slice(0, 64);
+  const named = (type: string) => type.toLowerCase();
+  return {
+    pillar: 'gateway',
+    kind: 'pii',
+    severity: mode === 'block' ? 'medium' : 'low',
+    threat_score: 0,
+    decision: mode === 'block' ? 'block' : 'log',
+    patterns: types.map((type) => ({ id: `pii.${named(type)}`.slice(0, 128), name: `Personal data: ${named(type)}`.slice(0, 256), confidence: 1 })),
+    request_id: requestId.slice(0, 128),
+    session_id: sessionId === undefined ? null : sessionId.slice(0, 256),
+    gateway_id: 'ai_gateway',
+    details: { mode, counts: Object.fromEntries(types.map((type) => [named(type), counts[type] ?? 0])) },
+  };
+}
+
+/**
+ * The gateway with its PII handling reported: every other member is the gateway's own (through
+ * the prototype); `completion` emits a PII finding for a refusal (awaited, as a block) and for a
+ * JSON answer whose request was redacted.
+ */
+export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorAgent, 'emit' | 'config'>, logger: Logger): GatewayService {
+  const report = (finding: FindingData, correlationId: string) =>
+    agent.emit(correlationId, finding).catch((error: unknown) => {
+      logger.error({ err: error, request_id: finding.request_id }, 'gateway PII finding not emitted');
+      return 'rejected' as const;
+    });
+  const reporting = Object.create(gateway) as GatewayService;
+  reporting.completion = async <C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> => {
+    const { requestId } = call.caller;
+    let answer: CompletionEnvelope | undefined;
+    try {
+      answer = await gateway.completion(call);
+    } catch (error) {
+      if (error instanceof SvcError && error.code === 'PII_BLOCKED' && !agent.config().paused) {
+        const types = (error.details?.pii_types as string[] | undefined) ?? [];
+        await report(piiFinding(requestId, call.sessionId, 'block', Object.fromEntries(types.map((type) => [type, 1]))), call.sessionId ?? requestId);
+      }
+      throw error;
+    }
+    const pii = (answer?.response_filter as { pii?: { mode: string; redacted: Record<string, number>; total: number } } | null | undefined)?.pii;
+    if (pii !== undefined && pii.total > 0 && !agent.config().paused) void report(piiFinding(requestId, call.sessionId, 'redact', pii.redacted), call.sessionId ?? requestId);
+    return answer;
+  };
+  return reporting;
+}
+
+/** The decision of what a paused sensor lets through without inspecting it. */
+function uninspected(kind: InspectRequest['kind']): ThreatDecision {
+  return {
+    allowed: true, threat_score: 0, decision: 'allow', explanation: 'Not inspected: the sensor is paused by its collector.', patterns_matched: [], session_escalation_factor: 1,
+    session_request_count: 0, base_score: 0, kind, categories: [], tiers: [], evidence: [], thresholds: DEFAULT_THRESHOLDS, latency_ms: 0,
+  };
+}
+
+/** The usage a sensor recorded and has not reported yet: budget deltas per day, usage rows per hour, provider and model. */
+class UsageBuffer {
+  private readonly budget = new Map<string, { day: string; tokens: number; micro_usd: number }>();
+  private readonly hours = new Map<string, GatewayUsageReport['hours'][number] & { requests: number }>();
+
+  addBudget(rows: ReadonlyArray<{ day: string; tokens: number; micro_usd: number }>): void {
+    for (const row of rows) {
+      const held = this.budget.get(row.day);
+      if (held === undefined) this.budget.set(row.day, { ...row });
+      else {
+        held.tokens += row.tokens;
+        held.micro_usd += row.micro_usd;
+      }
+    }
+  }
+
+  addHours(rows: ReadonlyArray<GatewayUsageReport['hours'][number]>): void {
+    for (const row of rows) {
+      const key = `${row.hour} ${row.provider} ${row.model}`;
+      const held = this.hours.get(key);
+      if (held === undefined) this.hours.set(key, { ...row });
+      else this.hours.set(key, { ...held, requests: held.requests + row.requests, prompt_tokens: held.prompt_tokens + row.prompt_tokens, completion_tokens: held.completion_tokens + row.completion_tokens, cost_usd: Math.round((held.cost_usd + row.cost_usd) * 1e10) / 1e10 });
+    }
+  }
+
+  /** What is held for `day` (not reported yet). */
+  unreported(day: string): { tokens: number; micro_usd: number } {
+    const held = this.budget.get(day);
+    return held === undefined ? { tokens: 0, micro_usd: 0 } : { tokens: held.tokens, micro_usd: held.micro_usd };
+  }
+
+  /** Up to what one heartbeat may carry (8 days, 1 000 rows); the rest waits for the next. */
+  take(): GatewayUsageReport | null {
+    if (this.budget.size === 0 && this.hours.size === 0) return null;
+    const budget = [...this.budget.entries()].slice(0, 8);
+    const hours = [...this.hours.entries()].slice(0, 1_000);
+    for (const [key] of budget) this.budget.delete(key);
+    for (const [key] of hours) this.hours.delete(key);
+    return { budget: budget.map(([, row]) => row), hours: hours.map(([, row]) => row) };
+  }
+}
+
+export interface GatewaySensorOptions {
+  readonly agent: SensorAgent;
+  readonly logger: Logger;
+  /** The usage buffer the agent's heartbeat reports from (createGatewayUsage). */
+  readonly usage: GatewayUsage;
+  /** --allow-private-targets: org base URLs may name private addresses (checked again at every call, as under `svc serve`). */
+  readonly allowPrivateTargets: boolean;
+}
+
+export type GatewayUsage = ReturnType<typeof createGatewayUsage>;
+
+/** The usage buffer and its heartbeat hook (given to the agent before the sensor is built). */
+export function createGatewayUsage() {
+  const buffer = new UsageBuffer();
+  return {
+    buffer,
+    heartbeatReport: {
+      take: () => {
+        const report = buffer.take();
+        return report === null ? null : { gateway_usage: report };
+      },
+      settled: (taken: Record<string, unknown>, delivered: boolean) => {
+        if (delivered) return;
+        const report = taken.gateway_usage as GatewayUsageReport;
+        buffer.addBudget(report.budget);
+        buffer.addHours(report.hours);
+      },
+    },
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+/** The credential text from Authorization: Bearer or X-API-Key; '' when malformed; null when absent. */
+function presented(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header === 'string' && header.length > 0) return /^Bearer[ ]+(\S{1,4096})[ ]*$/i.exec(header)?.[1] ?? '';
+  const apiKey = request.headers['x-api-key'];
+  return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey.trim() : null;
+}
+
+/** Builds the gateway sensor (its HTTP server, not listening) and the context it keeps up to date. */
+export function buildGatewaySensor(options: GatewaySensorOptions) {
+  const { agent, logger, usage } = options;
+  let context: GatewayContext | null = null;
+  let keys = new Map<string, GatewayContext['api_keys'][number]>();
+  let etag: string | null = null;
+  let pulling: Promise<void> | null = null;
+
+  const settingsOf = (): GatewaySettings => {
+    const settings = context?.settings;
+    if (settings === undefined) return { routing: null, piiMode: 'redact', piiRestore: false, dailyUsdCap: null };
+    return { routing: settings.routing as GatewaySettings['routing'], piiMode: settings.pii_mode as GatewaySettings['piiMode'], piiRestore: settings.pii_restore, dailyUsdCap: settings.daily_usd_cap };
+  };
+
+  const cache = createCache({ kind: 'memory' }, 'sensor:');
+  const metrics = createMetrics({ defaultMetrics: false });
+  const events = createEventBus(logger);
+  const detection = sensingEngine(createDetection({ cache, logger, semantic: false }), agent, logger);
+  const core: GatewayService = createGateway({
+    stores: {
+      settings: {
+        get: async () => settingsOf(),
+        update: () => Promise.reject(new SvcError('FEATURE_DISABLED', { message: 'A gateway sensor takes its settings from its collector: change them there.', details: { feature: 'gateway_settings_at_sensor' } })),
+      },
+      // Budget changes made here are reported to the collector on the next heartbeat.
+      budget: { load: async () => [], add: async (rows) => usage.buffer.addBudget(rows.map((row) => ({ day: row.day, tokens: row.tokens, micro_usd: row.microUsd }))) },
+      history: {
+        add: async (rows: readonly UsageHourRow[]) =>
+          usage.buffer.addHours(rows.map((row) => ({ hour: row.hour, provider: row.provider, model: row.model, requests: row.requests, prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens, cost_usd: row.costUsd }))),
+        addAnomaly: async () => undefined,
+        buckets: async () => [],
+        anomalies: async () => [],
+      },
+    },
+    cache,
+    logger,
+    metrics,
+    envKeys: {},
+    orgKeys: {
+      get: async (_orgId, provider) => {
+        const stored = context?.providers[provider];
+        return stored === undefined ? null : { key: stored.key, baseUrl: stored.base_url };
+      },
+    },
+    events: { emit: (orgId, event, data) => logger.warn({ org_id: orgId, event, data }, `gateway event ${event}`) },
+    detection,
+    checkTarget: (url) => assertPublicUrl(url, { allowPrivate: options.allowPrivateTargets, field: 'base_url' }),
+    allowPrivateTargets: options.allowPrivateTargets,
+    challenges: createChallenges({ key: randomBytes(32) }),
+  });
+  const gateway = piiReportingGateway(core, agent, logger);
+
+  /** Applies a context the collector sealed to this sensor. */
+  async function apply(sealed: string, nextEtag: string): Promise<void> {
+    const opened = JSON.parse(agent.open(sealed).toString('utf8')) as GatewayContext;
+    if (typeof opened.org_id !== 'string' || !Array.isArray(opened.api_keys) || typeof opened.providers !== 'object' || opened.providers === null) throw new Error('gateway context malformed');
+    context = opened;
+    keys = new Map(opened.api_keys.map((key) => [key.hash, key]));
+    etag = nextEtag;
+    // The collector's count of today, plus what this sensor spent and has not reported yet.
+    await core.budget.persist();
+    const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+    if (opened.budget.day === today) {
+      const held = usage.buffer.unreported(today);
+      core.budget.rebase(opened.org_id, today, opened.budget.tokens + held.tokens, opened.budget.micro_usd + held.micro_usd);
+    }
+    logger.info({ etag, providers: Object.keys(opened.providers), keys: keys.size }, 'gateway context applied');
+  }
+
+  /** Pulls the context when the collector's etag is not the one applied. */
+  function refresh(wanted: string | null = null): Promise<void> {
+    if (wanted !== null && wanted === etag) return Promise.resolve();
+    pulling ??= (async () => {
+      try {
+        const directive = await agent.pullConfig();
+        const gatewayPart = directive?.gateway as { etag?: string; sealed?: string } | undefined;
+        if (gatewayPart?.sealed !== undefined && gatewayPart.etag !== undefined) await apply(gatewayPart.sealed, gatewayPart.etag);
+        else if (directive !== null) logger.warn('the collector sent no gateway context');
+      } catch (error) {
+        logger.error({ err: (error as Error).message }, 'gateway context not applied; serving with the last one');
+      } finally {
+        pulling = null;
+      }
+    })();
+    return pulling;
+  }
+
+  const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: 4 * 1_048_576, genReqId: () => randomUUID(), ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } } });
+  app.decorateRequest('auth', null);
+  app.decorateRequest('threat', null);
+  app.decorateRequest('traceContext', null);
+  app.setErrorHandler((error: FastifyError | SvcError, request, reply) => sendSensorError(logger, error, request, reply));
+
+  // The org's key, its hash looked up and compared in constant time; the route's scope applies.
+  app.addHook('onRequest', async (request) => {
+    const scope = (request.routeOptions.config as { scope?: string } | undefined)?.scope;
+    if (scope === undefined) return;
+    if (context === null) throw new SvcError('SERVICE_UNAVAILABLE', { message: 'The sensor has no configuration from its collector yet; retry shortly.', details: { reason: 'no_gateway_context' } });
+    const credential = presented(request);
+    if (credential === null) throw new SvcError('AUTH_MISSING');
+    const hash = sha256Hex(credential);
+    const key = keys.get(hash);
+    if (key === undefined || !safeEqual(key.hash, hash)) throw new SvcError('AUTH_INVALID');
+    if (!scopeAllows(key.scope as AuthContext['scope'], scope as AuthContext['scope'])) throw new SvcError('SCOPE_INSUFFICIENT', { details: { required: scope } });
+    request.auth = { kind: 'api_key', orgId: context.org_id, orgTag: context.org_tag, plan: context.plan as Plan, scope: key.scope as AuthContext['scope'], keyClass: key.class as AuthContext['keyClass'], keyId: key.key_id, userId: null, role: null };
+  });
+
+  app.get('/health', async () => ({ status: 'ok', sensor_id: agent.sensorId, class: 'gateway', paused: agent.config().paused, context: etag === null ? null : { etag, providers: Object.keys(context?.providers ?? {}) } }));
+  void app.register(gatewayRoutes, { gateway, events, enabled: true, surface: 'traffic' });
+  app.addHook('onReady', () => core.start());
+  app.addHook('onClose', async () => {
+    await core.close();
+    await detection.close();
+    cache.close();
+  });
+
+  return { app, gateway, refresh, onDirective: (directive: Record<string, unknown>) => void refresh((directive.gateway as { etag?: string } | undefined)?.etag ?? null) };
+}
+
+/** svc's error envelope, as `svc serve` answers it (schema failures as VALIDATION_FAILED). */
+function sendSensorError(logger: Logger, error: FastifyError | SvcError, request: FastifyRequest, reply: FastifyReply) {
+  let svcError: SvcError;
+  if (error instanceof SvcError) svcError = error;
+  else if ((error as FastifyError).validation !== undefined) {
+    const first = (error as FastifyError).validation![0];
+    svcError = new SvcError('VALIDATION_FAILED', { details: { field: `${(error as FastifyError).validationContext ?? 'body'}${first?.instancePath.replaceAll('/', '.') ?? ''}`, reason: first?.keyword ?? 'schema' } });
+  } else {
+    const status = (error as FastifyError).statusCode;
+    const code: ErrorCode | null = status === 413 ? 'BODY_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status !== undefined && status >= 400 && status < 500 ? 'INVALID_JSON' : null;
+    if (code === null) logger.error({ err: error }, 'gateway sensor request failed');
+    svcError = new SvcError(code ?? 'INTERNAL');
+  }
+  if (svcError.headers) for (const [name, value] of Object.entries(svcError.headers)) void reply.header(name, value);
+  void reply.status(svcError.status);
+  return errorBody(svcError.code, svcError.message, request.id, svcError.details);
+}
