@@ -30,6 +30,8 @@ export { createLicenceGate, verifyLicence, signLicence, LicenceError, LICENCE_FO
 export type { Licence, LicenceGate, LicenceState, SignedLicence } from './licence.ts';
 export { sensorsAllowedByPlan } from './limits.ts';
 export { createCollector, STALE_AFTER_MS } from './collector/collector.ts';
+export { createMcpContextSource } from './collector/mcp-context.ts';
+export type { McpSensorContext } from './collector/mcp-context.ts';
 export type { SensorCertificate } from './collector/collector.ts';
 export {
   openCertificateAuthority,
