@@ -2,18 +2,20 @@
  * `svc sensor --class verification --collector URL --enrolment-token T --data-dir DIR`: one
  * detector class as its own process (docs/sensors-operations.md, "Running a sensor"). It holds no
  * database or cache connection and needs none of svc's server configuration; everything it keeps
- * is under --data-dir. Only the verification class is in this build; gateway and mcp are refused
- * with SENSOR_CLASS_UNAVAILABLE until they are.
+ * is under --data-dir. The verification and mcp classes are in this build; gateway is refused
+ * with SENSOR_CLASS_UNAVAILABLE until it is.
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { LogLevel } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { SensorStartError, startSensorAgent } from './agent.ts';
+import { SensorStartError, startSensorAgent, type SensorAgent } from './agent.ts';
+import type { McpSensorContext } from '../collector/mcp-context.ts';
+import { buildMcpSensor } from '../mcp-sensor-routes.ts';
 import { buildVerificationSensor } from '../verification-sensor-routes.ts';
 
-export const SENSOR_USAGE = 'usage: svc sensor --class verification --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N]';
+export const SENSOR_USAGE = 'usage: svc sensor --class verification|mcp --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N]';
 
 export class SensorUsageError extends Error {
   constructor(readonly code: 'USAGE' | 'SENSOR_CLASS_UNAVAILABLE', message: string) {
@@ -51,10 +53,10 @@ export async function runSensor(args: readonly string[], version: string): Promi
     throw new SensorUsageError('USAGE', `${(error as Error).message}\n${SENSOR_USAGE}`);
   }
   const sensorClass = values.class;
-  if (sensorClass === 'gateway' || sensorClass === 'mcp') {
-    throw new SensorUsageError('SENSOR_CLASS_UNAVAILABLE', `svc sensor --class ${sensorClass} is not in this build yet: run that pillar under svc serve (all-in-one or --role collector); --class verification runs as a sensor today.`);
+  if (sensorClass === 'gateway') {
+    throw new SensorUsageError('SENSOR_CLASS_UNAVAILABLE', `svc sensor --class ${sensorClass} is not in this build yet: run that pillar under svc serve (all-in-one or --role collector); --class verification and --class mcp run as sensors today.`);
   }
-  if (sensorClass !== 'verification') throw new SensorUsageError('USAGE', `--class must be verification (gateway and mcp come next)\n${SENSOR_USAGE}`);
+  if (sensorClass !== 'verification' && sensorClass !== 'mcp') throw new SensorUsageError('USAGE', `--class must be verification or mcp (gateway comes next)\n${SENSOR_USAGE}`);
   const collectorUrl = values.collector;
   if (collectorUrl === undefined || !/^https?:\/\/[^\s/]+/.test(collectorUrl)) throw new SensorUsageError('USAGE', `--collector must be the collector's http(s) URL\n${SENSOR_USAGE}`);
   const dataDir = values['data-dir'];
@@ -69,21 +71,34 @@ export async function runSensor(args: readonly string[], version: string): Promi
 
   // Logs go to stderr, as every svc command's do.
   const logger = createLogger(level, pino.destination(2));
+  // The MCP sensor is built first: the agent applies the collector's context to it as it starts.
+  const holder: { agent?: SensorAgent } = {};
+  const mcp = sensorClass === 'mcp'
+    ? buildMcpSensor({
+        logger,
+        emit: (correlationId, data, emitOptions) => (holder.agent === undefined ? Promise.resolve('dropped' as const) : holder.agent.emit(correlationId, data, emitOptions)),
+        paused: () => holder.agent?.config().paused ?? false,
+        sensorId: () => holder.agent?.sensorId ?? '',
+      })
+    : null;
   const agent = await startSensorAgent({
     collectorUrl,
     dataDir,
     sensorClass,
-    name: values.name ?? `verification-${hostname()}`.slice(0, 100).replace(/[^A-Za-z0-9 ._:-]/g, '-'),
+    name: values.name ?? `${sensorClass}-${hostname()}`.slice(0, 100).replace(/[^A-Za-z0-9 ._:-]/g, '-'),
     version,
-    capabilities: ['verify'],
+    capabilities: sensorClass === 'mcp' ? ['mcp-proxy'] : ['verify'],
     ...(values['enrolment-token'] === undefined ? {} : { enrolmentToken: values['enrolment-token'] }),
     ...(heartbeatS === undefined ? {} : { heartbeatMs: heartbeatS * 1000 }),
+    ...(mcp === null ? {} : { classContext: { key: 'mcp', apply: (context: { version: string }) => mcp.apply(context as McpSensorContext) } }),
     logger,
   });
-  const app = buildVerificationSensor({ agent, logger });
+  holder.agent = agent;
+  const app = mcp === null ? buildVerificationSensor({ agent, logger }) : mcp.app;
   try {
     await app.listen({ host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) });
   } catch (error) {
+    await mcp?.close();
     await agent.close();
     throw error;
   }
@@ -94,7 +109,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
     sensorId: agent.sensorId,
     url,
     async close() {
-      await app.close();
+      if (mcp === null) await app.close();
+      else await mcp.close();
       await agent.close();
     },
   };
