@@ -124,7 +124,8 @@ describe('a collector and an MCP sensor as separate processes', { timeout: 600_0
 
     const sensorPort = await freePort();
     const sensorUrl = `http://127.0.0.1:${sensorPort}`;
-    start(['sensor', '--class', 'mcp', '--collector', collectorUrl, '--enrolment-token', token, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'mcp-edge'], sensorEnv);
+    const sensorArgs = ['sensor', '--class', 'mcp', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'mcp-edge'];
+    let sensor = start([...sensorArgs, '--enrolment-token', token], sensorEnv);
     await healthy(sensorUrl);
     const health = (await (await fetch(`${sensorUrl}/health`)).json()) as { class: string; configured: boolean; servers: number; sensor_id: string };
     expect(health).toMatchObject({ class: 'mcp', configured: true, servers: 1 });
@@ -203,6 +204,18 @@ describe('a collector and an MCP sensor as separate processes', { timeout: 600_0
       expect(refusalCode(await client.callTool({ name: 'http_get', arguments: { url: `https://example.com/${index}` } }))).toBe('MCP_TOOL_FORBIDDEN');
       offline.push(`https://example.com/${index}`);
     }
+    // Restarted while the collector is still away, the sensor serves from the configuration it kept.
+    await stop(sensor);
+    sensor = start(sensorArgs, sensorEnv);
+    await healthy(sensorUrl);
+    expect(((await (await fetch(`${sensorUrl}/health`)).json()) as { configured: boolean }).configured).toBe(true);
+    const again = new Client({ name: 'mcp-sensor-e2e', version: '1.0.0' });
+    clients.push(again);
+    await again.connect(new StreamableHTTPClientTransport(new URL(`${sensorUrl}/mcp/${serverId}`), { requestInit: { headers: auth } }));
+    expect((await again.callTool({ name: 'add', arguments: { a: 5, b: 5 } })).content).toEqual([{ type: 'text', text: '10' }]);
+    expect(refusalCode(await again.callTool({ name: 'http_get', arguments: { url: 'https://example.com/after-restart' } }))).toBe('MCP_TOOL_FORBIDDEN');
+    offline.push('https://example.com/after-restart');
+
     collector = start(['serve'], { ...baseEnv, PORT: String(collectorPort) });
     await healthy(collectorUrl);
     await until('the spooled findings after the restart', async () => ((await withPattern('mcp.tool-forbidden')).length >= 1 + offline.length ? true : undefined));
