@@ -284,7 +284,7 @@ function printError(json: boolean, value: unknown, text: string): void {
 }
 
 function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class verification|gateway --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline', '  model check DIR [--labels L1,L2]  load a local detection model (ONNX) and report its labels, size and latency'];
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline', '  model check DIR [--labels L1,L2]  load a local detection model (ONNX) and report its labels, size and latency'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
   for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
@@ -300,7 +300,7 @@ async function sensorCommand(json: boolean, args: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof SensorUsageError || error instanceof SensorStartError) {
       printError(json, { error: { code: error.code, message: error.message } }, `svc sensor: ${error.message}`);
-      return error instanceof SensorUsageError && error.code === 'USAGE' ? 2 : 1;
+      return error instanceof SensorUsageError ? 2 : 1;
     }
     const code = (error as { code?: unknown }).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {

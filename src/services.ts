@@ -19,7 +19,7 @@ import { checkModelDir, createBehaviourBaseline, createDetection, createModelTie
 import { createGateway, createJudgeCompletion, createT4Judge, providerIds, resolveTarget, startGatewayJobs, UsageHistory, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
-import { countSensors, createCollector, createGatewayContexts, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
+import { countSensors, createCollector, createGatewayContexts, createLicenceGate, createMcpContextSource, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
 import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
@@ -316,6 +316,15 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     events,
     licence,
     planOf: async (orgId) => (await accounts.getOrg(orgId))?.effective_plan ?? 'community',
+    // What MCP sensors serve from: the org's servers, definitions, key hashes and thresholds.
+    mcpContext: createMcpContextSource({
+      mcp,
+      keys: (orgId) => accounts.activeKeyHashes(orgId),
+      thresholds: (orgId) => detection.thresholds.get(orgId),
+      superAdminKeys: config.mcpSuperAdminKeys,
+      allowPrivateTargets: config.allowPrivateTargets,
+      enabled: config.features.mcpSecurity,
+    }),
     certificateAuthority: () => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca') }).catch((error: unknown) => {
       sensorAuthority = undefined;
       throw error;

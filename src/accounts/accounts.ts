@@ -393,6 +393,15 @@ export function createAccounts(deps: {
     },
 
     /**
+     * The org's unrevoked keys as their SHA-256 hashes and scopes (never the keys): what an MCP
+     * sensor checks its clients' keys against (docs/sensors.md, "MCP sensor").
+     */
+    async activeKeyHashes(orgId: string): Promise<Array<{ id: string; key_hash: string; scope: Scope }>> {
+      const result = await db.withOrg(orgId, (tx) => tx.query<{ id: string; key_hash: string; scope: Scope }>('SELECT id::text, key_hash, scope FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL ORDER BY created_at, id', [orgId]));
+      return result.rows;
+    },
+
+    /**
      * Revokes an active key. Exactly one of concurrent revocations wins (the UPDATE only matches
      * while revoked_at is null); a key already revoked is 409 CONFLICT (reason already_revoked,
      * with its revoked_at), an unknown one 404.

@@ -76,6 +76,8 @@ export interface DetectionDeps {
   readonly t4?: T4Like;
   readonly t5?: BehaviourTier;
   readonly policy?: Partial<Omit<PipelinePolicy, 'thresholds'>>;
+  /** Per-org thresholds from elsewhere than the database (a sensor holds the collector's); default: detection_thresholds. */
+  readonly thresholds?: ThresholdStore;
   /** Longest scan text scanned at all, of any kind (the first 64 KiB go through every tier, the rest through T1 in windows); default 256 KiB. */
   readonly scanMax?: number;
   /** false: analyse every request afresh (benchmarks of the tiers themselves). Default: cache repeated content. */
@@ -261,7 +263,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   let catalogueGeneration = 0;
   const policy: PipelinePolicy = { ...DEFAULT_PIPELINE_POLICY, ...deps.policy };
   const sessions: SessionStore | null = deps.cache === undefined ? null : createSessionStore(deps.cache);
-  const thresholds = createThresholdStore(deps.db);
+  const thresholds = deps.thresholds ?? createThresholdStore(deps.db);
   const events: EventWriter | null = deps.db === undefined ? null : createEventWriter(deps.db, deps.logger, deps.outbox);
 
   // Per-inspection scratch shared between T2 and T3 (the embedding), keyed by the normalized object.

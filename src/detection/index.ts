@@ -22,6 +22,7 @@ export { notifyDecision, threatLogFields, type RequestFacts } from './report.ts'
 export { anomalyScore, behaviourPatternName, createBehaviourBaseline, createProfileBaseline, joinBehaviourScore, withBehaviour } from './behaviour/index.ts';
 export type { BehaviourBaseline, BehaviourBaselineOptions, BehaviourResult, ProfileBaseline, ProfileBaselineOptions, ProfileEvent } from './behaviour/index.ts';
 export type { ThreatEventRow } from './events.ts';
+export type { ThresholdStore } from './thresholds.ts';
 export type { Decision, HttpRequestShape, InspectKind, Span, ThreatDecision, Thresholds, ToolDefinitionShape, Verdict } from './types.ts';
 export { detectionRoutes, reportDecision, sessionIdOf, type DetectionRoutesOptions } from './routes.ts';
 export { createResponseGuard } from './response-filter.ts';

@@ -94,7 +94,7 @@ interface Loaded {
   checkedAt: number;
 }
 
-export function createPinning(store: McpStore, inspector: McpInspector, shared: Cache, options: PinningOptions = {}) {
+export function createPinning(store: Pick<McpStore, 'definitions' | 'saveDefinition'>, inspector: McpInspector, shared: Cache, options: PinningOptions = {}) {
   const checkEveryMs = options.checkEveryMs ?? 1_000;
   const maxAgeMs = options.maxAgeMs ?? 15_000;
   const clock = options.now ?? Date.now;

@@ -69,7 +69,8 @@ export interface CallAudit {
 export interface ProxyDeps {
   readonly cache: Cache;
   readonly events: EventBus;
-  readonly store: McpStore;
+  /** Quarantine and name collisions (the database store, or a sensor's memory store). */
+  readonly store: Pick<McpStore, 'quarantine' | 'collisions'>;
   readonly pinning: Pinning;
   readonly inspector: McpInspector;
   readonly chains: ChainCorrelator;

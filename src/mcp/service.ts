@@ -357,6 +357,23 @@ export function createMcp(deps: McpDeps) {
     async recordSensorSession(orgId: string, input: { id: string; server_id: string; mcp_session_id: string | null; role: string }): Promise<void> {
       await store.touchSession(orgId, { ...input, expiresAt: new Date(clock() + ttlMs), requests: 1 });
     },
+    /**
+     * Stores a definition a network MCP sensor held (a rug pull or a poisoned definition it
+     * reported): pending approval here as if this process had held it, unless this very hash is
+     * already approved or already pending. The approval reaches the sensor with its next
+     * configuration. False when the server is not the org's (nothing stored).
+     */
+    async recordSensorDefinition(orgId: string, input: { server_id: string; kind: DefinitionKind; name: string; pending_hash: string; definition: unknown; reason: string; findings: DefinitionRecord['findings']; category: string | null }): Promise<boolean> {
+      if ((await store.getServer(orgId, input.server_id)) === null) return false;
+      const existing = (await store.definitions(orgId, input.server_id)).find((record) => record.kind === input.kind && record.name === input.name);
+      if (existing !== undefined && (existing.pending_hash === input.pending_hash || (existing.hash === input.pending_hash && existing.pending_hash === null))) return true;
+      await store.saveDefinition(orgId, {
+        server_id: input.server_id, kind: input.kind, name: input.name, hash: existing?.hash ?? null, pending_hash: input.pending_hash,
+        pending_definition: input.definition, pending_reason: input.reason, findings: input.findings, category: input.category ?? existing?.category ?? null,
+      });
+      await pinning.changed(orgId, input.server_id);
+      return true;
+    },
     async session(orgId: string, id: string): Promise<SessionRecord> {
       const record = await store.getSession(orgId, id, clock());
       if (record === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_session', id } });

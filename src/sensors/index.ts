@@ -32,6 +32,8 @@ export { sensorsAllowedByPlan } from './limits.ts';
 export { createCollector, STALE_AFTER_MS } from './collector/collector.ts';
 export { createGatewayContexts } from './collector/gateway-context.ts';
 export type { GatewayContext, GatewayContexts, GatewayUsageReport } from './collector/gateway-context.ts';
+export { createMcpContextSource } from './collector/mcp-context.ts';
+export type { McpSensorContext } from './collector/mcp-context.ts';
 export type { SensorCertificate } from './collector/collector.ts';
 export {
   openCertificateAuthority,

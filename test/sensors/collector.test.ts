@@ -4,7 +4,7 @@
  * sensor limits, pushed configuration and observability. Real PostgreSQL and Redis when
  * DATABASE_URL / REDIS_URL are set (CI), PGlite and the memory cache otherwise.
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +166,44 @@ describe('collector with a valid licence', () => {
     expect(rows[0]!.patterns[0]!.id).toBe('compound.credential-exfiltration');
     const session = await context.services.mcp.session(org.orgId, 'session-chain');
     expect(session).toMatchObject({ server_id: serverId, state: 'active' });
+  });
+
+  it('gives an MCP sensor its org context, correlates its facts without storing them as threats, and stores a definition it held for approval', async () => {
+    const created = await context.app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${org.apiKey}` }, payload: { name: 'edge-context', url: 'http://127.0.0.1:9/mcp', tool_categories: { fetch: 'network_access' } } });
+    expect(created.statusCode).toBe(201);
+    const serverId = created.json().id as string;
+    const pulled = await sensor.signed('GET', `/sensors/${sensor.id}/config`);
+    const mcpContext = pulled.json().mcp as { version: string; org_id: string; servers: Array<{ id: string; url: string; tool_categories: Record<string, string> }>; keys: Array<{ key_hash: string; role: string }> };
+    expect(mcpContext.org_id).toBe(org.orgId);
+    expect(mcpContext.servers).toContainEqual(expect.objectContaining({ id: serverId, url: 'http://127.0.0.1:9/mcp', tool_categories: { fetch: 'network_access' } }));
+    // Key hashes, never keys.
+    expect(JSON.stringify(mcpContext)).not.toContain(org.apiKey);
+    expect(mcpContext.keys).toContainEqual(expect.objectContaining({ key_hash: createHash('sha256').update(org.apiKey).digest('hex'), role: 'admin' }));
+    // A heartbeat carries the version only.
+    const beat = await sensor.signed('POST', '/sensors/heartbeat', { load: 0, queue_depth: 0, last_finding_at: null });
+    expect(beat.json().mcp).toBeUndefined();
+    expect(beat.json().mcp_context_version).toBe(mcpContext.version);
+
+    const mcp = { server_id: serverId, mcp_session_id: 'upstream-facts', role: 'admin' };
+    const facts = (key: string, requestId: string, fact: 'secret_read' | 'egress') =>
+      sensor.finding({ idempotencyKey: key, correlationId: 'session-facts', data: { pillar: 'mcp', kind: 'mcp_facts', severity: 'low', decision: 'log', threat_score: 0, patterns: [], request_id: requestId, session_id: 'session-facts', mcp, facts: [{ fact, finding: `mcp.${fact}`, tool: 'tool' }] } });
+    expect((await sensor.send(facts('facts-00001', 'req-facts-1', 'secret_read'))).statusCode).toBe(202);
+    expect((await sensor.send(facts('facts-00002', 'req-facts-2', 'egress'))).statusCode).toBe(202);
+    expect(await threatRows(context, org.orgId, 'req-facts-1')).toEqual([]);
+    expect((await threatRows(context, org.orgId, 'req-facts-2')).map((row) => row.kind)).toEqual(['compound']);
+    expect(await context.services.mcp.session(org.orgId, 'session-facts')).toMatchObject({ server_id: serverId, state: 'active' });
+    const audited = await context.services.audit.list(org.orgId, { action: 'sensor.finding' });
+    expect(audited.some((record) => record.target === 'req-facts-1')).toBe(false);
+
+    const pendingHash = 'a'.repeat(64);
+    const definition = { kind: 'tool', name: 'fetch', pending_hash: pendingHash, reason: 'changed', category: 'network_access', findings: [{ id: 'mcp.definition-changed', name: 'Definition changed', category: 'tool-poisoning', confidence: 0.7 }], definition: { name: 'fetch', description: 'Fetches. Also the weather.' } };
+    const held = sensor.finding({ idempotencyKey: 'held-00001', correlationId: 'session-facts', data: { pillar: 'mcp', kind: 'tool_definition', severity: 'high', decision: 'block', request_id: 'req-held', session_id: 'session-facts', mcp, patterns: [{ id: 'tool_poisoning', name: 'Definition changed', confidence: 0.7 }], details: { definition } } });
+    expect((await sensor.send(held)).statusCode).toBe(202);
+    const stored = (await context.services.mcp.definitions(org.orgId, serverId)).find((record) => record.name === 'fetch');
+    expect(stored).toMatchObject({ kind: 'tool', hash: null, pending_hash: pendingHash, pending_reason: 'changed', pending_definition: definition.definition });
+    // The context moved: the sensor pulls it and sees the hold the collector stored.
+    const after = await sensor.signed('POST', '/sensors/heartbeat', { load: 0, queue_depth: 0, last_finding_at: null });
+    expect(after.json().mcp_context_version).not.toBe(mcpContext.version);
   });
 
   it('answers a heartbeat with the configuration an admin pushed, and shows the sensor spooling then paused', async () => {

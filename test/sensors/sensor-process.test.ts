@@ -168,10 +168,10 @@ describe('a collector and a verification sensor as separate processes', { timeou
     expect(JSON.parse(lines[lines.length - 1]!).error.code).toBe('ENROLMENT_TOKEN_REQUIRED');
   });
 
-  it('refuses the classes not yet in this build with a clear code', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sensor', '--class', 'mcp', '--collector', 'http://127.0.0.1:1', '--data-dir', join(sensorDir, 'x'), '--json'], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 60_000 });
-    expect(result.status).toBe(1);
+  it('refuses a class svc has no sensor for with a usage error that names the three it has', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sensor', '--class', 'apisec', '--collector', 'http://127.0.0.1:1', '--data-dir', join(sensorDir, 'x'), '--json'], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).toBe(2);
     const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith('{'));
-    expect(JSON.parse(lines[lines.length - 1]!).error.code).toBe('SENSOR_CLASS_UNAVAILABLE');
+    expect(JSON.parse(lines[lines.length - 1]!).error.code).toBe('USAGE');
   });
 });

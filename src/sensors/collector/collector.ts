@@ -58,6 +58,7 @@ import {
   type FindingEvent,
 } from '../wire.ts';
 import type { GatewayContextDirective, GatewayContexts, GatewayUsageReport } from './gateway-context.ts';
+import { heldDefinitionOf, type McpSensorContext, type SensorHeldDefinition } from './mcp-context.ts';
 import { createSensorStore, type HeartbeatReport, type RegistrationInput, type SensorConfig, type SensorRecord } from './store.ts';
 
 export interface CollectorDeps {
@@ -67,7 +68,13 @@ export interface CollectorDeps {
   readonly metrics: Metrics;
   readonly audit: AuditLog;
   readonly detection: Pick<DetectionEngine, 'recordEvent'>;
-  readonly mcp: { recordSensorSession(orgId: string, input: { id: string; server_id: string; mcp_session_id: string | null; role: string }): Promise<void> };
+  readonly mcp: {
+    recordSensorSession(orgId: string, input: { id: string; server_id: string; mcp_session_id: string | null; role: string }): Promise<void>;
+    /** A definition an MCP sensor held, stored for approval (absent: not stored). */
+    recordSensorDefinition?(orgId: string, input: SensorHeldDefinition & { server_id: string }): Promise<boolean>;
+  };
+  /** What an MCP sensor serves from (mcp-context.ts); absent: mcp sensors get none. */
+  readonly mcpContext?: (orgId: string) => Promise<McpSensorContext>;
   readonly events: EventBus;
   readonly licence: LicenceGate;
   /** The org's effective plan (its sensor limit applies when no licence is installed). */
@@ -130,6 +137,10 @@ export interface SensorDirective {
   readonly licence: { readonly state: LicenceState['state']; readonly expires_at: string | null };
   /** Gateway sensors only: the gateway context's etag, and on GET /sensors/{id}/config the context sealed to the sensor's key. */
   readonly gateway?: GatewayContextDirective;
+  /** MCP sensors: their context (registration and configuration pull) … */
+  readonly mcp?: McpSensorContext;
+  /** … and its version (every answer, heartbeats included: the sensor pulls when it moved). */
+  readonly mcp_context_version?: string;
 }
 
 /** A certificate the CA issued a sensor, as registration answers it. */
@@ -216,12 +227,22 @@ export function createCollector(deps: CollectorDeps) {
     return { sensor_id: sensor.id, config: sensor.config, config_version: sensor.config_version, heartbeat_interval_s: HEARTBEAT_INTERVAL_S, wire_version: current, accepted_wire_versions: accepted, licence: licenceSummary() };
   }
 
-  /** The directive with its class-specific context (the gateway context for gateway sensors; sealed only when `full`). */
-  async function directiveFor(sensor: SensorRecord, full = false): Promise<SensorDirective> {
+  /**
+   * The directive with the sensor's class context: a gateway sensor's context etag, and on a
+   * configuration pull the context sealed to its key; an mcp sensor's context version, and its
+   * whole context on registration and configuration pull.
+   */
+  async function directiveFor(sensor: SensorRecord, answer: 'registration' | 'heartbeat' | 'config'): Promise<SensorDirective> {
     const base = directive(sensor);
-    if (sensor.class !== 'gateway' || deps.gatewayContexts === undefined) return base;
-    const gateway = await deps.gatewayContexts.directive(sensor, full);
-    return gateway === null ? base : { ...base, gateway };
+    if (sensor.class === 'gateway' && deps.gatewayContexts !== undefined) {
+      const gateway = await deps.gatewayContexts.directive(sensor, answer === 'config');
+      return gateway === null ? base : { ...base, gateway };
+    }
+    if (sensor.class === 'mcp' && deps.mcpContext !== undefined) {
+      const context = await deps.mcpContext(sensor.org_id);
+      return answer === 'heartbeat' ? { ...base, mcp_context_version: context.version } : { ...base, mcp: context, mcp_context_version: context.version };
+    }
+    return base;
   }
 
   function checkRegistrationVersion(version: number): void {
@@ -386,7 +407,10 @@ export function createCollector(deps: CollectorDeps) {
       const data = event.data;
       const compounds: CompoundFinding[] = data.facts === undefined || data.facts.length === 0 ? [] : await chains.observe(orgId, event.subject, data.facts.map((fact) => ({ ...fact })), now);
       const sessionId = data.session_id ?? null;
-      rows.push(
+      // An MCP sensor's facts of a session (no pattern of its own): correlated and the session
+      // recorded, not a threat event or an audit entry of its own.
+      const factsOnly = data.kind === 'mcp_facts' && data.patterns.length === 0;
+      if (!factsOnly) rows.push(
         deps.detection.recordEvent({
           id,
           orgId,
@@ -404,7 +428,7 @@ export function createCollector(deps: CollectorDeps) {
           },
         }),
       );
-      entries.push({
+      if (!factsOnly) entries.push({
         id: uuidFromText(`sensor-finding-audit:${orgId}:${event.idempotencykey}`),
         actor: `sensor:${sensor.id}`,
         action: 'sensor.finding',
@@ -431,6 +455,10 @@ export function createCollector(deps: CollectorDeps) {
       }
       if (data.pillar === 'mcp' && data.mcp !== undefined && sessionId !== null) {
         await deps.mcp.recordSensorSession(orgId, { id: sessionId, server_id: data.mcp.server_id, mcp_session_id: data.mcp.mcp_session_id ?? null, role: data.mcp.role ?? 'viewer' });
+      }
+      const held = data.pillar === 'mcp' && data.kind === 'tool_definition' ? heldDefinitionOf(data.details) : null;
+      if (held !== null && data.mcp !== undefined && deps.mcp.recordSensorDefinition !== undefined) {
+        await deps.mcp.recordSensorDefinition(orgId, { ...held, server_id: data.mcp.server_id });
       }
     }
     await Promise.all(rows);
@@ -555,7 +583,7 @@ export function createCollector(deps: CollectorDeps) {
       sensors.delete(sensor.id);
       await deps.audit.append(orgId, { actor: `sensor:${sensor.id}`, action: created ? 'sensor.enrolled' : 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: sensor.name, class: sensor.class, version: sensor.version, wire_version: sensor.wire_version, capabilities: sensor.capabilities } });
       const certificate = certificateRequest === undefined ? undefined : await issueCertificate(sensor, certificateRequest);
-      return { directive: await directiveFor(sensor), created, orgId, ...(certificate === undefined ? {} : { certificate }) };
+      return { directive: await directiveFor(sensor, 'registration'), created, orgId, ...(certificate === undefined ? {} : { certificate }) };
     },
     /** POST /sensors/register signed by an enrolled sensor: its boot (version and capabilities brought up to date). */
     async reregister(sensor: SensorRecord, input: RegistrationInput, certificateRequest?: string): Promise<SensorDirective & { certificate?: SensorCertificate }> {
@@ -567,8 +595,8 @@ export function createCollector(deps: CollectorDeps) {
       sensors.delete(sensor.id);
       await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: updated.name, class: updated.class, version: updated.version, wire_version: updated.wire_version, capabilities: updated.capabilities } });
       // A signed registration with a request is also how a sensor renews its certificate (same key only).
-      if (certificateRequest !== undefined) return { ...(await directiveFor(updated)), certificate: await issueCertificate(updated, certificateRequest) };
-      return directiveFor(updated);
+      if (certificateRequest !== undefined) return { ...(await directiveFor(updated, 'registration')), certificate: await issueCertificate(updated, certificateRequest) };
+      return directiveFor(updated, 'registration');
     },
     /** POST /sensors/heartbeat: stores the report and answers the configuration in force. */
     async heartbeat(sensor: SensorRecord, received: HeartbeatReport & { gateway_usage?: GatewayUsageReport }): Promise<SensorDirective> {
@@ -582,11 +610,11 @@ export function createCollector(deps: CollectorDeps) {
       if (dropped.length > 0) {
         await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.spool_dropped', target: sensor.id, outcome: 'warning', details: { dropped: Object.fromEntries(dropped), spool_depth: report.spool?.depth ?? null } });
       }
-      return directiveFor(updated);
+      return directiveFor(updated, 'heartbeat');
     },
-    /** GET /sensors/{id}/config (a gateway sensor's sealed gateway context included). */
+    /** GET /sensors/{id}/config (a gateway sensor's sealed context, an mcp sensor's whole context). */
     config(sensor: SensorRecord): Promise<SensorDirective> {
-      return directiveFor(sensor, true);
+      return directiveFor(sensor, 'config');
     },
     async createEnrolmentToken(orgId: string, input: { name: string | null; expiresInS: number; actor: string }) {
       const created = await store.createToken(orgId, { name: input.name, createdBy: input.actor, expiresAt: new Date(clock() + input.expiresInS * 1000) });

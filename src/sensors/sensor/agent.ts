@@ -42,6 +42,14 @@ export interface SensorAgentOptions {
    * add (null: nothing), `settled` is told whether the collector took it (else it is kept for the next).
    */
   readonly heartbeatReport?: { take(): Record<string, unknown> | null; settled(taken: Record<string, unknown>, delivered: boolean): void };
+  /**
+   * A class-specific context the collector sends beside the configuration (the MCP sensor's
+   * servers, definitions and key hashes: collector/mcp-context.ts), under `key` in the directive
+   * with a `version`; heartbeats carry only `<key>_context_version`, and the agent pulls
+   * GET /sensors/{id}/config when it differs from the one applied. The last one applied is kept in
+   * the data directory (0600), so a sensor restarted while the collector is away serves from it.
+   */
+  readonly classContext?: { readonly key: string; apply(context: { readonly version: string }): Promise<void> };
 }
 
 interface Identity {
@@ -55,7 +63,7 @@ export interface SensorAgent {
   /** The configuration in force (pushed by the collector). */
   config(): SensorConfig;
   /** Emits one finding: dropped when muted or below the threshold; sent, or spooled. */
-  emit(correlationId: string, data: FindingData): Promise<'sent' | 'duplicate' | 'spooled' | 'dropped' | 'filtered' | 'rejected'>;
+  emit(correlationId: string, data: FindingData, options?: { readonly idempotencyKey?: string }): Promise<'sent' | 'duplicate' | 'spooled' | 'dropped' | 'filtered' | 'rejected'>;
   /** One heartbeat now (and a replay when it succeeds and the spool holds findings). */
   heartbeat(): Promise<boolean>;
   /** GET /sensors/{id}/config, signed: the directive with the class's full context; null when the collector cannot be reached or refuses. */
@@ -117,8 +125,46 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     await writeFileAtomic(caPath, answer.certificate.ca_certificate_pem);
   }
 
-  function applyDirective(answer: { config?: SensorConfig; config_version?: number; heartbeat_interval_s?: number }): void {
+  const contextPath = options.classContext === undefined ? null : join(options.dataDir, `context-${options.classContext.key}.json`);
+  let contextVersion: string | null = null;
+  let contextPull: Promise<void> | null = null;
+  async function applyContext(context: { version: string }, persist: boolean): Promise<void> {
+    if (options.classContext === undefined || context.version === contextVersion) return;
+    await options.classContext.apply(context);
+    contextVersion = context.version;
+    if (persist && contextPath !== null) await writeFileAtomic(contextPath, JSON.stringify(context));
+  }
+  /** The class context of a directive: applied when it came whole, pulled when only its version moved. */
+  async function directiveContext(answer: Record<string, unknown>): Promise<void> {
+    if (options.classContext === undefined) return;
+    const key = options.classContext.key;
+    const whole = answer[key] as { version?: unknown } | undefined;
+    if (whole !== undefined && whole !== null && typeof whole.version === 'string') return applyContext(whole as { version: string }, true);
+    const version = answer[`${key}_context_version`];
+    if (typeof version !== 'string' || version === contextVersion) return;
+    contextPull ??= (async () => {
+      try {
+        const path = `/sensors/${encodeURIComponent(identity.sensor_id)}/config`;
+        const response = await fetch(`${base}${path}`, { headers: signRequest(identity.sensor_id, privateKey, 'GET', path, Buffer.alloc(0)), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        if (!response.ok) {
+          logger.warn({ status: response.status }, 'sensor context pull refused');
+          return;
+        }
+        const pulled = (await response.json()) as Record<string, unknown>;
+        const context = pulled[key] as { version?: unknown } | undefined;
+        if (context !== undefined && context !== null && typeof context.version === 'string') await applyContext(context as { version: string }, true);
+      } catch (error) {
+        logger.warn({ err: (error as Error).message }, 'sensor context pull failed; serving from the last one');
+      } finally {
+        contextPull = null;
+      }
+    })();
+    await contextPull;
+  }
+
+  async function applyDirective(answer: { config?: SensorConfig; config_version?: number; heartbeat_interval_s?: number }): Promise<void> {
     options.onDirective?.(answer as Record<string, unknown>);
+    await directiveContext(answer as Record<string, unknown>);
     if (answer.config !== undefined && answer.config_version !== undefined && answer.config_version !== configVersion) {
       config = { ...DEFAULT_SENSOR_CONFIG, ...answer.config };
       configVersion = answer.config_version;
@@ -155,7 +201,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
 
   const spool: Spool = await openSpool({ dir: join(options.dataDir, 'spool') });
   const replayer = createReplayer(spool);
-  if (pendingDirective !== null) applyDirective(pendingDirective);
+  if (pendingDirective !== null) await applyDirective(pendingDirective);
 
   const signedPost = async (path: string, payload: unknown) => {
     const body = Buffer.from(JSON.stringify(payload));
@@ -172,12 +218,25 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
       if (answer.ok) {
         const json = (await answer.json()) as Parameters<typeof applyDirective>[0] & { certificate?: { certificate_pem: string; ca_certificate_pem: string } };
         await saveCertificate(json);
-        applyDirective(json);
+        await applyDirective(json);
       } else {
         logger.warn({ status: answer.status }, 'sensor registration refused; running with the last configuration');
       }
     } catch (error) {
       logger.warn({ err: error }, 'collector unreachable at start; findings are spooled until it is back');
+    }
+  }
+
+  if (contextVersion === null && contextPath !== null) {
+    // Not configured by the collector at this start (it is away): the last context applied, if any.
+    const saved = await readOptional(contextPath);
+    if (saved !== null) {
+      try {
+        await applyContext(JSON.parse(saved) as { version: string }, false);
+        logger.warn({ version: contextVersion }, 'serving from the last configuration the collector sent');
+      } catch (error) {
+        logger.error({ err: (error as Error).message }, 'the saved sensor context could not be applied');
+      }
     }
   }
 
@@ -216,11 +275,11 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     return replaying;
   }
 
-  async function emit(correlationId: string, data: FindingData): ReturnType<SensorAgent['emit']> {
+  async function emit(correlationId: string, data: FindingData, emitOptions: { readonly idempotencyKey?: string } = {}): ReturnType<SensorAgent['emit']> {
     if (SEVERITIES.indexOf(data.severity) < SEVERITIES.indexOf(config.severity_threshold)) return 'filtered';
     const patterns = data.patterns.filter((pattern) => !config.muted_patterns.includes(pattern.id));
     if (data.patterns.length > 0 && patterns.length === 0) return 'filtered';
-    const event = buildFinding({ sensorId, correlationId, data: { ...data, patterns } });
+    const event = buildFinding({ sensorId, correlationId, data: { ...data, patterns }, ...(emitOptions.idempotencyKey === undefined ? {} : { idempotencyKey: emitOptions.idempotencyKey }) });
     const signed = signFinding(event, privateKey);
     lastFindingAt = new Date().toISOString();
     const envelope = Buffer.from(JSON.stringify({ event: signed.body.toString('utf8'), signature: signed.signature }));
@@ -260,7 +319,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
         return false;
       }
       delivered = true;
-      applyDirective((await answer.json()) as Parameters<typeof applyDirective>[0]);
+      await applyDirective((await answer.json()) as Parameters<typeof applyDirective>[0]);
       await spool.markReported(report);
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'heartbeat failed: collector unreachable');

@@ -1,23 +1,24 @@
 /**
- * `svc sensor --class verification|gateway --collector URL --enrolment-token T --data-dir DIR`: one
+ * `svc sensor --class verification|gateway|mcp --collector URL --enrolment-token T --data-dir DIR`: one
  * detector class as its own process (docs/sensors-operations.md, "Running a sensor"). It holds no
  * database or cache connection and needs none of svc's server configuration; everything it keeps
- * is under --data-dir. The verification and gateway classes are in this build; mcp is refused
- * with SENSOR_CLASS_UNAVAILABLE until it is.
+ * is under --data-dir. All three classes (verification, gateway, mcp) are in this build.
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { LogLevel } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { SensorStartError, startSensorAgent } from './agent.ts';
+import { SensorStartError, startSensorAgent, type SensorAgent } from './agent.ts';
+import type { McpSensorContext } from '../collector/mcp-context.ts';
+import { buildMcpSensor } from '../mcp-sensor-routes.ts';
 import { buildVerificationSensor } from '../verification-sensor-routes.ts';
 import { buildGatewaySensor, createGatewayUsage } from '../gateway-sensor-routes.ts';
 
-export const SENSOR_USAGE = 'usage: svc sensor --class verification|gateway --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N] [--allow-private-targets]';
+export const SENSOR_USAGE = 'usage: svc sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N] [--allow-private-targets]';
 
 export class SensorUsageError extends Error {
-  constructor(readonly code: 'USAGE' | 'SENSOR_CLASS_UNAVAILABLE', message: string) {
+  constructor(readonly code: 'USAGE', message: string) {
     super(message);
     this.name = 'SensorUsageError';
   }
@@ -53,10 +54,7 @@ export async function runSensor(args: readonly string[], version: string): Promi
     throw new SensorUsageError('USAGE', `${(error as Error).message}\n${SENSOR_USAGE}`);
   }
   const sensorClass = values.class;
-  if (sensorClass === 'mcp') {
-    throw new SensorUsageError('SENSOR_CLASS_UNAVAILABLE', `svc sensor --class ${sensorClass} is not in this build yet: run that pillar under svc serve (all-in-one or --role collector); --class verification and --class gateway run as sensors today.`);
-  }
-  if (sensorClass !== 'verification' && sensorClass !== 'gateway') throw new SensorUsageError('USAGE', `--class must be verification or gateway (mcp comes next)\n${SENSOR_USAGE}`);
+  if (sensorClass !== 'verification' && sensorClass !== 'gateway' && sensorClass !== 'mcp') throw new SensorUsageError('USAGE', `--class must be verification, gateway or mcp\n${SENSOR_USAGE}`);
   const collectorUrl = values.collector;
   if (collectorUrl === undefined || !/^https?:\/\/[^\s/]+/.test(collectorUrl)) throw new SensorUsageError('USAGE', `--collector must be the collector's http(s) URL\n${SENSOR_USAGE}`);
   const dataDir = values['data-dir'];
@@ -75,18 +73,30 @@ export async function runSensor(args: readonly string[], version: string): Promi
   // (the sensor is built after the agent: until then the first pull below covers it).
   const usage = sensorClass === 'gateway' ? createGatewayUsage() : null;
   let onDirective: ((directive: Record<string, unknown>) => void) | null = null;
+  // The MCP sensor is built first: the agent applies the collector's context to it as it starts.
+  const holder: { agent?: SensorAgent } = {};
+  const mcp = sensorClass === 'mcp'
+    ? buildMcpSensor({
+        logger,
+        emit: (correlationId, data, emitOptions) => (holder.agent === undefined ? Promise.resolve('dropped' as const) : holder.agent.emit(correlationId, data, emitOptions)),
+        paused: () => holder.agent?.config().paused ?? false,
+        sensorId: () => holder.agent?.sensorId ?? '',
+      })
+    : null;
   const agent = await startSensorAgent({
     collectorUrl,
     dataDir,
     sensorClass,
     name: values.name ?? `${sensorClass}-${hostname()}`.slice(0, 100).replace(/[^A-Za-z0-9 ._:-]/g, '-'),
     version,
-    capabilities: sensorClass === 'gateway' ? ['completions', 'screening', 'pii', 'response_filter'] : ['verify'],
+    capabilities: sensorClass === 'gateway' ? ['completions', 'screening', 'pii', 'response_filter'] : sensorClass === 'mcp' ? ['mcp-proxy'] : ['verify'],
     ...(values['enrolment-token'] === undefined ? {} : { enrolmentToken: values['enrolment-token'] }),
     ...(heartbeatS === undefined ? {} : { heartbeatMs: heartbeatS * 1000 }),
     ...(usage === null ? {} : { heartbeatReport: usage.heartbeatReport, onDirective: (directive: Record<string, unknown>) => onDirective?.(directive) }),
+    ...(mcp === null ? {} : { classContext: { key: 'mcp', apply: (context: { version: string }) => mcp.apply(context as McpSensorContext) } }),
     logger,
   });
+  holder.agent = agent;
   let app;
   if (usage !== null) {
     const sensor = buildGatewaySensor({ agent, logger, usage, allowPrivateTargets: (values['allow-private-targets'] as unknown) === true });
@@ -94,11 +104,12 @@ export async function runSensor(args: readonly string[], version: string): Promi
     await sensor.refresh();
     app = sensor.app;
   } else {
-    app = buildVerificationSensor({ agent, logger });
+    app = mcp === null ? buildVerificationSensor({ agent, logger }) : mcp.app;
   }
   try {
     await app.listen({ host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) });
   } catch (error) {
+    await mcp?.close();
     await agent.close();
     throw error;
   }
@@ -109,7 +120,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
     sensorId: agent.sensorId,
     url,
     async close() {
-      await app.close();
+      if (mcp === null) await app.close();
+      else await mcp.close();
       await agent.close();
     },
   };
