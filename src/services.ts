@@ -92,6 +92,8 @@ export interface Services {
   readonly licence: LicenceGate;
   /** The collector network sensors enrol with and send findings to (docs/sensors.md). */
   readonly collector: Collector;
+  /** The sensors' CA (the mutual-TLS sensor listener's trust and server certificate). */
+  readonly sensorCertificateAuthority: () => Promise<CertificateAuthority>;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /** How a request reaches session state another worker holds in memory (inert in one process). */
@@ -139,7 +141,7 @@ export interface ServiceOptions {
   /** Test seams: the compliance capability's clock and unlearning hooks. */
   compliance?: Partial<Pick<ComplianceDeps, 'now' | 'unlearning'>>;
   /** Test and bench seams: the collector's clock and wire version. */
-  collector?: { now?: () => number; wireVersion?: number };
+  collector?: { now?: () => number; wireVersion?: number; certificateAuthority?: () => Promise<CertificateAuthority> };
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -287,6 +289,10 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
 
   // The sensors' CA, opened (created on first use) when a sensor first asks for a certificate.
   let sensorAuthority: Promise<CertificateAuthority> | undefined;
+  const openSensorAuthority = options.collector?.certificateAuthority ?? (() => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca') }).catch((error: unknown) => {
+    sensorAuthority = undefined;
+    throw error;
+  })));
   const collector = createCollector({
     db,
     cache,
@@ -298,10 +304,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     events,
     licence,
     planOf: async (orgId) => (await accounts.getOrg(orgId))?.effective_plan ?? 'community',
-    certificateAuthority: () => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca') }).catch((error: unknown) => {
-      sensorAuthority = undefined;
-      throw error;
-    })),
+    certificateAuthority: openSensorAuthority,
     ...options.collector,
   });
 
@@ -339,6 +342,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     compliance,
     licence,
     collector,
+    sensorCertificateAuthority: openSensorAuthority,
     checkTarget,
     routing,
     async start() {

@@ -30,6 +30,9 @@ export const ERRORS = {
   // Ingest rejections, named as the spec names them (lower case, docs/sensors.md).
   sig_invalid: { status: 401, message: 'The signature does not verify against the sensor key (or the signed request is outside its time window).' },
   // 403
+  SENSOR_MTLS_REQUIRED: { status: 403, message: "This collector takes sensor requests only on its mutual-TLS sensor listener (SENSOR_LISTEN); only enrolment with a one-time token is answered here." },
+  SENSOR_IDENTITY_MISMATCH: { status: 403, message: "The sensor id of the request is not the one the client certificate was issued for: a sensor speaks only for itself." },
+  ROLE_NOT_SERVED: { status: 403, message: "This process runs as a collector (svc serve --role collector): a pillar's traffic is served by its sensors (svc sensor --class ...), not here." },
   SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },

@@ -43,6 +43,8 @@ export {
 export type { CertificateAuthority } from './certificates.ts';
 export type { Collector, CollectorDeps, FindingResult, SensorDirective, SensorState, SensorView, SignedItem } from './collector/collector.ts';
 export { sensorRoutes, type SensorRoutesOptions } from './routes.ts';
+export { startSensorListener, listenerSensorId, certificateSensorId } from './listener.ts';
+export type { SensorListener, SensorListenerOptions } from './listener.ts';
 export { DEFAULT_SENSOR_CONFIG, ENROLMENT_TOKEN_PREFIX, countSensors } from './collector/store.ts';
 export type { HeartbeatReport, SensorConfig } from './collector/store.ts';
 export { runSensor, SensorUsageError, SensorStartError, SENSOR_USAGE } from './sensor/run.ts';

@@ -13,7 +13,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { SensorStartError, startSensorAgent } from './agent.ts';
 import { buildVerificationSensor } from '../verification-sensor-routes.ts';
 
-export const SENSOR_USAGE = 'usage: svc sensor --class verification --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N]';
+export const SENSOR_USAGE = 'usage: svc sensor --class verification --collector URL --data-dir DIR [--enrolment-token TOKEN] [--enrolment-url URL] [--collector-ca FILE] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N]';
 
 export class SensorUsageError extends Error {
   constructor(readonly code: 'USAGE' | 'SENSOR_CLASS_UNAVAILABLE', message: string) {
@@ -40,6 +40,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
         class: { type: 'string' },
         collector: { type: 'string' },
         'enrolment-token': { type: 'string' },
+        'enrolment-url': { type: 'string' },
+        'collector-ca': { type: 'string' },
         'data-dir': { type: 'string' },
         listen: { type: 'string' },
         name: { type: 'string' },
@@ -57,6 +59,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
   if (sensorClass !== 'verification') throw new SensorUsageError('USAGE', `--class must be verification (gateway and mcp come next)\n${SENSOR_USAGE}`);
   const collectorUrl = values.collector;
   if (collectorUrl === undefined || !/^https?:\/\/[^\s/]+/.test(collectorUrl)) throw new SensorUsageError('USAGE', `--collector must be the collector's http(s) URL\n${SENSOR_USAGE}`);
+  const enrolmentUrl = values['enrolment-url'];
+  if (enrolmentUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(enrolmentUrl)) throw new SensorUsageError('USAGE', `--enrolment-url must be the collector's API URL (http or https)\n${SENSOR_USAGE}`);
   const dataDir = values['data-dir'];
   if (dataDir === undefined) throw new SensorUsageError('USAGE', `--data-dir is required (the sensor keeps its key, certificate and spool there)\n${SENSOR_USAGE}`);
   const listen = values.listen ?? '127.0.0.1:8788';
@@ -77,6 +81,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
     version,
     capabilities: ['verify'],
     ...(values['enrolment-token'] === undefined ? {} : { enrolmentToken: values['enrolment-token'] }),
+    ...(enrolmentUrl === undefined ? {} : { enrolmentUrl }),
+    ...(values['collector-ca'] === undefined ? {} : { collectorCaFile: values['collector-ca'] }),
     ...(heartbeatS === undefined ? {} : { heartbeatMs: heartbeatS * 1000 }),
     logger,
   });
