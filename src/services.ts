@@ -19,7 +19,7 @@ import { createBehaviourBaseline, createDetection, type DetectionEngine, type De
 import { createGateway, createJudgeCompletion, createT4Judge, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
-import { countSensors, createCollector, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
+import { countSensors, createCollector, createDatabaseCaStorage, createLicenceGate, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
 import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
@@ -29,6 +29,7 @@ import {
   type WebhookOptions,
   type Webhooks,
 } from './webhooks/index.ts';
+import { encryptionKeyFrom } from './platform/crypto.ts';
 import { createCache, type Cache } from './platform/cache.ts';
 import { createChallenges } from './platform/challenge.ts';
 import { createTelemetry, type Telemetry } from './platform/telemetry.ts';
@@ -289,7 +290,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
 
   // The sensors' CA, opened (created on first use) when a sensor first asks for a certificate.
   let sensorAuthority: Promise<CertificateAuthority> | undefined;
-  const openSensorAuthority = options.collector?.certificateAuthority ?? (() => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca') }).catch((error: unknown) => {
+  const openSensorAuthority = options.collector?.certificateAuthority ?? (() => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca'), shared: createDatabaseCaStorage(db, encryptionKeyFrom(config.apiEncryptionKey)) }).catch((error: unknown) => {
     sensorAuthority = undefined;
     throw error;
   })));

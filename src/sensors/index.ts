@@ -30,6 +30,7 @@ export { createLicenceGate, verifyLicence, signLicence, LicenceError, LICENCE_FO
 export type { Licence, LicenceGate, LicenceState, SignedLicence } from './licence.ts';
 export { sensorsAllowedByPlan } from './limits.ts';
 export { createCollector, STALE_AFTER_MS } from './collector/collector.ts';
+export { createDatabaseCaStorage } from './collector/ca-store.ts';
 export type { SensorCertificate } from './collector/collector.ts';
 export {
   openCertificateAuthority,
@@ -40,7 +41,7 @@ export {
   CertificateError,
   SENSOR_CERTIFICATE_LIFETIME_MS,
 } from './certificates.ts';
-export type { CertificateAuthority } from './certificates.ts';
+export type { CertificateAuthority, SharedCaStorage } from './certificates.ts';
 export type { Collector, CollectorDeps, FindingResult, SensorDirective, SensorState, SensorView, SignedItem } from './collector/collector.ts';
 export { sensorRoutes, type SensorRoutesOptions } from './routes.ts';
 export { startSensorListener, listenerSensorId, certificateSensorId } from './listener.ts';
