@@ -92,7 +92,7 @@ export const ERRORS = {
   EMAIL_DELIVERY_FAILED: { status: 502, message: 'The invitation e-mail could not be handed to the SMTP server (SMTP_URL); the invitation was withdrawn, try again later.' },
   SSO_PROVIDER_UNAVAILABLE: { status: 502, message: "The organization's OpenID provider could not be reached or its configuration read; retry later." },
   BACKEND_UNREACHABLE: { status: 502, message: 'The gateway backend could not be reached (connection refused, reset or not resolvable).' },
-  CERTIFICATE_AUTHORITY_UNAVAILABLE: { status: 503, message: "The collector's certificate authority cannot be opened (its key is readable by others or locked); an operator must fix the CA directory." },
+  CERTIFICATE_AUTHORITY_UNAVAILABLE: { status: 503, message: "The collector's certificate authority cannot be opened (its stored key does not open with API_ENCRYPTION_KEY, or an operator CA key file is locked or readable by others); an operator must fix it." },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
   UPSTREAM_UNAVAILABLE: { status: 503, message: 'Every candidate upstream provider is failing or has its circuit open; retry with backoff.' },
   BACKEND_DOWN: { status: 503, message: 'The gateway backend fails its health checks; retry with backoff.' },

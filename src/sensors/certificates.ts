@@ -2,9 +2,10 @@
  * The collector's certificate authority and the sensor's side of mutual TLS (spec: Authentication
  * 5, Limits "sensor certificate lifetime 24 hours").
  *
- * Security posture: the CA key never leaves the collector's CA directory (mode 0700), is written
- * with mode 0600 and refused at load when group or others can read it, and is encrypted at rest
- * (PKCS#8, AES-256-CBC) whenever a passphrase is given. A sensor enrols once with a one-time
+ * Security posture: the CA is kept either in shared storage (the collector's database, so replicas
+ * share it: collector/ca-store.ts, the key encrypted with API_ENCRYPTION_KEY) or in a CA directory
+ * (mode 0700), where the key is written with mode 0600, refused at load when group or others can
+ * read it, and encrypted at rest (PKCS#8, AES-256-CBC) whenever a passphrase is given. A sensor enrols once with a one-time
  * token (random 256 bits, stored only as its SHA-256, single use, expiring) and a PKCS#10 request
  * that proves it holds its Ed25519 key; the CA — not the request — chooses the subject (the
  * sensor id the token was issued for). Certificates live 24 hours; a sensor renews with a request

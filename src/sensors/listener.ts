@@ -21,7 +21,7 @@ import { hostname } from 'node:os';
 import type { TLSSocket } from 'node:tls';
 import type { SensorListenerConfig } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { CertificateAuthority } from './certificates.ts';
+import { SERVER_CERTIFICATE_LIFETIME_MS, type CertificateAuthority } from './certificates.ts';
 
 const SENSOR_URI_PREFIX = 'urn:svc:sensor:';
 const WIRE_PATH = /^\/(?:sensors\/[^?]*|findings|findings\/batch|health)(?:\?.*)?$/;
@@ -78,15 +78,18 @@ function notFound(response: ServerResponse): void {
 /** Opens the listener; resolves once it listens. */
 export async function startSensorListener(options: SensorListenerOptions): Promise<SensorListener> {
   const { config, authority, logger } = options;
-  let server: { certificatePem: string; keyPem: string; notAfter: Date };
-  if (config.certificateFile !== null && config.keyFile !== null) {
-    const certificatePem = await readFile(config.certificateFile, 'utf8');
-    server = { certificatePem, keyPem: await readFile(config.keyFile, 'utf8'), notAfter: new Date(new X509Certificate(certificatePem).validTo) };
-  } else {
+  // The server certificate: the operator's files (re-read, so a rotated pair is picked up), or
+  // one the sensor CA issues, a fresh key held in memory only.
+  const serverCertificate = async (): Promise<{ certificatePem: string; keyPem: string; notAfter: Date }> => {
+    if (config.certificateFile !== null && config.keyFile !== null) {
+      const certificatePem = await readFile(config.certificateFile, 'utf8');
+      return { certificatePem, keyPem: await readFile(config.keyFile, 'utf8'), notAfter: new Date(new X509Certificate(certificatePem).validTo) };
+    }
     const names = new Set(['localhost', '127.0.0.1', '::1', hostname(), ...config.hostnames]);
     if (!isWildcard(config.host)) names.add(config.host);
-    server = await authority.issueServerCertificate([...names]);
-  }
+    return authority.issueServerCertificate([...names]);
+  };
+  let server = await serverCertificate();
 
   const listener: HttpsServer = createServer({ ...(await authority.serverOptions(server)) }, (request, response) => {
     const sensorId = certificateSensorId((request.socket as TLSSocket).getPeerCertificate().raw);
@@ -106,7 +109,18 @@ export async function startSensorListener(options: SensorListenerOptions): Promi
     refused += 1;
     logger.debug({ err: error.message }, 'sensor listener refused a handshake');
   });
-  const stopRefresh = await authority.bindServer(listener, server);
+  let stopRefresh = await authority.bindServer(listener, server);
+  // Renewed a third into its life (10 of 30 days), so a collector that runs for months keeps a valid one.
+  const renewal = setInterval(() => {
+    void (async () => {
+      const next = await serverCertificate();
+      stopRefresh();
+      stopRefresh = await authority.bindServer(listener, next);
+      server = next;
+      logger.info({ expires_at: next.notAfter.toISOString() }, 'sensor listener server certificate renewed');
+    })().catch((error: unknown) => logger.error({ err: error }, 'sensor listener server certificate not renewed; the current one stays'));
+  }, SERVER_CERTIFICATE_LIFETIME_MS / 3);
+  renewal.unref();
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
     listener.listen(config.port, config.host, () => {
@@ -120,9 +134,12 @@ export async function startSensorListener(options: SensorListenerOptions): Promi
   return {
     url,
     port: address.port,
-    serverCertificateExpiresAt: server.notAfter,
+    get serverCertificateExpiresAt() {
+      return server.notAfter;
+    },
     refusedHandshakes: () => refused,
     async close() {
+      clearInterval(renewal);
       stopRefresh();
       await new Promise<void>((resolve) => {
         listener.close(() => resolve());
