@@ -71,7 +71,7 @@ async function main(argv: string[]): Promise<number> {
       await serve(base);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE') {
+      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE' || code === 'CA_KEY_LOCKED' || code === 'CA_KEY_EXPOSED') {
         const message = (error as Error).message;
         const reason = (error as { reason?: unknown }).reason;
         printError(json, { error: { code, message, ...(typeof reason === 'string' ? { reason } : {}) } }, `svc: ${message}`);

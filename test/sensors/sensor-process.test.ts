@@ -85,7 +85,9 @@ describe('a collector and a verification sensor as separate processes', { timeou
     const collectorUrl = `http://127.0.0.1:${collectorPort}`;
     const listenerPort = await freePort();
     const collectorEnv = { PORT: String(collectorPort), SENSOR_LISTEN: `127.0.0.1:${listenerPort}` };
-    let collector = start(['serve'], collectorEnv);
+    // On PostgreSQL + Redis the collector runs in its own role (svc serve --role collector).
+    const serveArgs = process.env.DATABASE_URL !== undefined && process.env.REDIS_URL !== undefined ? ['serve', '--role', 'collector'] : ['serve'];
+    let collector = start(serveArgs, collectorEnv);
     await healthy(collectorUrl);
 
     const tokenAnswer = await fetch(`${collectorUrl}/api/v1/sensors/enrolment-tokens`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'e2e' }) });
@@ -133,7 +135,7 @@ describe('a collector and a verification sensor as separate processes', { timeou
     const meanwhile = [await verify(), await verify(), await verify()];
     for (const made of meanwhile) expect(made.finding).toBe('spooled');
 
-    collector = start(['serve'], collectorEnv);
+    collector = start(serveArgs, collectorEnv);
     await healthy(collectorUrl);
     for (const made of meanwhile) await until(`spooled finding ${made.request_id}`, async () => ((await audited(made.request_id)).length > 0 ? true : undefined));
     // A few more heartbeats (and any replay they start) change nothing: each arrived once.

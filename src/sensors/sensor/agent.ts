@@ -142,7 +142,8 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     try {
       answer = await transport.post('/sensors/register', body, {}, { enrolment: true });
     } catch (error) {
-      throw new SensorStartError('COLLECTOR_UNREACHABLE', `The collector at ${base} cannot be reached to enrol: ${(error as Error).message}`);
+      const hint = transport.mutualTls && options.enrolmentUrl === undefined ? ' (an https collector URL is its mutual-TLS sensor listener, which needs a certificate: pass --enrolment-url with the collector\'s API URL)' : '';
+      throw new SensorStartError('COLLECTOR_UNREACHABLE', `The collector at ${options.enrolmentUrl ?? base} cannot be reached to enrol: ${(error as Error).message}${hint}`);
     }
     const json = (await answer.json().catch(() => ({}))) as Record<string, unknown> & { error?: { code?: string; message?: string } };
     if (answer.status !== 201 && answer.status !== 200) throw new SensorStartError('ENROLMENT_FAILED', `Enrolment refused (${answer.status} ${json.error?.code ?? ''}): ${json.error?.message ?? ''}`);
