@@ -143,7 +143,7 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
   if (config.sensorListener !== null) {
     const { startSensorListener } = await import('./sensors/index.ts');
     try {
-      sensorListener = await startSensorListener({ config: config.sensorListener, authority: await services.sensorCertificateAuthority(), target: app.server, logger });
+      sensorListener = await startSensorListener({ config: config.sensorListener, authority: await services.sensorCertificateAuthority(), target: app.server, logger, metrics: services.metrics });
     } catch (error) {
       await app.close().catch(() => undefined);
       await services.close();

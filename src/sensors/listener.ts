@@ -20,7 +20,9 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import type { TLSSocket } from 'node:tls';
 import type { SensorListenerConfig } from '../platform/config.ts';
+import { Counter } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
+import type { Metrics } from '../platform/metrics.ts';
 import { SERVER_CERTIFICATE_LIFETIME_MS, type CertificateAuthority } from './certificates.ts';
 
 const SENSOR_URI_PREFIX = 'urn:svc:sensor:';
@@ -66,6 +68,16 @@ export interface SensorListenerOptions {
   /** The application's server: requests are emitted on it, as the main port's are. */
   readonly target: Pick<HttpServer, 'emit'>;
   readonly logger: Logger;
+  /** svc_sensor_handshakes_refused_total is counted here when given. */
+  readonly metrics?: Metrics;
+}
+
+const REFUSED_METRIC = 'svc_sensor_handshakes_refused_total';
+
+function refusedCounter(metrics: Metrics | undefined): Counter | null {
+  if (metrics === undefined) return null;
+  return (metrics.registry.getSingleMetric(REFUSED_METRIC) as Counter | undefined)
+    ?? new Counter({ name: REFUSED_METRIC, help: "TLS handshakes the collector's sensor listener refused (no, expired, unknown or revoked client certificate, or not TLS 1.3).", registers: [metrics.registry] });
 }
 
 const isWildcard = (host: string) => host === '0.0.0.0' || host === '::' || host === '';
@@ -105,8 +117,10 @@ export async function startSensorListener(options: SensorListenerOptions): Promi
     options.target.emit('request', request, response);
   });
   let refused = 0;
+  const counter = refusedCounter(options.metrics);
   listener.on('tlsClientError', (error) => {
     refused += 1;
+    counter?.inc();
     logger.debug({ err: error.message }, 'sensor listener refused a handshake');
   });
   let stopRefresh = await authority.bindServer(listener, server);

@@ -15,6 +15,7 @@ import { createCertificateRequest, generateSensorKey, openCertificateAuthority, 
 import { startSensorAgent } from '../../src/sensors/sensor/agent.ts';
 import { createPublicKey } from 'node:crypto';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { TEST_METRICS_TOKEN } from '../helpers/constants.ts';
 import { BASE_FINDING, createEnrolmentToken } from './sensor-client.ts';
 
 const HOUR = 3_600_000;
@@ -44,7 +45,7 @@ describe('the mutual-TLS sensor listener', { timeout: 180_000 }, () => {
     ({ apiKey } = await context.createOrg({ plan: 'enterprise' }));
     await context.app.listen({ host: '127.0.0.1', port: 0 });
     mainUrl = `http://127.0.0.1:${(context.app.server.address() as { port: number }).port}`;
-    listener = await startSensorListener({ config: context.config.sensorListener!, authority: await context.services.sensorCertificateAuthority(), target: context.app.server, logger: context.services.logger });
+    listener = await startSensorListener({ config: context.config.sensorListener!, authority: await context.services.sensorCertificateAuthority(), target: context.app.server, logger: context.services.logger, metrics: context.services.metrics });
   }, 120_000);
   afterAll(async () => {
     await listener?.close();
@@ -118,6 +119,8 @@ describe('the mutual-TLS sensor listener', { timeout: 180_000 }, () => {
     await expect.poll(() => heartbeat(sensor, sensor).then(() => 'answered', () => 'refused')).toBe('refused');
     await refusedInHandshake(() => heartbeat(sensor, sensor));
     expect((await heartbeat(kept, kept)).status).toBe(200);
+    const metrics = await context.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
+    expect(Number(/^svc_sensor_handshakes_refused_total (\d+)/m.exec(metrics.body)?.[1])).toBe(listener.refusedHandshakes());
   });
 
   it('refuses a request signed as sensor B over the certificate of sensor A', async () => {
