@@ -6,7 +6,7 @@
  * without losing a finding. Real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
@@ -148,6 +148,39 @@ describe('the mutual-TLS sensor listener', { timeout: 180_000 }, () => {
     const plain = await context.app.inject({ method: 'POST', url: '/sensors/heartbeat', headers: { 'content-type': 'application/json', ...signRequest(sensor.id, createPrivateKey(sensor.privateKeyPem), 'POST', '/sensors/heartbeat', body) }, payload: body });
     expect(plain.statusCode).toBe(403);
     expect(plain.json().error.code).toBe('SENSOR_MTLS_REQUIRED');
+  });
+
+  it("serves with an operator's server certificate, which a sensor trusts with --collector-ca and not through the pinned sensor CA", async () => {
+    const operatorCa = await openCertificateAuthority({ dir: join(otherDir, 'operator-ca') });
+    const issued = await operatorCa.issueServerCertificate(['localhost', '127.0.0.1']);
+    const files = { certificate: join(otherDir, 'server.pem'), key: join(otherDir, 'server-key.pem'), ca: join(otherDir, 'operator-ca.pem') };
+    writeFileSync(files.certificate, issued.certificatePem);
+    writeFileSync(files.key, issued.keyPem, { mode: 0o600 });
+    writeFileSync(files.ca, operatorCa.certificatePem);
+    const operated = await startSensorListener({ config: { host: '127.0.0.1', port: 0, certificateFile: files.certificate, keyFile: files.key, hostnames: [] }, authority, target: context.app.server, logger: context.services.logger });
+    try {
+      const token = await createEnrolmentToken(context.app, apiKey);
+      const start = (dataDir: string, collectorCaFile?: string) => startSensorAgent({
+        collectorUrl: operated.url, enrolmentUrl: mainUrl, dataDir, sensorClass: 'verification', name: 'operator-tls', version: '0.1.0', capabilities: ['verify'], heartbeatMs: 3_600_000, logger: context.services.logger,
+        enrolmentToken: token, ...(collectorCaFile === undefined ? {} : { collectorCaFile }),
+      });
+      const trusting = await start(join(dataDir, 'operator-trusting'), files.ca);
+      try {
+        expect(await trusting.heartbeat()).toBe(true);
+        expect(await trusting.emit('corr-operator', { ...BASE_FINDING, pillar: 'verification', kind: 'verification', request_id: 'operator-1' })).toBe('sent');
+      } finally {
+        await trusting.close();
+      }
+      // The same sensor without --collector-ca trusts only the sensor CA it pinned: the operator's server is not it.
+      const pinned = await start(join(dataDir, 'operator-trusting'));
+      try {
+        expect(await pinned.heartbeat()).toBe(false);
+      } finally {
+        await pinned.close();
+      }
+    } finally {
+      await operated.close();
+    }
   });
 
   it('carries a sensor agent over mutual TLS: enrolment on the main port, findings on the listener, and a renewal that loses no finding', async () => {
