@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   let base: Config;
   let config: ResolvedConfig;
   try {
-    base = loadConfig(process.env);
+    base = loadConfig(name === 'serve' ? serveEnv(args) : process.env);
     // `serve` takes the data directory's lock before anything touches it (secrets included).
     config = name === 'serve' ? (base as ResolvedConfig) : resolveSecrets(base);
   } catch (error) {
@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       await serve(base);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE' || code === 'DETECTION_MODEL_UNAVAILABLE') {
+      if (error instanceof DataDirInUseError || code === 'PORT_IN_USE' || code === 'PORT_FORBIDDEN' || code === 'GROUNDING_MODEL_UNAVAILABLE' || code === 'DETECTION_MODEL_UNAVAILABLE' || code === 'CA_KEY_LOCKED' || code === 'CA_KEY_EXPOSED') {
         const message = (error as Error).message;
         const reason = (error as { reason?: unknown }).reason;
         printError(json, { error: { code, message, ...(typeof reason === 'string' ? { reason } : {}) } }, `svc: ${message}`);
@@ -283,8 +283,17 @@ function printError(json: boolean, value: unknown, text: string): void {
   process.stderr.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
+/** `svc serve --role collector` (or --role=collector): the role is the ROLE variable, the flag wins. */
+function serveEnv(args: readonly string[]): NodeJS.ProcessEnv {
+  const index = args.findIndex((arg) => arg === '--role' || arg.startsWith('--role='));
+  if (index < 0) return process.env;
+  const flag = args[index]!;
+  const role = flag === '--role' ? args[index + 1] : flag.slice('--role='.length);
+  return { ...process.env, ROLE: role === undefined || role.startsWith('-') ? '(missing)' : role };
+}
+
 function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve                 run the service', '  sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline', '  model check DIR [--labels L1,L2]  load a local detection model (ONNX) and report its labels, size and latency'];
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve [--role collector]  run the service (all-in-one; or the collector of self-hosted sensors)', '  sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline', '  model check DIR [--labels L1,L2]  load a local detection model (ONNX) and report its labels, size and latency'];
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
   for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);

@@ -139,6 +139,18 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     throw (await PortInUseError.from(error, config.host, config.port)) ?? error;
   }
   lock?.setPort(port);
+  // The collector's mutual-TLS listener for sensors (SENSOR_LISTEN), beside the API's port.
+  let sensorListener: { close(): Promise<void> } | null = null;
+  if (config.sensorListener !== null) {
+    const { startSensorListener } = await import('./sensors/index.ts');
+    try {
+      sensorListener = await startSensorListener({ config: config.sensorListener, authority: await services.sensorCertificateAuthority(), target: app.server, logger, metrics: services.metrics });
+    } catch (error) {
+      await app.close().catch(() => undefined);
+      await services.close();
+      throw (await PortInUseError.from(error, config.sensorListener.host, config.sensorListener.port)) ?? error;
+    }
+  }
   // A cluster worker also serves, on its private socket, the requests other workers forward to the
   // in-memory sessions it holds (src/platform/worker-routing.ts); the same app answers them.
   const privateListener = await listenPrivately((raw, res) => app.server.emit('request', raw, res));
@@ -160,6 +172,7 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
     control?.close();
     if (control) rmSync(controlSocketPath(config), { force: true });
     privateListener?.close();
+    await sensorListener?.close();
     // A keep-alive connection whose request was in flight when close() began becomes idle only
     // after its answer, and node:http closes idle connections once, at close(): without this
     // sweep such a connection held the drain until its keep-alive timeout or the deadline.

@@ -19,7 +19,7 @@ import { checkModelDir, createBehaviourBaseline, createDetection, createModelTie
 import { createGateway, createJudgeCompletion, createT4Judge, providerIds, resolveTarget, startGatewayJobs, UsageHistory, type GatewayService, type GatewayServiceDeps } from './gateway/index.ts';
 import { createGroundingJudge, createVerification, loadGroundingModel, type GroundingModel, type GroundingTiers, type VerificationCore, type VerificationDeps } from './verification/index.ts';
 import { createMcp, createMcpOAuth, type Mcp, type McpDeps, type McpOAuth } from './mcp/index.ts';
-import { countSensors, createCollector, createGatewayContexts, createLicenceGate, createMcpContextSource, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
+import { countSensors, createCollector, createDatabaseCaStorage, createGatewayContexts, createLicenceGate, createMcpContextSource, openCertificateAuthority, type CertificateAuthority, type Collector, type LicenceGate } from './sensors/index.ts';
 import { createSiem, type Siem, type SiemPolicy } from './siem/index.ts';
 import {
   createWebhooks,
@@ -29,6 +29,7 @@ import {
   type WebhookOptions,
   type Webhooks,
 } from './webhooks/index.ts';
+import { encryptionKeyFrom } from './platform/crypto.ts';
 import { createCache, type Cache } from './platform/cache.ts';
 import { createChallenges } from './platform/challenge.ts';
 import { createTelemetry, type Telemetry } from './platform/telemetry.ts';
@@ -92,6 +93,8 @@ export interface Services {
   readonly licence: LicenceGate;
   /** The collector network sensors enrol with and send findings to (docs/sensors.md). */
   readonly collector: Collector;
+  /** The sensors' CA (the mutual-TLS sensor listener's trust and server certificate). */
+  readonly sensorCertificateAuthority: () => Promise<CertificateAuthority>;
   /** SSRF check of a user-supplied URL under this deployment's ALLOW_PRIVATE_TARGETS. */
   checkTarget(url: string, field?: string): Promise<URL>;
   /** How a request reaches session state another worker holds in memory (inert in one process). */
@@ -139,7 +142,7 @@ export interface ServiceOptions {
   /** Test seams: the compliance capability's clock and unlearning hooks. */
   compliance?: Partial<Pick<ComplianceDeps, 'now' | 'unlearning'>>;
   /** Test and bench seams: the collector's clock and wire version. */
-  collector?: { now?: () => number; wireVersion?: number };
+  collector?: { now?: () => number; wireVersion?: number; certificateAuthority?: () => Promise<CertificateAuthority> };
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {
@@ -305,6 +308,10 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
 
   // The sensors' CA, opened (created on first use) when a sensor first asks for a certificate.
   let sensorAuthority: Promise<CertificateAuthority> | undefined;
+  const openSensorAuthority = options.collector?.certificateAuthority ?? (() => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca'), shared: createDatabaseCaStorage(db, encryptionKeyFrom(config.apiEncryptionKey)) }).catch((error: unknown) => {
+    sensorAuthority = undefined;
+    throw error;
+  })));
   const collector = createCollector({
     db,
     cache,
@@ -325,10 +332,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       allowPrivateTargets: config.allowPrivateTargets,
       enabled: config.features.mcpSecurity,
     }),
-    certificateAuthority: () => (sensorAuthority ??= openCertificateAuthority({ dir: join(config.dataDir, 'sensor-ca') }).catch((error: unknown) => {
-      sensorAuthority = undefined;
-      throw error;
-    })),
+    certificateAuthority: openSensorAuthority,
     // Gateway sensors' context: the org's gateway settings, credentials and key hashes, and their spend reported back.
     gatewayContexts: createGatewayContexts({
       db,
@@ -386,6 +390,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     compliance,
     licence,
     collector,
+    sensorCertificateAuthority: openSensorAuthority,
     checkTarget,
     routing,
     async start() {

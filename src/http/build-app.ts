@@ -58,6 +58,8 @@ import type { Services } from '../services.ts';
 import { registerOperationalRoutes } from './routes/operational.ts';
 import { registerCapabilities } from './capabilities.ts';
 import { registerDashboard } from './dashboard.ts';
+import { refuseSensorTraffic } from './collector-role.ts';
+import { listenerSensorId } from '../sensors/index.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -115,6 +117,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   const app = Fastify({
     rewriteUrl: (raw) => {
       const url = raw.url ?? '/';
+      // The sensor listener's requests and a collector's are never a protected gateway's traffic.
+      if (config.role === 'collector' || listenerSensorId(raw) !== undefined) return url;
       for (const rewrite of urlRewrites) {
         const next = rewrite(String(raw.headers.host ?? ''), url);
         if (next !== null) return next;
@@ -318,6 +322,8 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
     if (ended + destroyed > 0) services.logger.info({ ended, destroyed, grace_ms: STREAM_SHUTDOWN_GRACE_MS }, 'open streams ended for shutdown');
   });
 
+  // The collector role refuses the pillars' traffic: their sensors serve it (collector-role.ts).
+  if (config.role === 'collector') app.addHook('onRequest', refuseSensorTraffic);
   await registerOperationalRoutes(app as unknown as AppInstance, services);
   await registerCapabilities(app as unknown as AppInstance, services);
   await registerDashboard(app as unknown as AppInstance);
@@ -334,7 +340,7 @@ export async function buildApp(config: ResolvedConfig, services: Services): Prom
   if (listener !== undefined && others.length === 0) {
     app.server.removeListener('request', listener);
     app.server.on('request', (raw: IncomingMessage, res: ServerResponse) => {
-      if (!closing) for (const handler of rawHandlers) if (handler(raw, res)) return;
+      if (!closing && config.role !== 'collector' && listenerSensorId(raw) === undefined) for (const handler of rawHandlers) if (handler(raw, res)) return;
       listener(raw, res);
     });
   }

@@ -54,5 +54,5 @@ export async function registerCapabilities(app: AppInstance, services: Services)
     },
   });
   await app.register(complianceRoutes, { compliance: services.compliance });
-  await app.register(sensorRoutes, { collector: services.collector });
+  await app.register(sensorRoutes, { collector: services.collector, mtlsOnly: services.config.sensorListener !== null });
 }

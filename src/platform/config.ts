@@ -34,8 +34,32 @@ export interface FeatureFlags {
   readonly soc2Reports: boolean;
 }
 
+export type ServeRole = 'all-in-one' | 'collector';
+
+/** The collector's mutual-TLS listener for sensors (docs/sensors-operations.md, "The sensor listener"). */
+export interface SensorListenerConfig {
+  readonly host: string;
+  readonly port: number;
+  /** SENSOR_TLS_CERT_FILE / SENSOR_TLS_KEY_FILE: the operator's server certificate (PEM); null: one issued by the sensor CA at start. */
+  readonly certificateFile: string | null;
+  readonly keyFile: string | null;
+  /** SENSOR_TLS_HOSTNAMES: names and addresses the issued server certificate is for (besides localhost and the loopback addresses). */
+  readonly hostnames: readonly string[];
+}
+
 export interface Config {
   readonly environment: Environment;
+  /**
+   * ROLE (`svc serve --role collector` sets it): all-in-one (default) serves every pillar; collector
+   * serves the API, the dashboard and the sensors, and refuses the pillars' traffic (their sensors
+   * serve it). The collector role needs DATABASE_URL and REDIS_URL.
+   */
+  readonly role: ServeRole;
+  /**
+   * SENSOR_LISTEN (HOST:PORT, or off): the mutual-TLS listener sensors talk to. Default: off in the
+   * all-in-one role (sensors may sign over the main port, as before), HOST:8443 in the collector role.
+   */
+  readonly sensorListener: SensorListenerConfig | null;
   /** True when storage was not configured and svc chose PGlite + memory on its own. */
   readonly embedded: boolean;
   readonly port: number;
@@ -463,9 +487,30 @@ export function loadConfig(env: Env): Config {
   }
   if (licenseFile !== null && /^[a-z][a-z0-9+.-]*:\/\//i.test(licenseFile)) problems.push('LICENSE_FILE must be a local file path, not a URL (licences arrive out of band)');
 
+  const roleText = text('ROLE') ?? 'all-in-one';
+  const role: ServeRole = roleText === 'collector' ? 'collector' : 'all-in-one';
+  if (roleText !== 'collector' && roleText !== 'all-in-one') problems.push(`ROLE (svc serve --role) must be all-in-one or collector (got "${roleText}")`);
+  if (role === 'collector' && (database.kind !== 'postgres' || cache.kind !== 'redis')) problems.push('the collector role (svc serve --role collector) needs DATABASE_URL (PostgreSQL) and REDIS_URL: it is the one process every sensor and replica shares');
+  let sensorListener: SensorListenerConfig | null = null;
+  const sensorListenText = text('SENSOR_LISTEN') ?? (role === 'collector' ? `${host.includes(':') ? `[${host}]` : host}:8443` : 'off');
+  if (!/^(off|none|false)$/i.test(sensorListenText)) {
+    const match = /^\[?([^\]\s]+?)\]?:(\d{1,5})$/.exec(sensorListenText);
+    if (match === null || Number(match[2]) > 65_535) problems.push(`SENSOR_LISTEN must be HOST:PORT (like 0.0.0.0:8443) or off (got "${sensorListenText}")`);
+    else {
+      const certificateFile = text('SENSOR_TLS_CERT_FILE') ?? null;
+      const keyFile = text('SENSOR_TLS_KEY_FILE') ?? null;
+      if ((certificateFile === null) !== (keyFile === null)) problems.push('SENSOR_TLS_CERT_FILE and SENSOR_TLS_KEY_FILE go together (the server certificate and its key, PEM)');
+      const hostnames = (text('SENSOR_TLS_HOSTNAMES') ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
+      for (const name of hostnames) if (!/^[A-Za-z0-9.:-]{1,253}$/.test(name)) problems.push(`SENSOR_TLS_HOSTNAMES entry "${name}" must be a host name or an IP address`);
+      sensorListener = { host: match[1]!, port: Number(match[2]), certificateFile, keyFile, hostnames };
+    }
+  }
+
   const config: Config = {
     environment,
     embedded,
+    role,
+    sensorListener,
     port,
     host,
     publicUrl,

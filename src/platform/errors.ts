@@ -31,6 +31,9 @@ export const ERRORS = {
   // Ingest rejections, named as the spec names them (lower case, docs/sensors.md).
   sig_invalid: { status: 401, message: 'The signature does not verify against the sensor key (or the signed request is outside its time window).' },
   // 403
+  SENSOR_MTLS_REQUIRED: { status: 403, message: "This collector takes sensor requests only on its mutual-TLS sensor listener (SENSOR_LISTEN); only enrolment with a one-time token is answered here." },
+  SENSOR_IDENTITY_MISMATCH: { status: 403, message: "The sensor id of the request is not the one the client certificate was issued for: a sensor speaks only for itself." },
+  ROLE_NOT_SERVED: { status: 403, message: "This process runs as a collector (svc serve --role collector): a pillar's traffic is served by its sensors (svc sensor --class ...), not here." },
   SCOPE_INSUFFICIENT: { status: 403, message: 'The API key scope does not allow this operation.' },
   KEY_CLASS_FORBIDDEN: { status: 403, message: 'This key class may not perform this operation.' },
   FEATURE_DISABLED: { status: 403, message: 'This feature is turned off for this deployment.' },
@@ -92,7 +95,7 @@ export const ERRORS = {
   EMAIL_DELIVERY_FAILED: { status: 502, message: 'The invitation e-mail could not be handed to the SMTP server (SMTP_URL); the invitation was withdrawn, try again later.' },
   SSO_PROVIDER_UNAVAILABLE: { status: 502, message: "The organization's OpenID provider could not be reached or its configuration read; retry later." },
   BACKEND_UNREACHABLE: { status: 502, message: 'The gateway backend could not be reached (connection refused, reset or not resolvable).' },
-  CERTIFICATE_AUTHORITY_UNAVAILABLE: { status: 503, message: "The collector's certificate authority cannot be opened (its key is readable by others or locked); an operator must fix the CA directory." },
+  CERTIFICATE_AUTHORITY_UNAVAILABLE: { status: 503, message: "The collector's certificate authority cannot be opened (its stored key does not open with API_ENCRYPTION_KEY, or an operator CA key file is locked or readable by others); an operator must fix it." },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A dependency is unavailable; retry with backoff.' },
   UPSTREAM_UNAVAILABLE: { status: 503, message: 'Every candidate upstream provider is failing or has its circuit open; retry with backoff.' },
   BACKEND_DOWN: { status: 503, message: 'The gateway backend fails its health checks; retry with backoff.' },

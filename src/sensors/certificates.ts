@@ -2,9 +2,10 @@
  * The collector's certificate authority and the sensor's side of mutual TLS (spec: Authentication
  * 5, Limits "sensor certificate lifetime 24 hours").
  *
- * Security posture: the CA key never leaves the collector's CA directory (mode 0700), is written
- * with mode 0600 and refused at load when group or others can read it, and is encrypted at rest
- * (PKCS#8, AES-256-CBC) whenever a passphrase is given. A sensor enrols once with a one-time
+ * Security posture: the CA is kept either in shared storage (the collector's database, so replicas
+ * share it: collector/ca-store.ts, the key encrypted with API_ENCRYPTION_KEY) or in a CA directory
+ * (mode 0700), where the key is written with mode 0600, refused at load when group or others can
+ * read it, and encrypted at rest (PKCS#8, AES-256-CBC) whenever a passphrase is given. A sensor enrols once with a one-time
  * token (random 256 bits, stored only as its SHA-256, single use, expiring) and a PKCS#10 request
  * that proves it holds its Ed25519 key; the CA — not the request — chooses the subject (the
  * sensor id the token was issued for). Certificates live 24 hours; a sensor renews with a request
@@ -111,9 +112,33 @@ export interface CertificateAuthority {
   identify(certificate: string | Buffer): string;
 }
 
+/**
+ * Storage every collector replica shares (the database: collector/ca-store.ts): the CA's key pair
+ * and the certificates it issued, so that replicas issue from one CA, accept each other's
+ * certificates and refuse each other's revocations.
+ */
+export interface SharedCaStorage {
+  /** The stored key pair; `create` makes one when none is stored (when replicas race, the first stored wins). */
+  keyPair(create: () => Promise<{ keyPem: string; certificatePem: string }>): Promise<{ keyPem: string; certificatePem: string }>;
+  recordIssued(record: IssuedRecord): Promise<void>;
+  /** Marks unexpired, unrevoked certificates revoked; returns their serials. */
+  revoke(target: { serialNumber: string } | { sensorId: string }, at: string): Promise<string[]>;
+  /** Certificates not yet expired, revoked or not. */
+  issued(): Promise<IssuedRecord[]>;
+}
+
+/** With shared storage, a replica re-reads the revocations of the others this often (and on its own at once). */
+export const SHARED_CRL_REFRESH_MS = 30_000;
+
 export interface CertificateAuthorityOptions {
-  /** Directory holding the CA (created with mode 0700). Load an operator-provided CA by placing ca-key.pem and ca-cert.pem there. */
-  readonly dir: string;
+  /**
+   * Directory holding the CA (created with mode 0700). Load an operator-provided CA by placing
+   * ca-key.pem and ca-cert.pem there. With `shared`, only read: an operator-provided CA found there
+   * is imported into the shared storage when it holds none yet.
+   */
+  readonly dir?: string;
+  /** Storage shared by collector replicas; the CA then keeps nothing on disk. */
+  readonly shared?: SharedCaStorage;
   /** Encrypts the CA key at rest (PKCS#8, AES-256-CBC). Without it the key is protected by mode 0600 only. */
   readonly passphrase?: string;
   readonly commonName?: string;
@@ -211,45 +236,73 @@ export async function certificateRequestKey(requestPem: string): Promise<Buffer>
   return Buffer.from(request.publicKey.rawData);
 }
 
-/** Creates the CA in `dir` on first use, or loads it. */
+async function readKeyFile(keyPath: string, passphrase: string | undefined): Promise<KeyObject> {
+  const mode = (await stat(keyPath)).mode & 0o777;
+  if ((mode & 0o077) !== 0) throw new CertificateError('CA_KEY_EXPOSED', `${keyPath} is readable by group or others (mode ${mode.toString(8)}); chmod 600 it.`);
+  try {
+    return createPrivateKey({ key: await readFile(keyPath, 'utf8'), ...(passphrase === undefined ? {} : { passphrase }) });
+  } catch {
+    throw new CertificateError('CA_KEY_LOCKED', `${keyPath} cannot be read: it is encrypted and the passphrase is missing or wrong, or it is not a PEM private key.`);
+  }
+}
+
+/** A new Ed25519 CA key and its self-signed certificate (10 years). */
+async function createCaKeyPair(commonName: string, started: number): Promise<{ privateKey: KeyObject; certificatePem: string }> {
+  const pair = generateKeyPairSync('ed25519');
+  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: randomSerial(),
+    name: `CN=${commonName}`,
+    notBefore: new Date(started - BACKDATE_MS),
+    notAfter: new Date(started + CA_LIFETIME_MS),
+    keys: { privateKey: await importSigningKey(pair.privateKey), publicKey: await importPublicKey(pair.publicKey) },
+    signingAlgorithm: ED25519,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(await importPublicKey(pair.publicKey)),
+    ],
+  });
+  return { privateKey: pair.privateKey, certificatePem: certificate.toString('pem') };
+}
+
+/** Creates the CA in `dir` (or the shared storage) on first use, or loads it. */
 export async function openCertificateAuthority(options: CertificateAuthorityOptions): Promise<CertificateAuthority> {
   const now = options.now ?? Date.now;
-  const dir = options.dir;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+  const shared = options.shared;
+  if (options.dir === undefined && shared === undefined) throw new TypeError('openCertificateAuthority needs a directory or shared storage');
+  const dir = options.dir ?? '';
+  if (shared === undefined) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+  }
   const keyPath = join(dir, KEY_FILE);
   const certPath = join(dir, CERT_FILE);
   const statePath = join(dir, STATE_FILE);
 
   let caKey: KeyObject;
   let caCertificatePem: string;
-  if (await exists(keyPath)) {
-    const mode = (await stat(keyPath)).mode & 0o777;
-    if ((mode & 0o077) !== 0) throw new CertificateError('CA_KEY_EXPOSED', `${keyPath} is readable by group or others (mode ${mode.toString(8)}); chmod 600 it.`);
+  if (shared !== undefined) {
+    const pair = await shared.keyPair(async () => {
+      if (options.dir !== undefined && (await exists(keyPath))) {
+        const imported = await readKeyFile(keyPath, options.passphrase);
+        return { keyPem: imported.export({ format: 'pem', type: 'pkcs8' }).toString(), certificatePem: await readFile(certPath, 'utf8') };
+      }
+      const created = await createCaKeyPair(options.commonName ?? 'svc sensor CA', now());
+      return { keyPem: created.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), certificatePem: created.certificatePem };
+    });
     try {
-      caKey = createPrivateKey({ key: await readFile(keyPath, 'utf8'), ...(options.passphrase === undefined ? {} : { passphrase: options.passphrase }) });
+      caKey = createPrivateKey(pair.keyPem);
     } catch {
-      throw new CertificateError('CA_KEY_LOCKED', `${keyPath} cannot be read: it is encrypted and the passphrase is missing or wrong, or it is not a PEM private key.`);
+      throw new CertificateError('CA_KEY_LOCKED', 'The stored CA key is not a PEM private key.');
     }
+    caCertificatePem = pair.certificatePem;
+  } else if (await exists(keyPath)) {
+    caKey = await readKeyFile(keyPath, options.passphrase);
     caCertificatePem = await readFile(certPath, 'utf8');
   } else {
-    const pair = generateKeyPairSync('ed25519');
+    const pair = await createCaKeyPair(options.commonName ?? 'svc sensor CA', now());
     caKey = pair.privateKey;
-    const started = now();
-    const certificate = await x509.X509CertificateGenerator.createSelfSigned({
-      serialNumber: randomSerial(),
-      name: `CN=${options.commonName ?? 'svc sensor CA'}`,
-      notBefore: new Date(started - BACKDATE_MS),
-      notAfter: new Date(started + CA_LIFETIME_MS),
-      keys: { privateKey: await importSigningKey(pair.privateKey), publicKey: await importPublicKey(pair.publicKey) },
-      signingAlgorithm: ED25519,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, 0, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-        await x509.SubjectKeyIdentifierExtension.create(await importPublicKey(pair.publicKey)),
-      ],
-    });
-    caCertificatePem = certificate.toString('pem');
+    caCertificatePem = pair.certificatePem;
     const keyPem = options.passphrase === undefined
       ? pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
       : pair.privateKey.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: options.passphrase }).toString();
@@ -260,8 +313,10 @@ export async function openCertificateAuthority(options: CertificateAuthorityOpti
   const caCertificate = new x509.X509Certificate(caCertificatePem);
   const caNode = new X509Certificate(caCertificatePem);
 
-  const state: State = (await exists(statePath)) ? JSON.parse(await readFile(statePath, 'utf8')) as State : { tokens: [], issued: [] };
-  const save = (): Promise<void> => writeFileAtomic(statePath, JSON.stringify(state, null, 1));
+  // With shared storage, tokens live in memory (the collector spends each at once) and the issued
+  // certificates in the storage, mirrored here for identify() and re-read with every revocation list.
+  const state: State = shared === undefined && (await exists(statePath)) ? JSON.parse(await readFile(statePath, 'utf8')) as State : { tokens: [], issued: shared === undefined ? [] : await shared.issued() };
+  const save = (): Promise<void> => (shared === undefined ? writeFileAtomic(statePath, JSON.stringify(state, null, 1)) : Promise.resolve());
   // One change at a time: a token is spent (and saved) before a second request can read it.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -300,7 +355,9 @@ export async function openCertificateAuthority(options: CertificateAuthorityOpti
       ],
     });
     prune();
-    state.issued.push({ sensorId, serialNumber, notAfter: notAfter.toISOString(), revokedAt: null });
+    const record = { sensorId, serialNumber, notAfter: notAfter.toISOString(), revokedAt: null };
+    await shared?.recordIssued(record);
+    state.issued.push(record);
     await save();
     return { sensorId, serialNumber, certificatePem: certificate.toString('pem'), caCertificatePem, notBefore, notAfter };
   }
@@ -317,12 +374,18 @@ export async function openCertificateAuthority(options: CertificateAuthorityOpti
     if (Date.parse(node.validTo) <= at || Date.parse(node.validFrom) > at) throw new CertificateError('CERTIFICATE_EXPIRED', 'The certificate is outside its validity period.');
     const serialNumber = normalSerial(node.serialNumber);
     const record = state.issued.find((entry) => entry.serialNumber === serialNumber);
-    if (record === undefined) throw new CertificateError('CERTIFICATE_UNKNOWN', 'The certificate is not among those this CA issued.');
+    if (record === undefined) {
+      // Shared storage: another replica issued it since this one last read the list; the CA's signature proves it is ours.
+      const uri = shared === undefined ? undefined : (node.subjectAltName ?? '').split(', ').find((name) => name.startsWith(`URI:${SENSOR_URI_PREFIX}`));
+      if (uri === undefined) throw new CertificateError('CERTIFICATE_UNKNOWN', 'The certificate is not among those this CA issued.');
+      return uri.slice(`URI:${SENSOR_URI_PREFIX}`.length);
+    }
     if (record.revokedAt !== null) throw new CertificateError('CERTIFICATE_REVOKED', 'The certificate has been revoked.');
     return record.sensorId;
   }
 
   async function revocationListPem(): Promise<string> {
+    if (shared !== undefined) state.issued = await shared.issued();
     prune();
     const at = now();
     const list = await x509.X509CrlGenerator.create({
@@ -383,12 +446,12 @@ export async function openCertificateAuthority(options: CertificateAuthorityOpti
     }),
     revoke: (target) => serial(async () => {
       const at = new Date(now()).toISOString();
-      const revoked: string[] = [];
+      const revoked: string[] = shared === undefined ? [] : await shared.revoke('serialNumber' in target ? { serialNumber: normalSerial(target.serialNumber) } : target, at);
       for (const record of state.issued) {
         const matches = 'serialNumber' in target ? record.serialNumber === normalSerial(target.serialNumber) : record.sensorId === target.sensorId;
         if (matches && record.revokedAt === null) {
           (record as { revokedAt: string | null }).revokedAt = at;
-          revoked.push(record.serialNumber);
+          if (!revoked.includes(record.serialNumber)) revoked.push(record.serialNumber);
         }
       }
       if (revoked.length > 0) {
@@ -430,7 +493,7 @@ export async function openCertificateAuthority(options: CertificateAuthorityOpti
       await apply();
       const listener = (): void => void apply();
       revocationListeners.add(listener);
-      const timer = setInterval(listener, CRL_REFRESH_MS);
+      const timer = setInterval(listener, shared === undefined ? CRL_REFRESH_MS : SHARED_CRL_REFRESH_MS);
       timer.unref();
       return () => {
         revocationListeners.delete(listener);

@@ -34,6 +34,7 @@ export { createGatewayContexts } from './collector/gateway-context.ts';
 export type { GatewayContext, GatewayContexts, GatewayUsageReport } from './collector/gateway-context.ts';
 export { createMcpContextSource } from './collector/mcp-context.ts';
 export type { McpSensorContext } from './collector/mcp-context.ts';
+export { createDatabaseCaStorage } from './collector/ca-store.ts';
 export type { SensorCertificate } from './collector/collector.ts';
 export {
   openCertificateAuthority,
@@ -44,9 +45,11 @@ export {
   CertificateError,
   SENSOR_CERTIFICATE_LIFETIME_MS,
 } from './certificates.ts';
-export type { CertificateAuthority } from './certificates.ts';
+export type { CertificateAuthority, SharedCaStorage } from './certificates.ts';
 export type { Collector, CollectorDeps, FindingResult, SensorDirective, SensorState, SensorView, SignedItem } from './collector/collector.ts';
 export { sensorRoutes, type SensorRoutesOptions } from './routes.ts';
+export { startSensorListener, listenerSensorId, certificateSensorId } from './listener.ts';
+export type { SensorListener, SensorListenerOptions } from './listener.ts';
 export { DEFAULT_SENSOR_CONFIG, ENROLMENT_TOKEN_PREFIX, countSensors } from './collector/store.ts';
 export type { HeartbeatReport, SensorConfig } from './collector/store.ts';
 export { runSensor, SensorUsageError, SensorStartError, SENSOR_USAGE } from './sensor/run.ts';

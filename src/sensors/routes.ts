@@ -19,10 +19,16 @@ import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { jsonNestedDeeper } from '../platform/json-depth.ts';
 import { FINDING_MEDIA_TYPE, HEADERS, MAX_BATCH, MAX_EVENT_BYTES, SENSOR_CLASSES, SEVERITIES } from './wire.ts';
 import type { Collector } from './collector/collector.ts';
+import { listenerSensorId } from './listener.ts';
 import type { HeartbeatReport, RegistrationInput } from './collector/store.ts';
 
 export interface SensorRoutesOptions {
   readonly collector: Collector;
+  /**
+   * True while the mutual-TLS sensor listener runs (SENSOR_LISTEN): the main port then answers
+   * only enrolment with a one-time token, and the signed wire SENSOR_MTLS_REQUIRED.
+   */
+  readonly mtlsOnly?: boolean;
 }
 
 const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
@@ -129,15 +135,29 @@ const pathOf = (url: string) => {
 
 const bodyOf = (request: FastifyRequest): Buffer => (Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
 
+/**
+ * A signed request's channel: through the mutual-TLS listener, the sensor it names must be the one
+ * its client certificate was issued for; on the main port, it is refused while the listener runs.
+ */
+function checkChannel(request: FastifyRequest, sensorId: string | undefined, mtlsOnly: boolean): void {
+  const peer = listenerSensorId(request.raw);
+  if (peer === undefined) {
+    if (mtlsOnly) throw new SvcError('SENSOR_MTLS_REQUIRED');
+    return;
+  }
+  if (sensorId !== peer) throw new SvcError('SENSOR_IDENTITY_MISMATCH', { details: { certificate_sensor_id: peer.slice(0, 128) } });
+}
+
 /** The wire routes: raw bodies, no API credential. */
-const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector }) => {
+const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector, mtlsOnly = false }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', FINDING_MEDIA_TYPE], { parseAs: 'buffer', bodyLimit: MAX_BATCH * MAX_EVENT_BYTES * 2 }, (_request, body, done) => done(null, body));
   const wire = { traffic: true } as const;
   const hidden = { hide: true } as const;
 
-  const signed = (request: FastifyRequest) =>
-    collector.authenticate({
+  const signed = (request: FastifyRequest) => {
+    checkChannel(request, header(request, HEADERS.sensorId), mtlsOnly);
+    return collector.authenticate({
       sensorId: header(request, HEADERS.sensorId),
       signature: header(request, HEADERS.signature),
       timestamp: header(request, HEADERS.timestamp),
@@ -145,6 +165,7 @@ const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector })
       path: pathOf(request.url),
       body: bodyOf(request),
     });
+  };
 
   app.post('/sensors/register', { config: wire, schema: hidden }, async (request, reply) => {
     const body = bodyOf(request);
@@ -167,6 +188,7 @@ const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector })
   });
 
   app.get('/sensors/:id/config', { config: wire, schema: { ...hidden, params: Params } }, async (request) => {
+    checkChannel(request, request.params.id, mtlsOnly);
     const sensor = await signed(request);
     if (sensor.id !== request.params.id) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: request.params.id } });
     return collector.config(sensor);
@@ -175,6 +197,7 @@ const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector })
   app.post('/findings', { config: wire, schema: hidden, bodyLimit: MAX_EVENT_BYTES }, async (request, reply) => {
     const sensorId = header(request, HEADERS.sensorId);
     if (sensorId === undefined) throw new SvcError('SENSOR_UNKNOWN', { message: 'Send X-SVC-Sensor-ID with the finding.' });
+    checkChannel(request, sensorId, mtlsOnly);
     const [result] = await collector.ingest(sensorId, [{ bytes: bodyOf(request), signature: header(request, HEADERS.signature) ?? '' }], sentAt(request));
     if (result === undefined) throw new SvcError('INTERNAL');
     if (result.status === 'rejected') {
@@ -188,6 +211,7 @@ const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector })
   app.post('/findings/batch', { config: wire, schema: hidden }, async (request) => {
     const sensorId = header(request, HEADERS.sensorId);
     if (sensorId === undefined) throw new SvcError('SENSOR_UNKNOWN', { message: 'Send X-SVC-Sensor-ID with the batch.' });
+    checkChannel(request, sensorId, mtlsOnly);
     const batch = parseBody<Static<typeof Batch>>(bodyOf(request), checkBatch);
     const results = await collector.ingest(sensorId, batch.findings.map((item) => ({ bytes: Buffer.from(item.event, 'utf8'), signature: item.signature })), sentAt(request));
     const count = (status: string) => results.filter((result) => result.status === status).length;

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCertificateRequest, generateSensorKey, openCertificateAuthority, publicKeyText } from '../../src/sensors/index.ts';
+import { encryptionKeyFrom } from '../../src/platform/crypto.ts';
+import { createCertificateRequest, createDatabaseCaStorage, generateSensorKey, openCertificateAuthority, publicKeyText } from '../../src/sensors/index.ts';
 import { createPublicKey, createPrivateKey } from 'node:crypto';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { createEnrolmentToken, TestSensor } from './sensor-client.ts';
@@ -78,8 +79,8 @@ describe('the collector issues sensors their certificates', () => {
 
     const deleted = await context.app.inject({ method: 'DELETE', url: `/api/v1/sensors/${sensor.id}`, headers: { authorization: `Bearer ${org.apiKey}` } });
     expect(deleted.statusCode).toBe(200);
-    // The CA on disk (what the mutual-TLS listener checks) now refuses both certificates.
-    const authority = await openCertificateAuthority({ dir: join(dataDir, 'sensor-ca') });
+    // The CA as another collector replica opens it from the database (what its mutual-TLS listener checks) now refuses both certificates.
+    const authority = await openCertificateAuthority({ shared: createDatabaseCaStorage(context.services.db, encryptionKeyFrom(context.config.apiEncryptionKey)) });
     expect(() => authority.identify(first.json().certificate.certificate_pem)).toThrow(expect.objectContaining({ code: 'CERTIFICATE_REVOKED' }));
     expect(() => authority.identify(second.certificate_pem)).toThrow(expect.objectContaining({ code: 'CERTIFICATE_REVOKED' }));
   });
@@ -90,7 +91,7 @@ describe('the collector issues sensors their certificates', () => {
     const other = await context.createOrg();
     const refused = await context.app.inject({ method: 'DELETE', url: `/api/v1/sensors/${sensor.id}`, headers: { authorization: `Bearer ${other.apiKey}` } });
     expect(refused.statusCode).toBe(404);
-    const authority = await openCertificateAuthority({ dir: join(dataDir, 'sensor-ca') });
+    const authority = await openCertificateAuthority({ shared: createDatabaseCaStorage(context.services.db, encryptionKeyFrom(context.config.apiEncryptionKey)) });
     expect(authority.identify(enrolled.json().certificate.certificate_pem)).toBe(sensor.id);
   });
 });

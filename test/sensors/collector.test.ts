@@ -247,6 +247,21 @@ describe('collector with a valid licence', () => {
     expect((await sensor.signed('GET', '/sensors/00000000-0000-4000-8000-000000000000/config')).statusCode).toBe(404);
   });
 
+  it('accepts each signed request once: a heartbeat, a configuration pull and a re-registration sent again inside the time window are refused as replayed', async () => {
+    const at = Date.now();
+    // The spool the sensor last reported (the /metrics test below reads it).
+    const report = { load: 0, queue_depth: 3, last_finding_at: null, spool: { depth: 12 } };
+    expect((await sensor.signed('POST', '/sensors/heartbeat', report, at)).statusCode).toBe(200);
+    expect((await sensor.signed('POST', '/sensors/heartbeat', report, at)).json().error).toMatchObject({ code: 'sig_invalid', reason: 'replayed' });
+    expect((await sensor.signed('GET', `/sensors/${sensor.id}/config`, undefined, at)).statusCode).toBe(200);
+    expect((await sensor.signed('GET', `/sensors/${sensor.id}/config`, undefined, at)).json().error).toMatchObject({ code: 'sig_invalid', reason: 'replayed' });
+    const registration = sensor.registration();
+    expect((await sensor.signed('POST', '/sensors/register', registration, at)).statusCode).toBe(200);
+    expect((await sensor.signed('POST', '/sensors/register', registration, at)).json().error).toMatchObject({ code: 'sig_invalid', reason: 'replayed' });
+    // A new request (a new timestamp) of the same sensor is accepted.
+    expect((await sensor.signed('POST', '/sensors/heartbeat', report, at + 1)).statusCode).toBe(200);
+  });
+
   it('lets an enrolled sensor register again on boot, signed, without a token', async () => {
     const answer = await sensor.signed('POST', '/sensors/register', sensor.registration({ version: '0.2.0', capabilities: ['inspect', 'spool'] }));
     expect(answer.statusCode).toBe(200);
@@ -319,7 +334,7 @@ describe('a licence that does not verify', () => {
 });
 
 describe.runIf(usingRedis)('two collector replicas on one Redis', () => {
-  it('agree on de-duplication: a finding accepted by one is a duplicate at the other', async () => {
+  it('agree on de-duplication and replays: a finding accepted by one is a duplicate at the other, a signed request accepted by one a replay at the other', async () => {
     const env = { CACHE_PREFIX: `test:replicas:${Date.now()}:` };
     const first = await createTestApp({ env });
     const second = await createTestApp({ env });
@@ -332,6 +347,11 @@ describe.runIf(usingRedis)('two collector replicas on one Redis', () => {
       const atSecond = new TestSensor(second.app);
       Object.assign(atSecond, { id: sensor.id, privateKey: sensor.privateKey });
       expect((await atSecond.send(signed)).json().status).toBe('duplicate');
+      // A signed heartbeat accepted by one replica is a replay at the other.
+      const at = Date.now();
+      const report = { load: 0, queue_depth: 0, last_finding_at: null };
+      expect((await sensor.signed('POST', '/sensors/heartbeat', report, at)).statusCode).toBe(200);
+      expect((await atSecond.signed('POST', '/sensors/heartbeat', report, at)).json().error).toMatchObject({ code: 'sig_invalid', reason: 'replayed' });
     } finally {
       await first.close();
       await second.close();

@@ -1,6 +1,7 @@
 /**
  * End to end with real processes: a collector (`svc serve`) and a verification sensor
- * (`svc sensor --class verification`). A verification that fails at the sensor becomes a signed
+ * (`svc sensor --class verification`), the sensor enrolled on the collector's API port and then
+ * speaking only over the collector's mutual-TLS sensor listener (SENSOR_LISTEN). A verification that fails at the sensor becomes a signed
  * finding the collector verifies, stores and audits; with the collector stopped, the findings made
  * meanwhile wait in the sensor's disk spool and arrive exactly once after it restarts. Embedded
  * (PGlite) by default; on PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set.
@@ -82,7 +83,11 @@ describe('a collector and a verification sensor as separate processes', { timeou
 
     const collectorPort = await freePort();
     const collectorUrl = `http://127.0.0.1:${collectorPort}`;
-    let collector = start(['serve'], { PORT: String(collectorPort) });
+    const listenerPort = await freePort();
+    const collectorEnv = { PORT: String(collectorPort), SENSOR_LISTEN: `127.0.0.1:${listenerPort}` };
+    // On PostgreSQL + Redis the collector runs in its own role (svc serve --role collector).
+    const serveArgs = process.env.DATABASE_URL !== undefined && process.env.REDIS_URL !== undefined ? ['serve', '--role', 'collector'] : ['serve'];
+    let collector = start(serveArgs, collectorEnv);
     await healthy(collectorUrl);
 
     const tokenAnswer = await fetch(`${collectorUrl}/api/v1/sensors/enrolment-tokens`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'e2e' }) });
@@ -91,8 +96,8 @@ describe('a collector and a verification sensor as separate processes', { timeou
 
     const sensorPort = await freePort();
     const sensorUrl = `http://127.0.0.1:${sensorPort}`;
-    const sensorArgs = ['sensor', '--class', 'verification', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1'];
-    const sensor = start(['sensor', '--class', 'verification', '--collector', collectorUrl, '--enrolment-token', token, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'verify-edge']);
+    const sensorArgs = ['sensor', '--class', 'verification', '--collector', `https://127.0.0.1:${listenerPort}`, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1'];
+    const sensor = start(['sensor', '--class', 'verification', '--collector', `https://127.0.0.1:${listenerPort}`, '--enrolment-url', collectorUrl, '--enrolment-token', token, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'verify-edge']);
     await healthy(sensorUrl);
     // The sensor keeps its key, identity and certificate to itself.
     for (const file of ['sensor-key.pem', 'identity.json', 'certificate.pem']) expect(statSync(join(sensorDir, file)).mode & 0o777).toBe(0o600);
@@ -130,7 +135,7 @@ describe('a collector and a verification sensor as separate processes', { timeou
     const meanwhile = [await verify(), await verify(), await verify()];
     for (const made of meanwhile) expect(made.finding).toBe('spooled');
 
-    collector = start(['serve'], { PORT: String(collectorPort) });
+    collector = start(serveArgs, collectorEnv);
     await healthy(collectorUrl);
     for (const made of meanwhile) await until(`spooled finding ${made.request_id}`, async () => ((await audited(made.request_id)).length > 0 ? true : undefined));
     // A few more heartbeats (and any replay they start) change nothing: each arrived once.

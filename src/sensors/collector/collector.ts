@@ -215,6 +215,13 @@ export function createCollector(deps: CollectorDeps) {
       metrics.rejections.inc({ code: 'sig_invalid' });
       throw new SvcError('sig_invalid', { details: { reason: 'signature' } });
     }
+    // Each signed request is accepted once: its signature (Ed25519 is deterministic, and the signed
+    // text holds the timestamp) is remembered in the shared cache for as long as the window could
+    // accept it again, so a captured request replayed on this or another replica is refused.
+    if (!(await deps.cache.setIfAbsent(`${deps.cache.prefix}sensors:request:${sensor.record.id}:${request.signature}`, '1', 2 * REQUEST_WINDOW_MS + 1_000))) {
+      metrics.rejections.inc({ code: 'sig_invalid' });
+      throw new SvcError('sig_invalid', { details: { reason: 'replayed' } });
+    }
     return sensor.record;
   }
 

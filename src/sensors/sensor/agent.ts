@@ -21,6 +21,7 @@ import { createCertificateRequest, generateSensorKey, renewalDue, writeFileAtomi
 import { DEFAULT_SENSOR_CONFIG, type SensorConfig } from '../collector/store.ts';
 import { sensorOpener } from '../sealing.ts';
 import { createReplayer, openSpool, type ReplayOutcome, type Spool, type SpooledRecord } from '../spool.ts';
+import { createCollectorTransport } from './transport.ts';
 import { buildFinding, HEADERS, FINDING_MEDIA_TYPE, publicKeyText, SEVERITIES, signFinding, signRequest, WIRE_VERSION, type FindingData, type SensorClass } from '../wire.ts';
 
 export interface SensorAgentOptions {
@@ -32,6 +33,13 @@ export interface SensorAgentOptions {
   readonly capabilities: readonly string[];
   /** Needed on the first start only (no identity in dataDir yet). */
   readonly enrolmentToken?: string;
+  /**
+   * Where enrolment goes when it is not the collector URL: the collector's API port, when
+   * collectorUrl is its mutual-TLS sensor listener (https), which needs a certificate first.
+   */
+  readonly enrolmentUrl?: string;
+  /** A CA certificate file to trust for an https collector instead of the sensor CA pinned at enrolment. */
+  readonly collectorCaFile?: string;
   /** Heartbeat interval (the collector's heartbeat_interval_s unless set; tests shorten it). */
   readonly heartbeatMs?: number;
   readonly logger: Logger;
@@ -116,13 +124,21 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
   let heartbeatMs = options.heartbeatMs ?? 30_000;
   let lastFindingAt: string | null = null;
 
-  const post = (path: string, body: Buffer, headers: Record<string, string>) =>
-    fetch(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  // Mutual TLS when the collector URL is https (transport.ts); the certificate is renewed when due.
+  const transport = await createCollectorTransport({
+    collectorUrl: base, privateKeyPem: keyPem, certificatePath, caPath, timeoutMs: REQUEST_TIMEOUT_MS,
+    ...(options.enrolmentUrl === undefined ? {} : { enrolmentUrl: options.enrolmentUrl }),
+    ...(options.collectorCaFile === undefined ? {} : { collectorCaFile: options.collectorCaFile }),
+  });
+  const post = (path: string, body: Buffer, headers: Record<string, string>) => transport.post(path, body, headers);
+  let certificatePem = await readOptional(certificatePath);
 
   async function saveCertificate(answer: { certificate?: { certificate_pem: string; ca_certificate_pem: string } }): Promise<void> {
     if (answer.certificate === undefined) return;
     await writeFileAtomic(certificatePath, answer.certificate.certificate_pem);
     await writeFileAtomic(caPath, answer.certificate.ca_certificate_pem);
+    certificatePem = answer.certificate.certificate_pem;
+    await transport.reload();
   }
 
   const contextPath = options.classContext === undefined ? null : join(options.dataDir, `context-${options.classContext.key}.json`);
@@ -145,7 +161,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     contextPull ??= (async () => {
       try {
         const path = `/sensors/${encodeURIComponent(identity.sensor_id)}/config`;
-        const response = await fetch(`${base}${path}`, { headers: signRequest(identity.sensor_id, privateKey, 'GET', path, Buffer.alloc(0)), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const response = await transport.get(path, signRequest(identity.sensor_id, privateKey, 'GET', path, Buffer.alloc(0)));
         if (!response.ok) {
           logger.warn({ status: response.status }, 'sensor context pull refused');
           return;
@@ -181,11 +197,12 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
   if (identityText === null) {
     if (options.enrolmentToken === undefined) throw new SensorStartError('ENROLMENT_TOKEN_REQUIRED', `No sensor identity in ${options.dataDir}: pass --enrolment-token (an org admin creates one with POST /api/v1/sensors/enrolment-tokens).`);
     const body = Buffer.from(JSON.stringify({ enrolment_token: options.enrolmentToken, ...registration, certificate_request: await createCertificateRequest(keyPem) }));
-    let answer: Response;
+    let answer: Awaited<ReturnType<typeof post>>;
     try {
-      answer = await post('/sensors/register', body, {});
+      answer = await transport.post('/sensors/register', body, {}, { enrolment: true });
     } catch (error) {
-      throw new SensorStartError('COLLECTOR_UNREACHABLE', `The collector at ${base} cannot be reached to enrol: ${(error as Error).message}`);
+      const hint = transport.mutualTls && options.enrolmentUrl === undefined ? ' (an https collector URL is its mutual-TLS sensor listener, which needs a certificate: pass --enrolment-url with the collector\'s API URL)' : '';
+      throw new SensorStartError('COLLECTOR_UNREACHABLE', `The collector at ${options.enrolmentUrl ?? base} cannot be reached to enrol: ${(error as Error).message}${hint}`);
     }
     const json = (await answer.json().catch(() => ({}))) as Record<string, unknown> & { error?: { code?: string; message?: string } };
     if (answer.status !== 201 && answer.status !== 200) throw new SensorStartError('ENROLMENT_FAILED', `Enrolment refused (${answer.status} ${json.error?.code ?? ''}): ${json.error?.message ?? ''}`);
@@ -212,8 +229,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     // A restart: register again (version, capabilities), renewing the certificate when due. The
     // collector may be away; the sensor runs anyway and spools until it is back.
     try {
-      const certificate = await readOptional(certificatePath);
-      const renew = certificate === null || renewalDue(certificate);
+      const renew = certificatePem === null || renewalDue(certificatePem);
       const answer = await signedPost('/sensors/register', { ...registration, ...(renew ? { certificate_request: await createCertificateRequest(keyPem) } : {}) });
       if (answer.ok) {
         const json = (await answer.json()) as Parameters<typeof applyDirective>[0] & { certificate?: { certificate_pem: string; ca_certificate_pem: string } };
@@ -286,7 +302,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     const toSpool = async () => (await spool.append({ idempotencyKey: event.idempotencykey, severity: data.severity, createdAt: Date.now(), envelope })) === 'spooled' ? 'spooled' as const : 'dropped' as const;
     // Behind anything already spooled, so findings arrive in the order they were made.
     if (spoolingNow()) return toSpool();
-    let answer: Response;
+    let answer: Awaited<ReturnType<typeof post>>;
     try {
       answer = await post('/findings', signed.body, { 'content-type': FINDING_MEDIA_TYPE, [HEADERS.sensorId]: sensorId, [HEADERS.signature]: signed.signature, [HEADERS.timestamp]: String(Date.now()) });
     } catch {
@@ -328,14 +344,32 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
       if (extra !== null) options.heartbeatReport?.settled(extra, delivered);
     }
     if (spool.stats().depth > 0) void replay();
+    if (certificatePem !== null && renewalDue(certificatePem)) await renewCertificate();
     return true;
+  }
+
+  /** A new 24-hour certificate for the same key, through a signed registration, before the current one expires. */
+  async function renewCertificate(): Promise<void> {
+    try {
+      const answer = await signedPost('/sensors/register', { ...registration, certificate_request: await createCertificateRequest(keyPem!) });
+      if (!answer.ok) {
+        logger.warn({ status: answer.status }, 'certificate renewal refused; retried at the next heartbeat');
+        return;
+      }
+      const json = (await answer.json()) as Parameters<typeof applyDirective>[0] & { certificate?: { certificate_pem: string; ca_certificate_pem: string; expires_at?: string } };
+      await saveCertificate(json);
+      await applyDirective(json);
+      logger.info({ expires_at: json.certificate?.expires_at }, 'sensor certificate renewed');
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'certificate renewal failed; retried at the next heartbeat');
+    }
   }
 
   const opener = await sensorOpener(privateKey);
   async function pullConfig(): Promise<Record<string, unknown> | null> {
     const path = `/sensors/${sensorId}/config`;
     try {
-      const answer = await fetch(`${base}${path}`, { headers: signRequest(sensorId, privateKey, 'GET', path, Buffer.alloc(0)), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const answer = await transport.get(path, signRequest(sensorId, privateKey, 'GET', path, Buffer.alloc(0)));
       if (!answer.ok) {
         logger.warn({ status: answer.status }, 'configuration pull refused');
         return null;
@@ -369,6 +403,7 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
       replayer.stop();
       await replaying;
       await spool.close();
+      await transport.close();
     },
   };
 }

@@ -15,7 +15,7 @@ import { buildMcpSensor } from '../mcp-sensor-routes.ts';
 import { buildVerificationSensor } from '../verification-sensor-routes.ts';
 import { buildGatewaySensor, createGatewayUsage } from '../gateway-sensor-routes.ts';
 
-export const SENSOR_USAGE = 'usage: svc sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token TOKEN] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N] [--allow-private-targets]';
+export const SENSOR_USAGE = 'usage: svc sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token TOKEN] [--enrolment-url URL] [--collector-ca FILE] [--listen HOST:PORT] [--name NAME] [--heartbeat-s N] [--allow-private-targets]';
 
 export class SensorUsageError extends Error {
   constructor(readonly code: 'USAGE', message: string) {
@@ -42,6 +42,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
         class: { type: 'string' },
         collector: { type: 'string' },
         'enrolment-token': { type: 'string' },
+        'enrolment-url': { type: 'string' },
+        'collector-ca': { type: 'string' },
         'data-dir': { type: 'string' },
         listen: { type: 'string' },
         name: { type: 'string' },
@@ -57,6 +59,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
   if (sensorClass !== 'verification' && sensorClass !== 'gateway' && sensorClass !== 'mcp') throw new SensorUsageError('USAGE', `--class must be verification, gateway or mcp\n${SENSOR_USAGE}`);
   const collectorUrl = values.collector;
   if (collectorUrl === undefined || !/^https?:\/\/[^\s/]+/.test(collectorUrl)) throw new SensorUsageError('USAGE', `--collector must be the collector's http(s) URL\n${SENSOR_USAGE}`);
+  const enrolmentUrl = values['enrolment-url'];
+  if (enrolmentUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(enrolmentUrl)) throw new SensorUsageError('USAGE', `--enrolment-url must be the collector's API URL (http or https)\n${SENSOR_USAGE}`);
   const dataDir = values['data-dir'];
   if (dataDir === undefined) throw new SensorUsageError('USAGE', `--data-dir is required (the sensor keeps its key, certificate and spool there)\n${SENSOR_USAGE}`);
   const listen = values.listen ?? '127.0.0.1:8788';
@@ -91,6 +95,8 @@ export async function runSensor(args: readonly string[], version: string): Promi
     version,
     capabilities: sensorClass === 'gateway' ? ['completions', 'screening', 'pii', 'response_filter'] : sensorClass === 'mcp' ? ['mcp-proxy'] : ['verify'],
     ...(values['enrolment-token'] === undefined ? {} : { enrolmentToken: values['enrolment-token'] }),
+    ...(enrolmentUrl === undefined ? {} : { enrolmentUrl }),
+    ...(values['collector-ca'] === undefined ? {} : { collectorCaFile: values['collector-ca'] }),
     ...(heartbeatS === undefined ? {} : { heartbeatMs: heartbeatS * 1000 }),
     ...(usage === null ? {} : { heartbeatReport: usage.heartbeatReport, onDirective: (directive: Record<string, unknown>) => onDirective?.(directive) }),
     ...(mcp === null ? {} : { classContext: { key: 'mcp', apply: (context: { version: string }) => mcp.apply(context as McpSensorContext) } }),
