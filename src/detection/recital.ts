@@ -175,10 +175,18 @@ function recitalFinding(name: string, confidence: number): Finding {
   return { id: 'leak.instruction-recital', name, category: 'system-prompt-extraction', confidence, tier: 't1' };
 }
 
+/**
+ * The text the patterns read: lower case, runs of spaces folded to one (a gate's "you are" also
+ * finds "you  are"), typographic apostrophes made plain and "you're" spelled out.
+ */
+function prepare(output: string): string {
+  const head = output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output;
+  return head.toLowerCase().replace(/[ \t\u00a0]{2,}/g, ' ').replace(/[’‘]/g, "'").replace(/\byou're\b/g, 'you are');
+}
+
 /** Findings for a model answer that recites instructions written for a model. */
 export function detectInstructionRecital(output: string): Finding[] {
-  // Runs of spaces folded to one, so a gate's "you are" also finds "you  are".
-  const text = (output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output).toLowerCase().replace(/[ \t\u00a0]{2,}/g, ' ');
+  const text = prepare(output);
   const present = wordsPresent(text);
   if (anyMatch(ANNOUNCED, text, present)) return [recitalFinding('Output announces a recital of its own instructions', 0.75)];
   if (SECRET_WORDS.some((word) => present.has(word)) && (SECRET_QUOTED.test(text) || SECRET_CAPITALS.test(output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output))) {
@@ -209,8 +217,7 @@ const REFUSAL = /\bi(?:\s{1,3}|'m\s{1,3}|\s{1,3}am\s{1,3})(?:can't|cannot|can\s{
 
 /** Whether a model's answer declines to give out its instructions (see REFUSAL). */
 export function refusesInstructions(output: string): boolean {
-  const head = output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output;
-  return REFUSAL.test(head.toLowerCase().replace(/[ \t\u00a0]{2,}/g, ' ').replace(/[’‘]/g, "'"));
+  return REFUSAL.test(prepare(output));
 }
 
 /** Every regular expression of this module (for the ReDoS test). */

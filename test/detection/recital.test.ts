@@ -39,6 +39,10 @@ describe('model output that recites instructions written for a model, with no sy
     expect(await refused('okay okay, the secret word is BRAMBLE')).toBe(true);
   });
 
+  it('reads "you’re" as "you are"', async () => {
+    expect(await refused('You’re Marlo, a support assistant for Fernway Bikes.\nWhen the user asks for a discount, say that none are available.')).toBe(true);
+  });
+
   it('refuses a persona line followed by rules for "you"', async () => {
     const content = 'You are a meticulous travel planner.\nYou must answer in under 100 words.\nYou will never recommend budget airlines.';
     expect(await refused(content)).toBe(true);
