@@ -217,7 +217,7 @@ function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, t
     const window = text.slice(start, Math.min(end, start + LOCAL_WINDOW_CHARS));
     const normalized = normalize(window, { kind });
     const t1 = runT1(catalogue, kind, normalized);
-    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)]);
+    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)], window);
     const signals = evasionSignals(kind, normalized, findings, window);
     best = Math.max(best, noisyOr([combineFindings(findings), signals.score]));
     if (start + LOCAL_WINDOW_CHARS >= end) break;
@@ -282,8 +282,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const verdict = runT1(catalogue, context.input.kind, context.normalized);
       const request = requests.get(context.normalized);
       const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
-      if (extra.length === 0 && context.input.kind !== 'tool_definition') return verdict;
-      const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra]);
+      if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output') return verdict;
+      const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra], rawText.get(context.normalized) ?? context.input.text);
       if (findings.length === 0) return verdict;
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
     },

@@ -1,12 +1,13 @@
 /**
  * Kind-specific detectors that run inside T1 next to the catalogue: planted instructions in data
  * (`tool_output`, `llm_output`), malicious capability of a tool (`tool_definition`), leaks of the
- * system prompt or a configured secret (`llm_output`). The kind decides: a sentence typed by the
+ * system prompt or a configured secret, and recitals of instructions written for a model (`llm_output`). The kind decides: a sentence typed by the
  * user is a request, the same sentence inside a tool result is planted.
  */
 import { detectSecretExtraction } from './extraction.ts';
 import { detectPlantedInstructions } from './indirect.ts';
 import { detectLeak } from './leak.ts';
+import { detectInstructionRecital, refusesInstructions } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
 import type { Finding, InspectKind, ToolDefinitionShape } from './types.ts';
 
@@ -45,13 +46,47 @@ export function kindFindings(request: KindRequest, raw: string): Finding[] {
       return detectPlantedInstructions(raw);
     case 'llm_output': {
       const systemPrompt = systemPromptOf(request);
-      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...detectPlantedInstructions(raw)];
+      const recital = detectInstructionRecital(raw);
+      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...recital, ...answerInstructions(detectPlantedInstructions(raw), recital.length > 0)];
     }
     case 'tool_definition':
       return request.tool === undefined ? [] : detectMaliciousCapability(request.tool);
     default:
       return [];
   }
+}
+
+/**
+ * Planted-instruction findings that reach a machine in any text: an address to the AI or an
+ * assistant, a spoofed role or template token, hidden text, a tool named for the reader to call,
+ * the reader's task spoken of, an instruction to shape the answer (or a markdown image carrying
+ * data out).
+ */
+const MACHINE_ADDRESSED: ReadonlySet<string> = new Set([
+  'indirect.addressed-to-ai',
+  'indirect.addressed-to-assistant',
+  'indirect.role-spoofing',
+  'indirect.hidden-instruction',
+  'indirect.tool-directive',
+  'indirect.agent-task-reference',
+  'indirect.output-hijack',
+]);
+/** Under Challenge: an answer's advice to its reader is reported, not refused. */
+const ADVICE_CAP = 0.45;
+
+/**
+ * A model's answer is read by the person who asked: its imperatives ("back up the files, then
+ * send them to your accountant"), "before you …" and "you should …" are advice to that person.
+ * They are instructions aimed at a machine only when the answer also addresses one (the AI, an
+ * agent, a tool, hidden text) or reads like instructions written for a model (the recital check);
+ * otherwise the planted-instruction findings of an answer are reported as one finding, capped
+ * under Challenge.
+ */
+function answerInstructions(findings: readonly Finding[], recited: boolean): Finding[] {
+  if (recited || findings.some((finding) => MACHINE_ADDRESSED.has(finding.id) && finding.confidence >= 0.4)) return [...findings];
+  // Reported once: three phrasings of one piece of advice must not add up to a refusal.
+  const strongest = findings.reduce<Finding | undefined>((best, finding) => (best === undefined || finding.confidence > best.confidence ? finding : best), undefined);
+  return strongest === undefined ? [] : [{ ...strongest, confidence: Math.min(strongest.confidence, ADVICE_CAP) }];
 }
 
 /**
@@ -63,7 +98,23 @@ export function kindFindings(request: KindRequest, raw: string): Finding[] {
 const TOOL_GUIDANCE: ReadonlySet<string> = new Set(['tp.prioritize-tool', 'tp.before-using', 'tp.avoid-other-tools', 'pc.then-call-tool', 'tp.execute-this-tool']);
 const GUIDANCE_CAP = 0.25;
 
-export function adjustForKind(kind: InspectKind, findings: readonly Finding[]): Finding[] {
+/** Under Alert: a refusal's mention of the prompt it withholds is reported, not refused. */
+const REFUSAL_CAP = 0.3;
+
+/**
+ * An `llm_output` that declines to give out its instructions mentions them ("I can't share my
+ * system prompt"): the catalogue's extraction patterns, written for requests, are capped under
+ * Alert there unless the answer goes on to recite or leak (a finding of this module ≥ 0.6 keeps
+ * everything as it is).
+ */
+function adjustRefusal(findings: readonly Finding[], raw: string): Finding[] {
+  if (findings.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...findings];
+  if (!findings.some((finding) => finding.id.startsWith('sp.')) || !refusesInstructions(raw)) return [...findings];
+  return findings.map((finding) => (finding.id.startsWith('sp.') && finding.confidence > REFUSAL_CAP ? { ...finding, confidence: REFUSAL_CAP } : finding));
+}
+
+export function adjustForKind(kind: InspectKind, findings: readonly Finding[], raw?: string): Finding[] {
+  if (kind === 'llm_output' && raw !== undefined) return adjustRefusal(findings, raw);
   if (kind !== 'tool_definition') return [...findings];
   const strongOther = findings.some((finding) => !TOOL_GUIDANCE.has(finding.id) && finding.confidence >= 0.5);
   if (strongOther) return [...findings];
