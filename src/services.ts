@@ -338,7 +338,9 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       db,
       settingsOf: (orgId) => gateway.settings.get(orgId),
       providerTarget: async (orgId, provider) => {
-        const target = await resolveTarget(accounts.providerKeys, config.providerEnvKeys, orgId, provider);
+        // The deployment's environment keys reach a sensor (which opens its context) only when the
+        // operator says so: otherwise any org that enrols a gateway sensor would read them.
+        const target = await resolveTarget(accounts.providerKeys, config.sensorEnvironmentProviderKeys ? config.providerEnvKeys : {}, orgId, provider);
         return target === null ? null : { key: target.apiKey, baseUrl: target.baseUrl ?? null };
       },
       providers: providerIds,

@@ -17,10 +17,25 @@ export function trafficPillar(method: string, path: string): 'api' | 'mcp' | 'ga
   return null;
 }
 
-/** onRequest hook of the collector role: ROLE_NOT_SERVED for a pillar's traffic. */
+/** The path with its percent-escapes decoded, as the router matches it (the raw path when malformed). */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * onRequest hook of the collector role: ROLE_NOT_SERVED for a pillar's traffic. The route the
+ * router matched decides, then the decoded path: the router decodes percent-escapes, so the raw
+ * text alone (`/v1/chat/complet%69ons`, `/%6dcp/{id}`) would let a pillar's route through.
+ */
 export async function refuseSensorTraffic(request: FastifyRequest): Promise<void> {
   const url = request.url;
   const index = url.indexOf('?');
-  const pillar = trafficPillar(request.method, index < 0 ? url : url.slice(0, index));
+  const path = index < 0 ? url : url.slice(0, index);
+  const route = request.routeOptions.url;
+  const pillar = (route === undefined ? null : trafficPillar(request.method, route)) ?? trafficPillar(request.method, decodedPath(path)) ?? trafficPillar(request.method, path);
   if (pillar !== null) throw new SvcError('ROLE_NOT_SERVED', { details: { role: 'collector', pillar } });
 }

@@ -16,7 +16,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 import { createChainCorrelator } from './chains.ts';
-import { TOOL_CATEGORIES } from './definitions.ts';
+import { definitionHash, sha256Jcs, TOOL_CATEGORIES } from './definitions.ts';
 import { createInspector } from './inspection.ts';
 import type { StdioCommand } from './channels.ts';
 import { createLegacySse } from './legacy-sse.ts';
@@ -361,10 +361,14 @@ export function createMcp(deps: McpDeps) {
      * Stores a definition a network MCP sensor held (a rug pull or a poisoned definition it
      * reported): pending approval here as if this process had held it, unless this very hash is
      * already approved or already pending. The approval reaches the sensor with its next
-     * configuration. False when the server is not the org's (nothing stored).
+     * configuration. False when the server is not the org's, or the definition's text does not hash
+     * to its pending hash (nothing stored).
      */
     async recordSensorDefinition(orgId: string, input: { server_id: string; kind: DefinitionKind; name: string; pending_hash: string; definition: unknown; reason: string; findings: DefinitionRecord['findings']; category: string | null }): Promise<boolean> {
       if ((await store.getServer(orgId, input.server_id)) === null) return false;
+      // The text an admin reviews must be what the pending hash pins: a definition that hashes to
+      // another value (a sensor showing one text and pinning another) is not stored.
+      if (input.definition !== null && !definitionMatches(input.kind, input.definition, input.pending_hash)) return false;
       const existing = (await store.definitions(orgId, input.server_id)).find((record) => record.kind === input.kind && record.name === input.name);
       if (existing !== undefined && (existing.pending_hash === input.pending_hash || (existing.hash === input.pending_hash && existing.pending_hash === null))) return true;
       await store.saveDefinition(orgId, {
@@ -416,3 +420,10 @@ export function createMcp(deps: McpDeps) {
 }
 
 export type Mcp = ReturnType<typeof createMcp>;
+
+/** Whether a definition's text hashes to `hash` as pinning computes it (tools by their pinned fields, the rest whole). */
+function definitionMatches(kind: DefinitionKind, definition: unknown, hash: string): boolean {
+  if (definition === null || typeof definition !== 'object' || Array.isArray(definition)) return false;
+  const record = definition as Record<string, unknown>;
+  return (kind === 'tool' ? definitionHash(record) : sha256Jcs(record)) === hash;
+}

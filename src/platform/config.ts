@@ -60,6 +60,13 @@ export interface Config {
    * all-in-one role (sensors may sign over the main port, as before), HOST:8443 in the collector role.
    */
   readonly sensorListener: SensorListenerConfig | null;
+  /**
+   * SENSOR_ENVIRONMENT_PROVIDER_KEYS (default false): whether a gateway sensor's context may carry
+   * the deployment's own provider keys (OPENAI_API_KEY …) for an org that stored none. Off, a
+   * gateway sensor gets only its org's stored keys: the sensor opens its context, so an org
+   * enrolling one would otherwise hold the operator's keys in clear.
+   */
+  readonly sensorEnvironmentProviderKeys: boolean;
   /** True when storage was not configured and svc chose PGlite + memory on its own. */
   readonly embedded: boolean;
   readonly port: number;
@@ -540,6 +547,7 @@ export function loadConfig(env: Env): Config {
     // (issue #39: WORKERS=4 on 2 vCPUs served 0.45–0.56× the requests of WORKERS=1).
     workers: integer('WORKERS', Math.min(256, availableParallelism()), 1, 256),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
+    sensorEnvironmentProviderKeys: bool('SENSOR_ENVIRONMENT_PROVIDER_KEYS', false),
     trustProxy: bool('TRUST_PROXY', false),
     gatewayPathSandbox: bool('GATEWAY_PATH_SANDBOX', true),
     errorMonitoringDsn: text('ERROR_MONITORING_DSN') ?? null,

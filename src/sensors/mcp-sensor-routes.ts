@@ -15,7 +15,8 @@
  * Security posture: a client presents an svc API key of the org (Authorization: Bearer or
  * X-API-Key); its SHA-256 is looked up among the hashes the collector sent and compared in
  * constant time, and no key is ever held or logged. Upstream URLs are checked against SSRF when a
- * configuration is applied and again at connect time (the proxy's guarded agent). Origin and Host
+ * configuration is applied and again at connect time (the proxy's guarded agent); private targets
+ * only when both the collector's context and the sensor's --allow-private-targets allow them. Origin and Host
  * are validated as svc serve does with its defaults (loopback origins only).
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -52,6 +53,12 @@ export interface McpSensorOptions {
   /** Whether the collector paused this sensor (it keeps enforcing, and reports nothing). */
   readonly paused: () => boolean;
   readonly sensorId: () => string;
+  /**
+   * --allow-private-targets: upstreams on private or loopback addresses of the sensor's own
+   * network may be reached. The collector's ALLOW_PRIVATE_TARGETS (in the context) must say so
+   * too: the collector's operator does not decide what the sensor's network exposes.
+   */
+  readonly allowPrivateTargets: boolean;
 }
 
 interface Applied {
@@ -233,9 +240,10 @@ export function buildMcpSensor(options: McpSensorOptions) {
   /** Applies a configuration from the collector (its upstream URLs checked against SSRF first). */
   async function apply(context: McpSensorContext): Promise<void> {
     const servers = new Map<string, McpServerRecord>();
+    const allowPrivate = context.allow_private_targets && options.allowPrivateTargets;
     for (const server of context.servers) {
       try {
-        await assertPublicUrl(server.url, { allowPrivate: context.allow_private_targets, field: 'url' });
+        await assertPublicUrl(server.url, { allowPrivate, field: 'url' });
       } catch (error) {
         logger.warn({ server_id: server.id, code: (error as { code?: string }).code ?? 'invalid' }, 'mcp server left out: its upstream URL fails the SSRF check here');
         continue;
@@ -246,10 +254,10 @@ export function buildMcpSensor(options: McpSensorOptions) {
     }
     for (const id of applied?.servers.keys() ?? []) if (!servers.has(id)) store.dropServer(context.org_id, id);
     thresholds = context.thresholds;
-    if (proxy === null || proxyPrivate !== context.allow_private_targets) {
+    if (proxy === null || proxyPrivate !== allowPrivate) {
       const previous = proxy;
-      proxy = buildProxy(context.allow_private_targets);
-      proxyPrivate = context.allow_private_targets;
+      proxy = buildProxy(allowPrivate);
+      proxyPrivate = allowPrivate;
       if (previous !== null) void previous.close().catch(() => undefined);
     }
     applied = { context, servers, keys: new Map(context.keys.map((key) => [key.key_hash, key])) };

@@ -123,6 +123,23 @@ function parseBody<T>(body: Buffer, check: { Check(value: unknown): boolean; Err
   return value as T;
 }
 
+/** Whether an ISO text of the schema's shape names a real instant (not 30 February, not hour 25). */
+const isCalendarTime = (text: string): boolean => {
+  const time = Date.parse(text);
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(text.replace(/Z$/, '').replace(/\.000$/, ''));
+};
+
+/** A gateway sensor's usage report names real days and hours (VALIDATION_FAILED, reason date, otherwise). */
+function checkUsageDates(usage: Static<typeof Heartbeat>['gateway_usage']): void {
+  if (usage === undefined) return;
+  usage.budget.forEach((row, index) => {
+    if (!isCalendarTime(row.day)) throw new SvcError('VALIDATION_FAILED', { details: { field: `body.gateway_usage.budget.${index}.day`, reason: 'date' } });
+  });
+  usage.hours.forEach((row, index) => {
+    if (!isCalendarTime(row.hour)) throw new SvcError('VALIDATION_FAILED', { details: { field: `body.gateway_usage.hours.${index}.hour`, reason: 'date' } });
+  });
+}
+
 const header = (request: FastifyRequest, name: string): string | undefined => {
   const value = request.headers[name];
   return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined;
@@ -184,7 +201,9 @@ const wireRoutes: RoutesPlugin<SensorRoutesOptions> = async (app, { collector, m
 
   app.post('/sensors/heartbeat', { config: wire, schema: hidden }, async (request) => {
     const sensor = await signed(request);
-    return collector.heartbeat(sensor, parseBody<HeartbeatReport>(bodyOf(request), checkHeartbeat));
+    const report = parseBody<Static<typeof Heartbeat>>(bodyOf(request), checkHeartbeat);
+    checkUsageDates(report.gateway_usage);
+    return collector.heartbeat(sensor, report as HeartbeatReport);
   });
 
   app.get('/sensors/:id/config', { config: wire, schema: { ...hidden, params: Params } }, async (request) => {

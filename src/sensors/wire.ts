@@ -193,8 +193,12 @@ export function publicKeyText(key: KeyObject): string {
 /** Ed25519 verification over exactly these bytes; false for a malformed signature. */
 export function verifySignature(bytes: Buffer, signature: string, publicKey: KeyObject): boolean {
   if (signature.length !== 86 || !BASE64URL.test(signature)) return false;
+  // Only the canonical text: the last of 86 characters carries 2 bits, and a decoder ignores the
+  // other 4, so 16 texts would name one signature, and a request is remembered (replay) by its text.
+  const raw = Buffer.from(signature, 'base64url');
+  if (raw.toString('base64url') !== signature) return false;
   try {
-    return verify(null, bytes, publicKey, Buffer.from(signature, 'base64url'));
+    return verify(null, bytes, publicKey, raw);
   } catch {
     return false;
   }

@@ -68,6 +68,20 @@ describe.runIf(usingPostgres && usingRedis)('a collector (svc serve --role colle
       // The OpenAI-compatible surface answers in OpenAI's error shape (its code in lower case).
       expect(answer.json().error, url).toMatchObject(url.startsWith('/v1/') ? { code: 'role_not_served' } : { code: 'ROLE_NOT_SERVED', pillar });
     }
+    // Percent-escapes the router decodes, HEAD and a query change nothing.
+    const variants = [
+      { method: 'POST' as const, url: '/api/v1/gateway/complet%69ons', pillar: 'gateway' },
+      { method: 'POST' as const, url: '/%76%31/chat/completions?x=1', pillar: 'gateway' },
+      { method: 'HEAD' as const, url: '/v1/models', pillar: 'gateway' },
+      { method: 'POST' as const, url: '/%6dcp/00000000-0000-4000-8000-000000000000', pillar: 'mcp' },
+      { method: 'GET' as const, url: '/%67w/00000000-0000-4000-8000-000000000000/anything', pillar: 'api' },
+      { method: 'POST' as const, url: '/api/v1/verif%79', pillar: 'verification' },
+    ];
+    for (const { method, url, pillar } of variants) {
+      const answer = await context.app.inject({ method, url, headers: { ...auth, 'content-type': 'application/json' }, payload: method === 'HEAD' ? undefined : '{}' });
+      expect(answer.statusCode, url).toBe(403);
+      if (method !== 'HEAD') expect(answer.json().error, url).toMatchObject(url.includes('chat') ? { code: 'role_not_served' } : { code: 'ROLE_NOT_SERVED', pillar });
+    }
     expect((await context.app.inject({ method: 'GET', url: '/api/v1/sensors', headers: auth })).statusCode).toBe(200);
     expect((await context.app.inject({ method: 'GET', url: '/api/v1/gateways', headers: auth })).statusCode).toBe(200);
     const token = await context.app.inject({ method: 'POST', url: '/api/v1/sensors/enrolment-tokens', headers: auth, payload: {} });

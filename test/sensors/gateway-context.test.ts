@@ -117,5 +117,43 @@ describe('the gateway context', () => {
     const malformed = await sensor.signed('POST', '/sensors/heartbeat', { ...heartbeat, gateway_usage: { budget: [{ day: 'yesterday', tokens: 1, micro_usd: 0 }], hours: [] } });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().error.code).toBe('VALIDATION_FAILED');
+    // Dates of the right shape that are no dates (30 February, hour 25) are refused too, not a 500.
+    for (const usage of [
+      { budget: [{ day: '2026-02-30', tokens: 1, micro_usd: 0 }], hours: [] },
+      { budget: [], hours: [{ hour: '2026-01-01T25:00:00Z', provider: 'anthropic', model: 'm', requests: 1, prompt_tokens: 1, completion_tokens: 1, cost_usd: 0 }] },
+    ]) {
+      const impossible = await sensor.signed('POST', '/sensors/heartbeat', { ...heartbeat, gateway_usage: usage });
+      expect(impossible.statusCode).toBe(400);
+      expect(impossible.json().error).toMatchObject({ code: 'VALIDATION_FAILED', reason: 'date' });
+    }
   });
+});
+
+describe('the deployment’s environment provider keys in a gateway context', () => {
+  const ENV_KEY = 'sk-deployment-env-key-0123456789abcdef';
+
+  const openedContext = async (env: Record<string, string>) => {
+    const context = await createTestApp({ env: { OPENAI_API_KEY: ENV_KEY, ...env } });
+    try {
+      const org = await context.createOrg();
+      const sensor = new TestSensor(context.app, 'gateway-env', 'gateway');
+      expect((await sensor.enrol(await createEnrolmentToken(context.app, org.apiKey))).statusCode).toBe(201);
+      const pulled = await sensor.signed('GET', `/sensors/${sensor.id}/config`);
+      expect(pulled.statusCode).toBe(200);
+      return JSON.parse((await sensorOpener(sensor.privateKey))(pulled.json().gateway.sealed as string).toString('utf8')) as GatewayContext;
+    } finally {
+      await context.close();
+    }
+  };
+
+  it('are not sealed to an org’s sensor by default, so an org that enrols one cannot read the operator’s keys', async () => {
+    const opened = await openedContext({});
+    expect(opened.providers.openai).toBeUndefined();
+    expect(JSON.stringify(opened)).not.toContain(ENV_KEY);
+  }, 120_000);
+
+  it('are sealed to it when the operator sets SENSOR_ENVIRONMENT_PROVIDER_KEYS', async () => {
+    const opened = await openedContext({ SENSOR_ENVIRONMENT_PROVIDER_KEYS: 'true' });
+    expect(opened.providers.openai).toEqual({ key: ENV_KEY, base_url: null });
+  }, 120_000);
 });

@@ -129,7 +129,7 @@ describe('a collector and an MCP sensor as separate processes', { timeout: 600_0
 
     const sensorPort = await freePort();
     const sensorUrl = `http://127.0.0.1:${sensorPort}`;
-    const sensorArgs = ['sensor', '--class', 'mcp', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'mcp-edge'];
+    const sensorArgs = ['sensor', '--class', 'mcp', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'mcp-edge', '--allow-private-targets'];
     let sensor = start([...sensorArgs, '--enrolment-token', token], sensorEnv);
     await healthy(sensorUrl);
     const health = (await (await fetch(`${sensorUrl}/health`)).json()) as { class: string; configured: boolean; servers: number; sensor_id: string };

@@ -85,6 +85,7 @@ export async function runSensor(args: readonly string[], version: string): Promi
         emit: (correlationId, data, emitOptions) => (holder.agent === undefined ? Promise.resolve('dropped' as const) : holder.agent.emit(correlationId, data, emitOptions)),
         paused: () => holder.agent?.config().paused ?? false,
         sensorId: () => holder.agent?.sensorId ?? '',
+        allowPrivateTargets: (values['allow-private-targets'] as unknown) === true,
       })
     : null;
   const agent = await startSensorAgent({
