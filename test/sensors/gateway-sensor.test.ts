@@ -8,89 +8,33 @@
  * findings, which arrive exactly once after the collector returns. Embedded (PGlite) by default; on
  * PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
-import { TEST_ENCRYPTION_KEY, TEST_SECRET_KEY } from '../helpers/constants.ts';
 import { freePort } from '../helpers/net.ts';
+import { collectorEnvironment, filesUnder, healthy, runSvc, stopProcess as stop, SvcProcesses, until } from './processes.ts';
 
-const root = resolve(import.meta.dirname, '../..');
 const collectorDir = mkdtempSync(join(tmpdir(), 'svc-gw-collector-'));
 const sensorDir = join(mkdtempSync(join(tmpdir(), 'svc-gw-sensor-')), 'state');
-const collectorEnv: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  DATA_DIR: collectorDir,
-  LOG_LEVEL: 'warning',
-  // The fake provider listens on loopback: the org's base URL names it.
-  ALLOW_PRIVATE_TARGETS: 'true',
-  ...(process.env.DATABASE_URL === undefined ? {} : { SECRET_KEY: TEST_SECRET_KEY, API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WORKERS: '1' }),
-  ...(process.env.DATABASE_URL === undefined ? {} : { DATABASE_URL: process.env.DATABASE_URL }),
-  ...(process.env.REDIS_URL === undefined ? {} : { REDIS_URL: process.env.REDIS_URL, CACHE_PREFIX: `gw-e2e:${process.pid}:` }),
-};
+// The fake provider listens on loopback: the org's base URL names it.
+const collectorEnv = collectorEnvironment(collectorDir, 'gw-e2e', { ALLOW_PRIVATE_TARGETS: 'true' });
 // The sensor is given nothing of the server's configuration: no database, no cache, no data directory but its own.
 const sensorEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
-const children: ChildProcess[] = [];
+const processes = new SvcProcesses();
+const cli = (args: string[]) => runSvc(args, collectorEnv);
+const start = (args: string[], env: NodeJS.ProcessEnv, onError?: (text: string) => void) => processes.start(args, env, onError);
 let openai: FakeProvider;
 let sensorErrors = '';
 
-function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: collectorEnv, encoding: 'utf8', timeout: 150_000 });
-  const lines = (result.status === 0 ? result.stdout : result.stderr).trim().split('\n').filter((line) => line.startsWith('{'));
-  return { status: result.status, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv, onError?: (text: string) => void): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString()).slice(-4_000);
-    onError?.(chunk.toString());
-  });
-  child.on('exit', (code) => {
-    if (code !== 0 && code !== null) process.stderr.write(`[${args[0]} exited ${code}] ${errors}\n`);
-  });
-  children.push(child);
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch {
-      // not there yet
-    }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const healthy = (url: string) => until(`${url}/health`, async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
-
-/** Every file under a directory, recursively. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)]));
-}
 
 beforeAll(async () => {
   openai = await startFakeProvider('openai');
 });
 
 afterAll(async () => {
-  for (const child of children) await stop(child);
+  await processes.stopAll();
   await openai?.close();
   rmSync(collectorDir, { recursive: true, force: true });
   rmSync(resolve(sensorDir, '..'), { recursive: true, force: true });

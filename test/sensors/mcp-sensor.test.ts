@@ -10,83 +10,35 @@
  * usable database or cache and an empty DATA_DIR, which it leaves empty. Embedded (PGlite) by
  * default; on PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TEST_ENCRYPTION_KEY, TEST_SECRET_KEY } from '../helpers/constants.ts';
 import { freePort } from '../helpers/net.ts';
 import { refusalCode, serveScripted, type ScriptedTool, type Upstream } from '../mcp/upstreams.ts';
+import { collectorEnvironment, healthy, runSvc, stopProcess as stop, SvcProcesses, unreachableStorageEnvironment, until } from './processes.ts';
 
-const root = resolve(import.meta.dirname, '../..');
 const collectorDir = mkdtempSync(join(tmpdir(), 'svc-mcp-collector-'));
 const sensorParent = mkdtempSync(join(tmpdir(), 'svc-mcp-sensor-'));
 const sensorDir = join(sensorParent, 'state');
 const sensorDataDir = join(sensorParent, 'svc-data');
-const baseEnv: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  DATA_DIR: collectorDir,
-  LOG_LEVEL: 'warning',
-  // The upstream MCP server of this test listens on 127.0.0.1.
-  ALLOW_PRIVATE_TARGETS: 'true',
-  ...(process.env.DATABASE_URL === undefined ? {} : { SECRET_KEY: TEST_SECRET_KEY, API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WORKERS: '1' }),
-  ...(process.env.DATABASE_URL === undefined ? {} : { DATABASE_URL: process.env.DATABASE_URL }),
-  ...(process.env.REDIS_URL === undefined ? {} : { REDIS_URL: process.env.REDIS_URL, CACHE_PREFIX: `mcp-sensor:${process.pid}:` }),
-};
+// The upstream MCP server of this test listens on 127.0.0.1.
+const baseEnv = collectorEnvironment(collectorDir, 'mcp-sensor', { ALLOW_PRIVATE_TARGETS: 'true' });
 // The sensor's environment: nothing of the collector's, a database and a cache it could not reach,
 // and an empty DATA_DIR (an embedded database would be created there).
-const sensorEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warning', DATA_DIR: sensorDataDir, DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1' };
-const children: ChildProcess[] = [];
+const sensorEnv = unreachableStorageEnvironment(sensorDataDir);
+const processes = new SvcProcesses();
+const cli = (args: string[]) => runSvc(args, baseEnv);
+const start = (args: string[], env: NodeJS.ProcessEnv) => processes.start(args, env);
 const clients: Client[] = [];
 let upstream: Upstream | undefined;
 
-function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 150_000 });
-  const lines = (result.status === 0 ? result.stdout : result.stderr).trim().split('\n').filter((line) => line.startsWith('{'));
-  return { status: result.status, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-4_000)));
-  child.on('exit', (code) => {
-    if (code !== 0 && code !== null) process.stderr.write(`[${args[0]} exited ${code}] ${errors}\n`);
-  });
-  children.push(child);
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch {
-      // not there yet
-    }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const healthy = (url: string) => until(`${url}/health`, async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);
-  for (const child of children) await stop(child);
+  await processes.stopAll();
   await upstream?.close();
   rmSync(collectorDir, { recursive: true, force: true });
   rmSync(sensorParent, { recursive: true, force: true });
@@ -140,7 +92,8 @@ describe('a collector and an MCP sensor as separate processes', { timeout: 600_0
     const anonymous = await fetch(`${sensorUrl}/mcp/${serverId}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
     expect(anonymous.status).toBe(401);
     expect(((await anonymous.json()) as { error: { code: string } }).error.code).toBe('AUTH_MISSING');
-    const forged = await fetch(`${sensorUrl}/mcp/${serverId}`, { method: 'POST', headers: { authorization: `Bearer ${key.slice(0, -1)}x`, 'content-type': 'application/json' }, body: '{}' });
+    // The org's key with its last character changed (to another one: a key may end in x).
+    const forged = await fetch(`${sensorUrl}/mcp/${serverId}`, { method: 'POST', headers: { authorization: `Bearer ${key.slice(0, -1)}${key.endsWith('x') ? 'y' : 'x'}`, 'content-type': 'application/json' }, body: '{}' });
     expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('AUTH_INVALID');
 
     const client = new Client({ name: 'mcp-sensor-e2e', version: '1.0.0' });

@@ -6,71 +6,24 @@
  * meanwhile wait in the sensor's disk spool and arrive exactly once after it restarts. Embedded
  * (PGlite) by default; on PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TEST_ENCRYPTION_KEY, TEST_SECRET_KEY } from '../helpers/constants.ts';
 import { freePort } from '../helpers/net.ts';
+import { collectorEnvironment, healthy, runSvc, stopProcess as stop, SvcProcesses, SVC_ROOT as root, until } from './processes.ts';
 
-const root = resolve(import.meta.dirname, '../..');
 const collectorDir = mkdtempSync(join(tmpdir(), 'svc-e2e-collector-'));
 const sensorDir = join(mkdtempSync(join(tmpdir(), 'svc-e2e-sensor-')), 'state');
-const baseEnv: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  DATA_DIR: collectorDir,
-  LOG_LEVEL: 'warning',
-  // On real engines svc is configured as a deployment would be: its secrets given, one worker here.
-  ...(process.env.DATABASE_URL === undefined ? {} : { SECRET_KEY: TEST_SECRET_KEY, API_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WORKERS: '1' }),
-  ...(process.env.DATABASE_URL === undefined ? {} : { DATABASE_URL: process.env.DATABASE_URL }),
-  ...(process.env.REDIS_URL === undefined ? {} : { REDIS_URL: process.env.REDIS_URL, CACHE_PREFIX: `e2e:${process.pid}:` }),
-};
-const children: ChildProcess[] = [];
+const baseEnv = collectorEnvironment(collectorDir, 'e2e');
+const processes = new SvcProcesses();
+const cli = (args: string[]) => runSvc(args, baseEnv);
+const start = (args: string[], env: NodeJS.ProcessEnv = {}) => processes.start(args, { ...baseEnv, ...env });
 
-function cli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 150_000 });
-  const lines = (result.status === 0 ? result.stdout : result.stderr).trim().split('\n').filter((line) => line.startsWith('{'));
-  return { status: result.status, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-4_000)));
-  child.on('exit', (code) => {
-    if (code !== 0 && code !== null) process.stderr.write(`[${args[0]} exited ${code}] ${errors}\n`);
-  });
-  children.push(child);
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch {
-      // not there yet
-    }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const healthy = (url: string) => until(`${url}/health`, async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
 
 afterAll(async () => {
-  for (const child of children) await stop(child);
+  await processes.stopAll();
   rmSync(collectorDir, { recursive: true, force: true });
   rmSync(resolve(sensorDir, '..'), { recursive: true, force: true });
 });
