@@ -102,7 +102,7 @@ describe.runIf(runnable)('a collector and one sensor of each class as real proce
       sensorDirs[sensorClass] = join(workDir, `${sensorClass}-sensor`);
       const args = [
         'sensor', '--class', sensorClass, '--collector', `https://127.0.0.1:${listenerPort}`, '--enrolment-url', collectorUrl,
-        '--data-dir', sensorDirs[sensorClass], '--heartbeat-s', '1', '--name', `${sensorClass}-edge`, ...(sensorClass === 'gateway' ? ['--allow-private-targets'] : []),
+        '--data-dir', sensorDirs[sensorClass], '--heartbeat-s', '1', '--name', `${sensorClass}-edge`, ...(sensorClass === 'verification' ? [] : ['--allow-private-targets']),
       ];
       sensorProcesses[sensorClass] = processes.start([...args, '--listen', `127.0.0.1:${port}`, '--enrolment-token', token], unreachableStorageEnvironment(storageDir(sensorClass)));
     }
