@@ -179,6 +179,13 @@ const ANSWER_DIRECTIVE_PATTERNS: readonly RegExp[] = [
 const TASK_REQUEST = /^(?:(?:please|now|also|instead|additionally|finally|then)[,:]?\s{1,3})?(?:write|summari[sz]e|translate|explain|analy[sz]e|compose|recommend|suggest|compare|evaluate|predict|discuss|propose|encrypt|encode|promote|claim|(?:tell|inform|remind)\s{1,3}(?:me|us|the\s{1,3}(?:users?|readers?|audience)|your\s{1,3}(?:users?|readers?|audience)))(?!\s{1,3}of\b)\s{1,3}\S{1,40}\s{1,3}\S{1,40}\s{1,3}\S/;
 const SENTENCE_END = codes('.!?');
 /**
+ * A task about the material it comes with ("Please analyze the image above.", "Summarize the
+ * following article.", "Explain this code.") is the purpose of that text — a prompt template, a
+ * request quoted with its material — not a different task planted in it.
+ */
+const ABOUT_THE_DATA =
+  /\b(?:above|below|following|attached|enclosed|aforementioned|preceding|(?:this|these|the)\s{1,3}(?:text|code|image|picture|photo|document|data|table|file|article|e-?mail|passage|content|resource|snippet|page|report|message|transcript|review|function|script))\b/;
+/**
  * Signs of command documentation (a flag, a shell prompt, a usage line, inline code): its
  * imperatives speak to a person at a terminal ("Compare two files line by line."), so a task
  * request there is reported, not refused.
@@ -204,7 +211,8 @@ function loneTaskRequest(text: string, all: readonly Segment[]): Segment | undef
   for (const segment of all) {
     const code = segment.text.charCodeAt(0);
     const after = text.charCodeAt(segment.end);
-    const task = code >= 65 && code <= 90 && (segment.end >= text.length || SENTENCE_END.has(after)) && TASK_REQUEST.test(segment.text.toLowerCase());
+    const lower = code >= 65 && code <= 90 && (segment.end >= text.length || SENTENCE_END.has(after)) ? segment.text.toLowerCase() : '';
+    const task = lower !== '' && TASK_REQUEST.test(lower) && !ABOUT_THE_DATA.test(lower);
     isTask.push(task);
     if (!task) continue;
     if (++tasks > MAX_TASK_REQUESTS) return undefined;
@@ -424,4 +432,4 @@ export function detectPlantedInstructions(raw: string): Finding[] {
 }
 
 /** The expressions of the answer-directive and task-request checks, for the ReDoS test. */
-export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO];
+export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA];

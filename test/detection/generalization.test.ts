@@ -86,7 +86,7 @@ describe('a different task or directions about the answer, planted in data', () 
     }
   });
 
-  it('allows data whose imperatives are its own: a how-to, a worksheet, command documentation, requests between people', async () => {
+  it('allows data whose imperatives are its own: a how-to, a worksheet, command documentation, requests between people, a task about the material it comes with', async () => {
     for (const content of [
       'Board game night\nSet up the board on a flat table. Deal five cards to each player. Explain the scoring to new players before the first round. Keep the spare tiles in the box.',
       'Worksheet 4\n1. Explain how vaccines train the immune system.\n2. Compare mitosis with meiosis.\n3. Discuss one cause of the 1929 crash.',
@@ -94,6 +94,8 @@ describe('a different task or directions about the answer, planted in data', () 
       'Notes from Tuesday: Dana asked us to summarize the survey findings by Friday. The server will respond in JSON once the new endpoint ships.',
       'Subject: Your reply\nThanks for your reply, Sam. Please reply in this thread so the others can follow.',
       'Subject: Friday\nThe caterer confirmed 40 covers. Tell Sam the venue moved to the Elm Street hall.',
+      'Please analyze the image above.',
+      'Summarize the following article in three bullet points.\n\nCity council approves new bike lanes. The council voted 7 to 2 on Monday to add protected lanes on Main Street.',
       'translate text between character sets\nwrite the result to standard output',
     ]) {
       expect(ids(content).filter((id) => id === 'indirect.task-request' || id === 'indirect.answer-directive'), content).toEqual(content.startsWith('cmpx') ? ['indirect.task-request'] : []);
