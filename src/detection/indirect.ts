@@ -15,6 +15,9 @@
  *     transfer, grant, delete, unlock, fetch, run …), strong when the request names a destination
  *     or an asset (an e-mail address, a URL, an account, an amount, a password or code),
  *   - output hijacks (include / print / append this string, link or image in your answer),
+ *   - directions about the answer ("respond only in French", "translate your answer", "tell the
+ *     user that …") and a request for a task of its own ("Write a poem about …", "Recommend three
+ *     hotels …") standing alone in data that otherwise holds no imperatives,
  *   - hidden text (HTML comments, invisible styling, zero-width or tag characters) with an instruction.
  * An imperative alone is weak (data holds ordinary requests between people: "please review the
  * draft"); the findings combine with the catalogue's through the usual scoring.
@@ -141,6 +144,90 @@ const OUTPUT_HIJACK = [
   /!\[[^\]\n]{0,100}\]\(\s{0,2}https?:\/\/[^)\s]{0,300}[?&=]/,
 ];
 
+/**
+ * Directions about the reader's answer or a different task for it, planted in data: only an
+ * assistant writes "an answer" to the data it reads, so data that tells its reader what language,
+ * code or form that answer takes ("respond only in French", "translate your answer into Spanish",
+ * "encode your reply in base64"), what to tell "the user", or to write a poem instead, speaks to
+ * the assistant and not to a person. Phrased for the answer ("your answer", "respond in"), not for
+ * files or commands: "convert the output to JSON" and "write in binary mode" are documentation.
+ */
+const ANSWER_NOUN = '(?:answers?|responses?|repl(?:y|ies)|outputs?|summary|summaries|completions?|translations?)';
+const FORM_TARGET =
+  '(?:english|french|spanish|german|italian|portuguese|dutch|russian|chinese|mandarin|japanese|korean|arabic|hindi|turkish|polish|swedish|greek|hebrew|latin|base64|base\\s{0,2}64|binary|hexadecimal|morse(?:\\s{1,3}code)?|emojis?|pig\\s{1,3}latin|leetspeak|l33t|caesar|rot13|uppercase|upper\\s{1,3}case|all\\s{1,3}caps|capital\\s{1,3}letters|rhymes?|rhyming|verse|iambic|pirate|shakespearean|old\\s{1,3}english|reverse(?:d)?\\s{1,3}order|a\\s{1,3}(?:cipher|code|different\\s{1,3}language))';
+const ANSWER_DIRECTIVE_PATTERNS: readonly RegExp[] = [
+  // Change the answer's form: "translate your answer into …", "encrypt your reply", "reverse your response".
+  new RegExp(`\\b(?:translate|encode|encrypt|convert|rewrite|reverse|scramble|obfuscate|transform|cipher|spell)\\s{1,3}(?:all\\s{1,3}(?:of\\s{1,3})?)?your\\s{1,3}(?:whole\\s{1,3}|entire\\s{1,3}|final\\s{1,3}|next\\s{1,3})?${ANSWER_NOUN}\\b`),
+  // Answer in a language, code or style: "respond only in French", "answer using base64", "reply in rhymes".
+  new RegExp(`\\b(?:respond|reply|answer)\\s{1,3}(?:to\\s{1,3}(?:this|the\\s{1,3}user|all\\s{1,3}questions)\\s{1,3})?(?:only\\s{1,3}|exclusively\\s{1,3}|solely\\s{1,3}|entirely\\s{1,3}|from\\s{1,3}now\\s{1,3}on\\s{1,3})?(?:in|using|with)\\s{1,3}(?:the\\s{1,3}|a\\s{1,3}|an\\s{1,3})?${FORM_TARGET}\\b`),
+  // The answer's form stated as a rule: "your response must be in German", "your answer should rhyme".
+  new RegExp(`\\byour\\s{1,3}(?:whole\\s{1,3}|entire\\s{1,3}|final\\s{1,3})?${ANSWER_NOUN}\\s{1,3}(?:must|should|has\\s{1,3}to|needs\\s{1,3}to|will)\\s{1,3}(?:be\\s{1,3}(?:written\\s{1,3})?(?:in|entirely\\s{1,3}in|only\\s{1,3}in)\\s{1,3}(?:the\\s{1,3}|a\\s{1,3})?${FORM_TARGET}|rhyme|mention|promote|recommend|include\\s{1,3}(?:a|the)\\s{1,3}(?:link|url|phrase|sentence|advert))`),
+  // Tell "the user" something: only an assistant relays to a user.
+  /(?:^|\n|[.!?:;,]\s{1,3}|\b(?:please|and|then|also|always|must|should)\s{1,3})(?:tell|inform|remind|encourage|urge|convince|persuade)\s{1,3}(?:the|your)\s{1,3}users?\s{1,3}(?:that|to|about)\b/,
+  // A different, generative task: "write a poem about …", "tell me a joke".
+  /(?:^|\n|[.!?:]\s{1,3})(?:please\s{1,3}|also\s{1,3}|now\s{1,3}|instead\s{1,3}|additionally\s{1,3})?(?:(?:write|compose|create|generate|draft)\s{1,3}(?:me\s{1,3}|us\s{1,3})?(?:an?|some|one|two|three|\d{1,2})\s{1,3}(?:short\s{1,3}|funny\s{1,3}|brief\s{1,3}|little\s{1,3}|new\s{1,3})?(?:poems?|story|stories|jokes?|songs?|haikus?|limericks?|riddles?|raps?|sonnets?|odes?|ballads?|fairy\s{1,3}tales?|lullaby|lullabies|slogans?|jingles?)|tell\s{1,3}(?:me\s{1,3}|us\s{1,3})?(?:an?|some|one|two|three)\s{1,3}(?:short\s{1,3}|funny\s{1,3})?(?:jokes?|riddles?|poems?))\b/,
+];
+
+/**
+ * A request for a task of its own (write, summarise, translate, explain, recommend …) as a whole
+ * sentence: capitalised, at least four words, ended by a full stop, "!" or "?" (or the end of the
+ * text). Option lines of documentation ("translate text between character sets") are not. The
+ * verbs with which listings and manuals say what a command does (create, list, describe,
+ * generate, convert, define, provide) are left out: measured, they cost more benign documents
+ * than they found planted tasks (docs/detection.md, "Tasks and answer directions planted in data").
+ */
+const TASK_REQUEST = /^(?:(?:please|now|also|instead|additionally|finally|then)[,:]?\s{1,3})?(?:write|summari[sz]e|translate|explain|analy[sz]e|compose|recommend|suggest|compare|evaluate|predict|discuss|propose|encrypt|encode|promote|claim|(?:tell|inform|remind)\s{1,3}(?:me|us|the\s{1,3}(?:users?|readers?|audience)|your\s{1,3}(?:users?|readers?|audience)))(?!\s{1,3}of\b)\s{1,3}\S{1,40}\s{1,3}\S{1,40}\s{1,3}\S/;
+const SENTENCE_END = codes('.!?');
+/**
+ * A task about the material it comes with ("Please analyze the image above.", "Summarize the
+ * following article.", "Explain this code.") is the purpose of that text — a prompt template, a
+ * request quoted with its material — not a different task planted in it.
+ */
+const ABOUT_THE_DATA =
+  /\b(?:above|below|following|attached|enclosed|aforementioned|preceding|(?:this|these|the)\s{1,3}(?:text|code|image|picture|photo|document|data|table|file|article|e-?mail|passage|content|resource|snippet|page|report|message|transcript|review|function|script))\b/;
+/**
+ * Signs of command documentation (a flag, a shell prompt, a usage line, inline code): its
+ * imperatives speak to a person at a terminal ("Compare two files line by line."), so a task
+ * request there is reported, not refused.
+ */
+const COMMAND_DOCUMENTATION = /(?:^|\s)-{1,2}[a-zA-Z][a-zA-Z0-9-]{0,30}(?=[\s=,\]])|(?:^|\n)\s{0,8}\$\s{1,2}[a-z]|\b(?:usage|synopsis)\s{0,2}:|`[^`\n]{1,80}`/i;
+/** Openings of the imperatives of a how-to, a recipe or a manual that the action verbs above leave out. */
+const HOW_TO =
+  /^(?:(?:please|now|first|then|next|finally|also)[,:]?\s{1,3})?(?:keep|place|put|mix|stir|pour|bake|cook|heat|boil|fry|chop|slice|cut|fold|deal|take|turn|click|tap|select|press|enter|type|choose|close|wait|follow|read|note|make\s{1,3}sure|be\s{1,3}sure|ensure|avoid|try|let|see|do\s{1,3}not|don't|never|always|replace|insert|attach|connect|plug|install|configure|enable|restart|log\s{1,3}in|sign\s{1,3}in|fill|sprinkle|serve|combine|whisk|preheat|remember|consider|learn|practice|start|begin|stop|shuffle|roll|move|return)\b/;
+/** Most imperatives a text may hold besides its task requests and still read as data, not instructions. */
+const MAX_OTHER_IMPERATIVES = 1;
+const MAX_TASK_REQUESTS = 2;
+
+/**
+ * The register break of a planted task: data (a table, an e-mail, a review, code) holding one or
+ * two sentences that ask its reader for a task of their own, and otherwise no imperatives. A
+ * manual, a recipe or a how-to is made of imperatives and does not qualify; nor does a text with
+ * several task requests (a list of exercises, a to-do list).
+ */
+function loneTaskRequest(text: string, all: readonly Segment[]): Segment | undefined {
+  let first: Segment | undefined;
+  let tasks = 0;
+  const isTask: boolean[] = [];
+  for (const segment of all) {
+    const code = segment.text.charCodeAt(0);
+    const after = text.charCodeAt(segment.end);
+    const lower = code >= 65 && code <= 90 && (segment.end >= text.length || SENTENCE_END.has(after)) ? segment.text.toLowerCase() : '';
+    const task = lower !== '' && TASK_REQUEST.test(lower) && !ABOUT_THE_DATA.test(lower);
+    isTask.push(task);
+    if (!task) continue;
+    if (++tasks > MAX_TASK_REQUESTS) return undefined;
+    first ??= segment;
+  }
+  if (first === undefined) return undefined;
+  // Only a text that holds a task request pays for counting its other imperatives.
+  let others = 0;
+  for (let index = 0; index < all.length; index++) {
+    if (isTask[index] === true) continue;
+    const lower = all[index]!.text.toLowerCase();
+    if ((IMPERATIVE.test(lower) || HOW_TO.test(lower)) && ++others > MAX_OTHER_IMPERATIVES) return undefined;
+  }
+  return first;
+}
 /** Actions an agent's tools can carry out. */
 const ACTION_VERB =
   '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
@@ -236,8 +323,9 @@ interface Gates {
   readonly role: boolean;
   readonly hijack: boolean;
   readonly foreign: boolean;
+  readonly answerDirective: boolean;
 }
-const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true };
+const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true };
 const ROLE_UNANCHORED = ROLE.filter((regex) => !regex.source.startsWith('^'));
 const ROLE_ANCHORED = ROLE.filter((regex) => regex.source.startsWith('^'));
 
@@ -254,6 +342,7 @@ function gatesOf(text: string): Gates {
     role: anyMatch(ROLE_UNANCHORED, lower),
     hijack: anyMatch(OUTPUT_HIJACK, lower),
     foreign: FOREIGN_ACTION.test(lower),
+    answerDirective: anyMatch(ANSWER_DIRECTIVE_PATTERNS, lower),
   };
 }
 
@@ -270,6 +359,7 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   const switched = gates.switched && anyMatch(SWITCH, lower);
   const role = (gates.role && anyMatch(ROLE_UNANCHORED, lower)) || anyMatch(ROLE_ANCHORED, lower);
   const hijack = gates.hijack && anyMatch(OUTPUT_HIJACK, lower);
+  const answerDirective = gates.answerDirective && anyMatch(ANSWER_DIRECTIVE_PATTERNS, lower);
   const imperative = IMPERATIVE.test(lower) || ASK.test(lower);
   const targets = imperative || addressed || switched ? targetCount(lower, segment.text) : 0;
   const foreign = gates.foreign && FOREIGN_ACTION.test(lower) && TARGETS[0]!.test(lower);
@@ -282,6 +372,7 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   if (switched) out.push(finding('task-switch', 'Task switch or override planted in data', 0.6, span));
   if (role) out.push(finding('role-spoofing', 'Chat-template token or spoofed role in data', 0.6, span));
   if (hijack) out.push(finding('output-hijack', 'Instruction to shape the answer planted in data', 0.5, span));
+  if (answerDirective) out.push(finding('answer-directive', "Direction about the reader's answer or a different task, planted in data", 0.6, span));
   if (imperative) {
     // An imperative naming a destination or an asset the reader's tools can reach.
     if (targets >= 2) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.65, span));
@@ -304,7 +395,10 @@ export function detectPlantedInstructions(raw: string): Finding[] {
   };
   let combined: Finding | null = null;
   const gates = gatesOf(text);
-  for (const segment of segments(text)) {
+  const all = segments(text);
+  const lone = loneTaskRequest(text, all);
+  if (lone !== undefined) keep(finding('task-request', 'A request for a different task, alone in data', COMMAND_DOCUMENTATION.test(text) ? 0.45 : 0.6, { start: lone.start, end: lone.end }));
+  for (const segment of all) {
     const found = scoreSegment(segment, 0, gates);
     for (const item of found) keep(item);
     // Two different kinds of planted text in one segment (or an action request next to an
@@ -336,3 +430,6 @@ export function detectPlantedInstructions(raw: string): Finding[] {
   }
   return [...best.values()].sort((left, right) => right.confidence - left.confidence);
 }
+
+/** The expressions of the answer-directive and task-request checks, for the ReDoS test. */
+export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA];
