@@ -21,20 +21,21 @@
  * clearances, breakers, spend baselines) stays in this process.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
 import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
 import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { createChallenges } from '../platform/challenge.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
-import { errorBody, SvcError, type ErrorCode } from '../platform/errors.ts';
+import { SvcError } from '../platform/errors.ts';
 import { createEventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { assertPublicUrl } from '../platform/ssrf.ts';
 import type { GatewayContext, GatewayUsageReport } from './collector/gateway-context.ts';
 import type { SensorAgent } from './sensor/agent.ts';
+import { sensorErrorHandler } from './sensor-error-routes.ts';
 import type { FindingData, Severity } from './wire.ts';
 
 const SEVERITY_OF: Record<string, Severity> = { block: 'high', challenge: 'medium', alert: 'medium', log: 'low' };
@@ -312,7 +313,7 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
   app.decorateRequest('auth', null);
   app.decorateRequest('threat', null);
   app.decorateRequest('traceContext', null);
-  app.setErrorHandler((error: FastifyError | SvcError, request, reply) => sendSensorError(logger, error, request, reply));
+  app.setErrorHandler(sensorErrorHandler(logger, 'gateway', 'INVALID_JSON'));
 
   // The org's key, its hash looked up and compared in constant time; the route's scope applies.
   app.addHook('onRequest', async (request) => {
@@ -341,19 +342,3 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
 }
 
 /** svc's error envelope, as `svc serve` answers it (schema failures as VALIDATION_FAILED). */
-function sendSensorError(logger: Logger, error: FastifyError | SvcError, request: FastifyRequest, reply: FastifyReply) {
-  let svcError: SvcError;
-  if (error instanceof SvcError) svcError = error;
-  else if ((error as FastifyError).validation !== undefined) {
-    const first = (error as FastifyError).validation![0];
-    svcError = new SvcError('VALIDATION_FAILED', { details: { field: `${(error as FastifyError).validationContext ?? 'body'}${first?.instancePath.replaceAll('/', '.') ?? ''}`, reason: first?.keyword ?? 'schema' } });
-  } else {
-    const status = (error as FastifyError).statusCode;
-    const code: ErrorCode | null = status === 413 ? 'BODY_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status !== undefined && status >= 400 && status < 500 ? 'INVALID_JSON' : null;
-    if (code === null) logger.error({ err: error }, 'gateway sensor request failed');
-    svcError = new SvcError(code ?? 'INTERNAL');
-  }
-  if (svcError.headers) for (const [name, value] of Object.entries(svcError.headers)) void reply.header(name, value);
-  void reply.status(svcError.status);
-  return errorBody(svcError.code, svcError.message, request.id, svcError.details);
-}

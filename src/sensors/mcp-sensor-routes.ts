@@ -38,9 +38,10 @@ import {
 } from '../mcp/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
-import { ERRORS, SvcError } from '../platform/errors.ts';
+import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
+import { sensorErrorHandler } from './sensor-error-routes.ts';
 import { assertPublicUrl } from '../platform/ssrf.ts';
 import type { McpContextKey, McpSensorContext } from './collector/mcp-context.ts';
 import type { SensorAgent } from './sensor/agent.ts';
@@ -282,20 +283,7 @@ export function buildMcpSensor(options: McpSensorOptions) {
   // Event streams (a session's GET, a streamed answer) end with the process: closing does not wait for them.
   const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: 4 * 1_048_576, genReqId: () => randomUUID(), forceCloseConnections: true });
   const open = new Set<AbortController>();
-  app.setErrorHandler((error, request, reply) => {
-    if (error instanceof SvcError) {
-      void reply.status(ERRORS[error.code].status).send({ error: { code: error.code, message: error.message, request_id: request.id, ...error.details } });
-      return;
-    }
-    const status = (error as { statusCode?: number }).statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      const code = status === 413 ? 'BODY_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'VALIDATION_FAILED';
-      void reply.status(status).send({ error: { code, message: ERRORS[code].message, request_id: request.id } });
-      return;
-    }
-    logger.error({ err: error }, 'mcp sensor request failed');
-    void reply.status(500).send({ error: { code: 'INTERNAL', message: ERRORS.INTERNAL.message, request_id: request.id } });
-  });
+  app.setErrorHandler(sensorErrorHandler(logger, 'mcp', 'VALIDATION_FAILED'));
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4 * 1_048_576 }, (_request, body, done) => done(null, body));
 

@@ -13,8 +13,9 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { SvcError, ERRORS } from '../platform/errors.ts';
+import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
+import { sensorErrorHandler } from './sensor-error-routes.ts';
 import { DEFAULT_POLICY, GuardRequestSchema, PolicyError, resolvePolicy, redactContent, runVerification, type PolicyBody, type Verification } from '../verification/index.ts';
 import type { FindingData } from './wire.ts';
 import type { SensorAgent } from './sensor/agent.ts';
@@ -52,20 +53,7 @@ export function verificationFinding(verification: Verification, requestId: strin
 export function buildVerificationSensor(options: VerificationSensorOptions) {
   const { agent, logger } = options;
   const app = Fastify({ loggerInstance: logger, disableRequestLogging: true, bodyLimit: 4 * 1_048_576, genReqId: () => randomUUID() });
-  app.setErrorHandler((error, request, reply) => {
-    if (error instanceof SvcError) {
-      void reply.status(ERRORS[error.code].status).send({ error: { code: error.code, message: error.message, request_id: request.id, ...error.details } });
-      return;
-    }
-    const status = (error as { statusCode?: number }).statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      const code = status === 413 ? 'BODY_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_JSON';
-      void reply.status(status).send({ error: { code, message: ERRORS[code].message, request_id: request.id } });
-      return;
-    }
-    logger.error({ err: error }, 'verification sensor request failed');
-    void reply.status(500).send({ error: { code: 'INTERNAL', message: ERRORS.INTERNAL.message, request_id: request.id } });
-  });
+  app.setErrorHandler(sensorErrorHandler(logger, 'verification', 'INVALID_JSON'));
 
   app.get('/health', async () => ({ status: 'ok', sensor_id: agent.sensorId, class: 'verification', paused: agent.config().paused }));
 

@@ -13,7 +13,7 @@
  * never logged; the enrolment token is used once and not stored.
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../platform/logger.ts';
@@ -21,7 +21,7 @@ import { createCertificateRequest, generateSensorKey, renewalDue, writeFileAtomi
 import { DEFAULT_SENSOR_CONFIG, type SensorConfig } from '../collector/store.ts';
 import { sensorOpener } from '../sealing.ts';
 import { createReplayer, openSpool, type ReplayOutcome, type Spool, type SpooledRecord } from '../spool.ts';
-import { createCollectorTransport } from './transport.ts';
+import { createCollectorTransport, readOptional } from './transport.ts';
 import { buildFinding, HEADERS, FINDING_MEDIA_TYPE, publicKeyText, SEVERITIES, signFinding, signRequest, WIRE_VERSION, type FindingData, type SensorClass } from '../wire.ts';
 
 export interface SensorAgentOptions {
@@ -89,15 +89,6 @@ export class SensorStartError extends Error {
 }
 
 const REQUEST_TIMEOUT_MS = 10_000;
-
-async function readOptional(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
 
 /** Starts a sensor agent: key, enrolment or registration, spool, heartbeats. */
 export async function startSensorAgent(options: SensorAgentOptions): Promise<SensorAgent> {

@@ -36,7 +36,8 @@ export interface CollectorTransport {
   close(): Promise<void>;
 }
 
-async function readOptional(path: string): Promise<string | null> {
+/** A file's text, or null when it does not exist (the sensor's data directory before enrolment). */
+export async function readOptional(path: string): Promise<string | null> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
