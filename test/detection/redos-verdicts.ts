@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { check } from 'recheck';
 
 import { REDOS_CHECK_OPTIONS } from '../../src/detection/index.ts';
 
@@ -36,4 +37,25 @@ export function saveVerdicts(known: ReadonlySet<string>, fresh: readonly string[
   if (process.env.SVC_REDOS_CACHE_WRITE !== '1') return;
   const safe = [...new Set([...known, ...fresh])].sort();
   writeFileSync(FILE, `${JSON.stringify({ about: 'recheck safe verdicts by sha256([source, flags, recheck version, options]); see redos-verdicts.ts', safe }, null, 1)}\n`);
+}
+
+/**
+ * The sources (cut to 80 characters) of the given regular expressions that recheck finds
+ * vulnerable, each analysed with its own flags (less `g`) unless a 'safe' verdict is cached; new
+ * 'safe' verdicts are saved as saveVerdicts says.
+ */
+export async function vulnerableExpressions(regexes: readonly RegExp[]): Promise<string[]> {
+  const verdicts = loadVerdicts();
+  const fresh: string[] = [];
+  const vulnerable: string[] = [];
+  for (const regex of regexes) {
+    const flags = regex.flags.replace('g', '');
+    const key = verdictKey(regex.source, flags, RECHECK_OPTIONS);
+    if (verdicts.has(key)) continue;
+    const diagnostics = await check(regex.source, flags, RECHECK_OPTIONS);
+    if (diagnostics.status === 'vulnerable') vulnerable.push(regex.source.slice(0, 80));
+    else if (diagnostics.status === 'safe') fresh.push(key);
+  }
+  if (fresh.length > 0) saveVerdicts(verdicts, fresh);
+  return vulnerable;
 }
