@@ -72,7 +72,8 @@ describe('T5 behavioural baselines of MCP tool calls', { timeout: 300_000 }, () 
   const LARGE = `Please echo this back. ${'The delivery schedule for the spring catalogue was reviewed and agreed. '.repeat(30)}`;
 
   it('flags arguments twenty times their usual size, then a tool the role never called; ordinary calls carry no finding', async () => {
-    const { orgId, apiKey } = await context.createOrg();
+    // Five hundred calls in well under a minute: an enterprise org, whose plan sets no per-minute limit, so the rate limiter cannot stand in for the baseline under test.
+    const { orgId, apiKey } = await context.createOrg({ plan: 'enterprise' });
     const session = 't5-mcp-learn';
     const client = await connectTo(apiKey, 't5-everything', session);
     for (let index = 0; index < 60; index += 1) await echo(client, index);
@@ -95,7 +96,7 @@ describe('T5 behavioural baselines of MCP tool calls', { timeout: 300_000 }, () 
   });
 
   it('gives no finding to a role without history on the server, however large its arguments', async () => {
-    const { apiKey } = await context.createOrg();
+    const { apiKey } = await context.createOrg({ plan: 'enterprise' });
     const session = 't5-mcp-cold';
     const client = await connectTo(apiKey, 't5-cold', session);
     for (let index = 0; index < 5; index += 1) await echo(client, index);
@@ -134,7 +135,7 @@ describe('T5 baselines of MCP calls shared by two svc instances on PostgreSQL + 
 
   it.skipIf(!shared)('judges a call on one instance by the role\'s baseline learned on the other', async () => {
     const [a, b] = contexts as [TestContext, TestContext];
-    const { apiKey } = await a.createOrg();
+    const { apiKey } = await a.createOrg({ plan: 'enterprise' });
     const registered = await a.app.inject({ method: 'POST', url: '/api/v1/mcp/servers', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 't5-shared', url: upstream.url } });
     expect(registered.statusCode).toBe(201);
     const endpoint = registered.json().endpoint as string;
