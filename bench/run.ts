@@ -40,6 +40,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   startup: async () => (await import('./startup.ts')).runStartupBench,
   collector: async () => (await import('./collector.ts')).runCollectorBench,
   workers: async () => (await import('./workers.ts')).runWorkersBench,
+  'cold-start': async () => (await import('./cold-start.ts')).runColdStartBench,
 };
 
 const args = process.argv.slice(2);

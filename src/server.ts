@@ -128,6 +128,9 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
   // The PII name lexicons (~0.6 s to read) are loaded before the port opens, so no request pays
   // for them: completions with redaction and the API proxy's data classes both use them.
   (await import('./gateway/index.ts')).loadPiiLexicons();
+  // Likewise the detection tiers' first-use work: without it the first requests of a fresh
+  // worker queued behind ~0.4–1 s of it, and under load /health/db timed out meanwhile.
+  await services.detection.warm();
   const app = await buildApp(config, services);
   let port = config.port;
   try {

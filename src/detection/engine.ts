@@ -149,6 +149,13 @@ export interface DetectionEngine {
    * once the row is journaled (false without a database). A row whose id is stored already is skipped.
    */
   recordEvent(row: ThreatEventRow): Promise<boolean>;
+  /**
+   * Runs the cascade once per text kind on an ordinary sentence before traffic arrives, so the
+   * first requests after a start do not pay for what the tiers build on first use (0.4–1 s of
+   * CPU on a busy machine, which every request queued behind them waited for). Records nothing:
+   * no metric, no event, no cache entry.
+   */
+  warm(): Promise<void>;
   /** Waits for buffered threat_events rows to be written. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -557,6 +564,16 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       return threat;
     },
     recordEvent: (row) => events?.record(row) ?? Promise.resolve(false),
+    async warm() {
+      for (const kind of WARM_KINDS) {
+        const request: InspectRequest = kind === 'tool_definition' ? { kind, tool: { name: 'get_weather', description: WARM_TEXT } } : { kind, content: WARM_TEXT };
+        const text = kindText(request);
+        const normalized = normalize(text, { kind });
+        rawText.set(normalized, text);
+        requests.set(normalized, request);
+        await pipeline.run({ kind, text }, normalized, policy);
+      }
+    },
     flush: async () => {
       await events?.flush();
     },
@@ -565,3 +582,6 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     },
   };
 }
+
+const WARM_KINDS: readonly InspectKind[] = ['prompt', 'tool_output', 'llm_output', 'tool_definition', 'http'];
+const WARM_TEXT = 'The weather in the harbour town stays mild this week, with light winds from the west.';

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ANALYSIS_CACHE, createAnalysisCache, type Analysis } from '../../src/detection/analysis-cache.ts';
 import { createDetectionEngine } from '../../src/detection/index.ts';
+import { createMetrics } from '../../src/platform/metrics.ts';
 import { memoryCache } from '../helpers/memory-cache.ts';
 
 const cache = memoryCache();
@@ -85,5 +86,22 @@ describe('analysis cache: repeated content is analysed once, per-request state i
     bounded.set('huge', analysisOf('x'.repeat(5_000)));
     expect(bounded.get('huge')).toBeUndefined();
     expect(bounded.size).toBe(3);
+  });
+});
+
+describe('warming the engine before a start takes traffic', () => {
+  it('runs the tiers once per text kind and records nothing: no metric, no cached analysis', async () => {
+    const t2 = countingT2(0.1);
+    const metrics = createMetrics({ defaultMetrics: false });
+    const engine = createDetectionEngine({ t2, metrics });
+    const scoresObserved = async () => Number(/^svc_threat_score_count (\d+)/m.exec(await metrics.registry.metrics())?.[1] ?? 0);
+    await engine.warm();
+    // T2 scores every natural-language kind (not http): each went through the cascade once.
+    expect(t2.calls).toBe(4);
+    expect(await scoresObserved()).toBe(0);
+    // The warming text was not cached: inspecting it runs the tiers again.
+    await engine.inspect({ kind: 'prompt', content: 'The weather in the harbour town stays mild this week, with light winds from the west.' });
+    expect(t2.calls).toBe(5);
+    expect(await scoresObserved()).toBe(1);
   });
 });
