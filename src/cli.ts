@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { apiCommandSpecs as ApiCommandSpecs } from './api-commands.ts';
+import { commandNames, processCommandOf, processCommands, type ProcessCommand } from './cli-commands.ts';
 import type { CommandResult, commandSpecs as CommandSpecs } from './commands.ts';
 import { ConfigError, loadClientConfig, loadConfig, type Config, type ResolvedConfig } from './platform/config.ts';
 import { acquireDataDirLock, DataDirInUseError, type DataDirLock } from './platform/data-dir-lock.ts';
@@ -34,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (name === 'help' || args.includes('--help') || args.includes('-h')) {
     const [{ commandSpecs }, { apiCommandSpecs }] = await Promise.all([import('./commands.ts'), import('./api-commands.ts')]);
-    print(json, { commands: Object.keys(commandSpecs).concat(Object.keys(apiCommandSpecs), ['serve', 'sensor']) }, usage(commandSpecs, apiCommandSpecs));
+    print(json, { commands: commandNames(commandSpecs, apiCommandSpecs) }, usage(commandSpecs, apiCommandSpecs));
     return 0;
   }
   if (name === '') {
@@ -46,14 +47,9 @@ async function main(argv: string[]): Promise<number> {
   const { apiCommandSpecs } = await import('./api-commands.ts');
   if (apiCommandSpecs[name] !== undefined) return runApiCommand(name, args, json);
 
-  // Offline: reads one file, opens no database and needs no configuration.
-  if (words[0] === 'compliance' && words[1] === 'verify-export') return verifyExportCommand(json, words.slice(2), args);
-
-  // Offline: loads a model directory, opens no database and needs no configuration.
-  if (words[0] === 'model' && words[1] === 'check') return modelCheckCommand(json, words.slice(2), args);
-
-  // A sensor holds no database or cache and needs none of the server's configuration.
-  if (name === 'sensor') return sensorCommand(json, args);
+  // The commands the process runs itself, `serve` apart (below: it reads the configuration).
+  const own = processCommandOf(words);
+  if (own !== null && own.command !== 'serve') return processHandlers[own.command](json, own.rest, args);
 
   let base: Config;
   let config: ResolvedConfig;
@@ -114,6 +110,24 @@ async function main(argv: string[]): Promise<number> {
   print(json, result.json, result.text);
   return result.ok === false ? 1 : 0;
 }
+
+/**
+ * What each process command runs (`serve` is run by main, after the configuration is read); the
+ * type makes every command of processCommands have one.
+ */
+const processHandlers: Record<Exclude<ProcessCommand, 'serve'>, (json: boolean, words: string[], args: string[]) => Promise<number>> = {
+  // Offline: reads one file, opens no database and needs no configuration.
+  'compliance verify-export': verifyExportCommand,
+  // Offline: loads a model directory, opens no database and needs no configuration.
+  'model check': modelCheckCommand,
+  // A sensor holds no database or cache and needs none of the server's configuration.
+  sensor: (json, words, args) => {
+    if (words.length === 0) return sensorCommand(json, args);
+    const message = `unknown command "sensor ${words.join(' ')}"`;
+    printError(json, { error: { code: 'USAGE', message } }, message);
+    return Promise.resolve(2);
+  },
+};
 
 async function runLocally(config: ResolvedConfig, name: string, options: Record<string, string | boolean | undefined>): Promise<CommandResult> {
   // The CLI opens an embedded data directory only as its owner, like the server does.
@@ -293,7 +307,8 @@ function serveEnv(args: readonly string[]): NodeJS.ProcessEnv {
 }
 
 function usage(commandSpecs: typeof CommandSpecs, apiCommandSpecs: typeof ApiCommandSpecs): string {
-  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', '', '  serve [--role collector]  run the service (all-in-one; or the collector of self-hosted sensors)', '  sensor --class verification|gateway|mcp --collector URL --data-dir DIR [--enrolment-token T]  run a sensor', '  compliance verify-export FILE [--public-key B64]  verify a signed audit export offline', '  model check DIR [--labels L1,L2]  load a local detection model (ONNX) and report its labels, size and latency'];
+  const lines = ['usage: svc <command> [options] [--json]', '       svc --version', ''];
+  for (const { usage: line, summary } of Object.values(processCommands)) lines.push(`  ${line}  ${summary}`);
   for (const [name, spec] of Object.entries(commandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);
   lines.push('', "Through a running svc's API (--svc-url, default SVC_URL or http://HOST:PORT; --key, default SVC_KEY):");
   for (const [name, spec] of Object.entries(apiCommandSpecs)) lines.push(`  ${name.padEnd(24)}  ${spec.summary}`);

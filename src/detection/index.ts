@@ -7,7 +7,7 @@
  */
 export { createDetection } from './detection.ts';
 export { createDetectionEngine } from './engine.ts';
-export { createT4, createModelTier, checkModelDir, loadTextClassifier, DetectionModelError, parseLabelList, MODEL_FAILURES } from './ml/index.ts';
+export { createT4, createModelTier, checkModelDir, loadTextClassifier, DetectionModelError, parseLabelList, MODEL_FAILURES, softmax } from './ml/index.ts';
 export type { ModelTier, ModelTierConfig, TextClassifier } from './ml/index.ts';
 export { checkModel, type ModelCheckReport } from './model-check.ts';
 export type { BehaviourTier, DetectionDeps, DetectionEngine, InspectRequest, ModelLike, SemanticLike, T2Like, T3ClassifierLike, T4Like } from './engine.ts';

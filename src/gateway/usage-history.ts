@@ -59,11 +59,35 @@ export function hourOf(time: number): string {
  */
 export type UsageHistorySink = Pick<UsageHistory, 'add' | 'addAnomaly' | 'buckets' | 'anomalies'>;
 
+/** The rows with each hour after `current` moved to `current`, rows then sharing a key summed (one upsert may touch a key once). */
+function clampToHour(rows: readonly UsageHourRow[], current: string): UsageHourRow[] {
+  if (rows.every((row) => Date.parse(row.hour) <= Date.parse(current))) return [...rows];
+  const merged = new Map<string, UsageHourRow>();
+  for (const row of rows) {
+    const hour = Date.parse(row.hour) > Date.parse(current) ? current : row.hour;
+    const key = JSON.stringify([row.orgId, Date.parse(hour), row.provider, row.model]);
+    const held = merged.get(key);
+    merged.set(key, held === undefined ? { ...row, hour } : {
+      ...held,
+      requests: held.requests + row.requests,
+      promptTokens: held.promptTokens + row.promptTokens,
+      completionTokens: held.completionTokens + row.completionTokens,
+      costUsd: Math.round((held.costUsd + row.costUsd) * 1e10) / 1e10,
+    });
+  }
+  return [...merged.values()];
+}
+
 export class UsageHistory {
   constructor(private readonly db: Database) {}
 
-  /** Adds each row's counts to the stored hour (one statement). */
-  async add(rows: readonly UsageHourRow[]): Promise<void> {
+  /**
+   * Adds each row's counts to the stored hour (one statement). An hour later than the current one
+   * (a sensor whose clock runs ahead, a bad import) is counted in the current hour: the spend
+   * happened, and a future-dated row would never age out of the retention.
+   */
+  async add(input: readonly UsageHourRow[], now: number = Date.now()): Promise<void> {
+    const rows = clampToHour(input, hourOf(now));
     if (rows.length === 0) return;
     await this.db.query(
       `INSERT INTO gateway_usage_hourly (org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd)
@@ -96,8 +120,23 @@ export class UsageHistory {
    */
   async purge(now: Date = new Date(), retentionDays: number = USAGE_RETENTION_DAYS): Promise<{ usage: number; anomalies: number }> {
     const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
+    const current = hourOf(now.getTime());
+    // Hours stored with a date after the current hour (written before add() clamped them, or by
+    // hand) are folded into the current hour, from where they age out like any other.
+    await this.db.query(
+      `WITH moved AS (DELETE FROM gateway_usage_hourly WHERE hour > $1 RETURNING *)
+       INSERT INTO gateway_usage_hourly (org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd)
+       SELECT org_id, $1, provider, model, sum(requests), sum(prompt_tokens), sum(completion_tokens), sum(cost_usd) FROM moved GROUP BY org_id, provider, model
+       ON CONFLICT (org_id, hour, provider, model) DO UPDATE
+         SET requests = gateway_usage_hourly.requests + excluded.requests,
+             prompt_tokens = gateway_usage_hourly.prompt_tokens + excluded.prompt_tokens,
+             completion_tokens = gateway_usage_hourly.completion_tokens + excluded.completion_tokens,
+             cost_usd = gateway_usage_hourly.cost_usd + excluded.cost_usd`,
+      [current],
+    );
     const usage = await this.db.query('DELETE FROM gateway_usage_hourly WHERE hour < $1', [cutoff]);
-    const anomalies = await this.db.query('DELETE FROM gateway_cost_anomalies WHERE hour < $1', [cutoff]);
+    // An anomaly is one hour's spend against its baseline: one dated in the future describes nothing.
+    const anomalies = await this.db.query('DELETE FROM gateway_cost_anomalies WHERE hour < $1 OR hour > $2', [cutoff, current]);
     return { usage: usage.rowCount, anomalies: anomalies.rowCount };
   }
 

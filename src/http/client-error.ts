@@ -31,8 +31,20 @@ export function refusedMethod(error: Error & { rawPacket?: unknown; bytesParsed?
 /** What svc serves (its API and the gateways' traffic); CONNECT is not among them. */
 const SERVED_METHODS = 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT';
 
+/** The response Node's HTTP server has in flight on a socket (an internal field Node's own handler reads). */
+interface ServerSocket extends Socket {
+  _httpMessage?: { headersSent?: boolean } | null;
+}
+
 export function clientErrorReply(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A response already under way on this connection (a pipelined request refused while an earlier
+  // one streams its answer): an answer written now would land inside that response's body, so the
+  // connection is closed instead, as Node's default handler does.
+  if ((socket as ServerSocket)._httpMessage?.headersSent === true) {
+    socket.destroy(error);
+    return;
+  }
   let code: ErrorCode =
     error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'MALFORMED_REQUEST';
   let details: Record<string, unknown> | undefined;

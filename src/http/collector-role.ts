@@ -12,7 +12,9 @@ import { SvcError } from '../platform/errors.ts';
 export function trafficPillar(method: string, path: string): 'api' | 'mcp' | 'gateway' | 'verification' | null {
   if (path === '/gw' || path.startsWith('/gw/')) return 'api';
   if (path.startsWith('/mcp/')) return 'mcp';
-  if (path === '/api/v1/gateway/completions' || path.startsWith('/v1/')) return 'gateway';
+  // The Challenge band's verify route is the completions' companion: the sensor that issued the
+  // puzzle (and answers the retry) verifies it.
+  if (path === '/api/v1/gateway/completions' || path === '/api/v1/gateway/challenge' || path.startsWith('/v1/')) return 'gateway';
   if (method === 'POST' && path === '/api/v1/verify') return 'verification';
   return null;
 }

@@ -5,7 +5,9 @@
  * `tool_definition` kind with the structured tool (poisoning and malicious capability; dual-use
  * tools are allowed); the other definitions a model reads (prompts, resources, the server's
  * instructions) are text scanned as `tool_output`, as are tool results and resource contents
- * (indirect injection, whose findings carry spans into the content).
+ * (indirect injection, whose findings carry spans into the content). A prompt template's
+ * user-role messages (prompts/get) are the text the user sends as their own prompt: scanned as
+ * `prompt` (a task it asks for is the point of a template; a jailbreak in it is still found).
  *
  * Posture: the engine's decision is used as is (its thresholds are the org's); the signals here
  * add facts, never lower a decision. All regular expressions are linear (bounded repetitions,
@@ -15,11 +17,12 @@ import type { DetectionEngine, InspectKind, Span, Thresholds, ToolDefinitionShap
 import { detectPii } from '../gateway/index.ts';
 
 /** Which engine kind each MCP surface is scanned as. */
-const KINDS: Readonly<Record<'tool' | 'definition' | 'arguments' | 'result', InspectKind>> = {
+const KINDS: Readonly<Record<'tool' | 'definition' | 'arguments' | 'result' | 'template', InspectKind>> = {
   tool: 'tool_definition',
   definition: 'tool_output',
   arguments: 'prompt',
   result: 'tool_output',
+  template: 'prompt',
 };
 
 export interface McpFinding {
@@ -60,6 +63,8 @@ export interface McpInspector {
   arguments(text: string, context: InspectContext): Promise<Inspection>;
   /** A tool result or resource content on its way to the model (indirect injection). */
   result(text: string, context: InspectContext): Promise<Inspection>;
+  /** The user-role text of a prompt template (prompts/get), which the user sends as their prompt. */
+  template(text: string, context: InspectContext): Promise<Inspection>;
 }
 
 // Facts used by compound chains and reported as findings.
@@ -119,8 +124,8 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
       ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
       ...(context.serverId === undefined ? {} : { gatewayId: context.serverId }),
-      // A result is the server's text, not the caller's: scanned whole, and not escalated by the session's call count.
-      ...(surface === 'result' ? { scanMax: MCP_RESULT_SCAN_MAX, escalate: false } : {}),
+      // A result (or a template) is the server's text, not the caller's: scanned whole, and not escalated by the session's call count.
+      ...(surface === 'result' || surface === 'template' ? { scanMax: MCP_RESULT_SCAN_MAX, escalate: false } : {}),
     });
     const categories = new Set<string>(threat.categories);
     // Spans point into the scanned text: kept for text kinds (results, the quarantine record and
@@ -145,6 +150,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       return run('arguments', text, context, extra);
     },
     result: (text, context) => run('result', text, context, []),
+    template: (text, context) => run('template', text, context, []),
   };
 }
 

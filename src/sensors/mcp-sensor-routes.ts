@@ -20,6 +20,8 @@
  * are validated as svc serve does with its defaults (loopback origins only).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { createDetection, DEFAULT_THRESHOLDS, type Thresholds } from '../detection/index.ts';
@@ -32,6 +34,7 @@ import {
   SESSION_TTL_MS,
   type CallAudit,
   type ChainCorrelator,
+  type DefinitionRecord,
   type McpFinding,
   type McpServerRecord,
   type ProxyCaller,
@@ -41,6 +44,7 @@ import { safeEqual, sha256Hex } from '../platform/crypto.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
+import { writeFileAtomic } from './certificates.ts';
 import { sensorErrorHandler } from './sensor-error-routes.ts';
 import { assertPublicUrl } from '../platform/ssrf.ts';
 import type { McpContextKey, McpSensorContext } from './collector/mcp-context.ts';
@@ -60,6 +64,18 @@ export interface McpSensorOptions {
    * too: the collector's operator does not decide what the sensor's network exposes.
    */
   readonly allowPrivateTargets: boolean;
+  /**
+   * Where the holds made here that the collector has not confirmed yet are kept (DATA_DIR's
+   * held-mcp.json), so that a restart does not serve a held definition again; null: memory only.
+   */
+  readonly holdsFile?: string | null;
+}
+
+/** A definition held here, kept until the collector's context carries it (or settles it otherwise). */
+interface LocalHold {
+  readonly org_id: string;
+  readonly server_id: string;
+  readonly record: DefinitionRecord;
 }
 
 interface Applied {
@@ -136,6 +152,26 @@ export function buildMcpSensor(options: McpSensorOptions) {
   const inFlight = new Set<Promise<unknown>>();
   let applied: Applied | null = null;
 
+  // Holds made here, by org, server, kind and name, until the collector's context has them: read
+  // back at start (a restart while a hold is spooled, or with the collector away, keeps it), and
+  // written whenever they change.
+  const holdsFile = options.holdsFile ?? null;
+  const localHolds = new Map<string, LocalHold>();
+  const holdKey = (hold: LocalHold) => JSON.stringify([hold.org_id, hold.server_id, hold.record.kind, hold.record.name]);
+  let holdsWritten: Promise<void> = Promise.resolve();
+  const saveHolds = (): void => {
+    if (holdsFile === null) return;
+    const snapshot = JSON.stringify([...localHolds.values()]);
+    const empty = localHolds.size === 0;
+    holdsWritten = holdsWritten
+      .then(() => (empty ? rm(holdsFile, { force: true }) : writeFileAtomic(holdsFile, snapshot)))
+      .catch((error: unknown) => logger.error({ err: error }, 'mcp sensor holds not saved'));
+  };
+  for (const hold of readHolds(holdsFile, logger)) {
+    localHolds.set(holdKey(hold), hold);
+    store.merge(hold.org_id, hold.server_id, [hold.record]);
+  }
+
   const report = (correlationId: string, data: FindingData, idempotencyKey?: string): void => {
     if (options.paused()) return;
     const sent = options.emit(correlationId, data, idempotencyKey === undefined ? undefined : { idempotencyKey }).catch((error: unknown) => {
@@ -179,6 +215,11 @@ export function buildMcpSensor(options: McpSensorOptions) {
       const name = definitionKind === 'instructions' ? '' : entry.target;
       const record = store.definition(orgId, serverId, definitionKind, name);
       const served = record?.pending_hash === details.definition_hash ? record.pending_definition : null;
+      if (record !== null && record.pending_hash === details.definition_hash) {
+        const hold = { org_id: orgId, server_id: serverId, record };
+        localHolds.set(holdKey(hold), hold);
+        saveHolds();
+      }
       // The definition travels when it fits a finding (64 KiB signed); else the hash alone is stored for approval.
       const definition = served !== null && typeof served === 'object' && JSON.stringify(served).length <= MAX_DEFINITION_CHARS ? served : null;
       const findings = (record?.findings ?? []).slice(0, 32).map((finding) => ({ id: text(finding.id, 128), name: text(finding.name, 256), category: text(finding.category, 64), confidence: Math.min(1, Math.max(0, finding.confidence)) }));
@@ -254,6 +295,16 @@ export function buildMcpSensor(options: McpSensorOptions) {
       await pinning.changed(context.org_id, server.id);
     }
     for (const id of applied?.servers.keys() ?? []) if (!servers.has(id)) store.dropServer(context.org_id, id);
+    // A hold made here is forgotten once the collector carries it, approved something else, or
+    // no longer configures its server; until then the merge above kept it in force.
+    const before = localHolds.size;
+    for (const [key, hold] of localHolds) {
+      const pending = hold.record.pending_hash;
+      const known = context.servers.find((server) => server.id === hold.server_id)?.definitions.some((record) => record.pending_hash === pending) ?? false;
+      const current = hold.org_id === context.org_id && servers.has(hold.server_id) ? store.definition(hold.org_id, hold.server_id, hold.record.kind, hold.record.name) : null;
+      if (known || current?.pending_hash !== pending) localHolds.delete(key);
+    }
+    if (localHolds.size !== before) saveHolds();
     thresholds = context.thresholds;
     if (proxy === null || proxyPrivate !== allowPrivate) {
       const previous = proxy;
@@ -325,8 +376,32 @@ export function buildMcpSensor(options: McpSensorOptions) {
       await Promise.all([...inFlight]);
       await proxy?.close();
       await cache.close();
+      await holdsWritten;
     },
   };
+}
+
+/** The holds a previous run of this sensor kept (none when there is no file, or it is unreadable: logged). */
+function readHolds(file: string | null, logger: Logger): LocalHold[] {
+  if (file === null) return [];
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') logger.error({ err: error }, 'mcp sensor holds unreadable');
+    return [];
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (!Array.isArray(parsed)) throw new Error('not a list');
+    return parsed.filter((hold): hold is LocalHold => {
+      const candidate = hold as Partial<LocalHold> | null;
+      return typeof candidate?.org_id === 'string' && typeof candidate.server_id === 'string' && typeof candidate.record?.pending_hash === 'string' && typeof candidate.record.name === 'string' && typeof candidate.record.kind === 'string';
+    });
+  } catch (error) {
+    logger.error({ err: (error as Error).message }, 'mcp sensor holds unreadable: starting without them');
+    return [];
+  }
 }
 
 function pick(source: Readonly<Record<string, unknown>>, names: readonly string[]): Record<string, unknown> {

@@ -17,6 +17,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { softmax } from '../detection/index.ts';
 import { contentTokens, splitClaims } from './text.ts';
 
 /** The tier-2 scorer verify.ts calls (a loaded model, or a test's injected scorer). */
@@ -117,14 +118,6 @@ export function entailmentIndex(id2label: Record<string, string> | undefined): n
   if (id2label === undefined) return null;
   for (const [index, label] of Object.entries(id2label)) if (/entail/i.test(label) && !/not|non/i.test(label)) return Number(index);
   return null;
-}
-
-export function softmax(values: ArrayLike<number>, start: number, length: number): number[] {
-  let max = -Infinity;
-  for (let index = 0; index < length; index += 1) max = Math.max(max, values[start + index] as number);
-  const exps = Array.from({ length }, (_, index) => Math.exp((values[start + index] as number) - max));
-  const sum = exps.reduce((total, value) => total + value, 0);
-  return exps.map((value) => value / sum);
 }
 
 /**

@@ -70,6 +70,12 @@ beforeAll(async () => {
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       received.push({ method: request.method ?? '', url: request.url ?? '', body });
+      if (request.method === 'GET' && request.url === '/held') {
+        // A download in progress: the headers and a first chunk, the rest never (the connection ends it).
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.write('first chunk\n');
+        return;
+      }
       switch (request.method) {
         case 'PROPFIND':
           response.writeHead(207, { 'content-type': 'application/xml; charset=utf-8', dav: '1, 2' });
@@ -171,6 +177,40 @@ describe('methods Node’s HTTP parser cannot read', () => {
     const second = text.slice(text.lastIndexOf('HTTP/1.1 '));
     expect(statusOf(second)).toBe(501);
     expect(errorOf(second)).toMatchObject({ code: 'METHOD_NOT_IMPLEMENTED', method: 'BAN' });
+  });
+
+  it('closes the connection without writing an answer into a response whose headers are already sent', async () => {
+    // A request pipelined behind a download in progress that the parser refuses: an error answer
+    // written now would land inside the download's body, so the connection is closed instead (as
+    // Node's own handler does).
+    let timedOut = false;
+    const text = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      let sent = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        socket.destroy();
+      }, 10_000);
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('utf8');
+        if (!sent && received.includes('first chunk')) {
+          sent = true;
+          socket.write(`BAN ${direct()}/pot HTTP/1.1\r\nHost: svc.test\r\n\r\n`);
+        }
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(received);
+      });
+      socket.write(`GET ${direct()}/held HTTP/1.1\r\nHost: svc.test\r\n\r\n`);
+    });
+    expect(timedOut).toBe(false);
+    expect(statusOf(text)).toBe(200);
+    expect(text).toContain('first chunk');
+    expect(text.match(/HTTP\/1\.1 \d{3}/g)).toHaveLength(1);
+    expect(text).not.toContain('METHOD_NOT_IMPLEMENTED');
   });
 
   it('refuses a method that is not a valid token with 400 INVALID_METHOD, without echoing it', async () => {

@@ -155,4 +155,22 @@ describe('usage retention', () => {
     const response = await app.inject({ method: 'GET', url: `/api/v1/gateway/usage?bucket=day&from=${from}&to=${to}`, headers: { authorization: `Bearer ${readKey}` } });
     expect((response.json() as { buckets: Bucket[] }).buckets.map((bucket) => bucket.requests)).toEqual([1]);
   });
+
+  it('counts usage dated in the future (a clock running ahead, a bad import) in the current hour, where it ages out like any other', async () => {
+    const { orgId } = await orgWithFakes();
+    const now = Date.now();
+    const current = hourOf(now);
+    const ahead = hourOf(now + 3 * 86_400_000);
+    const row = { orgId, provider: 'openai', model: 'gpt-4o-mini', requests: 1, promptTokens: 10, completionTokens: 5, costUsd: 0.001 };
+    // Written through the history (as settlement and a sensor's report are): clamped on the way in.
+    await services.gateway.history.add([{ ...row, hour: ahead }, { ...row, hour: current }], now);
+    const stored = () => services.db.query<{ hour: Date; requests: string }>('SELECT hour, requests::text AS requests FROM gateway_usage_hourly WHERE org_id = $1 ORDER BY hour', [orgId]);
+    expect((await stored()).rows.map((entry) => [new Date(entry.hour).toISOString(), entry.requests])).toEqual([[current, '2']]);
+    // Already stored with a future date (before this was clamped, or by hand): the purge folds it in.
+    await services.db.query(`INSERT INTO gateway_usage_hourly (org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd) VALUES ($1, $2, 'openai', 'gpt-4o-mini', 3, 30, 15, 0.003)`, [orgId, ahead]);
+    await services.gateway.history.addAnomaly(orgId, { hour: ahead, spendMicroUsd: 5_000_000, meanMicroUsd: 10_000, stddevMicroUsd: 1_000, z: 12 });
+    await new UsageHistory(services.db).purge(new Date(now));
+    expect((await stored()).rows.map((entry) => [new Date(entry.hour).toISOString(), entry.requests])).toEqual([[current, '5']]);
+    expect((await services.db.query('SELECT hour FROM gateway_cost_anomalies WHERE org_id = $1', [orgId])).rows).toEqual([]);
+  });
 });

@@ -58,6 +58,8 @@ describe.runIf(usingPostgres && usingRedis)('a collector (svc serve --role colle
     const refused = [
       { method: 'POST' as const, url: '/api/v1/gateway/completions', pillar: 'gateway' },
       { method: 'POST' as const, url: '/v1/chat/completions', pillar: 'gateway' },
+      // The Challenge band's verify route belongs to the gateway's traffic: its sensor issues the puzzles.
+      { method: 'POST' as const, url: '/api/v1/gateway/challenge', pillar: 'gateway' },
       { method: 'POST' as const, url: '/mcp/00000000-0000-4000-8000-000000000000', pillar: 'mcp' },
       { method: 'GET' as const, url: '/gw/00000000-0000-4000-8000-000000000000/anything', pillar: 'api' },
       { method: 'POST' as const, url: '/api/v1/verify', pillar: 'verification' },
@@ -71,6 +73,7 @@ describe.runIf(usingPostgres && usingRedis)('a collector (svc serve --role colle
     // Percent-escapes the router decodes, HEAD and a query change nothing.
     const variants = [
       { method: 'POST' as const, url: '/api/v1/gateway/complet%69ons', pillar: 'gateway' },
+      { method: 'POST' as const, url: '/api/v1/gateway/challeng%65', pillar: 'gateway' },
       { method: 'POST' as const, url: '/%76%31/chat/completions?x=1', pillar: 'gateway' },
       { method: 'HEAD' as const, url: '/v1/models', pillar: 'gateway' },
       { method: 'POST' as const, url: '/%6dcp/00000000-0000-4000-8000-000000000000', pillar: 'mcp' },

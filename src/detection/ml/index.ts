@@ -18,7 +18,7 @@ export { loadSemanticHead, selectWindows, SEMANTIC_KINDS } from './semantic-head
 export type { SemanticHead, SemanticKind, SemanticThresholds } from './semantic-head.ts';
 export { createWorkerScorer } from './worker-scorer.ts';
 export type { WorkerScorer, WorkerScorerOptions, WorkerVerdict } from './worker-scorer.ts';
-export { checkModelDir, DetectionModelError, findModelFiles, loadTextClassifier, MODEL_FAILURES, MODEL_MAX_TOKENS, parseLabelList, resolveAttackLabels, windowStarts } from './model.ts';
+export { checkModelDir, DetectionModelError, findModelFiles, loadTextClassifier, MODEL_FAILURES, MODEL_MAX_TOKENS, parseLabelList, resolveAttackLabels, softmax, windowStarts } from './model.ts';
 export type { ModelFailure, ModelFiles, ModelReading, ModelSettings, TextClassifier } from './model.ts';
 export { createModelTier } from './model-tier.ts';
 export type { ModelTier, ModelTierConfig, ModelVerdict } from './model-tier.ts';

@@ -257,7 +257,12 @@ export function windowStarts(tokens: number, size: number, limit = MODEL_MAX_WIN
   return Array.from({ length: count }, (_, index) => Math.round((last * index) / (count - 1)));
 }
 
-function softmax(values: ArrayLike<number>, start: number, length: number): number[] {
+/**
+ * The probabilities of `length` logits read from `values` at `start` (one row of a model's output
+ * tensor), shifted by their maximum so that large logits do not overflow. Shared with the
+ * verification capability's grounding model (its NLI logits).
+ */
+export function softmax(values: ArrayLike<number>, start: number, length: number): number[] {
   let max = -Infinity;
   for (let index = 0; index < length; index += 1) max = Math.max(max, values[start + index] as number);
   const exps = Array.from({ length }, (_, index) => Math.exp((values[start + index] as number) - max));

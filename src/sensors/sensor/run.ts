@@ -5,6 +5,7 @@
  * is under --data-dir. All three classes (verification, gateway, mcp) are in this build.
  */
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { LogLevel } from '../../platform/config.ts';
@@ -86,6 +87,7 @@ export async function runSensor(args: readonly string[], version: string): Promi
         paused: () => holder.agent?.config().paused ?? false,
         sensorId: () => holder.agent?.sensorId ?? '',
         allowPrivateTargets: (values['allow-private-targets'] as unknown) === true,
+        holdsFile: join(dataDir, 'held-mcp.json'),
       })
     : null;
   const agent = await startSensorAgent({
