@@ -7,7 +7,7 @@
 import { detectSecretExtraction } from './extraction.ts';
 import { detectPlantedInstructions } from './indirect.ts';
 import { detectLeak } from './leak.ts';
-import { detectInstructionRecital, refusesInstructions } from './recital.ts';
+import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
 import type { Finding, InspectKind, ToolDefinitionShape } from './types.ts';
 
@@ -47,7 +47,7 @@ export function kindFindings(request: KindRequest, raw: string): Finding[] {
     case 'llm_output': {
       const systemPrompt = systemPromptOf(request);
       const recital = detectInstructionRecital(raw);
-      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...recital, ...answerInstructions(detectPlantedInstructions(raw), recital.length > 0)];
+      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...recital, ...detectJailbreakCompliance(raw), ...answerInstructions(detectPlantedInstructions(raw), recital.length > 0)];
     }
     case 'tool_definition':
       return request.tool === undefined ? [] : detectMaliciousCapability(request.tool);
@@ -71,6 +71,14 @@ const MACHINE_ADDRESSED: ReadonlySet<string> = new Set([
   'indirect.agent-task-reference',
   'indirect.output-hijack',
 ]);
+/**
+ * A tool named for the reader to call, or the reader's task spoken of, is an answer's ordinary
+ * talk ("call the function with the address", "let's proceed with your request") unless it is
+ * confident; the other classes address a machine at any confidence from 0.4.
+ */
+const ORDINARY_IN_ANSWERS: ReadonlySet<string> = new Set(['indirect.tool-directive', 'indirect.agent-task-reference']);
+const addressesMachine = (finding: Finding): boolean => MACHINE_ADDRESSED.has(finding.id) && finding.confidence >= (ORDINARY_IN_ANSWERS.has(finding.id) ? 0.6 : 0.4);
+
 /** Under Challenge: an answer's advice to its reader is reported, not refused. */
 const ADVICE_CAP = 0.45;
 
@@ -83,7 +91,7 @@ const ADVICE_CAP = 0.45;
  * under Challenge.
  */
 function answerInstructions(findings: readonly Finding[], recited: boolean): Finding[] {
-  if (recited || findings.some((finding) => MACHINE_ADDRESSED.has(finding.id) && finding.confidence >= 0.4)) return [...findings];
+  if (recited || findings.some((finding) => addressesMachine(finding))) return [...findings];
   // Reported once: three phrasings of one piece of advice must not add up to a refusal.
   const strongest = findings.reduce<Finding | undefined>((best, finding) => (best === undefined || finding.confidence > best.confidence ? finding : best), undefined);
   return strongest === undefined ? [] : [{ ...strongest, confidence: Math.min(strongest.confidence, ADVICE_CAP) }];
@@ -109,8 +117,46 @@ const REFUSAL_CAP = 0.3;
  */
 function adjustRefusal(findings: readonly Finding[], raw: string): Finding[] {
   if (findings.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...findings];
+  return requireAgreementInAnswer(capJailbreakWordsInRefusal(capPromptWordsInRefusal(findings, raw), raw));
+}
+
+/** A catalogue finding at or above this blocks on its own whatever the kind (see the policy). */
+const CATALOGUE_ALONE = 0.9;
+/** Reported, not counted: with the answer's advice (0.45) it stays under Challenge. */
+const LONE_CATALOGUE_CAP = 0.25;
+
+/**
+ * The catalogue's patterns are written for requests; in a model's answer one of them alone is as
+ * often the answer's own wording ("forget everything you know about budgeting", "never refuse a
+ * second helping") as an attack, and in a long answer such wording turns up more often. In an
+ * `llm_output` with no sign of a recital, a leak or a jailbreak that took (those keep everything,
+ * above), a catalogue finding from 0.6 to 0.9 counts as confident only when a finding of another
+ * category (≥ 0.4, other than the answer's own advice) agrees; otherwise it is reported at 0.25.
+ */
+function requireAgreementInAnswer(findings: readonly Finding[]): Finding[] {
+  const catalogue = (finding: Finding) => finding.tier === 't1' && !finding.id.startsWith('leak.') && !finding.id.startsWith('indirect.');
+  // The answer's own advice, reported under Challenge (answerInstructions), agrees with nothing.
+  const agrees = (other: Finding, finding: Finding) => other.category !== finding.category && other.confidence >= 0.4 && !(other.id.startsWith('indirect.') && other.confidence <= ADVICE_CAP);
+  const lone = (finding: Finding) => catalogue(finding) && finding.confidence >= 0.6 && finding.confidence < CATALOGUE_ALONE && !findings.some((other) => agrees(other, finding));
+  if (!findings.some(lone)) return [...findings];
+  return findings.map((finding) => (lone(finding) ? { ...finding, confidence: LONE_CATALOGUE_CAP } : finding));
+}
+
+function capPromptWordsInRefusal(findings: readonly Finding[], raw: string): Finding[] {
   if (!findings.some((finding) => finding.id.startsWith('sp.')) || !refusesInstructions(raw)) return [...findings];
   return findings.map((finding) => (finding.id.startsWith('sp.') && finding.confidence > REFUSAL_CAP ? { ...finding, confidence: REFUSAL_CAP } : finding));
+}
+
+/**
+ * An answer that declines the request ("As an AI language model, I cannot provide harmful or
+ * unethical content") names what it declines; the catalogue's jailbreak patterns (below 0.9) are
+ * capped under Alert there. An answer that goes on as a jailbreak persona carries
+ * `leak.jailbreak-compliance` (≥ 0.6), which keeps everything as it is (above).
+ */
+function capJailbreakWordsInRefusal(findings: readonly Finding[], raw: string): Finding[] {
+  const capped = (finding: Finding) => finding.id.startsWith('jb.') && finding.confidence > REFUSAL_CAP && finding.confidence < 0.9;
+  if (!findings.some(capped) || !refusesRequest(raw)) return [...findings];
+  return findings.map((finding) => (capped(finding) ? { ...finding, confidence: REFUSAL_CAP } : finding));
 }
 
 export function adjustForKind(kind: InspectKind, findings: readonly Finding[], raw?: string): Finding[] {
