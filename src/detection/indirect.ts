@@ -90,7 +90,7 @@ const ADDRESSED = [
 const VOCATIVE =
   /^(?:dear\s{1,3}|hey\s{1,3}|hi\s{1,3}|attention\s{1,3})?(?:the\s{1,3})?(?:ai|a\.i\.|ai\s{1,3}(?:model|assistant|agent|system)|assistant|chatbot|llm|language\s{1,3}model|model|bot|summari[sz]er)\s{0,2},\s{1,3}(?:please|kindly|you|ignore|disregard|forget|include|add|write|make|tell|say|state|mention|respond|reply|answer|translate|summari[sz]e|explain|describe|recommend|promote|remember|note\s{1,3}that|do\s{1,3}not|don't|never|always|before|after|when|instead|also|rate|rank|list|give|provide|start|begin|end|use)\b/;
 /** Someone who summarises or parses the text: a machine's work, named as the addressee. */
-const WHOEVER_PROCESSES = /\b(?:whoever|anyone|anybody|whatever|the\s{1,3}(?:tool|system|program|software))\s{1,3}(?:is\s{1,3})?(?:summari[sz]ing|summari[sz]es|parsing|parses|ingesting|ingests)\s{1,3}(?:this|these|the\s{1,3}(?:text|table|data|document|e-?mail|page|file|record|code))\b/;
+const WHOEVER_PROCESSES = /\b(?:whoever|anyone|anybody|whatever)\s{1,3}(?:is\s{1,3})?(?:summari[sz]ing|summari[sz]es|parsing|parses|ingesting|ingests)\s{1,3}(?:this|these|the\s{1,3}(?:text|table|data|document|e-?mail|page|file|record|code))\b/;
 
 /** Task switches, overrides and concealment. */
 const SWITCH = [
@@ -381,15 +381,16 @@ interface Gates {
   readonly answerDirective: boolean;
   readonly answerForm: boolean;
   readonly whoever: boolean;
-  /** The text shows signs of command documentation (a flag, a shell prompt, a usage line, inline code). */
-  readonly documentation: boolean;
+  /** The text shows signs of command documentation (a flag, a shell prompt, a usage line, inline code); asked only when needed. */
+  readonly documentation: () => boolean;
 }
-const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true, answerForm: true, whoever: true, documentation: false };
+const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true, answerForm: true, whoever: true, documentation: () => false };
 const ROLE_UNANCHORED = ROLE.filter((regex) => !regex.source.startsWith('^'));
 const ROLE_ANCHORED = ROLE.filter((regex) => regex.source.startsWith('^'));
 
 function gatesOf(text: string): Gates {
   const lower = text.toLowerCase();
+  let documentation: boolean | undefined;
   return {
     addressed: anyMatch(ADDRESSED, lower),
     addressedWeak: anyMatch(ADDRESSED_WEAK, lower),
@@ -404,7 +405,7 @@ function gatesOf(text: string): Gates {
     answerDirective: anyMatch(ANSWER_DIRECTIVE_PATTERNS, lower),
     answerForm: ANSWER_FORM_GATE.test(lower),
     whoever: WHOEVER_PROCESSES.test(lower),
-    documentation: COMMAND_DOCUMENTATION.test(text),
+    documentation: () => (documentation ??= COMMAND_DOCUMENTATION.test(text)),
   };
 }
 
@@ -443,7 +444,7 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
     else if (targets === 1) {
       // In command documentation, "Copy the contents of the given directory …" or "Set the IAM
       // policy …" says what a command does to files, settings or access: reported, weaker.
-      const confidence = POLITE_REQUEST.test(lower) && highImpact(lower) ? 0.6 : gates.documentation && onlyLocalTarget(lower) ? DOCUMENTED_ACTION : 0.45;
+      const confidence = POLITE_REQUEST.test(lower) && highImpact(lower) ? 0.6 : onlyLocalTarget(lower) && gates.documentation() ? DOCUMENTED_ACTION : 0.45;
       out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', confidence, span));
     }
     else out.push(finding('imperative', 'Imperative sentence in data', 0.2, span));
