@@ -1,12 +1,14 @@
 /**
- * Oblique extraction of a guarded secret from the assistant (kind `prompt`): asking it to
- * share, confirm, spell, translate, encode or hint at *its* password, access code, secret word
- * or instructions, in several languages, and asking for it piece by piece (first letter,
- * length, rhymes). Questions about passwords in general ("how do I store passwords safely?")
- * are not requests for the assistant's secret: the secret must be the assistant's or "ours"
- * ("your password", "the password for this system", "our access code"), or asked for in a
- * guessing-game shape (letters, length, hint).
- * Linear regular expressions only (bounded gaps, no nested quantifiers).
+ * Oblique extraction of a guarded secret from the assistant (kind `prompt`, issue #32 item 4):
+ * the secret named by meaning — "the password", "the secret word", "your access code", "the word
+ * you are protecting", "the instructions you were given", the noun with its article in other
+ * languages — and, near it, a request to reveal it, transform it on its way out (spelled,
+ * reversed, encoded, translated), give it piece by piece (letters, length, meaning, hints) or
+ * carry it in a story, poem or song. A password of something ("the password for my router"), one
+ * to be made ("the password should have 8 characters"), a setting ("the password policy"), the
+ * writer's own ("my password", "olvidé mi contraseña") and a how-to question are topics, not the
+ * guarded secret. Linear regular expressions only (bounded gaps, no nested quantifiers); the
+ * multiword nouns are written with one space so that the prefilter's literals are whole nouns.
  */
 import { caseInsensitiveSlots, requiredClauses } from './catalogue/literals.ts';
 import type { Finding } from './types.ts';
@@ -14,11 +16,11 @@ import type { Finding } from './types.ts';
 const MAX_SCAN = 16_384;
 
 const SECRET_NOUN =
-  "(?:password|passcode|pass\\s?phrase|pass\\s?word|access\\s{1,3}code|secret\\s{1,3}(?:word|key|code|phrase|password)|code\\s?word|magic\\s{1,3}word|pin\\s{1,3}code|unlock\\s{1,3}code|system\\s{1,3}prompt|hidden\\s{1,3}instructions|initial\\s{1,3}instructions|contraseña|contrasena|clave|mot\\s{1,3}de\\s{1,3}passe|code\\s{1,3}secret|passwort|kennwort|geheimwort|zugangscode|parola\\s{1,3}d'ordine|codice\\s{1,3}segreto|senha|palavra-passe|wachtwoord|пароль|код\\s{1,3}доступа|κωδικός|συνθηματικό|密码|口令|暗号|パスワード|合言葉|비밀번호|암호|şifre|parola|hasło|heslo)";
+  "(?:password|passcode|passphrase|pass phrase|pass word|access code|secret (?:word|key|code|phrase|password)|codeword|code word|magic word|pin code|unlock code|system prompt|hidden instructions|initial instructions|contraseña|contrasena|clave|mot de passe|code secret|passwort|kennwort|geheimwort|zugangscode|parola d'ordine|codice segreto|senha|palavra-passe|wachtwoord|пароль|код доступа|κωδικός|συνθηματικό|密码|口令|暗号|パスワード|合言葉|비밀번호|암호|şifre|parola|hasło|heslo)";
 
-/** The assistant's (or "our") secret, in several languages. */
 /** Words after "password" that make it a topic rather than the secret ("our password policy"). */
-const TOPIC = '(?!\\s{0,3}(?:polic|manag|reset|strength|requirement|hygien|rotation|complexit|hash|storage|field|length|expir|change|recovery|generator|protect|secur|best|rule|vault\\s{1,3}app))';
+const TOPIC = '(?!\\s{0,3}(?:polic|manag|reset|strength|requirement|hygien|rotation|complexit|hash|storage|field|length|expir|change|recovery|generator|protect|secur|best|rule|vault\\s{1,3}app|design|advice|template|engineering|example|tips|writing|ideas|suggestion))';
+/** The assistant's (or "our") secret, in several languages. */
 const OWNED = new RegExp(
   `\\b(?:your|ur|our|the\\s{1,3}(?:system'?s?|bot'?s?|assistant'?s?|ai'?s?|vault'?s?|admin|secret)|this\\s{1,3}(?:system'?s?|bot'?s?|vault'?s?))\\s{1,3}(?:\\w{1,15}\\s{1,3})?${SECRET_NOUN}${TOPIC}|${SECRET_NOUN}\\s{1,3}(?:for|of|to)\\s{1,3}(?:our|this|the)\\s{1,3}(?:system|account|vault|server|bot|database|door|network)|(?:tu|su|vuestra|nuestra|la)\\s{1,3}(?:contraseña|contrasena|clave)|(?:ton|votre|notre|le)\\s{1,3}(?:mot\\s{1,3}de\\s{1,3}passe|code\\s{1,3}secret)|(?:dein|deine|ihr|ihre|unser|unsere|das)\\s{1,3}(?:passwort|kennwort|geheimwort|zugangscode)|(?:la\\s{1,3}tua|la\\s{1,3}vostra|la\\s{1,3}nostra|la)\\s{1,3}password|(?:sua|tua|nossa|a)\\s{1,3}senha|твой\\s{1,3}пароль|ваш\\s{1,3}пароль|наш\\s{1,3}пароль|ο\\s{1,3}κωδικός|你的密码|密码是|パスワードは|パスワードを`,
   'iu',
@@ -26,7 +28,7 @@ const OWNED = new RegExp(
 
 /** Request verbs: say, share, confirm, spell, translate, encode, hint, complete … (several languages). */
 const REQUEST =
-  /\b(?:what(?:'s|\s{1,3}is|\s{1,3}was)|tell|give|share|confirm|reveal|disclose|say|print|output|write|spell|type|display|show|send|repeat|translate|encode|encrypt|reverse|hint|remind|recite|sing|rhyme|leak|provide|read\s{1,3}out|need|forgot|lost|cuál\s{1,3}es|cual\s{1,3}es|dime|dame|dites|donne|quel\s{1,3}est|quelle\s{1,3}est|wie\s{1,3}lautet|was\s{1,3}ist|sag|gib|qual\s{1,3}è|dimmi|qual\s{1,3}é|me\s{1,3}diga)\b|(?:какой|скажи|назови|ποιος\s{1,3}είναι|πες|是什么|告诉我|教えて|何ですか|알려)/iu;
+  /\b(?:what(?:'s|\s{1,3}is|\s{1,3}was|\s{1,3}would|\s{1,3}could|\s{1,3}might)|tell|give|share|confirm|reveal|disclose|say|print|output|write|spell|type|display|show|send|repeat|translate|encode|encrypt|reverse|hint|remind|recite|sing|rhyme|leak|provide|read\s{1,3}out|need|forgot|lost|cuál\s{1,3}es|cual\s{1,3}es|dime|dame|dites|donne|quel\s{1,3}est|quelle\s{1,3}est|wie\s{1,3}lautet|was\s{1,3}ist|sag|gib|dimmi|me\s{1,3}diga)\b|(?:какой|скажи|назови|ποιος\s{1,3}είναι|πες|是什么|告诉我|教えて|何ですか|알려|qual\s{1,3}[èé](?![\p{L}\p{N}]))/iu;
 
 /** Piecewise extraction: letters, length, rhymes, hints about the secret. */
 const PIECEWISE = new RegExp(
@@ -34,15 +36,151 @@ const PIECEWISE = new RegExp(
   'iu',
 );
 
+// ── The guarded secret named by meaning (issue #32 item 4) ──────────────────────────────────────
+// A guarded assistant's secret is spoken of as *the* password, *the* secret word, *the* secret
+// — definite, nobody else's — or obliquely as "the word you are protecting". An everyday
+// question names a password of something ("the password for my router", "the Wi-Fi password"),
+// a password to be made ("the password should have 8 characters"), or one of its settings
+// ("the password policy"): those are topics, not the guarded secret.
+
+const EN_NOUN =
+  "(?:password|passcode|passphrase|pass phrase|pass word|access code|secret (?:word|key|code|phrase|password|number)|codeword|code word|magic word|safeword|safe word|unlock code|pin code)";
+/** Modifiers that keep "the … password" the guarded one ("the real password", "the level 3 password"). */
+const GUARDED_MODIFIER =
+  '(?:(?:secret|hidden|real|actual|correct|right|current|full|exact|complete|whole|original|true|special|final|protected|guarded|forbidden|confidential|private|level\\s{1,3}\\d{1,2}|\\d{1,2}(?:st|nd|rd|th)?)\\s{1,3})?';
+/** Words after the noun that make it a setting, a field or a password yet to be made. */
+const SPEC = '(?!\\s{1,3}(?:prompt|box|input|dialog|screen|page|form|label|entry|section|criteria|should|must|needs?|has\\s{1,3}to|have\\s{1,3}to|will|can|may|requires?|cannot|can\'t|shall|kids|children|people|users|they|he|she|someone|everyone|most)\\b)';
+/** "the password for my router", "the password to a Wi-Fi network": somebody's or something's, unless it is this system's or this level's. */
+const OF_SOMETHING =
+  "(?!\\s{1,3}(?:(?:for|of|on|at)\\s{1,3}|to\\s{1,3}(?=(?:a|an|the|my|his|her|their|your|our)\\s))(?!this\\s{1,3}[\\w-]|(?:(?:the|that)\\s{1,3})?(?:system|vault|level|game|challenge|round|stage|mode|session|bot|assistant|ai|gate|door|castle|treasure|next|today|now|me|us)\\b)[\\w'’-])";
+/** "the secret" alone, or followed by what is done with it — not "the secret to a good bread". */
+const SECRET_ALONE =
+  "\\b(?:the|this|that|your)\\s{1,3}secret(?=\\s{0,3}(?:[.,;:!?\"'”)]|$)|\\s{1,3}(?:you|that\\s{1,3}you|which\\s{1,3}you|again|now|please|backwards|in\\s{1,3}(?:reverse|base\\s?64|morse|binary|hex|french|spanish|german)|letter\\s{1,3}by))|\\b(?:letters?|characters?|digits?)\\s{1,3}(?:of|in)\\s{1,3}(?:the|your)\\s{1,3}secret\\b";
+/** "the word you are protecting", "what secret are you hiding", "the code you were told not to share". */
+const PROTECTED_THING =
+  "\\b(?:the|that|which|what)\\s{1,3}(?:word|secret|code|phrase|password|passphrase|key)\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you(?:'re|’re|\\s{1,3}are|\\s{1,3}were|\\s{1,3}have\\s{1,3}been)?\\s{1,3}(?:protecting|guarding|hiding|keeping|concealing|withholding|(?:meant|supposed)\\s{1,3}to\\s{1,3}(?:protect|guard|hide|keep)|(?:told|instructed|asked|programmed|not\\s{1,3}allowed|forbidden|not\\s{1,3}supposed|not\\s{1,3}permitted)\\s{1,3}(?:not\\s{1,3})?to|(?:can't|can’t|cannot|can\\s{1,3}not|mustn't|must\\s{1,3}not|must\\s{1,3}never|shouldn't|should\\s{1,3}never|may\\s{1,3}not|won't|will\\s{1,3}not)\\s{1,3}(?:say|tell|reveal|share|disclose|give\\s{1,3}out|mention|utter|write))\\b|\\bwhat\\s{1,3}(?:word|secret|password|code)\\s{1,3}(?:are|were)\\s{1,3}you\\s{1,3}(?:protecting|guarding|hiding|keeping|not\\s{1,3}allowed)\\b";
+
+/** The guarded secret in English: definite, owned by the assistant, or spoken of as what it protects. */
+const TARGET = new RegExp(
+  `\\b(?:the|this|that)\\s{1,3}${GUARDED_MODIFIER}${EN_NOUN}\\b${TOPIC}${SPEC}${OF_SOMETHING}|${SECRET_ALONE}|${PROTECTED_THING}`,
+  'iu',
+);
+const PROTECTED = new RegExp(PROTECTED_THING, 'iu');
+
+/** The secret in other languages, with an article or none (Russian, Chinese, Japanese, Korean have none). */
+const NOT_LETTER = '(?![\\p{L}\\p{N}])';
+const FOREIGN_TARGET = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:(?:la|tu|su|vuestra|nuestra)\\s{1,3}(?:contraseña|contrasena|clave secreta|palabra (?:secreta|clave))|el\\s{1,3}código secreto|(?:le|ton|votre|notre)\\s{1,3}(?:mot de passe|mot secret|code secret|code d'accès)|(?:das|dein|ihr|unser)\\s{1,3}(?:passwort|kennwort|geheimwort|losungswort|codewort)|(?:den|deinen|ihren|die|deine|ihre)\\s{1,3}(?:zugangscode|geheimcode|passphrase|geheimzahl)|(?:la|ta|votre)\\s{1,3}phrase (?:de passe|secrète)|(?:iyong|ang)\\s{1,3}(?:password|sikretong salita)|(?:la|il)\\s{1,3}(?:password|parola (?:segreta|d'ordine)|codice segreto)|(?:a|sua|tua)\\s{1,3}(?:senha|palavra-passe|palavra secreta)|o\\s{1,3}código secreto|(?:het|je|jouw|uw)\\s{1,3}(?:wachtwoord|geheime woord)|de\\s{1,3}(?:toegangscode|geheime code)|şifre|hasło|hasła|mật khẩu|khóa bí mật)${NOT_LETTER}(?!\\s{1,3}(?:de|del|di|do|da|du|des|van|von|für|para|pour|per)${NOT_LETTER})|парол(?:ь|я|ю|ем|е)|секретн(?:ое|ого)\\s{1,3}слов|кодов(?:ое|ого)\\s{1,3}слов|секретн(?:ый|ого)\\s{1,3}(?:ключ|код)|密码|口令|暗号|密钥|秘密の言葉|合言葉|暗証番号|パスワード|비밀번호|패스워드|암호|비밀\\s?단어`,
+  'iu',
+);
+/** The assistant's instructions or system prompt in other languages (its own, or "the" ones). */
+const FOREIGN_INSTRUCTIONS = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:(?:tus|sus|las|vuestras)\\s{1,3}(?:\\p{L}{1,15}\\s{1,3})?(?:instrucciones|directrices)|(?:tes|vos|les)\\s{1,3}(?:\\p{L}{1,15}\\s{1,3})?(?:instructions|consignes|directives)|(?:deine|ihre|die)\\s{1,3}(?:\\p{L}{1,15}\\s{1,3})?(?:anweisungen|instruktionen|systemanweisungen|richtlinien)|(?:le\\s{1,3}tue|tue|i\\s{1,3}tuoi|le)\\s{1,3}(?:\\p{L}{1,15}\\s{1,3})?(?:istruzioni|direttive)|(?:suas|as|tuas)\\s{1,3}(?:\\p{L}{1,15}\\s{1,3})?(?:instruções|instrucoes|diretrizes)|(?:je|jouw|uw|de)\\s{1,3}(?:\\p{L}{1,15}\\s{1,3})?(?:instructies|richtlijnen))${NOT_LETTER}(?!\\s{1,3}(?:suivantes|siguientes|folgenden|seguenti|seguintes|volgende|ci-dessous|abajo|unten|sotto|abaixo|hieronder|del?|di|da|do|du|des|für|para|pour|per|van|von|zum|zur|sur|sobre|su)${NOT_LETTER})|(?:prompt|mensaje|message|mensagem|messaggio)\\s{1,3}(?:del?\\s{1,3}|du\\s{1,3}|di\\s{1,3}|do\\s{1,3})?(?:sistema|système|systeme)${NOT_LETTER}|(?<![\\p{L}\\p{N}])(?:systemprompt|system-prompt|systemnachricht)${NOT_LETTER}|(?:тво\\p{L}{1,2}|ваш\\p{L}{1,2}|сво\\p{L}{1,2})\\s{1,3}(?:инструкци\\p{L}{1,3}|правил\\p{L}{0,3})|системн\\p{L}{1,3}\\s{1,3}(?:промпт|подсказк|инструкци|сообщени)\\p{L}{0,3}|你的指令|你的指示|你的规则|你的设定|系统提示|系统指令|系统消息|初始指令|初始提示|提示词|システムプロンプト|あなたの指示|あなたのルール|初期指示|システムメッセージ|시스템\\s?프롬프트|시스템\\s?메시지|너의\\s?지시|당신의\\s?지시|초기\\s?지시|지시\\s?사항`,
+  'iu',
+);
+
+/** The person's own password, or one to be made, chosen, changed or kept safe: a topic, in several languages. */
+const FOREIGN_TOPIC = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:mi|mis|mon|ma|mes|mein|meine|meinen|meines|mio|mia|miei|meu|minha|mijn|moje|benim)${NOT_LETTER}|мо(?:й|ю|его|ём|ем)|сво(?:й|его|ю)|我的|私の|僕の|내\\s|나의|olvidé|olvidó|olvidado|oublié|vergessen|dimenticat\\p{L}|esqueci|esqueceu|vergeten|забыл\\p{L}?|忘了|忘记了|忘れました|忘れた|잊었|잊어버렸|restablec|reinici|réinitialis|zurücksetz|reimpost|redefin|reset|сброс|восстанов|重置|找回|リセット|재설정|cambia|change|ändern|alterar|mudar|wijzig|смен|измен|修改|更改|変更|변경|crea|créer|erstell|criar|maak|созда|придума|创建|生成|作成|생성|elegir|escoger|choisir|wähl|sceglie|escolh|kiez|выбра|选择|设置|設定|選|선택|설정|segur|sécuris|sicher|sicur|veilig|надёжн|надежн|强|安全|強力|강력|안전|polític|politique|richtlinie|politica|beleid|политик|策略|ポリシー|정책|gestor|gestionnaire|manager|менеджер|管理|hash|cifr|encript|chiffr|verschlüssel|crittograf|criptograf|versleutel|шифр|加密|暗号化|암호화|nedir\\s{1,3}ve|cómo|comment|wie\\s{1,3}(?:kann|ändere|setze|erstelle|wähle)|come\\s{1,3}(?:posso|si)|como\\s{1,3}(?:posso|faço)|hoe\\s{1,3}(?:kan|wijzig|maak|kies)|как\\s{1,3}(?:мне\\s{1,3})?(?:смен|измен|созда|восстанов|сброс|выбра|придума|\\p{L}{1,12}ть(?![\\p{L}]))|如何|怎么|怎样|どうすれば|方法|書き方|作り方|使い方|やり方|어떻게|바꾸|바꿔|방법`,
+  'iu',
+);
+/** Request verbs in other languages (say, give, what is, write, spell, show, translate, backwards, letter by letter, hint). */
+const FOREIGN_ACT = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:dime|dímelo|dame|dinos|decime|escribe|deletrea|revela|revélame|muéstrame|muestra|comparte|traduce|codifica|cuál\\s{1,3}es|cual\\s{1,3}es|qué\\s{1,3}es|al\\s{1,3}revés|letra\\s{1,3}por\\s{1,3}letra|primera\\s{1,3}letra|última\\s{1,3}letra|pista|dis-moi|dites-moi|donne-moi|donnez-moi|quel\\s{1,3}est|quelle\\s{1,3}est|écris|écrivez|épelle|épelez|révèle|révélez|montre-moi|montrez-moi|traduis|traduisez|partage|à\\s{1,3}l'envers|lettre\\s{1,3}par\\s{1,3}lettre|première\\s{1,3}lettre|dernière\\s{1,3}lettre|indice|sag|sagen\\s{1,3}sie|gib|geben\\s{1,3}sie|wie\\s{1,3}lautet|was\\s{1,3}ist|schreib|schreiben\\s{1,3}sie|buchstabier\\p{L}{0,3}|verrat|verraten\\s{1,3}sie|zeig|nenn|übersetz\\p{L}{0,3}|rückwärts|buchstabe\\s{1,3}für\\s{1,3}buchstabe|ersten\\s{1,3}buchstaben|letzten\\s{1,3}buchstaben|hinweis|tipp|dimmi|dammi|qual\\s{1,3}è|qual'è|scrivi|rivela|rivelami|mostrami|svela|traduci|al\\s{1,3}contrario|lettera\\s{1,3}per\\s{1,3}lettera|prima\\s{1,3}lettera|ultima\\s{1,3}lettera|indizio|diga|me\\s{1,3}diga|dá-me|qual\\s{1,3}é|escreva|soletre|revele|mostre|traduza|compartilhe|ao\\s{1,3}contrário|primeira\\s{1,3}letra|dica|vertel|wat\\s{1,3}is|schrijf|onthul|laat\\s{1,3}zien|vertaal|achterstevoren|letter\\s{1,3}voor\\s{1,3}letter|eerste\\s{1,3}letter|скажи|скажите|назови|назовите|какой|каков|напиши|напишите|покажи|раскрой|раскройте|сообщи|дай|переведи|наоборот|по\\s{1,3}буквам|первую\\s{1,3}букву|подсказк\\p{L}{0,3}|nedir|söyle|jakie\\s{1,3}jest|podaj|powiedz|napisz|là\\s{1,3}gì|cho\\s{1,3}tôi|tiết\\s{1,3}lộ|compartir|confirmar|confirmes|confirma|revelar|decir|dar|necesito|sería|partager|confirmer|donner|dire|révéler|besoin|serait|teilen|bestätigen|geben|sagen|nennen|verraten|angeben|brauche|wäre|condividere|confermare|dare|rivelare|dai|ho\\s{1,3}bisogno|sarebbe|quale|partilhar|compartilhar|dizer|preciso|seria|delen|bevestigen|geven|zeggen|nodig|zou|ibahagi|sabihin|ano\\s{1,3}ang)${NOT_LETTER}|需要|必要|필요|нуж|告诉|是什么|说出|写出|倒过来|倒着|拼写|透露|给我|翻译|第一个字|提示|教えて|何ですか|なんですか|は何|言って|書いて|逆|明かして|見せて|最初の文字|ヒント|알려|뭐야|뭐예요|무엇|말해|써\\s?줘|거꾸로|보여|첫\\s?글자|힌트`,
+  'iu',
+);
+
+/** Writing that carries the secret, in other languages: a poem, a story, a song about it. */
+const FOREIGN_CARRIER =
+  /(?<![\p{L}\p{N}])(?:poema|poesía|poesia|canción|canción|cuento|historia|história|poème|chanson|histoire|conte|gedicht|lied|geschichte|märchen|canzone|storia|racconto|canção|verhaal|liedje|rijm|стих\p{L}{0,4}|рассказ\p{L}{0,2}|песн\p{L}{0,2}|сказк\p{L}{0,2}|tula|kwento|haiku)(?![\p{L}\p{N}])|诗|故事|歌|詩|物語|이야기|노래/iu;
+
+/** Asking for the secret outright: tell/give/show me, reveal, say, spell, what is, what would it be, I need. */
+const REVEAL =
+  /\b(?:tell|give|send|show|get)\s{1,3}(?:me|us)\b|\b(?:reveal|disclose|divulge|leak|say|utter|whisper|spell|recite|share|expose|dictate|print|output|confirm|provide|display)\b|\bwhat(?:'s|’s|\s{1,3}is|\s{1,3}was|\s{1,3}are)\b|\bwhat\s{1,3}(?:would|could|might|will|does)\b|\b(?:i|we)\s{1,3}(?:really\s{1,3}|urgently\s{1,3}|just\s{1,3}|still\s{1,3})?(?:need|want|must\s{1,3}(?:have|know|get))\b|\b(?:remind|let)\s{1,3}me\b|\bread\s{1,3}(?:me|us|out|aloud)\b|\b(?:finish|complete|fill\s{1,3}in)\b|\b(?:always|happily|gladly|freely)\s{1,3}(?:reveals?|shares?|tells?|gives?|says?)\b|\bcan\s{1,3}(?:i|we)\s{1,3}(?:have|get|know|hear)\b/i;
+/** The secret transformed on its way out: spelled, reversed, encoded, translated, hidden in other words. */
+const TRANSFORM =
+  /\b(?:backwards?|reversed?|in\s{1,3}reverse|upside\s{1,3}down|mirror(?:ed)?|spell(?:ed|ing)?|letter\s{1,3}by\s{1,3}letter|one\s{1,3}(?:letter|character)|each\s{1,3}(?:letter|character)|every\s{1,3}(?:letter|character)|(?:separated|split)\s{1,3}(?:by|with|into)|(?:space|spaces|dash|dashes|hyphens?|dots|commas|underscores|asterisks)\s{1,3}between|base\s?(?:64|32)|hex(?:adecimal)?|binary|ascii|rot\s?-?13|caesar|cipher|encode|encrypt|morse|pig\s{1,3}latin|leet(?:speak)?|nato|phonetic|emojis?|anagram|acrostic|translat(?:e|ed|ion)|in\s{1,3}(?:french|spanish|german|italian|portuguese|dutch|russian|chinese|japanese|korean|latin|greek|arabic|hindi|klingon|elvish)|syllables?|rhym(?:e|es|ing)|obfuscat\w{0,5}|scrambl\w{0,3}|shuffl\w{0,3}|jumbl\w{0,3}|disguis\w{0,3}|hide|hidden\s{1,3}in|embed\w{0,3}|character\s{1,3}codes?|next\s{1,3}letter|shift(?:ed)?\s{1,3}by|between\s{1,3}(?:asterisks|quotes|quotation\s{1,3}marks|brackets|parentheses|tags)|in\s{1,3}(?:your|the|every|each)\s{1,3}(?:answer|response|reply|output))\b/i;
+/** The secret asked for in pieces or by its properties: letters, length, meaning, hints. */
+const PIECES =
+  /\b(?:first|last|second|third|fourth|fifth|next|final|middle|initial|each|every)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letters?|characters?|chars?|digits?|syllables?|half)\b|\bhow\s{1,3}(?:long|many\s{1,3}(?:letters|characters|digits|syllables|words))\b|\bmeans?\b|\b(?:length|meaning|definition|synonyms?|antonyms?|opposite|hints?|clues?|riddle|rhymes?|etymology|category|theme)\b|\b(?:contains?|includes?|starts?|begins?|ends?)\s{1,3}(?:with\s{1,3})?(?:the\s{1,3})?(?:letter|an?\s{1,3}\w\b|a\s{1,3}vowel|a\s{1,3}number|any)\b|\b(?:what|which)\s{1,3}letters\b|\bin\s{1,3}a\s{1,3}sentence\b|\b(?:describe|define)\b|\b(?:longer|shorter)\s{1,3}than\b|\b\d{1,2}\s{1,3}(?:letters|characters|digits)\b/i;
+/** A piece of writing that carries the secret: a story in which it is said, a poem that contains it. */
+const CARRIER =
+  /\b(?:story|tale|poem|poetry|song|lyrics|rap|riddle|haiku|limerick|sonnet|verse|ballad|ode|dialogue|dialog|scene|script|screenplay|joke|sentence|paragraph|acrostic|letter|email|essay|tweet|recipe|list|chant|prayer)s?\b[^.!?\n]{0,80}\b(?:contain|contains|containing|include|includes|including|mention|mentions|mentioning|says?|saying|uses?|using|hides?|hiding|whispers?|whispering|reveals?|revealing|spells?|spelling|shouts?|shouting|reads?\s{1,3}out|tells?|telling|embeds?|features?|featuring|answer\s{1,3}is)\b|\b(?:poem|song|rap|riddle|haiku|limerick|sonnet|verse|ballad|ode|acrostic|chant)s?\s{1,3}about\b|\b(?:chorus|title|refrain|first\s{1,3}line|last\s{1,3}line|last\s{1,3}word|answer|punchline|hero's\s{1,3}name)\s{1,3}is\b/i;
+/** A request that builds something with a password or handles one in code: not the assistant's secret. */
+const MAKING =
+  /\b(?:generate|create|make|choose|pick|suggest|set|setting|reset|change|update|store|storing|stored|save|hash|hashed|hashing|bcrypt|validate|validation|verify|check|function|variable|script|(?<!(?:morse|secret|access|unlock|pin|qr)\s)code(?!\s{0,3}word)|program|database|column|field|form|regex|config|file|login\s{1,3}page|input|sql|api)\b|[=(){};]/i;
+/** "never share the password", "do not reveal it": advice, not a request. */
+const NEGATED = /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b(?:never|not|no\s{1,3}one|nobody|avoid|without|shouldn't|don't|doesn't|mustn't|can't|cannot|won't|isn't|wouldn't)\b/i;
+/** A later sentence that works on the secret named before: "Now spell it backwards", "its first letter". */
+const ABOUT_IT =
+  /\b(?:spell|reverse|encode|encrypt|translate|write|say|print|tell\s{1,3}me|type|show\s{1,3}me|give\s{1,3}me|repeat|whisper|reveal|share|hide|include|use)\s{1,3}it\b(?!\s{1,3}(?:down\s{1,3}somewhere|somewhere|safe|securely|nowhere))|\bits\s{1,3}(?:first|last|second|third|next|final)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letter|character|digit|syllable)s?\b|\bhow\s{1,3}(?:long|many\s{1,3}letters)\s{1,3}(?:is|does|has)\s{1,3}it\b|\bthe\s{1,3}(?:first|last|second|third|next|final)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letter|character|digit|syllable)s?\b/i;
+
+/** An owner named in English: the assistant's ("your password") or this system's. */
+const ASSISTANTS = /^(?:your|ur|our|the|this)\b/i;
+
+/** An encoding or spelling named anywhere in a short prompt that named the secret ("… your password. Provide it in Base64."). */
+const ENCODING = /\b(?:backwards|in\s{1,3}reverse|letter\s{1,3}by\s{1,3}letter|base\s?(?:64|32)|hexadecimal|binary|rot\s?-?13|morse|pig\s{1,3}latin|leetspeak|nato\s{1,3}alphabet|phonetic\s{1,3}alphabet|acrostic)\b/i;
+
 /**
- * Whether a sentence can give a finding at all: every match of PIECEWISE or OWNED holds, for one
- * of its alternatives, a literal of each of that alternative's clauses (catalogue/literals.ts),
- * under the same case folding. One automaton pass per sentence instead of the two expressions
- * above (a case-insensitive Unicode alternation costs about a microsecond per character);
- * sentences without the literals are exactly those on which both expressions fail.
+ * The assistant's own instructions spoken of by what they are rather than by name: what it was
+ * given or told before the conversation, the text before the user's message, the first words of
+ * the conversation, the things it must never say.
+ */
+const INSTRUCTIONS_BY_REFERENCE =
+  /\b(?:instructions|rules|guidelines|directives|orders|prompt|configuration|system\s{1,3}message)\s{1,3}(?:were|have|had)\s{1,3}you\s{1,3}(?:been\s{1,3})?(?:given|told|provided|programmed|configured|assigned)\b|\b(?:text|words|message|messages|content|everything)\s{1,3}(?:that\s{1,3})?(?:came|comes|appears?|appeared|is|was|were|written)\s{1,3}(?:before|above|prior\s{1,3}to)\s{1,3}(?:my|this|the\s{1,3}user'?s?|our)\s{1,3}(?:message|messages|question|prompt|input|request|conversation|chat)\b|\bfirst\s{1,3}\d{1,4}\s{1,3}(?:words|lines|characters|sentences|tokens)\s{1,3}(?:of|in)\s{1,3}(?:this|the|our|your)\s{1,3}(?:conversation|chat|prompt|context|session|instructions)\b|\b(?:things?|words?|information)\s{1,3}(?:that\s{1,3})?you\s{1,3}(?:must|should|can|may|are\s{1,3}(?:not\s{1,3})?(?:allowed|supposed)\s{1,3}to)\s{1,3}never\s{1,3}(?:say|reveal|tell|share|disclose)\b/i;
+
+/** How far around the named secret a request verb may stand (characters either side). */
+const NEAR = 90;
+/** A text longer than this is a document: a later "spell it" is not read as about an earlier secret. */
+const FOLLOW_UP_LIMIT = 1_200;
+
+type Found = Pick<Finding, 'id' | 'name' | 'confidence'>;
+const GUARDED: Found = { id: 'extraction.guarded-secret', name: "Request for the assistant's password, access code or instructions", confidence: 0.6 };
+const PIECEWISE_FOUND: Found = { id: 'extraction.piecewise-secret', name: 'Secret asked for piece by piece (letters, length, rhymes, hints)', confidence: 0.65 };
+const ENCODED: Found = { id: 'extraction.encoded-secret', name: 'Secret asked for spelled, reversed, encoded or translated', confidence: 0.65 };
+const CARRIED: Found = { id: 'extraction.secret-in-writing', name: 'Secret asked for inside a story, poem, riddle or other writing', confidence: 0.6 };
+
+/**
+ * The guarded secret named by meaning in one sentence (English: definite, the assistant's, or
+ * what it protects; other languages: the noun with no sign that it is the writer's own or a
+ * topic), and what is asked of it nearby.
+ */
+function guardedSecretRequest(sentence: string): { found: Found | null; named: boolean } {
+  const owned = OWNED.exec(sentence);
+  const english = owned ?? TARGET.exec(sentence);
+  if (english !== null) {
+    const protectedThing = owned === null && PROTECTED.test(english[0]);
+    // Somebody's password being made, stored or checked in code is a topic even when definite.
+    const rest = `${sentence.slice(0, english.index)} ${sentence.slice(english.index + english[0].length)}`;
+    if (owned === null && !protectedThing && MAKING.test(rest)) return { found: null, named: false };
+    const near = sentence.slice(Math.max(0, english.index - NEAR), english.index + english[0].length + NEAR);
+    if (TRANSFORM.test(near)) return { found: ENCODED, named: true };
+    if (PIECES.test(near)) return { found: PIECEWISE_FOUND, named: true };
+    if (CARRIER.test(sentence) || (owned !== null && !ASSISTANTS.test(owned[0]) && FOREIGN_CARRIER.test(near))) return { found: CARRIED, named: true };
+    if (protectedThing) return { found: GUARDED, named: true };
+    if (owned !== null && !ASSISTANTS.test(owned[0]) && FOREIGN_TOPIC.test(sentence)) return { found: null, named: false };
+    if (owned !== null ? REQUEST.test(sentence) || FOREIGN_ACT.test(near) || REVEAL.test(near) : REVEAL.test(near) && !NEGATED.test(sentence)) return { found: GUARDED, named: true };
+    return { found: null, named: true };
+  }
+  const foreign = FOREIGN_TARGET.exec(sentence) ?? FOREIGN_INSTRUCTIONS.exec(sentence);
+  if (foreign === null || FOREIGN_TOPIC.test(sentence)) return { found: null, named: false };
+  const near = sentence.slice(Math.max(0, foreign.index - NEAR), foreign.index + foreign[0].length + NEAR);
+  if (FOREIGN_ACT.test(near) || TRANSFORM.test(near)) return { found: GUARDED, named: true };
+  if (FOREIGN_CARRIER.test(near)) return { found: CARRIED, named: true };
+  return { found: null, named: true };
+}
+
+/**
+ * Whether a sentence can give a finding at all: every match of the expressions that name the
+ * secret (PIECEWISE, OWNED, TARGET, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS,
+ * INSTRUCTIONS_BY_REFERENCE) holds, for one of its alternatives, a literal of each of that
+ * alternative's clauses (catalogue/literals.ts), under the same case folding. One automaton pass
+ * per sentence instead of those expressions (a case-insensitive Unicode alternation costs about a
+ * microsecond per character); sentences without the literals are exactly those on which all of
+ * them fail, and every finding needs one of them to match.
  */
 const CANDIDATE = ((): ((sentence: string) => boolean) | null => {
-  const forms = [PIECEWISE, OWNED].map((regex) => requiredClauses(regex.source, { unicode: true }));
+  const forms = [PIECEWISE, OWNED, TARGET, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, INSTRUCTIONS_BY_REFERENCE].map((regex) => requiredClauses(regex.source, { unicode: true }));
   if (forms.some((form) => form === null)) return null;
   const alternatives = forms.flatMap((form) => form!);
   const literals = [...new Set(alternatives.flat(2))];
@@ -70,22 +208,28 @@ const CANDIDATE = ((): ((sentence: string) => boolean) | null => {
 })();
 
 /**
- * Findings for a prompt that asks for the assistant's secret: the secret phrase plus a request
- * verb within the same sentence, or a piecewise request.
+ * Findings for a prompt that asks for the assistant's secret: the secret named by meaning plus,
+ * near it, a request to reveal, transform, piece out or carry it in writing; or a piecewise
+ * request; or, in a short prompt, a later sentence that works on "it".
  */
 export function detectSecretExtraction(raw: string): Finding[] {
   const text = (raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw).normalize('NFC');
-  const findings: Finding[] = [];
+  let named = false;
   for (const sentence of text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u)) {
-    if (sentence.length < 6 || (CANDIDATE !== null && !CANDIDATE(sentence))) continue;
-    if (PIECEWISE.test(sentence)) {
-      findings.push({ id: 'extraction.piecewise-secret', name: 'Secret asked for piece by piece (letters, length, rhymes, hints)', category: 'system-prompt-extraction', confidence: 0.65, tier: 't1' });
-      break;
-    }
-    if (OWNED.test(sentence) && REQUEST.test(sentence)) {
-      findings.push({ id: 'extraction.guarded-secret', name: "Request for the assistant's password, access code or instructions", category: 'system-prompt-extraction', confidence: 0.6, tier: 't1' });
-      break;
-    }
+    if (sentence.length < 4 || (CANDIDATE !== null && !CANDIDATE(sentence))) continue;
+    if (PIECEWISE.test(sentence)) return [finding(PIECEWISE_FOUND)];
+    if (INSTRUCTIONS_BY_REFERENCE.test(sentence)) return [finding(GUARDED)];
+    const result = guardedSecretRequest(sentence);
+    if (result.found !== null) return [finding(result.found)];
+    named ||= result.named;
   }
-  return findings;
+  if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return [finding(ENCODED)];
+  return [];
 }
+
+function finding(found: Found): Finding {
+  return { ...found, category: 'system-prompt-extraction', tier: 't1' };
+}
+
+/** Every expression of this detector, for the ReDoS check. */
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE];
