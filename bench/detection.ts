@@ -79,7 +79,7 @@ const GROUPS = ['http', 'prompt_injection', 'mcp'] as const;
  * Sources the shipped T3 weights (2026-11-21) were not trained on: the holdout reproduces the
  * served training set, so they are scored but never trained on (docs/detection.md, "Second round").
  */
-const NOT_IN_SERVED_TRAINING: ReadonlySet<string> = new Set([
+export const NOT_IN_SERVED_TRAINING: ReadonlySet<string> = new Set([
   'pi/injecagent_tool_responses', 'pi/agentdojo_tool_outputs', 'pi/spikee_documents', 'pi/greshake_indirect_injections', 'pi/llmail_inject_emails',
   'pi/cyberseceval_prompt_injection', 'pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline', 'mcp/offensive_servers_tools', 'mcp/popular_servers_benign_tools',
 ]);

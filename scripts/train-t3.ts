@@ -338,7 +338,7 @@ export function applyPlatt(platt: Platt, probability: number): number {
   return sigmoid(platt.a * logOdds(probability) + platt.b);
 }
 
-type EngineKind = 'prompt' | 'indirect' | 'over_defense' | 'tool_definition';
+export type EngineKind = 'prompt' | 'indirect' | 'over_defense' | 'tool_definition';
 const OVER_DEFENSE_SOURCES: ReadonlySet<string> = new Set(['pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline']);
 
 /** What bench/detection.ts inspects a record as (its `benchKind`), for the same per-kind tables. */
