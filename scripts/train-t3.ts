@@ -365,6 +365,7 @@ export interface HoldoutRecord {
   /** The held-out classifier probability the engine was given (after Platt scaling when calibrated). */
   readonly probability: number;
   readonly decision: ThreatDecision;
+  readonly text: string;
 }
 
 export interface EngineLosoOptions {
@@ -414,7 +415,7 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
       const decision = await engine.inspect(request as Parameters<typeof engine.inspect>[0]);
       const flagged = !decision.allowed;
       ranked.push({ score: decision.threat_score, attack: row.sample.attack, kind });
-      loso.collect?.({ source: row.sample.source, kind, attack: row.sample.attack, probability: current, decision });
+      loso.collect?.({ source: row.sample.source, kind, attack: row.sample.attack, probability: current, decision, text: row.sample.text });
       if (dump !== undefined && head === heads[0]?.[0] && flagged !== row.sample.attack) {
         appendFileSync(dump, JSON.stringify({ source: row.sample.source, kind, attack: row.sample.attack, probability: Math.round(current * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 4000) }) + '\n');
       }

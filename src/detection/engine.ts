@@ -16,6 +16,7 @@ import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
 import { gradedThreatScore, loadGradedWeights, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
+import { readsAsEnglish } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
@@ -531,7 +532,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // Within the bands that do not refuse the reported score grades the evidence
       // (graded-score.ts); the decision, and everything that acts on it, is the decision score's.
       const fit = graded === null ? undefined : graded.kinds[kind === 'llm_output' ? 'prompt' : kind];
-      const score = fit === undefined ? decisionScore : gradedThreatScore(fit, { probability: classifierProbabilityOf(normalized, kind, text), score: decisionScore }, limits, graded?.bands);
+      const score = fit === undefined || !(graded?.bands ?? ['allow']).includes(decision as 'allow') ? decisionScore
+        : gradedThreatScore(fit, { probability: classifierProbabilityOf(normalized, kind, text), score: decisionScore, english: readsAsEnglish(text) }, limits, graded?.bands);
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

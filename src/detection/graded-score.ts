@@ -28,11 +28,17 @@ export const GRADED_WEIGHTS_FILE = path.join(here, 'weights', 'graded-score.json
 /** Share of the log threshold a graded score may reach (it stays in the allow band). */
 export const GRADED_CEILING = 0.95;
 
-/** One kind's fusion: q = sigmoid(bias + probability × logit(p) + score × s), weights ≥ 0. */
+/**
+ * One kind's fusion: q = sigmoid(bias + probability × (logit(p) + 9) + score × s) for a text that
+ * reads as English, with `otherLanguage` in place of the classifier's term for one that does not
+ * (the n-gram head learned English: on other languages its probability says nothing, measured
+ * on the development corpora's multilingual sources). probability and score are ≥ 0.
+ */
 export interface GradedFit {
   readonly bias: number;
   readonly probability: number;
   readonly score: number;
+  readonly otherLanguage?: number;
 }
 
 export interface GradedWeights {
@@ -52,6 +58,8 @@ export interface GradedEvidence {
   readonly probability: number | undefined;
   /** The score the decision was made on (after session and hijacking rules). */
   readonly score: number;
+  /** Whether the text reads as English (default true). */
+  readonly english?: boolean;
 }
 
 const LOGIT_LIMIT = 9;
@@ -63,7 +71,7 @@ export function logOdds(probability: number): number {
 
 /** The fused probability of one inspection's evidence (monotone non-decreasing in each part). */
 export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): number {
-  const probabilityTerm = evidence.probability === undefined ? 0 : Math.max(0, fit.probability) * (logOdds(evidence.probability) + LOGIT_LIMIT);
+  const probabilityTerm = evidence.probability === undefined ? 0 : evidence.english === false ? (fit.otherLanguage ?? 0) : Math.max(0, fit.probability) * (logOdds(evidence.probability) + LOGIT_LIMIT);
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score;
   return 1 / (1 + Math.exp(-z));
 }
@@ -73,9 +81,8 @@ export type GradedBand = 'allow' | 'log' | 'alert';
 
 /**
  * The threat score to report. In a graded band (the fit's `bands`; default the allow band only)
- * the score is placed inside the band of its decision by the fused evidence:
- * `low + (high − low) × GRADED_CEILING × q` — for the allow band never below the decision score
- * (`max`), so a weak finding keeps at least its own score; elsewhere the decision score.
+ * the score is placed inside the band of its decision by the fused evidence,
+ * `low + (high − low) × GRADED_CEILING × q`; elsewhere it is the decision score.
  */
 export function gradedThreatScore(fit: GradedFit | undefined, evidence: GradedEvidence, thresholds: Thresholds, bands: readonly GradedBand[] = ['allow']): number {
   if (fit === undefined) return evidence.score;
@@ -84,7 +91,7 @@ export function gradedThreatScore(fit: GradedFit | undefined, evidence: GradedEv
   const [low, high] = decision === 'allow' ? [0, thresholds.log] : decision === 'log' ? [thresholds.log, thresholds.alert] : [thresholds.alert, thresholds.challenge];
   if (!(high > low)) return evidence.score;
   const placed = low + Math.floor((high - low) * GRADED_CEILING * gradedProbability(fit, evidence) * 1e4) / 1e4;
-  return decision === 'allow' ? Math.max(evidence.score, placed) : placed;
+  return placed;
 }
 
 let loaded: GradedWeights | null = null;
