@@ -21,6 +21,7 @@ import { runT1 } from '../src/detection/tiers/t1.ts';
 import { loadT3Classifier } from '../src/detection/ml/index.ts';
 import { T3_WEIGHTS_FILE, decodeWeights } from '../src/detection/ml/t3.ts';
 import { wholeSourceHoldout } from '../scripts/train-t3.ts';
+import { auroc } from '../scripts/train-semantic.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATASETS = path.resolve(repoRoot, '../shared/datasets');
@@ -78,7 +79,7 @@ const GROUPS = ['http', 'prompt_injection', 'mcp'] as const;
  * Sources the shipped T3 weights (2026-11-21) were not trained on: the holdout reproduces the
  * served training set, so they are scored but never trained on (docs/detection.md, "Second round").
  */
-const NOT_IN_SERVED_TRAINING: ReadonlySet<string> = new Set([
+export const NOT_IN_SERVED_TRAINING: ReadonlySet<string> = new Set([
   'pi/injecagent_tool_responses', 'pi/agentdojo_tool_outputs', 'pi/spikee_documents', 'pi/greshake_indirect_injections', 'pi/llmail_inject_emails',
   'pi/cyberseceval_prompt_injection', 'pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline', 'mcp/offensive_servers_tools', 'mcp/popular_servers_benign_tools',
 ]);
@@ -96,6 +97,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
   const byKind: Record<string, Counter> = {};
   const latency: Record<string, number[]> = {};
   const total: number[] = [];
+  const ranked: Array<{ score: number; attack: boolean; kind: string }> = [];
   for (const group of GROUPS.filter((name) => groups.includes(name))) {
     const directory = path.join(DATASETS, group);
     if (!existsSync(directory)) continue;
@@ -111,6 +113,7 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
         total.push(decision.latency_ms);
         for (const tier of decision.tiers) if (tier.outcome !== 'skipped') (latency[tier.tier] ??= []).push(tier.latency_ms);
         const flagged = !decision.allowed;
+        ranked.push({ score: decision.threat_score, attack: record.label === 'attack', kind });
         const category = `${group}:${record.category ?? 'none'}`;
         for (const counter of [(bySource[source] ??= empty()), (byCategory[category] ??= empty()), (byGroup[group] ??= empty()), (byKind[kind] ??= empty())]) {
           if (record.label === 'attack') { counter.attacks++; if (flagged) counter.detected++; }
@@ -123,8 +126,10 @@ async function runConfiguration(withClassifier: boolean, limit: number | undefin
     attacks: c.attacks, detection_rate: c.attacks === 0 ? null : Math.round((c.detected / c.attacks) * 1000) / 1000,
     benign: c.benign, false_positive_rate: c.benign === 0 ? null : Math.round((c.falsePositives / c.benign) * 1000) / 1000,
   }]));
+  const rocOf = (items: typeof ranked) => { const value = auroc(items); return Number.isNaN(value) ? null : Math.round(value * 1e4) / 1e4; };
   return {
     classifier: t3Classifier === undefined ? null : t3Classifier.id,
+    auroc: { pooled: rocOf(ranked.filter((item) => item.kind !== 'http')), ...Object.fromEntries(Object.keys(byKind).map((name) => [name, rocOf(ranked.filter((item) => item.kind === name))])) },
     by_kind: rates(byKind),
     by_group: rates(byGroup),
     by_source: rates(bySource),

@@ -23,6 +23,8 @@ import { EXTRA_FEATURES, T3_WEIGHTS_FILE, decodeWeights, encodeWeights, extractF
 import { CHAR_MODEL_FILE, encodeCharModel, trainCharModel } from '../src/detection/ml/gibberish.ts';
 import type { SeedPhrase } from '../src/detection/ml/vectors.ts';
 import { loadSeedPhrases } from '../src/detection/ml/vectors.ts';
+import type { DetectionDeps, ThreatDecision } from '../src/detection/index.ts';
+import { auroc } from './train-semantic.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasets = path.resolve(repoRoot, '../shared/datasets');
@@ -336,7 +338,7 @@ export function applyPlatt(platt: Platt, probability: number): number {
   return sigmoid(platt.a * logOdds(probability) + platt.b);
 }
 
-type EngineKind = 'prompt' | 'indirect' | 'over_defense' | 'tool_definition';
+export type EngineKind = 'prompt' | 'indirect' | 'over_defense' | 'tool_definition';
 const OVER_DEFENSE_SOURCES: ReadonlySet<string> = new Set(['pi/xstest_safe_prompts', 'pi/cyberseceval_frr_borderline']);
 
 /** What bench/detection.ts inspects a record as (its `benchKind`), for the same per-kind tables. */
@@ -355,7 +357,25 @@ function engineKind(sample: Sample): EngineKind {
  * sources' out-of-source scores (never on the scored source). "Detected" = challenge or block,
  * as in bench/detection.ts.
  */
-async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Array<{ probability: number; attack: boolean; row: Row }>]>, calibrate: boolean): Promise<Record<string, unknown>> {
+/** One record of the engine's whole-source holdout pass, for a caller that fits on the engine's output (scripts/fit-graded-score.ts). */
+export interface HoldoutRecord {
+  readonly source: string;
+  readonly kind: EngineKind;
+  readonly attack: boolean;
+  /** The held-out classifier probability the engine was given (after Platt scaling when calibrated). */
+  readonly probability: number;
+  readonly decision: ThreatDecision;
+  readonly text: string;
+}
+
+export interface EngineLosoOptions {
+  /** Extra engine options (e.g. `gradedScore: false` for the raw decision score). */
+  readonly engine?: Partial<DetectionDeps>;
+  /** Called with every inspected record. */
+  readonly collect?: (record: HoldoutRecord) => void;
+}
+
+async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Array<{ probability: number; attack: boolean; row: Row }>]>, calibrate: boolean, loso: EngineLosoOptions = {}): Promise<Record<string, unknown>> {
   const { createDetectionEngine } = await import('../src/detection/index.ts');
   const report: Record<string, unknown> = {};
   // Debugging aid: T3_ENGINE_DUMP=file writes every miss and false positive (first head) as JSON lines.
@@ -378,7 +398,9 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
     let current = 0;
     // T3_CONFIDENT=p: the classifier-alone threshold of the engine (the sweep of docs/detection.md, "Fourth round").
     const confident = process.env.T3_CONFIDENT === undefined ? {} : { classifierConfident: Number(process.env.T3_CONFIDENT) };
-    const engine = createDetectionEngine({ analysisCache: false, ...confident, t3Classifier: { id: `loso-${head}`, classify: () => ({ attackProbability: current }) } });
+    const engine = createDetectionEngine({ analysisCache: false, ...confident, ...loso.engine, t3Classifier: { id: `loso-${head}`, classify: () => ({ attackProbability: current }) } });
+    // AUROC of threat_score (the ranking over every record, not only the decision at block).
+    const ranked: Array<{ score: number; attack: boolean; kind: string }> = [];
     type Counter = { attacks: number; detected: number; benign: number; falsePositives: number };
     const bySource = new Map<string, Counter & { kind: string }>();
     const byKind = new Map<string, Counter>();
@@ -392,6 +414,8 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
         : { kind: kind === 'indirect' ? ('tool_output' as const) : ('prompt' as const), content: row.sample.text };
       const decision = await engine.inspect(request as Parameters<typeof engine.inspect>[0]);
       const flagged = !decision.allowed;
+      ranked.push({ score: decision.threat_score, attack: row.sample.attack, kind });
+      loso.collect?.({ source: row.sample.source, kind, attack: row.sample.attack, probability: current, decision, text: row.sample.text });
       if (dump !== undefined && head === heads[0]?.[0] && flagged !== row.sample.attack) {
         appendFileSync(dump, JSON.stringify({ source: row.sample.source, kind, attack: row.sample.attack, probability: Math.round(current * 1000) / 1000, score: decision.threat_score, patterns: decision.patterns_matched.map((pattern) => pattern.id), text: row.sample.text.slice(0, 4000) }) + '\n');
       }
@@ -405,8 +429,10 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
       }
     }
     const rates = (c: Counter) => ({ attacks: c.attacks, detected: percent(c.detected, c.attacks), benign: c.benign, false_positives: percent(c.falsePositives, c.benign) });
+    const rocOf = (items: typeof ranked) => { const value = auroc(items); return Number.isNaN(value) ? null : Math.round(value * 1e4) / 1e4; };
     report[head] = {
       calibrated: calibrate,
+      auroc: { pooled: rocOf(ranked), ...Object.fromEntries([...byKind.keys()].map((key) => [key, rocOf(ranked.filter((item) => item.kind === key))])) },
       by_kind: Object.fromEntries([...byKind].map(([key, c]) => [key, rates(c)])),
       by_source: Object.fromEntries([...bySource].sort(([left], [right]) => left.localeCompare(right)).map(([key, c]) => [key, { kind: c.kind, ...rates(c) }])),
       ...(calibrate ? { platt_per_held_out_source: fits } : {}),
@@ -422,7 +448,7 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
  * phrasings), the engine scores the source with that head, optionally Platt-calibrated on the
  * other sources' out-of-source scores. Used by bench/detection.ts; no embeddings needed.
  */
-export async function wholeSourceHoldout(options: { calibrate?: boolean; sources?: (source: string) => boolean; excludeFromTraining?: ReadonlySet<string> } = {}): Promise<Record<string, unknown>> {
+export async function wholeSourceHoldout(options: { calibrate?: boolean; sources?: (source: string) => boolean; excludeFromTraining?: ReadonlySet<string> } & EngineLosoOptions = {}): Promise<Record<string, unknown>> {
   const samples = [...(await loadCorpus()), ...curatedSamples()];
   const noEmbedding = new Float32Array(DIMENSIONS);
   const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: noEmbedding, weight: 1 }));
@@ -440,7 +466,7 @@ export async function wholeSourceHoldout(options: { calibrate?: boolean; sources
     let index = 0;
     for (const source of sources) for (const row of rows) if (row.sample.source === source) scored.push({ probability: cached.probabilities[index++] as number, attack: row.sample.attack, row });
     const wantedCached = options.sources;
-    const report = await engineLoso(wantedCached === undefined ? rows : rows.filter((row) => wantedCached(row.sample.source)), [['ngrams', scored]], options.calibrate === true);
+    const report = await engineLoso(wantedCached === undefined ? rows : rows.filter((row) => wantedCached(row.sample.source)), [['ngrams', scored]], options.calibrate === true, options);
     return report.ngrams as Record<string, unknown>;
   }
   for (const source of sources) {
@@ -453,7 +479,7 @@ export async function wholeSourceHoldout(options: { calibrate?: boolean; sources
   if (cacheFile !== undefined) writeFileSync(cacheFile, JSON.stringify({ key: cacheKey, probabilities: scored.map((item) => item.probability) }));
   const wanted = options.sources;
   const scoredRows = wanted === undefined ? rows : rows.filter((row) => wanted(row.sample.source));
-  const report = await engineLoso(scoredRows, [['ngrams', scored]], options.calibrate === true);
+  const report = await engineLoso(scoredRows, [['ngrams', scored]], options.calibrate === true, options);
   return report.ngrams as Record<string, unknown>;
 }
 

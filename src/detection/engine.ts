@@ -14,7 +14,9 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
+import { gradedThreatScore, loadGradedWeights, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
+import { readsAsEnglish } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
@@ -99,6 +101,11 @@ export interface DetectionDeps {
   readonly findingsQuota?: { admit(orgId: string, decision: string): boolean };
   /** Called with the tier label when a session factor > 1 applies (if metrics are absent). */
   readonly onEscalation?: (tier: string) => void;
+  /**
+   * The graded threat score below the log threshold (graded-score.ts): the shipped fit by
+   * default, another fit, or false for the decision score alone (what the fit is fitted on).
+   */
+  readonly gradedScore?: GradedWeights | false;
 }
 
 export interface InspectRequest {
@@ -277,6 +284,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   const embeddings = new WeakMap<object, Float32Array>();
   // The semantic head's probability for the text (when the semantic tier scored it).
   const semanticProbability = new WeakMap<object, number>();
+  // The n-gram classifier's probability for the text (when T3 ran it), for the graded score.
+  const classifierProbability = new WeakMap<object, number>();
+  const graded: GradedWeights | null = deps.gradedScore === false ? null : (deps.gradedScore ?? loadGradedWeights());
   const rawText = new WeakMap<object, string>();
   // Without a session, a decision's explanation depends only on the analysis (whose cache key
   // includes the thresholds): repeated content reuses the sentence.
@@ -355,6 +365,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       if (classifier !== undefined && context.escalate && context.input.kind !== 'http' && context.input.kind !== 'llm_output') {
         const classified = rawText.get(context.normalized) ?? context.input.text;
         const probability = classifier.classify(classified, embeddings.get(context.normalized)).attackProbability;
+        classifierProbability.set(context.normalized, probability);
         let contribution = classifierContribution(probability);
         // The classifier alone (no pattern, no other signal) stays under Challenge unless confident.
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
@@ -413,6 +424,17 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     });
   }
   const pipeline: Pipeline = createPipeline(definitions);
+  /**
+   * The classifier's probability for the graded score: T3's when it ran; for a model answer (the
+   * classifier takes no part in its decision) it is read here, only for the graded score.
+   */
+  const classifierProbabilityOf = (normalized: object, kind: InspectKind, text: string): number | undefined => {
+    const known = classifierProbability.get(normalized);
+    if (known !== undefined || kind !== 'llm_output' || classifier === undefined) return known;
+    const probability = classifier.classify(text.slice(0, 65_536)).attackProbability;
+    classifierProbability.set(normalized, probability);
+    return probability;
+  };
   // T5 reads the caller's IP and endpoint, so its verdict is not a function of the content alone.
   const analyses: AnalysisCache | null = deps.t5 === undefined && deps.analysisCache !== false ? createAnalysisCache() : null;
 
@@ -512,8 +534,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // Spec: the agent-hijacking classes default to block (and alert): a confident finding of
       // one of them raises the score to the block threshold.
       const hijack = findings.some((finding) => HIJACKING_CATEGORIES.has(finding.category) && finding.confidence >= HIJACKING_BLOCK_CONFIDENCE);
-      const score = round(hijack ? Math.max(escalation.score, limits.block) : escalation.score);
-      const decision = decide(score, limits);
+      const decisionScore = round(hijack ? Math.max(escalation.score, limits.block) : escalation.score);
+      const decision = decide(decisionScore, limits);
+      // Within the bands that do not refuse the reported score grades the evidence
+      // (graded-score.ts); the decision, and everything that acts on it, is the decision score's.
+      const fit = graded === null ? undefined : graded.kinds[kind === 'llm_output' ? 'prompt' : kind];
+      const score = fit === undefined || !(graded?.bands ?? ['allow']).includes(decision as 'allow') ? decisionScore
+        : gradedThreatScore(fit, { probability: classifierProbabilityOf(normalized, kind, text), score: decisionScore, english: readsAsEnglish(text) }, limits, graded?.bands);
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });
@@ -537,6 +564,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         session_escalation_factor: escalation.factor,
         session_request_count: requestCount,
         base_score: round(base),
+        decision_score: decisionScore,
         kind,
         categories: [...new Set(findings.map((finding) => finding.category))],
         tiers: result.reports,

@@ -129,6 +129,12 @@ export interface ThreatDecision {
   readonly session_request_count: number;
   /** Extra: score before the session factor. */
   readonly base_score: number;
+  /**
+   * Extra: the score the response policy acted on. Equal to threat_score at and above the log
+   * threshold; below it threat_score grades the evidence and stays under the log threshold
+   * (graded-score.ts). Absent in decisions made elsewhere than the engine.
+   */
+  readonly decision_score?: number;
   readonly kind: InspectKind;
   readonly categories: readonly string[];
   readonly tiers: readonly TierReport[];

@@ -37,6 +37,8 @@ export interface McpFinding {
 export interface Inspection {
   readonly decision: 'allow' | 'log' | 'alert' | 'challenge' | 'block';
   readonly score: number;
+  /** The score the decision was made on (below the log threshold `score` grades the evidence); absent: `score`. */
+  readonly decisionScore?: number;
   readonly findings: readonly McpFinding[];
   /** Engine categories plus signal facts (see SIGNALS). */
   readonly categories: ReadonlySet<string>;
@@ -139,7 +141,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       categories.add(signal.category);
       findings.push(signal);
     }
-    return { decision: threat.decision, score: threat.threat_score, findings, categories, thresholds: threat.thresholds };
+    return { decision: threat.decision, score: threat.threat_score, ...(threat.decision_score === undefined ? {} : { decisionScore: threat.decision_score }), findings, categories, thresholds: threat.thresholds };
   };
   return {
     tool: (tool, text, context) => run('tool', text, context, [], tool),

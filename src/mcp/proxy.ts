@@ -572,7 +572,7 @@ export function createProxy(deps: ProxyDeps) {
       confidence: Math.round(anomalyScore(anomaly.zScore) * 1000) / 1000,
     }));
     const alerted = inspection !== null && (inspection.decision === 'alert' || inspection.decision === 'block');
-    const score = joinBehaviourScore(inspection?.score ?? 0, behaviour.score);
+    const score = joinBehaviourScore(inspection?.decisionScore ?? inspection?.score ?? 0, behaviour.score);
     const action = decide(score, inspection?.thresholds ?? DEFAULT_THRESHOLDS);
     if (!alerted && action !== 'allow' && action !== 'log') {
       void notify(exchange, { decision: 'alert', score, findings: [...(inspection?.findings ?? []), ...findings], categories: new Set(['behavioural_anomaly']) }, 'alert', tool);

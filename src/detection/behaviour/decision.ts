@@ -38,7 +38,9 @@ export function behaviourPatternName(kind: string): string {
 /** The decision with the behaviour's anomalies joined (the same object when there are none). */
 export function withBehaviour(decision: ThreatDecision, behaviour: BehaviourResult | null, latencyMs = 0): ThreatDecision {
   if (behaviour === null || behaviour.anomalies.length === 0) return decision;
-  const score = joinBehaviourScore(decision.threat_score, behaviour.score);
+  // Joined with the score the decision was made on (below the log threshold threat_score grades
+  // the evidence; behaviour joins the decision's evidence as it did before the graded score).
+  const score = joinBehaviourScore(decision.decision_score ?? decision.threat_score, behaviour.score);
   const combined = decide(score, decision.thresholds);
   const action = RANK[combined]! > RANK[decision.decision]! ? combined : decision.decision;
   const details = behaviour.anomalies.map((anomaly) => `${anomaly.detail} (${anomaly.zScore} standard deviations)`).join('; ');
@@ -46,6 +48,7 @@ export function withBehaviour(decision: ThreatDecision, behaviour: BehaviourResu
     ...decision,
     allowed: isAllowed(action),
     threat_score: score,
+    decision_score: score,
     decision: action,
     explanation: `${decision.explanation} Behaviour (T5): ${details}.`,
     patterns_matched: [

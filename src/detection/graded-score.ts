@@ -1,0 +1,106 @@
+/**
+ * The graded threat score (issue #32 item 3): within the bands where the response policy lets a
+ * text through (allow, and where the fit says so log and alert), `threat_score` ranks the evidence
+ * the engine computed for the text instead of reading 0 (or one of a few coarse values) for most
+ * texts. Pure.
+ *
+ * The evidence is the n-gram classifier's (Platt-calibrated) probability and the rule score the
+ * decision was made on (weak findings, the kind's detectors, the evasion signals, the windows of
+ * a long text). Per kind they are fused by a logistic model with non-negative weights (the score
+ * never falls when any evidence rises), fitted by `scripts/fit-graded-score.ts` on the
+ * development corpora with the classifier trained without each scored source and validated
+ * leave-one-source-out; its weights are `weights/graded-score.json`.
+ *
+ * The fused probability q places the score inside the band of its decision (GRADED_CEILING of the
+ * way up at most), so a graded score never crosses a threshold: every decision, and everything
+ * that acts on one (events, webhooks, the findings quota, session escalation, T5's join), is the
+ * one the decision score made. Challenge and block keep the decision score.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decide } from './policy.ts';
+import type { InspectKind, Thresholds } from './types.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const GRADED_WEIGHTS_FILE = path.join(here, 'weights', 'graded-score.json');
+
+/** Share of the log threshold a graded score may reach (it stays in the allow band). */
+export const GRADED_CEILING = 0.95;
+
+/**
+ * One kind's fusion: q = sigmoid(bias + probability × (logit(p) + 9) + score × s) for a text that
+ * reads as English, with `otherLanguage` in place of the classifier's term for one that does not
+ * (the n-gram head learned English: on other languages its probability says nothing, measured
+ * on the development corpora's multilingual sources). probability and score are ≥ 0.
+ */
+export interface GradedFit {
+  readonly bias: number;
+  readonly probability: number;
+  readonly score: number;
+  readonly otherLanguage?: number;
+}
+
+export interface GradedWeights {
+  readonly version: 1;
+  readonly fittedAt: string;
+  readonly method: string;
+  /** Kinds without a fit (http) keep their rule score. */
+  readonly kinds: Readonly<Partial<Record<InspectKind, GradedFit>>>;
+  /** Bands the score is graded within (default: the allow band). */
+  readonly bands?: readonly GradedBand[];
+  readonly holdout?: unknown;
+}
+
+/** The evidence one inspection offers the graded score. */
+export interface GradedEvidence {
+  /** The classifier's attack probability, when it read the text (undefined: it did not). */
+  readonly probability: number | undefined;
+  /** The score the decision was made on (after session and hijacking rules). */
+  readonly score: number;
+  /** Whether the text reads as English (default true). */
+  readonly english?: boolean;
+}
+
+const LOGIT_LIMIT = 9;
+
+export function logOdds(probability: number): number {
+  const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
+  return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
+}
+
+/** The fused probability of one inspection's evidence (monotone non-decreasing in each part). */
+export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): number {
+  const probabilityTerm = evidence.probability === undefined ? 0 : evidence.english === false ? (fit.otherLanguage ?? 0) : Math.max(0, fit.probability) * (logOdds(evidence.probability) + LOGIT_LIMIT);
+  const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score;
+  return 1 / (1 + Math.exp(-z));
+}
+
+/** Decisions whose band a graded score ranks within (the ones that do not refuse). */
+export type GradedBand = 'allow' | 'log' | 'alert';
+
+/**
+ * The threat score to report. In a graded band (the fit's `bands`; default the allow band only)
+ * the score is placed inside the band of its decision by the fused evidence,
+ * `low + (high − low) × GRADED_CEILING × q`; elsewhere it is the decision score.
+ */
+export function gradedThreatScore(fit: GradedFit | undefined, evidence: GradedEvidence, thresholds: Thresholds, bands: readonly GradedBand[] = ['allow']): number {
+  if (fit === undefined) return evidence.score;
+  const decision = decide(evidence.score, thresholds);
+  if (!(bands as readonly string[]).includes(decision)) return evidence.score;
+  const [low, high] = decision === 'allow' ? [0, thresholds.log] : decision === 'log' ? [thresholds.log, thresholds.alert] : [thresholds.alert, thresholds.challenge];
+  if (!(high > low)) return evidence.score;
+  const placed = low + Math.floor((high - low) * GRADED_CEILING * gradedProbability(fit, evidence) * 1e4) / 1e4;
+  return placed;
+}
+
+let loaded: GradedWeights | null = null;
+
+/** The shipped fit (read once per process). */
+export function loadGradedWeights(file = GRADED_WEIGHTS_FILE): GradedWeights {
+  if (file === GRADED_WEIGHTS_FILE && loaded !== null) return loaded;
+  const weights = JSON.parse(readFileSync(file, 'utf8')) as GradedWeights;
+  if (weights.version !== 1 || typeof weights.kinds !== 'object') throw new Error(`${file}: not a graded-score weights file (version 1)`);
+  if (file === GRADED_WEIGHTS_FILE) loaded = weights;
+  return weights;
+}
