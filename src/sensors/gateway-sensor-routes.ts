@@ -22,7 +22,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
+import { ANONYMOUS_POLICY, PLAN_POLICIES, scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
 import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
 import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
@@ -32,6 +32,8 @@ import { SvcError } from '../platform/errors.ts';
 import { createEventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics.ts';
+import { createRateLimiter, type RateLimitPolicy } from '../platform/rate-limit.ts';
+import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import { assertPublicUrl } from '../platform/ssrf.ts';
 import type { GatewayContext, GatewayUsageReport } from './collector/gateway-context.ts';
 import type { SensorAgent } from './sensor/agent.ts';
@@ -188,6 +190,8 @@ export interface GatewaySensorOptions {
   readonly usage: GatewayUsage;
   /** --allow-private-targets: org base URLs may name private addresses (checked again at every call, as under `svc serve`). */
   readonly allowPrivateTargets: boolean;
+  /** The rate limiter's clock (tests hold it still); Date.now by default. */
+  readonly now?: () => number;
 }
 
 export type GatewayUsage = ReturnType<typeof createGatewayUsage>;
@@ -237,6 +241,10 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
   };
 
   const cache = createCache({ kind: 'memory' }, 'sensor:');
+  // `svc serve`'s limiter on the sensor's memory cache: limits are per sensor (docs/sensors.md).
+  const limiter = createRateLimiter(cache);
+  const clock = options.now ?? Date.now;
+  const slots = new WeakMap<FastifyRequest, () => void>();
   const metrics = createMetrics({ defaultMetrics: false });
   const events = createEventBus(logger);
   const detection = sensingEngine(createDetection({ cache, logger, semantic: false }), agent, logger);
@@ -315,19 +323,39 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
   app.decorateRequest('traceContext', null);
   app.setErrorHandler(sensorErrorHandler(logger, 'gateway', 'INVALID_JSON'));
 
-  // The org's key, its hash looked up and compared in constant time; the route's scope applies.
-  app.addHook('onRequest', async (request) => {
+  // The org's key, its hash looked up and compared in constant time; then `svc serve`'s rate
+  // limits in this process's memory (per key with the plan's row, per IP without a valid key);
+  // then the route's scope.
+  app.addHook('onRequest', async (request, reply) => {
     const scope = (request.routeOptions.config as { scope?: string } | undefined)?.scope;
     if (scope === undefined) return;
     if (context === null) throw new SvcError('SERVICE_UNAVAILABLE', { message: 'The sensor has no configuration from its collector yet; retry shortly.', details: { reason: 'no_gateway_context' } });
     const credential = presented(request);
+    const hash = credential === null ? null : sha256Hex(credential);
+    const found = hash === null ? undefined : keys.get(hash);
+    const key = found !== undefined && hash !== null && safeEqual(found.hash, hash) ? found : undefined;
+    const plan = context.plan as Plan;
+    const [identity, policy]: [string, RateLimitPolicy] = key === undefined ? [`ip:${request.ip}`, ANONYMOUS_POLICY] : [`key:${key.key_id}`, PLAN_POLICIES[plan] ?? ANONYMOUS_POLICY];
+    const decision = limiter.hitNow(identity, policy, clock()) ?? (await limiter.hit(identity, policy, clock()));
+    setRateLimitHeaders(reply, decision);
+    if (decision.holdsSlot) {
+      // Given back once, when the answer is sent or the client goes away (whichever is first).
+      let held = true;
+      const release = () => {
+        if (held) limiter.releaseNow(identity);
+        held = false;
+      };
+      slots.set(request, release);
+      reply.raw.on('close', release);
+    }
+    if (!decision.allowed) throw rateLimitError(decision, decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED');
     if (credential === null) throw new SvcError('AUTH_MISSING');
-    const hash = sha256Hex(credential);
-    const key = keys.get(hash);
-    if (key === undefined || !safeEqual(key.hash, hash)) throw new SvcError('AUTH_INVALID');
+    if (key === undefined) throw new SvcError('AUTH_INVALID');
     if (!scopeAllows(key.scope as AuthContext['scope'], scope as AuthContext['scope'])) throw new SvcError('SCOPE_INSUFFICIENT', { details: { required: scope } });
-    request.auth = { kind: 'api_key', orgId: context.org_id, orgTag: context.org_tag, plan: context.plan as Plan, scope: key.scope as AuthContext['scope'], keyClass: key.class as AuthContext['keyClass'], keyId: key.key_id, userId: null, role: null };
+    request.auth = { kind: 'api_key', orgId: context.org_id, orgTag: context.org_tag, plan, scope: key.scope as AuthContext['scope'], keyClass: key.class as AuthContext['keyClass'], keyId: key.key_id, userId: null, role: null };
   });
+
+  app.addHook('onResponse', async (request) => slots.get(request)?.());
 
   app.get('/health', async () => ({ status: 'ok', sensor_id: agent.sensorId, class: 'gateway', paused: agent.config().paused, context: etag === null ? null : { etag, providers: Object.keys(context?.providers ?? {}) } }));
   void app.register(gatewayRoutes, { gateway, events, enabled: true, surface: 'traffic' });
