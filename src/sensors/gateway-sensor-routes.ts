@@ -24,7 +24,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { ANONYMOUS_POLICY, PLAN_POLICIES, scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
 import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
-import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
+import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayEvents, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { createChallenges } from '../platform/challenge.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
@@ -35,7 +35,7 @@ import { createMetrics } from '../platform/metrics.ts';
 import { createRateLimiter, type RateLimitPolicy } from '../platform/rate-limit.ts';
 import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import { assertPublicUrl } from '../platform/ssrf.ts';
-import type { GatewayContext, GatewayUsageReport } from './collector/gateway-context.ts';
+import { GATEWAY_EVENT_KIND, type GatewayContext, type GatewayUsageReport } from './collector/gateway-context.ts';
 import type { SensorAgent } from './sensor/agent.ts';
 import { sensorErrorHandler } from './sensor-error-routes.ts';
 import type { FindingData, Severity } from './wire.ts';
@@ -131,6 +131,50 @@ export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorA
     return answer;
   };
   return reporting;
+}
+
+/** An idempotency key's characters (wire.ts): anything else in a part becomes '_'. */
+const keyPart = (text: string) => text.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 64);
+
+/**
+ * The finding that carries a gateway event to the collector, and its idempotency key. The key
+ * names what `svc serve` raises once in a deployment — a budget warning once per org and UTC day,
+ * a cost anomaly once per org and hour — so every sensor of the org that raises it sends the same
+ * key and the collector, which de-duplicates by key for 24 hours, delivers one webhook; a
+ * provider going down is one per sensor and outage (breakers are per process, as they are per
+ * replica under `svc serve`). null for an event that is not forwarded.
+ */
+export function gatewayEventFinding(sensorId: string, orgId: string, event: string, data: Record<string, unknown>, now = Date.now()): { data: FindingData; idempotencyKey: string } | null {
+  let period: string;
+  if (event === 'budget.warning') period = new Date(now).toISOString().slice(0, 10);
+  else if (event === 'cost.anomaly') period = typeof data.hour_start === 'string' ? data.hour_start : new Date(Math.floor(now / 3_600_000) * 3_600_000).toISOString();
+  else if (event === 'gateway.down') period = `${sensorId}:${String(data.gateway_name)}:${String(data.first_failure_at)}`;
+  else return null;
+  return {
+    idempotencyKey: `gw-event:${event}:${orgId}:${keyPart(period)}`.slice(0, 200),
+    data: {
+      pillar: 'gateway', kind: GATEWAY_EVENT_KIND, severity: event === 'gateway.down' ? 'high' : 'medium', threat_score: 0, decision: 'log', patterns: [],
+      request_id: event, session_id: null, gateway_id: 'ai_gateway', details: { event, data },
+    },
+  };
+}
+
+/**
+ * The gateway's events, sent to the collector over the signed channel (spooled while it is
+ * away) for its webhook delivery, and logged here as well. Not a detection: the pushed severity
+ * threshold and muted patterns do not apply.
+ */
+export function forwardingEvents(agent: Pick<SensorAgent, 'emit' | 'sensorId'>, logger: Logger): GatewayEvents {
+  return {
+    emit(orgId, event, data) {
+      logger.warn({ org_id: orgId, event, data }, `gateway event ${event}`);
+      const finding = gatewayEventFinding(agent.sensorId, orgId, event, data);
+      if (finding === null) return;
+      void agent.emit(event, finding.data, { idempotencyKey: finding.idempotencyKey, unfiltered: true }).catch((error: unknown) => {
+        logger.error({ err: error, event }, 'gateway event not sent to the collector');
+      });
+    },
+  };
 }
 
 /** The decision of what a paused sensor lets through without inspecting it. */
@@ -274,7 +318,7 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
         return stored === undefined ? null : { key: stored.key, baseUrl: stored.base_url };
       },
     },
-    events: { emit: (orgId, event, data) => logger.warn({ org_id: orgId, event, data }, `gateway event ${event}`) },
+    events: forwardingEvents(agent, logger),
     detection,
     checkTarget: (url) => assertPublicUrl(url, { allowPrivate: options.allowPrivateTargets, field: 'base_url' }),
     allowPrivateTargets: options.allowPrivateTargets,

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../src/sensors/index.ts';
+import { gatewayEventFinding } from '../../src/sensors/gateway-sensor-routes.ts';
 import { sensorOpener } from '../../src/sensors/sealing.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { createEnrolmentToken, TestSensor } from './sensor-client.ts';
@@ -97,6 +98,33 @@ describe('the gateway context', () => {
     expect((await pull()).gateway!.etag).not.toBe(before);
     expect(await hashes()).not.toContain(hashOf(secondKey));
     expect(await hashes()).toContain(hashOf(org.apiKey));
+  });
+
+  it('delivers a gateway sensor’s budget warning as the org’s webhook event once, however many times it is sent, and stores no threat event for it', async () => {
+    const delivered: Array<{ event: string; data: Record<string, unknown>; gatewayId: string | null }> = [];
+    const unsubscribe = context.services.events.subscribe((event) => {
+      if (event.orgId === org.orgId) delivered.push({ event: event.event, data: event.data, gatewayId: event.gatewayId });
+    });
+    try {
+      const warning = gatewayEventFinding(sensor.id, org.orgId, 'budget.warning', { budget: 'daily_tokens', limit: 10_000, used: 8_518, ratio: 0.852 })!;
+      // Sent twice (a second sensor raising the same warning names the same key): delivered once.
+      for (const attempt of [1, 2]) {
+        const answer = await sensor.send(sensor.finding({ idempotencyKey: warning.idempotencyKey, data: warning.data }));
+        expect(answer.statusCode).toBe(attempt === 1 ? 202 : 200);
+      }
+      // Emitted before the collector answers the finding.
+      expect(delivered).toEqual([{ event: 'budget.warning', data: { budget: 'daily_tokens', limit: 10_000, used: 8_518, ratio: 0.852 }, gatewayId: 'ai_gateway' }]);
+      await context.services.detection.flush();
+      const { rows } = await context.services.db.withOrg(org.orgId, (tx) => tx.query('SELECT id FROM threat_events WHERE kind = $1', ['gateway_event']));
+      expect(rows).toHaveLength(0);
+      // An event of a name the collector does not deliver, or with a field missing, is not delivered.
+      for (const details of [{ event: 'threat.blocked', data: {} }, { event: 'cost.anomaly', data: { hour_start: '2026-11-29T04:00:00.000Z' } }]) {
+        expect((await sensor.send(sensor.finding({ data: { ...warning.data, details } }))).statusCode).toBe(202);
+      }
+      expect(delivered).toHaveLength(1);
+    } finally {
+      unsubscribe();
+    }
   });
 
   it('adds the usage a gateway sensor reports to the budget and the usage history, and refuses a malformed report', async () => {

@@ -49,12 +49,12 @@ function contextOf(overrides: Partial<GatewayContext> = {}): GatewayContext {
 
 /** A sensor agent that records what is emitted; its "sealed" context is the JSON in base64. */
 function recordingAgent(context: GatewayContext) {
-  const emitted: Array<{ correlationId: string; data: FindingData; idempotencyKey: string | undefined }> = [];
+  const emitted: Array<{ correlationId: string; data: FindingData; idempotencyKey: string | undefined; unfiltered: boolean }> = [];
   const agent = {
     sensorId: '00000000-0000-4000-8000-0000000000c1',
     config: () => DEFAULT_SENSOR_CONFIG,
-    emit: async (correlationId: string, data: FindingData, options: { idempotencyKey?: string } = {}) => {
-      emitted.push({ correlationId, data, idempotencyKey: options.idempotencyKey });
+    emit: async (correlationId: string, data: FindingData, options: { idempotencyKey?: string; unfiltered?: boolean } = {}) => {
+      emitted.push({ correlationId, data, idempotencyKey: options.idempotencyKey, unfiltered: options.unfiltered === true });
       return 'sent' as const;
     },
     pullConfig: async () => ({ gateway: { etag: 'etag-1', sealed: Buffer.from(JSON.stringify(context)).toString('base64') } }),
@@ -107,5 +107,27 @@ describe('the gateway sensor’s rate limits', () => {
     }
     expect(codes.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? 'AUTH_MISSING' : 'AUTH_INVALID')));
     expect(codes[10]).toBe('RATE_LIMITED');
+  });
+});
+
+describe('the gateway sensor’s webhook events', () => {
+  it('sends a budget warning to the collector as an event finding whose key every sensor of the org shares for the day', async () => {
+    const keys: string[] = [];
+    for (const _sensor of ['first', 'second']) {
+      // 8 500 of the community plan's 10 000 daily tokens spent: the next completion crosses 80 %.
+      const { sensor, emitted } = await sensorWith(contextOf({ plan: 'community', budget: { day: today(), tokens: 8_500, micro_usd: 0 } }));
+      const answer = await sensor.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { authorization: `Bearer ${KEY}` }, payload: completion('Say hello.') });
+      expect(answer.statusCode).toBe(200);
+      await sensor.gateway.settled();
+      const events = emitted.filter((item) => item.data.kind === 'gateway_event');
+      expect(events).toHaveLength(1);
+      expect(events[0]!.data).toMatchObject({ pillar: 'gateway', decision: 'log', patterns: [], details: { event: 'budget.warning', data: { budget: 'daily_tokens', limit: 10_000 } } });
+      expect((events[0]!.data.details as { data: { used: number } }).data.used).toBeGreaterThanOrEqual(8_500);
+      // Not a detection: the pushed severity threshold does not hold it back.
+      expect(events[0]!.unfiltered).toBe(true);
+      keys.push(events[0]!.idempotencyKey!);
+    }
+    expect(keys[0]).toBe(`gw-event:budget.warning:${ORG_ID}:${today()}`);
+    expect(keys[1]).toBe(keys[0]);
   });
 });

@@ -56,6 +56,39 @@ export interface GatewayUsageReport {
   readonly hours: ReadonlyArray<{ readonly hour: string; readonly provider: string; readonly model: string; readonly requests: number; readonly prompt_tokens: number; readonly completion_tokens: number; readonly cost_usd: number }>;
 }
 
+/**
+ * The gateway's events a gateway sensor sends its collector (a finding of kind
+ * `gateway_event`, `details: { event, data }`) for the collector to deliver as the org's webhooks,
+ * with the fields each carries as `svc serve` emits them (src/gateway/settlement.ts, attempts.ts).
+ */
+export const FORWARDED_GATEWAY_EVENTS = {
+  'budget.warning': { budget: 'string', limit: 'number', used: 'number', ratio: 'number' },
+  'cost.anomaly': { hour_start: 'string', spend_usd: 'number', baseline_mean_usd: 'number', baseline_stddev_usd: 'number', z_score: 'number' },
+  'gateway.down': { gateway_name: 'string', backend_url: 'string', check_type: 'string', http_status: 'number', consecutive_failures: 'number', first_failure_at: 'string' },
+} as const satisfies Record<string, Record<string, 'string' | 'number'>>;
+export type ForwardedGatewayEvent = keyof typeof FORWARDED_GATEWAY_EVENTS;
+/** The `kind` of the finding that carries a gateway event (pillar `gateway`, no pattern, no threat event). */
+export const GATEWAY_EVENT_KIND = 'gateway_event';
+
+/**
+ * The event a gateway-event finding's `details` carry, its data reduced to the event's own fields
+ * (each of its type, strings at most 2 048 characters); null when the details name no forwarded
+ * event or a field is missing or of another type.
+ */
+export function forwardedGatewayEvent(details: Record<string, unknown> | undefined): { event: ForwardedGatewayEvent; data: Record<string, string | number> } | null {
+  const event = details?.event;
+  const data = details?.data;
+  if (typeof event !== 'string' || !Object.hasOwn(FORWARDED_GATEWAY_EVENTS, event) || typeof data !== 'object' || data === null) return null;
+  const fields: Record<string, 'string' | 'number'> = FORWARDED_GATEWAY_EVENTS[event as ForwardedGatewayEvent];
+  const out: Record<string, string | number> = {};
+  for (const [field, type] of Object.entries(fields)) {
+    const value = (data as Record<string, unknown>)[field];
+    if (type === 'number' ? typeof value !== 'number' || !Number.isFinite(value) : typeof value !== 'string' || value.length > 2_048) return null;
+    out[field] = value as string | number;
+  }
+  return { event: event as ForwardedGatewayEvent, data: out };
+}
+
 export interface GatewayContextDeps {
   readonly db: Database;
   /** The org's gateway settings (the gateway's settings store). */
