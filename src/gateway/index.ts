@@ -11,6 +11,7 @@ export { GatewayService } from './service.ts';
 export type { Caller, CompletionCall, CompletionEnvelope, CompletionHooks, CostFunction, GatewayServiceDeps, Invokers } from './service.ts';
 export type { GatewayEvents, GatewayEventName } from './events.ts';
 export { AI_GATEWAY_EVENT, loggingEvents } from './events.ts';
+export { svcStreamEncoder } from './relay.ts';
 export { AI_HEADERS, gatewayRoutes, type GatewayRoutesOptions } from './routes.ts';
 export { createT4Judge, createJudgeCompletion } from './t4-judge.ts';
 export { startGatewayJobs, USAGE_PURGE_JOB } from './jobs.ts';

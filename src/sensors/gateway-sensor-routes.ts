@@ -24,7 +24,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { ANONYMOUS_POLICY, PLAN_POLICIES, scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
 import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
-import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayEvents, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
+import { createGateway, gatewayRoutes, svcStreamEncoder, type CompletionCall, type CompletionEnvelope, type CompletionHooks, type GatewayEvents, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { createChallenges } from '../platform/challenge.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
@@ -104,8 +104,8 @@ export function piiFinding(requestId: string, sessionId: string | undefined, mod
 
 /**
  * The gateway with its PII handling reported: every other member is the gateway's own (through
- * the prototype); `completion` emits a PII finding for a refusal (awaited, as a block) and for a
- * JSON answer whose request was redacted.
+ * the prototype); `completion` emits a PII finding for a refusal (awaited, as a block) and for an
+ * answer whose request was redacted — a JSON answer once it is answered, a stream at its end.
  */
 export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorAgent, 'emit' | 'config'>, logger: Logger): GatewayService {
   const report = (finding: FindingData, correlationId: string) =>
@@ -116,9 +116,31 @@ export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorA
   const reporting = Object.create(gateway) as GatewayService;
   reporting.completion = async <C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> => {
     const { requestId } = call.caller;
+    const redacted = (filter: Record<string, unknown> | null | undefined) => {
+      const pii = (filter as { pii?: { mode: string; redacted: Record<string, number>; total: number } } | null | undefined)?.pii;
+      if (pii !== undefined && pii.total > 0 && !agent.config().paused) void report(piiFinding(requestId, call.sessionId, 'redact', pii.redacted), call.sessionId ?? requestId);
+    };
+    // A stream's response filter is known to its encoder's end: reported there, as a JSON answer's is.
+    const hooks: CompletionHooks<C> = {
+      ...call.hooks,
+      takeOver: (context) => {
+        const target = call.hooks.takeOver(context);
+        const encoder = target.encoder ?? svcStreamEncoder(requestId);
+        return {
+          ...target,
+          encoder: {
+            ...encoder,
+            end: (summary) => {
+              redacted(summary.responseFilter);
+              return encoder.end(summary);
+            },
+          },
+        };
+      },
+    };
     let answer: CompletionEnvelope | undefined;
     try {
-      answer = await gateway.completion(call);
+      answer = await gateway.completion({ ...call, hooks });
     } catch (error) {
       if (error instanceof SvcError && error.code === 'PII_BLOCKED' && !agent.config().paused) {
         const types = (error.details?.pii_types as string[] | undefined) ?? [];
@@ -126,8 +148,7 @@ export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorA
       }
       throw error;
     }
-    const pii = (answer?.response_filter as { pii?: { mode: string; redacted: Record<string, number>; total: number } } | null | undefined)?.pii;
-    if (pii !== undefined && pii.total > 0 && !agent.config().paused) void report(piiFinding(requestId, call.sessionId, 'redact', pii.redacted), call.sessionId ?? requestId);
+    redacted(answer?.response_filter as Record<string, unknown> | null | undefined);
     return answer;
   };
   return reporting;

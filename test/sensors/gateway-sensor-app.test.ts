@@ -131,3 +131,24 @@ describe('the gateway sensor’s webhook events', () => {
     expect(keys[1]).toBe(keys[0]);
   });
 });
+
+describe('the gateway sensor’s PII reports', () => {
+  it('reports the redactions of a streamed completion as it reports a JSON one: kind pii, low, log, by type and count', async () => {
+    const { sensor, emitted } = await sensorWith(contextOf({ plan: 'pro' }));
+    for (const stream of [false, true]) {
+      emitted.splice(0);
+      openai.reset();
+      const answer = await sensor.app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { authorization: `Bearer ${KEY}`, 'x-session-id': `session-${stream}` }, payload: completion('Write to bob@example.org about the invoice.', { stream }) });
+      expect(answer.statusCode).toBe(200);
+      if (stream) expect(answer.body).toContain('data: ');
+      // Redacted before it left, in both forms.
+      expect(openai.requests).toHaveLength(1);
+      expect(JSON.stringify(openai.requests[0]!.body)).not.toContain('bob@example.org');
+      const reports = emitted.filter((item) => item.data.kind === 'pii');
+      expect(reports, stream ? 'streamed' : 'JSON').toHaveLength(1);
+      expect(reports[0]!.correlationId).toBe(`session-${stream}`);
+      expect(reports[0]!.data).toMatchObject({ pillar: 'gateway', severity: 'low', decision: 'log', patterns: [{ id: 'pii.email' }], details: { mode: 'redact', counts: { email: 1 } } });
+      expect(JSON.stringify(reports[0]!.data)).not.toContain('bob@example.org');
+    }
+  });
+});
