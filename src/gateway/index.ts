@@ -15,7 +15,7 @@ export { svcStreamEncoder } from './relay.ts';
 export { AI_HEADERS, gatewayRoutes, type GatewayRoutesOptions } from './routes.ts';
 export { createT4Judge, createJudgeCompletion } from './t4-judge.ts';
 export { startGatewayJobs, USAGE_PURGE_JOB } from './jobs.ts';
-export { USAGE_RETENTION_DAYS, UsageHistory } from './usage-history.ts';
+export { BUDGET_RETENTION_DAYS, USAGE_RETENTION_DAYS, UsageHistory } from './usage-history.ts';
 export { detectPii, loadPiiLexicons, redactMessages, restorePlaceholders } from './pii/index.ts';
 export type { PiiType, PiiSpan, PiiMode } from './pii/index.ts';
 export { DAILY_TOKEN_BUDGETS } from './budget.ts';

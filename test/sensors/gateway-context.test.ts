@@ -155,6 +155,18 @@ describe('the gateway context', () => {
       expect(impossible.json().error).toMatchObject({ code: 'VALIDATION_FAILED', reason: 'date' });
     }
   });
+
+  it('counts a budget report dated after the collector’s day (a sensor’s clock ahead) in the collector’s day, not in a future one', async () => {
+    const tokensUsed = async () => (await context.app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers: auth() })).json().tokens_used as number;
+    const before = await tokensUsed();
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const beat = await sensor.signed('POST', '/sensors/heartbeat', { ...heartbeat, gateway_usage: { budget: [{ day: tomorrow, tokens: 7, micro_usd: 3 }], hours: [] } });
+    expect(beat.statusCode).toBe(200);
+    expect(await tokensUsed()).toBe(before + 7);
+    await context.services.gateway.budget.persist();
+    const { rows } = await context.services.db.query('SELECT day FROM budget_usage WHERE org_id = $1 AND day > $2::date', [org.orgId, new Date().toISOString().slice(0, 10)]);
+    expect(rows).toEqual([]);
+  });
 });
 
 describe('the deployment’s environment provider keys in a gateway context', () => {
