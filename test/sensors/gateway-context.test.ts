@@ -127,6 +127,24 @@ describe('the gateway context', () => {
     }
   });
 
+  it('records a cost anomaly a gateway sensor raised in the usage history, as svc serve does, besides delivering it', async () => {
+    const delivered: string[] = [];
+    const unsubscribe = context.services.events.subscribe((event) => {
+      if (event.orgId === org.orgId) delivered.push(event.event);
+    });
+    try {
+      const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+      const data = { hour_start: hour, spend_usd: 4.5, baseline_mean_usd: 0.02, baseline_stddev_usd: 0.005, z_score: 12.3 };
+      const anomaly = gatewayEventFinding(sensor.id, org.orgId, 'cost.anomaly', data)!;
+      expect((await sensor.send(sensor.finding({ idempotencyKey: anomaly.idempotencyKey, data: anomaly.data }))).statusCode).toBe(202);
+      expect(delivered).toEqual(['cost.anomaly']);
+      const usage = await context.app.inject({ method: 'GET', url: '/api/v1/gateway/usage', headers: auth() });
+      expect(usage.json().anomalies).toEqual([data]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('adds the usage a gateway sensor reports to the budget and the usage history, and refuses a malformed report', async () => {
     const day = new Date().toISOString().slice(0, 10);
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();

@@ -479,6 +479,7 @@ export function createCollector(deps: CollectorDeps) {
     }
     await Promise.all(rows);
     await audit(orgId, entries);
+    for (const forwarded of gatewayEvents) await deps.gatewayContexts?.recordEvent(orgId, forwarded);
     for (const { event, data } of gatewayEvents) void deps.events.emit(orgId, event, data, { gatewayId: 'ai_gateway' });
     for (const { event } of fresh) {
       const data = event.data;

@@ -102,6 +102,8 @@ export interface GatewayContextDeps {
   budgetUsage(orgId: string): Promise<{ day: string; tokens: number; microUsd: number }>;
   /** Adds a sensor's reported usage to the ledger and the usage history. */
   recordUsage(orgId: string, report: GatewayUsageReport): Promise<void>;
+  /** Records a cost anomaly a sensor raised in the usage history (as `svc serve`'s settlement does); absent: not recorded. */
+  recordAnomaly?(orgId: string, anomaly: { hour: string; spendMicroUsd: number; meanMicroUsd: number; stddevMicroUsd: number; z: number }): Promise<void>;
 }
 
 export function createGatewayContexts(deps: GatewayContextDeps) {
@@ -139,6 +141,19 @@ export function createGatewayContexts(deps: GatewayContextDeps) {
       return full ? { etag, sealed: await sealToSensor(sensor.public_key, text) } : { etag };
     },
     recordUsage: (orgId: string, report: GatewayUsageReport) => deps.recordUsage(orgId, report),
+    /**
+     * What the collector keeps of a gateway event a sensor forwarded before delivering it: a cost
+     * anomaly goes into the usage history (the dashboard's chart marks), as under `svc serve`.
+     * One whose hour is not the start of an hour is delivered but not recorded.
+     */
+    async recordEvent(orgId: string, forwarded: { event: ForwardedGatewayEvent; data: Record<string, string | number> }): Promise<void> {
+      if (forwarded.event !== 'cost.anomaly' || deps.recordAnomaly === undefined) return;
+      const { hour_start: hour, spend_usd: spend, baseline_mean_usd: mean, baseline_stddev_usd: stddev, z_score: z } = forwarded.data as { hour_start: string; spend_usd: number; baseline_mean_usd: number; baseline_stddev_usd: number; z_score: number };
+      const at = Date.parse(hour);
+      if (!/^\d{4}-\d\d-\d\dT\d\d:00:00(?:\.000)?Z$/.test(hour) || !Number.isFinite(at)) return;
+      const micro = (usd: number) => Math.round(usd * 1_000_000);
+      await deps.recordAnomaly(orgId, { hour: new Date(at).toISOString(), spendMicroUsd: micro(spend), meanMicroUsd: micro(mean), stddevMicroUsd: micro(stddev), z });
+    },
   };
 }
 
