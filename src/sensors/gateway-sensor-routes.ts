@@ -155,7 +155,7 @@ export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorA
 }
 
 /** An idempotency key's characters (wire.ts): anything else in a part becomes '_'. */
-const keyPart = (text: string) => text.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 64);
+const keyPart = (text: string, most = 64) => text.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, most);
 
 /**
  * The finding that carries a gateway event to the collector, and its idempotency key. The key
@@ -169,10 +169,10 @@ export function gatewayEventFinding(sensorId: string, orgId: string, event: stri
   let period: string;
   if (event === 'budget.warning') period = new Date(now).toISOString().slice(0, 10);
   else if (event === 'cost.anomaly') period = typeof data.hour_start === 'string' ? data.hour_start : new Date(Math.floor(now / 3_600_000) * 3_600_000).toISOString();
-  else if (event === 'gateway.down') period = `${sensorId}:${String(data.gateway_name)}:${String(data.first_failure_at)}`;
+  else if (event === 'gateway.down') period = `${keyPart(sensorId, 36)}:${keyPart(String(data.gateway_name), 48)}:${keyPart(String(data.first_failure_at), 32)}`;
   else return null;
   return {
-    idempotencyKey: `gw-event:${event}:${orgId}:${keyPart(period)}`.slice(0, 200),
+    idempotencyKey: `gw-event:${event}:${keyPart(orgId, 36)}:${keyPart(period, 120)}`,
     data: {
       pillar: 'gateway', kind: GATEWAY_EVENT_KIND, severity: event === 'gateway.down' ? 'high' : 'medium', threat_score: 0, decision: 'log', patterns: [],
       request_id: event, session_id: null, gateway_id: 'ai_gateway', details: { event, data },
