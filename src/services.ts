@@ -349,6 +349,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
         return org === null ? null : { plan: org.effective_plan, tag: org.tag };
       },
       budgetUsage: (orgId) => gateway.budget.usage(orgId),
+      recordAnomaly: (orgId, anomaly) => gateway.history.addAnomaly(orgId, anomaly),
       recordUsage: async (orgId, report) => {
         for (const row of report.budget) await gateway.budget.adjust(orgId, row.day, row.tokens, row.micro_usd);
         await gateway.history.add(report.hours.map((row) => ({ orgId, hour: row.hour, provider: row.provider, model: row.model, requests: row.requests, promptTokens: row.prompt_tokens, completionTokens: row.completion_tokens, costUsd: row.cost_usd })));

@@ -31,6 +31,7 @@ const threatProperties = {
   session_request_count: nullable(Type.Number()),
   session_escalation_factor: nullable(Type.Number()),
   base_score: nullable(Type.Number()),
+  sensor_id: nullable(Type.String({ description: 'The sensor that sent this finding (self-hosted topology, docs/sensors.md); null for a decision svc made itself.' })),
 };
 const ThreatEvent = closed(threatProperties);
 const ThreatEventDetail = closed({ ...threatProperties, explanation: Type.String() });

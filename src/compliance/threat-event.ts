@@ -18,4 +18,6 @@ export interface ThreatEvent {
   session_request_count: number | null;
   session_escalation_factor: number | null;
   base_score: number | null;
+  /** The sensor that sent the finding (self-hosted topology); null for a decision svc made itself. */
+  sensor_id: string | null;
 }

@@ -70,6 +70,8 @@ export function toThreatEvent(row: ThreatRow): ThreatEvent {
     session_request_count: numberOrNull(row.details.session_request_count),
     session_escalation_factor: numberOrNull(row.details.session_escalation_factor),
     base_score: numberOrNull(row.details.base_score),
+    // The collector stores a sensor's finding with details.source 'sensor' and its sensor_id.
+    sensor_id: row.details.source === 'sensor' && typeof row.details.sensor_id === 'string' ? row.details.sensor_id : null,
   };
 }
 

@@ -252,8 +252,12 @@ export class BudgetLedger {
     return this.adjust(reservation.orgId, reservation.day, delta.tokens, delta.microUsd);
   }
 
-  /** Adds (signed) deltas to one org's counters of `day`; returns tokens used that day after it. */
-  async adjust(orgId: string, day: string, tokenDelta: number, usdDelta: number): Promise<number> {
+  /** Adds (signed) deltas to one org's counters of `day` (a later day than today: today's); returns tokens used that day after it. */
+  async adjust(orgId: string, requestedDay: string, tokenDelta: number, usdDelta: number): Promise<number> {
+    // A day after the current one (a sensor's clock running ahead) is counted in the current day:
+    // a future day's counter would be read by no budget until that day, and then start it spent.
+    const today = utcDay(this.now());
+    const day = requestedDay > today ? today : requestedDay;
     const [tokenKey, usdKey] = this.keys(orgId, day);
     const redis = this.cache.redis();
     if (redis !== null) {

@@ -1,6 +1,7 @@
 /**
  * The gateway's background job on the job queue: a daily retention purge of the hourly usage and
- * cost anomalies (usage-history.ts, USAGE_RETENTION_DAYS), scheduled like the audit purge and the
+ * cost anomalies (usage-history.ts, USAGE_RETENTION_DAYS) and of the daily budget counters
+ * (BUDGET_RETENTION_DAYS), scheduled like the audit purge and the
  * webhook deliveries' cleanup. The job id is per day, so replicas that all schedule it enqueue it
  * once (BullMQ de-duplicates by id; the in-process queue exists in one process only).
  */
@@ -21,7 +22,7 @@ export interface GatewayJobServices {
 export function startGatewayJobs(services: GatewayJobServices, options: { purgeEveryMs?: number } = {}): () => void {
   services.queue.register(USAGE_PURGE_JOB, async () => {
     const deleted = await services.history.purge(new Date());
-    if (deleted.usage + deleted.anomalies > 0) services.logger.info({ gateway_usage_purge: deleted }, 'gateway usage retention purge');
+    if (deleted.usage + deleted.anomalies + deleted.budgets > 0) services.logger.info({ gateway_usage_purge: deleted }, 'gateway usage retention purge');
   });
   const every = options.purgeEveryMs ?? DAY_MS;
   const timer = setInterval(() => {

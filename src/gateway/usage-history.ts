@@ -16,6 +16,12 @@ const DAY_MS = 24 * HOUR_MS;
  * `gateway.usage.purge` job (jobs.ts) deletes older hours.
  */
 export const USAGE_RETENTION_DAYS = 400;
+/**
+ * Days the daily budget counters (budget_usage) are kept. The ledger reads today and yesterday
+ * only (budget.ts); a week leaves room for a late settlement or a sensor's report of a day held
+ * through a partition, and the same spend stays in the hourly usage for USAGE_RETENTION_DAYS.
+ */
+export const BUDGET_RETENTION_DAYS = 7;
 
 export interface UsageHourRow {
   orgId: string;
@@ -118,7 +124,7 @@ export class UsageHistory {
    * Deletes usage hours and cost anomalies older than the retention, for every org (system work,
    * on the owner connection, like the webhook deliveries' cleanup); returns how many rows went.
    */
-  async purge(now: Date = new Date(), retentionDays: number = USAGE_RETENTION_DAYS): Promise<{ usage: number; anomalies: number }> {
+  async purge(now: Date = new Date(), retentionDays: number = USAGE_RETENTION_DAYS): Promise<{ usage: number; anomalies: number; budgets: number }> {
     const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
     const current = hourOf(now.getTime());
     // Hours stored with a date after the current hour (written before add() clamped them, or by
@@ -135,9 +141,21 @@ export class UsageHistory {
       [current],
     );
     const usage = await this.db.query('DELETE FROM gateway_usage_hourly WHERE hour < $1', [cutoff]);
+    // The daily budget counters: future days folded into today (the ledger clamps them on the way
+    // in; these were stored before, or by hand), days past their retention deleted.
+    const today = current.slice(0, 10);
+    await this.db.query(
+      `WITH moved AS (DELETE FROM budget_usage WHERE day > $1::date RETURNING *)
+       INSERT INTO budget_usage (org_id, day, tokens, micro_usd)
+       SELECT org_id, $1::date, sum(tokens), sum(micro_usd) FROM moved GROUP BY org_id
+       ON CONFLICT (org_id, day) DO UPDATE
+         SET tokens = budget_usage.tokens + excluded.tokens, micro_usd = budget_usage.micro_usd + excluded.micro_usd, updated_at = now()`,
+      [today],
+    );
+    const budgets = await this.db.query('DELETE FROM budget_usage WHERE day < $1::date', [new Date(Date.parse(today) - BUDGET_RETENTION_DAYS * DAY_MS).toISOString().slice(0, 10)]);
     // An anomaly is one hour's spend against its baseline: one dated in the future describes nothing.
     const anomalies = await this.db.query('DELETE FROM gateway_cost_anomalies WHERE hour < $1 OR hour > $2', [cutoff, current]);
-    return { usage: usage.rowCount, anomalies: anomalies.rowCount };
+    return { usage: usage.rowCount, anomalies: anomalies.rowCount, budgets: budgets.rowCount };
   }
 
   /** Totals per bucket (hour or day, UTC), provider and model in [from, to). */

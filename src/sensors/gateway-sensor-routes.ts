@@ -22,9 +22,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
+import { ANONYMOUS_POLICY, PLAN_POLICIES, scopeAllows, type AuthContext, type Plan } from '../accounts/index.ts';
 import { createDetection, DEFAULT_THRESHOLDS, type DetectionEngine, type InspectRequest, type ThreatDecision } from '../detection/index.ts';
-import { createGateway, gatewayRoutes, type CompletionCall, type CompletionEnvelope, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
+import { createGateway, gatewayRoutes, svcStreamEncoder, type CompletionCall, type CompletionEnvelope, type CompletionHooks, type GatewayEvents, type GatewayService, type GatewaySettings, type UsageHourRow } from '../gateway/index.ts';
 import { createCache } from '../platform/cache.ts';
 import { createChallenges } from '../platform/challenge.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
@@ -32,8 +32,10 @@ import { SvcError } from '../platform/errors.ts';
 import { createEventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics.ts';
+import { createRateLimiter, type RateLimitPolicy } from '../platform/rate-limit.ts';
+import { rateLimitError, setRateLimitHeaders } from '../platform/rate-limit-reply.ts';
 import { assertPublicUrl } from '../platform/ssrf.ts';
-import type { GatewayContext, GatewayUsageReport } from './collector/gateway-context.ts';
+import { GATEWAY_EVENT_KIND, type GatewayContext, type GatewayUsageReport } from './collector/gateway-context.ts';
 import type { SensorAgent } from './sensor/agent.ts';
 import { sensorErrorHandler } from './sensor-error-routes.ts';
 import type { FindingData, Severity } from './wire.ts';
@@ -102,8 +104,8 @@ export function piiFinding(requestId: string, sessionId: string | undefined, mod
 
 /**
  * The gateway with its PII handling reported: every other member is the gateway's own (through
- * the prototype); `completion` emits a PII finding for a refusal (awaited, as a block) and for a
- * JSON answer whose request was redacted.
+ * the prototype); `completion` emits a PII finding for a refusal (awaited, as a block) and for an
+ * answer whose request was redacted — a JSON answer once it is answered, a stream at its end.
  */
 export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorAgent, 'emit' | 'config'>, logger: Logger): GatewayService {
   const report = (finding: FindingData, correlationId: string) =>
@@ -114,9 +116,31 @@ export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorA
   const reporting = Object.create(gateway) as GatewayService;
   reporting.completion = async <C>(call: CompletionCall<C>): Promise<CompletionEnvelope | undefined> => {
     const { requestId } = call.caller;
+    const redacted = (filter: Record<string, unknown> | null | undefined) => {
+      const pii = (filter as { pii?: { mode: string; redacted: Record<string, number>; total: number } } | null | undefined)?.pii;
+      if (pii !== undefined && pii.total > 0 && !agent.config().paused) void report(piiFinding(requestId, call.sessionId, 'redact', pii.redacted), call.sessionId ?? requestId);
+    };
+    // A stream's response filter is known to its encoder's end: reported there, as a JSON answer's is.
+    const hooks: CompletionHooks<C> = {
+      ...call.hooks,
+      takeOver: (context) => {
+        const target = call.hooks.takeOver(context);
+        const encoder = target.encoder ?? svcStreamEncoder(requestId);
+        return {
+          ...target,
+          encoder: {
+            ...encoder,
+            end: (summary) => {
+              redacted(summary.responseFilter);
+              return encoder.end(summary);
+            },
+          },
+        };
+      },
+    };
     let answer: CompletionEnvelope | undefined;
     try {
-      answer = await gateway.completion(call);
+      answer = await gateway.completion({ ...call, hooks });
     } catch (error) {
       if (error instanceof SvcError && error.code === 'PII_BLOCKED' && !agent.config().paused) {
         const types = (error.details?.pii_types as string[] | undefined) ?? [];
@@ -124,11 +148,54 @@ export function piiReportingGateway(gateway: GatewayService, agent: Pick<SensorA
       }
       throw error;
     }
-    const pii = (answer?.response_filter as { pii?: { mode: string; redacted: Record<string, number>; total: number } } | null | undefined)?.pii;
-    if (pii !== undefined && pii.total > 0 && !agent.config().paused) void report(piiFinding(requestId, call.sessionId, 'redact', pii.redacted), call.sessionId ?? requestId);
+    redacted(answer?.response_filter as Record<string, unknown> | null | undefined);
     return answer;
   };
   return reporting;
+}
+
+/** An idempotency key's characters (wire.ts): anything else in a part becomes '_'. */
+const keyPart = (text: string, most = 64) => text.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, most);
+
+/**
+ * The finding that carries a gateway event to the collector, and its idempotency key. The key
+ * names what `svc serve` raises once in a deployment — a budget warning once per org and UTC day,
+ * a cost anomaly once per org and hour — so every sensor of the org that raises it sends the same
+ * key and the collector, which de-duplicates by key for 24 hours, delivers one webhook; a
+ * provider going down is one per sensor and outage (breakers are per process, as they are per
+ * replica under `svc serve`). null for an event that is not forwarded.
+ */
+export function gatewayEventFinding(sensorId: string, orgId: string, event: string, data: Record<string, unknown>, now = Date.now()): { data: FindingData; idempotencyKey: string } | null {
+  let period: string;
+  if (event === 'budget.warning') period = new Date(now).toISOString().slice(0, 10);
+  else if (event === 'cost.anomaly') period = typeof data.hour_start === 'string' ? data.hour_start : new Date(Math.floor(now / 3_600_000) * 3_600_000).toISOString();
+  else if (event === 'gateway.down') period = `${keyPart(sensorId, 36)}:${keyPart(String(data.gateway_name), 48)}:${keyPart(String(data.first_failure_at), 32)}`;
+  else return null;
+  return {
+    idempotencyKey: `gw-event:${event}:${keyPart(orgId, 36)}:${keyPart(period, 120)}`,
+    data: {
+      pillar: 'gateway', kind: GATEWAY_EVENT_KIND, severity: event === 'gateway.down' ? 'high' : 'medium', threat_score: 0, decision: 'log', patterns: [],
+      request_id: event, session_id: null, gateway_id: 'ai_gateway', details: { event, data },
+    },
+  };
+}
+
+/**
+ * The gateway's events, sent to the collector over the signed channel (spooled while it is
+ * away) for its webhook delivery, and logged here as well. Not a detection: the pushed severity
+ * threshold and muted patterns do not apply.
+ */
+export function forwardingEvents(agent: Pick<SensorAgent, 'emit' | 'sensorId'>, logger: Logger): GatewayEvents {
+  return {
+    emit(orgId, event, data) {
+      logger.warn({ org_id: orgId, event, data }, `gateway event ${event}`);
+      const finding = gatewayEventFinding(agent.sensorId, orgId, event, data);
+      if (finding === null) return;
+      void agent.emit(event, finding.data, { idempotencyKey: finding.idempotencyKey, unfiltered: true }).catch((error: unknown) => {
+        logger.error({ err: error, event }, 'gateway event not sent to the collector');
+      });
+    },
+  };
 }
 
 /** The decision of what a paused sensor lets through without inspecting it. */
@@ -188,6 +255,8 @@ export interface GatewaySensorOptions {
   readonly usage: GatewayUsage;
   /** --allow-private-targets: org base URLs may name private addresses (checked again at every call, as under `svc serve`). */
   readonly allowPrivateTargets: boolean;
+  /** The rate limiter's clock (tests hold it still); Date.now by default. */
+  readonly now?: () => number;
 }
 
 export type GatewayUsage = ReturnType<typeof createGatewayUsage>;
@@ -237,6 +306,10 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
   };
 
   const cache = createCache({ kind: 'memory' }, 'sensor:');
+  // `svc serve`'s limiter on the sensor's memory cache: limits are per sensor (docs/sensors.md).
+  const limiter = createRateLimiter(cache);
+  const clock = options.now ?? Date.now;
+  const slots = new WeakMap<FastifyRequest, () => void>();
   const metrics = createMetrics({ defaultMetrics: false });
   const events = createEventBus(logger);
   const detection = sensingEngine(createDetection({ cache, logger, semantic: false }), agent, logger);
@@ -266,7 +339,7 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
         return stored === undefined ? null : { key: stored.key, baseUrl: stored.base_url };
       },
     },
-    events: { emit: (orgId, event, data) => logger.warn({ org_id: orgId, event, data }, `gateway event ${event}`) },
+    events: forwardingEvents(agent, logger),
     detection,
     checkTarget: (url) => assertPublicUrl(url, { allowPrivate: options.allowPrivateTargets, field: 'base_url' }),
     allowPrivateTargets: options.allowPrivateTargets,
@@ -315,19 +388,39 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
   app.decorateRequest('traceContext', null);
   app.setErrorHandler(sensorErrorHandler(logger, 'gateway', 'INVALID_JSON'));
 
-  // The org's key, its hash looked up and compared in constant time; the route's scope applies.
-  app.addHook('onRequest', async (request) => {
+  // The org's key, its hash looked up and compared in constant time; then `svc serve`'s rate
+  // limits in this process's memory (per key with the plan's row, per IP without a valid key);
+  // then the route's scope.
+  app.addHook('onRequest', async (request, reply) => {
     const scope = (request.routeOptions.config as { scope?: string } | undefined)?.scope;
     if (scope === undefined) return;
     if (context === null) throw new SvcError('SERVICE_UNAVAILABLE', { message: 'The sensor has no configuration from its collector yet; retry shortly.', details: { reason: 'no_gateway_context' } });
     const credential = presented(request);
+    const hash = credential === null ? null : sha256Hex(credential);
+    const found = hash === null ? undefined : keys.get(hash);
+    const key = found !== undefined && hash !== null && safeEqual(found.hash, hash) ? found : undefined;
+    const plan = context.plan as Plan;
+    const [identity, policy]: [string, RateLimitPolicy] = key === undefined ? [`ip:${request.ip}`, ANONYMOUS_POLICY] : [`key:${key.key_id}`, PLAN_POLICIES[plan] ?? ANONYMOUS_POLICY];
+    const decision = limiter.hitNow(identity, policy, clock()) ?? (await limiter.hit(identity, policy, clock()));
+    setRateLimitHeaders(reply, decision);
+    if (decision.holdsSlot) {
+      // Given back once, when the answer is sent or the client goes away (whichever is first).
+      let held = true;
+      const release = () => {
+        if (held) limiter.releaseNow(identity);
+        held = false;
+      };
+      slots.set(request, release);
+      reply.raw.on('close', release);
+    }
+    if (!decision.allowed) throw rateLimitError(decision, decision.refusedBy === 'concurrency' ? 'CONCURRENCY_LIMITED' : 'RATE_LIMITED');
     if (credential === null) throw new SvcError('AUTH_MISSING');
-    const hash = sha256Hex(credential);
-    const key = keys.get(hash);
-    if (key === undefined || !safeEqual(key.hash, hash)) throw new SvcError('AUTH_INVALID');
+    if (key === undefined) throw new SvcError('AUTH_INVALID');
     if (!scopeAllows(key.scope as AuthContext['scope'], scope as AuthContext['scope'])) throw new SvcError('SCOPE_INSUFFICIENT', { details: { required: scope } });
-    request.auth = { kind: 'api_key', orgId: context.org_id, orgTag: context.org_tag, plan: context.plan as Plan, scope: key.scope as AuthContext['scope'], keyClass: key.class as AuthContext['keyClass'], keyId: key.key_id, userId: null, role: null };
+    request.auth = { kind: 'api_key', orgId: context.org_id, orgTag: context.org_tag, plan, scope: key.scope as AuthContext['scope'], keyClass: key.class as AuthContext['keyClass'], keyId: key.key_id, userId: null, role: null };
   });
+
+  app.addHook('onResponse', async (request) => slots.get(request)?.());
 
   app.get('/health', async () => ({ status: 'ok', sensor_id: agent.sensorId, class: 'gateway', paused: agent.config().paused, context: etag === null ? null : { etag, providers: Object.keys(context?.providers ?? {}) } }));
   void app.register(gatewayRoutes, { gateway, events, enabled: true, surface: 'traffic' });

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
-import { startGatewayJobs, USAGE_PURGE_JOB, USAGE_RETENTION_DAYS, UsageHistory } from '../../src/gateway/index.ts';
+import { BUDGET_RETENTION_DAYS, startGatewayJobs, USAGE_PURGE_JOB, USAGE_RETENTION_DAYS, UsageHistory } from '../../src/gateway/index.ts';
 import { hourOf } from '../../src/gateway/usage-history.ts';
 import { InProcessQueue } from '../../src/platform/queue.ts';
 import type { Services } from '../../src/services.ts';
@@ -172,5 +172,15 @@ describe('usage retention', () => {
     await new UsageHistory(services.db).purge(new Date(now));
     expect((await stored()).rows.map((entry) => [new Date(entry.hour).toISOString(), entry.requests])).toEqual([[current, '5']]);
     expect((await services.db.query('SELECT hour FROM gateway_cost_anomalies WHERE org_id = $1', [orgId])).rows).toEqual([]);
+  });
+  it('deletes daily budget counters older than their retention, folds future-dated ones into today, and keeps the rest', async () => {
+    const { orgId } = await orgWithFakes();
+    const now = Date.parse('2026-11-29T12:00:00.000Z');
+    const dayOf = (offsetDays: number) => new Date(now + offsetDays * 86_400_000).toISOString().slice(0, 10);
+    const rows: Array<[string, number]> = [[dayOf(-(BUDGET_RETENTION_DAYS + 1)), 1], [dayOf(-(BUDGET_RETENTION_DAYS - 1)), 2], [dayOf(0), 10], [dayOf(2), 100]];
+    for (const [day, tokens] of rows) await services.db.query('INSERT INTO budget_usage (org_id, day, tokens, micro_usd) VALUES ($1, $2, $3, $4)', [orgId, day, tokens, tokens * 5]);
+    await new UsageHistory(services.db).purge(new Date(now));
+    const stored = await services.db.query<{ day: string; tokens: string; micro_usd: string }>('SELECT day::text AS day, tokens::text AS tokens, micro_usd::text AS micro_usd FROM budget_usage WHERE org_id = $1 ORDER BY day', [orgId]);
+    expect(stored.rows.map((row) => [row.day, row.tokens, row.micro_usd])).toEqual([[dayOf(-(BUDGET_RETENTION_DAYS - 1)), '2', '10'], [dayOf(0), '110', '550']]);
   });
 });

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../src/sensors/index.ts';
+import { gatewayEventFinding } from '../../src/sensors/gateway-sensor-routes.ts';
 import { sensorOpener } from '../../src/sensors/sealing.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { createEnrolmentToken, TestSensor } from './sensor-client.ts';
@@ -99,6 +100,51 @@ describe('the gateway context', () => {
     expect(await hashes()).toContain(hashOf(org.apiKey));
   });
 
+  it('delivers a gateway sensor’s budget warning as the org’s webhook event once, however many times it is sent, and stores no threat event for it', async () => {
+    const delivered: Array<{ event: string; data: Record<string, unknown>; gatewayId: string | null }> = [];
+    const unsubscribe = context.services.events.subscribe((event) => {
+      if (event.orgId === org.orgId) delivered.push({ event: event.event, data: event.data, gatewayId: event.gatewayId });
+    });
+    try {
+      const warning = gatewayEventFinding(sensor.id, org.orgId, 'budget.warning', { budget: 'daily_tokens', limit: 10_000, used: 8_518, ratio: 0.852 })!;
+      // Sent twice (a second sensor raising the same warning names the same key): delivered once.
+      for (const attempt of [1, 2]) {
+        const answer = await sensor.send(sensor.finding({ idempotencyKey: warning.idempotencyKey, data: warning.data }));
+        expect(answer.statusCode).toBe(attempt === 1 ? 202 : 200);
+      }
+      // Emitted before the collector answers the finding.
+      expect(delivered).toEqual([{ event: 'budget.warning', data: { budget: 'daily_tokens', limit: 10_000, used: 8_518, ratio: 0.852 }, gatewayId: 'ai_gateway' }]);
+      await context.services.detection.flush();
+      const { rows } = await context.services.db.withOrg(org.orgId, (tx) => tx.query('SELECT id FROM threat_events WHERE kind = $1', ['gateway_event']));
+      expect(rows).toHaveLength(0);
+      // An event of a name the collector does not deliver, or with a field missing, is not delivered.
+      for (const details of [{ event: 'threat.blocked', data: {} }, { event: 'cost.anomaly', data: { hour_start: '2026-11-29T04:00:00.000Z' } }]) {
+        expect((await sensor.send(sensor.finding({ data: { ...warning.data, details } }))).statusCode).toBe(202);
+      }
+      expect(delivered).toHaveLength(1);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('records a cost anomaly a gateway sensor raised in the usage history, as svc serve does, besides delivering it', async () => {
+    const delivered: string[] = [];
+    const unsubscribe = context.services.events.subscribe((event) => {
+      if (event.orgId === org.orgId) delivered.push(event.event);
+    });
+    try {
+      const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+      const data = { hour_start: hour, spend_usd: 4.5, baseline_mean_usd: 0.02, baseline_stddev_usd: 0.005, z_score: 12.3 };
+      const anomaly = gatewayEventFinding(sensor.id, org.orgId, 'cost.anomaly', data)!;
+      expect((await sensor.send(sensor.finding({ idempotencyKey: anomaly.idempotencyKey, data: anomaly.data }))).statusCode).toBe(202);
+      expect(delivered).toEqual(['cost.anomaly']);
+      const usage = await context.app.inject({ method: 'GET', url: '/api/v1/gateway/usage', headers: auth() });
+      expect(usage.json().anomalies).toEqual([data]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('adds the usage a gateway sensor reports to the budget and the usage history, and refuses a malformed report', async () => {
     const day = new Date().toISOString().slice(0, 10);
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
@@ -126,6 +172,18 @@ describe('the gateway context', () => {
       expect(impossible.statusCode).toBe(400);
       expect(impossible.json().error).toMatchObject({ code: 'VALIDATION_FAILED', reason: 'date' });
     }
+  });
+
+  it('counts a budget report dated after the collector’s day (a sensor’s clock ahead) in the collector’s day, not in a future one', async () => {
+    const tokensUsed = async () => (await context.app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers: auth() })).json().tokens_used as number;
+    const before = await tokensUsed();
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const beat = await sensor.signed('POST', '/sensors/heartbeat', { ...heartbeat, gateway_usage: { budget: [{ day: tomorrow, tokens: 7, micro_usd: 3 }], hours: [] } });
+    expect(beat.statusCode).toBe(200);
+    expect(await tokensUsed()).toBe(before + 7);
+    await context.services.gateway.budget.persist();
+    const { rows } = await context.services.db.query('SELECT day FROM budget_usage WHERE org_id = $1 AND day > $2::date', [org.orgId, new Date().toISOString().slice(0, 10)]);
+    expect(rows).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDetectionEngine } from '../../src/detection/index.ts';
 import { DEFAULT_SENSOR_CONFIG, type FindingData, type SensorConfig } from '../../src/sensors/index.ts';
-import { createGatewayUsage, piiFinding, sensingEngine } from '../../src/sensors/gateway-sensor-routes.ts';
+import { createGatewayUsage, gatewayEventFinding, piiFinding, sensingEngine } from '../../src/sensors/gateway-sensor-routes.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 
 const logger = createLogger('error');
@@ -95,5 +95,23 @@ describe('the gateway sensor’s PII findings', () => {
       patterns: [{ id: 'pii.card' }, { id: 'pii.email' }], details: { mode: 'block', counts: { card: 1, email: 1 } },
     });
     expect(piiFinding('req-6', 'session-1', 'redact', { PHONE: 2 })).toMatchObject({ severity: 'low', decision: 'log', session_id: 'session-1', patterns: [{ id: 'pii.phone' }], details: { counts: { phone: 2 } } });
+  });
+});
+
+describe('the gateway sensor’s event findings', () => {
+  const orgId = '00000000-0000-4000-8000-000000000001';
+  const sensorId = '00000000-0000-4000-8000-0000000000c1';
+  const down = (firstFailureAt: string) =>
+    gatewayEventFinding(sensorId, orgId, 'gateway.down', { gateway_name: 'openai:gpt-4o-mini', backend_url: 'https://api.openai.com', check_type: 'circuit_breaker', http_status: 503, consecutive_failures: 5, first_failure_at: firstFailureAt })!;
+
+  it('keys each outage of a provider apart, and every key is one the wire accepts', () => {
+    const first = down('2026-11-29T04:00:00.000Z');
+    const second = down('2026-11-29T05:30:00.000Z');
+    expect(first.idempotencyKey).not.toBe(second.idempotencyKey);
+    expect(down('2026-11-29T04:00:00.000Z').idempotencyKey).toBe(first.idempotencyKey);
+    const warning = gatewayEventFinding(sensorId, orgId, 'budget.warning', { budget: 'daily_tokens', limit: 10, used: 9, ratio: 0.9 }, Date.parse('2026-11-29T23:59:00.000Z'))!;
+    for (const key of [first.idempotencyKey, second.idempotencyKey, warning.idempotencyKey]) expect(key).toMatch(/^[A-Za-z0-9._:-]{8,200}$/);
+    expect(first.data).toMatchObject({ kind: 'gateway_event', severity: 'high', decision: 'log', patterns: [] });
+    expect(gatewayEventFinding(sensorId, orgId, 'rate_limit.exceeded', {})).toBeNull();
   });
 });

@@ -57,7 +57,7 @@ import {
   wireVersionStanding,
   type FindingEvent,
 } from '../wire.ts';
-import type { GatewayContextDirective, GatewayContexts, GatewayUsageReport } from './gateway-context.ts';
+import { forwardedGatewayEvent, GATEWAY_EVENT_KIND, type ForwardedGatewayEvent, type GatewayContextDirective, type GatewayContexts, type GatewayUsageReport } from './gateway-context.ts';
 import { heldDefinitionOf, type McpSensorContext, type SensorHeldDefinition } from './mcp-context.ts';
 import { createSensorStore, type HeartbeatReport, type RegistrationInput, type SensorConfig, type SensorRecord } from './store.ts';
 
@@ -410,8 +410,17 @@ export function createCollector(deps: CollectorDeps) {
         details: { skew_ms: worst, tolerance_ms: CLOCK_SKEW_MS, findings: skewed.length, sensor_name: sensor.name },
       });
     }
+    const gatewayEvents: { event: ForwardedGatewayEvent; data: Record<string, string | number> }[] = [];
     for (const { event, id, skewMs } of fresh) {
       const data = event.data;
+      // A gateway sensor's event for the org's webhooks (budget.warning, cost.anomaly,
+      // gateway.down): delivered once persisted, as `svc serve` delivers it; no threat event, no audit entry.
+      if (data.pillar === 'gateway' && data.kind === GATEWAY_EVENT_KIND) {
+        const forwarded = sensor.class === 'gateway' ? forwardedGatewayEvent(data.details) : null;
+        if (forwarded === null) deps.logger.warn({ sensor_id: sensor.id, class: sensor.class, idempotency_key: event.idempotencykey }, 'a gateway event finding names no event this collector delivers; ignored');
+        else gatewayEvents.push(forwarded);
+        continue;
+      }
       const compounds: CompoundFinding[] = data.facts === undefined || data.facts.length === 0 ? [] : await chains.observe(orgId, event.subject, data.facts.map((fact) => ({ ...fact })), now);
       const sessionId = data.session_id ?? null;
       // An MCP sensor's facts of a session (no pattern of its own): correlated and the session
@@ -470,6 +479,8 @@ export function createCollector(deps: CollectorDeps) {
     }
     await Promise.all(rows);
     await audit(orgId, entries);
+    for (const forwarded of gatewayEvents) await deps.gatewayContexts?.recordEvent(orgId, forwarded);
+    for (const { event, data } of gatewayEvents) void deps.events.emit(orgId, event, data, { gatewayId: 'ai_gateway' });
     for (const { event } of fresh) {
       const data = event.data;
       if (data.decision !== 'block' && data.decision !== 'alert') continue;

@@ -56,6 +56,39 @@ export interface GatewayUsageReport {
   readonly hours: ReadonlyArray<{ readonly hour: string; readonly provider: string; readonly model: string; readonly requests: number; readonly prompt_tokens: number; readonly completion_tokens: number; readonly cost_usd: number }>;
 }
 
+/**
+ * The gateway's events a gateway sensor sends its collector (a finding of kind
+ * `gateway_event`, `details: { event, data }`) for the collector to deliver as the org's webhooks,
+ * with the fields each carries as `svc serve` emits them (src/gateway/settlement.ts, attempts.ts).
+ */
+export const FORWARDED_GATEWAY_EVENTS = {
+  'budget.warning': { budget: 'string', limit: 'number', used: 'number', ratio: 'number' },
+  'cost.anomaly': { hour_start: 'string', spend_usd: 'number', baseline_mean_usd: 'number', baseline_stddev_usd: 'number', z_score: 'number' },
+  'gateway.down': { gateway_name: 'string', backend_url: 'string', check_type: 'string', http_status: 'number', consecutive_failures: 'number', first_failure_at: 'string' },
+} as const satisfies Record<string, Record<string, 'string' | 'number'>>;
+export type ForwardedGatewayEvent = keyof typeof FORWARDED_GATEWAY_EVENTS;
+/** The `kind` of the finding that carries a gateway event (pillar `gateway`, no pattern, no threat event). */
+export const GATEWAY_EVENT_KIND = 'gateway_event';
+
+/**
+ * The event a gateway-event finding's `details` carry, its data reduced to the event's own fields
+ * (each of its type, strings at most 2 048 characters); null when the details name no forwarded
+ * event or a field is missing or of another type.
+ */
+export function forwardedGatewayEvent(details: Record<string, unknown> | undefined): { event: ForwardedGatewayEvent; data: Record<string, string | number> } | null {
+  const event = details?.event;
+  const data = details?.data;
+  if (typeof event !== 'string' || !Object.hasOwn(FORWARDED_GATEWAY_EVENTS, event) || typeof data !== 'object' || data === null) return null;
+  const fields: Record<string, 'string' | 'number'> = FORWARDED_GATEWAY_EVENTS[event as ForwardedGatewayEvent];
+  const out: Record<string, string | number> = {};
+  for (const [field, type] of Object.entries(fields)) {
+    const value = (data as Record<string, unknown>)[field];
+    if (type === 'number' ? typeof value !== 'number' || !Number.isFinite(value) : typeof value !== 'string' || value.length > 2_048) return null;
+    out[field] = value as string | number;
+  }
+  return { event: event as ForwardedGatewayEvent, data: out };
+}
+
 export interface GatewayContextDeps {
   readonly db: Database;
   /** The org's gateway settings (the gateway's settings store). */
@@ -69,6 +102,8 @@ export interface GatewayContextDeps {
   budgetUsage(orgId: string): Promise<{ day: string; tokens: number; microUsd: number }>;
   /** Adds a sensor's reported usage to the ledger and the usage history. */
   recordUsage(orgId: string, report: GatewayUsageReport): Promise<void>;
+  /** Records a cost anomaly a sensor raised in the usage history (as `svc serve`'s settlement does); absent: not recorded. */
+  recordAnomaly?(orgId: string, anomaly: { hour: string; spendMicroUsd: number; meanMicroUsd: number; stddevMicroUsd: number; z: number }): Promise<void>;
 }
 
 export function createGatewayContexts(deps: GatewayContextDeps) {
@@ -106,6 +141,19 @@ export function createGatewayContexts(deps: GatewayContextDeps) {
       return full ? { etag, sealed: await sealToSensor(sensor.public_key, text) } : { etag };
     },
     recordUsage: (orgId: string, report: GatewayUsageReport) => deps.recordUsage(orgId, report),
+    /**
+     * What the collector keeps of a gateway event a sensor forwarded before delivering it: a cost
+     * anomaly goes into the usage history (the dashboard's chart marks), as under `svc serve`.
+     * One whose hour is not the start of an hour is delivered but not recorded.
+     */
+    async recordEvent(orgId: string, forwarded: { event: ForwardedGatewayEvent; data: Record<string, string | number> }): Promise<void> {
+      if (forwarded.event !== 'cost.anomaly' || deps.recordAnomaly === undefined) return;
+      const { hour_start: hour, spend_usd: spend, baseline_mean_usd: mean, baseline_stddev_usd: stddev, z_score: z } = forwarded.data as { hour_start: string; spend_usd: number; baseline_mean_usd: number; baseline_stddev_usd: number; z_score: number };
+      const at = Date.parse(hour);
+      if (!/^\d{4}-\d\d-\d\dT\d\d:00:00(?:\.000)?Z$/.test(hour) || !Number.isFinite(at)) return;
+      const micro = (usd: number) => Math.round(usd * 1_000_000);
+      await deps.recordAnomaly(orgId, { hour: new Date(at).toISOString(), spendMicroUsd: micro(spend), meanMicroUsd: micro(mean), stddevMicroUsd: micro(stddev), z });
+    },
   };
 }
 

@@ -70,8 +70,11 @@ export interface SensorAgent {
   readonly sensorId: string;
   /** The configuration in force (pushed by the collector). */
   config(): SensorConfig;
-  /** Emits one finding: dropped when muted or below the threshold; sent, or spooled. */
-  emit(correlationId: string, data: FindingData, options?: { readonly idempotencyKey?: string }): Promise<'sent' | 'duplicate' | 'spooled' | 'dropped' | 'filtered' | 'rejected'>;
+  /**
+   * Emits one finding: dropped when muted or below the threshold (unless `unfiltered`: an event
+   * for the org's webhooks, not a detection); sent, or spooled.
+   */
+  emit(correlationId: string, data: FindingData, options?: { readonly idempotencyKey?: string; readonly unfiltered?: boolean }): Promise<'sent' | 'duplicate' | 'spooled' | 'dropped' | 'filtered' | 'rejected'>;
   /** One heartbeat now (and a replay when it succeeds and the spool holds findings). */
   heartbeat(): Promise<boolean>;
   /** GET /sensors/{id}/config, signed: the directive with the class's full context; null when the collector cannot be reached or refuses. */
@@ -282,8 +285,8 @@ export async function startSensorAgent(options: SensorAgentOptions): Promise<Sen
     return replaying;
   }
 
-  async function emit(correlationId: string, data: FindingData, emitOptions: { readonly idempotencyKey?: string } = {}): ReturnType<SensorAgent['emit']> {
-    if (SEVERITIES.indexOf(data.severity) < SEVERITIES.indexOf(config.severity_threshold)) return 'filtered';
+  async function emit(correlationId: string, data: FindingData, emitOptions: { readonly idempotencyKey?: string; readonly unfiltered?: boolean } = {}): ReturnType<SensorAgent['emit']> {
+    if (emitOptions.unfiltered !== true && SEVERITIES.indexOf(data.severity) < SEVERITIES.indexOf(config.severity_threshold)) return 'filtered';
     const patterns = data.patterns.filter((pattern) => !config.muted_patterns.includes(pattern.id));
     if (data.patterns.length > 0 && patterns.length === 0) return 'filtered';
     const event = buildFinding({ sensorId, correlationId, data: { ...data, patterns }, ...(emitOptions.idempotencyKey === undefined ? {} : { idempotencyKey: emitOptions.idempotencyKey }) });
