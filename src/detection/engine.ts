@@ -221,8 +221,10 @@ export const LOCAL_WINDOW_CHARS = 1_536;
  * refused at several times the rate of 1 KB ones). The rule evidence of a long text is therefore
  * the highest score of its windows (LOCAL_WINDOW_CHARS, overlapping by half), each scored as its
  * own text: T1, the kind's detectors and the evasion signals. Findings of one window still add up.
+ * `enough(best)`: the windows read so far settle the caller's result (a higher best would not
+ * change it), so the rest are not scored.
  */
-function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string): number {
+function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string, enough: (best: number) => boolean = () => false): number {
   const kind = request.kind;
   let best = 0;
   const end = Math.min(text.length, MAX_SCAN_LENGTH);
@@ -234,7 +236,8 @@ function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, t
     const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)], window);
     const signals = evasionSignals(kind, normalized, findings, window);
     best = Math.max(best, noisyOr([combineFindings(findings), signals.score]));
-    if (start + LOCAL_WINDOW_CHARS >= end) break;
+    // The caller keeps its score once a window reaches it: further windows cannot lower it.
+    if (start + LOCAL_WINDOW_CHARS >= end || enough(best)) break;
   }
   return best;
 }
@@ -476,7 +479,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         // Only weak evidence, spread over a long text: judge it by its windows (localRuleScore),
         // plus what the learned heads said (their scores are already the best window's).
         const learned = findings.filter((finding) => finding.id.startsWith('ml.')).map((finding) => finding.confidence);
-        base = Math.min(base, noisyOr([localRuleScore(catalogue, request, text), ...learned]));
+        const whole = base;
+        base = Math.min(base, noisyOr([localRuleScore(catalogue, request, text, (best) => noisyOr([best, ...learned]) >= whole), ...learned]));
       }
       const semanticP = semanticProbability.get(normalized);
       if (deps.semantic !== undefined && semanticP !== undefined && SEMANTIC_KIND_SET.has(kind) && semanticP < deps.semantic.thresholds.benign && base >= limits.challenge && !result.immediateBlock

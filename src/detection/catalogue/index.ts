@@ -7,7 +7,7 @@ import type { InspectKind } from '../types.ts';
 import { AGENT_PATTERNS } from './agent.ts';
 import { API_PATTERNS } from './api.ts';
 import type { CatalogueEntry } from './entry.ts';
-import { buildAutomaton } from './keywords.ts';
+import { buildAutomaton, type MarkBase } from './keywords.ts';
 import { requiredLiterals, requiredPrefixes } from './literals.ts';
 import { PROMPT_PATTERNS } from './prompt.ts';
 
@@ -57,6 +57,8 @@ export interface LiteralHits {
 export interface CandidateScan {
   readonly patterns: CompiledPattern[];
   readonly hits: LiteralHits;
+  /** The scan's automaton pass, for `scan` of another variant of the same text (opaque). */
+  readonly base: { readonly kind: InspectKind; readonly marks: MarkBase } | null;
 }
 
 function compileGap(gap: Gap): CompiledGap {
@@ -130,8 +132,8 @@ function anchoredAtStart(part: string): boolean {
 }
 
 /** The ascending, distinct offsets of the given literals' occurrences; null when more than `limit`. */
-function mergeStarts(ids: readonly number[], starts: ReadonlyMap<number, number[]>, limit: number): number[] | null {
-  let single: number[] | undefined;
+function mergeStarts(ids: readonly number[], starts: ReadonlyMap<number, readonly number[]>, limit: number): readonly number[] | null {
+  let single: readonly number[] | undefined;
   let total = 0;
   let lists = 0;
   for (const id of ids) {
@@ -164,8 +166,11 @@ export interface CompiledCatalogue {
    * literal of every part in it (one Aho–Corasick pass); each with only those sequences.
    */
   candidates(kind: InspectKind, text: string): CompiledPattern[];
-  /** The candidates with where their parts may start (for matchPattern). */
-  scan(kind: InspectKind, text: string): CandidateScan;
+  /**
+   * The candidates with where their parts may start (for matchPattern). With `like`, the scan of
+   * another variant of the text, the automaton pass may be shared (the same result).
+   */
+  scan(kind: InspectKind, text: string, like?: CandidateScan): CandidateScan;
   byId(id: string): CatalogueEntry | undefined;
 }
 
@@ -195,7 +200,6 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
     return id;
   };
   const literalIds = (literals: readonly string[] | null): number[] | null => (literals === null ? null : literals.map(idOf));
-  const tracked = new Set<number>();
   for (const entry of entries) {
     if (seen.has(entry.id)) throw new Error(`detection catalogue: duplicate pattern id ${entry.id}`);
     if (!(entry.weight > 0 && entry.weight <= 1)) throw new Error(`detection catalogue: weight of ${entry.id} must be in (0, 1]`);
@@ -211,7 +215,6 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
       for (const alternative of alternatives) {
         const { parts, gaps } = splitPattern(alternative);
         const prefixes = parts.map((part) => (anchoredAtStart(part) ? null : literalIds(requiredPrefixes(part))));
-        for (const id of prefixes.flat()) if (id !== null) tracked.add(id);
         sequences.push({
           required: parts.map((part) => literalIds(requiredLiterals(part))),
           prefixes,
@@ -241,8 +244,14 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
     const members = new Set(list);
     byKindIndex.set(kind, compiled.flatMap((pattern, index) => (members.has(pattern) ? [{ pattern, keywords: keywordsOf[index]! }] : [])));
   }
-  const track = new Uint8Array(stringIds.size);
-  for (const id of tracked) track[id] = 1;
+  // Per kind, the prefix literals of its own patterns: only their offsets are recorded (an HTTP
+  // pattern's prefixes, such as a space or a quote, are not looked for in a prompt).
+  const trackByKind = new Map<InspectKind, Uint8Array>();
+  for (const [kind, list] of byKind) {
+    const track = new Uint8Array(stringIds.size);
+    for (const pattern of list) for (const sequence of pattern.sequences) for (const ids of sequence.prefixes) for (const id of ids ?? []) track[id] = 1;
+    trackByKind.set(kind, track);
+  }
   const present = (found: Uint8Array, ids: readonly number[] | null): boolean => {
     if (ids === null) return true;
     for (const id of ids) if (found[id] === 1) return true;
@@ -252,8 +261,14 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
     for (const ids of sequence.required) if (!present(found, ids)) return false;
     return true;
   };
-  const scan = (kind: InspectKind, text: string): CandidateScan => {
-    const { found, starts } = automaton.mark(text, track);
+  const scan = (kind: InspectKind, text: string, like?: CandidateScan): CandidateScan => {
+    // Trying a part at each listed offset beats one scan of the text while offsets are sparse.
+    const sparse = Math.max(16, text.length / DENSE_PREFIX_SPACING);
+    // A literal seen more often than that makes every list it is in dense: its offsets are not
+    // needed. A variant that differs from another in a few characters (leet) reuses its pass.
+    const shared = like?.base?.kind === kind ? automaton.markLike(like.base.marks, text) : null;
+    const base = shared === null ? automaton.markBase(text, trackByKind.get(kind), sparse) : null;
+    const { found, starts } = shared ?? base!;
     const patterns: CompiledPattern[] = [];
     for (const { pattern, keywords } of byKindIndex.get(kind) ?? []) {
       if (!present(found, keywords)) continue;
@@ -265,11 +280,10 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
       const kept = sequences.filter((sequence) => possible(found, sequence));
       if (kept.length > 0) patterns.push(kept.length === sequences.length ? pattern : { entry: pattern.entry, sequences: kept });
     }
-    // Trying a part at each listed offset beats one scan of the text while offsets are sparse.
-    const sparse = Math.max(16, text.length / DENSE_PREFIX_SPACING);
     const merged = new Map<readonly number[], readonly number[] | null>();
     return {
       patterns,
+      base: base === null ? null : { kind, marks: base },
       hits: {
         startsOf(sequence, part) {
           const ids = sequence.prefixes[part];

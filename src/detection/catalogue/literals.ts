@@ -17,6 +17,11 @@ import { buildAutomaton } from './keywords.ts';
 
 /** Most strings an exact set may hold before it is reduced to a requirement. */
 const MAX_EXACT = 64;
+/**
+ * Most strings a prefix set may hold: a part that opens with an alternation of many words
+ * ("\\b(?:bomb|explosive|weapon|…)") is tried at their occurrences rather than at every offset.
+ */
+const MAX_PREFIXES = 4096;
 /** Widest character class spelled out as single-character strings. */
 const MAX_CLASS = 8;
 
@@ -62,8 +67,8 @@ function better(left: ReadonlySet<string> | null, right: ReadonlySet<string> | n
   return quality(right) > quality(left) ? right : left;
 }
 
-function cross(left: ReadonlySet<string>, right: ReadonlySet<string>): Set<string> | null {
-  if (left.size * right.size > MAX_EXACT) return null;
+function cross(left: ReadonlySet<string>, right: ReadonlySet<string>, limit = MAX_EXACT): Set<string> | null {
+  if (left.size * right.size > limit) return null;
   const out = new Set<string>();
   for (const a of left) for (const b of right) out.add(a + b);
   return out;
@@ -211,7 +216,7 @@ function sequencePrefix(alternative: AST.Alternative): ReadonlySet<string> | nul
       continue;
     }
     const prefixes = prefixOf(element);
-    if (prefixes !== null) run = cross(run, prefixes) ?? run;
+    if (prefixes !== null) run = cross(run, prefixes, MAX_PREFIXES) ?? run;
     break;
   }
   return run.has('') ? null : run;

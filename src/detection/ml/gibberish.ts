@@ -159,18 +159,24 @@ export function isNoiseToken(token: string, model: CharModel | null): boolean {
  * Brackets opened before `from` may be closed after it (the tail of a JSON document is balanced).
  */
 export function bracketImbalance(text: string, from = 0): number {
-  const stack: Array<{ open: string; at: number }> = [];
+  // The open brackets not yet closed: their characters and offsets.
+  const open: number[] = [];
+  const at: number[] = [];
   let unmatched = 0;
   for (let index = 0; index < text.length; index += 1) {
-    const character = text[index] as string;
-    if (character === '(' || character === '[' || character === '{') stack.push({ open: character, at: index });
-    else if (character === ')' || character === ']' || character === '}') {
-      const open = character === ')' ? '(' : character === ']' ? '[' : '{';
-      if (stack.length > 0 && stack[stack.length - 1]?.open === open) stack.pop();
-      else if (index >= from) unmatched += 1;
+    const code = text.charCodeAt(index);
+    if (code === 40 /* ( */ || code === 91 /* [ */ || code === 123 /* { */) {
+      open.push(code);
+      at.push(index);
+    } else if (code === 41 /* ) */ || code === 93 /* ] */ || code === 125 /* } */) {
+      const opener = code === 41 ? 40 : code === 93 ? 91 : 123;
+      if (open.length > 0 && open[open.length - 1] === opener) {
+        open.pop();
+        at.pop();
+      } else if (index >= from) unmatched += 1;
     }
   }
-  for (const item of stack) if (item.at >= from) unmatched += 1;
+  for (const offset of at) if (offset >= from) unmatched += 1;
   return unmatched;
 }
 
@@ -203,15 +209,27 @@ function isTargetFragment(token: string, previous: string | undefined): boolean 
   return !PROSE_BEFORE_TARGET.has(previous.toLowerCase().replace(/[^a-z']/g, ''));
 }
 
+/** Whether a UTF-16 code unit is whitespace as `\s` reads it (WhiteSpace and LineTerminator). */
+export function isWhitespace(code: number): boolean {
+  if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
+  if (code < 0xa0) return false;
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
+
 /** Profile of the last TAIL_TOKENS whitespace-separated tokens of `text` (case preserved). */
 export function suffixProfile(text: string, model: CharModel | null = loadCharModel()): SuffixProfile {
   const window = text.length > 4096 ? text.slice(text.length - 4096) : text;
+  // The last TAIL_TOKENS runs of non-whitespace (as /\S+/g finds them), read from the end.
   const tokens: Array<{ token: string; at: number }> = [];
-  const pattern = /\S+/g;
-  for (let match = pattern.exec(window); match !== null; match = pattern.exec(window)) {
-    tokens.push({ token: match[0], at: match.index });
-    if (tokens.length > TAIL_TOKENS) tokens.shift();
+  let index = window.length;
+  while (tokens.length < TAIL_TOKENS) {
+    while (index > 0 && isWhitespace(window.charCodeAt(index - 1))) index -= 1;
+    if (index === 0) break;
+    const end = index;
+    while (index > 0 && !isWhitespace(window.charCodeAt(index - 1))) index -= 1;
+    tokens.push({ token: window.slice(index, end), at: index });
   }
+  tokens.reverse();
   if (tokens.length < MIN_TOKENS) return { noiseRatio: 0, imbalance: 0, tokens: tokens.length };
   let noise = 0;
   for (const { token } of tokens) if (isNoiseToken(token.length > 200 ? token.slice(0, 200) : token, model)) noise += 1;

@@ -64,26 +64,31 @@ const OTHER_SCRIPT = /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{
 export function foldConfusables(input: string): FoldResult {
   if (!NON_ASCII.test(input)) return { text: input, folded: 0, mixedScriptWords: 0 };
   let mixedScriptWords = 0;
-  for (const match of input.matchAll(WORD)) {
-    const word = match[0];
-    if (word.length > 1 && LATIN.test(word) && OTHER_SCRIPT.test(word)) mixedScriptWords++;
+  // A mixed-script word needs a letter of another script somewhere in the text.
+  if (OTHER_SCRIPT.test(input)) {
+    for (const match of input.matchAll(WORD)) {
+      const word = match[0];
+      if (word.length > 1 && LATIN.test(word) && OTHER_SCRIPT.test(word)) mixedScriptWords++;
+    }
   }
+  // By code point, copying the runs between replaced characters whole.
   let folded = 0;
   let out = '';
-  for (const char of input) {
-    const point = char.codePointAt(0) ?? 0;
-    if (point < 0x80) {
-      out += char;
-      continue;
-    }
+  let last = 0;
+  for (let index = 0; index < input.length; index++) {
+    const unit = input.charCodeAt(index);
+    if (unit < 0x80) continue;
+    const point = input.codePointAt(index)!;
+    const width = point > 0xffff ? 2 : 1;
     const mapped = mapRange(point);
-    if (mapped === undefined) out += char;
-    else {
-      out += mapped;
+    if (mapped !== undefined) {
+      out += input.slice(last, index) + mapped;
+      last = index + width;
       folded++;
     }
+    index += width - 1;
   }
-  return { text: out, folded, mixedScriptWords };
+  return { text: folded === 0 ? input : out + input.slice(last), folded, mixedScriptWords };
 }
 
 const COMBINING = /\p{M}+/gu;

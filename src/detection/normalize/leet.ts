@@ -9,13 +9,6 @@ const LEET: Readonly<Record<string, string>> = {
   '@': 'a', '$': 's', '!': 'i', '€': 'e', '£': 'l', '¡': 'i',
 };
 
-const TOKEN = /[a-z0-9@$!€£¡]+/gi;
-const HAS_LETTER = /[a-z]/i;
-const HAS_LEET = /[0-9@$!€£¡]/;
-// A token is treated as leet only if it has at least two letters besides the symbols,
-// so "h2o", "mp3" or "4k" stay as they are.
-const LETTERS = /[a-z]/gi;
-
 const CANDIDATE = /[a-z][0-9@$!€£¡]|[0-9@$€£¡][a-z]/i;
 
 /**
@@ -28,69 +21,157 @@ const CANDIDATE = /[a-z][0-9@$!€£¡]|[0-9@$€£¡][a-z]/i;
  */
 const DENSE_MIN = 4;
 const DENSE_LEET: Readonly<Record<string, string>> = { ...LEET, '2': 'r' };
-const WORD_TOKEN = /[a-z0-9@$!€£¡]+/gi;
-const MIXED = /^(?=[^a-z]*[a-z])(?=[^0-9@$€£¡]*[0-9@$€£¡])/i;
-const SHORT_NUMBER = /^[0-9]{1,2}$/;
 
-function mapDense(token: string): string {
+/** Token characters ([A-Za-z0-9@$!€£¡]) by class: letter, digit, '!', other leet symbol; 0 for anything else. */
+const LETTER = 1;
+const DIGIT = 2;
+const BANG = 3;
+const SYMBOL = 4;
+function classOf(code: number): number {
+  if (code < 128) {
+    const lower = code | 0x20;
+    if (lower >= 97 && lower <= 122) return LETTER;
+    if (code >= 48 && code <= 57) return DIGIT;
+    if (code === 33) return BANG;
+    return code === 64 || code === 36 ? SYMBOL : 0;
+  }
+  return code === 0x20ac || code === 0xa3 || code === 0xa1 ? SYMBOL : 0;
+}
+
+function mapToken(token: string, table: Readonly<Record<string, string>>): string {
   let out = '';
-  for (const char of token) out += DENSE_LEET[char] ?? char;
+  for (let index = 0; index < token.length; index++) {
+    const char = token[index]!;
+    out += table[char] ?? char;
+  }
   return out;
 }
 
-function reconstructDenseLeet(input: string): { text: string; tokens: number } | null {
-  const runs: Array<{ start: number; end: number }> = [];
-  let runStart = -1;
-  let runEnd = -1;
-  let runMixed = 0;
-  const close = () => {
-    if (runStart >= 0 && runMixed >= DENSE_MIN) runs.push({ start: runStart, end: runEnd });
-    runStart = -1;
-    runMixed = 0;
-  };
-  for (const match of input.matchAll(WORD_TOKEN)) {
-    const token = match[0];
-    const mixed = MIXED.test(token);
-    if (!mixed && !SHORT_NUMBER.test(token)) {
-      close();
+/**
+ * The tokens (maximal runs of [A-Za-z0-9@$!€£¡]) of a text, in one pass: per token its bounds,
+ * its letter count and which kinds of leet character it holds.
+ */
+interface Tokens {
+  count: number;
+  starts: Int32Array;
+  ends: Int32Array;
+  letters: Int32Array;
+  /** Bit 1: a digit; bit 2: '!'; bit 4: another leet symbol (@ $ € £ ¡). */
+  leet: Uint8Array;
+}
+
+function tokenize(input: string): Tokens {
+  let capacity = 64;
+  let starts = new Int32Array(capacity);
+  let ends = new Int32Array(capacity);
+  let letters = new Int32Array(capacity);
+  let leet = new Uint8Array(capacity);
+  let count = 0;
+  let index = 0;
+  const length = input.length;
+  while (index < length) {
+    let kind = classOf(input.charCodeAt(index));
+    if (kind === 0) {
+      index++;
       continue;
     }
-    if (runStart < 0) runStart = match.index;
-    runEnd = match.index + token.length;
-    if (mixed) runMixed++;
+    const start = index;
+    let letterCount = 0;
+    let leetBits = 0;
+    do {
+      if (kind === LETTER) letterCount++;
+      else leetBits |= kind === DIGIT ? 1 : kind === BANG ? 2 : 4;
+      index++;
+    } while (index < length && (kind = classOf(input.charCodeAt(index))) !== 0);
+    if (count === capacity) {
+      capacity *= 2;
+      const grow = <T extends Int32Array | Uint8Array>(array: T, make: (size: number) => T): T => {
+        const next = make(capacity);
+        next.set(array);
+        return next;
+      };
+      starts = grow(starts, (size) => new Int32Array(size));
+      ends = grow(ends, (size) => new Int32Array(size));
+      letters = grow(letters, (size) => new Int32Array(size));
+      leet = grow(leet, (size) => new Uint8Array(size));
+    }
+    starts[count] = start;
+    ends[count] = index;
+    letters[count] = letterCount;
+    leet[count] = leetBits;
+    count++;
   }
-  close();
-  if (runs.length === 0) return null;
-  let text = '';
-  let last = 0;
-  let tokens = 0;
-  for (const run of runs) {
-    text += input.slice(last, run.start);
-    text += input.slice(run.start, run.end).replace(WORD_TOKEN, (token) => {
-      tokens++;
-      return mapDense(token);
-    });
-    last = run.end;
-  }
-  return { text: text + input.slice(last), tokens };
+  return { count, starts, ends, letters, leet };
+}
+
+/** Mixes letters with digits or leet symbols other than '!'. */
+function isMixed(tokens: Tokens, token: number): boolean {
+  return tokens.letters[token]! > 0 && (tokens.leet[token]! & 5) !== 0;
+}
+
+/** One or two digits and nothing else. */
+function isShortNumber(tokens: Tokens, token: number): boolean {
+  const length = tokens.ends[token]! - tokens.starts[token]!;
+  return length <= 2 && tokens.letters[token] === 0 && tokens.leet[token] === 1;
+}
+
+/**
+ * Whether a token is leet by the per-token rule: letters and leet symbols, at least two letters
+ * and three characters, and a leet symbol that is not a leading or trailing "!" (punctuation).
+ */
+function isLeetToken(input: string, tokens: Tokens, token: number): boolean {
+  const bits = tokens.leet[token]!;
+  if (tokens.letters[token]! < 2 || bits === 0) return false;
+  const start = tokens.starts[token]!;
+  const end = tokens.ends[token]!;
+  if (end - start < 3) return false;
+  if ((bits & 5) !== 0) return true;
+  // Only "!": one between the first and the last character that are not "!".
+  let first = start;
+  while (first < end && input.charCodeAt(first) === 33) first++;
+  let last = end - 1;
+  while (last > first && input.charCodeAt(last) === 33) last--;
+  for (let index = first + 1; index < last; index++) if (input.charCodeAt(index) === 33) return true;
+  return false;
 }
 
 export function reconstructLeet(input: string): { text: string; tokens: number } | null {
   if (!CANDIDATE.test(input)) return null;
-  const dense = reconstructDenseLeet(input);
-  let tokens = dense?.tokens ?? 0;
-  const text = (dense?.text ?? input).replace(TOKEN, (token) => {
-    if (!HAS_LETTER.test(token) || !HAS_LEET.test(token)) return token;
-    const letters = token.match(LETTERS)?.length ?? 0;
-    if (letters < 2 || token.length < 3) return token;
-    const core = token.replace(/^!+|!+$/g, ''); // a leading or trailing "!" is punctuation
-    if (!HAS_LEET.test(core)) return token;
-    tokens++;
-    let out = '';
-    for (const char of token) out += LEET[char] ?? char;
-    return out;
-  });
-  return tokens > 0 ? { text, tokens } : null;
+  const tokens = tokenize(input);
+  // Dense runs: consecutive tokens each mixed or a short number, at least DENSE_MIN mixed.
+  const dense = new Uint8Array(tokens.count);
+  let runStart = -1;
+  let runMixed = 0;
+  const close = (end: number) => {
+    if (runStart >= 0 && runMixed >= DENSE_MIN) dense.fill(1, runStart, end);
+    runStart = -1;
+    runMixed = 0;
+  };
+  for (let token = 0; token < tokens.count; token++) {
+    const mixed = isMixed(tokens, token);
+    if (!mixed && !isShortNumber(tokens, token)) {
+      close(token);
+      continue;
+    }
+    if (runStart < 0) runStart = token;
+    if (mixed) runMixed++;
+  }
+  close(tokens.count);
+  let text = '';
+  let last = 0;
+  let count = 0;
+  for (let token = 0; token < tokens.count; token++) {
+    // A dense run's tokens are mapped whole (every character becomes a letter); elsewhere only
+    // the tokens of the per-token rule.
+    const table = dense[token] === 1 ? DENSE_LEET : isLeetToken(input, tokens, token) ? LEET : null;
+    if (table === null) continue;
+    const start = tokens.starts[token]!;
+    const end = tokens.ends[token]!;
+    text += input.slice(last, start) + mapToken(input.slice(start, end), table);
+    last = end;
+    count++;
+  }
+  return count > 0 ? { text: text + input.slice(last), tokens: count } : null;
 }
 
 /**

@@ -4,7 +4,7 @@
  * expressions run at all, so the common clean input costs one linear scan per variant. Input is
  * bounded by normalization (64 KB); every pattern is linear-time (checked by a test).
  */
-import type { CompiledCatalogue, CompiledGap, CompiledPattern, LiteralHits, Sequence } from '../catalogue/index.ts';
+import type { CandidateScan, CompiledCatalogue, CompiledGap, CompiledPattern, LiteralHits, Sequence } from '../catalogue/index.ts';
 import type { Normalized } from '../normalize/index.ts';
 import type { Finding, InspectKind, Verdict } from '../types.ts';
 import { combineFindings } from '../score.ts';
@@ -155,8 +155,14 @@ function matchSequence(pattern: Sequence, text: string, hits: LiteralHits | unde
 
 export function scanVariants(catalogue: CompiledCatalogue, kind: InspectKind, variants: Normalized['variants']): T1Result {
   const findings = new Map<string, Finding>();
+  // Variants of one length (canonical and leet, char-split and char-split+leet) share the
+  // automaton pass of the first of them.
+  const scans: CandidateScan[] = [];
   for (const variant of variants) {
-    const { patterns, hits } = catalogue.scan(kind, variant.text);
+    const like = scans.find((scan) => scan.base !== null && scan.base.marks.text.length === variant.text.length);
+    const scan = catalogue.scan(kind, variant.text, like);
+    if (scan.base !== null) scans.push(scan);
+    const { patterns, hits } = scan;
     for (const pattern of patterns) {
       if (findings.has(pattern.entry.id)) continue;
       if (matchPattern(pattern, variant.text, hits)) {

@@ -3,7 +3,7 @@
  * by itself (base64 in an API body is normal), so each signal is weak unless it is the kind
  * of obfuscation only attackers use (Unicode tag characters) or it hid a T1 match.
  */
-import { adversarialSuffix, suffixProfile } from '../ml/gibberish.ts';
+import { adversarialSuffix, isWhitespace, suffixProfile } from '../ml/gibberish.ts';
 import type { Normalized } from '../normalize/index.ts';
 import { noisyOr } from '../score.ts';
 import type { Finding, InspectKind } from '../types.ts';
@@ -20,12 +20,19 @@ export interface SignalResult {
  */
 export function longestTokenRun(text: string): number {
   const tokens: string[] = [];
-  const pattern = /\S+/g;
   let best = 0;
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+  // Runs of non-whitespace, as /\S+/g finds them.
+  for (let index = 0; index < text.length; ) {
+    if (isWhitespace(text.charCodeAt(index))) {
+      index += 1;
+      continue;
+    }
+    const start = index;
+    while (index < text.length && !isWhitespace(text.charCodeAt(index))) index += 1;
+    const token = text.slice(start, index);
     // Numbers and table rules ("0 0 0", "| --- |") repeat in data; they break a run instead.
-    tokens.push(TABLE_OR_NUMBER.test(match[0]) ? `\u0000${tokens.length}` : match[0]);
-    best = Math.max(best, repeatedChunks(match[0]));
+    tokens.push(TABLE_OR_NUMBER.test(token) ? `\u0000${tokens.length}` : token);
+    best = Math.max(best, repeatedChunks(token));
   }
   for (let period = 1; period <= MAX_FLOOD_PERIOD; period += 1) {
     let run = 0;
