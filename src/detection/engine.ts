@@ -160,7 +160,7 @@ export interface DetectionEngine {
    * Runs the cascade once per text kind on an ordinary sentence before traffic arrives, so the
    * first requests after a start do not pay for what the tiers build on first use (0.4–1 s of
    * CPU on a busy machine, which every request queued behind them waited for). Records nothing:
-   * no metric, no event, no cache entry.
+   * no metric, no event, no cache entry, no observation by T5.
    */
   warm(): Promise<void>;
   /** Waits for buffered threat_events rows to be written. */
@@ -295,6 +295,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   // includes the thresholds): repeated content reuses the sentence.
   const sessionlessExplanations = new WeakMap<Analysis, string>();
   const requests = new WeakMap<object, InspectRequest>();
+  // The texts warm() runs through the cascade: no caller's traffic, so T5 observes none of them.
+  const warming = new WeakSet<object>();
 
   const definitions: TierDefinition[] = [{
     name: 't1', failMode: 'closed', stage: 'always',
@@ -315,6 +317,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       async run(context) {
         const request = requests.get(context.normalized);
         if (request === undefined) return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'no request metadata' };
+        if (warming.has(context.normalized)) return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'warming' };
         const result = await t5(request);
         return { outcome: result.score > 0 ? 'match' : 'clean', score: result.score, findings: result.findings, failMode: 'open' };
       },
@@ -603,6 +606,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         const normalized = normalize(text, { kind });
         rawText.set(normalized, text);
         requests.set(normalized, request);
+        warming.add(normalized);
         await pipeline.run({ kind, text }, normalized, policy);
       }
     },

@@ -105,3 +105,38 @@ describe('warming the engine before a start takes traffic', () => {
     expect(await scoresObserved()).toBe(1);
   });
 });
+
+describe('warming the engine with every optional tier configured', () => {
+  it('gives the behaviour tier (T5) nothing to observe: the warming sentences are no caller traffic', async () => {
+    const observed: unknown[] = [];
+    const engine = createDetectionEngine({
+      t5: async (request) => {
+        observed.push(request);
+        return { score: 0, findings: [] };
+      },
+    });
+    await engine.warm();
+    expect(observed).toHaveLength(0);
+    // Real traffic is still observed.
+    await engine.inspect({ kind: 'prompt', content: 'What is the capital of France?' });
+    expect(observed).toHaveLength(1);
+  });
+
+  it('resolves when the local model tier and the T4 judge fail', async () => {
+    const calls = { model: 0 };
+    const engine = createDetectionEngine({
+      model: {
+        id: 'failing', threshold: 0.5, kinds: new Set(['prompt', 'tool_output', 'llm_output', 'tool_definition', 'http']),
+        score: async () => {
+          calls.model += 1;
+          throw new Error('model worker gone');
+        },
+      },
+      t4: { classify: async () => Promise.reject(new Error('judge unreachable')) },
+      // T4 for any score, so that the warming sentences reach it.
+      policy: { t4Band: [0, 1] },
+    });
+    await expect(engine.warm()).resolves.toBeUndefined();
+    expect(calls.model).toBeGreaterThan(0);
+  });
+});
