@@ -145,6 +145,25 @@ describe('the gateway context', () => {
     }
   });
 
+  it('accepts and delivers a cost anomaly whose figures the usage history cannot hold, without recording it, so the sensor does not resend its batch forever', async () => {
+    const delivered: string[] = [];
+    const unsubscribe = context.services.events.subscribe((event) => {
+      if (event.orgId === org.orgId) delivered.push(event.event);
+    });
+    try {
+      const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000).toISOString();
+      // 10^13 USD is 10^19 micro-USD: past the bigint column (and past exact integers in JavaScript).
+      const data = { hour_start: hour, spend_usd: 1e13, baseline_mean_usd: 0.02, baseline_stddev_usd: 0.005, z_score: 12.3 };
+      const anomaly = gatewayEventFinding(sensor.id, org.orgId, 'cost.anomaly', data)!;
+      expect((await sensor.send(sensor.finding({ idempotencyKey: anomaly.idempotencyKey, data: anomaly.data }))).statusCode).toBe(202);
+      expect(delivered).toEqual(['cost.anomaly']);
+      const usage = await context.app.inject({ method: 'GET', url: '/api/v1/gateway/usage', headers: auth() });
+      expect((usage.json().anomalies as Array<{ hour_start: string }>).map((row) => row.hour_start)).not.toContain(hour);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('adds the usage a gateway sensor reports to the budget and the usage history, and refuses a malformed report', async () => {
     const day = new Date().toISOString().slice(0, 10);
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();

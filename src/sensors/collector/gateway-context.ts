@@ -144,7 +144,7 @@ export function createGatewayContexts(deps: GatewayContextDeps) {
     /**
      * What the collector keeps of a gateway event a sensor forwarded before delivering it: a cost
      * anomaly goes into the usage history (the dashboard's chart marks), as under `svc serve`.
-     * One whose hour is not the start of an hour is delivered but not recorded.
+     * One whose hour is not the start of an hour, or whose spend is past what the history holds, is delivered but not recorded.
      */
     async recordEvent(orgId: string, forwarded: { event: ForwardedGatewayEvent; data: Record<string, string | number> }): Promise<void> {
       if (forwarded.event !== 'cost.anomaly' || deps.recordAnomaly === undefined) return;
@@ -152,6 +152,9 @@ export function createGatewayContexts(deps: GatewayContextDeps) {
       const at = Date.parse(hour);
       if (!/^\d{4}-\d\d-\d\dT\d\d:00:00(?:\.000)?Z$/.test(hour) || !Number.isFinite(at)) return;
       const micro = (usd: number) => Math.round(usd * 1_000_000);
+      // A spend the usage history cannot hold exactly (bigint micro-USD; past 2^53 in JavaScript)
+      // is delivered but not recorded: its insert would fail the sensor's whole batch, every time it is resent.
+      if (!Number.isSafeInteger(micro(spend))) return;
       await deps.recordAnomaly(orgId, { hour: new Date(at).toISOString(), spendMicroUsd: micro(spend), meanMicroUsd: micro(mean), stddevMicroUsd: micro(stddev), z });
     },
   };
