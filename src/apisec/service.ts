@@ -564,7 +564,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   ): { score: number; action: string; pattern: string | null; patternIds: string[] } => {
     // Behaviour is weak evidence: at most half its score joins the detection score, so on its own
     // it can reach the alert band but never challenge or block.
-    let score = decision.threat_score;
+    let score = decision.decision_score ?? decision.threat_score;
     const patternIds = decision.patterns_matched.map((pattern) => pattern.id);
     if (behaviour !== null && behaviour.score > 0) {
       score = joinBehaviourScore(score, behaviour.score);
