@@ -594,7 +594,7 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
 
   /** Whether a full behaviour score could lift this detection score to challenge or block. */
   const behaviourCanEscalate = (decision: ThreatDecision): boolean => {
-    const highest = joinBehaviourScore(decision.threat_score, 1);
+    const highest = joinBehaviourScore(decision.decision_score ?? decision.threat_score, 1);
     return DECISION_RANK[decide(highest, decision.thresholds)]! > DECISION_RANK.alert!;
   };
 
