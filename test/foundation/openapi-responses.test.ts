@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { solveChallenge } from '../../src/platform/challenge.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { freshAddresses, throttled } from '../helpers/callers.ts';
 import { serveScripted, type ScriptedTool, type Upstream } from '../mcp/upstreams.ts';
 import { generate } from 'otplib';
 import { samlKeyPair, samlResponse, startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
@@ -583,6 +584,10 @@ describe('/openapi.json response schemas', () => {
     const text = fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '../../etc/passwd', "' OR 1=1 --", '', 'x'.repeat(3_000)));
     const leaf = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
     const value = fc.oneof(leaf, fc.array(leaf, { maxLength: 3 }), fc.dictionary(text, leaf, { maxKeys: 3 }));
+    // Each call from an address of its own: the public routes are limited per address, and an
+    // answer from the limiter would stand in for the route's answer to the input.
+    const fresh = freshAddresses(79);
+    const limited: string[] = [];
     for (const operation of operations()) {
       if (operation.path === '/api/v1/keys/{id}' && operation.method === 'DELETE') continue; // could revoke the sweep's own key
       const body = fc.oneof(fc.record(Object.fromEntries(operation.bodyProperties.map((name) => [name, value])), { requiredKeys: [] }), value);
@@ -590,11 +595,13 @@ describe('/openapi.json response schemas', () => {
         fc.asyncProperty(body, fc.oneof(text, fc.uuid()), async (payload, parameter) => {
           const url = operation.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(parameter).slice(0, 200) || 'x');
           const hasBody = !['GET', 'DELETE'].includes(operation.method);
-          await call(operation.method, url, hasBody ? { payload: JSON.stringify(payload) ?? 'null', headers: { 'content-type': 'application/json' } } : {});
+          const answer = await call(operation.method, url, { remoteAddress: fresh(), ...(hasBody ? { payload: JSON.stringify(payload) ?? 'null', headers: { 'content-type': 'application/json' } } : {}) });
+          if (throttled(answer)) limited.push(`${operation.method} ${operation.path}`);
         }),
         { numRuns: 4, seed: 1313 },
       );
     }
     expect(mismatches.slice(0, 30)).toEqual([]);
+    expect(limited).toEqual([]);
   }, 240_000);
 });
