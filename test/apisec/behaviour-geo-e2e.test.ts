@@ -15,6 +15,7 @@ import { createCache } from '../../src/platform/cache.ts';
 import type { SvcEvent } from '../../src/platform/events.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestServices, memoryLog } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startBackend, type Backend } from './backend.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read loosely and asserted field by field
@@ -67,6 +68,8 @@ const eventsFor = (gateway: string, type: string) => events.filter((event) => ev
 const patternsOf = (event: SvcEvent) => event.data.pattern_ids as string[];
 const logLines = (gateway: string) =>
   log.lines.flatMap((chunk) => chunk.split('\n')).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Loose).filter((line) => line.gateway_id === gateway);
+/** The gateway's request log lines once there are `count` (each is written when its answer ends and held back briefly). */
+const loggedLines = (gateway: string, count: number) => waitFor(() => (logLines(gateway).length >= count ? logLines(gateway) : undefined));
 
 beforeAll(async () => {
   backend = await startBackend();
@@ -125,8 +128,7 @@ describe('failed logins through the proxy', () => {
     const gateway = await createGateway({ name: 'login (monitor)', mode: 'monitor' });
     const attacker = '203.0.113.20';
     for (let attempt = 0; attempt <= BLOCK_AFTER; attempt += 1) expect((await login(gateway, attacker, 'carol', `guess-${attempt}`)).status).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lines = logLines(gateway).filter((line) => line.decision !== undefined);
+    const lines = (await loggedLines(gateway, BLOCK_AFTER + 1)).filter((line) => line.decision !== undefined);
     expect(lines).toHaveLength(BLOCK_AFTER + 1);
     expect(lines[0]!.decision).not.toBe('block');
     expect(lines[lines.length - 1]!.decision).toBe('block');
@@ -150,8 +152,7 @@ describe('T5 behavioural baselines through the proxy', () => {
     const history = 40;
     for (let index = 0; index < history; index += 1) expect((await send(`/gw/${gateway}/items`, `81.2.69.${100 + index}`)).status).toBe(200);
     expect((await send(`/gw/${gateway}/items`, '175.45.176.1')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lines = logLines(gateway);
+    const lines = await loggedLines(gateway, history + 1);
     expect(lines).toHaveLength(history + 1);
     expect(lines.slice(0, history).filter((line) => line.pattern === 't5.geo')).toHaveLength(0);
     expect(lines[history]).toMatchObject({ status: 200, pattern: 't5.geo' });
@@ -164,8 +165,7 @@ describe('T5 behavioural baselines through the proxy', () => {
     for (let index = 0; index < 15; index += 1) expect((await login(gateway, `198.51.100.${index + 1}`, `user${index}`, 'correct horse')).status).toBe(200);
     // One client tries a leaked password against many accounts (it works, so the failed-login escalation stays out of it).
     for (let index = 0; index < 12; index += 1) expect((await login(gateway, '198.51.100.200', `victim${index}`, 'correct horse')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lines = logLines(gateway);
+    const lines = await loggedLines(gateway, 27);
     expect(lines).toHaveLength(27);
     expect(lines.slice(0, 15).filter((line) => line.pattern === 't5.credential_stuffing')).toHaveLength(0);
     expect(lines.slice(15).filter((line) => line.pattern === 't5.credential_stuffing').length).toBeGreaterThan(0);
@@ -177,8 +177,7 @@ describe('T5 behavioural baselines through the proxy', () => {
     // The same account, wrong passwords: one username, so only the failures can stand out (below
     // the escalation threshold, so the log line names the T5 anomaly, not the escalation).
     for (let attempt = 0; attempt < CHALLENGE_AFTER; attempt += 1) await login(gateway, '192.0.2.200', 'member0', `wrong-${attempt}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lines = logLines(gateway);
+    const lines = await loggedLines(gateway, 15 + CHALLENGE_AFTER);
     expect(lines.slice(0, 15).filter((line) => line.pattern === 't5.credential_stuffing')).toHaveLength(0);
     expect(lines.slice(15).filter((line) => line.pattern === 't5.credential_stuffing').length).toBeGreaterThan(0);
   });

@@ -14,6 +14,7 @@ import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import type { SvcEvent } from '../../src/platform/events.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestServices, memoryLog } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startBackend, type Backend } from './backend.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read loosely and asserted field by field
@@ -237,20 +238,24 @@ describe('attacks', () => {
 
   it('emits threat.blocked with the gateway id and writes the block to the audit chain', async () => {
     events.length = 0;
-    await send(`/gw/${blockGateway}/items?q=${encodeURIComponent('<script>alert(1)</script>')}`);
+    const answer = await send(`/gw/${blockGateway}/items?q=${encodeURIComponent('<script>alert(1)</script>')}`);
     const blocked = events.find((event) => event.event === 'threat.blocked');
     expect(blocked?.gatewayId).toBe(blockGateway);
     expect(blocked?.data).toMatchObject({ decision: 'block', method: 'GET', path: '/items', source_ip: '127.0.0.1' });
-    const entries = await new Promise<unknown[]>((resolve) => setTimeout(() => void api('GET', '/api/v1/audit?action=threat.blocked').then((answer) => resolve(answer.body!.entries ?? answer.body!.records ?? [])), 300));
-    expect(entries.length).toBeGreaterThan(0);
+    // The audit entry is written after the answer: wait for this block's.
+    const requestId = String(answer.headers['x-request-id']);
+    const audited = () => api('GET', '/api/v1/audit?action=threat.blocked').then((listed) => JSON.stringify(listed.body!.entries ?? listed.body!.records ?? []));
+    expect(await waitFor(async () => ((await audited()).includes(requestId) ? true : undefined))).toBe(true);
   });
 
   it('writes gateway_id, the decision, the org and the real path without its query into the request log line', async () => {
-    await send(`/gw/${monitorGateway}/items?q=${encodeURIComponent('<script>alert(1)</script>')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lines = log.lines.flatMap((chunk) => chunk.split('\n')).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.gateway_id === monitorGateway);
-    expect(lines.length).toBeGreaterThan(0);
-    const last = lines[lines.length - 1]!;
+    const answer = await send(`/gw/${monitorGateway}/items?q=${encodeURIComponent('<script>alert(1)</script>')}`);
+    // The line is written when the answer ends and held back briefly: wait for this request's.
+    const requestId = String(answer.headers['x-request-id']);
+    const last = await waitFor(() =>
+      log.lines.flatMap((chunk) => chunk.split('\n')).filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.request_id === requestId),
+    );
+    expect(last.gateway_id).toBe(monitorGateway);
     expect(last.decision).toBe('block');
     expect(last.org_id).toBeTruthy();
     expect(last.status).toBe(200);
@@ -280,11 +285,13 @@ describe('what a blocked client is told', () => {
     expect(page).toContain(String(browser.headers['x-request-id']));
     expect(page).not.toMatch(/sql|pattern|score|union|<script/i);
 
-    // The decision is where the operator looks: the audit trail.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const audit = await api('GET', `/api/v1/audit?action=threat.blocked`);
-    const entries = (audit.body!.entries ?? audit.body!.records ?? []) as Loose[];
-    expect(JSON.stringify(entries)).toContain(String(apiClient.headers['x-request-id']));
+    // The decision is where the operator looks: the audit trail (written after the answer).
+    const audited = () => api('GET', `/api/v1/audit?action=threat.blocked`).then((audit) => JSON.stringify((audit.body!.entries ?? audit.body!.records ?? []) as Loose[]));
+    const entries = await waitFor(async () => {
+      const text = await audited();
+      return text.includes(String(apiClient.headers['x-request-id'])) ? text : undefined;
+    });
+    expect(entries).toContain(String(apiClient.headers['x-request-id']));
   });
 
   it('shows the decision to blocked clients of a gateway set to block_details full', async () => {
@@ -456,7 +463,8 @@ describe('the fast path ahead of the framework', () => {
     expect(socketError).toEqual(frameworkError);
     expect(socketError.code).toBe('THREAT_BLOCKED');
 
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Each line is written when its answer ends and held back briefly: wait for all four.
+    await waitFor(() => (['framework-1', 'socket-1', 'framework-2', 'socket-2'].every((id) => logLines(id).length > 0) ? true : undefined));
     for (const [framework, socket] of [['framework-1', 'socket-1'], ['framework-2', 'socket-2']] as const) {
       const [frameworkLine] = logLines(framework);
       const [socketLine] = logLines(socket);

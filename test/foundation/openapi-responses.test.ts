@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { solveChallenge } from '../../src/platform/challenge.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { freshAddresses, throttled } from '../helpers/callers.ts';
 import { serveScripted, type ScriptedTool, type Upstream } from '../mcp/upstreams.ts';
 import { generate } from 'otplib';
 import { samlKeyPair, samlResponse, startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
@@ -562,14 +563,21 @@ describe('/openapi.json response schemas', () => {
     await call('DELETE', '/api/v1/sso/saml');
 
     // Every API operation: without a credential, with a read key where it needs more, with a wrong content type.
+    // The calls without a credential are limited per address (60 a minute, 10 a second): each
+    // comes from an address of its own, or the route's 401 would be svc's 429 after the first few.
+    const anonymous = freshAddresses(81);
+    const refusedByLimits: string[] = [];
     for (const { method, path } of operations()) {
       if (path.startsWith('/health') || path.startsWith('/api/v1/auth/')) continue;
       const url = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
-      await call(method, url, { key: null });
+      if (throttled(await call(method, url, { key: null, remoteAddress: anonymous() }))) refusedByLimits.push(`${method} ${path}`);
       await call(method, url, { key: readKey });
       if (['POST', 'PUT', 'PATCH'].includes(method)) await call(method, url, { payload: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     }
-    for (const path of ['/api/v1/auth/register', '/api/v1/auth/login']) await call('POST', path, { key: null, payload: { email: 'not-an-address' } });
+    for (const path of ['/api/v1/auth/register', '/api/v1/auth/login']) {
+      if (throttled(await call('POST', path, { key: null, payload: { email: 'not-an-address' }, remoteAddress: anonymous() }))) refusedByLimits.push(`POST ${path}`);
+    }
+    expect(refusedByLimits).toEqual([]);
 
     const all = operations().map(({ method, path }) => `${method} ${path}`);
     expect(all.filter((name) => !seen.success.has(name))).toEqual([]);
@@ -583,6 +591,10 @@ describe('/openapi.json response schemas', () => {
     const text = fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '../../etc/passwd', "' OR 1=1 --", '', 'x'.repeat(3_000)));
     const leaf = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
     const value = fc.oneof(leaf, fc.array(leaf, { maxLength: 3 }), fc.dictionary(text, leaf, { maxKeys: 3 }));
+    // Each call from an address of its own: the public routes are limited per address, and an
+    // answer from the limiter would stand in for the route's answer to the input.
+    const fresh = freshAddresses(79);
+    const limited: string[] = [];
     for (const operation of operations()) {
       if (operation.path === '/api/v1/keys/{id}' && operation.method === 'DELETE') continue; // could revoke the sweep's own key
       const body = fc.oneof(fc.record(Object.fromEntries(operation.bodyProperties.map((name) => [name, value])), { requiredKeys: [] }), value);
@@ -590,11 +602,13 @@ describe('/openapi.json response schemas', () => {
         fc.asyncProperty(body, fc.oneof(text, fc.uuid()), async (payload, parameter) => {
           const url = operation.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(parameter).slice(0, 200) || 'x');
           const hasBody = !['GET', 'DELETE'].includes(operation.method);
-          await call(operation.method, url, hasBody ? { payload: JSON.stringify(payload) ?? 'null', headers: { 'content-type': 'application/json' } } : {});
+          const answer = await call(operation.method, url, { remoteAddress: fresh(), ...(hasBody ? { payload: JSON.stringify(payload) ?? 'null', headers: { 'content-type': 'application/json' } } : {}) });
+          if (throttled(answer)) limited.push(`${operation.method} ${operation.path}`);
         }),
         { numRuns: 4, seed: 1313 },
       );
     }
     expect(mismatches.slice(0, 30)).toEqual([]);
+    expect(limited).toEqual([]);
   }, 240_000);
 });

@@ -12,6 +12,7 @@ import { createCache } from '../../src/platform/cache.ts';
 import type { Services } from '../../src/services.ts';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { createTestServices } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let services: Services;
 let app: AppInstance;
@@ -163,11 +164,15 @@ describe('completions against fake upstreams', () => {
       client.once('error', reject);
       client.end(body);
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const usage = await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers });
-    // The 500-token reservation was replaced by an estimate of what was streamed before the disconnect.
-    expect(usage.json().tokens_used).toBeGreaterThan(0);
-    expect(usage.json().tokens_used).toBeLessThan(100);
+    // The 500-token reservation is settled after the disconnect is noticed: wait until it is gone,
+    // then it was replaced by an estimate of what was streamed before the disconnect.
+    const used = async () => (await app.inject({ method: 'GET', url: '/api/v1/gateway/budget', headers })).json().tokens_used as number;
+    const settled = await waitFor(async () => {
+      const tokens = await used();
+      return tokens < 500 ? tokens : undefined;
+    });
+    expect(settled).toBeGreaterThan(0);
+    expect(settled).toBeLessThan(100);
     // What reached the upstream was a valid streaming request.
     expect(openai.requests.at(-1)!.problems).toEqual([]);
     openai.reset();

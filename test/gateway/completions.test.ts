@@ -20,7 +20,7 @@ beforeAll(async () => {
         invokers: script.invokers,
         timers: false,
         retryPolicy: { attemptsPerProvider: 2, baseDelayMs: 1, maxDelayMs: 20, totalBudgetMs: 2_000, attemptTimeoutMs: 1_000 },
-        breakerPolicy: { windowMs: 10_000, minRequests: 4, failureRateThreshold: 0.5, openMs: 200, halfOpenMaxProbes: 1, halfOpenSuccesses: 1 },
+        breakerPolicy: { windowMs: 10_000, minRequests: 4, failureRateThreshold: 0.5, openMs: 2_000, halfOpenMaxProbes: 1, halfOpenSuccesses: 1 },
         costUsd: (_provider, _model, usage) => usage.promptTokens * 0.000001 + usage.completionTokens * 0.000002,
       },
     },
@@ -334,7 +334,9 @@ describe('circuit breakers', () => {
     expect(skipped.json().error.code).toBe('UPSTREAM_UNAVAILABLE');
     expect(script.calls.length).toBe(before); // open: not called at all
 
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // openMs is 2 s, not less: the checks above run while the breaker is open, and a busy machine
+    // took longer than 200 ms over them (the skipped call was then the half-open probe).
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
     script.set('groq', { kind: 'ok' });
     expect((await complete(apiKey, request)).statusCode).toBe(200); // the half-open probe
     expect(gateway.breakers.get('groq').state(Date.now())).toBe('closed');

@@ -28,9 +28,22 @@ export interface SvcProcessOptions {
 }
 
 export async function startSvcProcess(options: SvcProcessOptions): Promise<SvcProcess> {
+  // The port was free when freePort looked; another process may take it before svc binds it.
+  // svc then exits with PORT_IN_USE before touching any state, and is started again on another.
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(options, await freePort());
+    if (started !== 'port_in_use') return started;
+    if (attempt === PORT_ATTEMPTS) throw new Error(`${options.name ?? 'svc'}: ${PORT_ATTEMPTS} free ports were taken before svc could bind them`);
+  }
+}
+
+/** Tries of a fresh port when the one chosen was taken before svc bound it. */
+const PORT_ATTEMPTS = 3;
+
+async function startOnce(options: SvcProcessOptions, port: number): Promise<SvcProcess | 'port_in_use'> {
   const name = options.name ?? 'svc';
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  // --json: a start-up error is one JSON line with its code (PORT_IN_USE is retried above).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--json'], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
@@ -52,7 +65,10 @@ export async function startSvcProcess(options: SvcProcessOptions): Promise<SvcPr
   child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const deadline = Date.now() + (options.readyTimeoutMs ?? 180_000);
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${output.join('').slice(-2000)}`);
+    if (child.exitCode !== null) {
+      if (output.join('').includes('"code":"PORT_IN_USE"')) return 'port_in_use';
+      throw new Error(`${name} exited with ${child.exitCode}: ${output.join('').slice(-2000)}`);
+    }
     try {
       if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return { name, port, process: child, output };
     } catch {

@@ -10,11 +10,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createOutbox } from '../../src/platform/outbox.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-outbox-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 const logger = createLogger('error', { write: () => undefined } as never);
 const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+/** Waits until `count` records were written (a replay runs on the outbox's timer), then as long again as a second replay would need to write any twice. */
+async function replayed(written: readonly unknown[], count: number): Promise<void> {
+  await waitFor(() => (written.length >= count ? true : undefined));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+}
 
 describe('the evidence outbox', () => {
   it('keeps records on disk through an outage and writes them in order when the database returns', async () => {
@@ -87,7 +93,7 @@ describe('the evidence outbox', () => {
     const written: number[] = [];
     next.register('item', async (records) => void written.push(...(records as number[])));
     next.start(50);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await replayed(written, 5);
     expect(written).toEqual([0, 1, 2, 3, 4]);
     await next.close();
   });
@@ -116,7 +122,7 @@ describe('the evidence outbox', () => {
     const written: number[] = [];
     next.register('item', async (records) => void written.push(...(records as number[])));
     next.start(50);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await replayed(written, 1);
     expect(written).toEqual([1]);
     await next.close();
   });
@@ -135,7 +141,7 @@ describe('the evidence outbox', () => {
     for (const outbox of [first, second]) outbox.register('item', async (records) => void written.push(...(records as number[])));
     first.start(20);
     second.start(20);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await replayed(written, 30);
     expect(written.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, index) => index));
     await Promise.all([first.close(), second.close()]);
     expect(readdirSync(dir)).toEqual([]);
@@ -153,7 +159,7 @@ describe('the evidence outbox', () => {
     expect(await entry.durable).toBe(true);
     entry.done();
     live.start(20);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await replayed(written, 1);
     expect(written).toEqual(['held in memory at the kill']);
     await live.close();
     // The killed process's segment was replayed and removed; the live one's, all written, is gone too.
@@ -168,7 +174,7 @@ describe('the evidence outbox', () => {
     const written: number[] = [];
     outbox.register('item', async (records) => void written.push(...(records as number[])));
     outbox.start(20);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await replayed(written, 1);
     expect(written).toEqual([7]);
     await outbox.close();
     expect(readdirSync(dir)).toEqual([]);

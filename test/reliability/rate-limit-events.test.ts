@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let context: TestContext;
 
@@ -28,11 +29,12 @@ describe('rate_limit.exceeded webhooks', () => {
     const responses = await Promise.all(Array.from({ length: 60 }, call));
     const refused = responses.filter((response) => response.statusCode === 429).length;
     expect(refused).toBeGreaterThan(5);
+    const deliveries = async () =>
+      (await context.services.db.withOrg(org.orgId, (tx) => tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event = 'rate_limit.exceeded'`))).rows[0]?.n ?? 0;
+    // The first delivery row is written by a listener after the responses: wait for it, then give any others the same moment.
+    await waitFor(async () => ((await deliveries()) > 0 ? true : undefined));
     await settle();
-    const rows = await context.services.db.withOrg(org.orgId, (tx) =>
-      tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event = 'rate_limit.exceeded'`),
-    );
-    expect(rows.rows[0]?.n).toBe(1);
+    expect(await deliveries()).toBe(1);
     const payload = await context.services.db.withOrg(org.orgId, (tx) => tx.query<{ payload: string }>(`SELECT payload FROM webhook_deliveries WHERE event = 'rate_limit.exceeded'`));
     expect(JSON.parse(payload.rows[0]!.payload).data).toMatchObject({ coalesced: true, scope: 'per_key' });
   });

@@ -12,6 +12,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSocketDir, listenPrivately, removeStaleSocketDirs, workerRouting } from '../../src/platform/worker-routing.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 describe('requests for a session another worker holds', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-routing-'));
@@ -123,7 +124,7 @@ describe('requests for a session another worker holds', () => {
 
   it('ends a forwarded stream cleanly when the worker that relays it shuts down', async () => {
     const pending = send({ 'mcp-session-id': 'abc.w2' }, 'open');
-    for (let wait = 0; wait < 100 && seen.at(-1)?.body !== 'open'; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => (seen.at(-1)?.body === 'open' ? true : undefined), 10_000, 10);
     await new Promise((resolve) => setTimeout(resolve, 50));
     ends.at(-1)!('event: error\ndata: bye\n\n');
     const answer = await pending;

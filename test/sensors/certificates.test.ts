@@ -15,6 +15,7 @@ import {
   SENSOR_CERTIFICATE_LIFETIME_MS,
   type CertificateAuthority,
 } from '../../src/sensors/certificates.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const HOUR = 60 * 60_000;
 const dirs: string[] = [];
@@ -66,6 +67,7 @@ describe('the collector certificate authority and mutual TLS', () => {
   let server: Server;
   let port: number;
   let refused = 0;
+  let contexts = 0;
   let stopBinding: () => void;
 
   beforeAll(async () => {
@@ -79,6 +81,12 @@ describe('the collector certificate authority and mutual TLS', () => {
     server.on('tlsClientError', () => {
       refused++;
     });
+    // Counts the TLS contexts bindServer gives the server (a new one with each revocation list).
+    const setSecureContext = server.setSecureContext.bind(server);
+    server.setSecureContext = (options) => {
+      setSecureContext(options);
+      contexts++;
+    };
     stopBinding = await ca.bindServer(server, serverCredentials);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as { port: number }).port;
@@ -120,9 +128,11 @@ describe('the collector certificate authority and mutual TLS', () => {
     const revoked = await enrolSensor(ca, 'sensor-revoked');
     const kept = await enrolSensor(ca, 'sensor-kept');
     expect(await handshake(port, revoked)).toEqual({ ok: true, seen: 'sensor-revoked' });
+    const contextsAtRevocation = contexts;
     expect(await ca.revoke({ sensorId: 'sensor-revoked' })).toEqual([revoked.serialNumber]);
-    // bindServer applies the new revocation list to the listening server.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // bindServer applies the new revocation list to the listening server once a new CRL is signed:
+    // wait for the server's new TLS context (a handshake before it would pass TLS).
+    await waitFor(() => (contexts > contextsAtRevocation ? true : undefined));
     const before = refused;
     expect(await handshake(port, revoked)).toEqual({ ok: false });
     expect(refused).toBe(before + 1);

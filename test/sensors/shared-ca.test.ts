@@ -4,14 +4,17 @@
  * by the other, and the CA key is stored encrypted with API_ENCRYPTION_KEY. Real PostgreSQL and
  * Redis when DATABASE_URL / REDIS_URL are set (then also two full svc instances on one database).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encryptionKeyFrom } from '../../src/platform/crypto.ts';
+import { openDatabase, type Database } from '../../src/platform/db/index.ts';
+import { deriveSecret } from '../../src/platform/secrets.ts';
 import { createCertificateRequest, createDatabaseCaStorage, generateSensorKey, openCertificateAuthority, type CertificateAuthority } from '../../src/sensors/index.ts';
-import { TEST_ENCRYPTION_KEY } from '../helpers/constants.ts';
+import { TEST_ENCRYPTION_KEY, TEST_SECRET_KEY } from '../helpers/constants.ts';
 import { createTestApp, usingPostgres, type TestContext } from '../helpers/app.ts';
 
 const dirs: string[] = [];
@@ -55,6 +58,30 @@ describe('two collector replicas on one database', { timeout: 120_000 }, () => {
 
   const storage = () => createDatabaseCaStorage(context.services.db, encryptionKeyFrom(TEST_ENCRYPTION_KEY));
 
+  /**
+   * A sensor_ca table for this file alone, where a test empties it. On PostgreSQL every test file
+   * shares one database: deleting its CA row would take the CA from under the files running
+   * beside this one (a collector opening it then makes a new one, a replica another). There, a
+   * schema of the test's own holds the table, ahead of public on the search path; embedded, the
+   * app's database is the test's own already.
+   */
+  async function ownCaTable(): Promise<{ db: Database; close(): Promise<void> }> {
+    if (!usingPostgres) return { db: context.services.db, close: async () => undefined };
+    const schema = `ca_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    await context.services.db.query(`CREATE SCHEMA ${schema}`);
+    await context.services.db.query(`CREATE TABLE ${schema}.sensor_ca (LIKE public.sensor_ca INCLUDING ALL)`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${schema},public`);
+    const db = await openDatabase({ kind: 'postgres', url: url.toString(), appUrl: null }, { appRolePassword: deriveSecret(TEST_SECRET_KEY, 'svc/db-app-role') });
+    return {
+      db,
+      async close() {
+        await db.close();
+        await context.services.db.query(`DROP SCHEMA ${schema} CASCADE`);
+      },
+    };
+  }
+
   it('issue from one CA: a certificate of either passes the other\'s handshake, and a revocation at one is refused by the other', async () => {
     const [first, second] = await Promise.all([openCertificateAuthority({ shared: storage() }), openCertificateAuthority({ shared: storage() })]);
     expect(second.certificatePem).toBe(first.certificatePem);
@@ -86,14 +113,21 @@ describe('two collector replicas on one database', { timeout: 120_000 }, () => {
 
   it('imports an operator-provided CA from DATA_DIR/sensor-ca when the database holds none', async () => {
     // Only on an empty database: this one has a CA now, which wins over the directory.
-    const dir = mkdtempSync(join(tmpdir(), 'svc-operator-ca-'));
-    dirs.push(dir);
-    const operator = await openCertificateAuthority({ dir });
-    const stored = await openCertificateAuthority({ dir, shared: storage() });
-    expect(stored.certificatePem).not.toBe(operator.certificatePem);
-    await context.services.db.query('DELETE FROM sensor_ca');
-    const imported = await openCertificateAuthority({ dir, shared: storage() });
-    expect(imported.certificatePem).toBe(operator.certificatePem);
+    const own = await ownCaTable();
+    try {
+      const ownStorage = () => createDatabaseCaStorage(own.db, encryptionKeyFrom(TEST_ENCRYPTION_KEY));
+      await openCertificateAuthority({ shared: ownStorage() }); // the CA the database holds
+      const dir = mkdtempSync(join(tmpdir(), 'svc-operator-ca-'));
+      dirs.push(dir);
+      const operator = await openCertificateAuthority({ dir });
+      const stored = await openCertificateAuthority({ dir, shared: ownStorage() });
+      expect(stored.certificatePem).not.toBe(operator.certificatePem);
+      await own.db.query('DELETE FROM sensor_ca');
+      const imported = await openCertificateAuthority({ dir, shared: ownStorage() });
+      expect(imported.certificatePem).toBe(operator.certificatePem);
+    } finally {
+      await own.close();
+    }
   });
 });
 
