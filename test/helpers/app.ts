@@ -92,3 +92,39 @@ export async function createTestApp(options: TestOptions = {}): Promise<TestCont
     },
   };
 }
+
+/**
+ * On PostgreSQL, a database of the caller's own on the shared server (migrated when svc first
+ * opens it) and a function that drops it; undefined without PostgreSQL. For a test whose rows
+ * must not be taken up by other files' instances: every svc that starts re-queues the pending
+ * webhook deliveries of its whole database (and sweeps the overdue ones), so a delivery waiting
+ * for its next attempt in a shared database can be sent and rescheduled by another file's svc,
+ * with that svc's retry policy.
+ */
+export async function ownPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  if (!usingPostgres) return undefined;
+  const { default: pg } = await import('pg');
+  const shared = new URL(process.env.DATABASE_URL!);
+  const name = `svc_own_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const admin = new pg.Client({ connectionString: shared.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const own = new URL(shared.toString());
+  own.pathname = `/${name}`;
+  return {
+    url: own.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: shared.toString() });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}

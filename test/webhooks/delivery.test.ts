@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { InProcessQueue } from '../../src/platform/queue.ts';
 import type { Services } from '../../src/services.ts';
 import { createWebhooks, svcSignature, type DeliveryPolicy, type WebhookEvent, type Webhooks } from '../../src/webhooks/index.ts';
-import { createTestServices } from '../helpers/app.ts';
+import { createTestServices, ownPostgresDatabase } from '../helpers/app.ts';
 import { createTestOrg, memoryLogger } from '../audit/database.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
 import { guardedLookup } from '../../src/platform/ssrf.ts';
@@ -15,9 +15,13 @@ const SLACK_MS = 400;
 let services: Services;
 let webhooks: Webhooks;
 let receiver: Receiver;
+let database: Awaited<ReturnType<typeof ownPostgresDatabase>>;
 
 beforeAll(async () => {
-  services = await createTestServices({ services: { webhooks: { policy: POLICY } } });
+  // On PostgreSQL a database of its own: another file's svc starting meanwhile would re-queue these
+  // pending deliveries and retry them with its own policy (CI once saw one not settle in 15 s).
+  database = await ownPostgresDatabase();
+  services = await createTestServices({ ...(database === undefined ? {} : { env: { DATABASE_URL: database.url } }), services: { webhooks: { policy: POLICY } } });
   webhooks = services.webhooks;
   webhooks.start();
   receiver = await startReceiver();
@@ -26,6 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await services?.close();
   await receiver?.close();
+  await database?.drop();
 });
 
 const BLOCKED_DATA = {
