@@ -14,6 +14,7 @@ import { publicKeyText, SENSOR_HEADERS, signLicence, signRequest, type Licence }
 import { createTestApp, usingRedis, type TestContext } from '../helpers/app.ts';
 import { TEST_METRICS_TOKEN } from '../helpers/constants.ts';
 import { createEnrolmentToken, TestSensor } from './sensor-client.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-collector-'));
 const licenceKey = generateKeyPairSync('ed25519');
@@ -146,6 +147,25 @@ describe('collector with a valid licence', () => {
     expect(await threatRows(context, org.orgId, 'req-batched')).toHaveLength(1);
     const audit = await context.services.audit.list(org.orgId, { action: 'sensor.finding', limit: 1000 });
     expect(audit.filter((record) => record.details.idempotency_key === 'batched-0001')).toHaveLength(1);
+  });
+
+  it('stores a finding whose claim a collector killed mid-store left behind, once the claim expires, instead of calling its resend a duplicate', async () => {
+    // What a collector SIGKILLed between claiming a finding and storing it leaves in the shared
+    // cache: the claim, and no threat event or audit entry (the sensor got no answer and resends).
+    const key = `${context.services.cache.prefix}sensors:dedupe:${org.orgId}:claimed-0001`;
+    expect(await context.services.cache.setIfAbsent(key, 'claimed', 1_500)).toBe(true);
+    const signed = sensor.finding({ idempotencyKey: 'claimed-0001', data: { request_id: 'req-claimed' } });
+    const whileClaimed = await sensor.send(signed);
+    expect(whileClaimed.statusCode).toBe(503);
+    expect(whileClaimed.json().error.code).toBe('SERVICE_UNAVAILABLE');
+    expect((await sensor.sendBatch([signed])).json()).toMatchObject({ accepted: 0, duplicate: 0, rejected: 1 });
+    expect(await threatRows(context, org.orgId, 'req-claimed')).toHaveLength(0);
+    await waitFor(async () => ((await context.services.cache.get(key)) === null ? true : undefined), 10_000);
+    expect((await sensor.send(signed)).json().status).toBe('accepted');
+    expect((await sensor.send(signed)).json().status).toBe('duplicate');
+    expect(await threatRows(context, org.orgId, 'req-claimed')).toHaveLength(1);
+    const audit = await context.services.audit.list(org.orgId, { action: 'sensor.finding', limit: 1000 });
+    expect(audit.filter((record) => record.details.idempotency_key === 'claimed-0001')).toHaveLength(1);
   });
 
   it('answers a result per finding in a batch, in order, refusing only the bad ones', async () => {

@@ -340,6 +340,9 @@ export function createCollector(deps: CollectorDeps) {
   }
 
   const dedupeKey = (orgId: string, idempotencyKey: string) => `${deps.cache.prefix}sensors:dedupe:${orgId}:${idempotencyKey}`;
+  /** The de-duplication marker while its finding is being stored, and how long that claim holds. */
+  const CLAIMED = 'claimed';
+  const CLAIM_MS = 30_000;
 
   /**
    * Ingests signed findings of one sensor (POST /findings: one item; /findings/batch: up to 100),
@@ -358,13 +361,22 @@ export function createCollector(deps: CollectorDeps) {
       else admitted.push({ index, event: outcome });
     });
 
-    // 4. De-duplication: the first to set the marker owns the finding (on any replica).
+    // 4. De-duplication: the first to set the marker owns the finding (on any replica). The marker
+    // says "being stored" until the finding is persisted and only then "stored" (the finding's id):
+    // a collector killed in between leaves a claim that expires, so the sensor's resend (it got no
+    // answer) is stored then instead of being called a duplicate of a finding nobody stored.
     const fresh: { index: number; event: FindingEvent; id: string; skewMs: number }[] = [];
     await Promise.all(
       admitted.map(async ({ index, event }) => {
         const id = uuidFromText(`sensor-finding:${orgId}:${event.idempotencykey}`);
-        const first = await deps.cache.setIfAbsent(dedupeKey(orgId, event.idempotencykey), id, DEDUPLICATION_MS);
+        const key = dedupeKey(orgId, event.idempotencykey);
+        const first = await deps.cache.setIfAbsent(key, CLAIMED, CLAIM_MS);
         if (!first) {
+          if ((await deps.cache.get(key)) === CLAIMED) {
+            // Another request (or a collector that died) holds the claim: keep it and send it again.
+            results[index] = reject('SERVICE_UNAVAILABLE', { reason: 'being_stored' });
+            return;
+          }
           results[index] = { status: 'duplicate', id, idempotency_key: event.idempotencykey };
           metrics.findings.inc({ outcome: 'duplicate' });
           return;
@@ -386,6 +398,10 @@ export function createCollector(deps: CollectorDeps) {
       metrics.rejections.inc({ code: 'SERVICE_UNAVAILABLE' }, fresh.length);
       throw new SvcError('SERVICE_UNAVAILABLE', { message: 'The findings could not be stored; keep them and send them again.', cause: error });
     }
+    // Stored: the claim becomes the finding's id for the de-duplication window. A cache that fails
+    // here leaves the claim to expire, and a resend is then stored again under the same ids
+    // (threat event and audit entry are keyed by them: no second row).
+    await Promise.all(fresh.map(({ event, id }) => deps.cache.set(dedupeKey(orgId, event.idempotencykey), id, DEDUPLICATION_MS).catch(() => undefined)));
     for (const { index, event, id, skewMs } of fresh) {
       results[index] = { status: 'accepted', id, idempotency_key: event.idempotencykey, ...(Math.abs(skewMs) > CLOCK_SKEW_MS ? { clock_skew_ms: skewMs } : {}) };
     }
