@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServices } from '../src/services.ts';
-import { median, repoRoot, startChild } from './lib.ts';
+import { freePort, median, repoRoot, startChild } from './lib.ts';
 import { benchConfig, discardedLogs } from './servers/svc-config.ts';
 
 const CONCURRENCY = 24;
@@ -28,17 +28,6 @@ const ENCRYPTION_KEY = 'bench-encryption-key-0123456789-abcdefghijklmnopqrs';
 const load = () => loadavg().map((value) => Math.round(value * 100) / 100);
 const sleep = (ms: number) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 interface Round {
   side: string;

@@ -12,6 +12,19 @@ import { Pool } from 'undici';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 
+/** A TCP port free on 127.0.0.1 at the time of asking (for a child server to bind). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
 export interface ChildServer {
   port: number;
   info: Record<string, unknown>;

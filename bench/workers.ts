@@ -20,7 +20,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createServices } from '../src/services.ts';
-import { median, repoRoot, round3, startChild, type ChildServer } from './lib.ts';
+import { freePort, median, repoRoot, round3, startChild, type ChildServer } from './lib.ts';
 import { benchConfig, discardedLogs } from './servers/svc-config.ts';
 
 const WORKER_COUNTS = [1, 2, 4] as const;
@@ -55,17 +55,6 @@ function clusterTicks(pid: number): number {
   return [pid, ...children].reduce((sum, id) => sum + ticks(id), 0);
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 async function startCluster(workers: number, env: Record<string, string>): Promise<Cluster> {
   const port = await freePort();
