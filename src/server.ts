@@ -130,7 +130,9 @@ async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, no
   (await import('./gateway/index.ts')).loadPiiLexicons();
   // Likewise the detection tiers' first-use work: without it the first requests of a fresh
   // worker queued behind ~0.4–1 s of it, and under load /health/db timed out meanwhile.
-  await services.detection.warm();
+  const warming = performance.now();
+  const warmed = await services.detection.warm();
+  logger.info({ kinds: warmed, duration_ms: Math.round(performance.now() - warming) }, 'detection engine warm');
   const app = await buildApp(config, services);
   let port = config.port;
   try {

@@ -160,9 +160,9 @@ export interface DetectionEngine {
    * Runs the cascade once per text kind on an ordinary sentence before traffic arrives, so the
    * first requests after a start do not pay for what the tiers build on first use (0.4–1 s of
    * CPU on a busy machine, which every request queued behind them waited for). Records nothing:
-   * no metric, no event, no cache entry, no observation by T5.
+   * no metric, no event, no cache entry, no observation by T5. Resolves to the kinds it ran.
    */
-  warm(): Promise<void>;
+  warm(): Promise<readonly InspectKind[]>;
   /** Waits for buffered threat_events rows to be written. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -609,6 +609,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         warming.add(normalized);
         await pipeline.run({ kind, text }, normalized, policy);
       }
+      return WARM_KINDS;
     },
     flush: async () => {
       await events?.flush();

@@ -2,7 +2,8 @@
  * The operator's view of `svc serve` on the embedded default: `npm start` runs the compiled
  * build and stops on SIGTERM sent to the npm process; a second instance on the same DATA_DIR
  * exits at once naming the first one's PID and port (#14 item 7); a busy port exits before any
- * state is touched (#14 item 8); a lock left by a dead process is taken over.
+ * state is touched (#14 item 8); a lock left by a dead process is taken over; the port opens only
+ * after the detection engine is warm (#33 item 8).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,6 +54,7 @@ describe('svc serve started with `npm start` (compiled)', { timeout: 600_000 }, 
   let port = 0;
   let npm: ChildProcess;
   let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let log = '';
 
   beforeAll(async () => {
     port = await freePort();
@@ -60,10 +62,18 @@ describe('svc serve started with `npm start` (compiled)', { timeout: 600_000 }, 
     // here, outside the health deadline (CI's npm ci has built it already).
     const build = spawnSync(process.execPath, ['scripts/build.js', '--if-stale'], { cwd: root, stdio: 'ignore', timeout: 400_000 });
     expect(build.status).toBe(0);
-    npm = spawn('npm', ['start'], { cwd: root, env: { ...baseEnv, DATA_DIR: dataDir, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    npm = spawn('npm', ['start'], { cwd: root, env: { ...baseEnv, LOG_LEVEL: 'info', DATA_DIR: dataDir, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    npm.stdout?.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     exit = new Promise((resolveExit) => npm.once('exit', (code, signal) => resolveExit({ code, signal })));
     await waitForHealth(port, npm);
   }, 600_000);
+
+  /** The server's JSON log lines so far (npm's own banner left out). */
+  const logLines = () =>
+    log
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; kinds?: string[]; duration_ms?: number });
 
   afterAll(() => {
     if (npm.exitCode === null) npm.kill('SIGKILL');
@@ -73,6 +83,16 @@ describe('svc serve started with `npm start` (compiled)', { timeout: 600_000 }, 
     const holder = JSON.parse(readFileSync(join(dataDir, 'svc.lock'), 'utf8')) as { pid: number; port: number; role: string };
     expect(holder).toMatchObject({ port, role: 'server' });
     expect(holder.pid).not.toBe(npm.pid); // the server itself, not the npm launcher
+  });
+
+  it('opens its port only once the detection engine has run every text kind (#33 item 8: the first requests after a cold start no longer queue behind the tiers\' first-use work)', () => {
+    const lines = logLines();
+    const warm = lines.findIndex((line) => line.msg === 'detection engine warm');
+    const listening = lines.findIndex((line) => line.msg === 'svc listening');
+    expect(warm).toBeGreaterThanOrEqual(0);
+    expect(listening).toBeGreaterThan(warm);
+    expect(lines[warm]?.kinds).toEqual(expect.arrayContaining(['prompt', 'tool_output', 'llm_output', 'tool_definition', 'http']));
+    expect(lines[warm]?.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
   it('refuses a second instance on the same DATA_DIR at once, naming the running PID and port', async () => {
