@@ -10,8 +10,10 @@
  * node_modules installed or linked) a second child runs that checkout's engine on the same texts,
  * interleaved round by round, and the speed-up is printed. Per size: CPU per text and per KB,
  * the per-KB cost as a ratio of the 4 KB one (1 = linear), and the marginal cost per KB between
- * sizes. Targets (≤ 0.25 ms per KB, ≤ 1.5 ms for 4 KB) are absolute: they hold for an idle
- * multi-core machine, so the load average is printed beside them.
+ * sizes, and a least-squares line through the sizes (cost = constant + slope × KB): the issue asks
+ * for inspection "linear in the text with a small constant", so the per-KB target is judged on the
+ * slope, and the 4 KB target bounds the constant. Targets (≤ 0.25 ms per KB, ≤ 1.5 ms for 4 KB) are
+ * absolute: they hold for an idle multi-core machine, so the load average is printed beside them.
  *
  * BENCH_INSPECT_PARTS=cost or =drift runs one part only.
  *
@@ -186,16 +188,31 @@ async function costBench(workers: readonly Worker[], data: Corpus, quick: boolea
   const afterMs = (kb: number, variety: string) => median(samples[after.name]![`${kb}:${variety}`]!);
   const worstPerKb = Math.max(...SIZES_KB.filter((kb) => kb >= 1).flatMap((kb) => ['benign', 'malicious'].map((variety) => afterMs(kb, variety) / kb)));
   const worst4 = Math.max(afterMs(4, 'benign'), afterMs(4, 'malicious'));
+  // "Linear in the text with a small constant": cost = constant + slope × KB, fitted by least
+  // squares over the sizes; the slope is the cost per KB of new text, the constant what every text
+  // pays (the 4 KB target bounds it). The per-size figure above mixes the two at small sizes.
+  const fits = Object.fromEntries(['benign', 'malicious'].map((variety) => [variety, linearFit(SIZES_KB.map((kb) => [kb, afterMs(kb, variety)] as const))]));
+  const worstSlope = Math.max(...Object.values(fits).map((fit) => fit.ms_per_kb));
   return {
     rounds,
     cost: result,
     speed_up_before_over_after: speedUp,
     targets: {
       note: 'absolute targets, stated for an idle multi-core machine; on a busy one they read high',
-      per_kb: { target_ms: TARGET_MS_PER_KB, worst_ms_per_kb_from_1KB: round3(worstPerKb), met: worstPerKb <= TARGET_MS_PER_KB },
+      per_kb: { target_ms: TARGET_MS_PER_KB, judged_on: 'slope of the linear fit (cost per KB of new text)', linear_fit: Object.fromEntries(Object.entries(fits).map(([variety, fit]) => [variety, { ms_per_kb: round3(fit.ms_per_kb), constant_ms: round3(fit.constant_ms) }])), worst_slope_ms_per_kb: round3(worstSlope), worst_ms_per_kb_from_1KB: round3(worstPerKb), met: worstSlope <= TARGET_MS_PER_KB },
       four_kb: { target_ms: TARGET_MS_4KB, worst_ms: round3(worst4), met: worst4 <= TARGET_MS_4KB },
     },
   };
+}
+
+/** Least-squares line through (KB, ms) points: its slope (ms per KB) and its value at 0 KB. */
+function linearFit(points: readonly (readonly [number, number])[]): { ms_per_kb: number; constant_ms: number } {
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  const covariance = points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0);
+  const variance = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0);
+  const slope = covariance / variance;
+  return { ms_per_kb: slope, constant_ms: meanY - slope * meanX };
 }
 
 interface Source { group: string; name: string; kind: Kind; benign: string[]; attacks: string[] }
