@@ -6,9 +6,9 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../helpers/net.ts';
 
 export function faultSupport(): { ok: true; pgBin: string } | { ok: false; reason: string } {
   if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (PostgreSQL runs as the postgres user via runuser)' };
@@ -22,18 +22,6 @@ export function faultSupport(): { ok: true; pgBin: string } | { ok: false; reaso
     return { ok: false, reason: 'redis-server or the postgres user is missing' };
   }
   return { ok: true, pgBin };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const PASSWORD = 'fault-suite-password';
