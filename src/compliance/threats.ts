@@ -50,7 +50,11 @@ const round = (value: number) => Math.round(value * 1000) / 1000;
 const numberOrNull = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 
 export function toThreatEvent(row: ThreatRow): ThreatEvent {
-  const categories = Array.isArray(row.details.categories) ? row.details.categories.filter((item): item is string => typeof item === 'string') : [];
+  // A sensor's decision keeps its own details (categories, base score, session figures) under
+  // details.sensor_details, beside the collector's provenance (source, sensor_id, sensed_at).
+  const sensorDetails = row.details.source === 'sensor' && typeof row.details.sensor_details === 'object' && row.details.sensor_details !== null && !Array.isArray(row.details.sensor_details) ? (row.details.sensor_details as Record<string, unknown>) : null;
+  const decided = sensorDetails ?? row.details;
+  const categories = Array.isArray(decided.categories) ? decided.categories.filter((item): item is string => typeof item === 'string') : [];
   return {
     id: row.id,
     request_id: row.request_id,
@@ -67,9 +71,9 @@ export function toThreatEvent(row: ThreatRow): ThreatEvent {
     })),
     session_id: row.session_id,
     gateway_id: row.gateway_id,
-    session_request_count: numberOrNull(row.details.session_request_count),
-    session_escalation_factor: numberOrNull(row.details.session_escalation_factor),
-    base_score: numberOrNull(row.details.base_score),
+    session_request_count: numberOrNull(decided.session_request_count),
+    session_escalation_factor: numberOrNull(decided.session_escalation_factor),
+    base_score: numberOrNull(decided.base_score),
     // The collector stores a sensor's finding with details.source 'sensor' and its sensor_id.
     sensor_id: row.details.source === 'sensor' && typeof row.details.sensor_id === 'string' ? row.details.sensor_id : null,
   };

@@ -115,11 +115,12 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
       const { records } = (await answer.json()) as { records: Array<{ actor: string; target: string; outcome: string; details: { pillar: string; severity: string; kind: string; pattern_ids: string[] } }> };
       return records.filter((record) => record.target === requestId);
     };
-    const threats = async (requestId: string) => ((await (await fetch(`${collectorUrl}/api/v1/threats?request_id=${requestId}`, { headers: auth })).json()) as { data: Array<{ request_id: string; pillar: string; decision: string }> }).data;
+    const threats = async (requestId: string) => ((await (await fetch(`${collectorUrl}/api/v1/threats?request_id=${requestId}`, { headers: auth })).json()) as { data: Array<{ request_id: string; pillar: string; decision: string; sensor_id: string | null; categories: string[]; base_score: number | null }> }).data;
     const firstAudit = await until('the block in the audit log', async () => ((await audited(blockedBody.error.request_id)).length > 0 ? audited(blockedBody.error.request_id) : undefined));
     expect(firstAudit).toHaveLength(1);
     expect(firstAudit[0]).toMatchObject({ actor: `sensor:${sensorId}`, outcome: 'block', details: { pillar: 'gateway', severity: 'high' } });
-    expect(await threats(blockedBody.error.request_id)).toMatchObject([{ pillar: 'gateway', decision: 'block' }]);
+    // The sensor's decision reads like one made by `svc serve`: its categories and base score, and the sensor that made it.
+    expect(await threats(blockedBody.error.request_id)).toMatchObject([{ pillar: 'gateway', decision: 'block', sensor_id: sensorId, categories: expect.arrayContaining([expect.any(String)]), base_score: expect.any(Number) }]);
     const piiAudit = await until('the PII finding in the audit log', async () => ((await audited(personalBody.request_id)).length > 0 ? audited(personalBody.request_id) : undefined));
     expect(piiAudit).toMatchObject([{ actor: `sensor:${sensorId}`, outcome: 'log', details: { pillar: 'gateway', severity: 'low', kind: 'pii', pattern_ids: ['pii.email'] } }]);
 
