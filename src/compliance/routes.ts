@@ -35,6 +35,7 @@ const ThreatQuery = Type.Object(
     session_id: Type.Optional(Text(512)),
     pattern: Type.Optional(Text(128)),
     request_id: Type.Optional(Text(256)),
+    sensor_id: Type.Optional(Text(256)),
     limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: '1 to 200 (default 50).' })),
     cursor: Type.Optional(Text(1024)),
   },
@@ -175,6 +176,7 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
       ...(query.session_id === undefined ? {} : { sessionId: query.session_id }),
       ...(query.pattern === undefined ? {} : { pattern: query.pattern }),
       ...(query.request_id === undefined ? {} : { requestId: query.request_id }),
+      ...(query.sensor_id === undefined ? {} : { sensorId: query.sensor_id }),
       ...(query.limit === undefined ? {} : { limit: Number(query.limit) }),
       ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
     });

@@ -22,6 +22,8 @@ export interface ThreatFilter {
   sessionId?: string;
   pattern?: string;
   requestId?: string;
+  /** Decisions one sensor sent (the self-hosted topology). */
+  sensorId?: string;
   limit?: number;
   cursor?: string;
 }
@@ -209,7 +211,9 @@ export function createThreats(db: Database, flushEvidence: () => Promise<void> =
       if (from !== undefined) add((p) => `occurred_at >= ${p}::timestamptz`, from);
       if (to !== undefined) add((p) => `occurred_at < ${p}::timestamptz`, to);
       if (filter.decision !== undefined) add((p) => `decision = ${p}`, filter.decision);
-      if (filter.category !== undefined) add((p) => `details->'categories' @> ${p}::jsonb`, JSON.stringify([filter.category]));
+      // A sensor's decision keeps its categories under details.sensor_details (toThreatEvent).
+      if (filter.category !== undefined) add((p) => `(details->'categories' @> ${p}::jsonb OR (details->>'source' = 'sensor' AND details->'sensor_details'->'categories' @> ${p}::jsonb))`, JSON.stringify([filter.category]));
+      if (filter.sensorId !== undefined) add((p) => `details->>'source' = 'sensor' AND details->>'sensor_id' = ${p}`, filter.sensorId);
       if (filter.gatewayId !== undefined) add((p) => `gateway_id = ${p}`, filter.gatewayId);
       if (filter.sessionId !== undefined) add((p) => `session_id = ${p}`, filter.sessionId);
       if (filter.requestId !== undefined) add((p) => `request_id = ${p}`, filter.requestId);

@@ -120,7 +120,14 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
     expect(firstAudit).toHaveLength(1);
     expect(firstAudit[0]).toMatchObject({ actor: `sensor:${sensorId}`, outcome: 'block', details: { pillar: 'gateway', severity: 'high' } });
     // The sensor's decision reads like one made by `svc serve`: its categories and base score, and the sensor that made it.
-    expect(await threats(blockedBody.error.request_id)).toMatchObject([{ pillar: 'gateway', decision: 'block', sensor_id: sensorId, categories: expect.arrayContaining([expect.any(String)]), base_score: expect.any(Number) }]);
+    const [blockEvent] = await threats(blockedBody.error.request_id);
+    expect(blockEvent).toMatchObject({ pillar: 'gateway', decision: 'block', sensor_id: sensorId, categories: expect.arrayContaining([expect.any(String)]), base_score: expect.any(Number) });
+    // One sensor's decisions, and a category, filter the list as they do svc's own.
+    const listed = async (query: string) => ((await (await fetch(`${collectorUrl}/api/v1/threats?${query}`, { headers: auth })).json()) as { data: Array<{ request_id: string; sensor_id: string | null }> }).data;
+    expect((await listed(`sensor_id=${sensorId}`)).map((event) => event.request_id)).toContain(blockedBody.error.request_id);
+    expect((await listed(`sensor_id=${sensorId}`)).every((event) => event.sensor_id === sensorId)).toBe(true);
+    expect(await listed('sensor_id=another-sensor')).toEqual([]);
+    expect((await listed(`category=${encodeURIComponent(blockEvent!.categories[0]!)}&decision=block`)).map((event) => event.request_id)).toContain(blockedBody.error.request_id);
     const piiAudit = await until('the PII finding in the audit log', async () => ((await audited(personalBody.request_id)).length > 0 ? audited(personalBody.request_id) : undefined));
     expect(piiAudit).toMatchObject([{ actor: `sensor:${sensorId}`, outcome: 'log', details: { pillar: 'gateway', severity: 'low', kind: 'pii', pattern_ids: ['pii.email'] } }]);
 
