@@ -284,6 +284,11 @@ const MAX_AI_TASKS = 2;
 const TASK_LIKE = 0.5;
 /** Most task-like sentences a text may hold (a worksheet, a list of exercises or a how-to holds more). */
 const MAX_TASK_LIKE = 3;
+/**
+ * Other imperative sentences from which a text reads as made of instructions (a how-to, a
+ * worksheet, a checklist): a task there is reported, not refused on its own.
+ */
+const IMPERATIVE_TEXT = 2;
 
 /**
  * The learned form of the register break above: a sentence that asks for the kind of task people
@@ -308,6 +313,17 @@ function loneAiTask(all: readonly Segment[]): { segment: Segment; probability: n
     if (first === undefined || probability > first.probability) first = { segment, probability };
   }
   return first;
+}
+
+/** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */
+function otherImperatives(all: readonly Segment[], except: Segment, limit: number): number {
+  let count = 0;
+  for (const segment of all) {
+    if (segment === except) continue;
+    const lower = segment.text.toLowerCase();
+    if ((IMPERATIVE.test(lower) || HOW_TO.test(lower) || TASK_REQUEST.test(lower)) && ++count >= limit) break;
+  }
+  return count;
 }
 
 /** Actions an agent's tools can carry out. */
@@ -522,8 +538,11 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
   // planted sentence (when the rule found it, the classifier adds nothing).
   // Command documentation is left out: its imperatives are tasks for the person at the terminal
   // ("Create a system account", "List the partitions"), and the classifier reads them as tasks.
-  const aiTask = lone === undefined && options.aiTask === true && !gates.documentation() ? loneAiTask(all) : undefined;
-  if (aiTask !== undefined) keep(finding('ai-task', 'A task addressed to an AI model, alone in data', aiTask.probability >= AI_TASK_CONFIDENT ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
+  const aiTask = lone === undefined && options.aiTask === true ? loneAiTask(all) : undefined;
+  if (aiTask !== undefined && !gates.documentation()) {
+    const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
+    keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
+  }
   for (const segment of all) {
     const found = scoreSegment(segment, 0, gates);
     for (const item of found) keep(item);
