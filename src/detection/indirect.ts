@@ -23,6 +23,7 @@
  * draft"); the findings combine with the catalogue's through the usual scoring.
  * All regular expressions are linear: literals, bounded classes, no nested quantifiers.
  */
+import { aiTaskClassifier, isTaskCandidate } from './ml/ai-task.ts';
 import type { Finding, Span } from './types.ts';
 
 const MAX_SCAN = 65_536;
@@ -269,6 +270,62 @@ function loneTaskRequest(text: string, all: readonly Segment[]): Segment | undef
   }
   return first;
 }
+/**
+ * Probability from which the learned classifier (ml/ai-task.ts) reads a sentence as a task
+ * addressed to an AI model; chosen on the development corpora under whole-source holdout
+ * (docs/detection.md, "Planted instructions, third round").
+ */
+export const AI_TASK_THRESHOLD = 0.95;
+/** Probability from which such a sentence is refused on its own (below it, it is reported). */
+export const AI_TASK_CONFIDENT = 0.99;
+/** Most such sentences a text may hold and still be data with a task planted in it, not a list of tasks. */
+const MAX_AI_TASKS = 2;
+/** Probability from which a sentence counts as task-like for the list test. */
+const TASK_LIKE = 0.5;
+/** Most task-like sentences a text may hold (a worksheet, a list of exercises or a how-to holds more). */
+const MAX_TASK_LIKE = 3;
+/**
+ * Other imperative sentences from which a text reads as made of instructions (a how-to, a
+ * worksheet, a checklist): a task there is reported, not refused on its own.
+ */
+const IMPERATIVE_TEXT = 2;
+
+/**
+ * The learned form of the register break above: a sentence that asks for the kind of task people
+ * ask an AI model for (write a poem, translate, list facts, answer in another form) rather than a
+ * request between people about the data's own business. Only imperative-shaped sentences are
+ * scored; a task about the material it comes with ("Summarize the following article") is that
+ * text's purpose; a text holding more than two such sentences is a list of tasks (exercises, a
+ * prompt collection), not data with one planted.
+ */
+function loneAiTask(all: readonly Segment[]): { segment: Segment; probability: number } | undefined {
+  const classifier = aiTaskClassifier();
+  let first: { segment: Segment; probability: number } | undefined;
+  let tasks = 0;
+  let taskLike = 0;
+  for (const segment of all) {
+    if (!isTaskCandidate(segment.text)) continue;
+    const probability = classifier.probability(segment.text);
+    if (probability < TASK_LIKE) continue;
+    if (++taskLike > MAX_TASK_LIKE) return undefined;
+    if (probability < AI_TASK_THRESHOLD || ABOUT_THE_DATA.test(segment.text.toLowerCase())) continue;
+    if (++tasks > MAX_AI_TASKS) return undefined;
+    if (first === undefined || probability > first.probability) first = { segment, probability };
+  }
+  return first;
+}
+
+/** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */
+function otherImperatives(all: readonly Segment[], except: Segment, limit: number): number {
+  let count = 0;
+  for (const segment of all) {
+    if (segment === except) continue;
+    const lower = segment.text.toLowerCase();
+    if ((IMPERATIVE.test(lower) || HOW_TO.test(lower) || TASK_REQUEST.test(lower)) && ++count >= limit) break;
+  }
+  return count;
+}
+
 /** Actions an agent's tools can carry out. */
 const ACTION_VERB =
   '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
@@ -452,11 +509,20 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   return out;
 }
 
+export interface PlantedOptions {
+  /**
+   * Read imperative sentences with the learned "task addressed to an AI model" classifier
+   * (`indirect.ai-task`); on for `tool_output`, off for model answers, whose advice to their
+   * reader is phrased as tasks.
+   */
+  readonly aiTask?: boolean;
+}
+
 /**
  * Planted instructions in data. Findings carry the span of the planted text; several findings of
  * one segment reinforce each other (an imperative addressed to the AI is stronger than either).
  */
-export function detectPlantedInstructions(raw: string): Finding[] {
+export function detectPlantedInstructions(raw: string, options: PlantedOptions = {}): Finding[] {
   const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
   const best = new Map<string, Finding>();
   const keep = (found: Finding) => {
@@ -468,6 +534,15 @@ export function detectPlantedInstructions(raw: string): Finding[] {
   const all = segments(text);
   const lone = loneTaskRequest(text, all);
   if (lone !== undefined) keep(finding('task-request', 'A request for a different task, alone in data', COMMAND_DOCUMENTATION.test(text) ? 0.45 : 0.6, { start: lone.start, end: lone.end }));
+  // The learned reading of the same break, for tasks the verb list does not name; one finding per
+  // planted sentence (when the rule found it, the classifier adds nothing).
+  // Command documentation is left out: its imperatives are tasks for the person at the terminal
+  // ("Create a system account", "List the partitions"), and the classifier reads them as tasks.
+  const aiTask = lone === undefined && options.aiTask === true ? loneAiTask(all) : undefined;
+  if (aiTask !== undefined && !gates.documentation()) {
+    const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
+    keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
+  }
   for (const segment of all) {
     const found = scoreSegment(segment, 0, gates);
     for (const item of found) keep(item);

@@ -43,7 +43,7 @@ export function kindFindings(request: KindRequest, raw: string): Finding[] {
     case 'prompt':
       return detectSecretExtraction(raw);
     case 'tool_output':
-      return detectPlantedInstructions(raw);
+      return detectPlantedInstructions(raw, { aiTask: true });
     case 'llm_output': {
       const systemPrompt = systemPromptOf(request);
       const recital = detectInstructionRecital(raw);
