@@ -16,7 +16,7 @@ import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
 import { gradedThreatScore, loadGradedWeights, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
-import { readsAsEnglish } from './ml/semantic-head.ts';
+import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
@@ -360,7 +360,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   }
   const classifier = deps.t3Classifier;
   const model = deps.model;
-  const confident = deps.classifierConfident ?? CLASSIFIER_CONFIDENT;
+  const confidentInEnglish = deps.classifierConfident ?? CLASSIFIER_CONFIDENT;
   const minWords = deps.classifierMinWords ?? CLASSIFIER_MIN_WORDS;
   definitions.push({
     name: 't3', failMode: 'open', stage: 'always',
@@ -373,6 +373,11 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         const probability = classifier.classify(classified, embeddings.get(context.normalized)).attackProbability;
         classifierProbability.set(context.normalized, probability);
         let contribution = classifierContribution(probability);
+        // The n-gram head learned its benign side in English: on a text in another language its
+        // probability reads the language, not the intent (issue #32: under whole-source holdout it
+        // refused 30 % of ordinary prompts in seven languages, each on its own). There it never
+        // passes Alert alone; beside another finding it counts as it does in English.
+        const confident = readsAsOtherLanguage(classified) ? Number.POSITIVE_INFINITY : confidentInEnglish;
         // The classifier alone (no pattern, no other signal) stays under Challenge unless confident.
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
         // data or a base64 token, do not count).

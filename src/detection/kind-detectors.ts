@@ -5,6 +5,7 @@
  * user is a request, the same sentence inside a tool result is planted.
  */
 import { detectSecretExtraction } from './extraction.ts';
+import { detectForeignOverride } from './foreign-override.ts';
 import { detectPlantedInstructions } from './indirect.ts';
 import { detectLeak } from './leak.ts';
 import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
@@ -41,9 +42,9 @@ export function kindUsesAnalysisCache(request: KindRequest): boolean {
 export function kindFindings(request: KindRequest, raw: string): Finding[] {
   switch (request.kind) {
     case 'prompt':
-      return detectSecretExtraction(raw);
+      return [...detectSecretExtraction(raw), ...detectForeignOverride(raw)];
     case 'tool_output':
-      return detectPlantedInstructions(raw, { aiTask: true });
+      return [...detectPlantedInstructions(raw, { aiTask: true }), ...detectForeignOverride(raw)];
     case 'llm_output': {
       const systemPrompt = systemPromptOf(request);
       const recital = detectInstructionRecital(raw);

@@ -114,3 +114,39 @@ export function readsAsEnglish(text: string): boolean {
   if (words.length < 4) return common > 0;
   return common / words.length >= 0.15;
 }
+
+/**
+ * Function words of the languages most often written in Latin letters besides English (Spanish,
+ * French, Italian, Portuguese, German, Dutch, Polish, Indonesian and Malay, Tagalog, Turkish),
+ * without accents (the test counts accented words on their own). None is an English word.
+ */
+const OTHER_LATIN_WORDS: ReadonlySet<string> = new Set(
+  ('de el la los las del que y en un una es por con para lo se su sus al mas pero como muy esta este ' +
+    'le les des du et est une dans qui sur avec pas pour ce cette sont ou vous nous je tu ne moi mon ma mes au aux ' +
+    'il di che della delle non per gli sono uno nel alla anche questo ' +
+    'e o os um uma em da das dos do nao com mais ao seu sua voce ' +
+    'der die das und ist nicht mit ein eine einen zu den von ich sie wie auf dem auch sich ' +
+    'het een niet van op voor zijn ik je dat wat ' +
+    'nie jest w z na sie czy jak ' +
+    'yang dan di ini itu untuk dengan tidak saya anda ke dari ada bisa akan pada atau juga ' +
+    'ang ng mga sa na ay ko mo ako ikaw ito ' +
+    've bir bu ile icin ne mi ben sen').split(' '),
+);
+
+/**
+ * Whether a text is written in another language than English: it does not read as English
+ * (readsAsEnglish) and at least 20 % of its words are written with letters outside ASCII (another
+ * script, or accented Latin: a sentence of Chinese or Thai is one such word) or are function
+ * words of another Latin-script language. Data that merely lacks English function words (JSON,
+ * code, lists of names) is not another language.
+ */
+export function readsAsOtherLanguage(text: string): boolean {
+  if (readsAsEnglish(text)) return false;
+  const words = text.slice(0, 4096).toLowerCase().match(/[\p{L}\p{M}']+/gu) ?? [];
+  if (words.length === 0) return false;
+  let foreign = 0;
+  for (const word of words) if (NON_ASCII_LETTER.test(word) || OTHER_LATIN_WORDS.has(word)) foreign += 1;
+  return foreign / words.length >= 0.2;
+}
+
+const NON_ASCII_LETTER = /[^\x00-\x7f]/;
