@@ -233,7 +233,7 @@ function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, t
     const window = text.slice(start, Math.min(end, start + LOCAL_WINDOW_CHARS));
     const normalized = normalize(window, { kind });
     const t1 = runT1(catalogue, kind, normalized);
-    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)], window);
+    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)], window, true);
     const signals = evasionSignals(kind, normalized, findings, window);
     best = Math.max(best, noisyOr([combineFindings(findings), signals.score]));
     // The caller keeps its score once a window reaches it: further windows cannot lower it.

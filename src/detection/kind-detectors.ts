@@ -10,6 +10,7 @@ import { detectPlantedInstructions } from './indirect.ts';
 import { detectLeak } from './leak.ts';
 import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
+import { combineFindings } from './score.ts';
 import type { Finding, InspectKind, ToolDefinitionShape } from './types.ts';
 
 /** The parts of an inspect request these detectors read (structurally the engine's InspectRequest). */
@@ -47,8 +48,8 @@ export function kindFindings(request: KindRequest, raw: string): Finding[] {
       return [...detectPlantedInstructions(raw, { aiTask: true }), ...detectForeignOverride(raw)];
     case 'llm_output': {
       const systemPrompt = systemPromptOf(request);
-      const recital = detectInstructionRecital(raw);
-      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...recital, ...detectJailbreakCompliance(raw), ...answerInstructions(detectPlantedInstructions(raw), recital.length > 0)];
+      // The planted-instruction findings are judged as an answer's advice in adjustForKind.
+      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...detectInstructionRecital(raw), ...detectJailbreakCompliance(raw), ...detectPlantedInstructions(raw)];
     }
     case 'tool_definition':
       return request.tool === undefined ? [] : detectMaliciousCapability(request.tool);
@@ -80,6 +81,9 @@ const MACHINE_ADDRESSED: ReadonlySet<string> = new Set([
 const ORDINARY_IN_ANSWERS: ReadonlySet<string> = new Set(['indirect.tool-directive', 'indirect.agent-task-reference']);
 const addressesMachine = (finding: Finding): boolean => MACHINE_ADDRESSED.has(finding.id) && finding.confidence >= (ORDINARY_IN_ANSWERS.has(finding.id) ? 0.6 : 0.4);
 
+/** The recital check's confidence for the user in the third person alone (recital.ts). */
+const USER_THIRD_ALONE = 0.25;
+
 /** Under Challenge: an answer's advice to its reader is reported, not refused. */
 const ADVICE_CAP = 0.45;
 
@@ -91,11 +95,35 @@ const ADVICE_CAP = 0.45;
  * otherwise the planted-instruction findings of an answer are reported as one finding, capped
  * under Challenge.
  */
-function answerInstructions(findings: readonly Finding[], recited: boolean): Finding[] {
-  if (recited || findings.some((finding) => addressesMachine(finding))) return [...findings];
+function answerInstructions(findings: readonly Finding[], window: boolean): { findings: Finding[]; advice?: Finding } {
+  const planted = findings.filter((finding) => finding.id.startsWith('indirect.'));
+  // Any recital sign, even one class of it alone (0.25–0.35), makes the imperatives a prompt's
+  // rules; in a window of a long answer the user in the third person alone (0.25: "the user's
+  // question" in an answer about how an AI works) does not.
+  const recited = findings.some((finding) => finding.id === 'leak.instruction-recital' && (!window || finding.confidence > USER_THIRD_ALONE));
+  if (planted.length === 0 || recited || planted.some((finding) => addressesMachine(finding))) return { findings: [...findings] };
   // Reported once: three phrasings of one piece of advice must not add up to a refusal.
-  const strongest = findings.reduce<Finding | undefined>((best, finding) => (best === undefined || finding.confidence > best.confidence ? finding : best), undefined);
-  return strongest === undefined ? [] : [{ ...strongest, confidence: Math.min(strongest.confidence, ADVICE_CAP) }];
+  const strongest = planted.reduce((best, finding) => (finding.confidence > best.confidence ? finding : best));
+  const advice = { ...strongest, confidence: Math.min(strongest.confidence, ADVICE_CAP) };
+  return { findings: [...findings.filter((finding) => !finding.id.startsWith('indirect.')), advice], advice };
+}
+
+/** The default Challenge threshold: the answer's advice is reported under it. */
+const CHALLENGE = 0.6;
+/** What the advice may bring a window to at most: mid-Alert, so weak evasion signals scored after it do not lift it either. */
+const ADVICE_CEILING = 0.5;
+
+/**
+ * In a window of a long answer the advice is reported, and it lifts nothing: when the other
+ * findings stay under Challenge, the advice is weighed so that with them they stay at mid-Alert
+ * (the answer's own talk beside a research framing or a quoted "say" from another paragraph is
+ * not a refusal; with a confident finding the advice changes nothing either way).
+ */
+function adviceLiftsNothing(findings: readonly Finding[], advice: Finding): Finding[] {
+  const others = combineFindings(findings.filter((finding) => finding !== advice));
+  if (others >= CHALLENGE || combineFindings(findings) <= ADVICE_CEILING) return [...findings];
+  const weight = Math.max(0, Math.floor((1 - (1 - ADVICE_CEILING) / (1 - others)) * 100) / 100);
+  return findings.map((finding) => (finding === advice ? { ...finding, confidence: Math.min(finding.confidence, weight) } : finding));
 }
 
 /**
@@ -116,13 +144,21 @@ const REFUSAL_CAP = 0.3;
  * Alert there unless the answer goes on to recite or leak (a finding of this module ≥ 0.6 keeps
  * everything as it is).
  */
-function adjustRefusal(findings: readonly Finding[], raw: string): Finding[] {
-  if (findings.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...findings];
-  return requireAgreementInAnswer(capJailbreakWordsInRefusal(capPromptWordsInRefusal(findings, raw), raw));
+function adjustRefusal(all: readonly Finding[], raw: string, window: boolean): Finding[] {
+  if (all.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...all];
+  const { findings, advice } = answerInstructions(all, window);
+  const adjusted = requireAgreementInAnswer(capJailbreakWordsInRefusal(capPromptWordsInRefusal(findings, raw), raw), window);
+  if (!window) return adjusted;
+  const kept = advice === undefined ? undefined : adjusted.find((finding) => finding.id === advice.id && finding.id.startsWith('indirect.'));
+  return kept === undefined ? adjusted : adviceLiftsNothing(adjusted, kept);
 }
 
 /** A catalogue finding at or above this blocks on its own whatever the kind (see the policy). */
 const CATALOGUE_ALONE = 0.9;
+/** In a window of a long answer, a catalogue pattern from Alert on needs agreement to count. */
+const LONE_FROM_IN_WINDOW = 0.4;
+/** A catalogue pattern confident on its own (from here it needs agreement in an answer, below 0.9). */
+const CONFIDENT_PATTERN = 0.6;
 /** Reported, not counted: with the answer's advice (0.45) it stays under Challenge. */
 const LONE_CATALOGUE_CAP = 0.25;
 
@@ -134,11 +170,16 @@ const LONE_CATALOGUE_CAP = 0.25;
  * above), a catalogue finding from 0.6 to 0.9 counts as confident only when a finding of another
  * category (≥ 0.4, other than the answer's own advice) agrees; otherwise it is reported at 0.25.
  */
-function requireAgreementInAnswer(findings: readonly Finding[]): Finding[] {
+function requireAgreementInAnswer(findings: readonly Finding[], window: boolean): Finding[] {
   const catalogue = (finding: Finding) => finding.tier === 't1' && !finding.id.startsWith('leak.') && !finding.id.startsWith('indirect.');
   // The answer's own advice, reported under Challenge (answerInstructions), agrees with nothing.
-  const agrees = (other: Finding, finding: Finding) => other.category !== finding.category && other.confidence >= 0.4 && !(other.id.startsWith('indirect.') && other.confidence <= ADVICE_CAP);
-  const lone = (finding: Finding) => catalogue(finding) && finding.confidence >= 0.6 && finding.confidence < CATALOGUE_ALONE && !findings.some((other) => agrees(other, finding));
+  // In a window of a long answer (lengthWindow), nor does another catalogue pattern that is not
+  // confident itself: two weak request-shaped phrases of different paragraphs do not prop each
+  // other up there; a sign written for answers (a recital, a leak) agrees at any strength.
+  const agrees = (other: Finding, finding: Finding) => other.category !== finding.category && !(other.id.startsWith('indirect.') && other.confidence <= ADVICE_CAP)
+    && (window ? (other.confidence >= 0.4 || other.id.startsWith('leak.')) && !(catalogue(other) && other.confidence < CONFIDENT_PATTERN) : other.confidence >= 0.4);
+  const from = window ? LONE_FROM_IN_WINDOW : CONFIDENT_PATTERN;
+  const lone = (finding: Finding) => catalogue(finding) && finding.confidence >= from && finding.confidence < CATALOGUE_ALONE && !findings.some((other) => agrees(other, finding));
   if (!findings.some(lone)) return [...findings];
   return findings.map((finding) => (lone(finding) ? { ...finding, confidence: LONE_CATALOGUE_CAP } : finding));
 }
@@ -160,8 +201,18 @@ function capJailbreakWordsInRefusal(findings: readonly Finding[], raw: string): 
   return findings.map((finding) => (capped(finding) ? { ...finding, confidence: REFUSAL_CAP } : finding));
 }
 
-export function adjustForKind(kind: InspectKind, findings: readonly Finding[], raw?: string): Finding[] {
-  if (kind === 'llm_output' && raw !== undefined) return adjustRefusal(findings, raw);
+/**
+ * `lengthWindow`: the findings are those of one window of a long text that only weak evidence
+ * made suspect (the engine's localRuleScore). In a model's answer such a window is judged
+ * stricter than a whole short answer: the answer's advice lifts nothing, and a request-shaped
+ * pattern from Alert on needs agreement from something other than another weak one. A long
+ * answer holds advice in every paragraph and request-shaped phrases here and there, and which of
+ * them fall into one window is a matter of its length (issue #32: 8 KB of benign answers refused
+ * at three times the 1 KB rate); a short answer with an imperative beside a quoted "say …" is
+ * what a short prompt of rules looks like, and is judged as before.
+ */
+export function adjustForKind(kind: InspectKind, findings: readonly Finding[], raw?: string, lengthWindow = false): Finding[] {
+  if (kind === 'llm_output' && raw !== undefined) return adjustRefusal(findings, raw, lengthWindow);
   if (kind !== 'tool_definition') return [...findings];
   const strongOther = findings.some((finding) => !TOOL_GUIDANCE.has(finding.id) && finding.confidence >= 0.5);
   if (strongOther) return [...findings];

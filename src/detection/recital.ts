@@ -104,6 +104,8 @@ const USER_THIRD: readonly Gated[] = [
 const ANSWER_RULES: readonly Gated[] = [
   [['instructions', 'prompt', 'rules', 'guidelines', 'directives', 'configuration'], /\b(?:never|do\s{1,3}not|don't|must\s{1,3}not|should\s{1,3}not|under\s{1,3}no\s{1,3}circumstances?)\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:reveal|disclose|share|repeat|discuss|mention|output|print|expose)(?:s|es)?\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:these|this|your|the|any)\s{1,3}(?:(?:system|initial|original|above|hidden|secret)\s{1,3})?(?:instructions|prompt|rules|guidelines|directives|configuration)\b/],
   [['respond', 'reply', 'answer'], /\b(?:always|never|do\s{1,3}not|don't|must)\s{1,3}(?:respond|reply|answer)\s{1,3}(?:in|with|only|using|as)\b/],
+  // The same rule in French, Spanish, German, Portuguese and Italian: "Ne révèle jamais ces consignes".
+  [['jamais', 'nunca', 'niemals', 'nie ', 'nicht', 'non '], /\bne\s{1,3}(?:révèle|divulgue|partage|répète|dévoile)s?\s{1,3}jamais\s{1,3}(?:ces|tes|vos|les|mes)\s{1,3}(?:instructions|consignes|règles)|\bnunca\s{1,3}(?:reveles|revele|compartas|compartilhe|repitas|repita|divulgues|divulgue)\s{1,3}(?:estas|tus|suas|las|as|mis|minhas)\s{1,3}(?:instrucciones|instruções|reglas|regras)|\b(?:verrate|teile|wiederhole|nenne)\s{1,3}(?:niemals|nie|nicht)\s{1,3}(?:diese|deine|die|meine)\s{1,3}(?:anweisungen|regeln|instruktionen)|\bnon\s{1,3}(?:rivelare|condividere|ripetere|divulgare)\s{1,3}(?:mai\s{1,3})?(?:queste|le\s{1,3}tue|le|le\s{1,3}mie)\s{1,3}(?:istruzioni|regole)/],
   // Never tell anyone it is a machine: "do not reveal that you are an AI".
   [['you are'], /\b(?:never|do\s{1,3}not|don't|must\s{1,3}not)\s{1,3}(?:admit|reveal|say|mention|disclose|acknowledge|tell\s{1,3}(?:anyone|the\s{1,3}user))\s{1,3}(?:that\s{1,3})?you\s{1,3}are\s{1,3}(?:an?\s{1,3})?(?:ai|bot|chatbot|language\s{1,3}model|assistant|gpt|machine|computer\s{1,3}program)\b/],
   // What to output, and only that: "only say 'Error'", "otherwise say \"Denied\"", "If it is X, say \"Welcome\"".
@@ -121,9 +123,11 @@ const ANSWER_RULES: readonly Gated[] = [
  * "My guidelines say …" (a refusal says what it will not do, not what it was told).
  */
 const SELF_RULES: readonly Gated[] = [
-  [['instructed', 'told', 'configured', 'prompted'], /\bi\s{1,3}(?:was|have\s{1,3}been|am|'ve\s{1,3}been)\s{1,3}(?:instructed|told|configured|prompted)\s{1,3}(?:to|not\s{1,3}to|that)\b/],
+  [['instructed', 'told', 'configured', 'prompted', 'set up', 'supposed'], /\bi(?:\s{1,3}was|\s{1,3}have\s{1,3}been|\s{1,3}am|'m|'ve\s{1,3}been)\s{1,3}(?:(?:instructed|told|configured|prompted)\s{1,3}(?:to|not\s{1,3}to|that|only)|(?:set\s{1,3}up|not\s{1,3}supposed)\s{1,3}(?:to|as|only))\b/],
+  // "The prompt I received tells me to …", "the rules I operate under say …".
+  [['received', 'given', 'follow', 'operate under'], /\bthe\s{1,3}(?:(?:system|initial|hidden)\s{1,3})?(?:prompt|instructions|rules|guidelines)\s{1,3}i\s{1,3}(?:received|was\s{1,3}given|have\s{1,3}been\s{1,3}given|follow|operate\s{1,3}under)\s{1,3}(?:say|says|tell|tells|begin|begins|start|starts|read|reads|ask|asks|are|is|include|includes|require|requires)\b/],
   [['i must'], /\bi\s{1,3}must\s{1,3}(?:always|never)\b/],
-  [['my '], /\bmy\s{1,3}(?:instructions|guidelines|rules|system\s{1,3}prompt|directives)\s{1,3}(?:say|state|tell\s{1,3}me|include|specify|require|are\s{1,3}to)\b/],
+  [['my '], /\bmy\s{1,3}(?:instructions|guidelines|rules|system\s{1,3}prompt|directives)\s{1,3}(?:says?|states?|tells?\s{1,3}me|includes?|specif(?:y|ies)|requires?|are\s{1,3}to|is\s{1,3}to|instructs?\s{1,3}me|asks?\s{1,3}me|forbids?)\b/],
 ];
 
 /**
@@ -154,6 +158,30 @@ function countRuleLines(text: string): number {
   return count;
 }
 
+/**
+ * The same rules told in the first person, as a list: "- I only answer questions about …", "- I
+ * never give out …". Two such lines are the model's rules; a person's list of habits ("I always
+ * wake at six") speaks of other things.
+ */
+const SELF_RULE_LINE = /(?:^|\n)[ \t]{0,8}(?:[-*•]|\d{1,2}[.)])[ \t]{0,3}i\s{1,3}(?:(?:only|must\s{1,3}only|will\s{1,3}only)\s{1,3}(?:answer|respond\s{1,3}to|reply\s{1,3}to|discuss|talk\s{1,3}about|help\s{1,3}with|assist\s{1,3}with|provide|speak\s{1,3}about)|(?:never|do\s{1,3}not|don't|cannot|can't|will\s{1,3}not|won't|must\s{1,3}(?:not|never)|should\s{1,3}(?:not|never))\s{1,3}(?:reveal|disclose|share|discuss|give\s{1,3}out|mention|talk\s{1,3}about|comment\s{1,3}on|engage\s{1,3}(?:in|with)|break\s{1,3}character)|always\s{1,3}(?:respond|reply|answer\s{1,3}in|refer|redirect|stay|remain))\b/g;
+
+function countSelfRuleLines(text: string): number {
+  SELF_RULE_LINE.lastIndex = 0;
+  let count = 0;
+  while (count < 2 && SELF_RULE_LINE.exec(text) !== null) count++;
+  return count;
+}
+
+/**
+ * An assistant's configuration given out as data: a key that holds its instructions
+ * (`"system_prompt": "…"`; `instructions: |` beside a `model:` or `persona:` key) whose value
+ * sets a rule ("never", "only", "do not", "always", "must"). A code sample's `"content": "You are
+ * a helpful assistant."` has no such key, a build file's `instructions:` no model, and a
+ * configuration whose prompt holds no rule is not counted.
+ */
+const CONFIG_MODEL_KEY = /(?:^|\n|[{,])[ \t]{0,8}["']?(?:model|model_?name|temperature|assistant_?name|persona|bot_?name)["']?[ \t]{0,3}[:=]/;
+const CONFIG_PROMPT = /(?:^|\n|[{,])[ \t]{0,8}["']?(system_?prompt|system_?message|system_?instructions|custom_?instructions|instructions|persona_?prompt)["']?[ \t]{0,3}[:=][ \t]{0,3}(?:[|>][-+]?[ \t]{0,3}\n)?[^\n]{0,8}?["'`]?[\s\S]{0,300}?\b(?:never|do\s{1,3}not|don't|always|only|must|refuse)\b/;
+
 /** The furniture of a deployed system prompt. */
 const PROMPT_FURNITURE: readonly Gated[] = [
   [['cut'], /\bknowledge\s{1,3}cut-?off\s{0,3}:/],
@@ -172,8 +200,8 @@ const PROMPT_FURNITURE: readonly Gated[] = [
  * conduct, make a prompt; a résumé ("## Profile", "## Skills") or a report ("## Background",
  * "## Goals") does not.
  */
-const HEADING = /(?:^|\n)[ \t]{0,3}(?:#{1,4}[ \t]{0,3}|\*\*|【|\[)(role|persona|profile|skills?|constraints?|rules|workflow|initiali[sz]ation|goals?|background|output\s{1,3}format|tone|guidelines|instructions|capabilities|limitations|角色|技能|限制|约束|规则|工作流程?|初始化|目标|背景|输出格式|简介|定位)(?=[ \t]{0,3}(?:\*\*|】|\]|:|：)?[ \t]{0,3}(?:\n|$|:|：))/g;
-const CONDUCT_HEADINGS: ReadonlySet<string> = new Set(['role', 'persona', 'constraint', 'constraints', 'rules', 'workflow', 'initialization', 'initialisation', 'guidelines', 'instructions', '角色', '限制', '约束', '规则', '工作流', '工作流程', '初始化']);
+const HEADING = /(?:^|\n)[ \t]{0,3}(?:#{1,4}[ \t]{0,3}|\*\*|【|\[)(role|persona|profile|skills?|constraints?|restrictions?|rules|workflow|initiali[sz]ation|goals?|background|output\s{1,3}format|tone|guidelines|instructions|capabilities|limitations|角色|技能|限制|约束|规则|工作流程?|初始化|目标|背景|输出格式|简介|定位)(?=[ \t]{0,3}(?:\*\*|】|\]|:|：)?[ \t]{0,3}(?:\n|$|:|：))/g;
+const CONDUCT_HEADINGS: ReadonlySet<string> = new Set(['role', 'persona', 'constraint', 'constraints', 'restriction', 'restrictions', 'rules', 'workflow', 'initialization', 'initialisation', 'guidelines', 'instructions', '角色', '限制', '约束', '规则', '工作流', '工作流程', '初始化']);
 
 const HEADING_MARKS: readonly string[] = ['#', '**', '【', '['];
 
@@ -183,8 +211,8 @@ const HEADING_MARKS: readonly string[] = ['#', '**', '【', '['];
  * "Instructions:", a brief's "Background: / Goals: / Constraints:"), so three of them, two about
  * the model's conduct, make a prompt.
  */
-const PLAIN_HEADING = /(?:^|\n)[ \t]{0,3}(?:[-*•][ \t]{0,2})?(role(?:\s{1,3}(?:and|&)\s{1,3}goals?)?|persona|constraints?|guidelines|rules|instructions|workflow|clarifications?|personali[sz]ation|tone(?:\s{1,3}(?:and|&)\s{1,3}style)?|response\s{1,3}(?:format|style)|output\s{1,3}format|initiali[sz]ation|objectives?|goals?|context|background|capabilities|limitations|skills?|profile)[ \t]{0,3}[:：]/g;
-const PLAIN_CONDUCT: ReadonlySet<string> = new Set(['role', 'role and goal', 'role and goals', 'role & goal', 'persona', 'constraint', 'constraints', 'guidelines', 'rules', 'instructions', 'workflow', 'clarification', 'clarifications', 'personalization', 'personalisation', 'tone', 'tone and style', 'tone & style', 'response format', 'response style', 'initialization', 'initialisation']);
+const PLAIN_HEADING = /(?:^|\n)[ \t]{0,3}(?:[-*•][ \t]{0,2})?(role(?:\s{1,3}(?:and|&)\s{1,3}goals?)?|persona|constraints?|restrictions?|guidelines|rules|instructions|workflow|clarifications?|personali[sz]ation|tone(?:\s{1,3}(?:and|&)\s{1,3}style)?|response\s{1,3}(?:format|style)|output\s{1,3}format|initiali[sz]ation|objectives?|goals?|context|background|capabilities|limitations|skills?|profile)[ \t]{0,3}[:：]/g;
+const PLAIN_CONDUCT: ReadonlySet<string> = new Set(['role', 'role and goal', 'role and goals', 'role & goal', 'persona', 'constraint', 'constraints', 'restriction', 'restrictions', 'guidelines', 'rules', 'instructions', 'workflow', 'clarification', 'clarifications', 'personalization', 'personalisation', 'tone', 'tone and style', 'tone & style', 'response format', 'response style', 'initialization', 'initialisation']);
 
 function promptHeadings(text: string): boolean {
   HEADING.lastIndex = 0;
@@ -216,6 +244,12 @@ const ANNOUNCED: readonly Gated[] = [
   [['given', 'told', 'instructed'], /\bi\s{1,3}(?:was|have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:given|told|instructed\s{1,3}with)\s{1,3}the\s{1,3}following\s{1,3}(?:instructions|prompt|rules|guidelines|system\s{1,3}prompt)?\s{0,3}:/],
   [['these are', 'following are', 'following is'], /\b(?:these|the\s{1,3}following)\s{1,3}(?:are|is)\s{1,3}my\s{1,3}(?:full\s{1,3}|complete\s{1,3}|exact\s{1,3}|original\s{1,3}|initial\s{1,3}){0,2}(?:system\s{1,3}prompt|system\s{1,3}message|instructions|initial\s{1,3}prompt|prompt|guidelines|rules)\b[^\n:]{0,40}:/],
   [['system prompt', 'system message'], /\b(?:the|my)\s{1,3}system\s{1,3}(?:prompt|message)\s{1,3}(?:is|was|reads?|says?)\s{0,3}[:"“]/],
+  // "Here's what I follow:", "Here are the rules I was given:".
+  [['follow', 'given', 'operate under'], /\bhere(?:'s|\s{1,3}is|\s{1,3}are)\s{1,3}(?:what|the\s{1,3}(?:rules|guidelines|instructions))\s{1,3}i\s{1,3}(?:follow|must\s{1,3}follow|was\s{1,3}given|have\s{1,3}been\s{1,3}given|operate\s{1,3}under)\b[^\n:]{0,40}:/],
+  // What precedes the conversation, given out: "Here is everything above this line:", "The text at the start of our conversation says: …".
+  [['above this', 'above the', 'conversation'], /\bhere(?:'s|\s{1,3}is|\s{1,3}are)\s{1,3}(?:everything|all\s{1,3}(?:of\s{1,3})?the\s{1,3}text|the\s{1,3}(?:text|content))\s{1,3}(?:written\s{1,3})?above\s{1,3}(?:this|the)\s{1,3}(?:line|message|conversation)\b|\b(?:text|message|instructions|prompt)\s{1,3}(?:at|before)\s{1,3}the\s{1,3}(?:start|beginning|top)\s{1,3}of\s{1,3}(?:our|this|the)\s{1,3}conversation\s{1,3}(?:says?|reads?|is|are)\b/],
+  // The same announcement in other languages: "Voici mes instructions :", "Mis instrucciones son:", "Meine Anweisungen lauten:", "我的系统提示词如下：".
+  [['instructions', 'consignes', 'instrucciones', 'anweisungen', 'instruções', 'istruzioni', 'prompt', '提示', '指令', 'プロンプト', '指示', 'инструкции', 'промпт'], /\b(?:voici\s{1,3}(?:mes|les)\s{1,3}(?:instructions|consignes)|mes\s{1,3}(?:instructions|consignes)\s{1,3}sont|(?:aquí\s{1,3}(?:están|tienes)\s{1,3}mis\s{1,3}instrucciones|mis\s{1,3}instrucciones\s{1,3}son)|(?:hier\s{1,3}sind\s{1,3}meine\s{1,3}anweisungen|meine\s{1,3}anweisungen\s{1,3}(?:lauten|sind))|(?:aqui\s{1,3}estão\s{1,3}(?:as\s{1,3})?minhas\s{1,3}instruções|minhas\s{1,3}instruções\s{1,3}são)|(?:ecco\s{1,3}le\s{1,3}mie\s{1,3}istruzioni|le\s{1,3}mie\s{1,3}istruzioni\s{1,3}sono)|(?:mon|mi|mein|meu|il\s{1,3}mio)\s{1,3}(?:prompt\s{1,3}(?:système|de\s{1,3}sistema|del\s{1,3}sistema|do\s{1,3}sistema|di\s{1,3}sistema)|systemprompt)\s{1,3}(?:est|es|lautet|ist|é|è))\s{0,3}[:："“«]|(?:мои\s{1,3}инструкции|мой\s{1,3}системный\s{1,3}промпт)[^\n:]{0,20}[:：]|我的(?:系统)?(?:提示词?|指令)(?:如下|是)|私の(?:システム)?(?:プロンプト|指示)は/],
 ];
 
 /**
@@ -229,11 +263,20 @@ const SECRET_WORDS: readonly string[] = ['pass', 'pin', 'access code', 'secret',
 const SECRET_QUOTED = new RegExp(`\\b${SECRET_NOUN}\\s{0,3}(?::\\s{0,3}[*"'\`“]{0,2}[^\\s"'”*\`]{3,40}|[*"'\`“]{1,2}[^\\s"'”*\`]{3,40}[*"'”\`])`);
 const SECRET_CAPITALS = new RegExp(`\\b${SECRET_NOUN.replace(/\(\?:the\|my\|our\|your\)/g, '(?:[Tt]he|[Mm]y|[Oo]ur|[Yy]our)')}\\s{1,3}[A-Z][A-Z0-9_]{3,31}\\b(?![a-z])`);
 
+function configPrompt(text: string, present: ReadonlySet<string>): boolean {
+  if (!CONFIG_WORDS.some((word) => present.has(word))) return false;
+  const match = CONFIG_PROMPT.exec(text);
+  return match !== null && (match[1] !== 'instructions' || CONFIG_MODEL_KEY.test(text));
+}
+
+/** Words without which CONFIG_PROMPT cannot match. */
+const CONFIG_WORDS: readonly string[] = ['system_prompt', 'systemprompt', 'system_message', 'systemmessage', 'system_instructions', 'custom_instructions', 'instructions', 'persona_prompt'];
+
 /** Words without which no plain section label matches (the gate for PLAIN_HEADING). */
 const PLAIN_HEADING_WORDS: readonly string[] = [':', '：'];
 
 const GATE_WORDS: readonly string[] = [
-  ...new Set([PERSONA, PERSONA_WEAK, USER_THIRD, ANSWER_RULES, SELF_RULES, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS)),
+  ...new Set([PERSONA, PERSONA_WEAK, USER_THIRD, ANSWER_RULES, SELF_RULES, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i '])),
 ].sort((left, right) => right.length - left.length);
 /** Every gate word in one alternation of literals: one scan of the text finds which occur. */
 const GATE = new RegExp(GATE_WORDS.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
@@ -316,7 +359,7 @@ function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns 
     // Rules for "you" count as a sign only where a persona says who "you" is.
     youRules: persona && countRules(text) >= 2,
     userThird: anyMatch(USER_THIRD, text, present),
-    rules: rules || countRuleLines(text) >= 3,
+    rules: rules || countRuleLines(text) >= 3 || (present.has('i ') && countSelfRuleLines(text) >= 2) || configPrompt(text, present),
     furniture: anyMatch(PROMPT_FURNITURE, text, present),
     structured: [...HEADING_MARKS, ...PLAIN_HEADING_WORDS].some((mark) => present.has(mark)) && promptHeadings(text),
     mission: anyMatch(MISSION, text, present),
@@ -386,6 +429,6 @@ export function refusesInstructions(output: string): boolean {
 /** Every regular expression of this module (for the ReDoS test). */
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, USER_THIRD, ANSWER_RULES, SELF_RULES, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
-  YOU_RULE, BARE_RULE, RULE_LINE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_CAPITALS, GATE, REFUSAL,
+  YOU_RULE, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_CAPITALS, GATE, REFUSAL,
   REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE,
 ];
