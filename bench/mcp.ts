@@ -17,11 +17,12 @@ import { createCache } from '../src/platform/cache.ts';
 import { createInspector, definitionText, poisonLevel, toolShape } from '../src/mcp/index.ts';
 import { percentile, repoRoot, round3 } from './lib.ts';
 
-export async function runMcpBench(options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean } = {}): Promise<object> {
-  if (options.latencyOnly) return { latency: await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200) };
+export async function runMcpBench(options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; profile?: boolean } = {}): Promise<object> {
+  const profileCalls = options.profile ? 1_500 : 0;
+  if (options.latencyOnly) return { latency: await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200, profileCalls) };
   const detection = await definitionRates();
   if (options.definitionsOnly) return { detection };
-  const latency = await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200);
+  const latency = await callLatency(options.quick ? 5 : 11, options.quick ? 40 : 200, profileCalls);
   return { latency, detection };
 }
 
@@ -67,7 +68,7 @@ async function definitionRates(): Promise<object> {
   return { rule: 'poisonLevel: held = engine decision block (detection_rate / false_positive_rate); flagged = alert or challenge band with a catalogue/signal finding of an injection class; T1 + T3 signals, no ML', files };
 }
 
-async function callLatency(rounds: number, callsPerRound: number): Promise<object> {
+async function callLatency(rounds: number, callsPerRound: number, profileCalls = 0, cpuBlockPairs = rounds < 11 ? 2 : 4, cpuBlockCalls = 500): Promise<object> {
   // Test helpers build svc on PGlite in memory and serve an SDK upstream on loopback; the MCP
   // core gets an engine without the ML tiers (T1 + T3 signals), as the target is stated.
   const { createTestServices } = await import('../test/helpers/app.ts');
@@ -141,6 +142,31 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
       perRound.push(p50(roundProxied) - p50(roundDirect));
       t5PerRound.push(p50(roundProxied) - p50(roundWithoutT5));
     }
+    // CPU per call (client, svc and upstream share this process): blocks of direct calls and of
+    // proxied calls, alternating; a proxied block ends with the audit entries appended
+    // (mcp.flush), so its gathered transactions count in it. The difference is svc's added CPU.
+    const cpuBlocks = { direct: [] as number[], proxied: [] as number[] };
+    const cpuBlockOf = async (client: Client, flush: boolean, calls: number) => {
+      for (let index = 0; index < calls; index++) await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+      if (flush) await services.mcp.flush();
+    };
+    const cpuBlock = async (client: Client, flush: boolean, into: number[]) => {
+      const started = process.cpuUsage();
+      await cpuBlockOf(client, flush, cpuBlockCalls);
+      const used = process.cpuUsage(started);
+      into.push((used.user + used.system) / cpuBlockCalls);
+    };
+    for (let block = 0; block < cpuBlockPairs; block++) {
+      if (block % 2 === 0) {
+        await cpuBlock(direct, false, cpuBlocks.direct);
+        await cpuBlock(proxied, true, cpuBlocks.proxied);
+      } else {
+        await cpuBlock(proxied, true, cpuBlocks.proxied);
+        await cpuBlock(direct, false, cpuBlocks.direct);
+      }
+    }
+    const cpuAdded = cpuBlocks.proxied.map((value, index) => value - cpuBlocks.direct[index]!);
+    const profile = profileCalls > 0 ? await profileParts(profileCalls, (flush) => cpuBlockOf(flush ? proxied : direct, flush, profileCalls)) : undefined;
     await direct.close();
     await proxied.close();
     const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
@@ -155,6 +181,14 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
       proxied_without_t5_p50_ms: round3(percentile(sorted(samples.withoutT5), 50)),
       t5_added_p50_ms: round3(percentile(sorted(t5PerRound), 50)),
       t5_added_p50_per_round_ms: t5PerRound.map(round3),
+      cpu_us_per_call: {
+        calls_per_block: cpuBlockCalls,
+        direct: cpuBlocks.direct.map(Math.round),
+        proxied: cpuBlocks.proxied.map(Math.round),
+        added_per_block: cpuAdded.map(Math.round),
+        added_median: Math.round(percentile(sorted(cpuAdded), 50)),
+      },
+      ...(profile === undefined ? {} : { profile }),
       target_added_p50_ms: 1,
       target_met: percentile(sorted(perRound), 50) <= 1,
     };
@@ -162,4 +196,36 @@ async function callLatency(rounds: number, callsPerRound: number): Promise<objec
     await context.close();
     await upstream.close();
   }
+}
+
+/**
+ * `--profile`: where svc's added CPU per call goes. V8's sampling profiler (node:inspector, one
+ * sample every 100 µs) over a block of direct calls and then a block of proxied calls (their audit
+ * entries appended at its end); each part's self time per call (bench/gateway-profile.ts's parts),
+ * proxied minus direct, is svc's share of that part. Idle time is left out.
+ */
+async function profileParts(calls: number, block: (proxied: boolean) => Promise<void>): Promise<object> {
+  const { Session } = await import('node:inspector/promises');
+  const { partOf, partsInWindows } = await import('./gateway-profile.ts');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  const profiled = async (proxied: boolean) => {
+    await session.post('Profiler.start');
+    await block(proxied);
+    const { profile } = await session.post('Profiler.stop');
+    return partsInWindows(profile as Parameters<typeof partsInWindows>[0], [[0, Number.MAX_SAFE_INTEGER]], partOf);
+  };
+  const direct = await profiled(false);
+  const proxied = await profiled(true);
+  session.disconnect();
+  const parts = new Set([...direct.keys(), ...proxied.keys()].filter((part) => part !== 'idle'));
+  const added = [...parts].map((part) => [part, ((proxied.get(part) ?? 0) - (direct.get(part) ?? 0)) / calls] as const).sort((a, b) => b[1] - a[1]);
+  const total = added.reduce((sum, [, value]) => sum + value, 0);
+  return {
+    calls_per_block: calls,
+    added_us_per_call: Math.round(total),
+    parts_us_per_call: Object.fromEntries(added.filter(([, value]) => Math.abs(value) >= 1).map(([part, value]) => [part, Math.round(value)])),
+  };
 }

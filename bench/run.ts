@@ -7,14 +7,15 @@
  * per completion is made of, beside the bare route; `--stream`: streamed completions), gateway-core (the completion logic without HTTP,
  * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
  * with almost no prose), inspect (CPU per KB of new text for the default engine at 0.5–64 KB, before/after with
- * BENCH_BEFORE_DIR, and length drift per source), pii, audit-webhooks, apisec, ml, mcp,
- * startup (compiled build against tsx), verification, collector (sensor findings per second,
+ * BENCH_BEFORE_DIR, and length drift per source), pii, audit-webhooks, apisec, ml, mcp (`--profile`:
+ * svc's added CPU per tools/call, part by part), startup (compiled build against tsx), memory (the
+ * compiled server's RSS under 5 minutes of mixed load with the ML tiers loaded), verification, collector (sensor findings per second,
  * single and batches of 100, and the verification cost per finding), workers (WORKERS=1, 2, 4 on
  * PostgreSQL + Redis: BENCH_DATABASE_URL, BENCH_REDIS_URL).
  */
 import { availableParallelism, loadavg } from 'node:os';
 
-type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean; fit?: boolean }) => Promise<object>;
+type Bench = (options: { quick?: boolean; definitionsOnly?: boolean; latencyOnly?: boolean; verificationOnly?: boolean; fit?: boolean; profile?: boolean }) => Promise<object>;
 
 const benches: Record<string, () => Promise<Bench>> = {
   foundation: async () => (await import('./foundation.ts')).runFoundationBench,
@@ -38,6 +39,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   ml: async () => (await import('../src/detection/ml/bench.ts')).runMlBench as Bench,
   mcp: async () => (await import('./mcp.ts')).runMcpBench,
   startup: async () => (await import('./startup.ts')).runStartupBench,
+  memory: async () => (await import('./startup.ts')).runMemoryUnderLoad,
   collector: async () => (await import('./collector.ts')).runCollectorBench,
   workers: async () => (await import('./workers.ts')).runWorkersBench,
   'cold-start': async () => (await import('./cold-start.ts')).runColdStartBench,
@@ -51,6 +53,8 @@ const fit = args.includes('--fit');
 const definitionsOnly = args.includes('--definitions-only');
 // mcp: `--latency-only` measures the added latency per tools/call without the definition rates.
 const latencyOnly = args.includes('--latency-only');
+// mcp: `--profile` also profiles a block of direct and of proxied calls: svc's added CPU per call, part by part.
+const profile = args.includes('--profile');
 // gateway: `--verification-only` runs only the verification phase (paired, verification on vs off).
 const verificationOnly = args.includes('--verification-only');
 const selected = args.filter((arg) => !arg.startsWith('--'));
@@ -67,7 +71,7 @@ for (const name of names) {
   // The 1-, 5- and 15-minute load averages at the start and the end: every figure is printed beside them.
   const loadAtStart = loadavg().map((value) => Math.round(value * 100) / 100);
   try {
-    const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly, fit });
+    const result = await (await load())({ quick, definitionsOnly, latencyOnly, verificationOnly, fit, profile });
     const loadAverage = { start: loadAtStart, end: loadavg().map((value) => Math.round(value * 100) / 100), cores: availableParallelism() };
     process.stdout.write(`${JSON.stringify({ ...result, bench: name, seconds: Math.round((Date.now() - started) / 100) / 10, load_average: loadAverage })}\n`);
   } catch (error) {

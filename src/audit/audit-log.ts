@@ -83,6 +83,13 @@ export interface AuditLog {
   list(orgId: string, options?: AuditListOptions): Promise<AuditRecord[]>;
   /** Org ids that have a chain (the CLI's `audit verify` without --org). */
   orgs(): Promise<string[]>;
+  /**
+   * A writer that gathers entries before appending them (the MCP audit) registers how to append
+   * an org's gathered entries now: `list` and `verify` wait for every registered writer first, so
+   * a read sees each entry this process made before it (read your writes). Returns a function
+   * that unregisters it.
+   */
+  addGatherer(flush: (orgId: string) => Promise<void>): () => void;
 }
 
 export type AuditEntryInput = Omit<AuditEntry, 'target' | 'details'> & {
@@ -126,6 +133,12 @@ export function createAuditLog(services: AuditServices): AuditLog {
   const chainKey = deriveSecret(services.config.secretKey, 'svc/audit-chain');
   const checkpointKey = deriveSecret(services.config.secretKey, 'svc/audit-checkpoint');
   const { db } = services;
+  const gatherers = new Set<(orgId: string) => Promise<void>>();
+  /** Appends what the registered writers gathered for the org; a failed write stays theirs (journal, spool), and the read goes on. */
+  const flushGathered = async (orgId: string): Promise<void> => {
+    if (gatherers.size === 0) return;
+    await Promise.all([...gatherers].map((flush) => flush(orgId).catch(() => undefined)));
+  };
 
   const writeCheckpoint = async (tx: Queryable, orgId: string, seq: number, hash: string, kind: CheckpointKind): Promise<Checkpoint> => {
     const unsigned = { orgId, seq, hash, kind, createdAt: new Date().toISOString() };
@@ -250,8 +263,9 @@ export function createAuditLog(services: AuditServices): AuditLog {
     }
   };
 
-  const verify = async (orgId: string, options: VerifyOptions = { level: 'full' }): Promise<VerifyResult> =>
-    db.withOrg(orgId, async (tx) => {
+  const verify = async (orgId: string, options: VerifyOptions = { level: 'full' }): Promise<VerifyResult> => {
+    await flushGathered(orgId);
+    return db.withOrg(orgId, async (tx) => {
       // Anchors and expectations first: records appended meanwhile only extend the chain.
       const { start, bad: anchorBad } = await readStart(tx, orgId);
       if (anchorBad !== null) return anchorBad;
@@ -297,6 +311,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
       }
       return result;
     });
+  };
 
   /** The (seq, hash) that record `seq` must follow: its predecessor's stored hash, or the start. */
   const predecessor = async (tx: Queryable, orgId: string, seq: number, start: ChainStart): Promise<ChainStart | { bad: VerifyResult }> => {
@@ -340,8 +355,9 @@ export function createAuditLog(services: AuditServices): AuditLog {
     return { orgs: candidates.rows.length, deleted };
   };
 
-  const list = async (orgId: string, options: AuditListOptions = {}): Promise<AuditRecord[]> =>
-    db.withOrg(orgId, async (tx) => {
+  const list = async (orgId: string, options: AuditListOptions = {}): Promise<AuditRecord[]> => {
+    await flushGathered(orgId);
+    return db.withOrg(orgId, async (tx) => {
       const limit = Math.min(Math.max(1, Math.floor(options.limit ?? 50)), 500);
       const params: unknown[] = [orgId, limit];
       const conditions = ['org_id = $1'];
@@ -360,6 +376,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
       const result = await tx.query<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM audit_log WHERE ${conditions.join(' AND ')} ORDER BY audit_log.seq DESC LIMIT $2`, params);
       return result.rows.map(toRecord);
     });
+  };
 
   return {
     async append(orgId, entry, options = {}) {
@@ -379,6 +396,12 @@ export function createAuditLog(services: AuditServices): AuditLog {
     async orgs() {
       const result = await db.query<{ org_id: string }>('SELECT org_id::text FROM audit_chain_heads ORDER BY org_id');
       return result.rows.map((row) => row.org_id);
+    },
+    addGatherer(flush) {
+      gatherers.add(flush);
+      return () => {
+        gatherers.delete(flush);
+      };
     },
   };
 }

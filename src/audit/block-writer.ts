@@ -175,10 +175,13 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
     }
   });
 
+  // Reads of the chain (GET /api/v1/audit, verification) append what waits here first.
+  const removeGatherer = audit.addGatherer(() => flush());
   const writer: BlockAuditWriter = {
     flush,
     async stop() {
       unsubscribe();
+      removeGatherer();
       await flush();
       await Promise.all([...running.values()]);
     },

@@ -30,8 +30,13 @@ export const SESSION_TTL_MS = 30 * 60_000;
 const SESSION_WRITE_EVERY_MS = 10_000;
 /** Sessions tracked per replica (the rest are read from the store when they come back). */
 const MAX_SESSIONS = 100_000;
-/** How long audit entries gather before they are appended (one chain transaction per batch). */
-const AUDIT_GATHER_MS = 100;
+/**
+ * Audit entries gather this long, or until this many wait, before they are appended (one chain
+ * transaction per batch). They are journaled as they are made, so waiting loses nothing, and a
+ * read of the chain appends what gathered first (AuditLog.addGatherer).
+ */
+const AUDIT_GATHER_MS = 1_000;
+const AUDIT_GATHER_ENTRIES = 250;
 const MCP_AUDIT_OUTBOX_KIND = 'mcp_audit_entry';
 
 export interface McpDeps {
@@ -94,9 +99,10 @@ export function createMcp(deps: McpDeps) {
   // evicted session that comes back is read again from the store).
   const sessions = new LRUCache<string, { expiresAt: number; writtenAt: number; requests: number }>({ max: MAX_SESSIONS });
 
-  // Audit entries are appended in order per org, off the request path: while one append is in
-  // flight, later entries gather and go in the next appendMany (one chain-head lock per batch).
-  // flush() waits until every entry is written. While the database is unavailable they go to the
+  // Audit entries are appended in order per org, off the request path, one appendMany (one
+  // chain-head lock) per gathering: AUDIT_GATHER_MS or AUDIT_GATHER_ENTRIES, whichever comes
+  // first; while one append is in flight, later entries gather for the next. flush() and every
+  // read of the chain (list, verify) append what waits first. While the database is unavailable they go to the
   // evidence outbox and are chained, in order, when it returns (and while anything waits there,
   // new entries queue behind it); an entry the database refuses is written alone, so only it is lost.
   // Each entry gets its id and is journaled as it is made (platform/outbox.ts): a SIGKILL loses
@@ -107,6 +113,7 @@ export function createMcp(deps: McpDeps) {
   }
   const auditBuffers = new Map<string, BufferedAudit[]>();
   const auditDrains = new Map<string, Promise<void>>();
+  const auditTimers = new Map<string, NodeJS.Timeout>();
   const { outbox } = deps;
   // An empty target (a tool call whose tool is unknown) is left out: the audit log refuses an empty one.
   const toInput = (entry: CallAudit): AuditEntryInput => ({ id: randomUUID(), actor: 'mcp-proxy', action: entry.action, ...(entry.target === '' ? {} : { target: entry.target }), outcome: entry.outcome, details: entry.details });
@@ -148,10 +155,11 @@ export function createMcp(deps: McpDeps) {
     },
     { group: (record) => (record as { orgId: string }).orgId, batch: 100 },
   );
+  /** Appends the org's gathered entries, one transaction per batch, until fewer than a batch wait. */
   const drain = async (orgId: string): Promise<void> => {
     for (;;) {
       const batch = auditBuffers.get(orgId);
-      if (batch === undefined || batch.length === 0) break;
+      if (batch === undefined || batch.length === 0) return;
       auditBuffers.delete(orgId);
       const entries = batch.map((item) => item.input);
       let settled = true;
@@ -163,19 +171,52 @@ export function createMcp(deps: McpDeps) {
         else deps.logger.error({ org_id: orgId, entries: entries.length, code: failureCode(error) }, 'mcp audit append failed');
       }
       if (settled) for (const item of batch) item.journaled?.done();
+      // What gathered meanwhile waits for its own gathering time unless it is a batch already.
+      if ((auditBuffers.get(orgId)?.length ?? 0) < AUDIT_GATHER_ENTRIES) return;
     }
-    auditDrains.delete(orgId);
   };
+  /** Starts appending the org's gathered entries now (or returns the append in flight). */
+  const drainNow = (orgId: string): Promise<void> => {
+    const timer = auditTimers.get(orgId);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      auditTimers.delete(orgId);
+    }
+    const running = auditDrains.get(orgId);
+    if (running !== undefined) return running;
+    const next = drain(orgId).finally(() => {
+      auditDrains.delete(orgId);
+      if ((auditBuffers.get(orgId)?.length ?? 0) > 0) gather(orgId);
+    });
+    auditDrains.set(orgId, next);
+    return next;
+  };
+  const gather = (orgId: string): void => {
+    if (auditTimers.has(orgId) || auditDrains.has(orgId)) return;
+    // Unref'd: the entries are journaled, and close() appends what waits.
+    auditTimers.set(orgId, setTimeout(() => void drainNow(orgId), AUDIT_GATHER_MS).unref());
+  };
+  /** Appends every entry of the org gathered so far (and any append in flight). */
+  const flushOrg = async (orgId: string): Promise<void> => {
+    for (;;) {
+      const running = auditDrains.get(orgId);
+      if (running !== undefined) await running;
+      else if ((auditBuffers.get(orgId)?.length ?? 0) > 0) await drainNow(orgId);
+      else return;
+    }
+  };
+  // Reads of the chain (GET /api/v1/audit, verification, exports) append what gathered first.
+  const removeGatherer = deps.audit.addGatherer(flushOrg);
   const audit = (orgId: string, entry: CallAudit): void => {
     deps.metrics?.mcpEvents.inc({ action: entry.action, outcome: entry.outcome });
     let buffer = auditBuffers.get(orgId);
     if (buffer === undefined) auditBuffers.set(orgId, (buffer = []));
     const input = toInput(entry);
     buffer.push({ input, journaled: outbox?.journal(MCP_AUDIT_OUTBOX_KIND, { orgId, entry: input }) ?? null });
-    if (auditDrains.has(orgId)) return;
-    // A short gathering delay turns a burst of calls into one transaction (embedded PGlite runs
-    // queries on the event loop, so fewer, larger appends keep calls moving).
-    auditDrains.set(orgId, new Promise<void>((resolve) => setTimeout(resolve, AUDIT_GATHER_MS)).then(() => drain(orgId)));
+    // Gathered by time or by size: a transaction's fixed cost (head lock, id check, commit) is
+    // shared by every entry of its batch, and on the embedded engine it runs on svc's thread.
+    if (buffer.length >= AUDIT_GATHER_ENTRIES && !auditDrains.has(orgId)) void drainNow(orgId);
+    else gather(orgId);
   };
 
   const session = async (caller: ProxyCaller, server: McpServerRecord, sessionId: string, mcpSessionId: string | null): Promise<'active' | 'expired'> => {
@@ -409,10 +450,11 @@ export function createMcp(deps: McpDeps) {
       return proxy.bridgedSessions();
     },
     async flush(): Promise<void> {
-      while (auditDrains.size > 0) await Promise.all([...auditDrains.values()]);
+      while (auditBuffers.size > 0 || auditDrains.size > 0) await Promise.all([...new Set([...auditBuffers.keys(), ...auditDrains.keys()])].map(flushOrg));
     },
     async close(): Promise<void> {
       await this.flush();
+      removeGatherer();
       legacy.close();
       await proxy.close();
     },

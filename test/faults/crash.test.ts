@@ -9,6 +9,9 @@
  *   restart, one worker) is killed with SIGKILL; every block answered before the kill has its
  *   threat event, audit entry and webhook event once svc is back. Before the evidence was journaled
  *   ahead of the answer, the batches held in memory at the kill were lost.
+ * - MCP audit entries: svc killed with SIGKILL right after 20 answered tools/call, inside the
+ *   audit gathering (1 s): every entry is chained once after the restart, from the journal (with
+ *   the journal switched off, 0 of 20 were).
  * Each test prints one line of counts (docs/reliability.md). Skips with a visible notice where
  * the engines cannot be started.
  */
@@ -22,6 +25,9 @@ import { createServices, type Services } from '../../src/services.ts';
 import { testConfig } from '../helpers/app.ts';
 import { startSvcProcess, type SvcProcess } from '../helpers/svc-process.ts';
 import { faultSupport, startPostgres, startRedis, type PostgresInstance, type RedisInstance } from './instances.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { serveScripted } from '../mcp/upstreams.ts';
 
 const support = faultSupport();
 if (!support.ok) process.stdout.write(`[svc fault suite] SKIPPED: ${support.reason}\n`);
@@ -57,8 +63,8 @@ function workersOf(primary: number): number[] {
   }
 }
 
-async function startSvc(dataDir: string): Promise<SvcProcess> {
-  const svc = await startSvcProcess({ name: 'svc (2 workers)', env: { DATABASE_URL: postgres.url, REDIS_URL: redis.url, CACHE_PREFIX: `faults:crash:${dataDir}:`, DATA_DIR: dataDir, HOST: '127.0.0.1', WORKERS: '2' } });
+async function startSvc(dataDir: string, env: Record<string, string> = {}): Promise<SvcProcess> {
+  const svc = await startSvcProcess({ name: 'svc (2 workers)', env: { DATABASE_URL: postgres.url, REDIS_URL: redis.url, CACHE_PREFIX: `faults:crash:${dataDir}:`, DATA_DIR: dataDir, HOST: '127.0.0.1', WORKERS: '2', ...env } });
   started.push(svc);
   // Both workers listen (the primary says ready after the first; wait for the second's pid too).
   for (let attempt = 0; attempt < 120 && workersOf(svc.process.pid!).length < 2; attempt++) await sleep(250);
@@ -280,4 +286,40 @@ describe.skipIf(!support.ok)('faults on PostgreSQL + Redis: svc killed with SIGK
       expect(lost).toEqual({ threats: 0, audit: 0, webhooks: 0 });
     }
   }, 600_000);
+  it("chains the audit entry of every answered MCP tools/call exactly once when svc is killed with SIGKILL while the entries gather", async () => {
+    const { orgId, apiKey } = await org('faults-crash-mcp');
+    const dataDir = join(scratch, 'mcp');
+    const upstream = await serveScripted(() => [
+      { definition: { name: 'echo', description: 'Echoes the message.', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }, result: (args) => `Echo: ${String(args.message)}` },
+    ]);
+    const client = new Client({ name: 'faults-mcp', version: '1.0.0' });
+    try {
+      const first = await startSvc(dataDir, { ALLOW_PRIVATE_TARGETS: 'true' });
+      const base = `http://127.0.0.1:${first.port}`;
+      const registered = await fetch(`${base}/api/v1/mcp/servers`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'crash-echo', url: upstream.url }) });
+      expect(registered.status).toBe(201);
+      const sessionId = `faults-mcp-${Date.now()}`;
+      await client.connect(new StreamableHTTPClientTransport(new URL(((await registered.json()) as { endpoint: string }).endpoint, base), { requestInit: { headers: { authorization: `Bearer ${apiKey}`, 'x-session-id': sessionId } } }));
+      await client.listTools();
+      let answered = 0;
+      for (let index = 0; index < 20; index++) {
+        const result = await client.callTool({ name: 'echo', arguments: { message: `m${index}` } });
+        if (result.isError !== true) answered++;
+      }
+      // Killed within the gathering (1 s): the entries are in the journal only.
+      await killPrimary(first);
+      await client.close().catch(() => undefined);
+      await startSvc(dataDir, { ALLOW_PRIVATE_TARGETS: 'true' });
+      const count = () => services.db.withOrg(orgId, (tx) => tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'mcp.tool_call' AND details->>'session_id' = $1`, [sessionId])).then((result) => result.rows[0]!.n);
+      const chained = await settled(count, 120_000, (value) => value >= answered);
+      const verified = await services.audit.verify(orgId);
+      process.stdout.write(`[svc fault suite] SIGKILL within the MCP audit gathering (WORKERS=2): ${answered} tools/call answered; mcp.tool_call entries after restart ${chained}; verify ${verified.ok ? 'ok' : 'FAILED'}\n`);
+      expect(answered).toBe(20);
+      expect(chained).toBe(answered);
+      expect(verified.ok).toBe(true);
+    } finally {
+      await client.close().catch(() => undefined);
+      await upstream.close();
+    }
+  }, 300_000);
 });

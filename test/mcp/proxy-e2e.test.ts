@@ -141,6 +141,25 @@ describe('benign sessions through the proxy', () => {
     }
   });
 
+  it("lists a tool call's audit entry in GET /api/v1/audit as soon as the call is answered, and the chain verifies with it", async () => {
+    const { endpoint } = await register('everything-read-your-writes', everything.url);
+    const sessionId = `read-your-writes-${randomUUID()}`;
+    const client = await connect(endpoint, adminKey, sessionId);
+    await client.listTools();
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'logged' } })).content).toEqual([{ type: 'text', text: 'Echo: logged' }]);
+    // No flush: entries gather before they are appended, and a read of the chain appends them first.
+    const listed = await context.app.inject({ method: 'GET', url: `/api/v1/audit?session_id=${encodeURIComponent(sessionId)}&action=mcp.tool_call`, headers: { authorization: `Bearer ${adminKey}` } });
+    expect(listed.statusCode).toBe(200);
+    const records = listed.json().records as Array<{ seq: number; target: string; outcome: string }>;
+    expect(records.map((record) => [record.target, record.outcome])).toEqual([['echo', 'success']]);
+    await client.callTool({ name: 'echo', arguments: { message: 'again' } });
+    // Verification reads the chain too: the second entry is appended first, and the head it checks includes it.
+    const verified = await context.app.inject({ method: 'GET', url: '/api/v1/audit/verify?level=last&n=2', headers: { authorization: `Bearer ${adminKey}` } });
+    expect(verified.json()).toMatchObject({ ok: true, checked: 2 });
+    const newest = (await context.services.audit.list(orgId, { limit: 1 }))[0];
+    expect(newest).toMatchObject({ action: 'mcp.tool_call', target: 'echo', details: { session_id: sessionId } });
+  });
+
   it('forgets an upstream session\'s pending requests once every one is answered', async () => {
     const { endpoint } = await register('everything-pending', everything.url);
     const before = context.services.mcp.pendingSessions();
