@@ -240,6 +240,8 @@ export async function runGatewayProfileBench(options: { quick?: boolean; stream?
     };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    // BENCH_PROFILE_KEEP=1 keeps the .cpuprofile files (their folders go to stderr) for a closer look.
+    if (process.env.BENCH_PROFILE_KEEP) process.stderr.write(`profiles kept in ${dirs.join(' ')}\n`);
+    else for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }

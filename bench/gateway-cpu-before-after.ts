@@ -1,0 +1,102 @@
+/**
+ * Before/after of CPU per completion at 10 connections in one run (issue #39 items 2 and 3): the
+ * bare Fastify + undici route, svc from another checkout (BENCH_BEFORE_DIR, e.g.
+ * `git worktree add /tmp/before <commit>` with its own `npm ci`) and svc from this one, each
+ * against the fast fake upstream. For JSON and streamed completions (the gateway benchmark's
+ * request, 5 deltas), interleaved windows of 10 connections (autocannon) per server; a window's
+ * figure is the server's user + system CPU (/proc/<pid>/stat, 10 ms ticks) over the window and a
+ * pause long enough for its evidence batch to be written, divided by the completions it answered.
+ * Prints the medians, the per-window ratios to the bare route in the same round (median), after ÷
+ * before, and the load average at the start and the end.
+ *   BENCH_BEFORE_DIR=/tmp/before npx tsx bench/gateway-cpu-before-after.ts [--quick]
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+
+const beforeDir = process.env.BENCH_BEFORE_DIR;
+if (!beforeDir) throw new Error('set BENCH_BEFORE_DIR to a checkout of the code to compare with (its node_modules installed)');
+const quick = process.argv.includes('--quick');
+const modes = (process.env.BENCH_MODES ?? 'json,stream').split(',') as Array<'json' | 'stream'>;
+const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 3 : 6));
+const seconds = Number(process.env.BENCH_WINDOW_S ?? (quick ? 2 : 3));
+/** Longer than svc's evidence window (src/verification/provenance.ts, 200 ms) plus one write. */
+const SETTLE_MS = 400;
+const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
+
+const cpuTicks = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+};
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+const load = () => loadavg().map((value) => Math.round(value * 100) / 100);
+
+const results: Record<string, unknown> = { load_average_start: load(), connections: 10, rounds, seconds_per_window: seconds };
+const children: ChildServer[] = [];
+try {
+  const upstream = await startChild('bench/gateway-upstream.ts');
+  children.push(upstream);
+  const env = { BENCH_UPSTREAM_BASE_URL: String(upstream.info.base_url) };
+  const bare = await startChild('bench/servers/bare-fastify-gateway.ts', env);
+  const before = await startChild(join(beforeDir, 'bench/servers/svc.ts'), env);
+  const after = await startChild('bench/servers/svc.ts', env);
+  children.push(bare, before, after);
+  for (const mode of modes) {
+    const stream = mode === 'stream';
+    const svcBody = JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+    const svcTarget = (name: string, server: ChildServer): ProbeTarget => ({
+      name,
+      origin: `http://127.0.0.1:${server.port}`,
+      path: '/api/v1/gateway/completions',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${String(server.info.api_key)}` },
+      body: svcBody,
+    });
+    const targets: Array<{ target: ProbeTarget; server: ChildServer }> = [
+      {
+        server: bare,
+        target: {
+          name: 'bare',
+          origin: `http://127.0.0.1:${bare.port}`,
+          path: '/v1/chat/completions',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-upstream-key' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+        },
+      },
+      { server: before, target: svcTarget('before', before) },
+      { server: after, target: svcTarget('after', after) },
+    ];
+    const cpu: Record<string, number[]> = {};
+    const rates: Record<string, number[]> = {};
+    let failed = 0;
+    // Round -1 warms every server up under the same load and is not counted.
+    for (let round = -1; round < rounds; round++) {
+      for (const { target, server } of round % 2 === 0 ? targets : [...targets].reverse()) {
+        await delay(SETTLE_MS);
+        const start = cpuTicks(server.process.pid!);
+        const sample = await throughput(target, { connections: 10, durationSeconds: round < 0 ? 1 : seconds });
+        await delay(SETTLE_MS);
+        const used = cpuTicks(server.process.pid!) - start;
+        failed += sample.non_2xx + sample.errors;
+        if (round < 0 || sample.requests === 0) continue;
+        (cpu[target.name] ??= []).push((used * 10_000) / sample.requests);
+        (rates[target.name] ??= []).push(sample.requests_per_s);
+      }
+    }
+    const ratio = (name: string, to: string) => round3(median(cpu[name]!.map((value, index) => value / cpu[to]![index]!)));
+    results[mode] = {
+      cpu_us_per_completion: Object.fromEntries(Object.entries(cpu).map(([name, values]) => [name, { median: Math.round(median(values)), rounds: values.map(Math.round) }])),
+      requests_per_s: Object.fromEntries(Object.entries(rates).map(([name, values]) => [name, median(values)])),
+      ratio_to_bare: { before: ratio('before', 'bare'), after: ratio('after', 'bare') },
+      after_vs_before: ratio('after', 'before'),
+      failed,
+    };
+  }
+} finally {
+  await Promise.all(children.map((child) => child.stop()));
+}
+results.load_average_end = load();
+process.stdout.write(`${JSON.stringify(results)}\n`);
