@@ -30,6 +30,36 @@ const cpuTicks = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
 };
+/**
+ * Warm-up windows of WARM_UP_S under load until two in a row are within 20 % of each other in CPU
+ * per completion (at least WARM_UP_MIN, at most WARM_UP_MAX windows); then at most IDLE_WAIT_MS
+ * for a second under IDLE_TICKS ticks.
+ */
+const WARM_UP_S = 3;
+const WARM_UP_MIN = 4;
+const WARM_UP_MAX = 25;
+const IDLE_WAIT_MS = 60_000;
+const IDLE_TICKS = 3;
+async function untilIdle(pid: number): Promise<void> {
+  const deadline = Date.now() + IDLE_WAIT_MS;
+  while (Date.now() < deadline) {
+    const start = cpuTicks(pid);
+    await delay(1_000);
+    if (cpuTicks(pid) - start < IDLE_TICKS) return;
+  }
+}
+async function warmUp(target: ProbeTarget, pid: number): Promise<void> {
+  let previous = Number.POSITIVE_INFINITY;
+  for (let window = 0; window < WARM_UP_MAX; window++) {
+    const start = cpuTicks(pid);
+    const sample = await throughput(target, { connections: 10, durationSeconds: WARM_UP_S });
+    await delay(SETTLE_MS);
+    const perCompletion = (cpuTicks(pid) - start) / Math.max(1, sample.requests);
+    if (window + 1 >= WARM_UP_MIN && Math.abs(perCompletion - previous) <= 0.2 * Math.min(perCompletion, previous)) break;
+    previous = perCompletion;
+  }
+  await untilIdle(pid);
+}
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 const load = () => loadavg().map((value) => Math.round(value * 100) / 100);
 
@@ -72,16 +102,19 @@ try {
     const cpu: Record<string, number[]> = {};
     const rates: Record<string, number[]> = {};
     let failed = 0;
-    // Round -1 warms every server up under the same load and is not counted.
-    for (let round = -1; round < rounds; round++) {
+    // Each server is warmed up under the same load until its CPU per completion settles (svc's
+    // first ~20 s of load cost 10-40× its steady state on a busy machine: models and lexicons load
+    // on first use), then left until it is idle; the warm-up is not counted.
+    for (const { target, server } of targets) await warmUp(target, server.process.pid!);
+    for (let round = 0; round < rounds; round++) {
       for (const { target, server } of round % 2 === 0 ? targets : [...targets].reverse()) {
         await delay(SETTLE_MS);
         const start = cpuTicks(server.process.pid!);
-        const sample = await throughput(target, { connections: 10, durationSeconds: round < 0 ? 1 : seconds });
+        const sample = await throughput(target, { connections: 10, durationSeconds: seconds });
         await delay(SETTLE_MS);
         const used = cpuTicks(server.process.pid!) - start;
         failed += sample.non_2xx + sample.errors;
-        if (round < 0 || sample.requests === 0) continue;
+        if (sample.requests === 0) continue;
         (cpu[target.name] ??= []).push((used * 10_000) / sample.requests);
         (rates[target.name] ??= []).push(sample.requests_per_s);
       }
