@@ -5,7 +5,8 @@
  * against the fast fake upstream. For JSON and streamed completions (the gateway benchmark's
  * request, 5 deltas), interleaved windows of 10 connections (autocannon) per server; a window's
  * figure is the server's user + system CPU (/proc/<pid>/stat, 10 ms ticks) over the window and a
- * pause long enough for its evidence batch to be written, divided by the completions it answered.
+ * pause long enough for its evidence batch to be written, divided by the completions it answered
+ * with a 2xx (refusals' CPU counts, refusals do not).
  * Prints the medians, the per-window ratios to the bare route in the same round (median), after ÷
  * before, and the load average at the start and the end.
  *   BENCH_BEFORE_DIR=/tmp/before npx tsx bench/gateway-cpu-before-after.ts [--quick]
@@ -101,7 +102,7 @@ try {
     ];
     const cpu: Record<string, number[]> = {};
     const rates: Record<string, number[]> = {};
-    let failed = 0;
+    const failed: Record<string, number> = {};
     // Each server is warmed up under the same load until its CPU per completion settles (svc's
     // first ~20 s of load cost 10-40× its steady state on a busy machine: models and lexicons load
     // on first use), then left until it is idle; the warm-up is not counted.
@@ -113,9 +114,12 @@ try {
         const sample = await throughput(target, { connections: 10, durationSeconds: seconds });
         await delay(SETTLE_MS);
         const used = cpuTicks(server.process.pid!) - start;
-        failed += sample.non_2xx + sample.errors;
-        if (sample.requests === 0) continue;
-        (cpu[target.name] ??= []).push((used * 10_000) / sample.requests);
+        failed[target.name] = (failed[target.name] ?? 0) + sample.non_2xx + sample.errors;
+        // Per answered completion: a refused request (svc's rate limit refuses a fast server's
+        // bursts at 10 connections) costs less, so it is not counted as a completion; its CPU is.
+        const answered = sample.requests - sample.non_2xx;
+        if (answered <= 0) continue;
+        (cpu[target.name] ??= []).push((used * 10_000) / answered);
         (rates[target.name] ??= []).push(sample.requests_per_s);
       }
     }
@@ -125,6 +129,7 @@ try {
       requests_per_s: Object.fromEntries(Object.entries(rates).map(([name, values]) => [name, median(values)])),
       ratio_to_bare: { before: ratio('before', 'bare'), after: ratio('after', 'bare') },
       after_vs_before: ratio('after', 'before'),
+      // Non-2xx answers and connection errors per server (the CPU figures count 2xx and the rest alike).
       failed,
     };
   }
