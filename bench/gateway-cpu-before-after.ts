@@ -12,6 +12,7 @@
  *   BENCH_BEFORE_DIR=/tmp/before npx tsx bench/gateway-cpu-before-after.ts [--quick]
  */
 import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -49,17 +50,28 @@ async function untilIdle(pid: number): Promise<void> {
     if (cpuTicks(pid) - start < IDLE_TICKS) return;
   }
 }
-async function warmUp(target: ProbeTarget, pid: number): Promise<void> {
+async function warmUp(target: ProbeTarget, keys: readonly string[], pid: number): Promise<void> {
   let previous = Number.POSITIVE_INFINITY;
   for (let window = 0; window < WARM_UP_MAX; window++) {
     const start = cpuTicks(pid);
-    const sample = await throughput(target, { connections: 10, durationSeconds: WARM_UP_S });
+    const sample = await drive(target, keys, WARM_UP_S);
     await delay(SETTLE_MS);
     const perCompletion = (cpuTicks(pid) - start) / Math.max(1, sample.requests);
     if (window + 1 >= WARM_UP_MIN && Math.abs(perCompletion - previous) <= 0.2 * Math.min(perCompletion, previous)) break;
     previous = perCompletion;
   }
   await untilIdle(pid);
+}
+/** 10 connections for `seconds`; with keys, each connection's requests go round them (Authorization: Bearer). */
+async function drive(target: ProbeTarget, keys: readonly string[], seconds: number) {
+  if (keys.length <= 1) return throughput(target, { connections: 10, durationSeconds: seconds });
+  const result = await autocannon({
+    url: `${target.origin}${target.path}`,
+    connections: 10,
+    duration: seconds,
+    requests: keys.map((key) => ({ method: target.method ?? 'GET', headers: { ...target.headers, authorization: `Bearer ${key}` }, ...(target.body === undefined ? {} : { body: target.body }) })),
+  });
+  return { requests: result.requests.total, requests_per_s: Math.round(result.requests.average), non_2xx: result.non2xx, errors: result.errors };
 }
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 const load = () => loadavg().map((value) => Math.round(value * 100) / 100);
@@ -69,7 +81,8 @@ const children: ChildServer[] = [];
 try {
   const upstream = await startChild('bench/gateway-upstream.ts');
   children.push(upstream);
-  const env = { BENCH_UPSTREAM_BASE_URL: String(upstream.info.base_url) };
+  // Four keys of the bench org for svc's requests (see `drive`); BENCH_EXTRA_KEYS=0 for one.
+  const env = { BENCH_UPSTREAM_BASE_URL: String(upstream.info.base_url), BENCH_EXTRA_KEYS: process.env.BENCH_EXTRA_KEYS ?? '3' };
   const bare = await startChild('bench/servers/bare-fastify-gateway.ts', env);
   const before = await startChild(join(beforeDir, 'bench/servers/svc.ts'), env);
   const after = await startChild('bench/servers/svc.ts', env);
@@ -85,6 +98,9 @@ try {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${String(server.info.api_key)}` },
       body: svcBody,
     });
+    // svc's requests go round the org's keys (BENCH_EXTRA_KEYS): one key's burst window (5,000
+    // requests a second) refuses a fast server's load at 10 connections.
+    const keysOf = (server: ChildServer) => (server.info.api_keys as string[] | undefined) ?? [String(server.info.api_key)];
     const targets: Array<{ target: ProbeTarget; server: ChildServer }> = [
       {
         server: bare,
@@ -106,12 +122,12 @@ try {
     // Each server is warmed up under the same load until its CPU per completion settles (svc's
     // first ~20 s of load cost 10-40× its steady state on a busy machine: models and lexicons load
     // on first use), then left until it is idle; the warm-up is not counted.
-    for (const { target, server } of targets) await warmUp(target, server.process.pid!);
+    for (const { target, server } of targets) await warmUp(target, server === bare ? [] : keysOf(server), server.process.pid!);
     for (let round = 0; round < rounds; round++) {
       for (const { target, server } of round % 2 === 0 ? targets : [...targets].reverse()) {
         await delay(SETTLE_MS);
         const start = cpuTicks(server.process.pid!);
-        const sample = await throughput(target, { connections: 10, durationSeconds: seconds });
+        const sample = await drive(target, server === bare ? [] : keysOf(server), seconds);
         await delay(SETTLE_MS);
         const used = cpuTicks(server.process.pid!) - start;
         failed[target.name] = (failed[target.name] ?? 0) + sample.non_2xx + sample.errors;
