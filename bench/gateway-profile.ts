@@ -200,7 +200,10 @@ export async function runGatewayProfileBench(options: { quick?: boolean; stream?
         },
       },
     ];
-    for (const { target } of targets) await throughput(target, { connections: 10, durationSeconds: options.quick ? 2 : 4 });
+    // BENCH_PROFILE_WARM_S: a longer warm-up under load (svc's first ~20 s of load are 10-40× its
+    // steady state on a busy machine, while models and lexicons load on first use).
+    const warmSeconds = Number(process.env.BENCH_PROFILE_WARM_S ?? (options.quick ? 2 : 4));
+    for (const { target } of targets) await throughput(target, { connections: 10, durationSeconds: warmSeconds });
     const windows: Record<string, Window[]> = { svc: [], bare: [] };
     const completions: Record<string, number> = { svc: 0, bare: 0 };
     let refused = 0;
@@ -240,6 +243,8 @@ export async function runGatewayProfileBench(options: { quick?: boolean; stream?
     };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    // BENCH_PROFILE_KEEP=1 keeps the .cpuprofile files (their folders go to stderr) for a closer look.
+    if (process.env.BENCH_PROFILE_KEEP) process.stderr.write(`profiles kept in ${dirs.join(' ')}\n`);
+    else for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }

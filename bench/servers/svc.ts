@@ -42,8 +42,14 @@ if (process.env.BENCH_UPSTREAM_BASE_URL) {
 // what refused requests take from served capacity.
 const abuser = await services.accounts.createOrg({ name: 'bench-abuser', plan: 'community' });
 await app.inject({ method: 'PUT', url: '/api/v1/config/verification', headers: { authorization: `Bearer ${unverified.apiKey}` }, payload: { enabled: false } });
+// More keys of the same org (BENCH_EXTRA_KEYS): a bench that runs past the Enterprise plan's burst
+// window (5,000 requests a second per key) spreads its requests over them.
+const extraKeys: string[] = [];
+for (let index = 0; index < Number(process.env.BENCH_EXTRA_KEYS ?? 0); index++) {
+  extraKeys.push((await services.accounts.createKey(org.id, { scope: 'admin', keyClass: 'live', name: `bench ${index + 2}` })).apiKey);
+}
 const address = app.server.address();
-process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id, api_key_unverified: unverified.apiKey, api_key_abuser: abuser.apiKey })}\n`);
+process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0, api_key: apiKey, org_id: org.id, api_key_unverified: unverified.apiKey, api_key_abuser: abuser.apiKey, api_keys: [apiKey, ...extraKeys] })}\n`);
 process.on('SIGTERM', () =>
   void app
     .close()

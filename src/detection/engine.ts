@@ -294,6 +294,14 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   // Without a session, a decision's explanation depends only on the analysis (whose cache key
   // includes the thresholds): repeated content reuses the sentence.
   const sessionlessExplanations = new WeakMap<Analysis, string>();
+  // Whether an analysis's text reads as English (the graded score's input): its text is part of the
+  // analysis's key, so repeated content reads it once.
+  const english = new WeakMap<Analysis, boolean>();
+  const readsEnglish = (analysis: Analysis, text: string): boolean => {
+    let known = english.get(analysis);
+    if (known === undefined) english.set(analysis, (known = readsAsEnglish(text)));
+    return known;
+  };
   const requests = new WeakMap<object, InspectRequest>();
   // The texts warm() runs through the cascade: no caller's traffic, so T5 observes none of them.
   const warming = new WeakSet<object>();
@@ -552,7 +560,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // (graded-score.ts); the decision, and everything that acts on it, is the decision score's.
       const fit = graded === null ? undefined : graded.kinds[kind === 'llm_output' ? 'prompt' : kind];
       const score = fit === undefined || !(graded?.bands ?? ['allow']).includes(decision as 'allow') ? decisionScore
-        : gradedThreatScore(fit, { probability: classifierProbabilityOf(normalized, kind, text), score: decisionScore, english: readsAsEnglish(text) }, limits, graded?.bands);
+        : gradedThreatScore(fit, { probability: classifierProbabilityOf(normalized, kind, text), score: decisionScore, english: readsEnglish(analysis, text) }, limits, graded?.bands);
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

@@ -17,7 +17,7 @@ import { dailyTokenBudget, DEFAULT_COMPLETION_RESERVE, estimatePromptTokens, typ
 import type { ChatMessage, CompletionRequest, ProviderTarget, TokenUsage, ToolDefinition } from './contract.ts';
 import { AI_GATEWAY_EVENT, type GatewayEvents } from './events.ts';
 import { resolveTarget, targetKey, type ProviderKeySource } from './keys.ts';
-import { detectPii, redactMessages, type RedactionSummary } from './pii/index.ts';
+import { messageSpans, redactMessages, type RedactionSummary } from './pii/index.ts';
 import { isProviderId } from './registry.ts';
 import { planRoute, type RouteCandidate } from './routing.ts';
 import { normalizeMessages } from './content.ts';
@@ -108,7 +108,7 @@ export class Admission {
     let redaction: PreparedCompletion['redaction'] = null;
     if (settings.piiMode === 'block') {
       const types = new Set<string>();
-      for (const message of messages) for (const span of detectPii(message.content)) types.add(span.type);
+      for (const message of messages) for (const span of messageSpans(message.content)) types.add(span.type);
       if (types.size > 0) throw new SvcError('PII_BLOCKED', { details: { pii_types: [...types].sort() } });
     } else if (settings.piiMode === 'redact') {
       const result = redactMessages(messages, 'redact');

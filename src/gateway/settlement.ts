@@ -5,8 +5,9 @@
  * budget settlement (the reservation's estimate replaced by the actual usage), the 80 % warning
  * and the spend-anomaly check continue after the response is sent, batched per org and budget
  * day every SETTLE_BATCH_MS: the reservation already holds the estimate, so no limit can be
- * passed meanwhile. A failed request releases its reservation. `settled()` (tests, shutdown)
- * applies whatever is queued.
+ * passed meanwhile. The hourly usage rows (the dashboard's charts) are gathered for
+ * HISTORY_BATCH_MS and added in one statement. A failed request releases its reservation.
+ * `settled()` (tests, shutdown) applies whatever is queued.
  */
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
@@ -66,6 +67,14 @@ const MICRO = 1_000_000;
  * warning check and spend check per org and batch instead of per request.
  */
 const SETTLE_BATCH_MS = 10;
+/**
+ * Hourly usage rows are added at most this long after the response. One upsert per org, hour,
+ * provider and model and batch: at 10 ms (the settlements' batch) the upsert of the one hot row
+ * ran ~100 times a second under load and was the largest single cost of the embedded engine
+ * (issue #39, docs/benchmarks.md "gwcpu round"). A second is what the memory-mode budget
+ * counters wait too (service.ts); shutdown and `settled()` add what is held.
+ */
+const HISTORY_BATCH_MS = 1_000;
 
 export class Settlement {
   /** Budget settlements still running after their response was sent. */
@@ -75,6 +84,7 @@ export class Settlement {
   /** Per-hour usage rows waiting for the next batch, per org, hour, provider and model. */
   private readonly pendingHours = new Map<string, UsageHourRow>();
   private timer: NodeJS.Timeout | null = null;
+  private historyTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: SettlementDeps) {}
 
@@ -87,10 +97,7 @@ export class Settlement {
     if (costUsd !== null && costUsd > 0) this.deps.metrics.aiCost.inc({ model, provider: candidate.provider }, costUsd);
     this.recordHour(prepared.caller.orgId, candidate.provider, model, usage, costUsd);
     const reservation = prepared.reservation;
-    if (reservation === null) {
-      this.schedule();
-      return costUsd;
-    }
+    if (reservation === null) return costUsd;
     // An unpriced model still counts against a USD cap, at the conservative fallback estimate.
     const microUsd = Math.round((costUsd ?? fallbackCostUsd(candidate.provider, model, usage)) * MICRO);
     const delta = settlementDelta(reservation, usage.totalTokens, microUsd);
@@ -118,6 +125,10 @@ export class Settlement {
   /** Adds one call to its org's, model's and hour's row (cost: the listed price; 0 when unpriced). */
   private recordHour(orgId: string, provider: string, model: string, usage: TokenUsage, costUsd: number | null): void {
     if (this.deps.history === undefined) return;
+    if (this.historyTimer === null) {
+      this.historyTimer = setTimeout(() => this.flushHistory(), HISTORY_BATCH_MS);
+      this.historyTimer.unref();
+    }
     const hour = hourOf(Date.now());
     const key = `${orgId} ${hour} ${provider} ${model}`;
     const cost = costUsd ?? 0;
@@ -150,7 +161,8 @@ export class Settlement {
 
   /** Resolves when accounting started or queued so far has been applied (tests, shutdown). */
   async settled(): Promise<void> {
-    if (this.pending.size > 0 || this.pendingHours.size > 0) this.flush();
+    if (this.pending.size > 0) this.flush();
+    if (this.pendingHours.size > 0) this.flushHistory();
     while (this.accounting.size > 0) await Promise.allSettled([...this.accounting]);
   }
 
@@ -164,6 +176,12 @@ export class Settlement {
       void settling.finally(() => this.accounting.delete(settling));
     }
     this.pending.clear();
+  }
+
+  /** Starts adding the held hourly usage rows (tracked in `accounting`). */
+  private flushHistory(): void {
+    if (this.historyTimer !== null) clearTimeout(this.historyTimer);
+    this.historyTimer = null;
     if (this.pendingHours.size > 0 && this.deps.history !== undefined) {
       const history = this.deps.history;
       const rows = [...this.pendingHours.values()];

@@ -54,9 +54,14 @@ export interface UsageBucket {
   costUsd: number;
 }
 
+/** The last hour `hourOf` formatted (every completion asks for the current one). */
+let lastHour = { start: Number.NaN, iso: '' };
+
 /** The start of the UTC hour holding `time` (ms), ISO 8601. */
 export function hourOf(time: number): string {
-  return new Date(Math.floor(time / HOUR_MS) * HOUR_MS).toISOString();
+  const start = Math.floor(time / HOUR_MS) * HOUR_MS;
+  if (start !== lastHour.start) lastHour = { start, iso: new Date(start).toISOString() };
+  return lastHour.iso;
 }
 
 /**

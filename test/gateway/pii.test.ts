@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkSync } from 'recheck';
-import { createStreamRestorer, detectPii, ibanValid, luhnValid, piiPatterns, redactMessages, restorePlaceholders } from '../../src/gateway/pii/index.ts';
+import { createStreamRestorer, detectPii, ibanValid, luhnValid, messageSpans, piiPatterns, redactMessages, restorePlaceholders, type PiiSpan } from '../../src/gateway/pii/index.ts';
 import { PII_DATASET_DIR, runPiiBench } from '../../bench/pii.ts';
 import { loadVerdicts, saveVerdicts, verdictKey } from '../detection/redos-verdicts.ts';
 
@@ -123,6 +123,27 @@ describe('redaction', () => {
     expect(result.messages.map((message) => message.content)).toEqual(['mail [EMAIL_1] and [EMAIL_2]', 'again [EMAIL_1]']);
     expect(result.summary).toEqual({ mode: 'redact', redacted: { EMAIL: 3 }, total: 3 });
     expect(restorePlaceholders('to [EMAIL_2], [EMAIL_9]', result.mapping)).toBe('to c@d.io, [EMAIL_9]');
+  });
+
+  it('numbers placeholders per request when the same messages come again, and a caller cannot change what later requests find', () => {
+    const history = [
+      { role: 'system', content: 'Support desk: escalate to ops@corp.example' },
+      { role: 'user', content: 'my card is 4111 1111 1111 1111, mail me at a@b.io' },
+    ];
+    const first = redactMessages(history);
+    // The next turn resends the history (its spans remembered) with a new message first.
+    const second = redactMessages([{ role: 'user', content: 'write to z@y.io' }, ...history]);
+    expect(second.messages.map((message) => message.content)).toEqual([
+      'write to [EMAIL_1]',
+      'Support desk: escalate to [EMAIL_2]',
+      'my card is [CARD_1], mail me at [EMAIL_3]',
+    ]);
+    expect([...second.mapping]).toEqual([['[EMAIL_1]', 'z@y.io'], ['[EMAIL_2]', 'ops@corp.example'], ['[CARD_1]', '4111 1111 1111 1111'], ['[EMAIL_3]', 'a@b.io']]);
+    expect(first.messages[1]!.content).toBe('my card is [CARD_1], mail me at [EMAIL_2]');
+    const spans = messageSpans(history[1]!.content);
+    expect(() => (spans as PiiSpan[]).pop()).toThrow(TypeError);
+    expect(() => { (spans[0] as PiiSpan).value = 'changed'; }).toThrow(TypeError);
+    expect(redactMessages(history).messages[1]!.content).toBe('my card is [CARD_1], mail me at [EMAIL_2]');
   });
 
   it('restores a placeholder split across stream chunks', () => {

@@ -7,8 +7,38 @@
  * one request gets the same placeholder, so the model can still refer to "[EMAIL_1]"
  * consistently. Restoration is opt-in per org because it puts the original values back into
  * model output, which a downstream consumer might not expect.
+ *
+ * The spans found in a message's text are remembered per replica (`messageSpans`): a chat resends
+ * its whole history, and a system prompt comes with every call, so most messages were scanned
+ * before. Only the text → spans of texts up to SPAN_CACHE.MAX_TEXT characters is kept (the text
+ * is the key; detection's analysis cache already holds the same texts), bounded and expiring like
+ * that cache; no mapping, placeholder or request is cached.
  */
-import { detectPii, type PiiType } from './detect.ts';
+import { LRUCache } from 'lru-cache';
+import { detectPii, type PiiSpan, type PiiType } from './detect.ts';
+
+/** Bounds of the spans remembered per message text (as detection's analysis cache: analysis-cache.ts). */
+export const SPAN_CACHE = { MAX_ENTRIES: 2_000, MAX_TEXT: 8_192, MAX_TOTAL_CHARS: 8_000_000, TTL_MS: 10 * 60_000 } as const;
+const NO_SPANS: readonly PiiSpan[] = Object.freeze([]);
+const spansByText = new LRUCache<string, readonly PiiSpan[]>({
+  max: SPAN_CACHE.MAX_ENTRIES,
+  maxSize: SPAN_CACHE.MAX_TOTAL_CHARS,
+  // The key and the values of its spans.
+  sizeCalculation: (spans, text) => text.length + spans.reduce((sum, span) => sum + span.value.length, 0) + 1,
+  ttl: SPAN_CACHE.TTL_MS,
+  ttlAutopurge: false,
+});
+
+/** detectPii of a message's text (every type), remembered for repeated texts; the spans must not be changed. */
+export function messageSpans(text: string): readonly PiiSpan[] {
+  if (text.length > SPAN_CACHE.MAX_TEXT) return detectPii(text);
+  const known = spansByText.get(text);
+  if (known !== undefined) return known;
+  const found = detectPii(text);
+  const spans = found.length === 0 ? NO_SPANS : Object.freeze(found.map((span) => Object.freeze(span)));
+  spansByText.set(text, spans);
+  return spans;
+}
 
 export type PiiMode = 'off' | 'redact' | 'block';
 
@@ -39,7 +69,7 @@ export function redactMessages<Message extends ChatMessage>(messages: readonly M
   const redacted: Partial<Record<PiiType, number>> = {};
   let total = 0;
   const output = messages.map((message) => {
-    const spans = detectPii(message.content);
+    const spans = messageSpans(message.content);
     if (spans.length === 0) return message;
     let text = '';
     let cursor = 0;
