@@ -137,7 +137,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
   /** Appends what the registered writers gathered for the org; a failed write stays theirs (journal, spool), and the read goes on. */
   const flushGathered = async (orgId: string): Promise<void> => {
     if (gatherers.size === 0) return;
-    await Promise.all([...gatherers].map((flush) => flush(orgId).catch(() => undefined)));
+    await Promise.all([...gatherers].map((flush) => flush(orgId).catch((error: unknown) => services.logger?.warn({ org_id: orgId, err: error instanceof Error ? error.message : String(error) }, 'gathered audit entries could not be appended before a read; the read shows the chain without them'))));
   };
 
   const writeCheckpoint = async (tx: Queryable, orgId: string, seq: number, hash: string, kind: CheckpointKind): Promise<Checkpoint> => {

@@ -196,9 +196,13 @@ export function createMcp(deps: McpDeps) {
     // Unref'd: the entries are journaled, and close() appends what waits.
     auditTimers.set(orgId, setTimeout(() => void drainNow(orgId), AUDIT_GATHER_MS).unref());
   };
-  /** Appends every entry of the org gathered so far (and any append in flight). */
+  /**
+   * Appends every entry of the org gathered before the call: the append in flight, then the one
+   * that takes what was waiting. Two rounds, not "until nothing waits": under a steady stream of
+   * calls something always waits, and a read must not wait for the stream to stop.
+   */
   const flushOrg = async (orgId: string): Promise<void> => {
-    for (;;) {
+    for (let round = 0; round < 2; round++) {
       const running = auditDrains.get(orgId);
       if (running !== undefined) await running;
       else if ((auditBuffers.get(orgId)?.length ?? 0) > 0) await drainNow(orgId);
@@ -426,7 +430,7 @@ export function createMcp(deps: McpDeps) {
     },
     /** The MCP audit entries of one session, oldest first (docs/mcp.md "Audit entries"). */
     async sessionAudit(orgId: string, sessionId: string): Promise<AuditRecord[]> {
-      await this.flush();
+      await flushOrg(orgId);
       const records = await deps.audit.list(orgId, { sessionId, limit: 1_000 });
       return records.filter((record) => record.action.startsWith('mcp.')).reverse();
     },
