@@ -9,6 +9,7 @@
  * HISTORY_BATCH_MS and added in one statement. A failed request releases its reservation.
  * `settled()` (tests, shutdown) applies whatever is queued.
  */
+import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { SpendTracker } from './anomaly.ts';
@@ -75,6 +76,8 @@ const SETTLE_BATCH_MS = 10;
  * counters wait too (service.ts); shutdown and `settled()` add what is held.
  */
 const HISTORY_BATCH_MS = 1_000;
+/** Hourly rows held back for the next batch while the database is out (beyond: logged and dropped). */
+const HISTORY_HELD_ROWS = 10_000;
 
 export class Settlement {
   /** Budget settlements still running after their response was sent. */
@@ -129,17 +132,20 @@ export class Settlement {
       this.historyTimer = setTimeout(() => this.flushHistory(), HISTORY_BATCH_MS);
       this.historyTimer.unref();
     }
-    const hour = hourOf(Date.now());
-    const key = `${orgId} ${hour} ${provider} ${model}`;
-    const cost = costUsd ?? 0;
+    this.holdHour({ orgId, hour: hourOf(Date.now()), provider, model, requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, costUsd: costUsd ?? 0 });
+  }
+
+  /** Adds a row's counts to the held row of its org, hour, provider and model. */
+  private holdHour(add: UsageHourRow): void {
+    const key = `${add.orgId} ${add.hour} ${add.provider} ${add.model}`;
     const row = this.pendingHours.get(key);
     if (row === undefined) {
-      this.pendingHours.set(key, { orgId, hour, provider, model, requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, costUsd: cost });
+      this.pendingHours.set(key, { ...add });
     } else {
-      row.requests += 1;
-      row.promptTokens += usage.promptTokens;
-      row.completionTokens += usage.completionTokens;
-      row.costUsd = Math.round((row.costUsd + cost) * 1e10) / 1e10;
+      row.requests += add.requests;
+      row.promptTokens += add.promptTokens;
+      row.completionTokens += add.completionTokens;
+      row.costUsd = Math.round((row.costUsd + add.costUsd) * 1e10) / 1e10;
     }
   }
 
@@ -186,6 +192,16 @@ export class Settlement {
       const history = this.deps.history;
       const rows = [...this.pendingHours.values()];
       const recording = history.add(rows).catch((error: unknown) => {
+        // The database is out: the rows wait for the next batch (bounded), as the budget counters do.
+        if (isDatabaseOutage(error) && this.pendingHours.size + rows.length <= HISTORY_HELD_ROWS) {
+          for (const row of rows) this.holdHour(row);
+          if (this.historyTimer === null) {
+            this.historyTimer = setTimeout(() => this.flushHistory(), HISTORY_BATCH_MS);
+            this.historyTimer.unref();
+          }
+          this.deps.logger.warn({ code: 'DATABASE_UNAVAILABLE', rows: rows.length }, 'gateway usage history held for the next batch: the database is unavailable');
+          return;
+        }
         this.deps.logger.error({ err: error, rows: rows.length }, 'gateway usage history not recorded');
       });
       this.accounting.add(recording);

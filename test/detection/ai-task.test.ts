@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createDetectionEngine } from '../../src/detection/index.ts';
 import { detectPlantedInstructions } from '../../src/detection/indirect.ts';
-import { aiTaskClassifier, imperativeShaped } from '../../src/detection/ml/ai-task.ts';
+import { AI_TASK_WEIGHTS_FILE, aiTaskClassifier, createAiTaskClassifier, decodeAiTaskWeights, imperativeShaped } from '../../src/detection/ml/ai-task.ts';
 
 // Every string below was written for this test (none is taken from a corpus).
 
@@ -87,5 +88,12 @@ describe('the "task addressed to an AI model" classifier', () => {
     expect(imperativeShaped('The shipment left on Monday')).toBe(false);
     expect(imperativeShaped('We will compose a song')).toBe(false);
     expect(imperativeShaped('2024 was a good year')).toBe(false);
+  });
+
+  it('refuses a weights file of another shape instead of scoring every sentence as a task', () => {
+    const shipped = decodeAiTaskWeights(readFileSync(AI_TASK_WEIGHTS_FILE, 'utf8'));
+    expect(() => createAiTaskClassifier(shipped)).not.toThrow();
+    expect(() => createAiTaskClassifier({ ...shipped, weights: shipped.weights.slice(0, shipped.weights.length / 2) })).toThrow();
+    expect(() => createAiTaskClassifier({ ...shipped, features: { ...shipped.features, hashBits: shipped.features.hashBits + 1 } })).toThrow();
   });
 });

@@ -100,8 +100,15 @@ export interface AiTaskClassifier {
   probability(sentence: string): number;
 }
 
+/** The dense features extractFeatures adds after the hashed n-grams (length, non-letters, capitals). */
+const EXTRA_FEATURES = 3;
+
 export function createAiTaskClassifier(weights: AiTaskWeights): AiTaskClassifier {
   const size = 1 << weights.features.hashBits;
+  // A weights file of another shape would read past its end: NaN, which every threshold passes.
+  if (weights.weights.length !== size + EXTRA_FEATURES || !Number.isFinite(weights.bias)) {
+    throw new Error(`ai-task weights hold ${weights.weights.length} values where hashBits ${weights.features.hashBits} needs ${size + EXTRA_FEATURES}`);
+  }
   return {
     probability(sentence: string): number {
       const features = aiTaskFeatures(sentence, weights.features);
