@@ -10,6 +10,7 @@ import { detectPlantedInstructions } from './indirect.ts';
 import { detectLeak } from './leak.ts';
 import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
+import { DEFAULT_THRESHOLDS } from './policy.ts';
 import { combineFindings } from './score.ts';
 import type { Finding, InspectKind, ToolDefinitionShape } from './types.ts';
 
@@ -108,8 +109,6 @@ function answerInstructions(findings: readonly Finding[], window: boolean): { fi
   return { findings: [...findings.filter((finding) => !finding.id.startsWith('indirect.')), advice], advice };
 }
 
-/** The default Challenge threshold: the answer's advice is reported under it. */
-const CHALLENGE = 0.6;
 /** What the advice may bring a window to at most: mid-Alert, so weak evasion signals scored after it do not lift it either. */
 const ADVICE_CEILING = 0.5;
 
@@ -121,7 +120,7 @@ const ADVICE_CEILING = 0.5;
  */
 function adviceLiftsNothing(findings: readonly Finding[], advice: Finding): Finding[] {
   const others = combineFindings(findings.filter((finding) => finding !== advice));
-  if (others >= CHALLENGE || combineFindings(findings) <= ADVICE_CEILING) return [...findings];
+  if (others >= DEFAULT_THRESHOLDS.challenge || combineFindings(findings) <= ADVICE_CEILING) return [...findings];
   const weight = Math.max(0, Math.floor((1 - (1 - ADVICE_CEILING) / (1 - others)) * 100) / 100);
   return findings.map((finding) => (finding === advice ? { ...finding, confidence: Math.min(finding.confidence, weight) } : finding));
 }

@@ -128,11 +128,15 @@ export class Settlement {
   /** Adds one call to its org's, model's and hour's row (cost: the listed price; 0 when unpriced). */
   private recordHour(orgId: string, provider: string, model: string, usage: TokenUsage, costUsd: number | null): void {
     if (this.deps.history === undefined) return;
-    if (this.historyTimer === null) {
-      this.historyTimer = setTimeout(() => this.flushHistory(), HISTORY_BATCH_MS);
-      this.historyTimer.unref();
-    }
+    this.scheduleHistory();
     this.holdHour({ orgId, hour: hourOf(Date.now()), provider, model, requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, costUsd: costUsd ?? 0 });
+  }
+
+  /** Starts the held rows' batch timer unless one runs. */
+  private scheduleHistory(): void {
+    if (this.historyTimer !== null) return;
+    this.historyTimer = setTimeout(() => this.flushHistory(), HISTORY_BATCH_MS);
+    this.historyTimer.unref();
   }
 
   /** Adds a row's counts to the held row of its org, hour, provider and model. */
@@ -195,10 +199,7 @@ export class Settlement {
         // The database is out: the rows wait for the next batch (bounded), as the budget counters do.
         if (isDatabaseOutage(error) && this.pendingHours.size + rows.length <= HISTORY_HELD_ROWS) {
           for (const row of rows) this.holdHour(row);
-          if (this.historyTimer === null) {
-            this.historyTimer = setTimeout(() => this.flushHistory(), HISTORY_BATCH_MS);
-            this.historyTimer.unref();
-          }
+          this.scheduleHistory();
           this.deps.logger.warn({ code: 'DATABASE_UNAVAILABLE', rows: rows.length }, 'gateway usage history held for the next batch: the database is unavailable');
           return;
         }
