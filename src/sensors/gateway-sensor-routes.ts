@@ -431,7 +431,7 @@ export function buildGatewaySensor(options: GatewaySensorOptions) {
     cache.close();
   });
 
-  return { app, gateway, refresh, onDirective: (directive: Record<string, unknown>) => void refresh((directive.gateway as { etag?: string } | undefined)?.etag ?? null) };
+  return { app, gateway, detection, refresh, onDirective: (directive: Record<string, unknown>) => void refresh((directive.gateway as { etag?: string } | undefined)?.etag ?? null) };
 }
 
 /** svc's error envelope, as `svc serve` answers it (schema failures as VALIDATION_FAILED). */

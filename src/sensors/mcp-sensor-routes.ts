@@ -369,6 +369,7 @@ export function buildMcpSensor(options: McpSensorOptions) {
   return {
     app,
     apply,
+    detection,
     /** Waits for the findings being emitted, then closes the proxy's upstream connections. */
     async close(): Promise<void> {
       for (const controller of open) controller.abort();

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, startFakeProvider, type FakeProvider } from '../fakes/providers/index.ts';
 import { freePort } from '../helpers/net.ts';
-import { collectorEnvironment, filesUnder, healthy, runSvc, stopProcess as stop, SvcProcesses, until } from './processes.ts';
+import { collectorEnvironment, filesUnder, healthy, runSvc, startupOrder, stopProcess as stop, SvcProcesses, until } from './processes.ts';
 
 const collectorDir = mkdtempSync(join(tmpdir(), 'svc-gw-collector-'));
 const sensorDir = join(mkdtempSync(join(tmpdir(), 'svc-gw-sensor-')), 'state');
@@ -63,6 +63,11 @@ describe('a collector and a gateway sensor as separate processes', { timeout: 60
     const sensorArgs = ['sensor', '--class', 'gateway', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--allow-private-targets', '--log-level', 'debug'];
     start([...sensorArgs, '--enrolment-token', token, '--name', 'gateway-edge'], sensorEnv, (text) => (sensorErrors += text));
     await healthy(sensorUrl);
+    // As under `svc serve`, the detection tiers' first-use work is done before the port opens.
+    const order = await startupOrder(() => sensorErrors);
+    expect(order.warm).toBeGreaterThanOrEqual(0);
+    expect(order.listening).toBeGreaterThan(order.warm);
+    expect(order.kinds).toEqual(expect.arrayContaining(['prompt', 'tool_output', 'llm_output']));
     const health = (await (await fetch(`${sensorUrl}/health`)).json()) as { class: string; sensor_id: string; context: { providers: string[] } | null };
     expect(health).toMatchObject({ class: 'gateway' });
     expect(health.context?.providers).toContain('openai');

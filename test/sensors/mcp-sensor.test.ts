@@ -19,7 +19,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.ts';
 import { refusalCode, serveScripted, type ScriptedTool, type Upstream } from '../mcp/upstreams.ts';
-import { collectorEnvironment, healthy, runSvc, stopProcess as stop, SvcProcesses, unreachableStorageEnvironment, until } from './processes.ts';
+import { collectorEnvironment, healthy, runSvc, startupOrder, stopProcess as stop, SvcProcesses, unreachableStorageEnvironment, until } from './processes.ts';
 
 const collectorDir = mkdtempSync(join(tmpdir(), 'svc-mcp-collector-'));
 const sensorParent = mkdtempSync(join(tmpdir(), 'svc-mcp-sensor-'));
@@ -32,7 +32,7 @@ const baseEnv = collectorEnvironment(collectorDir, 'mcp-sensor', { ALLOW_PRIVATE
 const sensorEnv = unreachableStorageEnvironment(sensorDataDir);
 const processes = new SvcProcesses();
 const cli = (args: string[]) => runSvc(args, baseEnv);
-const start = (args: string[], env: NodeJS.ProcessEnv) => processes.start(args, env);
+const start = (args: string[], env: NodeJS.ProcessEnv, onError?: (text: string) => void) => processes.start(args, env, onError);
 const clients: Client[] = [];
 let upstream: Upstream | undefined;
 
@@ -83,8 +83,14 @@ describe('a collector and an MCP sensor as separate processes', { timeout: 600_0
     const sensorPort = await freePort();
     const sensorUrl = `http://127.0.0.1:${sensorPort}`;
     const sensorArgs = ['sensor', '--class', 'mcp', '--collector', collectorUrl, '--data-dir', sensorDir, '--listen', `127.0.0.1:${sensorPort}`, '--heartbeat-s', '1', '--name', 'mcp-edge', '--allow-private-targets'];
-    let sensor = start([...sensorArgs, '--enrolment-token', token], sensorEnv);
+    let sensorLog = '';
+    let sensor = start([...sensorArgs, '--enrolment-token', token], sensorEnv, (text) => (sensorLog += text));
     await healthy(sensorUrl);
+    // As under `svc serve`, the detection tiers' first-use work is done before the port opens.
+    const order = await startupOrder(() => sensorLog);
+    expect(order.warm).toBeGreaterThanOrEqual(0);
+    expect(order.listening).toBeGreaterThan(order.warm);
+    expect(order.kinds).toEqual(expect.arrayContaining(['tool_output', 'tool_definition']));
     const health = (await (await fetch(`${sensorUrl}/health`)).json()) as { class: string; configured: boolean; servers: number; sensor_id: string };
     expect(health).toMatchObject({ class: 'mcp', configured: true, servers: 1 });
     const sensorId = health.sensor_id;

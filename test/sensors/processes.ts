@@ -85,6 +85,20 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
 
 export const healthy = (url: string) => until(`${url}/health`, async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
 
+/**
+ * The order of a sensor's start-up log lines (pino JSON on stderr): where `detection engine warm`
+ * and `sensor listening` fall, and the kinds the warm-up ran. Waits for the listening line.
+ */
+export async function startupOrder(logged: () => string): Promise<{ warm: number; listening: number; kinds: unknown }> {
+  return until('the sensor listening line', async () => {
+    const lines = logged().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg?: string; kinds?: unknown });
+    const listening = lines.findIndex((line) => line.msg === 'sensor listening');
+    if (listening < 0) return undefined;
+    const warm = lines.findIndex((line) => line.msg === 'detection engine warm');
+    return { warm, listening, kinds: lines[warm]?.kinds };
+  }, 30_000);
+}
+
 /** Every file under a directory, recursively. */
 export function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)]));

@@ -8,6 +8,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import type { DetectionEngine } from '../../detection/index.ts';
+import { loadPiiLexicons } from '../../gateway/index.ts';
 import type { LogLevel } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { SensorStartError, startSensorAgent, type SensorAgent } from './agent.ts';
@@ -107,13 +109,24 @@ export async function runSensor(args: readonly string[], version: string): Promi
   });
   holder.agent = agent;
   let app;
+  let detection: Pick<DetectionEngine, 'warm'> | null = mcp?.detection ?? null;
   if (usage !== null) {
     const sensor = buildGatewaySensor({ agent, logger, usage, allowPrivateTargets: (values['allow-private-targets'] as unknown) === true });
     onDirective = sensor.onDirective;
     await sensor.refresh();
     app = sensor.app;
+    detection = sensor.detection;
+    // As under `svc serve`: the PII name lexicons are read before the port opens.
+    loadPiiLexicons();
   } else {
     app = mcp === null ? buildVerificationSensor({ agent, logger }) : mcp.app;
+  }
+  // The detection tiers' first-use work, before the port opens (as `svc serve` does): otherwise
+  // the first requests a fresh sensor screens queue behind it.
+  if (detection !== null) {
+    const warming = performance.now();
+    const warmed = await detection.warm();
+    logger.info({ kinds: warmed, duration_ms: Math.round(performance.now() - warming) }, 'detection engine warm');
   }
   try {
     await app.listen({ host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) });
