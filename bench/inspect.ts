@@ -99,6 +99,7 @@ function corpus(): Corpus {
   }
   // Without the datasets: this repository's documentation as benign text, the catalogue's
   // examples as attacks.
+  process.stderr.write(`notice: ${DATASETS} is absent: inspecting docs/*.md paragraphs and three written attacks instead, and skipping the length-drift part (figures not comparable with runs on the datasets)\n`);
   const docs = path.join(repoRoot, 'docs');
   for (const file of readdirSync(docs).filter((name) => name.endsWith('.md')).sort()) {
     for (const paragraph of readFileSync(path.join(docs, file), 'utf8').split(/\n{2,}/)) if (paragraph.length > 40 && !paragraph.startsWith('|') && !paragraph.startsWith('```')) benign.prompt.push(paragraph);
