@@ -34,6 +34,7 @@ import { GRADED_WEIGHTS_FILE, gradedThreatScore, logOdds, type GradedBand, type 
 import { T3_WEIGHTS_FILE, decodeWeights } from '../src/detection/ml/t3.ts';
 import type { InspectKind } from '../src/detection/types.ts';
 import { readsAsEnglish } from '../src/detection/ml/semantic-head.ts';
+import { taskEvidence, type TaskEvidence } from '../src/detection/indirect.ts';
 import { auroc } from './train-semantic.ts';
 import { wholeSourceHoldout, type HoldoutRecord } from './train-t3.ts';
 
@@ -49,6 +50,8 @@ interface Item {
   /** The decision score (graded score off). */
   readonly score: number;
   readonly english: boolean;
+  /** Tool outputs: the strongest AI-style task in the text and how unrelated it is to the rest (indirect.ts `taskEvidence`). */
+  readonly task?: TaskEvidence;
 }
 
 function inspectKind(record: HoldoutRecord): FittedKind {
@@ -75,16 +78,19 @@ function weights(items: readonly Item[]): number[] {
  * the log-odds and the score non-negative: projected Newton steps (a weight that would turn
  * negative is held at 0 and the others refitted).
  */
-export function fitFusion(items: readonly Item[], options: { useScore?: boolean; scoreOnly?: boolean } = {}): GradedFit {
+export function fitFusion(items: readonly Item[], options: { useScore?: boolean; scoreOnly?: boolean; task?: boolean; offTopic?: boolean } = {}): GradedFit {
   const w = weights(items);
   const useScore = options.useScore !== false;
   // scoreOnly: a calibration of the decision score alone (the kind's level among the others; its own ranking unchanged).
   const useClassifier = options.scoreOnly !== true;
-  const size = 4;
-  const xs = items.map((item) => [1, useClassifier && item.english ? logOdds(item.probability) + 9 : 0, useClassifier && !item.english ? 1 : 0, useScore ? item.score : 0]);
-  const beta = [0, 0, 0, 0];
-  const free = [true, useClassifier, useClassifier && items.some((item) => !item.english), useScore];
-  const nonNegative = [1, 3];
+  const useTask = options.task === true;
+  const useOffTopic = options.offTopic === true;
+  const size = 6;
+  const taskTerm = (item: Item) => (item.task === undefined || item.task.probability <= 0 ? 0 : logOdds(item.task.probability) + 9);
+  const xs = items.map((item) => [1, useClassifier && item.english ? logOdds(item.probability) + 9 : 0, useClassifier && !item.english ? 1 : 0, useScore ? item.score : 0, useTask ? taskTerm(item) : 0, useOffTopic ? taskTerm(item) * (item.task?.offTopic ?? 0) : 0]);
+  const beta = [0, 0, 0, 0, 0, 0];
+  const free = [true, useClassifier, useClassifier && items.some((item) => !item.english), useScore, useTask, useOffTopic];
+  const nonNegative = [1, 3, 4, 5];
   for (let iteration = 0; iteration < 200; iteration++) {
     const gradient = new Array<number>(size).fill(0);
     const hessian = Array.from({ length: size }, (_, row) => Array.from({ length: size }, (_, column) => (row === column ? 1e-6 : 0)));
@@ -115,7 +121,7 @@ export function fitFusion(items: readonly Item[], options: { useScore?: boolean;
     }
     if (!clipped && moved < 1e-10) break;
   }
-  return { bias: round(beta[0]!), probability: round(beta[1]!), score: round(beta[3]!), ...(useClassifier ? { otherLanguage: round(beta[2]!) } : {}) };
+  return { bias: round(beta[0]!), probability: round(beta[1]!), score: round(beta[3]!), ...(useClassifier ? { otherLanguage: round(beta[2]!) } : {}), ...(useTask ? { task: round(beta[4]!) } : {}), ...(useOffTopic ? { offTopicTask: round(beta[5]!) } : {}) };
 }
 
 function solve(matrix: number[][], vector: number[]): number[] {
@@ -176,7 +182,8 @@ async function main(): Promise<void> {
     calibrate: decodeWeights(readFileSync(T3_WEIGHTS_FILE, 'utf8')).calibration !== undefined,
     engine: { gradedScore: false },
     collect: (record) => {
-      items.push({ source: record.source, kind: inspectKind(record), attack: record.attack, probability: record.probability, score: record.decision.threat_score, english: readsAsEnglish(record.text) });
+      const kind = inspectKind(record);
+      items.push({ source: record.source, kind, attack: record.attack, probability: record.probability, score: record.decision.threat_score, english: readsAsEnglish(record.text), ...(kind === 'tool_output' ? { task: taskEvidence(record.text) } : {}) });
       // Debugging aid: GRADED_DUMP=file writes each record's evidence as a JSON line (no text).
       if (dump !== undefined) appendFileSync(dump, `${JSON.stringify({ ...items.at(-1), base: record.decision.base_score, patterns: record.decision.patterns_matched.map((pattern) => [pattern.id, pattern.confidence]), tiers: record.decision.tiers.map((tier) => [tier.tier, tier.outcome, tier.score]) })}\n`);
     },
@@ -188,7 +195,9 @@ async function main(): Promise<void> {
   const variants = { allow: ['allow'], graded_bands: ['allow', 'log', 'alert'] } as const satisfies Record<string, readonly GradedBand[]>;
   // Records each variant is fitted on: those whose decision score lies in a band it grades.
   const fittedOn = (bands: readonly GradedBand[]) => (item: Item) => (bands as readonly string[]).includes(decide(item.score, DEFAULT_THRESHOLDS));
-  const pooled: Record<string, Array<{ score: number; attack: boolean }>> = { before: [], allow: [], graded_bands: [], allow_probability_only: [], allow_score_only: [] };
+  // Tool outputs' task evidence (fourth planted-instruction round): the decision score with the strongest AI-style task, with its off-topic share, or both.
+  const taskVariants = { allow_score_task: { scoreOnly: true, task: true }, allow_score_off_topic: { scoreOnly: true, offTopic: true }, allow_score_task_off_topic: { scoreOnly: true, task: true, offTopic: true } } as const;
+  const pooled: Record<string, Array<{ score: number; attack: boolean }>> = { before: [], allow: [], graded_bands: [], allow_probability_only: [], allow_score_only: [], ...Object.fromEntries(Object.keys(taskVariants).map((name) => [name, []])) };
   const fits: Partial<Record<InspectKind, GradedFit>> = {};
   // The configuration written: graded kinds as graded, the others on their decision score.
   const shippedPooled: Array<{ score: number; attack: boolean }> = [];
@@ -196,7 +205,7 @@ async function main(): Promise<void> {
   for (const kind of FITTED_KINDS) {
     const ofKind = items.filter((item) => item.kind === kind);
     const sources = [...new Set(ofKind.map((item) => item.source))].sort();
-    const scored: Record<string, Array<{ score: number; attack: boolean }>> = { before: [], allow: [], graded_bands: [], allow_probability_only: [], allow_score_only: [] };
+    const scored: Record<string, Array<{ score: number; attack: boolean }>> = { before: [], allow: [], graded_bands: [], allow_probability_only: [], allow_score_only: [], ...(kind === 'tool_output' ? Object.fromEntries(Object.keys(taskVariants).map((name) => [name, []])) : {}) };
     const perSource: Record<string, unknown> = {};
     const chosen: Record<string, unknown> = {};
     for (const source of sources) {
@@ -205,8 +214,10 @@ async function main(): Promise<void> {
       const fitsWithout = Object.fromEntries(Object.entries(variants).map(([name, bands]) => [name, fitFusion(others.filter(fittedOn(bands)))])) as Record<keyof typeof variants, GradedFit>;
       const probabilityOnly = fitFusion(others.filter(fittedOn(variants.allow)), { useScore: false });
       const scoreOnly = fitFusion(others.filter(fittedOn(variants.allow)), { scoreOnly: true });
+      const taskFits = kind === 'tool_output' ? Object.entries(taskVariants).map(([name, options]) => [name, fitFusion(others.filter(fittedOn(variants.allow)), options)] as const) : [];
       for (const item of held) {
-        const evidence = { probability: item.probability, score: item.score, english: item.english };
+        const evidence = { probability: item.probability, score: item.score, english: item.english, ...(item.task === undefined ? {} : { task: item.task }) };
+        for (const [name, fit] of taskFits) scored[name]!.push({ score: gradedThreatScore(fit, evidence, DEFAULT_THRESHOLDS), attack: item.attack });
         scored.before!.push({ score: item.score, attack: item.attack });
         for (const [name, bands] of Object.entries(variants)) scored[name]!.push({ score: gradedThreatScore(fitsWithout[name as keyof typeof variants], evidence, DEFAULT_THRESHOLDS, bands), attack: item.attack });
         scored.allow_probability_only!.push({ score: gradedThreatScore(probabilityOnly, evidence, DEFAULT_THRESHOLDS), attack: item.attack });
@@ -223,7 +234,7 @@ async function main(): Promise<void> {
       const benign = held.filter((item) => !item.attack);
       const rate = (list: Item[], threshold: number) => (list.length === 0 ? null : round((100 * list.filter((item) => item.score >= threshold).length) / list.length, 1));
       chosen[source] = { threshold: best, attacks: attacks.length, detected_shared: rate(attacks, DEFAULT_THRESHOLDS.challenge), detected_per_kind: rate(attacks, best), benign: benign.length, false_positives_shared: rate(benign, DEFAULT_THRESHOLDS.challenge), false_positives_per_kind: rate(benign, best) };
-      perSource[source] = fitsWithout;
+      perSource[source] = { ...fitsWithout, ...Object.fromEntries(taskFits) };
     }
     for (const [name, list] of Object.entries(scored)) pooled[name]!.push(...list);
     // The classifier takes part in a kind's grade only when that beat its decision score under
@@ -231,8 +242,13 @@ async function main(): Promise<void> {
     // ranking unchanged, its level among the other kinds' graded scores set).
     const shippedVariant = shippedBands.length === 1 ? 'allow' : 'graded_bands';
     const better = (roc(scored[shippedVariant]!) ?? 0) > (roc(scored.before!) ?? 0);
-    fits[kind] = fitFusion(ofKind.filter(fittedOn(shippedBands)), better ? {} : { scoreOnly: true });
-    shippedPooled.push(...(better ? scored[shippedVariant]! : scored.allow_score_only!));
+    // Tool outputs: the task evidence joins their decision score where a variant with it beat the decision score alone leave-one-source-out.
+    // The off-topic share is reported, not chosen from: on the development corpora it does not rank
+    // allowed attacks above allowed benign outputs, and where every candidate sentence is wholly off
+    // topic its term equals the task term, so those fits are degenerate in some folds (all weights 0).
+    const taskChoice = kind === 'tool_output' && !better && (roc(scored.allow_score_task!) ?? 0) > (roc(scored.allow_score_only!) ?? 0) ? 'allow_score_task' : undefined;
+    fits[kind] = fitFusion(ofKind.filter(fittedOn(shippedBands)), better ? {} : taskChoice !== undefined ? taskVariants[taskChoice] : { scoreOnly: true });
+    shippedPooled.push(...(better ? scored[shippedVariant]! : scored[taskChoice ?? 'allow_score_only']!));
     report[kind] = { records: ofKind.length, allowed: ofKind.filter((item) => item.score < log).length, in_graded_bands: ofKind.filter(fittedOn(variants.graded_bands)).length, auroc: Object.fromEntries(Object.entries(scored).map(([name, list]) => [name, roc(list)])), fit_on_every_source: fits[kind] ?? null, fits_without_each_source: perSource };
     thresholds[kind] = { threshold_on_every_source: THRESHOLD_GRID.reduce((best, threshold) => (sourceBalancedAccuracy(ofKind, threshold) > sourceBalancedAccuracy(ofKind, best) + 1e-9 ? threshold : best), DEFAULT_THRESHOLDS.challenge), by_held_out_source: chosen };
   }
@@ -243,7 +259,7 @@ async function main(): Promise<void> {
     const weightsFile: GradedWeights = {
       version: 1,
       fittedAt: new Date().toISOString().slice(0, 10),
-      method: `per kind: logistic regression (the classifier's terms only where they beat the decision score under whole-source holdout, else the decision score alone) with non-negative weights on (n-gram classifier log-odds + 9, decision score), records whose decision is ${shippedBands.join(' / ')}, sources capped at 200 records, classes balanced; scripts/fit-graded-score.ts`,
+      method: `per kind: logistic regression (the classifier's terms only where they beat the decision score under whole-source holdout, else the decision score alone; for tool outputs the strongest AI-style task's log-odds + 9 where it beat the decision score alone) with non-negative weights on (n-gram classifier log-odds + 9, decision score), records whose decision is ${shippedBands.join(' / ')}, sources capped at 200 records, classes balanced; scripts/fit-graded-score.ts`,
       kinds: fits,
       bands: shippedBands,
       holdout,

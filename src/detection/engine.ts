@@ -14,10 +14,11 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { gradedThreatScore, loadGradedWeights, type GradedWeights } from './graded-score.ts';
+import { gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
+import { taskEvidence } from './indirect.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
 import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
@@ -560,7 +561,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // (graded-score.ts); the decision, and everything that acts on it, is the decision score's.
       const fit = graded === null ? undefined : graded.kinds[kind === 'llm_output' ? 'prompt' : kind];
       const score = fit === undefined || !(graded?.bands ?? ['allow']).includes(decision as 'allow') ? decisionScore
-        : gradedThreatScore(fit, { probability: classifierProbabilityOf(normalized, kind, text), score: decisionScore, english: readsEnglish(analysis, text) }, limits, graded?.bands);
+        : gradedThreatScore(fit, {
+          probability: classifierProbabilityOf(normalized, kind, text),
+          score: decisionScore,
+          english: readsEnglish(analysis, text),
+          // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
+          ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text) } : {}),
+        }, limits, graded?.bands);
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

@@ -39,6 +39,13 @@ export interface GradedFit {
   readonly probability: number;
   readonly score: number;
   readonly otherLanguage?: number;
+  /**
+   * Tool outputs: weight (≥ 0) of the strongest task addressed to an AI model in the text,
+   * `logit(p) + 9` of its ai-task probability (indirect.ts `taskEvidence`).
+   */
+  readonly task?: number;
+  /** Tool outputs: weight (≥ 0) of the same term times the share of that sentence's words found nowhere else in the text. */
+  readonly offTopicTask?: number;
 }
 
 export interface GradedWeights {
@@ -60,6 +67,13 @@ export interface GradedEvidence {
   readonly score: number;
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
+  /** A tool output's task evidence (read only when the fit weighs it). */
+  readonly task?: { readonly probability: number; readonly offTopic: number };
+}
+
+/** Whether a fit reads a text's task evidence (then the caller computes it). */
+export function readsTaskEvidence(fit: GradedFit | undefined): boolean {
+  return fit !== undefined && ((fit.task ?? 0) > 0 || (fit.offTopicTask ?? 0) > 0);
 }
 
 const LOGIT_LIMIT = 9;
@@ -72,7 +86,9 @@ export function logOdds(probability: number): number {
 /** The fused probability of one inspection's evidence (monotone non-decreasing in each part). */
 export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): number {
   const probabilityTerm = evidence.probability === undefined ? 0 : evidence.english === false ? (fit.otherLanguage ?? 0) : Math.max(0, fit.probability) * (logOdds(evidence.probability) + LOGIT_LIMIT);
-  const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score;
+  const task = evidence.task === undefined || evidence.task.probability <= 0 ? 0 : logOdds(evidence.task.probability) + LOGIT_LIMIT;
+  const taskTerm = Math.max(0, fit.task ?? 0) * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0);
+  const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm;
   return 1 / (1 + Math.exp(-z));
 }
 

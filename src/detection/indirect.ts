@@ -315,6 +315,63 @@ function loneAiTask(all: readonly Segment[]): { segment: Segment; probability: n
   return first;
 }
 
+/** Most characters of a text read for the graded score's task evidence (the decision's scan reads more). */
+const TASK_EVIDENCE_CHARS = 16_384;
+
+/** The task evidence of a text for the graded score (graded-score.ts); pure, no regular expression on the text beyond its segmentation. */
+export interface TaskEvidence {
+  /** The highest probability (0..1) the ai-task classifier gives an imperative-shaped sentence of the text that is not about its own material; 0 when none, and in command documentation. */
+  readonly probability: number;
+  /** The share (0..1) of that sentence's content words found nowhere else in the text: 1 when the task is about something else than its data. */
+  readonly offTopic: number;
+}
+
+/** Content words of a text: lower-case runs of at least four ASCII letters (no stop-word list: short function words fall under the length). */
+function contentWords(text: string, into: Set<string>): Set<string> {
+  let start = -1;
+  const lower = text.toLowerCase();
+  for (let index = 0; index <= lower.length; index++) {
+    const code = index < lower.length ? lower.charCodeAt(index) : 0;
+    const letter = code >= 97 && code <= 122;
+    if (letter && start < 0) start = index;
+    else if (!letter && start >= 0) {
+      if (index - start >= 4) into.add(lower.slice(start, index));
+      start = -1;
+    }
+  }
+  return into;
+}
+
+/**
+ * Ranking evidence, not a decision: how strongly the text holds a task addressed to an AI model
+ * (the same classifier and candidate sentences as `indirect.ai-task`, without its list and
+ * register tests) and how unrelated that sentence is to the rest of the text — a planted task is
+ * about something else than the e-mail, table or code it sits in. Used only for allowed tool
+ * outputs, to grade `threat_score` inside the allow band.
+ */
+export function taskEvidence(raw: string): TaskEvidence {
+  const text = raw.length > TASK_EVIDENCE_CHARS ? raw.slice(0, TASK_EVIDENCE_CHARS) : raw;
+  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0 };
+  const classifier = aiTaskClassifier();
+  let best: Segment | undefined;
+  let probability = 0;
+  for (const segment of segments(text)) {
+    if (!isTaskCandidate(segment.text)) continue;
+    const value = classifier.probability(segment.text);
+    if (value <= probability || ABOUT_THE_DATA.test(segment.text.toLowerCase())) continue;
+    probability = value;
+    best = segment;
+  }
+  if (best === undefined) return { probability: 0, offTopic: 0 };
+  const own = contentWords(best.text, new Set());
+  if (own.size === 0) return { probability, offTopic: 0 };
+  const rest = contentWords(text.slice(0, best.start), new Set());
+  contentWords(text.slice(best.end), rest);
+  let unrelated = 0;
+  for (const word of own) if (!rest.has(word)) unrelated++;
+  return { probability, offTopic: unrelated / own.size };
+}
+
 /** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */
 function otherImperatives(all: readonly Segment[], except: Segment, limit: number): number {
   let count = 0;
