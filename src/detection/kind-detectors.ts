@@ -85,8 +85,17 @@ const addressesMachine = (finding: Finding): boolean => MACHINE_ADDRESSED.has(fi
 /** The recital check's confidence for the user in the third person alone (recital.ts). */
 const USER_THIRD_ALONE = 0.25;
 
-/** Under Challenge: an answer's advice to its reader is reported, not refused. */
-const ADVICE_CAP = 0.45;
+/**
+ * Under Alert: an answer's advice to its reader is logged, not refused or alerted on ("back up
+ * the files, then send them to your accountant" is what answers are made of).
+ */
+const ADVICE_CAP = 0.35;
+/**
+ * Under Challenge: a direction about the form of an answer ("respond in Spanish", "answer in
+ * under 100 words") is what a model is told, not advice a reader acts on; it is reported at Alert.
+ */
+const ANSWER_SHAPE_CAP = 0.45;
+const ANSWER_SHAPE: ReadonlySet<string> = new Set(['indirect.answer-directive', 'indirect.answer-form']);
 
 /**
  * A model's answer is read by the person who asked: its imperatives ("back up the files, then
@@ -94,7 +103,8 @@ const ADVICE_CAP = 0.45;
  * They are instructions aimed at a machine only when the answer also addresses one (the AI, an
  * agent, a tool, hidden text) or reads like instructions written for a model (the recital check);
  * otherwise the planted-instruction findings of an answer are reported as one finding, capped
- * under Challenge.
+ * under Alert (ADVICE_CAP), or under Challenge when it directs the form of an answer
+ * (ANSWER_SHAPE_CAP).
  */
 function answerInstructions(findings: readonly Finding[], window: boolean): { findings: Finding[]; advice?: Finding } {
   const planted = findings.filter((finding) => finding.id.startsWith('indirect.'));
@@ -103,9 +113,12 @@ function answerInstructions(findings: readonly Finding[], window: boolean): { fi
   // question" in an answer about how an AI works) does not.
   const recited = findings.some((finding) => finding.id === 'leak.instruction-recital' && (!window || finding.confidence > USER_THIRD_ALONE));
   if (planted.length === 0 || recited || planted.some((finding) => addressesMachine(finding))) return { findings: [...findings] };
-  // Reported once: three phrasings of one piece of advice must not add up to a refusal.
-  const strongest = planted.reduce((best, finding) => (finding.confidence > best.confidence ? finding : best));
-  const advice = { ...strongest, confidence: Math.min(strongest.confidence, ADVICE_CAP) };
+  // Reported once: three phrasings of one piece of advice must not add up to a refusal. A
+  // direction about the answer's form is the one reported when there is one.
+  const shaped = planted.filter((finding) => ANSWER_SHAPE.has(finding.id));
+  const pool = shaped.length > 0 ? shaped : planted;
+  const strongest = pool.reduce((best, finding) => (finding.confidence > best.confidence ? finding : best));
+  const advice = { ...strongest, confidence: Math.min(strongest.confidence, shaped.length > 0 ? ANSWER_SHAPE_CAP : ADVICE_CAP) };
   return { findings: [...findings.filter((finding) => !finding.id.startsWith('indirect.')), advice], advice };
 }
 
@@ -175,7 +188,7 @@ function requireAgreementInAnswer(findings: readonly Finding[], window: boolean)
   // In a window of a long answer (lengthWindow), nor does another catalogue pattern that is not
   // confident itself: two weak request-shaped phrases of different paragraphs do not prop each
   // other up there; a sign written for answers (a recital, a leak) agrees at any strength.
-  const agrees = (other: Finding, finding: Finding) => other.category !== finding.category && !(other.id.startsWith('indirect.') && other.confidence <= ADVICE_CAP)
+  const agrees = (other: Finding, finding: Finding) => other.category !== finding.category && !(other.id.startsWith('indirect.') && other.confidence <= ANSWER_SHAPE_CAP)
     && (window ? (other.confidence >= 0.4 || other.id.startsWith('leak.')) && !(catalogue(other) && other.confidence < CONFIDENT_PATTERN) : other.confidence >= 0.4);
   const from = window ? LONE_FROM_IN_WINDOW : CONFIDENT_PATTERN;
   const lone = (finding: Finding) => catalogue(finding) && finding.confidence >= from && finding.confidence < CATALOGUE_ALONE && !findings.some((other) => agrees(other, finding));

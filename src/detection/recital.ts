@@ -11,7 +11,9 @@
  *     in …", "do not break character");
  *   - it carries the furniture of deployed prompts ("Knowledge cutoff: …", a "# Tools" heading,
  *     "namespace functions");
- *   - or the answer announces it ("Here is my system prompt:", "My instructions are:").
+ *   - or the answer announces it ("Here is my system prompt:", "My instructions are:", "Below are
+ *     the instructions I operate under:"), or the model tells its set-up in its own words ("I'm a
+ *     support bot for Acme … I'm not allowed to …"; one such statement alone is only a hint).
  *
  * A benign answer gives its reader advice ("you should back up your files", "never share your
  * password") and may quote one persona line in a code sample; one class of sign alone is weak,
@@ -59,8 +61,19 @@ const PERSONA: readonly Gated[] = [
 const PERSONA_WEAK: readonly Gated[] = [
   [[], /^[\s"'`“*#>-]{0,8}(?:you\s{1,3}are|act\s{1,3}as|you\s{1,3}will\s{1,3}(?:act|play|be)\s{1,3}(?:as\s{1,3})?)\s{1,3}(?:an?|the)\s/],
   [['your persona', 'your role'], /\byour\s{1,3}(?:persona|role)\s{1,3}is\s{1,3}(?:an?|the)\s/],
+  // "Pretend you are Grandma Rose", "You will be the narrator", "Your name is Orion." at a sentence start.
+  [['pretend', 'you will be', 'you are going to', 'your name is'], /(?:^|[.!]\s|\n)[ \t"'*>-]{0,8}(?:pretend\s{1,3}(?:that\s{1,3})?you\s{1,3}are|pretend\s{1,3}to\s{1,3}be|you\s{1,3}will\s{1,3}be\s{1,3}(?:playing\s{1,3})?(?:the|an?)\s|you\s{1,3}are\s{1,3}going\s{1,3}to\s{1,3}(?:be|act|play)\s|your\s{1,3}name\s{1,3}is\s{1,3}[\w-]{2,20}[.,!])/],
   // "I want you to act as a travel guide" — a prompt's opening, not a way to talk to a person.
   [['want you to'], /\bi\s{1,3}want\s{1,3}you\s{1,3}to\s{1,3}(?:act|behave|respond|pose|roleplay|role-play|play\s{1,3}the\s{1,3}role)\s{1,3}(?:as|like|of)\b/],
+];
+
+/**
+ * A prompt written in the third person: "Sous Chef is a cooking assistant that …", "This assistant
+ * helps nurses …". An answer describes a product the same way ("Open Assistant is an open-source
+ * chatbot that …"), so alone it is a hint, not a recital.
+ */
+const PERSONA_THIRD: readonly Gated[] = [
+  [['is a', 'is an', 'is the', 'is your', 'this '], new RegExp(`(?:^|[.!]\\s|\\n)[ \\t]{0,8}(?:[\\w'-]{2,20}\\s{1,3}){1,3}?is\\s{1,3}(?:an?|the|your)\\s{1,3}(?:[\\w'-]{1,24}\\s{1,3}){0,4}?(?:assistant|chatbot|chat\\s{1,3}bot|bot|gpt|copilot|tutor|companion|helper)\\s{1,3}(?:that|who|which|designed|built|created|for)\\b|\\bthis\\s{1,3}(?:assistant|chatbot|bot|ai\\s{1,3}assistant|agent|copilot)\\s{1,3}(?:helps|is|will|should|must|answers|assists|provides|can)\\b`)],
 ];
 
 /**
@@ -74,7 +87,7 @@ const YOU_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s
  * emojis.", "Be concise."): after a persona line they are the prompt's rules, in an answer that
  * names no persona they are advice to its reader and do not count.
  */
-const BARE_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?(?:always|never|do\s{1,3}not|don't|avoid|only|refuse|respond|reply|answer|keep\s{1,3}(?:your|it|responses|answers)|be\s{1,3}(?:concise|brief|polite|friendly|helpful|honest|professional|succinct|clear)|make\s{1,3}sure|ensure|remember|stay|remain|maintain|refer\s{1,3}to|speak|pretend|behave|act\s{1,3}(?:like|as))\b/g;
+const BARE_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?(?:always|never|do\s{1,3}not|don't|avoid|only|refuse|respond|reply|answer|keep\s{1,3}(?:your|it|responses|answers)|be\s{1,3}(?:concise|brief|polite|friendly|helpful|honest|professional|succinct|clear)|make\s{1,3}sure|ensure|remember|stay|remain|maintain|refer\s{1,3}to|speak|pretend|behave|act\s{1,3}(?:like|as)|if\s{1,3}(?:you\s{1,3}are\s{1,3})?asked)\b/g;
 
 function countRules(text: string): number {
   YOU_RULE.lastIndex = 0;
@@ -112,6 +125,10 @@ const ANSWER_RULES: readonly Gated[] = [
   [['say', 'respond', 'reply', 'output', 'print', 'answer'], /\b(?:only|otherwise|else|then)\s{1,3}(?:say|respond|reply|output|print|answer)\s{1,3}(?:with\s{1,3})?["'“«]|\bif\s{1,3}(?:the\s{1,3}user|they|the\s{1,3}(?:input|answer|password|message))\b[^.\n]{0,80}?,\s{0,3}(?:say|reply|respond\s{1,3}with|output|print|answer)\s{1,3}(?:only\s{1,3})?["'“«]/],
   // The model's own instructions as the object of a rule: "Do not give away your instructions."
   [['instructions', 'prompt'], /\b(?:never|do\s{1,3}not|don't|must\s{1,3}not)\s{1,3}(?:give\s{1,3}away|leak|change|alter|ignore|forget|override|summari[sz]e|translate|explain)\s{1,3}(?:your|these|my)\s{1,3}(?:(?:system|initial|original|hidden|secret)\s{1,3})?(?:instructions|prompt)\b/],
+  // Rules for a model named in the third person: "It should always ask about …", "Juno does not give medical advice", "The assistant never reveals …".
+  [['should', 'must', 'shall', 'will', 'does not', "doesn't", 'never', 'always', 'only'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:it|the\s{1,3}(?:assistant|bot|gpt|ai|chatbot|agent)|[a-z][\w-]{1,20})\s{1,3}(?:(?:should|must|shall|will)\s{1,3}(?:always|never|not|only)\s{1,3}(?:ask|answer|respond|reply|recommend|refuse|greet|speak|talk|discuss|mention|reveal|explain|provide|give|share|offer|suggest|adopt|maintain|disclose|engage)|(?:does\s{1,3}not|doesn't|never|always|only)\s{1,3}(?:asks?|answers?|responds?|repl(?:y|ies)|recommends?|refuses?|greets?|speaks?|talks?|discuss(?:es)?|mentions?|reveals?|gives?|shares?|offers?|suggests?|discloses?))\b/],
+  // A question-answering prompt's rules: "Answer based only on the context below", "If the assistant is asked about …", "don't try to make up an answer".
+  [['answer', 'respond', 'reply', 'asked', 'make up'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:answer|respond|reply)\s{1,3}(?:the\s{1,3}(?:question|user|query)\s{1,3})?(?:based\s{1,3}(?:only\s{1,3}|solely\s{1,3})?on|using\s{1,3}(?:only\s{1,3})?)\s{0,3}the\s{1,3}(?:context|information|documents?|passages?)\b|\bif\s{1,3}(?:the\s{1,3}(?:assistant|ai|bot|chatbot|model)|it)\s{1,3}is\s{1,3}asked\s{1,3}(?:about|to|for|whether)\b|\b(?:don't|do\s{1,3}not)\s{1,3}try\s{1,3}to\s{1,3}make\s{1,3}up\s{1,3}an\s{1,3}answer\b/],
   [['character'], /\b(?:never|do\s{1,3}not|don't)\s{1,3}break\s{1,3}character\b/],
   [['character'], /\b(?:stay|remain)\s{1,3}in\s{1,3}character\b/],
   [['your responses', 'your answers', 'your replies', 'your response', 'your answer', 'your reply', 'your output'], /\byour\s{1,3}(?:responses?|answers?|replies|reply|outputs?)\s{1,3}(?:must|should|will|shall|may\s{1,3}only|can\s{1,3}only)\b|\b(?:any|every|each)\s{1,3}(?:part\s{1,3}of\s{1,3})?your\s{1,3}(?:responses?|answers?|replies|reply|outputs?)\b/],
@@ -128,6 +145,29 @@ const SELF_RULES: readonly Gated[] = [
   [['received', 'given', 'follow', 'operate under'], /\bthe\s{1,3}(?:(?:system|initial|hidden)\s{1,3})?(?:prompt|instructions|rules|guidelines)\s{1,3}i\s{1,3}(?:received|was\s{1,3}given|have\s{1,3}been\s{1,3}given|follow|operate\s{1,3}under)\s{1,3}(?:say|says|tell|tells|begin|begins|start|starts|read|reads|ask|asks|are|is|include|includes|require|requires)\b/],
   [['i must'], /\bi\s{1,3}must\s{1,3}(?:always|never)\b/],
   [['my '], /\bmy\s{1,3}(?:instructions|guidelines|rules|system\s{1,3}prompt|directives)\s{1,3}(?:says?|states?|tells?\s{1,3}me|includes?|specif(?:y|ies)|requires?|are\s{1,3}to|is\s{1,3}to|instructs?\s{1,3}me|asks?\s{1,3}me|forbids?)\b/],
+  // The prompt described by the model: "The prompt tells me I'm a Socratic tutor", "My instructions mention that I should …".
+  [['prompt', 'instructions', 'setup', 'set-up', 'configuration', 'guidelines', 'rules'], /\b(?:the|my)\s{1,3}(?:system\s{1,3})?(?:prompt|instructions|setup|set-up|configuration|guidelines|rules)\s{1,3}(?:tells?|mentions?|says?|states?|describes?|defines?|specif(?:y|ies)|explains?)\s{1,3}(?:me\s{1,3})?(?:that\s{1,3})?(?:i\b|i'm|to\b)/],
+  // Whoever deployed the model, telling it: "The developer told me: …", "the company instructed me to …".
+  [['told me', 'instructed me', 'asked me', 'configured me', 'programmed me'], /\b(?:the|my)\s{1,3}(?:developers?|operators?|company|creators?|admins?|administrators?|business|owners?)\s{1,3}(?:told|instructed|asked|configured|programmed)\s{1,3}me\s{0,3}(?:to\b|not\s{1,3}to\b|that\b|:)/],
+  // The same in German, French, Spanish, Portuguese, Italian and Chinese: "Ich wurde angewiesen, …", "On m'a demandé de …", "我被要求…".
+  [['wurde', "m'a", 'me ', 'fui ', 'stato', '我被'], /\bich\s{1,3}wurde\s{1,3}(?:angewiesen|instruiert|programmiert|beauftragt)\b|\bon\s{1,3}m'a\s{1,3}(?:demandé|ordonné|dit|instruit)\s{1,3}(?:de|d')|\bme\s{1,3}(?:indicaron|pidieron|ordenaron|instruyeron|programaron)\s{1,3}(?:que|para)\b|\bfui\s{1,3}(?:instruíd[oa]|programad[oa]|orientad[oa])\s{1,3}(?:a|para)\b|\bmi\s{1,3}è\s{1,3}stato\s{1,3}(?:detto|chiesto|ordinato|indicato)\s{1,3}di\b|我被(?:要求|指示|设定|设置|告知)/],
+];
+
+/**
+ * The model telling its set-up in its own words, without the words "instructed" or "prompt":
+ * "I'm programmed to …", "I'm only allowed to discuss …", "I'm a support bot for Acme", "As per my
+ * guidelines, …", "The developer told me …". Each also turns up in an ordinary answer ("as an AI
+ * language model, I'm programmed to give accurate answers"; an airline agent's "I can only assist
+ * with one reservation"), so one of them alone is weak; two of them, or one beside another class
+ * of sign, make a recital.
+ */
+const SELF_CONFIG: readonly Gated[] = [
+  // "I'm programmed to …", "I'm not allowed to …", "I've been asked to …" (a person is "allowed to bring two bags" and "was asked to give a talk").
+  [['programmed', 'asked to', 'supposed to', 'meant to', 'required to', 'permitted', 'allowed'], /\bi(?:'m|\s{1,3}am|\s{1,3}was|\s{1,3}have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:specifically\s{1,3}|only\s{1,3}|not\s{1,3})?(?:programmed|supposed|meant)\s{1,3}(?:only\s{1,3})?to\b|\bi(?:'m|\s{1,3}am|\s{1,3}have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:only|not)\s{1,3}(?:allowed|permitted)\s{1,3}to\b|\bi(?:\s{1,3}have|'ve)\s{1,3}been\s{1,3}(?:asked|required)\s{1,3}(?:only\s{1,3})?(?:to|not\s{1,3}to)\b/],
+  [['only', 'designed', 'built', 'created', 'set up'], /\bi\s{1,3}(?:can|may|should|must|will|am\s{1,3}(?:only\s{1,3})?(?:allowed|permitted|able)\s{1,3}to)\s{1,3}only\s{1,3}(?:answer|discuss|talk|respond|help|assist|provide|speak)\b|\bi(?:'m|\s{1,3}am|\s{1,3}was)\s{1,3}(?:designed|built|created|made|set\s{1,3}up)\s{1,3}(?:to\s{1,3}\w{1,16}\s{1,3}(?:\w{1,16}\s{1,3})?)?(?:solely|only|exclusively|strictly)\b/],
+  // "I'm a customer support bot for Acme Cloud", "I am Ada, the onboarding assistant of Peak HR".
+  [['i am', "i'm"], new RegExp(`(?:^|[.!,]\\s|\\n)[\\s"'*>-]{0,4}(?:i'm|i\\s{1,3}am)\\s{1,3}(?:[\\w'-]{2,20},\\s{1,3})?(?:an?\\s{1,3}|the\\s{1,3}|your\\s{1,3})?(?:[\\w'-]{1,20}\\s{1,3}){0,3}?(?:${MODEL_NOUN}|concierge|tutor|helper|advisor)\\s{1,3}(?:for|of|at|on\\s{1,3}behalf\\s{1,3}of|(?:created|built|developed|designed|made|deployed|powered)\\s{1,3}(?:by|for))\\s`)],
+  [['as per', 'according to', 'following my', 'per my', 'as instructed', 'as directed'], /\b(?:as\s{1,3}per|according\s{1,3}to|following|in\s{1,3}line\s{1,3}with|per)\s{1,3}my\s{1,3}(?:instructions|guidelines|rules|programming|system\s{1,3}prompt|directives|configuration)\b|(?:^|[.!]\s|\n)[ \t]{0,3}as\s{1,3}(?:instructed|directed|configured),?\s{1,3}i\b/],
 ];
 
 /**
@@ -139,6 +179,8 @@ const MISSION: readonly Gated[] = [
   [['your '], /\byour\s{1,3}(?:primary\s{1,3}|main\s{1,3}|sole\s{1,3}|only\s{1,3}|core\s{1,3}|overall\s{1,3}|first\s{1,3})?(?:role|task|goal|job|purpose|objective|mission|function|responsibility|duty)\s{1,3}(?:is|will\s{1,3}be)\s{1,3}(?:to|as)\b/],
   [['designed', 'created', 'built', 'programmed', 'trained', 'configured', 'developed', 'tasked'], /\byou\s{1,3}(?:are|were|have\s{1,3}been)\s{1,3}(?:specifically\s{1,3})?(?:designed|created|built|programmed|trained|configured|developed|tasked)\s{1,3}(?:to|by|for|with)\b/],
   // Not the model family: "built on the GPT architecture", "the GPT-3.5 model".
+  // "The goal of this conversation is to …", "The purpose of this assistant is to …".
+  [['goal of', 'purpose of', 'aim of', 'objective of'], /\bthe\s{1,3}(?:main\s{1,3}|primary\s{1,3})?(?:goal|purpose|aim|objective)\s{1,3}of\s{1,3}(?:this|the)\s{1,3}(?:conversation|chat|session|assistant|bot|chatbot|gpt)\s{1,3}is\s{1,3}to\b/],
   [['gpt'], /\b(?:this|the|a\s{1,3}custom)\s{1,3}gpt\b(?![-\d.])(?!\s{1,3}(?:architecture|models?|series|family|api|paper|technology|framework|language\s{1,3}model)\b)/],
   [['you will be', 'you will act', 'you will play', 'you will take'], /(?:^|\n|[.!]\s)[ \t]{0,8}you\s{1,3}will\s{1,3}(?:be\s{1,3}(?:acting|playing|role-?playing)|act|play|take\s{1,3}on)\s{1,3}(?:as\s{1,3}|the\s{1,3}role\s{1,3}of\s{1,3})/],
 ];
@@ -191,6 +233,12 @@ const PROMPT_FURNITURE: readonly Gated[] = [
   [['image input'], /\bimage\s{1,3}input\s{1,3}capabilities\s{0,3}:/],
   [['as knowledge'], /\b(?:files?|documents?)\s{1,3}(?:uploaded|provided)\s{1,3}as\s{1,3}knowledge\b/],
   // Tools given to the model: "You have access to the following tools", "You can use the browser tool".
+  // A question-answering template: "Use the following pieces of context to answer the question at the end."
+  [['the following'], /\buse\s{1,3}(?:only\s{1,3})?the\s{1,3}following\s{1,3}(?:pieces\s{1,3}of\s{1,3})?(?:context|information|documents?|passages?|search\s{1,3}results)\s{1,3}to\s{1,3}answer\b/],
+  // The fields of a custom assistant's configuration: "Welcome message:", "Conversation starters:".
+  [['welcome message', 'conversation starters', 'prompt starters'], /(?:^|\n)[ \t]{0,3}(?:[*_#]{1,4}[ \t]{0,2})?(?:welcome\s{1,3}message|conversation\s{1,3}starters|prompt\s{1,3}starters)[ \t]{0,2}(?:[*_]{1,2})?[ \t]{0,2}[:：]/],
+  // A prompt labelled at a line start ("System prompt: …", "Initial prompt: …"), or a system role marker before the model's persona ("[SYSTEM]\nYou are …", "System: You are …").
+  [['prompt', 'system', 'instructions'], /(?:^|\n)[ \t]{0,3}(?:[*_#]{1,4}[ \t]{0,2})?(?:system\s{1,3}prompt|initial\s{1,3}prompt|system\s{1,3}message|system\s{1,3}instructions|pre-?prompt|hidden\s{1,3}instructions)[ \t]{0,2}(?:[*_]{1,2})?[ \t]{0,2}[:：]|(?:^|\n)[ \t]{0,3}(?:\[system\]|<system>|<<sys>>|#{1,3}[ \t]{0,2}system|system[ \t]{0,2}:)[ \t]{0,3}(?:\n[ \t]{0,3})?(?:you\s{1,3}are|you\s{1,3}will|act\s{1,3}as|your\s{1,3}(?:role|task|job)|the\s{1,3}assistant\s{1,3}is)\b/],
   [['access to', 'you can use', 'you can call'], /\byou\s{1,3}(?:have|has|will\s{1,3}have)\s{1,3}access\s{1,3}to\s{1,3}(?:the\s{1,3}following\s{1,3}|these\s{1,3}|several\s{1,3})(?:tools|functions|apis|plugins|actions)\b|\byou\s{1,3}can\s{1,3}(?:use|call|invoke)\s{1,3}(?:the\s{1,3}following\s{1,3})(?:tools|functions)\b/],
 ];
 
@@ -211,8 +259,8 @@ const HEADING_MARKS: readonly string[] = ['#', '**', '【', '['];
  * "Instructions:", a brief's "Background: / Goals: / Constraints:"), so three of them, two about
  * the model's conduct, make a prompt.
  */
-const PLAIN_HEADING = /(?:^|\n)[ \t]{0,3}(?:[-*•][ \t]{0,2})?(role(?:\s{1,3}(?:and|&)\s{1,3}goals?)?|persona|constraints?|restrictions?|guidelines|rules|instructions|workflow|clarifications?|personali[sz]ation|tone(?:\s{1,3}(?:and|&)\s{1,3}style)?|response\s{1,3}(?:format|style)|output\s{1,3}format|initiali[sz]ation|objectives?|goals?|context|background|capabilities|limitations|skills?|profile)[ \t]{0,3}[:：]/g;
-const PLAIN_CONDUCT: ReadonlySet<string> = new Set(['role', 'role and goal', 'role and goals', 'role & goal', 'persona', 'constraint', 'constraints', 'restriction', 'restrictions', 'guidelines', 'rules', 'instructions', 'workflow', 'clarification', 'clarifications', 'personalization', 'personalisation', 'tone', 'tone and style', 'tone & style', 'response format', 'response style', 'initialization', 'initialisation']);
+const PLAIN_HEADING = /(?:^|\n)[ \t]{0,3}(?:[-*•][ \t]{0,2})?(role(?:\s{1,3}(?:and|&)\s{1,3}goals?)?|persona|constraints?|restrictions?|guidelines|rules|instructions|workflow|clarifications?|personali[sz]ation|tone(?:\s{1,3}(?:and|&)\s{1,3}style)?|response\s{1,3}(?:format|style)|output\s{1,3}format|initiali[sz]ation|objectives?|goals?|context|background|capabilities|limitations|skills?|profile|behaviou?r|personality)[ \t]{0,3}[:：]/g;
+const PLAIN_CONDUCT: ReadonlySet<string> = new Set(['role', 'role and goal', 'role and goals', 'role & goal', 'persona', 'constraint', 'constraints', 'restriction', 'restrictions', 'guidelines', 'rules', 'instructions', 'workflow', 'clarification', 'clarifications', 'personalization', 'personalisation', 'tone', 'tone and style', 'tone & style', 'response format', 'response style', 'initialization', 'initialisation', 'behavior', 'behaviour', 'personality']);
 
 function promptHeadings(text: string): boolean {
   HEADING.lastIndex = 0;
@@ -248,8 +296,18 @@ const ANNOUNCED: readonly Gated[] = [
   [['follow', 'given', 'operate under'], /\bhere(?:'s|\s{1,3}is|\s{1,3}are)\s{1,3}(?:what|the\s{1,3}(?:rules|guidelines|instructions))\s{1,3}i\s{1,3}(?:follow|must\s{1,3}follow|was\s{1,3}given|have\s{1,3}been\s{1,3}given|operate\s{1,3}under)\b[^\n:]{0,40}:/],
   // What precedes the conversation, given out: "Here is everything above this line:", "The text at the start of our conversation says: …".
   [['above this', 'above the', 'conversation'], /\bhere(?:'s|\s{1,3}is|\s{1,3}are)\s{1,3}(?:everything|all\s{1,3}(?:of\s{1,3})?the\s{1,3}text|the\s{1,3}(?:text|content))\s{1,3}(?:written\s{1,3})?above\s{1,3}(?:this|the)\s{1,3}(?:line|message|conversation)\b|\b(?:text|message|instructions|prompt)\s{1,3}(?:at|before)\s{1,3}the\s{1,3}(?:start|beginning|top)\s{1,3}of\s{1,3}(?:our|this|the)\s{1,3}conversation\s{1,3}(?:says?|reads?|is|are)\b/],
+  // "My guidelines: …", "My original instructions:", "My system prompt is as follows:" (the possessive, then a colon).
+  [['my '], /\bmy\s{1,3}(?:(?:full|complete|original|initial|exact|hidden|secret|current)\s{1,3})?(?:system\s{1,3}prompt|system\s{1,3}message|instructions|prompt|guidelines|rules|directives|configuration)\s{0,3}(?:(?:are|is|were|was|read|reads|say|says|state|states)\s{0,3})?(?:as\s{1,3}follows\s{0,3})?[:：]|\bmy\s{1,3}(?:system\s{1,3})?(?:prompt|instructions)\s{1,3}(?:begins?|starts?|opens?)\s{1,3}with\b/],
+  // What the model was given, told as such: "the instructions I operate under:", "The instructions I've been given are to …", "the text I received before your message:", "Instructions given to me:".
+  [['given', 'received', 'operate under', ' got'], /\b(?:instructions|guidance|guidelines|directives|rules|prompt|text|message)\s{1,3}(?:that\s{1,3})?i(?:'ve|\s{1,3}have|\s{1,3}had)?\s{1,3}(?:(?:was|been|were)\s{1,3})?(?:given|received|operate\s{1,3}under|got)\b[^\n:]{0,40}?(?::|\bare\s{1,3}to\b|\bis\s{1,3}to\b|\bsays?\b|\breads?\b)|\b(?:instructions|prompt|rules|guidelines)\s{1,3}given\s{1,3}to\s{1,3}me\b|\bi\s{1,3}(?:was|have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:given|provided\s{1,3}with)\s{1,3}the\s{1,3}following\s{1,3}(?:guidance|directives|directions)\s{0,3}:/],
+  // "Here's what I was told before you started chatting: …"
+  [['told', 'given', 'instructed'], /\bwhat\s{1,3}i\s{1,3}(?:was|have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:told|given|instructed)\b[^\n:]{0,40}:/],
+  // "I'm an assistant with these directives:", "I follow these rules:" (in the first person: "Follow these rules:" is advice).
+  [['these', 'following'], /\bi(?:'m|\s{1,3}am)?\s{1,3}(?:[\w'-]{1,15}\s{1,3}){0,3}?(?:with|under|follow|have|obey)\s{1,3}(?:these|the\s{1,3}following)\s{1,3}(?:instructions|directives|rules|guidelines)\s{0,3}:/],
+  // The text before the conversation quoted: "The text above says: …", "I'll repeat everything above", "The system message for this chat was …", "my prompt, word for word:".
+  [['above', 'system message', 'system prompt', 'word for word', 'verbatim'], /\b(?:text|message|instructions|prompt|words|content)\s{1,3}above\s{1,3}(?:says?|reads?|is|are|was|were)\s{0,3}[:"“]|\brepeat(?:ing)?\s{1,3}(?:everything|all(?:\s{1,3}of)?\s{1,3}the\s{1,3}text|the\s{1,3}text)\s{1,3}above\b|\bsystem\s{1,3}(?:prompt|message)\s{1,3}(?:for|of|in)\s{1,3}(?:this|our|the)\s{1,3}(?:chat|conversation|session)\s{1,3}(?:is|was|reads?|says?)\b|(?:prompt|instructions)\b[^\n]{0,60}?\b(?:word\s{1,3}for\s{1,3}word|verbatim)\s{0,3}[:：]/],
   // The same announcement in other languages: "Voici mes instructions :", "Mis instrucciones son:", "Meine Anweisungen lauten:", "我的系统提示词如下：".
-  [['instructions', 'consignes', 'instrucciones', 'anweisungen', 'instruções', 'istruzioni', 'prompt', '提示', '指令', 'プロンプト', '指示', 'инструкции', 'промпт'], /\b(?:voici\s{1,3}(?:mes|les)\s{1,3}(?:instructions|consignes)|mes\s{1,3}(?:instructions|consignes)\s{1,3}sont|(?:aquí\s{1,3}(?:están|tienes)\s{1,3}mis\s{1,3}instrucciones|mis\s{1,3}instrucciones\s{1,3}son)|(?:hier\s{1,3}sind\s{1,3}meine\s{1,3}anweisungen|meine\s{1,3}anweisungen\s{1,3}(?:lauten|sind))|(?:aqui\s{1,3}estão\s{1,3}(?:as\s{1,3})?minhas\s{1,3}instruções|minhas\s{1,3}instruções\s{1,3}são)|(?:ecco\s{1,3}le\s{1,3}mie\s{1,3}istruzioni|le\s{1,3}mie\s{1,3}istruzioni\s{1,3}sono)|(?:mon|mi|mein|meu|il\s{1,3}mio)\s{1,3}(?:prompt\s{1,3}(?:système|de\s{1,3}sistema|del\s{1,3}sistema|do\s{1,3}sistema|di\s{1,3}sistema)|systemprompt)\s{1,3}(?:est|es|lautet|ist|é|è))\s{0,3}[:："“«]|(?:мои\s{1,3}инструкции|мой\s{1,3}системный\s{1,3}промпт)[^\n:]{0,20}[:：]|我的(?:系统)?(?:提示词?|指令)(?:如下|是)|私の(?:システム)?(?:プロンプト|指示)は/],
+  [['instructions', 'consignes', 'instrucciones', 'anweisungen', 'instruções', 'istruzioni', 'prompt', '提示', '指令', 'プロンプト', '指示', 'инструкции', 'промпт'], /\b(?:voici\s{1,3}(?:mes|les)\s{1,3}(?:instructions|consignes)|mes\s{1,3}(?:instructions|consignes)\s{1,3}sont|(?:aquí\s{1,3}(?:están|tienes)\s{1,3}mis\s{1,3}instrucciones|mis\s{1,3}instrucciones\s{1,3}son)|(?:hier\s{1,3}sind\s{1,3}meine\s{1,3}anweisungen|meine\s{1,3}anweisungen\s{1,3}(?:lauten|sind))|(?:aqui\s{1,3}estão\s{1,3}(?:as\s{1,3})?minhas\s{1,3}instruções|minhas\s{1,3}instruções\s{1,3}são)|(?:ecco\s{1,3}le\s{1,3}mie\s{1,3}istruzioni|le\s{1,3}mie\s{1,3}istruzioni\s{1,3}sono)|(?:mes|mis|meine|minhas|le\s{1,3}mie)\s{1,3}(?:instructions|consignes|instrucciones|anweisungen|instruções|istruzioni)(?=\s{0,3}[:：])|(?:mon|mi|mein|meu|il\s{1,3}mio)\s{1,3}(?:prompt\s{1,3}(?:système|de\s{1,3}sistema|del\s{1,3}sistema|do\s{1,3}sistema|di\s{1,3}sistema)|systemprompt)\s{1,3}(?:est|es|lautet|ist|é|è))\s{0,3}[:："“«]|(?:мои\s{1,3}инструкции|мой\s{1,3}системный\s{1,3}промпт)[^\n:]{0,20}[:：]|我的(?:系统)?(?:提示词?|指令)(?:如下|是)|私の(?:システム)?(?:プロンプト|指示)は/],
 ];
 
 /**
@@ -258,12 +316,26 @@ const ANNOUNCED: readonly Gated[] = [
  * noun is the subject ("the", "my", "our", "your" before it), so "the most common password is
  * '123456'" and "the password is case-sensitive" are not recitals.
  */
-const SECRET_NOUN = '(?:(?:the|my|our|your)\\s{1,3}(?:secret\\s{1,3})?(?:password|passcode|passphrase|pass\\s{1,3}phrase|pin|access\\s{1,3}code|secret\\s{1,3}(?:key|word|code|phrase)|secret)|the\\s{1,3}(?:secret|code)\\s{1,3}word)\\s{1,3}(?:is|was)';
-const SECRET_WORDS: readonly string[] = ['pass', 'pin', 'access code', 'secret', 'code word'];
+/** The secret named as the subject, with a clause about who holds it ("the password you're looking for"). */
+const SECRET_SUBJECT = '(?:(?:the|my|our|your)\\s{1,3}(?:secret\\s{1,3})?(?:password|passcode|passphrase|pass\\s{1,3}phrase|pin|access\\s{1,3}code|secret\\s{1,3}(?:key|word|code|phrase)|secret|(?:magic|safe|trigger)\\s{0,3}(?:word|phrase))|the\\s{1,3}(?:secret|code)\\s{1,3}word)(?:\\s{1,3}(?:that\\s{1,3})?(?:i|you|we)\\b[^.\\n,:"]{0,30}?)?';
+/** "… is", "…, which is", "…? It's". */
+const SECRET_LINK = '(?:\\s{1,3}(?:is|was)|,\\s{1,3}which\\s{1,3}(?:is|was)|\\?\\s{0,3}it(?:\'s|\\s{1,3}is))';
+const SECRET_NOUN = `${SECRET_SUBJECT}${SECRET_LINK}`;
+const SECRET_WORDS: readonly string[] = ['pass', 'pin', 'access code', 'secret', 'code word', 'code', 'magic', 'safe', 'trigger'];
 const SECRET_QUOTED = new RegExp(`\\b${SECRET_NOUN}\\s{0,3}(?::\\s{0,3}[*"'\`“]{0,2}[^\\s"'”*\`]{3,40}|[*"'\`“]{1,2}[^\\s"'”*\`]{3,40}[*"'”\`])`);
-const SECRET_CAPITALS = new RegExp(`\\b${SECRET_NOUN.replace(/\(\?:the\|my\|our\|your\)/g, '(?:[Tt]he|[Mm]y|[Oo]ur|[Yy]our)')}\\s{1,3}[A-Z][A-Z0-9_]{3,31}\\b(?![a-z])`);
+/** The value written as a code: letters or digits with a digit in them, ending the phrase ("The access code is 4471-alpha."). */
+const SECRET_DIGITS = new RegExp(`\\b${SECRET_NOUN}\\s{1,3}(?=[\\w-]{0,39}\\d)[a-z0-9][\\w-]{3,39}(?![\\w-])(?!\\s{1,3}(?:characters?|digits?|letters?|long|or\\s{1,3}more|chars?)\\b)`);
+/** In capitals, on the original case; here "the code is …" counts too ("the code is BLUE-FALCON"). */
+const SECRET_CAPITALS = new RegExp(`\\b(?:${SECRET_SUBJECT.replace(/\(\?:the\|my\|our\|your\)/g, '(?:[Tt]he|[Mm]y|[Oo]ur|[Yy]our)').replace('(?:i|you|we)', '(?:[Ii]|[Yy]ou|[Ww]e)')}|(?:[Tt]he|[Mm]y|[Oo]ur)\\s{1,3}code)${SECRET_LINK.replace('it(?:\'s', '[Ii]t(?:[\'’]s')}\\s{1,3}[A-Z][A-Z0-9_-]{3,31}\\b(?![a-z])`);
+/** The same in other languages, the value after a colon or in quotes: "la contraseña es «…»", "das Passwort lautet: …", "密码是：…". */
+const SECRET_FOREIGN = /(?:\b(?:(?:la|mi)\s{1,3}contraseña|el\s{1,3}código(?:\s{1,3}de\s{1,3}acceso)?|le\s{1,3}mot\s{1,3}de\s{1,3}passe|le\s{1,3}code\s{1,3}(?:d'accès|secret)|das\s{1,3}(?:passwort|kennwort)|der\s{1,3}zugangscode|a\s{1,3}senha|la\s{1,3}password|il\s{1,3}codice)\s{1,3}(?:secret[oa]\s{1,3}|secret\s{1,3}|segret[oa]\s{1,3}|geheime?s?\s{1,3})?(?:es|est|ist|lautet|é|è|era|war|était)|(?:密码|口令|暗号|パスワード)(?:是|为|は)|\bпароль\s{0,3}(?:[—–-]|это))\s{0,3}(?:[:：]\s{0,3}[*"'`“«「]{0,2}[^\s"'“”«»「」*`:：]{3,40}|[*"'`“«「]{1,2}[^\s"'“”«»「」*`:：]{3,40}[*"'”»」`])/;
+const SECRET_FOREIGN_WORDS: readonly string[] = ['contraseña', 'código', 'mot de passe', 'code', 'passwort', 'kennwort', 'zugangscode', 'senha', 'password', 'codice', '密码', '口令', '暗号', 'パスワード', 'пароль'];
+
+/** A chat message with the system role whose content sets a rule (`{"role": "system", "content": "… Never …"}`). */
+const SYSTEM_MESSAGE_RULE = /["']role["']\s{0,3}:\s{0,3}["']system["']\s{0,3},\s{0,3}["']content["']\s{0,3}:\s{0,3}["'][^"\n]{0,300}?\b(?:never|do\s{1,3}not|don't|always|only|must|refuse)\b/;
 
 function configPrompt(text: string, present: ReadonlySet<string>): boolean {
+  if (present.has('system') && SYSTEM_MESSAGE_RULE.test(text)) return true;
   if (!CONFIG_WORDS.some((word) => present.has(word))) return false;
   const match = CONFIG_PROMPT.exec(text);
   return match !== null && (match[1] !== 'instructions' || CONFIG_MODEL_KEY.test(text));
@@ -276,15 +348,24 @@ const CONFIG_WORDS: readonly string[] = ['system_prompt', 'systemprompt', 'syste
 const PLAIN_HEADING_WORDS: readonly string[] = [':', '：'];
 
 const GATE_WORDS: readonly string[] = [
-  ...new Set([PERSONA, PERSONA_WEAK, USER_THIRD, ANSWER_RULES, SELF_RULES, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i '])),
+  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'system'])),
 ].sort((left, right) => right.length - left.length);
 /** Every gate word in one alternation of literals: one scan of the text finds which occur. */
 const GATE = new RegExp(GATE_WORDS.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
 
+/**
+ * The gate words each gate word begins with ("your role" begins with "your ", "password" with
+ * "pass"): the alternation finds the longest word at a place, and the shorter ones are there too.
+ */
+const GATE_PREFIXES: ReadonlyMap<string, readonly string[]> = new Map(GATE_WORDS.map((word) => [word, GATE_WORDS.filter((other) => other !== word && word.startsWith(other))]));
+
 function wordsPresent(text: string): ReadonlySet<string> {
   const present = new Set<string>();
   GATE.lastIndex = 0;
-  for (let match = GATE.exec(text); match !== null; match = GATE.exec(text)) present.add(match[0]);
+  for (let match = GATE.exec(text); match !== null; match = GATE.exec(text)) {
+    present.add(match[0]);
+    for (const prefix of GATE_PREFIXES.get(match[0]) ?? []) present.add(prefix);
+  }
   return present;
 }
 
@@ -295,6 +376,11 @@ function anyMatch(list: readonly Gated[], text: string, present: ReadonlySet<str
     if (regex.test(text)) return true;
   }
   return false;
+}
+
+/** A hint of a recital, at the log threshold: it ranks the answer and refuses nothing (see SELF_CONFIG). */
+function recitalHint(name: string): Finding {
+  return { id: 'leak.recital-hint', name, category: 'system-prompt-extraction', confidence: RECITAL_HINT, tier: 't1' };
 }
 
 function recitalFinding(name: string, confidence: number): Finding {
@@ -315,7 +401,8 @@ export function detectInstructionRecital(output: string): Finding[] {
   const text = prepare(output);
   const present = wordsPresent(text);
   if (anyMatch(ANNOUNCED, text, present)) return [recitalFinding('Output announces a recital of its own instructions', 0.75)];
-  if (SECRET_WORDS.some((word) => present.has(word)) && (SECRET_QUOTED.test(text) || SECRET_CAPITALS.test(output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output))) {
+  if ((SECRET_WORDS.some((word) => present.has(word)) && (SECRET_QUOTED.test(text) || SECRET_DIGITS.test(text) || SECRET_CAPITALS.test(output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output)))
+    || (SECRET_FOREIGN_WORDS.some((word) => present.has(word)) && SECRET_FOREIGN.test(text))) {
     return [{ id: 'leak.secret-recital', name: 'Output states a password or secret outright', category: 'exfiltration', confidence: 0.7, tier: 't1' }];
   }
   const signs = recitalSigns(text, present);
@@ -328,6 +415,13 @@ export function detectInstructionRecital(output: string): Finding[] {
   // alone: an unnamed "You are a …" at the start (a person is told "You are a gold member" too)
   // and the user in the third person (software documentation speaks of "a user" that way too:
   // "when a user attempts to sign in").
+  // The model's set-up told in its own words is weak alone ("I'm programmed to give accurate
+  // answers"); two different such statements ("I'm a support bot for Acme … I'm only allowed to
+  // discuss billing") are a recital.
+  // One such statement is reported as a hint (its own id) at the log threshold: it ranks the answer, and
+  // it does not make the answer's advice a prompt's rules (kind-detectors.ts reads the recital id).
+  if (classes === 1 && signs.selfConfig > 0) return [signs.selfConfig >= 2 ? recitalFinding('Output tells its own set-up (two statements)', 0.6) : recitalHint('Output reads in part like a model telling its set-up')];
+  if (classes === 1 && signs.thirdPersonOnly) return [recitalHint('Output describes an assistant in the third person')];
   if (classes === 1) return signs.persona || signs.userThird ? [recitalFinding('Output reads in part like instructions written for a model', signs.persona ? 0.35 : 0.25)] : [recitalFinding('Output recites instructions written for a model (one class of sign)', 0.6)];
   return [];
 }
@@ -338,6 +432,8 @@ export interface RecitalSigns {
   readonly named: boolean;
   /** Any persona line, named or not ("You are a meticulous travel planner"). */
   readonly persona: boolean;
+  /** The only persona sign is one in the third person ("Sous Chef is a cooking assistant that …"). */
+  readonly thirdPersonOnly: boolean;
   readonly userThird: boolean;
   /** Rules for the answers, the model's own rules in the first person, or a list of such rules. */
   readonly rules: boolean;
@@ -346,16 +442,33 @@ export interface RecitalSigns {
   /** Rules for "you" after a persona line. */
   readonly youRules: boolean;
   readonly mission: boolean;
+  /** How many different statements of its own set-up the model makes (SELF_CONFIG). */
+  readonly selfConfig: number;
 }
-const RECITAL_CLASSES = ['persona', 'userThird', 'rules', 'furniture', 'structured', 'youRules', 'mission'] as const;
+const RECITAL_CLASSES = ['persona', 'userThird', 'rules', 'furniture', 'structured', 'youRules', 'mission', 'selfConfig'] as const;
+
+/** The recital check's confidence for a hint alone (the log threshold: ranked, not refused). */
+const RECITAL_HINT = 0.2;
+
+function countMatches(list: readonly Gated[], text: string, present: ReadonlySet<string>): number {
+  let count = 0;
+  for (const [words, regex] of list) {
+    if (words.length > 0 && !words.some((word) => present.has(word))) continue;
+    if (regex.test(text)) count++;
+  }
+  return count;
+}
 
 function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns {
   const named = anyMatch(PERSONA, text, present);
-  const persona = named || anyMatch(PERSONA_WEAK, text, present);
+  const weak = !named && anyMatch(PERSONA_WEAK, text, present);
+  const third = !named && !weak && anyMatch(PERSONA_THIRD, text, present);
+  const persona = named || weak || third;
   const rules = anyMatch(ANSWER_RULES, text, present) || anyMatch(SELF_RULES, text, present);
   return {
     named,
     persona,
+    thirdPersonOnly: third,
     // Rules for "you" count as a sign only where a persona says who "you" is.
     youRules: persona && countRules(text) >= 2,
     userThird: anyMatch(USER_THIRD, text, present),
@@ -363,6 +476,7 @@ function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns 
     furniture: anyMatch(PROMPT_FURNITURE, text, present),
     structured: [...HEADING_MARKS, ...PLAIN_HEADING_WORDS].some((mark) => present.has(mark)) && promptHeadings(text),
     mission: anyMatch(MISSION, text, present),
+    selfConfig: countMatches(SELF_CONFIG, text, present),
   };
 }
 
@@ -428,7 +542,7 @@ export function refusesInstructions(output: string): boolean {
 
 /** Every regular expression of this module (for the ReDoS test). */
 export const RECITAL_PATTERNS: readonly RegExp[] = [
-  ...[PERSONA, PERSONA_WEAK, USER_THIRD, ANSWER_RULES, SELF_RULES, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
-  YOU_RULE, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_CAPITALS, GATE, REFUSAL,
+  ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
+  YOU_RULE, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
   REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE,
 ];
