@@ -322,7 +322,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const verdict = runT1(catalogue, context.input.kind, context.normalized);
       const request = requests.get(context.normalized);
       const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
-      if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output') return verdict;
+      // A tool result is adjusted even without findings of its own (command documentation: adjustForKind).
+      if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output' && context.input.kind !== 'tool_output') return verdict;
       const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra], rawText.get(context.normalized) ?? context.input.text);
       if (findings.length === 0) return verdict;
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };

@@ -640,7 +640,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
   // Command documentation is left out: its imperatives are tasks for the person at the terminal
   // ("Create a system account", "List the partitions"), and the classifier reads them as tasks.
   const aiTask = lone === undefined && options.aiTask === true ? loneAiTask(all) : undefined;
-  if (aiTask !== undefined && !gates.documentation()) {
+  if (aiTask !== undefined && !gates.documentation() && !gates.documented) {
     const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
     keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
   }
