@@ -103,10 +103,7 @@ const SWITCH = [
   /\bnew\s{1,3}(?:important\s{1,3}|urgent\s{1,3}|updated\s{1,3})?(?:instructions?|task|tasks|objective|goal|directive|orders?|mission)\s{0,3}(?:[:!*]|\bis\b|\bare\b|\bfor\s{1,3}you)/,
   /\b(?:important|urgent|attention|warning|notice)\s{0,2}!{2,}/,
   /\b(?:your|the)\s{1,3}(?:new|real|actual|true|only|updated|primary|current)\s{1,3}(?:task|goal|objective|instructions?|job|mission|purpose|priority)\s{1,3}(?:is|are|now)\b/,
-  // "Before you can solve the task …", "before answering", "before proceeding with the user's
-  // request": a condition set on the reader's task. "Before you report a bug" or "before
-  // proceeding, unmount the disk" is a manual's or a person's advice: not read.
-  /\bbefore\s{1,3}(?:you\s{1,3}(?:can\s{1,3}(?:answer|respond|reply|summari[sz]e|continue|proceed|solve|complete|finish|do\s{1,3}anything|start|return|give|process)|answer|respond|reply|summari[sz]e)|answering|responding|replying|summari[sz]ing|(?:continuing|proceeding)\s{1,3}with\s{1,3}(?:the|your)\s{1,3}(?:user'?s\s{1,3})?(?:request|task|original))\b/,
+  /\bbefore\s{1,3}(?:you\s{1,3}(?:can\s{1,3})?|answering|responding|replying|summari[sz]ing|continuing|proceeding)\s{0,3}(?:answer|respond|reply|summari[sz]e|continue|proceed|solve|complete|finish|do\s{1,3}anything|start|return|give|process)?/,
   /\binstead\s{1,3}of\s{1,3}(?:summari[sz]ing|answering|responding|translating|analy[sz]ing|completing|doing|following|the\s{1,3}(?:summary|answer|task|original|user))/,
   /\b(?:stop|cease|halt|abort)\s{1,3}(?:what\s{1,3}you(?:'re|\s{1,3}are)\s{1,3}doing|the\s{1,3}(?:current|original)\s{1,3}task|summari[sz]ing|immediately|processing)/,
   /\bfrom\s{1,3}now\s{1,3}on\b[^.\n]{0,40}\byou\b/,
@@ -690,5 +687,5 @@ export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_P
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
 
-/** The task-switch expressions (the narrowed "before you …" among them), for the ReDoS test. */
+/** The task-switch expressions, for the ReDoS test. */
 export const SWITCH_PATTERNS: readonly RegExp[] = SWITCH;
