@@ -93,6 +93,13 @@ describe('command documentation in tool output', () => {
     ]) expect(isCommandDocumentation(text), text).toBe(false);
   });
 
+  it('recognises documentation returned as a JSON string or with its line breaks folded into spaces', () => {
+    for (const text of [HELP, MANUAL, README]) {
+      expect(isCommandDocumentation(JSON.stringify({ stdout: text }))).toBe(true);
+      expect(isCommandDocumentation(text.replace(/\s+/g, ' '))).toBe(true);
+    }
+  });
+
   it('allows option descriptions, usage lines and shell examples, and keeps them under Alert', async () => {
     for (const content of [HELP, MANUAL, README]) {
       const decision = await engine.inspect({ kind: 'tool_output', content });
