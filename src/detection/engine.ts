@@ -28,7 +28,7 @@ import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
-import { adjustForKind, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
+import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
 /** T2 as the ML capability provides it (structural, so tests can pass a fake). */
@@ -243,6 +243,16 @@ function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, t
   return best;
 }
 
+/** The most the evasion signals of command documentation may weigh: in the Log band, under the classifier's agreement (0.3). */
+const DOCUMENTED_SIGNALS = 0.2;
+
+function documentedSignals(signals: { readonly score: number; readonly findings: readonly Finding[] }): { score: number; findings: Finding[] } {
+  return {
+    score: Math.min(signals.score, DOCUMENTED_SIGNALS),
+    findings: signals.findings.map((finding) => (finding.confidence > DOCUMENTED_SIGNALS ? { ...finding, confidence: DOCUMENTED_SIGNALS } : finding)),
+  };
+}
+
 /** Categories of the spec's agent-hijacking classes; they default to block. */
 export const HIJACKING_CATEGORIES: ReadonlySet<string> = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 const HIJACKING_BLOCK_CONFIDENCE = 0.6;
@@ -313,7 +323,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const verdict = runT1(catalogue, context.input.kind, context.normalized);
       const request = requests.get(context.normalized);
       const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
-      if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output') return verdict;
+      // A tool result is adjusted even without findings of its own (command documentation: adjustForKind).
+      if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output' && context.input.kind !== 'tool_output') return verdict;
       const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra], rawText.get(context.normalized) ?? context.input.text);
       if (findings.length === 0) return verdict;
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
@@ -374,11 +385,18 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   definitions.push({
     name: 't3', failMode: 'open', stage: 'always',
     async run(context): Promise<Verdict> {
-      const signals = evasionSignals(context.input.kind, context.normalized, context.findings, rawText.get(context.normalized) ?? context.input.text);
+      const raw = rawText.get(context.normalized) ?? context.input.text;
+      // Command documentation (a manual page, --help output, a README) with nothing in it that
+      // addresses a machine (kind-detectors.ts, documentationOnly): the evasion signals of its
+      // option lines, tables and code (split characters, entropy, a suffix of symbols) are
+      // reported at most in the Log band and agree with nothing.
+      const documentation = documentationOnly(context.input.kind, context.findings, raw);
+      const measured = evasionSignals(context.input.kind, context.normalized, context.findings, raw);
+      const signals = documentation ? documentedSignals(measured) : measured;
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
       if (classifier !== undefined && context.escalate && context.input.kind !== 'http' && context.input.kind !== 'llm_output') {
-        const classified = rawText.get(context.normalized) ?? context.input.text;
+        const classified = raw;
         const probability = classifier.classify(classified, embeddings.get(context.normalized)).attackProbability;
         classifierProbability.set(context.normalized, probability);
         let contribution = classifierContribution(probability);
@@ -386,7 +404,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         // probability reads the language, not the intent (issue #32: under whole-source holdout it
         // refused 30 % of ordinary prompts in seven languages, each on its own). There it never
         // passes Alert alone; beside another finding it counts as it does in English.
-        const confident = readsAsOtherLanguage(classified) ? Number.POSITIVE_INFINITY : confidentInEnglish;
+        // Command documentation is made of imperatives the n-gram head reads as requests: with
+        // nothing in it that addresses a machine the classifier never reaches Alert alone there.
+        const confident = readsAsOtherLanguage(classified) || documentation ? Number.POSITIVE_INFINITY : confidentInEnglish;
         // The classifier alone (no pattern, no other signal) stays under Challenge unless confident.
         // Agreement: another finding of some weight (the weakest hints, such as an imperative in
         // data or a base64 token, do not count).
@@ -403,8 +423,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         } else if (!agreed && probability < confident) {
           // Cap the contribution so that, combined with the weak evidence already present, the
           // score stays under Challenge (at most Alert).
+          // In command documentation with nothing addressed to a machine, under Alert.
           const other = noisyOr([context.runningScore, signals.score]);
-          const ceiling = context.policy.thresholds.challenge - 0.01;
+          const ceiling = (documentation ? context.policy.thresholds.alert : context.policy.thresholds.challenge) - 0.01;
           contribution = other >= ceiling ? 0 : Math.min(contribution, Math.max(0, Math.floor((1 - (1 - ceiling) / (1 - other)) * 1e4) / 1e4));
         }
         if (contribution > 0) {

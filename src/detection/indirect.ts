@@ -122,6 +122,15 @@ const SWITCH = [
   /\b(?:with\s{1,3})?(?:confirmation|approval|consent)\s{1,3}(?:given|granted|received)\b/,
 ];
 
+/**
+ * The task switches that override the reader's instructions or speak with the user's authority:
+ * in command documentation they are still planted ("ignore previous instructions", "your new task
+ * is", "the user wants you to", "confirmation is not required"). The other switches ("before you
+ * …", "instead of …", "stop processing", "don't inform the user", "debug mode") are how a manual
+ * describes what a command does.
+ */
+const OVERRIDE_SWITCH: readonly RegExp[] = [SWITCH[0]!, SWITCH[1]!, SWITCH[2]!, SWITCH[3]!, SWITCH[4]!, SWITCH[6]!, SWITCH[13]!, SWITCH[18]!, SWITCH[19]!, SWITCH[20]!, SWITCH[21]!, SWITCH[22]!];
+
 /** A tool or function the reader should call, named in data. */
 const TOOL_DIRECTIVE = [
   /\b(?:use|call|invoke|execute|run|trigger)\s{1,3}(?:the\s{1,3})?['"`]?[a-z][\w.-]{1,60}['"`]?\s{1,3}(?:tool|function|api|endpoint|action)\b/,
@@ -233,6 +242,64 @@ const ABOUT_THE_DATA =
  * request there is reported, not refused.
  */
 const COMMAND_DOCUMENTATION = /(?:^|\s)-{1,2}[a-zA-Z][a-zA-Z0-9-]{0,30}(?=[\s=,\]])|(?:^|\n)\s{0,8}\$\s{1,2}[a-z]|\b(?:usage|synopsis)\s{0,2}:|`[^`\n]{1,80}`/i;
+/**
+ * The shapes of command documentation, each a different kind of sign (issue #32 items 3–4), read
+ * wherever they stand (a tool may return the text with its line breaks folded into spaces, or as
+ * a JSON string whose line breaks are "\n"): options
+ * ("-f, --force"), a usage or synopsis line, a manual page's section headings, a
+ * README's headings (Installation, Usage, Options …), a shell command line (a prompt, an install
+ * command), a fenced code block, cross-references to manual pages ("ssh(1)"), a badge (a linked image), options in a
+ * synopsis ("[--quiet]"), a plain-text heading's underline, paths of a Unix system ("/etc/…").
+ */
+const DOCUMENTATION_SIGNS: readonly { readonly regex: RegExp; readonly least: number }[] = [
+  { regex: /(?:^|[\s"'>(\[{]|\\[nrt])(?:-[a-zA-Z0-9](?=[\s,=\\]|$)|--[a-zA-Z][a-zA-Z0-9-]{1,40}(?=[\s,=[\\]|$))/g, least: 3 },
+  { regex: /(?:^|[\s"'>(\[{]|\\[nrt])(?:usage|synopsis)(?:[ \t]{0,2}:|[ \t]{0,2}$)/gim, least: 1 },
+  { regex: /(?:^|[\s"'>(\[{]|\\[nrt])(?:NAME|SYNOPSIS|DESCRIPTION|OPTIONS|EXAMPLES|SEE ALSO|ENVIRONMENT|EXIT STATUS)(?=\s|$|\\)/g, least: 2 },
+  { regex: /(?:^|[\s"'>(\[{]|\\[nrt])#{1,4}[ \t]{1,3}(?:install(?:ation|ing)?|usage|api|options|examples?|getting[ \t]started|quick[ \t]?start|configuration|contributing|license|synopsis|requirements|building|documentation|introduction|overview|features|description|faq|troubleshooting|changelog|support|credits|authors|compatibility|development|tests?|commands|arguments|methods|parameters)\b/gi, least: 1 },
+  { regex: /(?:^|[\s"'>(\[{]|\\[nrt])\$[ \t]{1,2}[a-z][\w.-]{0,30}[ \t]|\b(?:npm|npx|yarn|pnpm|pip3?|apt|apt-get|brew|cargo|gem)[ \t]{1,2}(?:install|i|add)\b|\bgit[ \t]{1,2}clone\b|\b(?:curl|wget)[ \t]{1,2}-[a-zA-Z]/g, least: 1 },
+  { regex: /```|~~~/g, least: 2 },
+  { regex: /\b[a-zA-Z][\w.:-]{1,40}\([1-9][a-zA-Z]{0,6}\)/g, least: 2 },
+  { regex: /\[!\[/g, least: 1 },
+  { regex: /\[[ \t]{0,2}--?[a-zA-Z][\w-]{0,30}/g, least: 3 },
+  { regex: /(?:^|[\s"'>(\[{]|\\[nrt])(?:={4,}|-{4,})(?=\s|$|\\)/g, least: 2 },
+  { regex: /(?:^|[\s"'`(=])\/(?:usr|etc|var|opt|bin|sbin|lib|lib64|dev|proc|sys|run|srv)\/[\w.+-]/g, least: 2 },
+];
+/** Kinds of sign from which a text reads as command documentation (or option lines alone, from this many). */
+const DOCUMENTATION_KINDS = 2;
+const OPTION_LINES_ALONE = 5;
+/**
+ * An excerpt this short (a paragraph or an option's description) holds few signs: one of the first
+ * EXCERPT_SIGNS kinds (options, a usage line, a manual's headings, a README's headings, a shell
+ * command line) is enough there.
+ */
+const SHORT_EXCERPT = 1_000;
+const EXCERPT_SIGNS = 5;
+
+/**
+ * Whether a text reads as command documentation: a manual page, a command's `--help` output, a
+ * README of a command-line tool. Its imperatives ("Delete all files", "Ignore errors", "Send the
+ * output to …", "--force: override …") describe what a command does for the person at the
+ * terminal; they are not instructions to the assistant that reads the tool result.
+ */
+export function isCommandDocumentation(raw: string): boolean {
+  const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
+  let kinds = 0;
+  for (let index = 0; index < DOCUMENTATION_SIGNS.length; index++) {
+    const { regex, least } = DOCUMENTATION_SIGNS[index]!;
+    regex.lastIndex = 0;
+    const wanted = index === 0 ? Math.max(least, OPTION_LINES_ALONE) : least;
+    let count = 0;
+    for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+      if (match[0].length === 0) regex.lastIndex++;
+      if (++count >= wanted) break;
+    }
+    regex.lastIndex = 0;
+    if (index === 0 && count >= OPTION_LINES_ALONE) return true;
+    if (count >= least && (++kinds >= DOCUMENTATION_KINDS || (text.length <= SHORT_EXCERPT && index < EXCERPT_SIGNS))) return true;
+  }
+  return false;
+}
+
 /** Openings of the imperatives of a how-to, a recipe or a manual that the action verbs above leave out. */
 const HOW_TO =
   /^(?:(?:please|now|first|then|next|finally|also)[,:]?\s{1,3})?(?:keep|place|put|mix|stir|pour|bake|cook|heat|boil|fry|chop|slice|cut|fold|deal|take|turn|click|tap|select|press|enter|type|choose|close|wait|follow|read|note|make\s{1,3}sure|be\s{1,3}sure|ensure|avoid|try|let|see|do\s{1,3}not|don't|never|always|replace|insert|attach|connect|plug|install|configure|enable|restart|log\s{1,3}in|sign\s{1,3}in|fill|sprinkle|serve|combine|whisk|preheat|remember|consider|learn|practice|start|begin|stop|shuffle|roll|move|return)\b/;
@@ -497,12 +564,14 @@ interface Gates {
   readonly whoever: boolean;
   /** The text shows signs of command documentation (a flag, a shell prompt, a usage line, inline code); asked only when needed. */
   readonly documentation: () => boolean;
+  /** The text reads as command documentation (isCommandDocumentation) and the caller asked to read it so (`tool_output`). */
+  readonly documented: boolean;
 }
-const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true, answerForm: true, whoever: true, documentation: () => false };
+const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true, answerForm: true, whoever: true, documentation: () => false, documented: false };
 const ROLE_UNANCHORED = ROLE.filter((regex) => !regex.source.startsWith('^'));
 const ROLE_ANCHORED = ROLE.filter((regex) => regex.source.startsWith('^'));
 
-function gatesOf(text: string): Gates {
+function gatesOf(text: string, readDocumentation = false): Gates {
   const lower = text.toLowerCase();
   let documentation: boolean | undefined;
   return {
@@ -520,6 +589,7 @@ function gatesOf(text: string): Gates {
     answerForm: ANSWER_FORM_GATE.test(lower),
     whoever: WHOEVER_PROCESSES.test(lower),
     documentation: () => (documentation ??= COMMAND_DOCUMENTATION.test(text)),
+    documented: readDocumentation && isCommandDocumentation(text),
   };
 }
 
@@ -563,8 +633,31 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
     }
     else out.push(finding('imperative', 'Imperative sentence in data', 0.2, span));
   } else if (foreign) out.push(finding('action-request', 'Request for an action with a named destination or asset, in data', 0.55, span));
-  return out;
+  if (!gates.documented) return out;
+  // In command documentation the imperatives, "you should …", "before you …", "call the …
+  // function" and a badge's image are the manual's own talk to the person at the terminal:
+  // reported, weak. A planted override, a request to send a secret or money out, and everything
+  // that addresses a machine keep their weight.
+  const override = switched && anyMatch(OVERRIDE_SWITCH, lower);
+  const exfiltration = SEND_REQUEST.test(lower) && (TARGETS[0]!.test(lower) || TARGETS[1]!.test(lower)) && highImpact(lower);
+  return out.map((item) => (DOCUMENTATION_TALK.has(item.id) && !(item.id === 'indirect.task-switch' && override) && !((item.id === 'indirect.action-request' || item.id === 'indirect.gather-then-send') && exfiltration)
+    ? { ...item, confidence: Math.min(item.confidence, DOCUMENTED_TALK) } : item));
 }
+
+/**
+ * The planted-instruction findings that command documentation yields on its own wording (its
+ * imperatives, its second person, the functions and tools it names, its "before you …" and
+ * "instead of …", its badges' images): in a text that reads as command documentation they are
+ * reported at DOCUMENTED_TALK, and only the strongest of them (detectPlantedInstructions).
+ */
+const DOCUMENTATION_TALK: ReadonlySet<string> = new Set([
+  'indirect.imperative', 'indirect.action-request', 'indirect.second-person-directive', 'indirect.tool-directive', 'indirect.task-switch',
+  'indirect.output-hijack', 'indirect.gather-then-send', 'indirect.task-request',
+]);
+/** Under Alert, and under the classifier's agreement (0.3): reported, not counted. */
+const DOCUMENTED_TALK = 0.25;
+/** A request to send something out (with an external destination and a secret or money, see scoreSegment). */
+const SEND_REQUEST = /^(?:(?:please|kindly|now|first|then|also|next|finally|immediately)[,:]?\s{1,3}){0,3}(?:send|e-?mail|forward|transfer|wire|pay|deposit|share|upload|post|leak|paste|submit)\b/;
 
 export interface PlantedOptions {
   /**
@@ -573,6 +666,11 @@ export interface PlantedOptions {
    * reader is phrased as tasks.
    */
   readonly aiTask?: boolean;
+  /**
+   * Read a text that looks like command documentation (a manual page, `--help` output, a README)
+   * as such: its own imperatives are reported, weak, once (`tool_output`).
+   */
+  readonly documentation?: boolean;
 }
 
 /**
@@ -587,16 +685,16 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
     if (previous === undefined || found.confidence > previous.confidence) best.set(found.id, found);
   };
   let combined: Finding | null = null;
-  const gates = gatesOf(text);
+  const gates = gatesOf(text, options.documentation === true);
   const all = segments(text);
   const lone = loneTaskRequest(text, all);
-  if (lone !== undefined) keep(finding('task-request', 'A request for a different task, alone in data', COMMAND_DOCUMENTATION.test(text) ? 0.45 : 0.6, { start: lone.start, end: lone.end }));
+  if (lone !== undefined) keep(finding('task-request', 'A request for a different task, alone in data', gates.documented ? DOCUMENTED_TALK : COMMAND_DOCUMENTATION.test(text) ? 0.45 : 0.6, { start: lone.start, end: lone.end }));
   // The learned reading of the same break, for tasks the verb list does not name; one finding per
   // planted sentence (when the rule found it, the classifier adds nothing).
   // Command documentation is left out: its imperatives are tasks for the person at the terminal
   // ("Create a system account", "List the partitions"), and the classifier reads them as tasks.
   const aiTask = lone === undefined && options.aiTask === true ? loneAiTask(all) : undefined;
-  if (aiTask !== undefined && !gates.documentation()) {
+  if (aiTask !== undefined && !gates.documentation() && !gates.documented) {
     const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
     keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
   }
@@ -630,8 +728,21 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
     const last = kinds.reduce((left, right) => (left.span!.end >= right.span!.end ? left : right));
     keep(finding('instruction-in-data', 'Instruction planted in data (several signs in one passage)', 0.75, { start: first.span!.start, end: last.span!.end }));
   }
-  return [...best.values()].sort((left, right) => right.confidence - left.confidence);
+  let found = [...best.values()];
+  if (gates.documented) {
+    // The documentation's own talk is reported once: five kinds of it in one manual do not add up.
+    const talk = found.filter((item) => DOCUMENTATION_TALK.has(item.id) && item.confidence <= DOCUMENTED_TALK);
+    const strongest = talk.reduce<Finding | undefined>((kept, item) => (kept === undefined || item.confidence > kept.confidence ? item : kept), undefined);
+    found = found.filter((item) => !talk.includes(item) || item === strongest);
+  }
+  return found.sort((left, right) => right.confidence - left.confidence);
 }
 
 /** The expressions of the answer-directive and task-request checks, for the ReDoS test. */
-export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA];
+export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
+
+/** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
+export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
+
+/** The task-switch expressions, for the ReDoS test. */
+export const SWITCH_PATTERNS: readonly RegExp[] = SWITCH;

@@ -6,7 +6,7 @@
  */
 import { detectSecretExtraction } from './extraction.ts';
 import { detectForeignOverride } from './foreign-override.ts';
-import { detectPlantedInstructions } from './indirect.ts';
+import { detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
 import { detectLeak } from './leak.ts';
 import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
@@ -46,7 +46,7 @@ export function kindFindings(request: KindRequest, raw: string): Finding[] {
     case 'prompt':
       return [...detectSecretExtraction(raw), ...detectForeignOverride(raw)];
     case 'tool_output':
-      return [...detectPlantedInstructions(raw, { aiTask: true }), ...detectForeignOverride(raw)];
+      return [...detectPlantedInstructions(raw, { aiTask: true, documentation: true }), ...detectForeignOverride(raw)];
     case 'llm_output': {
       const systemPrompt = systemPromptOf(request);
       // The planted-instruction findings are judged as an answer's advice in adjustForKind.
@@ -214,6 +214,51 @@ function capJailbreakWordsInRefusal(findings: readonly Finding[], raw: string): 
 }
 
 /**
+ * A planted-instruction finding this strong in command documentation addresses a machine: the
+ * documentation's own talk is reported under it (indirect.ts, DOCUMENTED_TALK), so what is left
+ * from here is an address to the AI, a spoofed role, hidden text, a direction about the reader's
+ * answer, a planted override or a request to send a secret out. So is a catalogue pattern that
+ * matches only a decoded or invisible form of the text.
+ */
+const MACHINE_EVIDENCE = 0.45;
+/** What the request-shaped catalogue findings of command documentation may add up to: under Alert. */
+const DOCUMENTATION_CEILING = 0.3;
+/** Each one reported at most at this (under the classifier's agreement, 0.3). */
+const DOCUMENTATION_REPORT = 0.25;
+
+/**
+ * Whether a `tool_output` reads as command documentation (a manual page, `--help` output, a README
+ * of a command-line tool) with nothing in it that addresses a machine: its imperatives and the
+ * catalogue's request-shaped phrases in it ("override the default policy", "no limits", "for
+ * testing purposes only", "### new Cookies(") are the documentation's own words.
+ */
+export function documentationOnly(kind: InspectKind, findings: readonly Finding[], raw: string): boolean {
+  if (kind !== 'tool_output') return false;
+  if (findings.some((finding) => finding.confidence >= MACHINE_EVIDENCE && (finding.id.startsWith('indirect.') || hiddenVariant(finding)))) return false;
+  return isCommandDocumentation(raw);
+}
+
+/** A pattern found only in a decoded or invisible form of the text (base64, tag characters …): hidden text, which documentation does not need. */
+function hiddenVariant(finding: Finding): boolean {
+  return finding.variant !== undefined && (finding.variant.startsWith('decoded:') || finding.variant === 'tag-characters');
+}
+
+/**
+ * In command documentation with nothing that addresses a machine (documentationOnly), the
+ * catalogue's patterns — written for requests typed to an assistant — are reported, not counted:
+ * each at most DOCUMENTATION_REPORT and together under DOCUMENTATION_CEILING. A confident pattern
+ * (≥ 0.9) is weighed the same: in a manual "override the default policy" and "clear the previous
+ * msgid" are what an option does; a planted override ("ignore all previous instructions") is also
+ * a planted-instruction finding, which keeps everything as it is.
+ */
+function documentationAsData(findings: readonly Finding[], raw: string): Finding[] {
+  const catalogue = findings.filter((finding) => finding.tier === 't1' && !finding.id.startsWith('indirect.'));
+  if (catalogue.length === 0 || !documentationOnly('tool_output', findings, raw)) return [...findings];
+  const cap = Math.min(DOCUMENTATION_REPORT, Math.floor((1 - Math.pow(1 - DOCUMENTATION_CEILING, 1 / findings.length)) * 1e4) / 1e4);
+  return findings.map((finding) => (catalogue.includes(finding) || finding.confidence > cap ? { ...finding, confidence: Math.min(finding.confidence, cap) } : finding));
+}
+
+/**
  * `lengthWindow`: the findings are those of one window of a long text that only weak evidence
  * made suspect (the engine's localRuleScore). In a model's answer such a window is judged
  * stricter than a whole short answer: the answer's advice lifts nothing, and a request-shaped
@@ -225,6 +270,7 @@ function capJailbreakWordsInRefusal(findings: readonly Finding[], raw: string): 
  */
 export function adjustForKind(kind: InspectKind, findings: readonly Finding[], raw?: string, lengthWindow = false): Finding[] {
   if (kind === 'llm_output' && raw !== undefined) return adjustRefusal(findings, raw, lengthWindow);
+  if (kind === 'tool_output' && raw !== undefined) return documentationAsData(findings, raw);
   if (kind !== 'tool_definition') return [...findings];
   const strongOther = findings.some((finding) => !TOOL_GUIDANCE.has(finding.id) && finding.confidence >= 0.5);
   if (strongOther) return [...findings];
