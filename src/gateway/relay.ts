@@ -109,8 +109,10 @@ export interface StreamEncoder {
 /** svc's own stream format (docs/gateway.md, "Streaming"). */
 export function svcStreamEncoder(requestId: string): StreamEncoder {
   let index = 0;
+  // A text event's fixed start, serialised once per stream (the bytes JSON.stringify of the whole event gives).
+  const deltaHead = `data: {"request_id":${JSON.stringify(requestId)},"index":`;
   return {
-    delta: (text) => sseLine({ request_id: requestId, index: index++, delta: text }),
+    delta: (text) => `${deltaHead}${index++},"delta":${JSON.stringify(text)}}\n\n`,
     toolCall(fragment) {
       const toolCall: Record<string, unknown> = { index: fragment.index, arguments_delta: fragment.argumentsDelta };
       if (fragment.id !== undefined) toolCall.id = fragment.id;
@@ -345,11 +347,15 @@ class SseWriter {
   }
 
   /**
-   * Sends the status line and headers together with the first payload (one write, one packet),
-   * flushed at once. Node corks the socket on a write until the next tick, so without the uncork
-   * the first chunk would wait while the rest of an upstream packet's events are processed (with
-   * a fast upstream: the whole stream, final accounting included). Later writes made in the same
-   * tick still leave together.
+   * Sends the status line and headers together with the first payload. Node corks the socket on
+   * a write until the end of the tick, so what the events of one upstream read produce (the first
+   * event, text the guards released, the final event when the read held the stream's end) leaves
+   * in one socket write, once those events were processed; the next read starts the next write.
+   * A socket write is the dearest step of a relayed event (on loopback it carries the receiver's
+   * TCP work): batched by arrival, a stream costs one per upstream read, not one per event. The
+   * first payload used to be flushed at once (an uncork), one more write per stream, for a first
+   * event that carries no text (`delta: ""`, the headers' carrier; docs/decisions.md, "Streaming
+   * round").
    */
   start(headers: Record<string, string | number | string[]>, first: string): Promise<void> {
     this.raw.writeHead(200, {
@@ -360,9 +366,7 @@ class SseWriter {
       // stream) when the client asked for it; a fixed `keep-alive` overrode the client's close.
       'x-accel-buffering': 'no',
     });
-    const written = this.write(first);
-    this.raw.uncork();
-    return written;
+    return this.write(first);
   }
 
   /** Writes text; resolves when the socket can take more. */
