@@ -11,8 +11,9 @@
  * placeholders are restored across chunk boundaries when the org opted in; the verifier may
  * hold text back, release it, or stop the stream.
  *
- * Writes go to the raw Node response as soon as they are produced (no buffering, no
- * compression; TCP_NODELAY is left on, Node's default), with back-pressure: when the socket
+ * Writes go to the raw Node response as they are produced (no buffering of svc's, no
+ * compression; TCP_NODELAY is left on, Node's default; Node holds the writes of one tick together,
+ * so what one upstream read brings leaves in one socket write), with back-pressure: when the socket
  * buffer is full the writer waits for 'drain' before taking the next upstream chunk.
  *
  * Chunk shapes of svc's own format (`svcStreamEncoder`; documented in docs/gateway.md; the
@@ -354,8 +355,8 @@ class SseWriter {
    * A socket write is the dearest step of a relayed event (on loopback it carries the receiver's
    * TCP work): batched by arrival, a stream costs one per upstream read, not one per event. The
    * first payload used to be flushed at once (an uncork), one more write per stream, for a first
-   * event that carries no text (`delta: ""`, the headers' carrier; docs/decisions.md, "Streaming
-   * round").
+   * event that, behind verification's hold-back, carries no text (`delta: ""`, the headers'
+   * carrier; docs/decisions.md, "Streaming round").
    */
   start(headers: Record<string, string | number | string[]>, first: string): Promise<void> {
     this.raw.writeHead(200, {
