@@ -233,11 +233,11 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
   const encoder = target.encoder ?? svcStreamEncoder(prepared.caller.requestId);
   let content = '';
   let started = false;
-  const send = async (text: string) => {
-    if (!started) {
-      started = true;
-      await writer.start(target.headers, text);
-    } else await writer.write(text);
+  /** Writes an event; a promise only when the socket is full (back-pressure), so a delta costs no promise step otherwise. */
+  const send = (text: string): Promise<void> | null => {
+    if (started) return writer.write(text);
+    started = true;
+    return writer.start(target.headers, text);
   };
   let event = opened.first;
   /** Verification ended the stream: upstream cancelled (not the provider's fault), explicit error event with the verdict. */
@@ -260,9 +260,13 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
           if (checked.stop !== null) return await stopForVerification(checked.stop);
           text = checked.release;
         }
-        if (text !== '' || !started) await send(encoder.delta(text));
+        if (text !== '' || !started) {
+          const full = send(encoder.delta(text));
+          if (full !== null) await full;
+        }
       } else if (event.type === 'tool_call_delta') {
-        await send(encoder.toolCall(event));
+        const full = send(encoder.toolCall(event));
+        if (full !== null) await full;
       } else {
         let rest = opened.restore.flush();
         let verification: Record<string, unknown> | null = null;
@@ -358,7 +362,7 @@ class SseWriter {
    * event that, behind verification's hold-back, carries no text (`delta: ""`, the headers'
    * carrier; docs/decisions.md, "Streaming round").
    */
-  start(headers: Record<string, string | number | string[]>, first: string): Promise<void> {
+  start(headers: Record<string, string | number | string[]>, first: string): Promise<void> | null {
     this.raw.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -370,10 +374,10 @@ class SseWriter {
     return this.write(first);
   }
 
-  /** Writes text; resolves when the socket can take more. */
-  write(text: string): Promise<void> {
-    if (this.isClosed || text === '') return Promise.resolve();
-    if (this.raw.write(text)) return Promise.resolve();
+  /** Writes text; null when the socket can take more at once, else a promise that resolves when it can. */
+  write(text: string): Promise<void> | null {
+    if (this.isClosed || text === '') return null;
+    if (this.raw.write(text)) return null;
     return new Promise((resolve) => {
       const done = () => {
         this.raw.off('drain', done);
