@@ -1,3 +1,4 @@
+import { createHook } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, fakeTarget, startFakeProvider } from '../../test/fakes/providers/index.ts';
 import type { FakeProvider } from '../../test/fakes/providers/index.ts';
@@ -347,6 +348,33 @@ describe('transport behaviour', () => {
       })(),
     );
     expect(error.retryable).toBe(false);
+  });
+
+  it('stops the idle clock of a stream read up to its done event, without the consumer asking for more', async () => {
+    fake.reset();
+    fake.setBehaviour({ content: 'a b c' });
+    // The stream's idle timer, told apart from every other timer by its unusual period.
+    const idleTimeoutMs = 43_210;
+    const running = new Set<number>();
+    const hook = createHook({
+      init(id, type, _trigger, resource) {
+        if (type === 'Timeout' && (resource as { _idleTimeout?: number })._idleTimeout === idleTimeoutMs) running.add(id);
+      },
+      destroy(id) {
+        running.delete(id);
+      },
+    }).enable();
+    try {
+      for (let index = 0; index < 3; index += 1) {
+        const stream = (await invokeStream('openai', requestFor('openai', { stream: true }), fakeTarget('openai', fake), { idleTimeoutMs }))[Symbol.asyncIterator]();
+        // As the relay reads a stream: up to its done event, then no further call.
+        for (let next = await stream.next(); next.done !== true && next.value.type !== 'done'; next = await stream.next());
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(running.size).toBe(0);
+    } finally {
+      hook.disable();
+    }
   });
 
   it('throws a timeout when the stream stays silent longer than idleTimeoutMs', async () => {

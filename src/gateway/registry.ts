@@ -203,24 +203,56 @@ export async function invokeStream(
   const guarded = guardedBody(body, idleTimeoutMs, () => {
     idle = true;
   });
-  async function* events(): AsyncGenerator<StreamEvent> {
-    let finished = false;
-    try {
-      for await (const event of adapter.parseStream(guarded.iterable, request.model)) {
-        if (event.type === 'done') finished = true;
-        yield event;
-        if (finished) return;
+  let released = false;
+  /**
+   * Stops the idle clock and lets the body go: a completed stream leaves the connection reusable
+   * (the few remaining bytes are read, in the background), anything else closes it so the
+   * upstream stops generating. Done before the `done` event is handed on: a consumer has no reason
+   * to ask for more after it (the relay does not), and the async generator this replaced, left
+   * suspended there, never reached its `finally`: the idle timer refreshed itself every idle
+   * timeout, holding the body, for every stream served.
+   */
+  const release = (finished: boolean) => {
+    if (released) return;
+    released = true;
+    guarded.stop();
+    if (finished) body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+    else body.destroy();
+  };
+  const events = adapter.parseStream(guarded.iterable, request.model)[Symbol.asyncIterator]();
+  let ended = false;
+  const over = (): IteratorResult<StreamEvent> => ({ done: true, value: undefined });
+  const failed = (error: unknown): never => {
+    ended = true;
+    release(false);
+    if (idle) throw new UpstreamError({ provider: providerId, status: null, code: 'timeout', url: upstream.url, providerCode: 'stream_idle_timeout', cause: error });
+    throw toUpstreamError(error, providerId, upstream.url);
+  };
+  // A plain iterator over the adapter's events rather than a second async generator around them:
+  // one promise step per event instead of a generator's three (a stream's events pass here one by one).
+  const iterator: AsyncIterableIterator<StreamEvent> = {
+    [Symbol.asyncIterator]: () => iterator,
+    next: () => {
+      if (ended) return Promise.resolve(over());
+      return events.next().then((result) => {
+        if (result.done === true) {
+          ended = true;
+          release(false);
+        } else if (result.value.type === 'done') {
+          ended = true;
+          release(true);
+        }
+        return result;
+      }, failed);
+    },
+    return: async () => {
+      if (!ended) {
+        ended = true;
+        release(false);
+        await events.return?.().catch(() => undefined);
       }
-    } catch (error) {
-      if (idle) throw new UpstreamError({ provider: providerId, status: null, code: 'timeout', url: upstream.url, providerCode: 'stream_idle_timeout', cause: error });
-      throw toUpstreamError(error, providerId, upstream.url);
-    } finally {
-      guarded.stop();
-      // A completed stream leaves the connection reusable (read the few remaining bytes);
-      // anything else closes it so the upstream stops generating.
-      if (finished) await body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-      else body.destroy();
-    }
-  }
-  return events();
+      return over();
+    },
+  };
+  return iterator;
 }

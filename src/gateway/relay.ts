@@ -11,8 +11,9 @@
  * placeholders are restored across chunk boundaries when the org opted in; the verifier may
  * hold text back, release it, or stop the stream.
  *
- * Writes go to the raw Node response as soon as they are produced (no buffering, no
- * compression; TCP_NODELAY is left on, Node's default), with back-pressure: when the socket
+ * Writes go to the raw Node response as they are produced (no buffering of svc's, no
+ * compression; TCP_NODELAY is left on, Node's default; Node holds the writes of one tick together,
+ * so what one upstream read brings leaves in one socket write), with back-pressure: when the socket
  * buffer is full the writer waits for 'drain' before taking the next upstream chunk.
  *
  * Chunk shapes of svc's own format (`svcStreamEncoder`; documented in docs/gateway.md; the
@@ -109,8 +110,10 @@ export interface StreamEncoder {
 /** svc's own stream format (docs/gateway.md, "Streaming"). */
 export function svcStreamEncoder(requestId: string): StreamEncoder {
   let index = 0;
+  // A text event's fixed start, serialised once per stream (the bytes JSON.stringify of the whole event gives).
+  const deltaHead = `data: {"request_id":${JSON.stringify(requestId)},"index":`;
   return {
-    delta: (text) => sseLine({ request_id: requestId, index: index++, delta: text }),
+    delta: (text) => `${deltaHead}${index++},"delta":${JSON.stringify(text)}}\n\n`,
     toolCall(fragment) {
       const toolCall: Record<string, unknown> = { index: fragment.index, arguments_delta: fragment.argumentsDelta };
       if (fragment.id !== undefined) toolCall.id = fragment.id;
@@ -230,11 +233,11 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
   const encoder = target.encoder ?? svcStreamEncoder(prepared.caller.requestId);
   let content = '';
   let started = false;
-  const send = async (text: string) => {
-    if (!started) {
-      started = true;
-      await writer.start(target.headers, text);
-    } else await writer.write(text);
+  /** Writes an event; a promise only when the socket is full (back-pressure), so a delta costs no promise step otherwise. */
+  const send = (text: string): Promise<void> | null => {
+    if (started) return writer.write(text);
+    started = true;
+    return writer.start(target.headers, text);
   };
   let event = opened.first;
   /** Verification ended the stream: upstream cancelled (not the provider's fault), explicit error event with the verdict. */
@@ -257,9 +260,13 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
           if (checked.stop !== null) return await stopForVerification(checked.stop);
           text = checked.release;
         }
-        if (text !== '' || !started) await send(encoder.delta(text));
+        if (text !== '' || !started) {
+          const full = send(encoder.delta(text));
+          if (full !== null) await full;
+        }
       } else if (event.type === 'tool_call_delta') {
-        await send(encoder.toolCall(event));
+        const full = send(encoder.toolCall(event));
+        if (full !== null) await full;
       } else {
         let rest = opened.restore.flush();
         let verification: Record<string, unknown> | null = null;
@@ -345,13 +352,17 @@ class SseWriter {
   }
 
   /**
-   * Sends the status line and headers together with the first payload (one write, one packet),
-   * flushed at once. Node corks the socket on a write until the next tick, so without the uncork
-   * the first chunk would wait while the rest of an upstream packet's events are processed (with
-   * a fast upstream: the whole stream, final accounting included). Later writes made in the same
-   * tick still leave together.
+   * Sends the status line and headers together with the first payload. Node corks the socket on
+   * a write until the end of the tick, so what the events of one upstream read produce (the first
+   * event, text the guards released, the final event when the read held the stream's end) leaves
+   * in one socket write, once those events were processed; the next read starts the next write.
+   * A socket write is the dearest step of a relayed event (on loopback it carries the receiver's
+   * TCP work): batched by arrival, a stream costs one per upstream read, not one per event. The
+   * first payload used to be flushed at once (an uncork), one more write per stream, for a first
+   * event that, behind verification's hold-back, carries no text (`delta: ""`, the headers'
+   * carrier; docs/decisions.md, "Streaming round").
    */
-  start(headers: Record<string, string | number | string[]>, first: string): Promise<void> {
+  start(headers: Record<string, string | number | string[]>, first: string): Promise<void> | null {
     this.raw.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -360,15 +371,13 @@ class SseWriter {
       // stream) when the client asked for it; a fixed `keep-alive` overrode the client's close.
       'x-accel-buffering': 'no',
     });
-    const written = this.write(first);
-    this.raw.uncork();
-    return written;
+    return this.write(first);
   }
 
-  /** Writes text; resolves when the socket can take more. */
-  write(text: string): Promise<void> {
-    if (this.isClosed || text === '') return Promise.resolve();
-    if (this.raw.write(text)) return Promise.resolve();
+  /** Writes text; null when the socket can take more at once, else a promise that resolves when it can. */
+  write(text: string): Promise<void> | null {
+    if (this.isClosed || text === '') return null;
+    if (this.raw.write(text)) return null;
     return new Promise((resolve) => {
       const done = () => {
         this.raw.off('drain', done);

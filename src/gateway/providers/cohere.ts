@@ -14,7 +14,7 @@ import type {
   UpstreamHeaders,
   UpstreamRequest,
 } from '../contract.ts';
-import { sseEvents } from '../streaming/sse.ts';
+import { sseBatches } from '../streaming/sse.ts';
 import {
   arrayAt,
   countAt,
@@ -123,41 +123,43 @@ function parseResponse(status: number, headers: UpstreamHeaders, bodyText: strin
 
 async function* parseStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
   let toolIndex = -1;
-  for await (const event of sseEvents(body, PROVIDER)) {
-    const dataText = event.data.trim();
-    if (dataText.length === 0 || dataText === '[DONE]') continue;
-    const data = parseJsonObject(PROVIDER, dataText);
-    const type = stringAt(data, 'type') ?? event.event;
-    const message = objectAt(objectAt(data, 'delta'), 'message');
-    switch (type) {
-      case 'content-delta': {
-        const text = stringAt(objectAt(message, 'content'), 'text') ?? '';
-        if (text.length > 0) yield { type: 'delta', text };
-        break;
-      }
-      case 'tool-call-start': {
-        toolIndex += 1;
-        const call = objectAt(message, 'tool_calls');
-        const fn = objectAt(call, 'function');
-        yield { type: 'tool_call_delta', index: toolIndex, id: stringAt(call, 'id') ?? `call_${toolIndex}`, name: stringAt(fn, 'name') ?? '', argumentsDelta: stringAt(fn, 'arguments') ?? '' };
-        break;
-      }
-      case 'tool-call-delta': {
-        const fn = objectAt(objectAt(message, 'tool_calls'), 'function');
-        yield { type: 'tool_call_delta', index: Math.max(toolIndex, 0), argumentsDelta: stringAt(fn, 'arguments') ?? '' };
-        break;
-      }
-      case 'message-end': {
-        const delta = objectAt(data, 'delta');
-        const rawFinishReason = stringAt(delta, 'finish_reason') ?? null;
-        if (isObject(delta?.error) || rawFinishReason === 'ERROR') {
-          throw new UpstreamError({ provider: PROVIDER, status: null, code: 'server', providerCode: 'stream_error' });
+  for await (const events of sseBatches(body, PROVIDER)) {
+    for (const event of events) {
+      const dataText = event.data.trim();
+      if (dataText.length === 0 || dataText === '[DONE]') continue;
+      const data = parseJsonObject(PROVIDER, dataText);
+      const type = stringAt(data, 'type') ?? event.event;
+      const message = objectAt(objectAt(data, 'delta'), 'message');
+      switch (type) {
+        case 'content-delta': {
+          const text = stringAt(objectAt(message, 'content'), 'text') ?? '';
+          if (text.length > 0) yield { type: 'delta', text };
+          break;
         }
-        yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: toUsage(delta?.usage) };
-        return;
+        case 'tool-call-start': {
+          toolIndex += 1;
+          const call = objectAt(message, 'tool_calls');
+          const fn = objectAt(call, 'function');
+          yield { type: 'tool_call_delta', index: toolIndex, id: stringAt(call, 'id') ?? `call_${toolIndex}`, name: stringAt(fn, 'name') ?? '', argumentsDelta: stringAt(fn, 'arguments') ?? '' };
+          break;
+        }
+        case 'tool-call-delta': {
+          const fn = objectAt(objectAt(message, 'tool_calls'), 'function');
+          yield { type: 'tool_call_delta', index: Math.max(toolIndex, 0), argumentsDelta: stringAt(fn, 'arguments') ?? '' };
+          break;
+        }
+        case 'message-end': {
+          const delta = objectAt(data, 'delta');
+          const rawFinishReason = stringAt(delta, 'finish_reason') ?? null;
+          if (isObject(delta?.error) || rawFinishReason === 'ERROR') {
+            throw new UpstreamError({ provider: PROVIDER, status: null, code: 'server', providerCode: 'stream_error' });
+          }
+          yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: toUsage(delta?.usage) };
+          return;
+        }
+        default:
+          break;
       }
-      default:
-        break;
     }
   }
   throw truncatedStream(PROVIDER);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../test/fakes/providers/protocols/bedrock.ts';
 import { UpstreamError } from '../contract.ts';
 import { awsEventMessages } from './aws-event-stream.ts';
-import { sseEvents } from './sse.ts';
+import { sseBatches, type SseEvent } from './sse.ts';
 
 async function* pieces(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Uint8Array> {
   const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
@@ -21,6 +21,11 @@ async function all<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   return items;
 }
 
+/** The events of an SSE byte stream, in order, whatever the batches. */
+async function sseEvents(body: AsyncIterable<Uint8Array>, provider: string): Promise<SseEvent[]> {
+  return (await all(sseBatches(body, provider))).flat();
+}
+
 const SSE_TEXT = 'event: message_start\ndata: {"a":"héllo 👋"}\n\n: comment\n\ndata: {"b":"line"}\r\n\r\nevent: x\ndata: one\ndata: two\n\n';
 const SSE_EXPECTED = [
   { event: 'message_start', data: '{"a":"héllo 👋"}' },
@@ -28,20 +33,28 @@ const SSE_EXPECTED = [
   { event: 'x', data: 'one\ntwo' },
 ];
 
-describe('sseEvents', () => {
+describe('sseBatches', () => {
   it('yields the same events whatever the chunk boundaries, including inside multi-byte characters', async () => {
     const bytes = new TextEncoder().encode(SSE_TEXT);
     await fc.assert(
       fc.asyncProperty(fc.array(fc.nat(), { maxLength: 12 }), async (cuts) => {
-        expect(await all(sseEvents(pieces(bytes, cuts), 'test'))).toEqual(SSE_EXPECTED);
+        expect(await sseEvents(pieces(bytes, cuts), 'test')).toEqual(SSE_EXPECTED);
       }),
       { numRuns: 200 },
     );
   });
 
+  it('hands on the events one read completes together, and each as soon as its read arrived', async () => {
+    const bytes = new TextEncoder().encode(SSE_TEXT);
+    // The first read ends inside the second event; the second holds the rest.
+    const cut = SSE_TEXT.indexOf('{"b"') + 3;
+    const batches = await all(sseBatches(pieces(bytes, [new TextEncoder().encode(SSE_TEXT.slice(0, cut)).length]), 'test'));
+    expect(batches).toEqual([SSE_EXPECTED.slice(0, 1), SSE_EXPECTED.slice(1)]);
+  });
+
   it('drops a final event that lacks its terminating blank line', async () => {
     const bytes = new TextEncoder().encode('data: complete\n\ndata: cut');
-    expect(await all(sseEvents(pieces(bytes, []), 'test'))).toEqual([{ event: undefined, data: 'complete' }]);
+    expect(await sseEvents(pieces(bytes, []), 'test')).toEqual([{ event: undefined, data: 'complete' }]);
   });
 
   it('refuses an event larger than the bound', async () => {
@@ -50,7 +63,7 @@ describe('sseEvents', () => {
       yield new TextEncoder().encode('data: ');
       for (let index = 0; index < 6; index += 1) yield block;
     }
-    await expect(all(sseEvents(huge(), 'test'))).rejects.toMatchObject({ code: 'invalid_response', providerCode: 'sse_event_too_large' });
+    await expect(sseEvents(huge(), 'test')).rejects.toMatchObject({ code: 'invalid_response', providerCode: 'sse_event_too_large' });
   });
 });
 

@@ -11,7 +11,7 @@ import type {
   ToolCall,
   UpstreamHeaders,
 } from '../../contract.ts';
-import { sseEvents } from '../../streaming/sse.ts';
+import { sseBatches } from '../../streaming/sse.ts';
 import {
   argumentsObject,
   arrayAt,
@@ -228,28 +228,30 @@ export async function* parseGenerateContentStream(provider: string, body: AsyncI
   let usage: TokenUsage | null = null;
   let model: string | undefined;
   let toolCount = 0;
-  for await (const event of sseEvents(body, provider)) {
-    if (event.data.trim().length === 0) continue;
-    const chunk = parseJsonObject(provider, event.data);
-    if (isObject(chunk.error)) {
-      throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(chunk.error, 'status') ?? 'stream_error' });
+  for await (const events of sseBatches(body, provider)) {
+    for (const event of events) {
+      if (event.data.trim().length === 0) continue;
+      const chunk = parseJsonObject(provider, event.data);
+      if (isObject(chunk.error)) {
+        throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(chunk.error, 'status') ?? 'stream_error' });
+      }
+      model ??= stringAt(chunk, 'modelVersion');
+      usage = toUsage(chunk.usageMetadata) ?? usage;
+      const candidate = readCandidate(provider, chunk, toolCount);
+      if (candidate.text.length > 0) yield { type: 'delta', text: candidate.text };
+      for (const call of candidate.toolCalls) {
+        yield {
+          type: 'tool_call_delta',
+          index: toolCount,
+          id: call.id,
+          name: call.name,
+          argumentsDelta: call.arguments,
+          ...(call.thought_signature === undefined ? {} : { thoughtSignature: call.thought_signature }),
+        };
+        toolCount += 1;
+      }
+      if (candidate.rawFinishReason !== null) rawFinishReason = candidate.rawFinishReason;
     }
-    model ??= stringAt(chunk, 'modelVersion');
-    usage = toUsage(chunk.usageMetadata) ?? usage;
-    const candidate = readCandidate(provider, chunk, toolCount);
-    if (candidate.text.length > 0) yield { type: 'delta', text: candidate.text };
-    for (const call of candidate.toolCalls) {
-      yield {
-        type: 'tool_call_delta',
-        index: toolCount,
-        id: call.id,
-        name: call.name,
-        argumentsDelta: call.arguments,
-        ...(call.thought_signature === undefined ? {} : { thoughtSignature: call.thought_signature }),
-      };
-      toolCount += 1;
-    }
-    if (candidate.rawFinishReason !== null) rawFinishReason = candidate.rawFinishReason;
   }
   if (rawFinishReason === null) throw truncatedStream(provider);
   yield {
