@@ -12,7 +12,7 @@ export type { ModelTier, ModelTierConfig, TextClassifier } from './ml/index.ts';
 export { checkModel, type ModelCheckReport } from './model-check.ts';
 export type { BehaviourTier, DetectionDeps, DetectionEngine, InspectRequest, ModelLike, SemanticLike, T2Like, T3ClassifierLike, T4Like } from './engine.ts';
 export type { DetectionOptions } from './detection.ts';
-export { normalize, MAX_SCAN_LENGTH } from './normalize/index.ts';
+export { normalize, spellSlugs, MAX_SCAN_LENGTH } from './normalize/index.ts';
 export { CATALOGUE, compileCatalogue } from './catalogue/index.ts';
 export type { CatalogueEntry, Category } from './catalogue/index.ts';
 export { REDOS_CHECK_FLAGS, REDOS_CHECK_OPTIONS, regularExpressionsOf, superLinearPatterns, type SuperLinearPattern } from './catalogue/redos.ts';

@@ -24,6 +24,7 @@
  * All regular expressions are linear: literals, bounded classes, no nested quantifiers.
  */
 import { aiTaskClassifier, isTaskCandidate } from './ml/ai-task.ts';
+import { spellSlugs } from './normalize/index.ts';
 import type { Finding, Span } from './types.ts';
 
 const MAX_SCAN = 65_536;
@@ -93,6 +94,19 @@ const VOCATIVE =
 /** Someone who summarises or parses the text: a machine's work, named as the addressee. */
 const WHOEVER_PROCESSES = /\b(?:whoever|anyone|anybody|whatever)\s{1,3}(?:is\s{1,3})?(?:summari[sz]ing|summari[sz]es|parsing|parses|ingesting|ingests)\s{1,3}(?:this|these|the\s{1,3}(?:text|table|data|document|e-?mail|page|file|record|code))\b/;
 
+/**
+ * Told to stop reading and disregard what follows, so that the planted text has the last word
+ * ("ignore all text below", "disregard the rest of this page", "stop processing here", "focus on
+ * the objective above"). "Stop processing" needs an end (here, now, the text …): "stop processing
+ * earlier" is a recipe's step.
+ */
+const STOP_READING: readonly RegExp[] = [
+  /\b(?:stop|cease|halt|abort)\s{1,3}(?:what\s{1,3}you(?:'re|\s{1,3}are)\s{1,3}doing|the\s{1,3}(?:current|original)\s{1,3}task|summari[sz]ing|immediately|processing(?=\s{0,3}(?:here|now|this|the\s{1,3}(?:text|page|document|input|content|rest|request|task)|further|immediately|and\b|[.!,;:)]|$)))/,
+  /\b(?:ignore|disregard|skip)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}){0,2}(?:text|content|instructions?|information|messages?)\s{1,3}(?:below|beneath|that\s{1,3}follows?|after\s{1,3}this)\b/,
+  /\b(?:ignore|disregard|skip)\s{1,3}the\s{1,3}rest\s{1,3}of\s{1,3}(?:the|this)\s{1,3}(?:page|document|text|content|message|e-?mail|file|article|prompt|conversation|website|site)\b/,
+  /\bfocus\s{1,3}(?:only\s{1,3}|solely\s{1,3}|exclusively\s{1,3})?on\s{1,3}the\s{1,3}(?:objective|task|instructions?|goal|request)\s{1,3}(?:above|below)\b/,
+];
+
 /** Task switches, overrides and concealment. */
 const SWITCH = [
   /\b(?:ignore|disregard|forget|override|skip|bypass)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}|your\s{1,3}|my\s{1,3}|these\s{1,3}|those\s{1,3}){0,2}(?:previous|prior|above|earlier|preceding|original|initial|former|other|existing)\s{1,3}(?:instructions?|tasks?|prompts?|directions?|directives?|requests?|rules|guidelines|context|text|content|messages?)\b/,
@@ -105,8 +119,8 @@ const SWITCH = [
   /\b(?:your|the)\s{1,3}(?:new|real|actual|true|only|updated|primary|current)\s{1,3}(?:task|goal|objective|instructions?|job|mission|purpose|priority)\s{1,3}(?:is|are|now)\b/,
   /\bbefore\s{1,3}(?:you\s{1,3}(?:can\s{1,3})?|answering|responding|replying|summari[sz]ing|continuing|proceeding)\s{0,3}(?:answer|respond|reply|summari[sz]e|continue|proceed|solve|complete|finish|do\s{1,3}anything|start|return|give|process)?/,
   /\binstead\s{1,3}of\s{1,3}(?:summari[sz]ing|answering|responding|translating|analy[sz]ing|completing|doing|following|the\s{1,3}(?:summary|answer|task|original|user))/,
-  /\b(?:stop|cease|halt|abort)\s{1,3}(?:what\s{1,3}you(?:'re|\s{1,3}are)\s{1,3}doing|the\s{1,3}(?:current|original)\s{1,3}task|summari[sz]ing|immediately|processing)/,
   /\bfrom\s{1,3}now\s{1,3}on\b[^.\n]{0,40}\byou\b/,
+  ...STOP_READING,
   /\b(?:do\s{1,3}not|don't|never)\s{1,3}(?:tell|inform|notify|alert|mention\s{1,3}(?:this|it)\s{1,3}to|let)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
   /\bwithout\s{1,3}(?:telling|informing|notifying|asking|alerting|confirming\s{1,3}with)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
   /\b(?:the\s{1,3}|your\s{1,3})?user\s{1,3}(?:wants|has\s{1,3}asked|asked|instructs|requires|authori[sz]ed|needs)\s{1,3}you\s{1,3}to\b/,
@@ -140,6 +154,39 @@ const TOOL_DIRECTIVE = [
 
 /** Data that talks about the reader's task or the user's request (only an agent has "the user"). */
 const AGENT_TASK = /\b(?:the|your)\s{1,3}user'?s\s{1,3}(?:request|task|instructions?|query|question|prompt)\b|\b(?:proceed|continue)\s{1,3}with\s{1,3}(?:the|your)\s{1,3}(?:user'?s\s{1,3})?(?:request|task|original\s{1,3}task)\b/;
+
+/**
+ * Coercion conditioned on the reader's task: only an agent working for someone has "your task"
+ * to complete, so data that makes it the price of that task ("in order to complete your task, you
+ * must …", "it is required to complete your task", "you must complete this first") speaks to the
+ * agent. A page's "To complete your order, you must sign in" speaks to a customer and is not read.
+ */
+const TASK_COERCION = [
+  /\b(?:required|necessary|needed|mandatory|essential|compulsory)\s{1,3}(?:in\s{1,3}order\s{1,3})?(?:to|for)\s{1,3}(?:complete|completing|finish|finishing|accomplish|accomplishing|continue|continuing|proceed\s{1,3}with|proceeding\s{1,3}with)\s{1,3}(?:your|the\s{1,3}user'?s)\s{1,3}(?:task|objective|goal|mission|assignment)\b/,
+  /\b(?:in\s{1,3}order\s{1,3})?to\s{1,3}(?:complete|finish|accomplish|continue|continue\s{1,3}with|proceed\s{1,3}with)\s{1,3}(?:your|the\s{1,3}user'?s)\s{1,3}(?:task|objective|goal|mission|assignment)\b[^.\n]{0,60}\byou\s{1,3}(?:must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}required\s{1,3}to)\b/,
+  /\byou\s{1,3}(?:must|need\s{1,3}to|have\s{1,3}to)\s{1,3}(?:first\s{1,3})?complete\s{1,3}this\s{1,3}(?:first\s{1,3}|task\s{1,3}|step\s{1,3})?(?:in\s{1,3}order\s{1,3}to|to\s{1,3}(?:continue|proceed|complete))\b/,
+];
+
+/**
+ * An agent told to hand out access: create or add a credential (an access, API, deploy or SSH
+ * token or key), a collaborator, or an owner's, maintainer's or administrator's rights — after a
+ * second-person directive in the same passage ("you must go to … and add this key as a deploy key
+ * with write permissions"). Documentation that says how to do it ("To create a deploy token, you
+ * must have the Maintainer role") puts the grant before the directive and is not read.
+ */
+const ACCESS_GRANT =
+  /\b(?:create|generate|add|grant|give|assign|invite|issue|set\s{1,3}up|make)\b[^.\n]{0,60}?\b(?:(?:access|api|deploy|personal|auth|authentication|bearer|ssh|deployment)\s{1,3}(?:tokens?|keys?)|(?:write|admin|administrator|owner|maintainer|full|root)\s{1,3}(?:access|permissions?|rights|privileges|role)|as\s{1,3}(?:an?\s{1,3})?(?:owner|maintainer|admin|administrator|collaborator|co-?owner)|collaborators?)\b/;
+/** The second-person directive an access grant must follow (SECOND_PERSON, and the imperative "you must go to"). */
+const GRANT_DIRECTIVE = /\byou\s{1,3}(?:should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to)\b/;
+
+/** Where an access grant follows a second-person directive in a segment (lower case), or -1. */
+function grantAfterDirective(lower: string): number {
+  const directive = GRANT_DIRECTIVE.exec(lower);
+  if (directive === null) return -1;
+  const after = directive.index + directive[0].length;
+  const grant = ACCESS_GRANT.exec(lower.slice(after));
+  return grant === null ? -1 : after + grant.index;
+}
 
 /** A second-person directive ("you should immediately …", "you must …"). */
 const SECOND_PERSON = /\byou\s{1,3}(?:should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to|will\s{1,3}now)\b/;
@@ -562,12 +609,13 @@ interface Gates {
   readonly answerDirective: boolean;
   readonly answerForm: boolean;
   readonly whoever: boolean;
+  readonly coercion: boolean;
   /** The text shows signs of command documentation (a flag, a shell prompt, a usage line, inline code); asked only when needed. */
   readonly documentation: () => boolean;
   /** The text reads as command documentation (isCommandDocumentation) and the caller asked to read it so (`tool_output`). */
   readonly documented: boolean;
 }
-const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true, answerForm: true, whoever: true, documentation: () => false, documented: false };
+const ALL_OPEN: Gates = { addressed: true, addressedWeak: true, toolDirective: true, secondPerson: true, agentTask: true, gatherSend: true, switched: true, role: true, hijack: true, foreign: true, answerDirective: true, answerForm: true, whoever: true, coercion: true, documentation: () => false, documented: false };
 const ROLE_UNANCHORED = ROLE.filter((regex) => !regex.source.startsWith('^'));
 const ROLE_ANCHORED = ROLE.filter((regex) => regex.source.startsWith('^'));
 
@@ -588,6 +636,7 @@ function gatesOf(text: string, readDocumentation = false): Gates {
     answerDirective: anyMatch(ANSWER_DIRECTIVE_PATTERNS, lower),
     answerForm: ANSWER_FORM_GATE.test(lower),
     whoever: WHOEVER_PROCESSES.test(lower),
+    coercion: anyMatch(TASK_COERCION, lower),
     documentation: () => (documentation ??= COMMAND_DOCUMENTATION.test(text)),
     documented: readDocumentation && isCommandDocumentation(text),
   };
@@ -608,6 +657,8 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   const hijack = gates.hijack && anyMatch(OUTPUT_HIJACK, lower);
   const answerDirective = gates.answerDirective && anyMatch(ANSWER_DIRECTIVE_PATTERNS, lower);
   const answerForm = gates.answerForm && ANSWER_FORM_GATE.test(lower) && anyMatch(ANSWER_FORM_PATTERNS, lower);
+  const coerced = gates.coercion && anyMatch(TASK_COERCION, lower);
+  const grant = gates.secondPerson && grantAfterDirective(lower) >= 0;
   const imperative = IMPERATIVE.test(lower) || ASK.test(lower);
   const targets = imperative || addressed || switched ? targetCount(lower, segment.text) : 0;
   const foreign = gates.foreign && FOREIGN_ACTION.test(lower) && TARGETS[0]!.test(lower);
@@ -615,6 +666,8 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   if (addressedWeak) out.push(finding('addressed-to-assistant', 'Text in data addressed to an assistant', 0.4, span));
   if (toolDirective) out.push(finding('tool-directive', 'Data tells the reader which tool to call', 0.55, span));
   if (agentTask) out.push(finding('agent-task-reference', "Data refers to the reader's task or the user's request", 0.45, span));
+  if (coerced) out.push(finding('task-coercion', "Data makes an action the price of the reader's task", 0.6, span));
+  if (grant) out.push(finding('access-grant', 'The reader is told to grant access or create a credential, in data', 0.6, span));
   if (secondPerson) out.push(finding('second-person-directive', 'Second-person directive in data', 0.25, span));
   if (gatherSend) out.push(finding('gather-then-send', 'Request to collect data and send it on, in data', 0.6, span));
   if (switched) out.push(finding('task-switch', 'Task switch or override planted in data', 0.6, span));
@@ -678,7 +731,9 @@ export interface PlantedOptions {
  * one segment reinforce each other (an imperative addressed to the AI is stronger than either).
  */
 export function detectPlantedInstructions(raw: string, options: PlantedOptions = {}): Finding[] {
-  const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
+  const bounded = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
+  // A sentence spelled as a slug inside a link is read as the sentence (same length: spans hold).
+  const text = spellSlugs(bounded)?.text ?? bounded;
   const best = new Map<string, Finding>();
   const keep = (found: Finding) => {
     const previous = best.get(found.id);
@@ -746,3 +801,6 @@ export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map
 
 /** The task-switch expressions, for the ReDoS test. */
 export const SWITCH_PATTERNS: readonly RegExp[] = SWITCH;
+
+/** The expressions of the web-agent checks (stop reading, task coercion, access grants), for the ReDoS test. */
+export const WEB_AGENT_PATTERNS: readonly RegExp[] = [...STOP_READING, ...TASK_COERCION, ACCESS_GRANT, GRANT_DIRECTIVE];

@@ -3,7 +3,7 @@
  * what the interpreter (an LLM, a browser, a shell, a SQL engine) will eventually see, so the
  * input is bounded, stripped of invisible characters, Unicode-folded (NFKC, NFKD without marks,
  * homoglyphs), decoded layer by layer (URL, HTML entities, escapes, base64, hex, Morse; bounded depth
- * and size), leet-reconstructed, de-split and unwrapped. Every step that fired is recorded as
+ * and size), leet-reconstructed, de-split, slug-spelled and unwrapped. Every step that fired is recorded as
  * evidence; every resulting text is a variant the T1 catalogue scans. Pure and synchronous.
  */
 import type { Evidence, InspectKind } from '../types.ts';
@@ -13,10 +13,12 @@ import { entropyProfile, type EntropyProfile } from './entropy.ts';
 import { removeInvisible } from './invisible.ts';
 import { collapseStutter, reconstructLeet } from './leet.ts';
 import { morseDecode } from './morse.ts';
+import { spellSlugs } from './slug.ts';
 import { joinSplitCharacters } from './split.ts';
 import { unwrapPrompt } from './unwrap.ts';
 
 export { shannonEntropy } from './entropy.ts';
+export { spellSlugs } from './slug.ts';
 
 /** Characters scanned at most (the rest is ignored and the decision says so). */
 export const MAX_SCAN_LENGTH = 65_536;
@@ -201,6 +203,12 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
     add('char-split', split.text);
     const splitLeet = reconstructLeet(split.text);
     if (splitLeet !== null) add('char-split+leet', splitLeet.text);
+  }
+  // Sentences spelled as slugs ("#you-must-ignore-all-text-below"): natural language only.
+  const slugs = kind === 'http' ? null : spellSlugs(current);
+  if (slugs !== null) {
+    evidence.push({ transform: 'slug-spelled', detail: `${slugs.runs} run(s) of words joined by hyphens, underscores or plus signs read as text` });
+    add('slug-spelled', slugs.text);
   }
   // Morse code (".. --. -. --- .-. ."): natural language only, its own variant.
   const morse = kind === 'http' ? null : morseDecode(current);
