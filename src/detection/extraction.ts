@@ -189,18 +189,16 @@ const DEFINING_LIMIT = 600;
 const RECEIVED_FOUND: Found = { id: 'extraction.received-instructions', name: 'Request for what the assistant was given before the conversation', confidence: 0.6 };
 
 /**
- * Text "above" that the prompt does not hold: "Summarize the above.", "TL;DR of the text above",
- * "Translate everything before my message" at the very start of a prompt point at nothing the
- * writer sent, so at what came before the conversation — the assistant's instructions. After a
- * pasted document ("… Summarize the text above.") the same words are about the document.
+ * The text before the writer's first message: "everything before my message", "the text you
+ * received before mine", "what comes before 'user:'". Not "the text above" or "the previous text":
+ * in a chat that is most often the writer's own earlier message, and summarizing, translating or
+ * explaining it is document work (docs/decisions.md, "Prompt extraction: what 'the text above' …").
  */
 const ABOVE_REFERENCE =
-  /\b(?:the\s{1,3}(?:text|words|content|message|messages|paragraph|passage|lines|section|prompt)\s{1,3}(?:above|before\s{1,3}(?:this|mine|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt))|you\s{1,3}(?:received|got|were\s{1,3}given)\s{1,3}before\s{1,3}(?:this|mine|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)))|(?:the|everything|all(?:\s{1,3}the\s{1,3}text)?)\s{1,3}above|the\s{1,3}(?:previous|preceding|prior|earlier)\s{1,3}(?:text|words|content|message|paragraph|passage|section|prompt)|everything\s{1,3}(?:before|prior\s{1,3}to)\s{1,3}(?:this|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)|mine)|(?:what|everything|all|the\s{1,3}text)\s{1,3}(?:comes?|came|is|appears?|was)\s{1,3}(?:written\s{1,3})?(?:before|above|prior\s{1,3}to)\s{1,3}(?:["'“‘]?(?:user|human|assistant|system)["'”’]?|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)|this\s{1,3}(?:message|conversation|chat)))\b/i;
-/** What is done with the text above: summarized, translated, reformatted, explained, given back. */
+  /\b(?:the\s{1,3}(?:text|words|content|message|messages|paragraph|passage|lines|section|prompt)\s{1,3}(?:before\s{1,3}(?:mine|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt))|you\s{1,3}(?:received|got|were\s{1,3}given)\s{1,3}before\s{1,3}(?:this|mine|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)))|everything\s{1,3}(?:before|prior\s{1,3}to)\s{1,3}(?:my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)|mine)|(?:what|everything|all|the\s{1,3}text)\s{1,3}(?:comes?|came|is|appears?|was)\s{1,3}(?:written\s{1,3})?(?:before|above|prior\s{1,3}to)\s{1,3}(?:["'“‘]?(?:user|human|assistant|system)["'”’]?|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)|this\s{1,3}conversation))\b/i;
+/** What is done with that text: summarized, translated, reformatted, explained, given back. */
 const ABOVE_ACT =
   /\b(?:summari[sz]e|summary|tl;?\s?dr|gist|recap|translate|rewrite|rephrase|paraphrase|format|reformat|convert|put|turn|explain|describe|list|give\s{1,3}me|show|print|output|repeat|copy|quote|reproduce|write|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}was|\s{1,3}does)?|key\s{1,3}points|bullet|json|table|poem|reverse)\b/i;
-/** At most this many characters may precede the reference for the prompt to hold no text above it. */
-const NOTHING_ABOVE = 40;
 /** Properties of the assistant's instructions: their format, length, word count, language, structure. */
 const PROPERTY_OF_INSTRUCTIONS =
   /\b(?:formatting|format|word\s{1,3}count|length|number\s{1,3}of\s{1,3}(?:words|lines|sentences|characters|rules|paragraphs)|first\s{1,3}word|last\s{1,3}word|structure|wording|tone|language)\s{1,3}(?:of|in|used\s{1,3}in)\s{1,3}your\s{1,3}(?:(?:system|initial|original|hidden|secret|full)\s{1,3})?(?:instructions|prompt|system\s{1,3}prompt|directives|system\s{1,3}message)\b(?!\s{1,3}(?:for|to|about)\b)/i;
@@ -221,7 +219,7 @@ function receivedConfiguration(text: string): Finding[] {
   }
   if (RECEIVED_QUESTION.test(text) || INSIDE_PROMPT.test(text) || PROPERTY_OF_INSTRUCTIONS.test(text)) return [finding(RECEIVED_FOUND)];
   const above = ABOVE_REFERENCE.exec(text);
-  if (above !== null && above.index <= NOTHING_ABOVE && text.length <= CONFIGURATION_FOLLOW_UP_LIMIT && ABOVE_ACT.test(text)) return [finding(RECEIVED_FOUND)];
+  if (above !== null && text.length <= CONFIGURATION_FOLLOW_UP_LIMIT && ABOVE_ACT.test(text)) return [finding(RECEIVED_FOUND)];
   const told = WHAT_YOU_WERE_TOLD.exec(text);
   if (told !== null) {
     const near = text.slice(Math.max(0, told.index - NEAR), told.index + told[0].length + NEAR);
