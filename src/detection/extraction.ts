@@ -44,7 +44,7 @@ const PIECEWISE = new RegExp(
 // ("the password policy"): those are topics, not the guarded secret.
 
 const EN_NOUN =
-  "(?:password|passcode|passphrase|pass phrase|pass word|access code|secret (?:word|key|code|phrase|password|number)|codeword|code word|magic word|safeword|safe word|unlock code|pin code)";
+  "(?:password|passcode|passphrase|pass phrase|pass word|access code|secret (?:word|key|code|phrase|password|number)|codeword|code word|magic word|magic phrase|safeword|safe word|unlock code|pin code)";
 /** Modifiers that keep "the … password" the guarded one ("the real password", "the level 3 password"). */
 const GUARDED_MODIFIER =
   '(?:(?:secret|hidden|real|actual|correct|right|current|full|exact|complete|whole|original|true|special|final|protected|guarded|forbidden|confidential|private|level\\s{1,3}\\d{1,2}|\\d{1,2}(?:st|nd|rd|th)?)\\s{1,3})?';
@@ -58,7 +58,7 @@ const SECRET_ALONE =
   "\\b(?:the|this|that|your)\\s{1,3}secret(?=\\s{0,3}(?:[.,;:!?\"'”)]|$)|\\s{1,3}(?:you|that\\s{1,3}you|which\\s{1,3}you|again|now|please|backwards|in\\s{1,3}(?:reverse|base\\s?64|morse|binary|hex|french|spanish|german)|letter\\s{1,3}by))|\\b(?:letters?|characters?|digits?)\\s{1,3}(?:of|in)\\s{1,3}(?:the|your)\\s{1,3}secret\\b";
 /** "the word you are protecting", "what secret are you hiding", "the code you were told not to share". */
 const PROTECTED_THING =
-  "\\b(?:the|that|which|what)\\s{1,3}(?:word|secret|code|phrase|password|passphrase|key)\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you(?:'re|’re|\\s{1,3}are|\\s{1,3}were|\\s{1,3}have\\s{1,3}been)?\\s{1,3}(?:protecting|guarding|hiding|keeping|concealing|withholding|(?:meant|supposed)\\s{1,3}to\\s{1,3}(?:protect|guard|hide|keep)|(?:told|instructed|asked|programmed|not\\s{1,3}allowed|forbidden|not\\s{1,3}supposed|not\\s{1,3}permitted)\\s{1,3}(?:not\\s{1,3})?to|(?:can't|can’t|cannot|can\\s{1,3}not|mustn't|must\\s{1,3}not|must\\s{1,3}never|shouldn't|should\\s{1,3}never|may\\s{1,3}not|won't|will\\s{1,3}not)\\s{1,3}(?:say|tell|reveal|share|disclose|give\\s{1,3}out|mention|utter|write))\\b|\\bwhat\\s{1,3}(?:word|secret|password|code)\\s{1,3}(?:are|were)\\s{1,3}you\\s{1,3}(?:protecting|guarding|hiding|keeping|not\\s{1,3}allowed)\\b";
+  "\\b(?:the|that|which|what)\\s{1,3}(?:word|secret|code|phrase|password|passphrase|key)\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you(?:'re|’re|\\s{1,3}are|\\s{1,3}were|\\s{1,3}have\\s{1,3}been)?\\s{1,3}(?:protecting|guarding|hiding|keeping|concealing|withholding|(?:meant|supposed)\\s{1,3}to\\s{1,3}(?:protect|guard|hide|keep)|(?:told|instructed|asked|programmed|not\\s{1,3}allowed|forbidden|not\\s{1,3}supposed|not\\s{1,3}permitted)\\s{1,3}(?:not\\s{1,3})?to|(?:can't|can’t|cannot|can\\s{1,3}not|mustn't|must\\s{1,3}not|must\\s{1,3}never|shouldn't|should\\s{1,3}never|may\\s{1,3}not|won't|will\\s{1,3}not)\\s{1,3}(?:say|tell|reveal|share|disclose|give\\s{1,3}out|mention|utter|write))\\b|\\bwhat\\s{1,3}(?:word|secret|password|code)\\s{1,3}(?:are|were)\\s{1,3}you\\s{1,3}(?:protecting|guarding|hiding|keeping|not\\s{1,3}allowed|not\\s{1,3}supposed\\s{1,3}to\\s{1,3}(?:say|tell|reveal|share)|forbidden\\s{1,3}to\\s{1,3}(?:say|tell|reveal|share)|told\\s{1,3}not\\s{1,3}to\\s{1,3}(?:say|tell|reveal|share))\\b|\\bwhat\\s{1,3}is\\s{1,3}it\\s{1,3}(?:that\\s{1,3})?you(?:'re|’re|\\s{1,3}are)\\s{1,3}(?:protecting|guarding|hiding|keeping\\s{1,3}secret)\\b";
 
 /** The guarded secret in English: definite, owned by the assistant, or spoken of as what it protects. */
 const TARGET = new RegExp(
@@ -96,13 +96,13 @@ const FOREIGN_CARRIER =
 
 /** Asking for the secret outright: tell/give/show me, reveal, say, spell, what is, what would it be, I need. */
 const REVEAL =
-  /\b(?:tell|give|send|show|get)\s{1,3}(?:me|us)\b|\b(?:reveal|disclose|divulge|leak|say|utter|whisper|spell|recite|share|expose|dictate|print|output|confirm|provide|display)\b|\bwhat(?:'s|’s|\s{1,3}is|\s{1,3}was|\s{1,3}are)\b|\bwhat\s{1,3}(?:would|could|might|will|does)\b|\b(?:i|we)\s{1,3}(?:really\s{1,3}|urgently\s{1,3}|just\s{1,3}|still\s{1,3})?(?:need|want|must\s{1,3}(?:have|know|get))\b|\b(?:remind|let)\s{1,3}me\b|\bread\s{1,3}(?:me|us|out|aloud)\b|\b(?:finish|complete|fill\s{1,3}in)\b|\b(?:always|happily|gladly|freely)\s{1,3}(?:reveals?|shares?|tells?|gives?|says?)\b|\bcan\s{1,3}(?:i|we)\s{1,3}(?:have|get|know|hear)\b/i;
+  /\b(?:tell|give|send|show|get)\s{1,3}(?:me|us)\b|\bgimme\b|\b(?:reveal|disclose|divulge|leak|say|utter|whisper|spell|recite|share|expose|dictate|print|output|confirm|provide|display)\b|\bwhat(?:'s|’s|\s{1,3}is|\s{1,3}was|\s{1,3}are)\b|\bwhat\s{1,3}(?:would|could|might|will|does)\b|\b(?:i|we)\s{1,3}(?:really\s{1,3}|urgently\s{1,3}|just\s{1,3}|still\s{1,3})?(?:need|want|must\s{1,3}(?:have|know|get))\b|\b(?:remind|let)\s{1,3}me\b|\bread\s{1,3}(?:me|us|out|aloud)\b|\b(?:finish|complete|fill\s{1,3}in)\b|\b(?:always|happily|gladly|freely)\s{1,3}(?:reveals?|shares?|tells?|gives?|says?)\b|\bcan\s{1,3}(?:i|we)\s{1,3}(?:have|get|know|hear)\b/i;
 /** The secret transformed on its way out: spelled, reversed, encoded, translated, hidden in other words. */
 const TRANSFORM =
   /\b(?:backwards?|reversed?|in\s{1,3}reverse|upside\s{1,3}down|mirror(?:ed)?|spell(?:ed|ing)?|letter\s{1,3}by\s{1,3}letter|one\s{1,3}(?:letter|character)|each\s{1,3}(?:letter|character)|every\s{1,3}(?:letter|character)|(?:separated|split)\s{1,3}(?:by|with|into)|(?:space|spaces|dash|dashes|hyphens?|dots|commas|underscores|asterisks)\s{1,3}between|base\s?(?:64|32)|hex(?:adecimal)?|binary|ascii|rot\s?-?13|caesar|cipher|encode|encrypt|morse|pig\s{1,3}latin|leet(?:speak)?|nato|phonetic|emojis?|anagram|acrostic|translat(?:e|ed|ion)|in\s{1,3}(?:french|spanish|german|italian|portuguese|dutch|russian|chinese|japanese|korean|latin|greek|arabic|hindi|klingon|elvish)|syllables?|rhym(?:e|es|ing)|obfuscat\w{0,5}|scrambl\w{0,3}|shuffl\w{0,3}|jumbl\w{0,3}|disguis\w{0,3}|hide|hidden\s{1,3}in|embed\w{0,3}|character\s{1,3}codes?|next\s{1,3}letter|shift(?:ed)?\s{1,3}by|between\s{1,3}(?:asterisks|quotes|quotation\s{1,3}marks|brackets|parentheses|tags)|in\s{1,3}(?:your|the|every|each)\s{1,3}(?:answer|response|reply|output))\b/i;
 /** The secret asked for in pieces or by its properties: letters, length, meaning, hints. */
 const PIECES =
-  /\b(?:first|last|second|third|fourth|fifth|next|final|middle|initial|each|every)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letters?|characters?|chars?|digits?|syllables?|half)\b|\bhow\s{1,3}(?:long|many\s{1,3}(?:letters|characters|digits|syllables|words))\b|\bmeans?\b|\b(?:length|meaning|definition|synonyms?|antonyms?|opposite|hints?|clues?|riddle|rhymes?|etymology|category|theme)\b|\b(?:contains?|includes?|starts?|begins?|ends?)\s{1,3}(?:with\s{1,3})?(?:the\s{1,3})?(?:letter|an?\s{1,3}\w\b|a\s{1,3}vowel|a\s{1,3}number|any)\b|\b(?:what|which)\s{1,3}letters\b|\bin\s{1,3}a\s{1,3}sentence\b|\b(?:describe|define)\b|\b(?:longer|shorter)\s{1,3}than\b|\b\d{1,2}\s{1,3}(?:letters|characters|digits)\b/i;
+  /\b(?:first|last|second|third|fourth|fifth|next|final|middle|initial|each|every)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letters?|characters?|chars?|digits?|syllables?|half)\b|\bhow\s{1,3}(?:long|many\s{1,3}(?:letters|characters|digits|syllables|words))\b|\bmeans?\b|\b(?:length|meaning|definition|synonyms?|antonyms?|opposite|hints?|clues?|riddle|rhymes?|etymology|category|theme)\b|\b(?:contains?|includes?|starts?|begins?|ends?)\s{1,3}(?:with\s{1,3})?(?:the\s{1,3})?(?:letter|an?\s{1,3}\w\b|a\s{1,3}vowel|a\s{1,3}number|any)\b|\b(?:what|which)\s{1,3}letters\b|\bin\s{1,3}a\s{1,3}sentence\b|\b(?:describe|define)\b|\b(?:longer|shorter)\s{1,3}than\b|\b\d{1,2}\s{1,3}(?:letters|characters|digits)\b|\b(?:vowels|consonants|hangman|guessing\s{1,3}game|twenty\s{1,3}questions|20\s{1,3}questions|wordle)\b|\bwhich\s{1,3}(?:animal|colou?r|country|city|food|fruit|object|thing|kind\s{1,3}of\s{1,3}\w{1,12})\s{1,3}is\b/i;
 /** A piece of writing that carries the secret: a story in which it is said, a poem that contains it. */
 const CARRIER =
   /\b(?:story|tale|poem|poetry|song|lyrics|rap|riddle|haiku|limerick|sonnet|verse|ballad|ode|dialogue|dialog|scene|script|screenplay|joke|sentence|paragraph|acrostic|letter|email|essay|tweet|recipe|list|chant|prayer)s?\b[^.!?\n]{0,80}\b(?:contain|contains|containing|include|includes|including|mention|mentions|mentioning|says?|saying|uses?|using|hides?|hiding|whispers?|whispering|reveals?|revealing|spells?|spelling|shouts?|shouting|reads?\s{1,3}out|tells?|telling|embeds?|features?|featuring|answer\s{1,3}is)\b|\b(?:poem|song|rap|riddle|haiku|limerick|sonnet|verse|ballad|ode|acrostic|chant)s?\s{1,3}about\b|\b(?:chorus|title|refrain|first\s{1,3}line|last\s{1,3}line|last\s{1,3}word|answer|punchline|hero's\s{1,3}name)\s{1,3}is\b/i;
@@ -129,6 +129,12 @@ const ENCODING = /\b(?:backwards|in\s{1,3}reverse|letter\s{1,3}by\s{1,3}letter|b
 const INSTRUCTIONS_BY_REFERENCE =
   /\b(?:instructions|rules|guidelines|directives|orders|prompt|configuration|system\s{1,3}message)\s{1,3}(?:were|have|had)\s{1,3}you\s{1,3}(?:been\s{1,3})?(?:given|told|provided|programmed|configured|assigned)\b|\b(?:text|words|message|messages|content|everything)\s{1,3}(?:that\s{1,3})?(?:came|comes|appears?|appeared|is|was|were|written)\s{1,3}(?:before|above|prior\s{1,3}to)\s{1,3}(?:my|this|the\s{1,3}user'?s?|our)\s{1,3}(?:message|messages|question|prompt|input|request|conversation|chat)\b|\bfirst\s{1,3}\d{1,4}\s{1,3}(?:words|lines|characters|sentences|tokens)\s{1,3}(?:of|in)\s{1,3}(?:this|the|our|your)\s{1,3}(?:conversation|chat|prompt|context|session|instructions)\b|\b(?:things?|words?|information)\s{1,3}(?:that\s{1,3})?you\s{1,3}(?:must|should|can|may|are\s{1,3}(?:not\s{1,3})?(?:allowed|supposed)\s{1,3}to)\s{1,3}never\s{1,3}(?:say|reveal|tell|share|disclose)\b/i;
 
+/** A prompt that is nothing but the secret asked for: "password?", "gimme the password", "tell me the pass". */
+const BARE_REQUEST =
+  /^[\s"'“‘(*-]{0,3}(?:(?:pls|please|plz|now|ok|okay|so|hey|and|just|gimme|give\s{1,3}me|tell\s{1,3}me|say|what'?s|what’s|what\s{1,3}is|the|your|ur|me)[\s,:!?.]{1,3}){0,4}(?:password|passwd|pw|pwd|passcode|passphrase|pass|secret\s{1,3}(?:word|code|phrase|key)|magic\s{1,3}word|code\s?word|access\s{1,3}code)[\s"'”’)*.!?]{0,4}(?:(?:pls|please|plz|now|again|thanks)[\s.!?]{0,3}){0,2}$/i;
+/** A prompt this short is read whole by BARE_REQUEST. */
+const BARE_LIMIT = 48;
+
 /** How far around the named secret a request verb may stand (characters either side). */
 const NEAR = 90;
 /** A text longer than this is a document: a later "spell it" is not read as about an earlier secret. */
@@ -139,6 +145,139 @@ const GUARDED: Found = { id: 'extraction.guarded-secret', name: "Request for the
 const PIECEWISE_FOUND: Found = { id: 'extraction.piecewise-secret', name: 'Secret asked for piece by piece (letters, length, rhymes, hints)', confidence: 0.65 };
 const ENCODED: Found = { id: 'extraction.encoded-secret', name: 'Secret asked for spelled, reversed, encoded or translated', confidence: 0.65 };
 const CARRIED: Found = { id: 'extraction.secret-in-writing', name: 'Secret asked for inside a story, poem, riddle or other writing', confidence: 0.6 };
+
+// ── The assistant's configuration spoken of by how it came (fourth round, issue #32 item 4) ─────
+// What an assistant received before the conversation is spoken of by how it arrived — "the
+// guidelines you were given", "the text you were initialized with", "what you have been told to
+// do", "which instructions did you receive" — or by what is inside it: "what's in your prompt",
+// "the keywords in your instructions", "do you have a system prompt? what does it say?". With a
+// request to reveal, describe or summarize it, that is confident evidence on its own; the same
+// words about somebody else ("the instructions you were given by your manager", "at work") are a
+// topic.
+
+/** What the assistant received before the conversation, by how it arrived. */
+const RECEIVED =
+  /\b(?:instructions|guidelines|rules|directives|directions|orders|prompt|text|message|context|briefing|constraints|restrictions|sentences?|words|lines|paragraphs?|details|information|parameters|guidance|configuration|setup|framework)\s{1,3}(?:that\s{1,3}|which\s{1,3})?you\s{1,3}(?:were|have\s{1,3}been|had\s{1,3}been|'ve\s{1,3}been|’ve\s{1,3}been|got)\s{1,3}(?:given|told|provided|fed|shown|assigned|initiali[sz]ed\s{1,3}with|configured\s{1,3}with|programmed\s{1,3}with|set\s{1,3}up\s{1,3}with|primed\s{1,3}with|loaded\s{1,3}with|started\s{1,3}with|trained\s{1,3}with)\b(?!\s{1,3}(?:by|from|in|at|about|for|during|on|when|while|yesterday|today|last)\b)|\b(?:instructions|guidelines|rules|directives|orders|prompt|text|message|briefing|guidance|configuration|setup)\s{1,3}(?:that\s{1,3}|which\s{1,3})?(?:you\s{1,3}(?:received|got|were\s{1,3}sent)|came\s{1,3}with\s{1,3}you|you\s{1,3}came\s{1,3}with)\b(?!\s{1,3}(?:by|from|in|at|about|for|during|on|when|while|yesterday|today|last)\b)|\bwhat\s{1,3}you\s{1,3}(?:were|have\s{1,3}been|had\s{1,3}been|'ve\s{1,3}been|’ve\s{1,3}been)\s{1,3}(?:told|instructed|programmed|asked|ordered|configured)\s{1,3}to\s{1,3}(?:do|say|keep|hide|protect|guard|avoid|never|not)\b(?!\s{1,3}(?:yesterday|today|tomorrow|last|this\s{1,3}(?:morning|week|year)|at\s{1,3}(?:work|school|home)|in\s{1,3}(?:class|school|the\s{1,3}meeting)|by\s{1,3}(?:your|the|my|his|her))\b)|\b(?:text|prompt|instructions|message|words)\s{1,3}(?:that\s{1,3})?you\s{1,3}(?:were|have\s{1,3}been)\s{1,3}(?:initiali[sz]ed|booted|launched|primed|seeded|spawned)\b/i;
+/** "Which instructions did you receive?", "what rules were you given?": the question is the request. */
+const RECEIVED_QUESTION =
+  /\b(?:what|which)\s{1,3}(?:(?:kind|sort|type)s?\s{1,3}of\s{1,3})?(?:(?:exact|specific|other|initial|original|hidden|secret|special)\s{1,3})?(?:instructions|guidelines|rules|directives|prompt|orders|text|directions|guidance|context|briefing|information|restrictions|constraints|boundaries)(?:\s{1,3}(?:or|and)\s{1,3}(?:instructions|guidelines|rules|directives|guidance|restrictions|constraints|boundaries))?\s{1,3}(?:did|have|had|were)\s{1,3}you\s{1,3}(?:been\s{1,3})?(?:receive|received|get|got|given|told|fed|start\s{1,3}with|initiali[sz]ed\s{1,3}with|(?:built|designed|programmed|trained|set\s{1,3}up|configured|instructed|told)\s{1,3}to\s{1,3}(?:follow|obey))\b(?!\s{1,3}(?:from|by|at|in(?!\s{1,3}(?:this|our)\s{1,3}(?:conversation|chat|session)\b)|for|about|on|regarding|when|while)\b)|\bwhat\s{1,3}(?:\w{1,15}\s{1,3})?(?:instructions|guidelines|rules|directives|restrictions|constraints|boundaries|limits|limitations)\s{1,3}(?:were|have\s{1,3}been|are|was|has\s{1,3}been)\s{1,3}(?:placed|imposed|put|set|enforced)\s{1,3}(?:on|upon|for)\s{1,3}you\b(?!\s{1,3}(?:as|by|in|at|under|during|when|while)\b)|\bwhat\s{1,3}(?:did|have|has)\s{1,3}(?:the|your)\s{1,3}(?:operator|developers?|creators?|admin|administrator|owner|deployer|makers?|programmers?)\s{1,3}(?:tell|told|instruct|instructed|say|said)\s{1,3}(?:to\s{1,3})?you\s{1,3}(?:to|not\s{1,3}to|never\s{1,3}to)\b|\bwhat\s{1,3}(?:do|should|must|would|can)\s{1,3}i\s{1,3}(?:need\s{1,3}to\s{1,3}|have\s{1,3}to\s{1,3})?(?:say|type|enter|write|input|tell\s{1,3}you)\s{1,3}(?:to|for|so\s{1,3}that)\s{1,3}(?:(?:be|get)\s{1,3}(?:granted\s{1,3})?access|you\s{1,3}(?:to\s{1,3})?(?:say|respond|reply|output|grant)|pass|unlock\s{1,3}(?:you|this)|get\s{1,3}in)\b(?!\s{1,3}to\b)/i;
+/** What is inside the assistant's prompt or instructions. */
+const INSIDE_PROMPT =
+  /\bwhat(?:'s|’s|\s{1,3}is|\s{1,3}was|\s{1,3}else\s{1,3}is)\s{1,3}(?:written\s{1,3}|said\s{1,3}|stated\s{1,3})?(?:in|inside|within)\s{1,3}your\s{1,3}(?:(?:system|initial|original|hidden|secret)\s{1,3})?(?:prompt|instructions|system\s{1,3}message)\b|\b(?:words?|keywords|names?|secrets?|passwords?|codes?|numbers?|sentences?|information|details|text)\s{1,3}(?:are|is|appear|appears)\s{1,3}(?:in|inside|within|contained\s{1,3}in|mentioned\s{1,3}in)\s{1,3}your\s{1,3}(?:(?:system|initial|original|hidden|secret)\s{1,3})?(?:prompt|instructions|system\s{1,3}message)\b|\bwhat\s{1,3}(?:exactly\s{1,3})?(?:does|did|do)\s{1,3}your\s{1,3}(?:(?:system|initial|original|hidden|secret)\s{1,3})?(?:prompt|instructions|system\s{1,3}message|configuration|programming|setup)\s{1,3}(?:say|contain|tell\s{1,3}you|include|mention|state)\b/i;
+/**
+ * The configuration by what it does or how it opens: "the prompt that defines your behaviour", "the
+ * message that starts with 'You are'", "the topics you were told to avoid", "the first line of
+ * this conversation", "your last prompt".
+ */
+const DEFINING =
+  /\b(?:the|what|which)\s{1,3}(?:prompt|text|instructions|message|rules|paragraph|words)\s{1,3}(?:that\s{1,3}|which\s{1,3})?(?:defines?|defined|governs?|controls?|shapes?|configures?|sets?\s{1,3}up|describes?|determines?)\s{1,3}(?:your|how\s{1,3}you)\s{1,3}(?:behaviou?r|persona|personality|role|character|responses|answers|actions|act|behave|respond)\b|\b(?:message|text|prompt|instructions|paragraph|lines?|sentences?)\s{1,3}(?:that\s{1,3}|which\s{1,3})?(?:starts?|begins?|opens?|starting|beginning)\s{1,3}with\s{1,3}["'“‘]?(?:you\s{1,3}are|you're|you’re|your\s{1,3}(?:role|task|job|name)|system:|as\s{1,3}an?\s{1,3}(?:ai|assistant))\b|\b(?:topics|words|things|subjects|questions|names)\s{1,3}(?:that\s{1,3}|which\s{1,3})?you\s{1,3}(?:were|are|have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:told|instructed|programmed|ordered|forbidden|not\s{1,3}allowed|not\s{1,3}permitted)\s{1,3}(?:not\s{1,3})?to\s{1,3}(?:avoid|say|mention|discuss|reveal|use|write|utter)\b|\b(?:first|opening|very\s{1,3}first)\s{1,3}(?:line|sentence|message|words|paragraph)\s{1,3}(?:of|in)\s{1,3}(?:this|the|our)\s{1,3}(?:conversation|chat|context|session)\b|\b(?:words|text|sentences|content|lines)\s{1,3}(?:from|of|in)\s{1,3}your\s{1,3}(?:last|previous|first|original|initial|full|entire|whole|complete|hidden)\s{1,3}(?:prompt|instructions)\b|\byour\s{1,3}(?:full|entire|whole|complete|exact|original|initial|hidden)\s{1,3}(?:prompt|instructions)\b(?!\s{1,3}(?:for|of|on|about|to)\b)|\bwhat\s{1,3}(?:the|your)\s{1,3}(?:operator|developers?|creators?|admin|administrator|owner|deployer|makers?|programmers?)\s{1,3}(?:told|said\s{1,3}to|instructed|gave)\s{1,3}you\b(?!\s{1,3}(?:about|regarding)\b)|\bwhat\s{1,3}(?:you(?:'re|’re|\s{1,3}are)|you\s{1,3}have\s{1,3}been)\s{1,3}(?:protecting|guarding|hiding|concealing|keeping\s{1,3}(?:secret|hidden|from\s{1,3}me))\b/i;
+/** How the configuration is asked for when named by what it does: reveal, restate, respond with, use. */
+const RESPOND_WITH = /\b(?:respond|reply|answer|start|begin)\s{1,3}(?:only\s{1,3})?with\b|\b(?:using|use)\s{1,3}(?:only\s{1,3})?(?:the|your)\b|\b(?:which|what)\b/i;
+/** A request to reveal, restate or describe what was received (beyond REVEAL: describe, summarize, explain, list, repeat). */
+const RESTATE =
+  /\b(?:show|describe|summari[sz]e|explain|list|enumerate|repeat|paraphrase|restate|outline|detail|translate|quote|copy|paste|write\s{1,3}(?:out|down)|walk\s{1,3}me\s{1,3}through|go\s{1,3}over|what\s{1,3}(?:are|were))\b/i;
+/** "Do you have a system prompt?", "you were given instructions": the configuration named as the assistant's. */
+const HAS_CONFIGURATION =
+  /\b(?:do|did|have)\s{1,3}you\s{1,3}(?:have|get|got|receive|been\s{1,3}given)\s{1,3}(?:a|any|some)\s{1,3}(?:(?:system|hidden|secret|initial|special)\s{1,3})?(?:prompt|instructions|system\s{1,3}message|pre-?prompt)\b|\byour\s{1,3}(?:(?:system|initial|original|hidden|secret)\s{1,3})(?:prompt|instructions|message)\b/i;
+/** A later question that works on the configuration named before it: "What does it say?", "Show it to me." */
+const WHAT_IT_SAYS =
+  /\bwhat\s{1,3}(?:does|did)\s{1,3}(?:it|they)\s{1,3}(?:say|contain|tell\s{1,3}you|include)\b|\bwhat(?:'s|’s|\s{1,3}is)\s{1,3}in\s{1,3}(?:it|them)\b|\b(?:show|print|paste|quote|repeat|share|recite|reveal)\s{1,3}(?:me\s{1,3})?(?:it|them)\b(?!\s{1,3}(?:to\s{1,3}(?:my|the|a|an)|on|at|with)\b)|\bwhat\s{1,3}(?:are|were)\s{1,3}they\b/i;
+/** A short prompt: a later "what does it say?" is read as about the configuration named before it. */
+const CONFIGURATION_FOLLOW_UP_LIMIT = 400;
+/** The configuration named by what it does or how it opens counts in a prompt this short (no pasted document it could point into). */
+const DEFINING_LIMIT = 600;
+const RECEIVED_FOUND: Found = { id: 'extraction.received-instructions', name: 'Request for what the assistant was given before the conversation', confidence: 0.6 };
+
+/**
+ * The text before the writer's first message: "everything before my message", "the text you
+ * received before mine", "what comes before 'user:'". Not "the text above" or "the previous text":
+ * in a chat that is most often the writer's own earlier message, and summarizing, translating or
+ * explaining it is document work (docs/decisions.md, "Prompt extraction: what 'the text above' …").
+ */
+const ABOVE_REFERENCE =
+  /\b(?:the\s{1,3}(?:text|words|content|message|messages|paragraph|passage|lines|section|prompt)\s{1,3}(?:before\s{1,3}(?:mine|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt))|you\s{1,3}(?:received|got|were\s{1,3}given)\s{1,3}before\s{1,3}(?:this|mine|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)))|everything\s{1,3}(?:before|prior\s{1,3}to)\s{1,3}(?:my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)|mine)|(?:what|everything|all|the\s{1,3}text)\s{1,3}(?:comes?|came|is|appears?|was)\s{1,3}(?:written\s{1,3})?(?:before|above|prior\s{1,3}to)\s{1,3}(?:["'“‘]?(?:user|human|assistant|system)["'”’]?|my\s{1,3}(?:first\s{1,3})?(?:message|question|prompt)|this\s{1,3}conversation))\b/i;
+/** What is done with that text: summarized, translated, reformatted, explained, given back. */
+const ABOVE_ACT =
+  /\b(?:summari[sz]e|summary|tl;?\s?dr|gist|recap|translate|rewrite|rephrase|paraphrase|format|reformat|convert|put|turn|explain|describe|list|give\s{1,3}me|show|print|output|repeat|copy|quote|reproduce|write|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}was|\s{1,3}does)?|key\s{1,3}points|bullet|json|table|poem|reverse)\b/i;
+/** Properties of the assistant's instructions: their format, length, word count, language, structure. */
+const PROPERTY_OF_INSTRUCTIONS =
+  /\b(?:formatting|format|word\s{1,3}count|length|number\s{1,3}of\s{1,3}(?:words|lines|sentences|characters|rules|paragraphs)|first\s{1,3}word|last\s{1,3}word|structure|wording|tone|language)\s{1,3}(?:of|in|used\s{1,3}in)\s{1,3}your\s{1,3}(?:(?:system|initial|original|hidden|secret|full)\s{1,3})?(?:instructions|prompt|system\s{1,3}prompt|directives|system\s{1,3}message)\b(?!\s{1,3}(?:for|to|about)\b)/i;
+/** "Show what you have been told": what it was told, given or instructed, without "to". */
+const WHAT_YOU_WERE_TOLD =
+  /\bwhat\s{1,3}you(?:'ve|’ve|\s{1,3}have|\s{1,3}had)?\s{1,3}(?:were|been)\s{1,3}(?:told|given|instructed|fed)\b(?!\s{1,3}(?:about|by|from|in|at|during|yesterday|today|last|when|while|to)\b)/i;
+
+/**
+ * The assistant's received configuration asked for: named by how it arrived or by what is inside
+ * it, with a request to reveal, describe or restate it; or, in a short prompt that asked whether
+ * the assistant has a system prompt, a later "what does it say?".
+ */
+function receivedConfiguration(text: string): Finding[] {
+  const received = RECEIVED.exec(text);
+  if (received !== null) {
+    const near = text.slice(Math.max(0, received.index - NEAR), received.index + received[0].length + NEAR);
+    if (REVEAL.test(near) || RESTATE.test(near) || TRANSFORM.test(near)) return [finding(RECEIVED_FOUND)];
+  }
+  if (RECEIVED_QUESTION.test(text) || INSIDE_PROMPT.test(text) || PROPERTY_OF_INSTRUCTIONS.test(text)) return [finding(RECEIVED_FOUND)];
+  const above = ABOVE_REFERENCE.exec(text);
+  if (above !== null && text.length <= CONFIGURATION_FOLLOW_UP_LIMIT && ABOVE_ACT.test(text)) return [finding(RECEIVED_FOUND)];
+  const told = WHAT_YOU_WERE_TOLD.exec(text);
+  if (told !== null) {
+    const near = text.slice(Math.max(0, told.index - NEAR), told.index + told[0].length + NEAR);
+    if (REVEAL.test(near) || RESTATE.test(near)) return [finding(RECEIVED_FOUND)];
+  }
+  const defining = text.length <= DEFINING_LIMIT ? DEFINING.exec(text) : null;
+  if (defining !== null) {
+    const near = text.slice(Math.max(0, defining.index - NEAR), defining.index + defining[0].length + NEAR);
+    if (REVEAL.test(near) || RESTATE.test(near) || TRANSFORM.test(near) || RESPOND_WITH.test(near)) return [finding(RECEIVED_FOUND)];
+  }
+  const own = OWN_CONFIGURATION.exec(text);
+  if (own !== null) {
+    const near = text.slice(Math.max(0, own.index - NEAR), own.index + own[0].length + NEAR);
+    if (REVEAL.test(near) || RESTATE.test(near) || DISCLOSE.test(near) || TRANSFORM.test(near)) return [finding(RECEIVED_FOUND)];
+  }
+  const plain = PLAIN_CONFIGURATION.exec(text);
+  if (plain !== null && AS_TEXT.test(text.slice(Math.max(0, plain.index - NEAR), plain.index + plain[0].length + NEAR))) return [finding(RECEIVED_FOUND)];
+  if (text.length <= CONFIGURATION_FOLLOW_UP_LIMIT) {
+    const named = HAS_CONFIGURATION.exec(text);
+    if (named !== null && WHAT_IT_SAYS.test(text.slice(named.index + named[0].length))) return [finding(RECEIVED_FOUND)];
+  }
+  return [];
+}
+
+/**
+ * The assistant's governing configuration by other names, as a polite or technical request puts
+ * it: its "underlying directives", "operating instructions", "internal guidelines", "initial setup
+ * prompt"; "the parameters that govern your responses"; "the constraints placed on you"; "the
+ * directives you are operating under"; "the prompt that was used to set you up". A plain "your
+ * guidelines" or "the rules you follow" is how a user asks what an assistant will help with, and
+ * stays a question: the request is confident only when the words say it is the hidden, original
+ * or verbatim text, or what governs the assistant's answers, or what was put on it.
+ */
+const CONFIG_NOUN =
+  '(?:instructions|guidelines|directives|rules|guidance|parameters|constraints|restrictions|configuration|config|setup|set-up|programming|prompt|system\\s{1,3}prompt|framework|boundaries|context|orders|protocols?|briefing|policies)';
+const HIDDEN_MODIFIER =
+  '(?:exact|verbatim|original|initial|underlying|hidden|internal|behind-the-scenes|confidential|secret|full|complete|entire|operating|operational|pre-?set|built-in|baked-in|embedded|foundational|governing|starting|setup|system)';
+const GOVERNED = '(?:you\\s{1,3}(?:work|respond|answer|behave|act|tick)|your\\s{1,3}(?:responses|answers|replies|behaviou?r|output|outputs|actions|conduct|decisions|personality|persona)|how\\s{1,3}you\\s{1,3}(?:respond|answer|behave|reply|act|operate|work|think|decide))';
+const OWN_CONFIGURATION = new RegExp(
+  `\\byour\\s{1,3}(?:own\\s{1,3})?(?:${HIDDEN_MODIFIER}\\s{1,3}){1,2}(?:[\\w-]{1,15}\\s{1,3})?${CONFIG_NOUN}\\b(?!\\s{1,3}(?:for|on|about|regarding|to|of|in\\s{1,3}(?!full\\b|detail\\b|depth\\b))\\b)` +
+    `|\\b${CONFIG_NOUN}\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?(?:make|govern|dictate|shape|guide|control|determine|define|drive|constrain|restrict|limit|underlie|underpin)(?:s|ing)?\\s{1,3}${GOVERNED}\\b` +
+    `|\\b${CONFIG_NOUN}\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?(?:(?:were|was|have\\s{1,3}been|has\\s{1,3}been)\\s{1,3})?(?:placed|imposed|put|set|loaded|enforced)\\s{1,3}(?:on|upon|for)\\s{1,3}you\\b(?!\\s{1,3}(?:as|by|in|at|under|during|when|while)\\b)` +
+    `|\\b(?:embedded|written|contained|included|encoded|hard-?coded|baked)\\s{1,3}(?:in|into)\\s{1,3}your\\s{1,3}(?:[\\w-]{1,15}\\s{1,3})?(?:setup|configuration|programming|prompt|instructions|system\\s{1,3}prompt|system\\s{1,3}message)\\b` +
+    `|\\bhow\\s{1,3}(?:were|was|are|have)\\s{1,3}you\\s{1,3}(?:been\\s{1,3})?(?:programmed|instructed|configured|set\\s{1,3}up|prompted|told)\\b(?=[^.!?\\n]{0,60}[.!?]?\\s{0,3}[^.!?\\n]{0,40}\\b(?:quote|repeat|print|paste|verbatim|word\\s{1,3}for\\s{1,3}word|exact\\s{1,3}(?:text|words|wording))\\b)` +
+    `|\\bwhat\\s{1,3}${HIDDEN_MODIFIER}\\s{1,3}${CONFIG_NOUN}\\s{1,3}(?:are|were)\\s{1,3}you\\s{1,3}(?:following|operating\\s{1,3}under|using|bound\\s{1,3}by|running\\s{1,3}on)\\b` +
+    `|\\b${CONFIG_NOUN}\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you\\s{1,3}(?:operate|run|work|function)\\s{1,3}(?:under|by)\\b` +
+    `|\\b${CONFIG_NOUN}\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you(?:'re|’re|\\s{1,3}are)\\s{1,3}(?:operating\\s{1,3}under|following|obeying|bound\\s{1,3}by|running\\s{1,3}on|built\\s{1,3}on|programmed\\s{1,3}with|set\\s{1,3}up\\s{1,3}with)\\b` +
+    `|\\b${CONFIG_NOUN}\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you\\s{1,3}(?:were|have\\s{1,3}been)\\s{1,3}(?:built|designed|created|made|trained|set\\s{1,3}up)\\s{1,3}(?:to\\s{1,3}follow|with)\\b` +
+    `|\\b(?:prompt|instructions|text|message|context)\\s{1,3}(?:that\\s{1,3})?(?:was|were|is|are)\\s{1,3}used\\s{1,3}to\\s{1,3}(?:set\\s{1,3}you\\s{1,3}up|configure\\s{1,3}you|initiali[sz]e\\s{1,3}you|create\\s{1,3}you|program\\s{1,3}you|instruct\\s{1,3}you|prompt\\s{1,3}you)\\b` +
+    `|\\b(?:${HIDDEN_MODIFIER}\\s{1,3})${CONFIG_NOUN}\\s{1,3}(?:behind|beneath|underneath)\\s{1,3}${GOVERNED}\\b`,
+  'i',
+);
+/** The configuration asked for as its text: verbatim, word for word, a copy, quoted. */
+const AS_TEXT = /\b(?:verbatim|word\s{1,3}for\s{1,3}word|word-for-word|exact\s{1,3}(?:wording|words|text|phrasing)|(?:a|an\s{1,3}exact|a\s{1,3}full)\s{1,3}copy\s{1,3}of|quote|quoting)\b/i;
+/** The assistant's configuration in plainer words ("the directives you are following", "your guidelines"), confident only asked for as its text. */
+const PLAIN_CONFIGURATION = new RegExp(`\\b(?:your\\s{1,3}(?:[\\w-]{1,15}\\s{1,3})?${CONFIG_NOUN}|${CONFIG_NOUN}\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you(?:'re|’re|\\s{1,3}are)?\\s{1,3}(?:following|follow|obey|obeying|have|got|use|using))\\b`, 'i');
+/** How the configuration is asked for, beyond REVEAL and RESTATE: an overview, a walk-through, "tell me about". */
+const DISCLOSE = /\b(?:what|which|outline|detail|clarify|overview|rundown|breakdown|tell\s{1,3}me\s{1,3}about|walk\s{1,3}(?:me|us)\s{1,3}through|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}were|\s{1,3}was)|elaborate\s{1,3}on)\b/i;
 
 /**
  * The guarded secret named by meaning in one sentence (English: definite, the assistant's, or
@@ -207,6 +346,45 @@ const CANDIDATE = ((): ((sentence: string) => boolean) | null => {
   };
 })();
 
+// ── The configuration in further languages (fourth round) ───────────────────────────────────────
+// "Repeat the text above word for word" and "what are your instructions?" in languages the
+// catalogue and FOREIGN_INSTRUCTIONS do not cover. Only the second person is matched ("твои
+// инструкции", "تعليماتك", "आपके निर्देश", "twoje instrukcje"), so the writer's own instructions and
+// instructions for something stay topics. Read in prompts of at most FOREIGN_CONFIGURATION_LIMIT
+// characters: a Unicode-aware case-insensitive alternation costs about a microsecond a character.
+
+/** Repeat, in further languages (es, fr, de, it, pt, ru, id, tr, pl, nl, vi, sv, da, ar, zh, ja, ko, hi). */
+const FOREIGN_REPEAT =
+  /(?<![\p{L}\p{N}])(?:repite|repita|repetir|répète|répétez|répéter|wiederhole|wiederholen|ripeti|ripetere|repete|повтори|повторите|ulangi|tekrarla|powtórz|herhaal|lặp\s{1,3}lại|upprepa|gentag|كرر|أعد)(?![\p{L}\p{N}])|重复|复述|複述|繰り返|반복|दोहरा/iu;
+/** "Above", "previous" in the same languages. */
+const FOREIGN_ABOVE =
+  /(?<![\p{L}\p{N}])(?:anterior|ci-dessus|précédent|oben|obigen|vorherigen|sopra|precedente|acima|выше|предыдущ\p{L}{0,3}|di\s{1,3}atas|sebelumnya|yukarıdaki|önceki|powyżej|powyższy|bovenstaande|hierboven|ở\s{1,3}trên|ovan|ovenfor|أعلاه|السابق)(?![\p{L}\p{N}])|上面|上述|以上的|上の|前の|위의|위\s?(?:텍스트|글|문장)|ऊपर/iu;
+/** How near the repeat verb and "above" must stand (characters between their starts). */
+const REPEAT_ABOVE_NEAR = 60;
+/** The assistant's instructions, second person, in further languages. */
+const FOREIGN_YOUR_INSTRUCTIONS = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:(?:у\\s{1,3}(?:тебя|вас))\\s{1,3}(?:инструкци\\p{L}{0,3}|правил\\p{L}{0,3})|(?:тво\\p{L}{1,2}|ваш\\p{L}{1,2})\\s{1,3}(?:инструкци\\p{L}{0,3}|правил\\p{L}{0,3}|указани\\p{L}{0,3})|(?:twoje|wasze|pana|pani)\\s{1,3}(?:instrukcje|wytyczne|zasady|polecenia)|talimatların(?:ız)?|yönergelerin(?:iz)?|(?:instruksi|perintah|petunjuk)\\s{1,3}(?:sistem\\s{1,3})?(?:anda|kamu|mu)|instruksimu|(?:hướng\\s{1,3}dẫn|chỉ\\s{1,3}dẫn|chỉ\\s{1,3}thị)\\s{1,3}của\\s{1,3}bạn|(?:οδηγίες|εντολές)\\s{1,3}(?:σου|σας)|(?:dina|era)\\s{1,3}(?:instruktioner|riktlinjer)|(?:dine|jeres)\\s{1,3}(?:instruktioner|instruksjoner|retningslinjer)|(?:iyong|inyong)\\s{1,3}(?:mga\\s{1,3})?(?:tagubilin|instruksyon)|maagizo\\s{1,3}(?:yako|uliyopewa)|(?:je|jouw|uw)\\s{1,3}(?:instructies|systeemprompt))${NOT_LETTER}(?!\\s{1,3}(?:för|for|для|по|dla|do|için|untuk|tentang|cho|về|για|til|om|para|voor|over|kwa|ng|sa)${NOT_LETTER})|تعليماتك|إرشاداتك|توجيهاتك|آپ\\s?کی\\s{1,3}ہدایات|(?:आपके|तुम्हारे|तेरे)\\s{1,3}(?:निर्देश|नियम)|ההוראות\\s{1,3}שלך|คำสั่งของคุณ|คำแนะนำของคุณ`,
+  'iu',
+);
+/** What is asked of them: what are they, say, show, repeat, list (the same languages). */
+const FOREIGN_ASK = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:какие|каковы|что|скажи|покажи|перечисли|повтори|напиши|jakie|jaka|jaki|pokaż|powiedz|wypisz|powtórz|nelerdir|neler|nedir|söyle|göster|yaz|listele|apa|sebutkan|tunjukkan|tuliskan|katakan|là\\s{1,3}gì|cho\\s{1,3}tôi|liệt\\s{1,3}kê|ποιες|ποια|ποιοι|πες|δείξε|vilka|vad|visa|berätta|hvad|hvilke|vis|fortæl|ano|sabihin|ipakita|gani|nini|nieleze|wat|welke|toon|vertel)${NOT_LETTER}|ما\\s{1,3}(?:هي|هو)|ماذا|اذكر|أظهر|اعرض|اكتب|أخبرني|क्या|बताओ|बताइए|बताएं|दिखाओ|दिखाइए|लिखो|کیا|بتائیں|מה|הראה|תראה|ספר|כתוב|อะไร|บอก|แสดง`,
+  'iu',
+);
+/** Prompts longer than this are not read for the configuration in further languages. */
+const FOREIGN_CONFIGURATION_LIMIT = 1_200;
+
+/** The configuration asked for in a further language: the text above repeated, or the assistant's instructions asked about. */
+function foreignConfiguration(text: string): Finding[] {
+  if (text.length > FOREIGN_CONFIGURATION_LIMIT) return [];
+  const repeat = FOREIGN_REPEAT.exec(text);
+  const above = repeat === null ? null : FOREIGN_ABOVE.exec(text);
+  if (repeat !== null && above !== null && Math.abs(above.index - repeat.index) <= REPEAT_ABOVE_NEAR) return [finding(GUARDED)];
+  const yours = FOREIGN_YOUR_INSTRUCTIONS.exec(text);
+  if (yours !== null && FOREIGN_ASK.test(text.slice(Math.max(0, yours.index - NEAR), yours.index + yours[0].length + NEAR))) return [finding(GUARDED)];
+  return [];
+}
+
 /**
  * Findings for a prompt that asks for the assistant's secret: the secret named by meaning plus,
  * near it, a request to reveal, transform, piece out or carry it in writing; or a piecewise
@@ -224,7 +402,9 @@ export function detectSecretExtraction(raw: string): Finding[] {
     named ||= result.named;
   }
   if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return [finding(ENCODED)];
-  return [];
+  if (text.length <= BARE_LIMIT && BARE_REQUEST.test(text)) return [finding(GUARDED)];
+  const received = receivedConfiguration(text);
+  return received.length > 0 ? received : foreignConfiguration(text);
 }
 
 function finding(found: Found): Finding {
@@ -232,4 +412,4 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE];
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK];
