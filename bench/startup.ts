@@ -21,6 +21,14 @@ import { promisify } from 'node:util';
 import { freePort } from '../test/helpers/net.ts';
 import { percentile, repoRoot, round3 } from './lib.ts';
 
+/**
+ * The environment `npm start` adds (package.json): glibc's malloc arenas capped at 2 unless the
+ * operator set MALLOC_ARENA_MAX (docs/decisions.md, "Memory under mixed load"). The compiled
+ * variant runs with it, as `npm start` does; BENCH_MEMORY_ENV='MALLOC_ARENA_MAX=64' measures
+ * without the cap.
+ */
+const START_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+
 const variants = {
   compiled: ['--enable-source-maps', 'dist/cli.js', 'serve'],
   tsx: ['--import', 'tsx', 'src/cli.ts', 'serve'],
@@ -88,7 +96,7 @@ async function startOnce(args: readonly string[], dataDir: string): Promise<{ se
   const started = performance.now();
   const child = spawn(process.execPath, [...args], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warning' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...START_ENV, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warning' },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -206,7 +214,7 @@ async function idleOnce(env: ServerEnv, withBurst: boolean): Promise<IdleSample>
   const started = performance.now();
   const child = spawn(process.execPath, variants.compiled, {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port), LOG_LEVEL: 'warning' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...START_ENV, ...env, PORT: String(port), LOG_LEVEL: 'warning' },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -266,6 +274,12 @@ export async function runIdleMemory(): Promise<object> {
  * every 10 s; the figures are the largest sample, the one at the end of the load and the one 5 s
  * after it, beside the target (≤ 512 MB). BENCH_MEMORY_SEMANTIC=off runs the same load without the
  * semantic tier (what the ML tier's share is).
+ *
+ * `breakdown`: where the RSS lies 2.5 s after the start, at the largest sample and at the end —
+ * /proc/PID/smaps by mapping (smapsBreakdown) and, per thread (0 is the main thread, then the
+ * semantic worker), the isolate's own figures written by bench/memory-probe.mjs, preloaded into
+ * the server with --import (workers inherit it). The server runs with START_ENV, as `npm start`
+ * does; BENCH_MEMORY_ENV and BENCH_MEMORY_NODE_ARGS measure a setting's before/after.
  */
 export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Promise<object> {
   if (!existsSync(join(repoRoot, 'dist', 'cli.js'))) return { skipped: 'run `npm run build` first' };
@@ -285,7 +299,7 @@ export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Pro
   const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, '--import', './bench/memory-probe.mjs', ...variants.compiled], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...serverEnvExtra(), PORT: String(port), LOG_LEVEL: 'warning', SVC_MEMORY_PROBE_DIR: probeDir },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...START_ENV, ...env, ...serverEnvExtra(), PORT: String(port), LOG_LEVEL: 'warning', SVC_MEMORY_PROBE_DIR: probeDir },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
