@@ -14,17 +14,77 @@
  * a notice.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../test/helpers/net.ts';
 import { percentile, repoRoot, round3 } from './lib.ts';
 
+/**
+ * The environment `npm start` adds (package.json): glibc's malloc arenas capped at 2 unless the
+ * operator set MALLOC_ARENA_MAX (docs/decisions.md, "Memory under mixed load"). The compiled
+ * variant runs with it, as `npm start` does; BENCH_MEMORY_ENV='MALLOC_ARENA_MAX=64' measures
+ * without the cap.
+ */
+const START_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+
 const variants = {
   compiled: ['--enable-source-maps', 'dist/cli.js', 'serve'],
   tsx: ['--import', 'tsx', 'src/cli.ts', 'serve'],
 } as const;
+
+/** Where a process's resident memory lies, from /proc/PID/smaps, in MB (bench `memory`). */
+export interface SmapsBreakdown {
+  rss: number;
+  /** Mapped files: the node binary, shared libraries, native addons. */
+  files: number;
+  /** glibc's main malloc arena ([heap]). */
+  malloc_main_arena: number;
+  /** glibc's per-thread malloc arenas: an anonymous mapping and its PROT_NONE tail, 64 MB together. */
+  malloc_thread_arenas: number;
+  /**
+   * WebAssembly memories (PGlite's, TF.js's): the anonymous mappings whose size is that of a
+   * memory the probe saw (or a reservation of 4 GB and more, where V8 adds guard regions); only
+   * the pages the module touched are resident.
+   */
+  wasm_memories: number;
+  /** Every other anonymous mapping: V8's heaps and code, large malloc blocks, thread stacks. */
+  other_anonymous: number;
+}
+
+export function smapsBreakdown(pid: number, wasmMemoriesMb: readonly number[] = []): SmapsBreakdown {
+  const wasmSizes = new Set(wasmMemoriesMb.filter((size) => size >= 1).map((size) => Math.round(size * 10)));
+  const text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  const mappings: Array<{ start: number; end: number; perms: string; path: string; rssKb: number }> = [];
+  for (const line of text.split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      mappings.push({ start: Number.parseInt(header[1]!, 16), end: Number.parseInt(header[2]!, 16), perms: header[3]!, path: header[4]!, rssKb: 0 });
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && mappings.length > 0) mappings[mappings.length - 1]!.rssKb = Number(rss[1]);
+  }
+  const kb = { rss: 0, files: 0, malloc_main_arena: 0, malloc_thread_arenas: 0, wasm_memories: 0, other_anonymous: 0 };
+  const arenaBytes = 64 * 1024 * 1024;
+  mappings.forEach((mapping, index) => {
+    kb.rss += mapping.rssKb;
+    const size = mapping.end - mapping.start;
+    const next = mappings[index + 1];
+    if (mapping.path.startsWith('/')) kb.files += mapping.rssKb;
+    else if (mapping.path === '[heap]') kb.malloc_main_arena += mapping.rssKb;
+    else if (mapping.path === '' && (size >= 4 * 1024 ** 3 || wasmSizes.has(Math.round(size / 104_857.6)))) kb.wasm_memories += mapping.rssKb;
+    else if (
+      mapping.path === '' &&
+      mapping.start % arenaBytes === 0 &&
+      (size === arenaBytes || (next !== undefined && next.start === mapping.end && next.perms.startsWith('---') && next.end - mapping.start === arenaBytes))
+    )
+      kb.malloc_thread_arenas += mapping.rssKb;
+    else kb.other_anonymous += mapping.rssKb;
+  });
+  return Object.fromEntries(Object.entries(kb).map(([key, value]) => [key, Math.round(value / 102.4) / 10])) as unknown as SmapsBreakdown;
+}
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -36,7 +96,7 @@ async function startOnce(args: readonly string[], dataDir: string): Promise<{ se
   const started = performance.now();
   const child = spawn(process.execPath, [...args], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warning' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...START_ENV, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warning' },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -154,7 +214,7 @@ async function idleOnce(env: ServerEnv, withBurst: boolean): Promise<IdleSample>
   const started = performance.now();
   const child = spawn(process.execPath, variants.compiled, {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port), LOG_LEVEL: 'warning' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...START_ENV, ...env, PORT: String(port), LOG_LEVEL: 'warning' },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -214,6 +274,12 @@ export async function runIdleMemory(): Promise<object> {
  * every 10 s; the figures are the largest sample, the one at the end of the load and the one 5 s
  * after it, beside the target (≤ 512 MB). BENCH_MEMORY_SEMANTIC=off runs the same load without the
  * semantic tier (what the ML tier's share is).
+ *
+ * `breakdown`: where the RSS lies 2.5 s after the start, at the largest sample and at the end —
+ * /proc/PID/smaps by mapping (smapsBreakdown) and, per thread (0 is the main thread, then the
+ * semantic worker), the isolate's own figures written by bench/memory-probe.mjs, preloaded into
+ * the server with --import (workers inherit it). The server runs with START_ENV, as `npm start`
+ * does; BENCH_MEMORY_ENV and BENCH_MEMORY_NODE_ARGS measure a setting's before/after.
  */
 export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Promise<object> {
   if (!existsSync(join(repoRoot, 'dist', 'cli.js'))) return { skipped: 'run `npm run build` first' };
@@ -228,17 +294,29 @@ export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Pro
   const semantic = process.env.BENCH_MEMORY_SEMANTIC === 'off' ? 'off' : 'on';
   const env: ServerEnv = { DATA_DIR: dataDir, DETECTION_SEMANTIC: semantic, ALLOW_PRIVATE_TARGETS: 'true' };
   const port = await freePort();
-  const child = spawn(process.execPath, variants.compiled, {
+  const probeDir = mkdtempSync(join(tmpdir(), 'svc-bench-memory-probe-'));
+  // BENCH_MEMORY_NODE_ARGS: extra node/V8 flags for the server (a before/after of a flag).
+  const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', './bench/memory-probe.mjs', ...variants.compiled], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port), LOG_LEVEL: 'warning' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...START_ENV, ...env, ...serverEnvExtra(), PORT: String(port), LOG_LEVEL: 'warning', SVC_MEMORY_PROBE_DIR: probeDir },
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const clients: Array<{ close(): Promise<void> }> = [];
+  const breakdown = (label: string, startedAt: number): MemoryBreakdown => {
+    const threads = readProbes(probeDir);
+    const smaps = smapsBreakdown(child.pid!, threads.flatMap((thread) => thread.wasm_memories_mb));
+    return { label, at_s: Math.round((performance.now() - startedAt) / 1000), load_1m: Math.round(loadavg()[0]! * 100) / 100, smaps, threads };
+  };
   try {
     await waitHealthy(port, child, performance.now());
     const base = `http://127.0.0.1:${port}`;
-    const afterStart = round3(rssMb(child.pid!));
+    // The probe writes every 2 s: wait for a snapshot taken after the start.
+    await sleep(2_500);
+    const loadStarted = performance.now();
+    const atStart = breakdown('after start', loadStarted);
+    const afterStart = atStart.smaps.rss;
     const { stdout } = await promisify(execFile)(process.execPath, ['dist/cli.js', 'org', 'create', '--name', `bench-memory-load-${Date.now()}`, '--plan', 'enterprise', '--json'], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, LOG_LEVEL: 'error' },
@@ -257,8 +335,13 @@ export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Pro
     ];
     const counts = { inspections: 0, tool_calls: 0, reads: 0, failures: 0 };
     const samples: number[] = [];
+    let peak = atStart;
     const deadline = performance.now() + seconds * 1_000;
-    const sampler = setInterval(() => samples.push(round3(rssMb(child.pid!))), 10_000);
+    const sampler = setInterval(() => {
+      const sample = breakdown('largest sample', loadStarted);
+      samples.push(sample.smaps.rss);
+      if (sample.smaps.rss > peak.smaps.rss) peak = sample;
+    }, 10_000);
     const worker = async (index: number) => {
       const client = new Client({ name: `bench-memory-${index}`, version: '1' });
       await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { ...auth, 'x-session-id': `bench-memory-${index}` } } }));
@@ -287,12 +370,14 @@ export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Pro
     };
     await Promise.all([0, 1, 2, 3].map(worker));
     clearInterval(sampler);
-    const atEnd = round3(rssMb(child.pid!));
+    const end = breakdown('at end', loadStarted);
+    const atEnd = end.smaps.rss;
     await sleep(5_000);
     const settled = round3(rssMb(child.pid!));
     const largest = Math.max(atEnd, settled, ...samples);
     return {
       embedded_ml_under_load: { seconds, detection_semantic: semantic, after_start_mb: afterStart, samples_mb: samples, at_end_mb: atEnd, settled_mb: settled, largest_mb: largest, ...counts, target_mb: EMBEDDED_IDLE_RSS_TARGET_MB, met: largest <= EMBEDDED_IDLE_RSS_TARGET_MB },
+      breakdown: [atStart, peak, end],
     };
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);
@@ -300,5 +385,42 @@ export async function runMemoryUnderLoad(options: { quick?: boolean } = {}): Pro
     await exited;
     await upstream.close();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(probeDir, { recursive: true, force: true });
   }
+}
+
+interface ThreadProbe {
+  thread: number;
+  heap_used_mb: number;
+  heap_total_mb: number;
+  external_mb: number;
+  array_buffers_mb: number;
+  wasm_memories_mb: number[];
+  [figure: string]: unknown;
+}
+
+interface MemoryBreakdown {
+  label: string;
+  at_s: number;
+  load_1m: number;
+  smaps: SmapsBreakdown;
+  /** bench/memory-probe.mjs's latest snapshot of each thread (0: the main thread). */
+  threads: ThreadProbe[];
+}
+
+function readProbes(directory: string): ThreadProbe[] {
+  return readdirSync(directory)
+    .filter((name) => /^thread-\d+\.json$/.test(name))
+    .map((name) => JSON.parse(readFileSync(join(directory, name), 'utf8')) as ThreadProbe)
+    .sort((left, right) => left.thread - right.thread);
+}
+
+/** BENCH_MEMORY_ENV='NAME=value …': extra environment for the server under test (a before/after of a setting). */
+function serverEnvExtra(): ServerEnv {
+  const extra: ServerEnv = {};
+  for (const pair of (process.env.BENCH_MEMORY_ENV ?? '').split(/\s+/).filter(Boolean)) {
+    const index = pair.indexOf('=');
+    if (index > 0) extra[pair.slice(0, index)] = pair.slice(index + 1);
+  }
+  return extra;
 }

@@ -26,6 +26,7 @@ import { createMembers } from './members.ts';
 import { createFindingsQuota } from './quota.ts';
 import type { OrgUsage } from './org-usage.ts';
 import { effectivePlan, extendedTrialEnd, findingsQuota, PILLARS, PLAN_FEATURES, PLAN_LIMITS, PLANS, planAllows, sensorQuota, TRIAL_MAX_DAYS, trialEnd, type Plan } from './plans.ts';
+import { entryBound } from '../platform/lru.ts';
 
 
 export { SCOPES, KEY_CLASSES, ROLES, scopeAllows, type Scope, type KeyClass, type Role, type AuthContext } from './access.ts';
@@ -106,12 +107,12 @@ export function createAccounts(deps: {
   const sessions = createSessions({ db, config });
   // Bounded (least recently used out); each entry also expires KEY_CACHE_TTL_MS after it was read
   // from the database, and may be honoured stale while the database is down (resolvedAt).
-  const keyCache = new LRUCache<string, { context: AuthContext | 'revoked'; expiresAt: number; resolvedAt: number }>({ max: KEY_CACHE_MAX });
+  const keyCache = new LRUCache<string, { context: AuthContext | 'revoked'; expiresAt: number; resolvedAt: number }>(entryBound(KEY_CACHE_MAX));
   /** Lookups in flight, by key hash: concurrent first requests of one key share one query. */
   const keyLookups = new Map<string, Promise<AuthContext | 'revoked' | 'invalid'>>();
   /** Bumped by every revocation: a lookup that raced one is answered but not cached. */
   let revocations = 0;
-  const providerKeyCache = new LRUCache<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>({ max: KEY_CACHE_MAX });
+  const providerKeyCache = new LRUCache<string, { value: { key: string; baseUrl: string | null } | null; expiresAt: number }>(entryBound(KEY_CACHE_MAX));
   const lastUsed = new Map<string, { orgId: string; at: number }>();
   // isKeyCached and authenticateKey run back to back for one request: hash the key once.
   let hashedKey = '';

@@ -18,6 +18,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import { effectivePlan, findingsQuota, type Plan } from './plans.ts';
+import { entryBound } from '../platform/lru.ts';
 
 interface QuotaState {
   /** First day of the month the answer is for (YYYY-MM-01). */
@@ -43,7 +44,7 @@ const monthOf = (now: Date) => `${now.getUTCFullYear()}-${String(now.getUTCMonth
 export function createFindingsQuota(deps: { db: Database; logger: Logger; refreshMs?: number }): FindingsQuota {
   const { db, logger } = deps;
   const refreshMs = deps.refreshMs ?? 10_000;
-  const states = new LRUCache<string, QuotaState>({ max: 50_000 });
+  const states = new LRUCache<string, QuotaState>(entryBound(50_000));
   const dropped = new Map<string, { month: string; count: number }>();
   const refreshing = new Map<string, Promise<void>>();
   /** A database outage fails every org's read: one warning a minute says so. */

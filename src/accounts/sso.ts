@@ -27,6 +27,7 @@ import { SvcError } from '../platform/errors.ts';
 import type { Accounts, Role } from './accounts.ts';
 import type { Plan } from './plans.ts';
 import type { SignedInUser } from './sign-in.ts';
+import { entryBound } from '../platform/lru.ts';
 
 /** Roles a connection may give a user it creates (super_admin is never handed out by an IdP). */
 export const SSO_ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -83,7 +84,7 @@ export function createSso(deps: {
   const encryptionKey = encryptionKeyFrom(deps.config.apiEncryptionKey);
   const secretContext = (orgId: string) => `sso-oidc:${orgId}`;
   /** Discovered OIDC configurations by org (dropped when the connection changes). */
-  const discovered = new LRUCache<string, { key: string; configuration: Promise<oidc.Configuration> }>({ max: 1_000, ttl: 10 * 60_000 });
+  const discovered = new LRUCache<string, { key: string; configuration: Promise<oidc.Configuration> }>({ ...entryBound(1_000), ttl: 10 * 60_000 });
 
   const load = async <T>(orgId: string, kind: 'oidc' | 'saml') => {
     const result = await db.withOrg(orgId, (tx) => tx.query('SELECT settings, secret_ciphertext, updated_at FROM sso_connections WHERE kind = $1', [kind]));

@@ -22,6 +22,7 @@ import { maxClass } from './data-class.ts';
 import { buildInventory, type Inventory, type InventoryOperation } from './inventory.ts';
 import { noiseOf, normalizePath, recognizeProtocol, type ApiProtocol, type NoiseKind } from './paths.ts';
 import type { Gateway } from './types.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export const MAX_ENDPOINTS = 5_000;
 export const MAX_PATTERNS = 10_000;
@@ -115,8 +116,8 @@ function statusOf(record: EndpointRecord, hasInventory: boolean): EndpointView['
 }
 
 export function createAnalyzer(options: { maxEndpoints?: number; maxPatterns?: number } = {}): Analyzer {
-  const endpoints = new LRUCache<string, EndpointRecord>({ max: options.maxEndpoints ?? MAX_ENDPOINTS });
-  const patterns = new LRUCache<string, string>({ max: options.maxPatterns ?? MAX_PATTERNS });
+  const endpoints = new LRUCache<string, EndpointRecord>(entryBound(options.maxEndpoints ?? MAX_ENDPOINTS));
+  const patterns = new LRUCache<string, string>(entryBound(options.maxPatterns ?? MAX_PATTERNS));
   const inventories = new Map<string, { version: number; inventory: Inventory | null }>();
 
   const inventoryOf = (gateway: Gateway): Inventory | null => {

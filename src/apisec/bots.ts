@@ -27,6 +27,7 @@ import { isbot } from 'isbot';
 import { LRUCache } from 'lru-cache';
 import { noiseOf } from './paths.ts';
 import type { BotClass } from './types.ts';
+import { entryBound } from '../platform/lru.ts';
 
 const SCANNER_AGENT = /sqlmap|nikto|nmap|masscan|zgrab|nuclei|wpscan|dirbuster|gobuster|dirb\/|ffuf|wfuzz|acunetix|nessus|openvas|qualys|burp|owasp[ _-]?zap|\bzap\/|w3af|arachni|skipfish|netsparker|invicti|jaeles|whatweb|wapiti|commix|xsstrike|hydra|medusa|feroxbuster|censys|shodan|internet-?measurement|expanse|leakix|paloaltonetworks|projectdiscovery|httpx|fuzz faster|detectify|appscan|webinspect|vega\/|grabber|havij|pangolin|jbrofuzz|morfeus|zmeu|masscan|security ?scanner|vulnerability/i;
 const AUTOMATION_AGENT = /^(?:curl|wget|httpie|python-requests|python-urllib|python-httpx|aiohttp|go-http-client|okhttp|axios|node-fetch|undici|got |java\/|apache-httpclient|libwww-perl|lwp::|php\/|guzzlehttp|ruby|faraday|rest-client|postmanruntime|insomnia|dart\/|reqwest|hackney|restsharp|powershell|winhttp|k6\/|jmeter|gatling|locust|artillery|autocannon|hey\/|ab\/|wrk|vegeta|python\/|http_request|typhoeus|mechanize|libcurl|feign)/i;
@@ -170,11 +171,11 @@ export function classifyUserAgent(userAgent: string | undefined): { class: BotCl
  * that rewrites them (TRUST_PROXY), where they describe the proxy rather than the client.
  */
 export function createBotClassifier(options: { verifyCrawlers?: boolean; maxClients?: number; headerShape?: boolean } = {}): BotClassifier {
-  const clients = new LRUCache<string, ClientWindow>({ max: options.maxClients ?? 50_000, ttl: CLIENT_IDLE_MS });
-  const verified = new LRUCache<string, boolean>({ max: 10_000, ttl: 24 * 3_600_000 });
+  const clients = new LRUCache<string, ClientWindow>({ ...entryBound(options.maxClients ?? 50_000), ttl: CLIENT_IDLE_MS });
+  const verified = new LRUCache<string, boolean>({ ...entryBound(10_000), ttl: 24 * 3_600_000 });
   const pending = new Set<string>();
   // User agents repeat: their class is computed once (isbot's pattern is large).
-  const agents = new LRUCache<string, { class: BotClass; reason: string }>({ max: 10_000 });
+  const agents = new LRUCache<string, { class: BotClass; reason: string }>(entryBound(10_000));
   const agentClass = (agent: string | undefined) => {
     const text = agent ?? '';
     let known = agents.get(text);

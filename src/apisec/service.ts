@@ -43,6 +43,7 @@ import { openApiProblem } from './inventory.ts';
 import { createGatewayStore, type GatewayFields, type GatewayStore, type GeoRule } from './store.ts';
 import type { BlockDetails, BotAction, BotClass, Gateway, GatewayMode, GatewaySettings } from './types.ts';
 import { BOT_CLASSES, DEFAULT_BOT_POLICY, DEFAULT_HEALTH_CHECK, DEFAULT_TIMEOUT_MS } from './types.ts';
+import { entryBound } from '../platform/lru.ts';
 
 /** T5 as the detection capability provides it (structural). */
 export interface BehaviourLike {
@@ -260,16 +261,16 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
   const challenges = createChallenges({ key: Buffer.from(deps.config.secretKey), ...(deps.challengeDifficulty === undefined ? {} : { difficulty: deps.challengeDifficulty }) });
   // `at`: until when (minus GATEWAY_CACHE_MS) the entry is answered without asking the database;
   // `readAt`: when the database last said so (the stale-on-outage window counts from it).
-  const gateways = new LRUCache<string, { gateway: Gateway; at: number; readAt: number }>({ max: deps.gatewayCacheSize ?? 10_000 });
+  const gateways = new LRUCache<string, { gateway: Gateway; at: number; readAt: number }>(entryBound(deps.gatewayCacheSize ?? 10_000));
   // Ids that are no gateway, apart from the real ones: a flood of made-up ids evicts only its own kind.
-  const unknownIds = new LRUCache<string, true>({ max: deps.gatewayCacheSize ?? 10_000, ttl: UNKNOWN_GATEWAY_MS });
+  const unknownIds = new LRUCache<string, true>({ ...entryBound(deps.gatewayCacheSize ?? 10_000), ttl: UNKNOWN_GATEWAY_MS });
   const lookupPolicy = deps.lookupPolicy ?? GATEWAY_LOOKUP_POLICY;
   const ownHosts = (deps.config.ownHosts ?? []).filter((host) => host !== '');
   let routes: { host: string | null; prefix: string | null; gateway: Gateway }[] = [];
   let routeTimer: NodeJS.Timeout | null = null;
   let lookupCountry = deps.lookupCountry ?? null;
-  const geoRules = new LRUCache<string, { rules: GeoRule[]; at: number; readAt: number }>({ max: 10_000 });
-  const samples = new LRUCache<string, number>({ max: 5_000 });
+  const geoRules = new LRUCache<string, { rules: GeoRule[]; at: number; readAt: number }>(entryBound(10_000));
+  const samples = new LRUCache<string, number>(entryBound(5_000));
   const failedAuth = deps.failedAuthPolicy ?? DEFAULT_FAILED_AUTH_POLICY;
   const failureKey = (gatewayId: string, ip: string, bucket: number) => `${deps.cache.prefix}apisec:authfail:${gatewayId}:${ip.slice(0, 64)}:${bucket}`;
   const failuresOf = async (gatewayId: string, ip: string): Promise<number> => {

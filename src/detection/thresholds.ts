@@ -9,6 +9,7 @@ import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import { DEFAULT_THRESHOLDS, resolveThresholds } from './policy.ts';
 import type { Thresholds } from './types.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export const THRESHOLD_CACHE_MS = 10_000;
 
@@ -26,7 +27,7 @@ interface Row {
 }
 
 export function createThresholdStore(db: Database | undefined): ThresholdStore {
-  const cached = new LRUCache<string, { value: Thresholds; until: number }>({ max: 10_000 });
+  const cached = new LRUCache<string, { value: Thresholds; until: number }>(entryBound(10_000));
   const read = async (orgId: string): Promise<Thresholds> => {
     if (db === undefined) return DEFAULT_THRESHOLDS;
     const result = await db.withOrg(orgId, (tx) =>

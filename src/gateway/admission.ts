@@ -25,6 +25,7 @@ import { fallbackCostUsd, type CostFunction } from './pricing/pricing.ts';
 import type { CompletionBody } from './schemas.ts';
 import { screenCompletion } from './screen.ts';
 import type { GatewaySettings, GatewaySettingsSource } from './settings.ts';
+import { entryBound } from '../platform/lru.ts';
 
 /** Who is asking (from the authenticated request). */
 export interface Caller {
@@ -81,8 +82,8 @@ const SCREEN_TTL_MS = 60_000;
 const REFERENCE_USAGE: TokenUsage = { promptTokens: 1_000, completionTokens: 1_000, totalTokens: 2_000 };
 
 export class Admission {
-  private readonly turns = new LRUCache<string, number>({ max: MAX_TURNS });
-  private readonly screened = new LRUCache<string, { error: unknown; until: number }>({ max: MAX_SCREENED });
+  private readonly turns = new LRUCache<string, number>(entryBound(MAX_TURNS));
+  private readonly screened = new LRUCache<string, { error: unknown; until: number }>(entryBound(MAX_SCREENED));
   // planRoute's lookups, created once (not per request: see routing.ts on closures).
   private readonly priceOf = (id: string, model: string): number | null => this.deps.costOf(id, model, REFERENCE_USAGE);
 

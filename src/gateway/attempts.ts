@@ -26,6 +26,7 @@ import { getAdapter, invokeCompletion, invokeStream, providerIds, type ProviderI
 import { countsAgainstProvider, decideRetry, DEFAULT_RETRY_POLICY, sleep, type RetryPolicy } from './retry.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S, LatencyWindows } from './routing.ts';
 import type { PreparedCompletion, Viable } from './admission.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export interface Invokers {
   completion: typeof invokeCompletion;
@@ -84,7 +85,7 @@ export class Attempts {
   readonly invokers: Invokers;
   readonly retryPolicy: RetryPolicy;
   /** Last target seen per breaker key: what an active health check calls. */
-  private readonly recentTargets = new LRUCache<string, RememberedTarget>({ max: MAX_REMEMBERED_TARGETS });
+  private readonly recentTargets = new LRUCache<string, RememberedTarget>(entryBound(MAX_REMEMBERED_TARGETS));
   private readonly timers: NodeJS.Timeout[] = [];
   /** Breaker keys whose svc_gateway_health is currently 1 (the gauge is written on changes only). */
   private readonly reportedHealthy = new Set<string>();

@@ -18,6 +18,7 @@ import { guardedConnector } from '../platform/ssrf.ts';
 import type { AbortHook } from './cancel.ts';
 import { UpstreamError } from './contract.ts';
 import type { UpstreamErrorCode, UpstreamHeaders, UpstreamRequest } from './contract.ts';
+import { entryBound } from '../platform/lru.ts';
 
 /** Largest upstream response body accepted (JSON or a whole stream). */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -90,7 +91,7 @@ export function toUpstreamError(error: unknown, provider: string, url: string): 
   return new UpstreamError({ provider, status: null, code, retryable, url, providerCode, cause: error });
 }
 
-const splitCache = new LRUCache<string, { origin: string; path: string } | false>({ max: 1_000 });
+const splitCache = new LRUCache<string, { origin: string; path: string } | false>(entryBound(1_000));
 
 /** splitUrl, remembered: a gateway calls few distinct URLs (one per provider, model and base URL). */
 function splitUrlCached(url: string): { origin: string; path: string } | null {

@@ -5,6 +5,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { ProviderTarget } from './contract.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export interface ProviderKeySource {
   get(orgId: string, provider: string): Promise<{ key: string; baseUrl: string | null } | null>;
@@ -22,7 +23,7 @@ export async function resolveTarget(
   return fromEnv === undefined ? null : { apiKey: fromEnv };
 }
 
-const hostsByBaseUrl = new LRUCache<string, string | false>({ max: 10_000 });
+const hostsByBaseUrl = new LRUCache<string, string | false>(entryBound(10_000));
 
 /** Breaker / latency / health key: the provider id, or provider@host when a custom base URL is used. */
 export function targetKey(provider: string, target: ProviderTarget): string {

@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from '../platform/db/index.ts';
 import type { PiiMode } from './pii/index.ts';
 import { DEFAULT_HEALTH_CHECK_INTERVAL_S, type RoutingConfig } from './routing.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export const SETTINGS_CACHE_MS = 5_000;
 /** Orgs whose settings are kept (least recently used out). */
@@ -32,7 +33,7 @@ export interface GatewaySettingsSource {
 }
 
 export class SettingsStore implements GatewaySettingsSource {
-  private readonly cached = new LRUCache<string, { value: GatewaySettings; expiresAt: number }>({ max: SETTINGS_CACHE_MAX });
+  private readonly cached = new LRUCache<string, { value: GatewaySettings; expiresAt: number }>(entryBound(SETTINGS_CACHE_MAX));
 
   constructor(private readonly db: Database) {}
 

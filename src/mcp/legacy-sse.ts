@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import type { ProxyCaller, ProxyRequest, ProxyResponse } from './proxy.ts';
 import { serializeEvent, SseParser } from './sse.ts';
 import type { McpServerRecord } from './store.ts';
+import { entryBound } from '../platform/lru.ts';
 
 interface LegacySession {
   readonly server: McpServerRecord;
@@ -39,7 +40,7 @@ interface LegacySession {
 const MAX_SESSIONS = 10_000;
 
 export function createLegacySse(handle: (request: ProxyRequest) => Promise<ProxyResponse>, newId: () => string = randomUUID) {
-  const sessions = new LRUCache<string, LegacySession>({ max: MAX_SESSIONS, dispose: (session) => void session.stream.end() });
+  const sessions = new LRUCache<string, LegacySession>({ ...entryBound(MAX_SESSIONS), dispose: (session) => void session.stream.end() });
 
   const write = (session: LegacySession, data: string) => {
     if (!session.stream.writableEnded) session.stream.write(serializeEvent({ event: 'message', data }));

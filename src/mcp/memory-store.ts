@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { McpFinding } from './inspection.ts';
 import type { DefinitionKind, DefinitionRecord, McpStore, QuarantineRecord } from './store.ts';
+import { entryBound } from '../platform/lru.ts';
 
 /** Quarantined answers kept in memory at most (their content never leaves the process). */
 const MAX_QUARANTINED = 1_000;
@@ -18,7 +19,7 @@ const keyOf = (kind: DefinitionKind, name: string) => `${kind}\u0000${name}`;
 export function createMemoryStore() {
   /** org:server → kind\0name → record. */
   const servers = new Map<string, Map<string, DefinitionRecord>>();
-  const quarantined = new LRUCache<string, QuarantineRecord & { readonly org_id: string }>({ max: MAX_QUARANTINED });
+  const quarantined = new LRUCache<string, QuarantineRecord & { readonly org_id: string }>(entryBound(MAX_QUARANTINED));
   const entriesOf = (orgId: string, serverId: string): Map<string, DefinitionRecord> => {
     let entries = servers.get(`${orgId}:${serverId}`);
     if (entries === undefined) servers.set(`${orgId}:${serverId}`, (entries = new Map()));

@@ -16,6 +16,7 @@ import { LRUCache } from 'lru-cache';
 import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export type McpOAuthRole = 'viewer' | 'operator' | 'admin';
 
@@ -78,9 +79,9 @@ const view = (row: Row): McpOAuthSettings => ({
 
 export function createMcpOAuth(deps: McpOAuthDeps): McpOAuth {
   const { db } = deps;
-  const keySets = new LRUCache<string, JWTVerifyGetKey>({ max: 1_000 });
+  const keySets = new LRUCache<string, JWTVerifyGetKey>(entryBound(1_000));
   // A JWKS URL is re-checked against SSRF at use, at most once a minute per URL.
-  const checked = new LRUCache<string, true>({ max: 1_000, ttl: 60_000 });
+  const checked = new LRUCache<string, true>({ ...entryBound(1_000), ttl: 60_000 });
 
   const discover = async (issuer: string): Promise<string> => {
     const base = issuer.replace(/\/+$/, '');

@@ -18,6 +18,7 @@ import type { Cache } from '../platform/cache.ts';
 import type { Inspection, McpFinding, McpInspector } from './inspection.ts';
 import { definitionHash, definitionText, inferCategory, sha256Jcs, type ToolCategory } from './definitions.ts';
 import type { DefinitionKind, DefinitionRecord, McpStore } from './store.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export interface DefinitionVerdict {
   readonly kind: DefinitionKind;
@@ -98,7 +99,7 @@ export function createPinning(store: Pick<McpStore, 'definitions' | 'saveDefinit
   const checkEveryMs = options.checkEveryMs ?? 1_000;
   const maxAgeMs = options.maxAgeMs ?? 15_000;
   const clock = options.now ?? Date.now;
-  const cache = new LRUCache<string, Loaded>({ max: MAX_CACHED_SERVERS });
+  const cache = new LRUCache<string, Loaded>(entryBound(MAX_CACHED_SERVERS));
   /** Loads in flight per server: concurrent requests share one database read. */
   const loading = new Map<string, Promise<Loaded>>();
   const keyOf = (kind: DefinitionKind, name: string) => `${kind}\u0000${name}`;

@@ -23,6 +23,7 @@ import { createLegacySse } from './legacy-sse.ts';
 import { createPinning, type PinningOptions } from './pinning.ts';
 import { createProxy, type CallAudit, type ProxyCaller, type ProxyRequest, type ProxyResponse } from './proxy.ts';
 import { createStore, type McpTransport, type DefinitionKind, type DefinitionRecord, type McpServerRecord, type QuarantineRecord, type SessionRecord } from './store.ts';
+import { entryBound } from '../platform/lru.ts';
 
 /** Spec: an MCP session expires after 30 minutes without a heartbeat. */
 export const SESSION_TTL_MS = 30 * 60_000;
@@ -97,7 +98,7 @@ export function createMcp(deps: McpDeps) {
   const chains = createChainCorrelator(deps.cache);
   // Keyed on the client-chosen X-Session-ID: a hard cap, least recently used evicted first (an
   // evicted session that comes back is read again from the store).
-  const sessions = new LRUCache<string, { expiresAt: number; writtenAt: number; requests: number }>({ max: MAX_SESSIONS });
+  const sessions = new LRUCache<string, { expiresAt: number; writtenAt: number; requests: number }>(entryBound(MAX_SESSIONS));
 
   // Audit entries are appended in order per org, off the request path, one appendMany (one
   // chain-head lock) per gathering: AUDIT_GATHER_MS or AUDIT_GATHER_ENTRIES, whichever comes
@@ -259,7 +260,7 @@ export function createMcp(deps: McpDeps) {
   const view = (server: McpServerRecord): McpServerView => ({ ...server, endpoint: `/mcp/${server.id}` });
   // The proxy looks its server up on every request: a per-replica cache keeps the database off
   // the hot path (a deletion on another replica takes effect within the TTL).
-  const serverCache = new LRUCache<string, { server: McpServerRecord | null; expiresAt: number }>({ max: 10_000 });
+  const serverCache = new LRUCache<string, { server: McpServerRecord | null; expiresAt: number }>(entryBound(10_000));
   const SERVER_CACHE_MS = 5_000;
   const cachedServer = async (orgId: string, id: string): Promise<McpServerRecord | null> => {
     const key = `${orgId}:${id}`;

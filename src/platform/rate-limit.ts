@@ -23,6 +23,7 @@
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Cache } from './cache.ts';
+import { entryBound } from './lru.ts';
 
 export interface WindowRule {
   /** Short name, reported when this window refuses (minute, day, burst, login…). */
@@ -166,7 +167,7 @@ export function createRateLimiter(cache: Cache): RateLimiter {
   // Outage carry-over (see the module comment); only when Redis is configured.
   const carryOver = cache.configured === 'redis';
   /** Last counts and blocks Redis reported, per key: value and expiry (ms since epoch). */
-  const mirror = new LRUCache<string, { value: number; expiresAt: number }>({ max: MIRROR_MAX_KEYS });
+  const mirror = new LRUCache<string, { value: number; expiresAt: number }>(entryBound(MIRROR_MAX_KEYS));
   /** Keys the memory limiter seeded or wrote while Redis was unreachable, with what it added to each counter. */
   const outage = new Map<string, { kind: 'c' | 'b'; added: number }>();
   let recovering: Promise<void> | null = null;

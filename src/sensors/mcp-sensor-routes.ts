@@ -50,6 +50,7 @@ import { assertPublicUrl } from '../platform/ssrf.ts';
 import type { McpContextKey, McpSensorContext } from './collector/mcp-context.ts';
 import type { SensorAgent } from './sensor/agent.ts';
 import type { FindingData, Severity } from './wire.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export interface McpSensorOptions {
   readonly logger: Logger;
@@ -148,7 +149,7 @@ export function buildMcpSensor(options: McpSensorOptions) {
   const inspector = createInspector(detection);
   const store = createMemoryStore();
   const pinning = createPinning(store, inspector, cache);
-  const sessions = new LRUCache<string, SessionState>({ max: MAX_SESSIONS });
+  const sessions = new LRUCache<string, SessionState>(entryBound(MAX_SESSIONS));
   const inFlight = new Set<Promise<unknown>>();
   let applied: Applied | null = null;
 

@@ -29,6 +29,7 @@
  * the ajv regExp wrapper in structural.ts).
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../platform/lru.ts';
 
 export const MAX_PATTERN_CHARS = 512;
 export const MAX_BOUNDED_REPEAT = 100;
@@ -103,7 +104,7 @@ function allCodePoints(): string {
   return everyCodePoint;
 }
 
-const overlapCache = new LRUCache<string, boolean>({ max: 4_096 });
+const overlapCache = new LRUCache<string, boolean>(entryBound(4_096));
 
 /** The character a single-literal atom stands for (`x`, `\\.`), or null for a class, escape class or `.`. */
 const isHighSurrogate = (char: string) => char >= '\ud800' && char <= '\udbff';

@@ -21,6 +21,7 @@ import { createProvenanceWriter, type ProvenanceRecord, type ProvenanceWriter } 
 import { createStreamGuard } from './stream-guard.ts';
 import { failed, inputOf, redactContent, runVerification, verifyEnvelope, type GroundingTiers, type RequestView } from './verify.ts';
 import { LAYER_NAMES, type SourceInput, type Verification, type VerifyInput } from './types.ts';
+import { entryBound } from '../platform/lru.ts';
 
 export const POLICY_CACHE_MS = 5_000;
 
@@ -66,11 +67,11 @@ export interface VerificationCore {
 }
 
 function createPolicyStore(db: Database, logger: Logger): PolicyStore {
-  const cached = new LRUCache<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>({ max: 10_000 });
+  const cached = new LRUCache<string, { value: ResolvedPolicy; body: PolicyBody | null; updatedAt: string | null; expiresAt: number }>(entryBound(10_000));
   // org id + updated_at of stored policies whose inactive rules were already logged (once per org/policy version).
-  const warned = new LRUCache<string, true>({ max: 10_000 });
+  const warned = new LRUCache<string, true>(entryBound(10_000));
   // Resolved stored policies by org and body: an unchanged row read again is not compiled again.
-  const resolved = new LRUCache<string, ResolvedPolicy>({ max: 1_000 });
+  const resolved = new LRUCache<string, ResolvedPolicy>(entryBound(1_000));
   const load = async (orgId: string) => {
     const hit = cached.get(orgId);
     const now = Date.now();

@@ -12,6 +12,7 @@
  *   this instance changes the org's endpoints).
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../platform/lru.ts';
 
 export interface FanOutGate {
   /** False when the event must not become a webhook event now (coalesced). */
@@ -28,8 +29,8 @@ export function createFanOutGate(loadSubscriptions: (orgId: string) => Promise<R
   const subscriptionTtlMs = options.subscriptionTtlMs ?? 10_000;
   const maxKeys = options.maxKeys ?? MAX_KEYS;
   // Both bounded, least recently used out: a window evicted early costs one extra event, a subscription set one extra read.
-  const windows = new LRUCache<string, { endsAt: number; folded: number }>({ max: maxKeys });
-  const subscriptions = new LRUCache<string, { at: number; events: Promise<ReadonlySet<string>> }>({ max: maxKeys });
+  const windows = new LRUCache<string, { endsAt: number; folded: number }>(entryBound(maxKeys));
+  const subscriptions = new LRUCache<string, { at: number; events: Promise<ReadonlySet<string>> }>(entryBound(maxKeys));
 
   return {
     admit(orgId, event, data, now = Date.now()) {

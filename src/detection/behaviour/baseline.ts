@@ -25,6 +25,7 @@ import {
   stepLogins,
   stepUsername,
 } from './model.ts';
+import { entryBound } from '../../platform/lru.ts';
 
 export interface BehaviourResult {
   /** 0..1, combined over the anomalies (0 when there are none). */
@@ -81,7 +82,7 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
     endpoint: { ttlMs: ENDPOINT_TTL_MS, memoryEntries: Math.floor(memoryEntries / 10) },
   });
   // Endpoint keys repeat: their hash is remembered (bounded like the endpoint states).
-  const endpointHashes = new LRUCache<string, string>({ max: Math.max(1, Math.floor(memoryEntries / 10)) });
+  const endpointHashes = new LRUCache<string, string>(entryBound(Math.max(1, Math.floor(memoryEntries / 10))));
   const endpointHash = (endpoint: string): string => {
     let hash = endpointHashes.get(endpoint);
     if (hash === undefined) {
@@ -93,7 +94,7 @@ export function createBehaviourBaseline(cache: Cache, options: BehaviourBaseline
   let country: ((ip: string) => string | null) | null = lookupCountry ?? geoLookup;
   // The country of an address is looked up once per hour at most (geoip-lite's range search is
   // the costliest step of an update otherwise); bounded like the IP states' working set.
-  const countries = new LRUCache<string, { country: string | null }>({ max: Math.max(1, Math.floor(memoryEntries / 10)), ttl: 3_600_000, ttlAutopurge: false });
+  const countries = new LRUCache<string, { country: string | null }>({ ...entryBound(Math.max(1, Math.floor(memoryEntries / 10))), ttl: 3_600_000, ttlAutopurge: false });
   const countryOf = (lookup: (ip: string) => string | null, ip: string): string | null => {
     let known = countries.get(ip);
     if (known === undefined) {

@@ -17,6 +17,7 @@ import { combineAnomalies } from './model.ts';
 import type { ProfileObservation, ProfileOptions, ProfileState } from './profile.ts';
 import { DEFAULT_PROFILE_OPTIONS, SEQUENCE_FEATURE, emptyProfile, stepProfile } from './profile.ts';
 import { createStateStore } from './store.ts';
+import { entryBound } from '../../platform/lru.ts';
 
 const PROFILE_TTL_MS = 7 * 24 * 3_600_000;
 const SESSION_TTL_MS = 30 * 60_000;
@@ -55,7 +56,7 @@ export function createProfileBaseline(cache: Cache, options: ProfileBaselineOpti
     session: { ttlMs: SESSION_TTL_MS, memoryEntries },
   });
   // Subjects repeat: their hash is remembered (bounded like the profiles).
-  const hashes = new LRUCache<string, string>({ max: Math.max(1, memoryEntries) });
+  const hashes = new LRUCache<string, string>(entryBound(Math.max(1, memoryEntries)));
   const hashOf = (text: string): string => {
     let hash = hashes.get(text);
     if (hash === undefined) {

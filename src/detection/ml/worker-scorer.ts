@@ -69,8 +69,18 @@ interface WorkerMessage { ready?: boolean; error?: string; reason?: string; id?:
  * vitest) a small bootstrap registers tsx's loader in the worker first, since a worker does not
  * inherit the loader its parent was started with.
  */
+/**
+ * The young generation of a scoring worker's heap, MB. V8 gives every isolate up to 16 MB per
+ * semi-space (32 MB of new space, resident once used) for a thread that allocates at a request
+ * path's rate; a scoring worker's short-lived objects per text (token lists, a batch's arrays)
+ * are small and its scavenges run off the event loop, so 12 MB (4 MB semi-spaces): the semantic
+ * worker's heap was 55 MB under load with the default, 32 MB with this (docs/benchmarks.md,
+ * "Memory breakdown").
+ */
+export const WORKER_YOUNG_GENERATION_MB = 12;
+
 function startWorker(module: WorkerModule): Worker {
-  const options = { resourceLimits: { maxOldGenerationSizeMb: module.heapMb ?? 512 }, workerData: module.data };
+  const options = { resourceLimits: { maxOldGenerationSizeMb: module.heapMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB }, workerData: module.data };
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${module.name}.js`, import.meta.url), options);
   const entry = new URL(`./${module.name}.ts`, import.meta.url).href;
   return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { ...options, eval: true });

@@ -38,6 +38,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../../platform/lru.ts';
 
 export interface NameSpan {
   start: number;
@@ -341,7 +342,7 @@ function fold(word: string): string {
 type Kind = 'name' | 'common-name' | 'place-name' | 'common' | 'place' | 'unknown';
 
 /** Look-ups repeat (the same names and words recur across messages): a bounded memo. */
-const kindMemo = new LRUCache<string, Kind>({ max: 50_000 });
+const kindMemo = new LRUCache<string, Kind>(entryBound(50_000));
 
 function kindOf(word: string, lexicon: Lexicons): Kind {
   const memo = kindMemo.get(word);

@@ -22,6 +22,7 @@
 import { LRUCache } from 'lru-cache';
 import table from './price-table.json' with { type: 'json' };
 import type { TokenUsage } from '../contract.ts';
+import { entryBound } from '../../platform/lru.ts';
 
 /** USD per token. */
 export interface ModelPrice {
@@ -130,7 +131,7 @@ export function listedModels(provider: string): string[] {
   return [...(tables.get(provider)?.models.values() ?? [])].map(([model]) => model);
 }
 
-const cache = new LRUCache<string, PriceLookup>({ max: 2048 });
+const cache = new LRUCache<string, PriceLookup>(entryBound(2048));
 
 /** The price of `model` at `provider` (see the module comment for the rule). Pure; memoized. */
 export function priceFor(provider: string, model: string): PriceLookup {

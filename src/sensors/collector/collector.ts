@@ -60,6 +60,7 @@ import {
 import { forwardedGatewayEvent, GATEWAY_EVENT_KIND, type ForwardedGatewayEvent, type GatewayContextDirective, type GatewayContexts, type GatewayUsageReport } from './gateway-context.ts';
 import { heldDefinitionOf, type McpSensorContext, type SensorHeldDefinition } from './mcp-context.ts';
 import { createSensorStore, type HeartbeatReport, type RegistrationInput, type SensorConfig, type SensorRecord } from './store.ts';
+import { entryBound } from '../../platform/lru.ts';
 
 export interface CollectorDeps {
   readonly db: Database;
@@ -169,8 +170,8 @@ export function createCollector(deps: CollectorDeps) {
   const accepted = current > 1 ? [current - 1, current] : [current];
   const store = createSensorStore(deps.db);
   const chains = createChainCorrelator(deps.cache);
-  const sensors = new LRUCache<string, CachedSensor>({ max: 10_000 });
-  const unknown = new LRUCache<string, number>({ max: 10_000 });
+  const sensors = new LRUCache<string, CachedSensor>(entryBound(10_000));
+  const unknown = new LRUCache<string, number>(entryBound(10_000));
   const metrics = registerMetrics(deps);
 
   const reject = (code: ErrorCode, details: Record<string, unknown> = {}): FindingResult => {

@@ -1,0 +1,83 @@
+/**
+ * Preloaded into the server by `npm run bench -- memory` (`node --import ./bench/memory-probe.mjs
+ * dist/cli.js serve`), never by svc itself: every thread of the process (the main thread and each
+ * worker thread, which inherit the preload through execArgv) writes what its own isolate holds to
+ * `SVC_MEMORY_PROBE_DIR/thread-<id>.json` every `SVC_MEMORY_PROBE_MS` (default 2,000 ms):
+ * `process.memoryUsage()` (heap used / total, external, arrayBuffers), V8's heap statistics
+ * (committed, malloced, heap spaces) and the WebAssembly memories the thread created (their
+ * current size: PGlite's in the main thread, TF.js's in the semantic worker). Plain JavaScript so
+ * it loads into the compiled server without tsx.
+ */
+import { writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { threadId } from 'node:worker_threads';
+
+const directory = process.env.SVC_MEMORY_PROBE_DIR;
+if (directory) {
+  /** Every WebAssembly.Memory this thread made or got from an instance, held weakly. */
+  const memories = new Set();
+  const remember = (memory) => {
+    if (memory instanceof WebAssembly.Memory) memories.add(new WeakRef(memory));
+  };
+  const exportsOf = (instance) => {
+    for (const value of Object.values(instance?.exports ?? {})) remember(value);
+  };
+  const OriginalMemory = WebAssembly.Memory;
+  WebAssembly.Memory = new Proxy(OriginalMemory, {
+    construct(target, args) {
+      const memory = Reflect.construct(target, args);
+      remember(memory);
+      return memory;
+    },
+  });
+  const OriginalInstance = WebAssembly.Instance;
+  WebAssembly.Instance = new Proxy(OriginalInstance, {
+    construct(target, args) {
+      const instance = Reflect.construct(target, args);
+      exportsOf(instance);
+      return instance;
+    },
+  });
+  for (const name of ['instantiate', 'instantiateStreaming']) {
+    const original = WebAssembly[name];
+    if (typeof original !== 'function') continue;
+    WebAssembly[name] = async function (...args) {
+      const result = await original.apply(this, args);
+      exportsOf(result instanceof OriginalInstance ? result : result?.instance);
+      return result;
+    };
+  }
+  const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
+  const file = join(directory, `thread-${threadId}.json`);
+  const write = () => {
+    const usage = process.memoryUsage();
+    const heap = getHeapStatistics();
+    const wasm = [];
+    for (const reference of memories) {
+      const memory = reference.deref();
+      if (memory === undefined) memories.delete(reference);
+      else wasm.push(mb(memory.buffer.byteLength));
+    }
+    const snapshot = {
+      thread: threadId,
+      at: Date.now(),
+      heap_used_mb: mb(usage.heapUsed),
+      heap_total_mb: mb(usage.heapTotal),
+      heap_committed_mb: mb(heap.total_physical_size),
+      malloced_mb: mb(heap.malloced_memory),
+      external_mb: mb(usage.external),
+      array_buffers_mb: mb(usage.arrayBuffers),
+      wasm_memories_mb: wasm,
+      spaces: Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, { size_mb: mb(space.space_size), used_mb: mb(space.space_used_size) }])),
+    };
+    try {
+      writeFileSync(`${file}.tmp`, JSON.stringify(snapshot));
+      renameSync(`${file}.tmp`, file);
+    } catch {
+      // the bench removed the directory: the server is stopping
+    }
+  };
+  setInterval(write, Number(process.env.SVC_MEMORY_PROBE_MS ?? 2_000)).unref();
+  write();
+}
