@@ -22,7 +22,7 @@ import { taskEvidence } from './indirect.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
 import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
-import { decide, escalate, escalationTier, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
+import { decide, escalate, escalationTier, HIJACKING_CATEGORIES, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
 import { combineFindings, noisyOr, round } from './score.ts';
 import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
@@ -253,8 +253,6 @@ function documentedSignals(signals: { readonly score: number; readonly findings:
   };
 }
 
-/** Categories of the spec's agent-hijacking classes; they default to block. */
-export const HIJACKING_CATEGORIES: ReadonlySet<string> = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
 const HIJACKING_BLOCK_CONFIDENCE = 0.6;
 
 const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool_output: 'mcp', http: 'api_security', tool_definition: 'mcp', llm_output: 'ai_gateway' };

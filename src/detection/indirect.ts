@@ -107,27 +107,22 @@ const STOP_READING: readonly RegExp[] = [
   /\bfocus\s{1,3}(?:only\s{1,3}|solely\s{1,3}|exclusively\s{1,3})?on\s{1,3}the\s{1,3}(?:objective|task|instructions?|goal|request)\s{1,3}(?:above|below)\b/,
 ];
 
-/** Task switches, overrides and concealment. */
-const SWITCH = [
+/**
+ * The task switches that override the reader's instructions or speak with the user's authority:
+ * in command documentation they are still planted ("ignore previous instructions", "your new task
+ * is", "the user wants you to", "confirmation is not required"). The other switches ("before you
+ * …", "instead of …", "stop processing", "don't inform the user", "debug mode") are how a manual
+ * describes what a command does.
+ */
+const OVERRIDE_SWITCH: readonly RegExp[] = [
   /\b(?:ignore|disregard|forget|override|skip|bypass)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}|your\s{1,3}|my\s{1,3}|these\s{1,3}|those\s{1,3}){0,2}(?:previous|prior|above|earlier|preceding|original|initial|former|other|existing)\s{1,3}(?:instructions?|tasks?|prompts?|directions?|directives?|requests?|rules|guidelines|context|text|content|messages?)\b/,
   /\b(?:ignore|disregard|forget)\s{1,3}(?:all\s{1,3})?your\s{1,3}(?:previous|prior|earlier|original|initial|current)\b/,
   // Data speaking with the user's authority.
   /\b(?:enforced|required|mandated|requested|authori[sz]ed|approved|ordered)\s{1,3}by\s{1,3}(?:the|your)\s{1,3}user\b/,
   /\b(?:ignore|disregard|forget)\s{1,3}(?:everything|all)\s{1,3}(?:above|before|previously|you\s{1,3}(?:have\s{1,3}been|were)\s{1,3}told)\b/,
   /\bnew\s{1,3}(?:important\s{1,3}|urgent\s{1,3}|updated\s{1,3})?(?:instructions?|task|tasks|objective|goal|directive|orders?|mission)\s{0,3}(?:[:!*]|\bis\b|\bare\b|\bfor\s{1,3}you)/,
-  /\b(?:important|urgent|attention|warning|notice)\s{0,2}!{2,}/,
   /\b(?:your|the)\s{1,3}(?:new|real|actual|true|only|updated|primary|current)\s{1,3}(?:task|goal|objective|instructions?|job|mission|purpose|priority)\s{1,3}(?:is|are|now)\b/,
-  /\bbefore\s{1,3}(?:you\s{1,3}(?:can\s{1,3})?|answering|responding|replying|summari[sz]ing|continuing|proceeding)\s{0,3}(?:answer|respond|reply|summari[sz]e|continue|proceed|solve|complete|finish|do\s{1,3}anything|start|return|give|process)?/,
-  /\binstead\s{1,3}of\s{1,3}(?:summari[sz]ing|answering|responding|translating|analy[sz]ing|completing|doing|following|the\s{1,3}(?:summary|answer|task|original|user))/,
-  /\bfrom\s{1,3}now\s{1,3}on\b[^.\n]{0,40}\byou\b/,
-  ...STOP_READING,
-  /\b(?:do\s{1,3}not|don't|never)\s{1,3}(?:tell|inform|notify|alert|mention\s{1,3}(?:this|it)\s{1,3}to|let)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
-  /\bwithout\s{1,3}(?:telling|informing|notifying|asking|alerting|confirming\s{1,3}with)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
   /\b(?:the\s{1,3}|your\s{1,3})?user\s{1,3}(?:wants|has\s{1,3}asked|asked|instructs|requires|authori[sz]ed|needs)\s{1,3}you\s{1,3}to\b/,
-  /\b(?:hidden|embedded|secret|covert)\s{1,3}(?:tasks?|instructions?|commands?|capabilit(?:y|ies)|requests?)\b/,
-  /\b(?:developer|debug|god|admin|maintenance|jailbreak|dan)\s{1,3}mode\b/,
-  /\bas\s{1,3}an?\s{1,3}(?:authority|expert)\s{1,3}(?:in|on)\b[^.\n]{0,60}\b(?:i\s{1,3}(?:suggest|recommend|instruct)|you\s{1,3}(?:must|should))/,
-  /\bsuppose\s{1,3}we\s{1,3}(?:were\s{1,3}to\s{1,3})?ignore\b/,
   /(?:^|\s)(?:ai\s{1,3}instructions?|instructions?\s{1,3}for\s{1,3}(?:the\s{1,3})?(?:ai|assistant|agent|model))\s{0,2}:/,
   /\b(?:ignore|disregard)\s{1,3}(?:the|this|that)\s{1,3}(?:document|resume|cv|email|e-mail|article|text|page|content|data|review|context|input|question|task|request|message|file)\s{1,3}(?:and|,|then)\b/,
   // Claims of the user's prior consent, to skip a confirmation.
@@ -136,14 +131,21 @@ const SWITCH = [
   /\b(?:with\s{1,3})?(?:confirmation|approval|consent)\s{1,3}(?:given|granted|received)\b/,
 ];
 
-/**
- * The task switches that override the reader's instructions or speak with the user's authority:
- * in command documentation they are still planted ("ignore previous instructions", "your new task
- * is", "the user wants you to", "confirmation is not required"). The other switches ("before you
- * …", "instead of …", "stop processing", "don't inform the user", "debug mode") are how a manual
- * describes what a command does.
- */
-const OVERRIDE_SWITCH: readonly RegExp[] = [SWITCH[0]!, SWITCH[1]!, SWITCH[2]!, SWITCH[3]!, SWITCH[4]!, SWITCH[6]!, SWITCH[13]!, SWITCH[18]!, SWITCH[19]!, SWITCH[20]!, SWITCH[21]!, SWITCH[22]!];
+/** Task switches, overrides and concealment: the overrides above and the switches a manual also uses. */
+const SWITCH: readonly RegExp[] = [
+  ...OVERRIDE_SWITCH,
+  /\b(?:important|urgent|attention|warning|notice)\s{0,2}!{2,}/,
+  /\bbefore\s{1,3}(?:you\s{1,3}(?:can\s{1,3})?|answering|responding|replying|summari[sz]ing|continuing|proceeding)\s{0,3}(?:answer|respond|reply|summari[sz]e|continue|proceed|solve|complete|finish|do\s{1,3}anything|start|return|give|process)?/,
+  /\binstead\s{1,3}of\s{1,3}(?:summari[sz]ing|answering|responding|translating|analy[sz]ing|completing|doing|following|the\s{1,3}(?:summary|answer|task|original|user))/,
+  /\bfrom\s{1,3}now\s{1,3}on\b[^.\n]{0,40}\byou\b/,
+  ...STOP_READING,
+  /\b(?:do\s{1,3}not|don't|never)\s{1,3}(?:tell|inform|notify|alert|mention\s{1,3}(?:this|it)\s{1,3}to|let)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
+  /\bwithout\s{1,3}(?:telling|informing|notifying|asking|alerting|confirming\s{1,3}with)\s{1,3}(?:the\s{1,3}|your\s{1,3})?user\b/,
+  /\b(?:hidden|embedded|secret|covert)\s{1,3}(?:tasks?|instructions?|commands?|capabilit(?:y|ies)|requests?)\b/,
+  /\b(?:developer|debug|god|admin|maintenance|jailbreak|dan)\s{1,3}mode\b/,
+  /\bas\s{1,3}an?\s{1,3}(?:authority|expert)\s{1,3}(?:in|on)\b[^.\n]{0,60}\b(?:i\s{1,3}(?:suggest|recommend|instruct)|you\s{1,3}(?:must|should))/,
+  /\bsuppose\s{1,3}we\s{1,3}(?:were\s{1,3}to\s{1,3})?ignore\b/,
+];
 
 /** A tool or function the reader should call, named in data. */
 const TOOL_DIRECTIVE = [

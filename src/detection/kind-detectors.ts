@@ -10,7 +10,7 @@ import { detectPlantedInstructions, isCommandDocumentation } from './indirect.ts
 import { detectLeak } from './leak.ts';
 import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
-import { DEFAULT_THRESHOLDS } from './policy.ts';
+import { DEFAULT_THRESHOLDS, HIJACKING_CATEGORIES } from './policy.ts';
 import { combineFindings } from './score.ts';
 import type { Finding, InspectKind, ToolDefinitionShape } from './types.ts';
 
@@ -234,8 +234,26 @@ const DOCUMENTATION_REPORT = 0.25;
  */
 export function documentationOnly(kind: InspectKind, findings: readonly Finding[], raw: string): boolean {
   if (kind !== 'tool_output') return false;
-  if (findings.some((finding) => finding.confidence >= MACHINE_EVIDENCE && (finding.id.startsWith('indirect.') || hiddenVariant(finding)))) return false;
+  if (findings.some((finding) => (finding.confidence >= MACHINE_EVIDENCE && (finding.id.startsWith('indirect.') || hiddenVariant(finding))) || plantedWhateverTheForm(finding))) return false;
   return isCommandDocumentation(raw);
+}
+
+/** Confidence from which a hijacking-class or tool-poisoning pattern is evidence whatever text it sits in. */
+const PLANTED_EVIDENCE = 0.8;
+
+/**
+ * A finding that no documentation's wording explains, so that it keeps the text from being read
+ * as documentation: how a text is laid out is the sender's choice (a `Usage:` line costs an
+ * attacker one line), so the form may only excuse the weak, request-shaped phrases a manual is
+ * made of. These are a confident pattern of the agent-hijacking classes or of tool poisoning
+ * (sending data out, hiding an action from the user, forged system turns) and an override of
+ * previous instructions in another language (the English one is a planted override in
+ * indirect.ts, which already keeps the text's weight).
+ */
+function plantedWhateverTheForm(finding: Finding): boolean {
+  if (finding.tier !== 't1' || finding.id.startsWith('indirect.')) return false;
+  if (finding.id.startsWith('pi.ignore-previous-')) return true;
+  return finding.confidence >= PLANTED_EVIDENCE && (HIJACKING_CATEGORIES.has(finding.category) || finding.category === 'tool-poisoning');
 }
 
 /** A pattern found only in a decoded or invisible form of the text (base64, tag characters …): hidden text, which documentation does not need. */
@@ -248,8 +266,8 @@ function hiddenVariant(finding: Finding): boolean {
  * catalogue's patterns — written for requests typed to an assistant — are reported, not counted:
  * each at most DOCUMENTATION_REPORT and together under DOCUMENTATION_CEILING. A confident pattern
  * (≥ 0.9) is weighed the same: in a manual "override the default policy" and "clear the previous
- * msgid" are what an option does; a planted override ("ignore all previous instructions") is also
- * a planted-instruction finding, which keeps everything as it is.
+ * msgid" are what an option does. A planted override ("ignore all previous instructions", in any
+ * language) or a confident hijacking pattern keeps everything as it is (documentationOnly).
  */
 function documentationAsData(findings: readonly Finding[], raw: string): Finding[] {
   const catalogue = findings.filter((finding) => finding.tier === 't1' && !finding.id.startsWith('indirect.'));

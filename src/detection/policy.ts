@@ -10,6 +10,9 @@
  */
 import type { Decision, Thresholds } from './types.ts';
 
+/** Categories of the spec's agent-hijacking classes; they default to block. */
+export const HIJACKING_CATEGORIES: ReadonlySet<string> = new Set(['context-poisoning', 'agent-impersonation', 'exfiltration', 'prompt-chaining', 'sleeper-payload']);
+
 export const DEFAULT_THRESHOLDS: Thresholds = Object.freeze({ log: 0.2, alert: 0.4, challenge: 0.6, block: 0.7 });
 
 /** T1 score above which the pipeline stops and blocks at once (spec: "score above 0.9"). */
