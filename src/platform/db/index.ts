@@ -263,14 +263,26 @@ async function openPglite(dir: string | null, options: OpenOptions): Promise<Dat
  */
 async function createClusterInChildProcess(dir: string, startParams: readonly string[]): Promise<void> {
   const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
   const module = import.meta.resolve('@electric-sql/pglite');
   const script = `const { PGlite } = await import(${JSON.stringify(module)}); await (await PGlite.create(${JSON.stringify(dir)}, { startParams: ${JSON.stringify(startParams)} })).close();`;
+  let child: ReturnType<typeof execFile> | undefined;
+  // The initdb dies with the server, as it did in-process: a server stopped while it starts
+  // (SIGTERM before listening exits at once) must not leave it writing into DATA_DIR, whose lock
+  // the next start takes over.
+  const stop = () => child?.kill('SIGKILL');
+  process.once('exit', stop);
   try {
-    await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', script], { env: process.env, maxBuffer: 1_048_576 });
+    await new Promise<void>((resolveRun, rejectRun) => {
+      child = execFile(process.execPath, ['--input-type=module', '--eval', script], { maxBuffer: 1_048_576 }, (error, _stdout, stderr) => {
+        if (error === null) resolveRun();
+        else rejectRun(Object.assign(error, { stderr }));
+      });
+    });
   } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim();
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
     throw new Error(`creating the embedded database in ${dir} failed${stderr ? `: ${stderr.slice(-2_000)}` : ''}`, { cause: error });
+  } finally {
+    process.off('exit', stop);
   }
 }
 
