@@ -65,11 +65,6 @@ interface Waiting { resolve: (verdict: WorkerVerdict<object>) => void; timer: No
 interface WorkerMessage { ready?: boolean; error?: string; reason?: string; id?: number; result?: object; skipped?: string }
 
 /**
- * The worker module beside this one: `NAME.js` once built; from the TypeScript sources (tsx,
- * vitest) a small bootstrap registers tsx's loader in the worker first, since a worker does not
- * inherit the loader its parent was started with.
- */
-/**
  * The young generation of a scoring worker's heap, MB. V8 gives every isolate up to 16 MB per
  * semi-space (32 MB of new space, resident once used) for a thread that allocates at a request
  * path's rate; a scoring worker's short-lived objects per text (token lists, a batch's arrays)
@@ -79,6 +74,11 @@ interface WorkerMessage { ready?: boolean; error?: string; reason?: string; id?:
  */
 export const WORKER_YOUNG_GENERATION_MB = 12;
 
+/**
+ * The worker module beside this one: `NAME.js` once built; from the TypeScript sources (tsx,
+ * vitest) a small bootstrap registers tsx's loader in the worker first, since a worker does not
+ * inherit the loader its parent was started with.
+ */
 function startWorker(module: WorkerModule): Worker {
   const options = { resourceLimits: { maxOldGenerationSizeMb: module.heapMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB }, workerData: module.data };
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${module.name}.js`, import.meta.url), options);

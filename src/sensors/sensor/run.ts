@@ -123,12 +123,12 @@ export async function runSensor(args: readonly string[], version: string): Promi
   }
   // The detection tiers' first-use work, before the port opens (as `svc serve` does): otherwise
   // the first requests a fresh sensor screens queue behind it.
-  if (detection !== null) {
-    const warming = performance.now();
-    const warmed = await detection.warm();
-    logger.info({ kinds: warmed, duration_ms: Math.round(performance.now() - warming) }, 'detection engine warm');
-  }
   try {
+    if (detection !== null) {
+      const warming = performance.now();
+      const warmed = await detection.warm();
+      logger.info({ kinds: warmed, duration_ms: Math.round(performance.now() - warming) }, 'detection engine warm');
+    }
     await app.listen({ host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) });
   } catch (error) {
     await mcp?.close();
