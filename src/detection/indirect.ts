@@ -115,7 +115,8 @@ const STOP_READING: readonly RegExp[] = [
  * describes what a command does.
  */
 const OVERRIDE_SWITCH: readonly RegExp[] = [
-  /\b(?:ignore|disregard|forget|override|skip|bypass)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}|your\s{1,3}|my\s{1,3}|these\s{1,3}|those\s{1,3}){0,2}(?:previous|prior|above|earlier|preceding|original|initial|former|other|existing)\s{1,3}(?:instructions?|tasks?|prompts?|directions?|directives?|requests?|rules|guidelines|context|text|content|messages?)\b/,
+  // Not a superseded document ("ignore the previous task list I sent"): catalogue/prompt.ts's DOCUMENT_NOUN.
+  /\b(?:ignore|disregard|forget|override|skip|bypass)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}|your\s{1,3}|my\s{1,3}|these\s{1,3}|those\s{1,3}){0,2}(?:previous|prior|above|earlier|preceding|original|initial|former|other|existing)\s{1,3}(?:instructions?|tasks?|prompts?|directions?|directives?|requests?|rules|guidelines|context|text|content|messages?)\b(?!\s{1,3}(?:lists?|materials?|manuals?|schedules?|sheets?|slides?|decks?|binders?|handouts?|trackers?|boards?|spreadsheets?|calendars?|videos?|modules?|sessions?|courses?)\b)/,
   /\b(?:ignore|disregard|forget)\s{1,3}(?:all\s{1,3})?your\s{1,3}(?:previous|prior|earlier|original|initial|current)\b/,
   // Data speaking with the user's authority.
   /\b(?:enforced|required|mandated|requested|authori[sz]ed|approved|ordered)\s{1,3}by\s{1,3}(?:the|your)\s{1,3}user\b/,
