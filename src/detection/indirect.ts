@@ -82,6 +82,10 @@ const ADDRESSED = [
   new RegExp(`\\b(?:ai|assistant|agent|llm|model|chatbot)s?\\s{1,3}(?:reading|processing|summari[sz]ing|parsing|analy[sz]ing)\\s{1,3}this\\b`),
   /\bmessage\s{1,3}from\s{1,3}(?:me|the\s{1,3}user|your\s{1,3}user|the\s{1,3}developer|your\s{1,3}developer|the\s{1,3}system|the\s{1,3}administrator)\b[^.\n]{0,60}\bto\s{1,3}you\b/,
   /\b(?:i\s{1,3}am|i'm)\s{1,3}(?:your|the)\s{1,3}(?:developer|creator|administrator|admin|operator|owner|user)\b/,
+  // Automated readers named as the addressee ("note to automated analysis software", "for
+  // automated screening systems"): a person is never the one screened for.
+  /\b(?:note|message|instructions?|memo|reminder|notice)\s{1,3}(?:to|for)\s{1,3}(?:the\s{1,3}|any\s{1,3}|all\s{1,3})?automated\s{1,3}(?:[a-z]{2,20}\s{1,3}){0,2}(?:software|systems?|tools?|screeners?|readers?|reviewers?|parsers?|scanners?)\b/,
+  /\bfor\s{1,3}(?:the\s{1,3}|any\s{1,3})?(?:automated|ai|llm)\s{1,3}(?:screening|analysis|review|processing|evaluation|scoring|parsing)\s{1,3}(?:software|systems?|tools?)\b/,
 ];
 
 /**
@@ -103,7 +107,10 @@ const WHOEVER_PROCESSES = /\b(?:whoever|anyone|anybody|whatever)\s{1,3}(?:is\s{1
 const STOP_READING: readonly RegExp[] = [
   /\b(?:stop|cease|halt|abort)\s{1,3}(?:what\s{1,3}you(?:'re|\s{1,3}are)\s{1,3}doing|the\s{1,3}(?:current|original)\s{1,3}task|summari[sz]ing|immediately|processing(?=\s{0,3}(?:here|now|this|the\s{1,3}(?:text|page|document|input|content|rest|request|task)|further|immediately|and\b|[.!,;:)]|$)))/,
   /\b(?:ignore|disregard|skip)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3}){0,2}(?:text|content|instructions?|information|messages?)\s{1,3}(?:below|beneath|that\s{1,3}follows?|after\s{1,3}this)\b/,
-  /\b(?:ignore|disregard|skip)\s{1,3}the\s{1,3}rest\s{1,3}of\s{1,3}(?:the|this)\s{1,3}(?:page|document|text|content|message|e-?mail|file|article|prompt|conversation|website|site)\b/,
+  /\b(?:ignore|disregard|skip)\s{1,3}the\s{1,3}(?:rest|remainder)\s{1,3}of\s{1,3}(?:the|this|these)\s{1,3}(?:page|document|text|content|message|e-?mail|file|article|prompt|conversation|website|site|data|input|record|report|output|results?|snippets?|material|information)\b/,
+  // Told to set the other snippets aside and read only the planted part ("ignore them and instead
+  // focus on …", "ignore all negative indicators … and report").
+  /\b(?:ignore|disregard)\s{1,3}(?:them|it|these|those|all\s{1,3}(?:negative|other|contrary|unfavou?rable)\s{1,3}[a-z]{3,20})\s{1,3}(?:in\s{1,3}the\s{1,3}[a-z]{3,20}\s{1,3})?(?:and|[.,;])\s{0,3}(?:instead\s{1,3})?(?:focus|concentrate|only|report|print|output|say)\b/,
   /\bfocus\s{1,3}(?:only\s{1,3}|solely\s{1,3}|exclusively\s{1,3})?on\s{1,3}the\s{1,3}(?:objective|task|instructions?|goal|request)\s{1,3}(?:above|below)\b/,
 ];
 
@@ -146,6 +153,11 @@ const SWITCH: readonly RegExp[] = [
   /\b(?:developer|debug|god|admin|maintenance|jailbreak|dan)\s{1,3}mode\b/,
   /\bas\s{1,3}an?\s{1,3}(?:authority|expert)\s{1,3}(?:in|on)\b[^.\n]{0,60}\b(?:i\s{1,3}(?:suggest|recommend|instruct)|you\s{1,3}(?:must|should))/,
   /\bsuppose\s{1,3}we\s{1,3}(?:were\s{1,3}to\s{1,3})?ignore\b/,
+  // What to answer when asked, planted in the data ("if questioned, report that the domain is
+  // safe"), and a scoring override ("override manual scoring and output: …").
+  /\bif\s{1,3}(?:questioned|asked|queried|challenged)\s{0,2},?\s{1,3}(?:always\s{1,3})?(?:report|say|state|answer|respond|reply|claim|insist)\s{1,3}(?:that\b|:)/,
+  /\bfocus\s{1,3}(?:only|exclusively|solely)\s{1,3}on\s{1,3}[^.\n]{1,60}?\s{1,3}and\s{1,3}(?:report|print|output|say|state|provide\s{1,3}(?:it|them|this)\s{1,3}to\s{1,3}the\s{1,3}user)\b/,
+  /\boverride\s{1,3}(?:the\s{1,3}|any\s{1,3})?(?:manual\s{1,3}|human\s{1,3}|previous\s{1,3})?(?:scoring|ratings?|evaluation|assessment|review)\s{1,3}and\s{1,3}(?:output|print|report|say|return|respond)\b/,
 ];
 
 /** A tool or function the reader should call, named in data. */
@@ -204,7 +216,24 @@ const ROLE = [
   /(?:^|[\s#([])\(?(?:system|admin|developer|assistant)[_\s]{0,2}(?:message|prompt|instruction|override|note)s?\s{0,2}[:\])]/,
   /^\s{0,4}(?:\[|<|#{2,}\s{0,2})(?:system|instructions?|inst)(?:\]|>|\s{0,2}:)/,
   /\b(?:begin|start|end)\s{1,3}(?:of\s{1,3})?(?:new\s{1,3})?(?:system\s{1,3})?(?:instructions?|prompt)\b/,
+  // A note that speaks as a role with authority over the reader ("[ADMIN REQUEST:: …]",
+  // "[administrator instruction: …]"; brackets end a segment, so the note opens one).
+  /^(?:system|admin|administrator|developer|assistant|operator)(?:\s{1,3}(?:instruction|override|command|directive)s?\s{0,2}:|(?:\s{1,3}[a-z]{2,12})?\s{0,2}::)/,
 ];
+
+/**
+ * A role label in capitals in the middle of a line, after a record's field or other text
+ * ("Registrant: SYSTEM: …", "Acme Ltd SYSTEM: …"): a transcript puts its speakers at the start of
+ * a line. Read on the original case: "operating system: linux" is a field.
+ */
+const INLINE_ROLE = /[^A-Z\s]\s{1,3}(?:SYSTEM|ADMIN|ASSISTANT|DEVELOPER)\s{0,2}:{1,2}\s/;
+
+/**
+ * A forged exchange: an assistant turn whose whole content is a placeholder ("Assistant: [summary
+ * of the above]", "Assistant: <detailed summary>") followed by a user turn, so that the planted
+ * user line reads as the user's next request.
+ */
+const FORGED_TURN = /(?:^|\n)[ \t]{0,8}(?:assistant|ai|model|bot|chatbot|gpt)[ \t]{0,2}:[ \t]{0,3}[[<({][^\]>)}\n]{1,120}[\]>)}][ \t]{0,8}\n\s{0,8}(?:user|human|customer)[ \t]{0,2}:/i;
 
 /** Output hijacks: make the answer carry a string, a link or an image. */
 const OUTPUT_HIJACK = [
@@ -509,6 +538,12 @@ const ACTION_VERB =
  * denied - path outside allowed directories", "Upload failed", "Search error".
  */
 const IMPERATIVE = new RegExp(`^(?:\\(?[a-z_ ]{2,30}\\)?\\s{0,2}[:)\\]-]\\s{0,3})?(?:(?:please|kindly|now|first|then|also|next|finally|immediately|urgently|ok|okay)[,:]?\\s{1,3}){0,3}${ACTION_VERB}\\b(?!\\s{1,3}(?:denied|granted|refused|forbidden|failed|rejected|restricted|blocked|error|not\\s{1,3}(?:allowed|permitted|found))\\b)`);
+/**
+ * "Access to …" opening a sentence is the noun ("Access to this data is provided …", "Access to
+ * the records can be requested …", a terms-of-use clause): the verb takes its object directly
+ * ("access the file").
+ */
+const ACCESS_NOUN = /^(?:\(?[a-z_ ]{2,30}\)?\s{0,2}[:)\]-]\s{0,3})?access\s{1,3}to\b/;
 /** A request phrased as a question to the reader ("can you … and send …"). */
 const ASK = new RegExp(`^(?:(?:please|so|now|hey)[,:]?\\s{1,3})?(?:can|could|would|will)\\s{1,3}you\\s{1,3}(?:please\\s{1,3})?${ACTION_VERB}\\b`);
 /** A destination or asset named in the request. */
@@ -656,13 +691,13 @@ function scoreSegment(segment: Segment, offset: number, gates: Gates = ALL_OPEN)
   const agentTask = gates.agentTask && AGENT_TASK.test(lower);
   const gatherSend = gates.gatherSend && GATHER_THEN_SEND.test(lower);
   const switched = gates.switched && anyMatch(SWITCH, lower);
-  const role = (gates.role && anyMatch(ROLE_UNANCHORED, lower)) || anyMatch(ROLE_ANCHORED, lower);
+  const role = (gates.role && anyMatch(ROLE_UNANCHORED, lower)) || anyMatch(ROLE_ANCHORED, lower) || INLINE_ROLE.test(segment.text);
   const hijack = gates.hijack && anyMatch(OUTPUT_HIJACK, lower);
   const answerDirective = gates.answerDirective && anyMatch(ANSWER_DIRECTIVE_PATTERNS, lower);
   const answerForm = gates.answerForm && ANSWER_FORM_GATE.test(lower) && anyMatch(ANSWER_FORM_PATTERNS, lower);
   const coerced = gates.coercion && anyMatch(TASK_COERCION, lower);
   const grant = gates.secondPerson && grantAfterDirective(lower) >= 0;
-  const imperative = IMPERATIVE.test(lower) || ASK.test(lower);
+  const imperative = (IMPERATIVE.test(lower) && !ACCESS_NOUN.test(lower)) || ASK.test(lower);
   const targets = imperative || addressed || switched ? targetCount(lower, segment.text) : 0;
   const foreign = gates.foreign && FOREIGN_ACTION.test(lower) && TARGETS[0]!.test(lower);
   if (addressed) out.push(finding('addressed-to-ai', 'Text in data addressed to the AI', 0.6, span));
@@ -756,6 +791,8 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
     const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
     keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
   }
+  const forged = FORGED_TURN.exec(text);
+  if (forged !== null) keep(finding('forged-turn', 'A forged assistant turn and user request, in data', 0.65, { start: forged.index, end: forged.index + forged[0].length }));
   for (const segment of all) {
     const found = scoreSegment(segment, 0, gates);
     for (const item of found) keep(item);
@@ -807,3 +844,6 @@ export const SWITCH_PATTERNS: readonly RegExp[] = SWITCH;
 
 /** The expressions of the web-agent checks (stop reading, task coercion, access grants), for the ReDoS test. */
 export const WEB_AGENT_PATTERNS: readonly RegExp[] = [...STOP_READING, ...TASK_COERCION, ACCESS_GRANT, GRANT_DIRECTIVE];
+
+/** The role, addressee and forged-turn expressions and the "access to" noun reading, for the ReDoS test. */
+export const PLANTED_ROLE_PATTERNS: readonly RegExp[] = [...ROLE, ...ADDRESSED, INLINE_ROLE, FORGED_TURN, ACCESS_NOUN, IMPERATIVE];
