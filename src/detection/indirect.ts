@@ -192,7 +192,9 @@ const TASK_COERCION = [
 const ACCESS_GRANT =
   /\b(?:create|generate|add|grant|give|assign|invite|issue|set\s{1,3}up|make)\b[^.\n]{0,60}?\b(?:(?:access|api|deploy|personal|auth|authentication|bearer|ssh|deployment)\s{1,3}(?:tokens?|keys?)|(?:write|admin|administrator|owner|maintainer|full|root)\s{1,3}(?:access|permissions?|rights|privileges|role)|as\s{1,3}(?:an?\s{1,3})?(?:owner|maintainer|admin|administrator|collaborator|co-?owner)|collaborators?)\b/;
 /** The second-person directive an access grant must follow (SECOND_PERSON, and the imperative "you must go to"). */
-const GRANT_DIRECTIVE = /\byou\s{1,3}(?:should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to)\b/;
+/** What the reader is told they must do: SECOND_PERSON's obligations (not its "you will now"). */
+const OBLIGATION = String.raw`should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to`;
+const GRANT_DIRECTIVE = new RegExp(String.raw`\byou\s{1,3}(?:${OBLIGATION})\b`);
 
 /** Where an access grant follows a second-person directive in a segment (lower case), or -1. */
 function grantAfterDirective(lower: string): number {
@@ -204,7 +206,7 @@ function grantAfterDirective(lower: string): number {
 }
 
 /** A second-person directive ("you should immediately …", "you must …"). */
-const SECOND_PERSON = /\byou\s{1,3}(?:should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to|will\s{1,3}now)\b/;
+const SECOND_PERSON = new RegExp(String.raw`\byou\s{1,3}(?:${OBLIGATION}|will\s{1,3}now)\b`);
 
 /** Gathering data, then sending it on: the shape of an exfiltration task. */
 const GATHER_THEN_SEND =
@@ -745,8 +747,8 @@ const DOCUMENTATION_TALK: ReadonlySet<string> = new Set([
   'indirect.imperative', 'indirect.action-request', 'indirect.second-person-directive', 'indirect.tool-directive', 'indirect.task-switch',
   'indirect.output-hijack', 'indirect.gather-then-send', 'indirect.task-request',
 ]);
-/** Under Alert, and under the classifier's agreement (0.3): reported, not counted. */
-const DOCUMENTED_TALK = 0.25;
+/** Under Alert, and under the classifier's agreement (0.3): reported, not counted (also the cap of a documentation text's catalogue findings, kind-detectors.ts). */
+export const DOCUMENTED_TALK = 0.25;
 /** A request to send something out (with an external destination and a secret or money, see scoreSegment). */
 const SEND_REQUEST = /^(?:(?:please|kindly|now|first|then|also|next|finally|immediately)[,:]?\s{1,3}){0,3}(?:send|e-?mail|forward|transfer|wire|pay|deposit|share|upload|post|leak|paste|submit)\b/;
 

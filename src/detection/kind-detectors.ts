@@ -6,7 +6,7 @@
  */
 import { detectSecretExtraction } from './extraction.ts';
 import { detectForeignOverride } from './foreign-override.ts';
-import { detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
+import { DOCUMENTED_TALK, detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
 import { detectLeak } from './leak.ts';
 import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
@@ -223,8 +223,6 @@ function capJailbreakWordsInRefusal(findings: readonly Finding[], raw: string): 
 const MACHINE_EVIDENCE = 0.45;
 /** What the request-shaped catalogue findings of command documentation may add up to: under Alert. */
 const DOCUMENTATION_CEILING = 0.3;
-/** Each one reported at most at this (under the classifier's agreement, 0.3). */
-const DOCUMENTATION_REPORT = 0.25;
 
 /**
  * Whether a `tool_output` reads as command documentation (a manual page, `--help` output, a README
@@ -264,7 +262,7 @@ function hiddenVariant(finding: Finding): boolean {
 /**
  * In command documentation with nothing that addresses a machine (documentationOnly), the
  * catalogue's patterns — written for requests typed to an assistant — are reported, not counted:
- * each at most DOCUMENTATION_REPORT and together under DOCUMENTATION_CEILING. A confident pattern
+ * each at most DOCUMENTED_TALK and together under DOCUMENTATION_CEILING. A confident pattern
  * (≥ 0.9) is weighed the same: in a manual "override the default policy" and "clear the previous
  * msgid" are what an option does. A planted override ("ignore all previous instructions", in any
  * language) or a confident hijacking pattern keeps everything as it is (documentationOnly).
@@ -272,7 +270,7 @@ function hiddenVariant(finding: Finding): boolean {
 function documentationAsData(findings: readonly Finding[], raw: string): Finding[] {
   const catalogue = findings.filter((finding) => finding.tier === 't1' && !finding.id.startsWith('indirect.'));
   if (catalogue.length === 0 || !documentationOnly('tool_output', findings, raw)) return [...findings];
-  const cap = Math.min(DOCUMENTATION_REPORT, Math.floor((1 - Math.pow(1 - DOCUMENTATION_CEILING, 1 / findings.length)) * 1e4) / 1e4);
+  const cap = Math.min(DOCUMENTED_TALK, Math.floor((1 - Math.pow(1 - DOCUMENTATION_CEILING, 1 / findings.length)) * 1e4) / 1e4);
   return findings.map((finding) => (catalogue.includes(finding) || finding.confidence > cap ? { ...finding, confidence: Math.min(finding.confidence, cap) } : finding));
 }
 
