@@ -23,22 +23,17 @@ if (directory) {
   const exportsOf = (instance) => {
     for (const value of Object.values(instance?.exports ?? {})) remember(value);
   };
-  const OriginalMemory = WebAssembly.Memory;
-  WebAssembly.Memory = new Proxy(OriginalMemory, {
+  /** The constructor, wrapped so that what it makes is handed to `seen` first. */
+  const watched = (Original, seen) => new Proxy(Original, {
     construct(target, args) {
-      const memory = Reflect.construct(target, args);
-      remember(memory);
-      return memory;
+      const made = Reflect.construct(target, args);
+      seen(made);
+      return made;
     },
   });
   const OriginalInstance = WebAssembly.Instance;
-  WebAssembly.Instance = new Proxy(OriginalInstance, {
-    construct(target, args) {
-      const instance = Reflect.construct(target, args);
-      exportsOf(instance);
-      return instance;
-    },
-  });
+  WebAssembly.Memory = watched(WebAssembly.Memory, remember);
+  WebAssembly.Instance = watched(OriginalInstance, exportsOf);
   for (const name of ['instantiate', 'instantiateStreaming']) {
     const original = WebAssembly[name];
     if (typeof original !== 'function') continue;

@@ -585,7 +585,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           score: decisionScore,
           english: readsEnglish(analysis, text),
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
-          ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text) } : {}),
+          ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0 }) } : {}),
         }, limits, graded?.bands);
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);

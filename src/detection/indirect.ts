@@ -494,10 +494,11 @@ function contentWords(text: string, into: Set<string>): Set<string> {
  * Ranking evidence, not a decision: how strongly the text holds a task addressed to an AI model
  * (the same classifier and candidate sentences as `indirect.ai-task`, without its list and
  * register tests) and how unrelated that sentence is to the rest of the text — a planted task is
- * about something else than the e-mail, table or code it sits in. Used only for allowed tool
- * outputs, to grade `threat_score` inside the allow band.
+ * about something else than the e-mail, table or code it sits in (skipped with `offTopic: false`,
+ * when the fit in use does not weigh it). Used only for allowed tool outputs, to grade
+ * `threat_score` inside the allow band.
  */
-export function taskEvidence(raw: string): TaskEvidence {
+export function taskEvidence(raw: string, options: { readonly offTopic?: boolean } = {}): TaskEvidence {
   const text = raw.length > TASK_EVIDENCE_CHARS ? raw.slice(0, TASK_EVIDENCE_CHARS) : raw;
   if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0 };
   const classifier = aiTaskClassifier();
@@ -511,6 +512,7 @@ export function taskEvidence(raw: string): TaskEvidence {
     best = segment;
   }
   if (best === undefined) return { probability: 0, offTopic: 0 };
+  if (options.offTopic === false) return { probability, offTopic: 0 };
   const own = contentWords(best.text, new Set());
   if (own.size === 0) return { probability, offTopic: 0 };
   const rest = contentWords(text.slice(0, best.start), new Set());
