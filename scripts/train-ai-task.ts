@@ -36,7 +36,7 @@ const PER_SOURCE = 4000;
 interface Row { features: SparseFeatures; positive: boolean; source: string; weight: number }
 interface RecordShape { text?: string; label: string; direction?: string }
 
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -46,7 +46,7 @@ function seeded(seed: number): () => number {
   };
 }
 
-function records(file: string): RecordShape[] {
+export function records(file: string): RecordShape[] {
   return readFileSync(path.join(datasets, `${file}.jsonl`), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as RecordShape);
 }
 
@@ -55,11 +55,11 @@ export function candidateSentences(text: string): Array<{ start: number; end: nu
   return segments(text).filter((segment) => isTaskCandidate(segment.text));
 }
 
-function featuresOf(sentence: string): SparseFeatures {
+export function featuresOf(sentence: string): SparseFeatures {
   return aiTaskFeatures(sentence, AI_TASK_FEATURES);
 }
 
-function sample<T>(items: T[], count: number, random: () => number): T[] {
+export function sample<T>(items: T[], count: number, random: () => number): T[] {
   const copy = [...items];
   for (let index = copy.length - 1; index > 0; index--) {
     const other = Math.floor(random() * (index + 1));
@@ -68,7 +68,7 @@ function sample<T>(items: T[], count: number, random: () => number): T[] {
   return copy.slice(0, count);
 }
 
-function positiveSentences(random: () => number): Map<string, string[]> {
+export function positiveSentences(random: () => number): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const first = (text: string) => segments(text)[0]?.text;
   const take = (source: string, pick: (text: string) => string | undefined) => {
@@ -83,7 +83,7 @@ function positiveSentences(random: () => number): Map<string, string[]> {
   return out;
 }
 
-const INDIRECT = ['injecagent_tool_responses', 'agentdojo_tool_outputs', 'spikee_documents', 'garak_latent_injection_documents', 'llmail_inject_emails', 'tau_bench_agent_traces', 'greshake_indirect_injections'];
+export const INDIRECT = ['injecagent_tool_responses', 'agentdojo_tool_outputs', 'spikee_documents', 'garak_latent_injection_documents', 'llmail_inject_emails', 'tau_bench_agent_traces', 'greshake_indirect_injections'];
 
 /** A manual page's text, its roff requests dropped and its escapes read (enough for sentences). */
 function manText(file: string): string {
@@ -114,7 +114,7 @@ function lookAlikes(random: () => number): Map<string, string[]> {
   return out;
 }
 
-function negativeSentences(random: () => number): Map<string, string[]> {
+export function negativeSentences(random: () => number): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const source of INDIRECT) {
     const sentences = records(source).filter((record) => record.label === 'benign' && record.text !== undefined).flatMap((record) => candidateSentences(record.text!).map((segment) => segment.text));
@@ -124,7 +124,7 @@ function negativeSentences(random: () => number): Map<string, string[]> {
   return out;
 }
 
-function rowsOf(groups: Map<string, string[]>, positive: boolean): Row[] {
+export function rowsOf(groups: Map<string, string[]>, positive: boolean): Row[] {
   const rows: Row[] = [];
   for (const [source, sentences] of groups) {
     for (const sentence of sentences) rows.push({ features: featuresOf(sentence), positive, source, weight: 1 / sentences.length });
@@ -135,7 +135,7 @@ function rowsOf(groups: Map<string, string[]>, positive: boolean): Row[] {
 export interface AiTaskHead { weights: Float32Array; bias: number }
 
 /** Logistic regression by SGD over the weighted rows (each class one unit of weight, each source an equal share of it). */
-function fit(rows: Row[], epochs = 6, l2 = 1e-6, seed = 7): AiTaskHead {
+export function fit(rows: Row[], epochs = 6, l2 = 1e-6, seed = 7): AiTaskHead {
   const random = seeded(seed);
   const size = 1 << AI_TASK_FEATURES.hashBits;
   const weights = new Float32Array(size + 3);
