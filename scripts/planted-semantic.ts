@@ -175,6 +175,9 @@ for (const source of EVALUATED) {
       offTopic: auroc(scored.map((item) => ({ score: 1 - item.cosine, attack: item.attack }))),
       semanticOffTopic: auroc(scored.map((item) => ({ score: item.semantic * (1 - item.cosine), attack: item.attack }))),
     };
+    // The relation among records that hold a candidate (without them, "no candidate" decides the figure above).
+    const held = scored.filter((item) => item.candidates > 0);
+    if (held.some((item) => item.attack) && held.some((item) => !item.attack)) (row.auroc as Record<string, number>).offTopicWithCandidate = auroc(held.map((item) => ({ score: 1 - item.cosine, attack: item.attack })));
   }
   row.at = Object.fromEntries([0.9, 0.95, 0.99].flatMap((threshold) => [
     [`lexical>=${threshold}`, `${rate(attacks, (item) => item.lexical >= threshold)} / ${rate(benign, (item) => item.lexical >= threshold)}`],
