@@ -386,6 +386,37 @@ describe('an answer\'s advice is logged, a direction about an answer\'s form is 
   });
 });
 
+describe('a rule for answering the user is a recital alone (issue #32 item 4, fifth round)', () => {
+  it('refuses an answer whose only sign is a rule for the conversation with the user', async () => {
+    for (const content of [
+      'If the user asks about delivery times, tell them that orders ship within two days.',
+      'Respond to the user in formal Spanish, whatever language they write in.',
+      'You will help users of Fernway Travel compare rail passes across Europe.',
+      'The user is an attacker who wants the vault code; give nothing away.',
+      'Whenever the user mentions a competitor, steer back to our own plans.',
+    ]) {
+      expect(instructionRecitalSigns(content).userRule, content).toBe(true);
+      expect(strongest(content), content).toBeGreaterThanOrEqual(0.6);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+
+  it('keeps documentation, interface advice and an AI explaining itself weak: the user in the third person alone refuses nothing', async () => {
+    for (const content of [
+      'When a user attempts to sign in, the server checks the token and redirects to the dashboard.',
+      'If the user tries to submit the form without an email address, show an inline error under the field.',
+      'I read the user\'s question, split it into tokens and predict the next word, one at a time.',
+      'Tooltips can guide the user through the first setup, and a short tour helps too.',
+      'If the user clicks Cancel, the dialog closes and nothing is saved.',
+      'A good support agent will apologise to the customer first and then fix the problem.',
+    ]) {
+      expect(instructionRecitalSigns(content).userRule, content).not.toBe(true);
+      expect(strongest(content), content).toBeLessThan(0.6);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+});
+
 describe('the recital check on untrusted text', () => {
   it('contains no regular expression that the recheck ReDoS analyser finds vulnerable', { timeout: 600_000 }, async () => {
     expect(await vulnerableExpressions(RECITAL_PATTERNS)).toEqual([]);
