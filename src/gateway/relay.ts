@@ -337,8 +337,8 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
   }
 }
 
-/** The service's own server-sent-event stream on the raw Node response. */
-class SseWriter {
+/** The service's own server-sent-event stream on the raw Node response (exported for bench/stream-takeover-before-after.ts). */
+export class SseWriter {
   private closed = false;
 
   constructor(private readonly raw: ServerResponse) {

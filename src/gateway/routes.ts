@@ -266,8 +266,8 @@ function setServedHeaders(reply: FastifyReply, facts: ServedFacts): void {
   if (facts.passedOver.length > 0) reply.header('X-SVC-Failover', facts.passedOver.join(', '));
 }
 
-/** Hands the response over to the stream relay, with the headers set so far (and the stream's wire format). */
-function takeOverReply(reply: FastifyReply, encoder?: StreamEncoder): StreamTarget {
+/** Hands the response over to the stream relay, with the headers set so far (and the stream's wire format). Exported for bench/stream-takeover-before-after.ts. */
+export function takeOverReply(reply: FastifyReply, encoder?: StreamEncoder): StreamTarget {
   reply.hijack();
   const headers: Record<string, string | number | string[]> = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
