@@ -12,7 +12,7 @@
  */
 import { context, propagation, trace } from '@opentelemetry/api';
 import { LRUCache } from 'lru-cache';
-import { Agent, errors as undiciErrors, request as undiciRequest, util as undiciUtil } from 'undici';
+import { Agent, errors as undiciErrors, util as undiciUtil } from 'undici';
 import type { Dispatcher } from 'undici';
 import { guardedConnector } from '../platform/ssrf.ts';
 import type { AbortHook } from './cancel.ts';
@@ -48,12 +48,6 @@ export async function closeUpstreamConnections(): Promise<void> {
   agent = createAgent(false);
   guardedAgent = createAgent(true);
   await Promise.all(old.map((dispatcher) => dispatcher.close()));
-}
-
-export interface UpstreamResponse {
-  status: number;
-  headers: UpstreamHeaders;
-  body: Dispatcher.ResponseData['body'];
 }
 
 export interface SendOptions {
@@ -126,16 +120,237 @@ function traced<H extends Record<string, unknown>>(headers: H): H {
   return carrier as H;
 }
 
-/** Sends one upstream request on the pooled agent; resolves on response headers. */
-export async function sendUpstream(request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
+/** Queued body bytes above which the upstream is paused until the reader catches up (back-pressure). */
+const STREAM_HIGH_WATER_BYTES = 64 * 1024;
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true as const, value: undefined });
+
+/**
+ * A streamed upstream answer read straight from the dispatcher's callbacks (the streamed
+ * counterpart of TextCollector): the chunks of each upstream read are queued as they arrive and
+ * handed to one reader, a pending read is answered by the next chunk directly. No Node stream,
+ * async iterator over it or 'readable' events per read: a stream's body used to cost a Readable,
+ * its async iterator, a wrapper for the idle clock and their promise steps per read (issue #39
+ * item 2). Bounded: at STREAM_HIGH_WATER_BYTES queued, the upstream is paused until the reader
+ * catches up; the agent's maxResponseSize caps the whole answer.
+ *
+ * The idle clock (`watchIdle`) runs on the UPSTREAM only: it restarts when the reader starts
+ * waiting and does not count the time a slow reader spends between chunks.
+ */
+export class StreamBody implements Dispatcher.DispatchHandler, AsyncIterable<Uint8Array> {
+  status = 0;
+  headers: UpstreamHeaders = {};
+  private abortRequest: ((reason?: Error) => void) | null = null;
+  private resumeRequest: (() => void) | null = null;
+  private paused = false;
+  private readonly queue: Buffer[] = [];
+  private queued = 0;
+  private opened = false;
+  private complete = false;
+  private failure: Error | null = null;
+  private reader: { resolve: (result: IteratorResult<Uint8Array>) => void; reject: (error: unknown) => void } | null = null;
+  /** dump(): what is left is dropped as it arrives, up to this many bytes. */
+  private dropLimit = -1;
+  private dropped = 0;
+  private onSettled: (() => void) | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private started = false;
+
+  constructor(
+    private readonly open: { resolve: (body: StreamBody) => void; reject: (error: unknown) => void },
+    private readonly signal: AbortHook | undefined,
+  ) {}
+
+  /** The signal's 'abort' listener (the body itself is the listener: no closure per call). */
+  handleEvent(): void {
+    this.abortRequest?.(new undiciErrors.RequestAbortedError());
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.signal === undefined) return;
+    if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
+    else this.signal.addEventListener('abort', this, { once: true });
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    this.status = statusCode;
+    this.headers = undiciUtil.parseHeaders(rawHeaders) as UpstreamHeaders;
+    this.resumeRequest = resume;
+    this.opened = true;
+    this.open.resolve(this);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.dropLimit >= 0) {
+      this.dropped += chunk.length;
+      if (this.dropped > this.dropLimit) this.destroy();
+      return true;
+    }
+    const reader = this.reader;
+    if (reader !== null) {
+      this.reader = null;
+      reader.resolve({ done: false, value: chunk });
+      return true;
+    }
+    this.queue.push(chunk);
+    this.queued += chunk.length;
+    if (this.queued < STREAM_HIGH_WATER_BYTES) return true;
+    this.paused = true;
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.complete || this.failure !== null) return;
+    this.complete = true;
+    this.settle();
+    const reader = this.reader;
+    this.reader = null;
+    reader?.resolve(DONE);
+  }
+
+  onError(error: Error): void {
+    if (this.complete || this.failure !== null) return;
+    this.failure = error;
+    this.settle();
+    if (!this.opened) {
+      this.open.reject(error);
+      return;
+    }
+    const reader = this.reader;
+    this.reader = null;
+    reader?.reject(error);
+  }
+
+  /** The request ended (completed or failed): no listener, no clock left behind. */
+  private settle(): void {
+    this.signal?.removeEventListener('abort', this);
+    this.stopIdle();
+    this.queue.length = this.failure === null ? this.queue.length : 0;
+    const settled = this.onSettled;
+    this.onSettled = null;
+    settled?.();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return this;
+  }
+
+  /** The next chunk; leaving a `for await` over the body does not close it (the caller decides: dump or destroy). */
+  next(): Promise<IteratorResult<Uint8Array>> {
+    this.started = true;
+    const chunk = this.queue.shift();
+    if (chunk !== undefined) {
+      this.queued -= chunk.length;
+      if (this.paused && this.queued < STREAM_HIGH_WATER_BYTES) {
+        this.paused = false;
+        this.resumeRequest?.();
+      }
+      return Promise.resolve({ done: false, value: chunk });
+    }
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.complete) return Promise.resolve(DONE);
+    this.idleTimer?.refresh();
+    return new Promise((resolve, reject) => {
+      this.reader = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<Uint8Array>> {
+    return Promise.resolve(DONE);
+  }
+
+  /**
+   * Destroys the body after `idleTimeoutMs` of upstream silence while a reader waits (or before
+   * the first read), calling `onIdle` first; reads then fail with the destroy's error.
+   */
+  watchIdle(idleTimeoutMs: number, onIdle: () => void): void {
+    if (this.complete || this.failure !== null) return;
+    const timer = setTimeout(() => {
+      if (this.started && this.reader === null) {
+        timer.refresh();
+        return;
+      }
+      onIdle();
+      this.destroy(new Error('upstream stream idle timeout'));
+    }, idleTimeoutMs);
+    timer.unref();
+    this.idleTimer = timer;
+  }
+
+  stopIdle(): void {
+    if (this.idleTimer === null) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
+  /** The whole (rest of the) body as UTF-8 text (an error answer's body). */
+  async text(): Promise<string> {
+    const chunks: Buffer[] = [];
+    for (let next = await this.next(); next.done !== true; next = await this.next()) chunks.push(next.value as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /**
+   * Drops what is left of the answer as it arrives, so the connection stays reusable; past
+   * `limit` bytes the request is closed instead. Resolves when the request ended.
+   */
+  dump(options: { limit: number }): Promise<void> {
+    this.stopIdle();
+    if (this.complete || this.failure !== null) return Promise.resolve();
+    this.dropLimit = options.limit;
+    this.dropped = this.queued;
+    this.queue.length = 0;
+    this.queued = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.resumeRequest?.();
+    }
+    if (this.dropped > this.dropLimit) {
+      this.destroy();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.onSettled = resolve;
+    });
+  }
+
+  /** Closes the request (the upstream stops generating); a waiting or later read fails with `error`. */
+  destroy(error: Error = new undiciErrors.RequestAbortedError()): void {
+    if (this.complete || this.failure !== null) return;
+    const abort = this.abortRequest;
+    this.onError(error);
+    abort?.(error);
+  }
+}
+
+/**
+ * Opens one streamed upstream request on the pooled agent; resolves on response headers with the
+ * body to read (StreamBody). Rejects with UpstreamError.
+ */
+export async function openStream(request: UpstreamRequest, options: SendOptions): Promise<StreamBody> {
   try {
-    const split = splitUrlCached(request.url);
-    const common = { method: request.method, headers: traced(request.headers), body: request.body, signal: options.signal as AbortSignal | undefined, headersTimeout: options.headersTimeoutMs, bodyTimeout: options.bodyTimeoutMs };
-    // Plain http(s)://host[:port]/path URLs go straight to the agent (no URL object per call);
-    // anything else takes undici's full URL parsing.
+    let split = splitUrlCached(request.url);
+    if (split === null) {
+      const url = new URL(request.url);
+      split = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    }
     const dispatcher = options.publicOnly === true ? guardedAgent : agent;
-    const response = split === null ? await undiciRequest(request.url, { dispatcher, ...common }) : await dispatcher.request({ origin: split.origin, path: split.path, ...common });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    return await new Promise<StreamBody>((resolve, reject) => {
+      dispatcher.dispatch(
+        {
+          origin: split.origin,
+          path: split.path,
+          method: request.method,
+          headers: traced(request.headers),
+          body: request.body,
+          headersTimeout: options.headersTimeoutMs,
+          bodyTimeout: options.bodyTimeoutMs,
+        },
+        new StreamBody({ resolve, reject }, options.signal),
+      );
+    });
   } catch (error) {
     throw toUpstreamError(error, options.provider, request.url);
   }
@@ -211,7 +426,7 @@ class TextCollector implements Dispatcher.DispatchHandler {
 /**
  * Sends one upstream request on the pooled agent and reads the whole answer (status, headers,
  * UTF-8 text; at most MAX_RESPONSE_BYTES). The non-streamed completion path: cheaper than
- * sendUpstream plus body.text(). Rejects with UpstreamError.
+ * a body stream plus its text(). Rejects with UpstreamError.
  */
 export async function fetchText(request: UpstreamRequest, options: SendOptions): Promise<UpstreamText> {
   try {

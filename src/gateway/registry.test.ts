@@ -395,6 +395,25 @@ describe('idle timeout and slow consumers', () => {
     await fake.close();
   });
 
+  it('delivers a long stream whole, in order, to a consumer that falls behind the upstream (the upstream is paused and resumed)', async () => {
+    fake.reset();
+    // ~3,000 deltas, several hundred KB of events: far past the body's 64 KiB queue while the consumer waits.
+    const words = Array.from({ length: 3_000 }, (_, index) => `word${index}`);
+    fake.setBehaviour({ content: words.join(' ') });
+    const stream = await invokeStream('openai', requestFor('openai', { stream: true }), fakeTarget('openai', fake), { idleTimeoutMs: 5_000 });
+    let text = '';
+    let first = true;
+    for await (const event of stream) {
+      if (event.type !== 'delta') continue;
+      text += event.text;
+      if (first) {
+        first = false;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    }
+    expect(text).toBe(words.join(' '));
+  });
+
   it('does not count the time a slow consumer spends between chunks against the upstream idle timeout', async () => {
     fake.reset();
     fake.setBehaviour({ content: 'a b c' });

@@ -28,8 +28,8 @@ import { xai } from './providers/xai.ts';
 import type { CatalogueProviderId } from '../platform/providers.ts';
 import { UpstreamError } from './contract.ts';
 import type { CompletionRequest, CompletionResult, InvokeOptions, ProviderAdapter, ProviderTarget, StreamEvent, UpstreamRequest } from './contract.ts';
-import { fetchText, sendUpstream, toUpstreamError } from './http-client.ts';
-import type { UpstreamResponse } from './http-client.ts';
+import { fetchText, openStream, toUpstreamError } from './http-client.ts';
+import type { StreamBody } from './http-client.ts';
 
 export const providers = {
   openai,
@@ -91,10 +91,10 @@ async function build(adapter: ProviderAdapter, request: CompletionRequest, targe
 }
 
 
-async function errorFromResponse(adapter: ProviderAdapter, response: UpstreamResponse, url: string): Promise<UpstreamError> {
+async function errorFromResponse(adapter: ProviderAdapter, response: StreamBody, url: string): Promise<UpstreamError> {
   let text = '';
   try {
-    text = await response.body.text();
+    text = await response.text();
   } catch {
     // The status is what matters; a body cut short still maps by status.
   }
@@ -128,45 +128,6 @@ export async function invokeCompletion(
 }
 
 /**
- * Wraps the body so that leaving the adapter's loop does not destroy it (the caller decides: dump
- * or destroy), and enforces the idle timeout on the UPSTREAM only: the clock runs while we wait
- * for a chunk, not while a slow client is still writing the previous one. A stream nobody starts
- * reading within the idle timeout is destroyed.
- */
-function guardedBody(body: UpstreamResponse['body'], idleTimeoutMs: number, onIdle: () => void): { iterable: AsyncIterable<Uint8Array>; stop: () => void } {
-  const iterator = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-  let started = false;
-  let waiting = false;
-  const timer = setTimeout(function expire() {
-    if (started && !waiting) {
-      timer.refresh();
-      return;
-    }
-    onIdle();
-    body.destroy(new Error('upstream stream idle timeout'));
-  }, idleTimeoutMs);
-  timer.unref();
-  return {
-    iterable: {
-      [Symbol.asyncIterator]: () => ({
-        next: async () => {
-          started = true;
-          waiting = true;
-          timer.refresh();
-          try {
-            return await iterator.next();
-          } finally {
-            waiting = false;
-          }
-        },
-        return: async () => ({ done: true as const, value: undefined }),
-      }),
-    },
-    stop: () => clearTimeout(timer),
-  };
-}
-
-/**
  * Starts a streamed completion on `providerId` (request.stream is forced to true). Resolves once
  * the upstream answered 2xx headers within options.timeoutMs; rejects with UpstreamError before
  * that (failover is still possible). The iterable then yields StreamEvents and ends with `done`,
@@ -184,23 +145,24 @@ export async function invokeStream(
   if (adapter.local) return adapter.local.stream(request.stream ? request : { ...request, stream: true });
   const upstream = await build(adapter, request.stream ? request : { ...request, stream: true }, target);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let response: UpstreamResponse;
+  let body: StreamBody;
   try {
-    response = await sendUpstream(upstream, {
+    body = await openStream(upstream, {
       provider: providerId,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       publicOnly: options.publicOnly === true,
       headersTimeoutMs: timeoutMs,
       bodyTimeoutMs: (options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS) + 1_000,
     });
-    if (response.status < 200 || response.status > 299) throw await errorFromResponse(adapter, response, upstream.url);
+    if (body.status < 200 || body.status > 299) throw await errorFromResponse(adapter, body, upstream.url);
   } catch (error) {
     throw toUpstreamError(error, providerId, upstream.url);
   }
-  const body = response.body;
-  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // The idle clock runs on the UPSTREAM only: while the adapter waits for a chunk, not while a
+  // slow client is still taking the previous one. A stream nobody starts reading within the idle
+  // timeout is destroyed. Leaving the adapter's loop does not destroy the body (`release` decides).
   let idle = false;
-  const guarded = guardedBody(body, idleTimeoutMs, () => {
+  body.watchIdle(options.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS, () => {
     idle = true;
   });
   let released = false;
@@ -215,11 +177,11 @@ export async function invokeStream(
   const release = (finished: boolean) => {
     if (released) return;
     released = true;
-    guarded.stop();
+    body.stopIdle();
     if (finished) body.dump({ limit: 64 * 1024 }).catch(() => undefined);
     else body.destroy();
   };
-  const events = adapter.parseStream(guarded.iterable, request.model)[Symbol.asyncIterator]();
+  const events = adapter.parseStream(body, request.model)[Symbol.asyncIterator]();
   let ended = false;
   const over = (): IteratorResult<StreamEvent> => ({ done: true, value: undefined });
   const failed = (error: unknown): never => {

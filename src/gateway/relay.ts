@@ -47,6 +47,7 @@ export function sseLine(payload: unknown): string {
 /** The response a stream is written to, taken over from the HTTP layer, with the headers set so far. */
 export interface StreamTarget {
   raw: ServerResponse;
+  /** Owned by the relay once handed over: it adds the stream's own headers to this object. */
   headers: Record<string, string | number | string[]>;
   /** The wire format of the events (default: svc's own, `svcStreamEncoder`). */
   encoder?: StreamEncoder;
@@ -337,8 +338,8 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
   }
 }
 
-/** The service's own server-sent-event stream on the raw Node response. */
-class SseWriter {
+/** The service's own server-sent-event stream on the raw Node response (exported for bench/stream-takeover-before-after.ts). */
+export class SseWriter {
   private closed = false;
 
   constructor(private readonly raw: ServerResponse) {
@@ -363,14 +364,15 @@ class SseWriter {
    * carrier; docs/decisions.md, "Streaming round").
    */
   start(headers: Record<string, string | number | string[]>, first: string): Promise<void> | null {
-    this.raw.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      // No Connection header of svc's: Node answers keep-alive, or close (and closes after the
-      // stream) when the client asked for it; a fixed `keep-alive` overrode the client's close.
-      'x-accel-buffering': 'no',
-    });
+    // The headers were handed over with the response (the take-over's own object): the stream's
+    // are set on it, not on a copy (same order and values as a spread: a header already there
+    // keeps its place and takes the stream's value).
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache, no-transform';
+    // No Connection header of svc's: Node answers keep-alive, or close (and closes after the
+    // stream) when the client asked for it; a fixed `keep-alive` overrode the client's close.
+    headers['x-accel-buffering'] = 'no';
+    this.raw.writeHead(200, headers);
     return this.write(first);
   }
 

@@ -266,12 +266,14 @@ function setServedHeaders(reply: FastifyReply, facts: ServedFacts): void {
   if (facts.passedOver.length > 0) reply.header('X-SVC-Failover', facts.passedOver.join(', '));
 }
 
-/** Hands the response over to the stream relay, with the headers set so far (and the stream's wire format). */
-function takeOverReply(reply: FastifyReply, encoder?: StreamEncoder): StreamTarget {
+/** Hands the response over to the stream relay, with the headers set so far (and the stream's wire format). Exported for bench/stream-takeover-before-after.ts. */
+export function takeOverReply(reply: FastifyReply, encoder?: StreamEncoder): StreamTarget {
   reply.hijack();
-  const headers: Record<string, string | number | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
-  return encoder === undefined ? { raw: reply.raw, headers } : { raw: reply.raw, headers, encoder };
+  // Fastify builds a fresh object on each getHeaders: it is handed over as it is (the relay adds
+  // the stream's own headers to it) instead of copied; an unset (undefined) header is dropped.
+  const headers = reply.getHeaders() as Record<string, string | number | string[] | undefined>;
+  for (const name in headers) if (headers[name] === undefined) delete headers[name];
+  return encoder === undefined ? { raw: reply.raw, headers: headers as StreamTarget['headers'] } : { raw: reply.raw, headers: headers as StreamTarget['headers'], encoder };
 }
 
 /** What serving one completion over HTTP needs from the routes' options. */

@@ -231,6 +231,12 @@ describe('streaming', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('text/event-stream');
     expect(response.headers['x-ai-generated']).toBe('true');
+    // The head carries the headers set before the take-over and the stream's own, each once.
+    expect(response.headers['cache-control']).toBe('no-cache, no-transform');
+    expect(response.headers['x-accel-buffering']).toBe('no');
+    expect(response.headers['x-svc-provider-used']).toBe('openai');
+    expect(response.headers['x-ratelimit-limit']).toBeDefined();
+    expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     const lines = dataLines(response.payload);
     expect(lines.at(-1)).toBe('[DONE]');
     const chunks = lines.slice(0, -1).map((line) => JSON.parse(line));
@@ -240,6 +246,7 @@ describe('streaming', () => {
     const final = chunks.at(-1);
     expect(final).toMatchObject({ done: true, provider: 'openai', finish_reason: 'stop', usage: { prompt_tokens: 10 } });
     expect(typeof final.cost_usd).toBe('number');
+    expect(final.request_id).toBe(response.headers['x-request-id']);
   });
 
   it('ends a stream that breaks after the first byte with an explicit error event and no [DONE]', async () => {
