@@ -804,16 +804,17 @@ function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
   const last = all.findLast((segment) => hasWords(segment.text, 4));
   if (first === undefined || last === undefined || first === last) return undefined;
   const classifier = aiTaskClassifier();
+  const edge = [first, last].find((segment) => {
+    const lower = segment.text.toLowerCase();
+    return isTaskCandidate(segment.text) && proseSentence(text, segment) && !MANUAL_OPENING.test(lower) && !ABOUT_THE_DATA.test(lower) && classifier.probability(segment.text) >= EDGE_TASK_THRESHOLD;
+  });
+  if (edge === undefined) return undefined;
+  // Only a text with a task at its edge pays for reading its other sentences.
   let taskLike = 0;
   for (const segment of all) {
     if (isTaskCandidate(segment.text) && classifier.probability(segment.text) >= TASK_LIKE && ++taskLike > MAX_TASK_LIKE) return undefined;
   }
-  for (const segment of [first, last]) {
-    const lower = segment.text.toLowerCase();
-    if (!isTaskCandidate(segment.text) || !proseSentence(text, segment) || MANUAL_OPENING.test(lower) || ABOUT_THE_DATA.test(lower)) continue;
-    if (classifier.probability(segment.text) >= EDGE_TASK_THRESHOLD) return segment;
-  }
-  return undefined;
+  return edge;
 }
 
 export interface PlantedOptions {
