@@ -17,13 +17,14 @@
  *   - output hijacks (include / print / append this string, link or image in your answer),
  *   - directions about the answer ("respond only in French", "translate your answer", "tell the
  *     user that …") and a request for a task of its own ("Write a poem about …", "Recommend three
- *     hotels …") standing alone in data that otherwise holds no imperatives,
+ *     hotels …") standing alone in data that otherwise holds no imperatives, or opening or
+ *     closing the data it rides on (`indirect.edge-task`),
  *   - hidden text (HTML comments, invisible styling, zero-width or tag characters) with an instruction.
  * An imperative alone is weak (data holds ordinary requests between people: "please review the
  * draft"); the findings combine with the catalogue's through the usual scoring.
  * All regular expressions are linear: literals, bounded classes, no nested quantifiers.
  */
-import { aiTaskClassifier, isTaskCandidate } from './ml/ai-task.ts';
+import { aiTaskClassifier, hasWords, isTaskCandidate } from './ml/ai-task.ts';
 import { spellSlugs } from './normalize/index.ts';
 import type { Finding, Span } from './types.ts';
 
@@ -798,6 +799,68 @@ export const DOCUMENTED_TALK = 0.25;
 /** A request to send something out (with an external destination and a secret or money, see scoreSegment). */
 const SEND_REQUEST = /^(?:(?:please|kindly|now|first|then|also|next|finally|immediately)[,:]?\s{1,3}){0,3}(?:send|e-?mail|forward|transfer|wire|pay|deposit|share|upload|post|leak|paste|submit)\b/;
 
+// --- a task at the edge of data (issue #32 item 4, fifth round) ------------------------------------
+
+/**
+ * Classifier probability from which a sentence that opens or closes data reads as a task planted
+ * for the assistant (measured in docs/detection.md, "Planted instructions, fifth round"); lower
+ * than AI_TASK_THRESHOLD because its place is the second sign.
+ */
+export const EDGE_TASK_THRESHOLD = 0.8;
+/** Sentences of at least four words from which a text is more than the sentences at its edges. */
+const EDGE_CONTEXT = 4;
+/** A whole sentence of prose: words, digits and a sentence's inner punctuation (the text's last segment keeps its full stop); no bracket, operator, quote, slash or underscore of code. */
+const PROSE_SENTENCE = /^[A-Z][A-Za-z0-9 ,'’%$&:-]{10,600}[.!?]?$/;
+/** What stands before a quoted or commented sentence (a docstring, a string, a comment). */
+const QUOTE_BEFORE: ReadonlySet<string> = new Set(['"', "'", '`', '#']);
+/**
+ * The verbs with which command documentation opens or closes, saying what a command does
+ * ("Display the routing table.", "Create a new volume.", "See the manual for details."): an edge
+ * sentence that opens with one is not read. The verbs of an AI-style task (write, explain,
+ * summarise, translate, compare, describe, recommend …) are not among them.
+ */
+const MANUAL_OPENING =
+  /^(?:(?:please|now|also|then)[,:]?\s{1,3})?(?:display|show|print|list|create|set|run|install|uninstall|remove|delete|copy|move|rename|start|stop|restart|enable|disable|check|update|upgrade|search|find|convert|compress|decompress|extract|open|edit|view|manage|change|get|add|specify|execute|configure|mount|unmount|kill|download|upload|build|compile|format|clean|initiali[sz]e|query|connect|sync|synchroni[sz]e|back\s{1,3}up|restore|read|output|select|sort|count|merge|split|apply|import|export|load|save|lock|unlock|monitor|trace|dump|fetch|pull|push|clone|commit|reset|launch|invoke|control|modify|send|receive|verify|validate|parse|resize|scan|test|toggle|wait|watch|see|use|refer|visit|type|enter|press|click|go)\b/;
+
+/** A whole sentence of prose: PROSE_SENTENCE, ended by `.`, `!`, `?` or the text's end, and not quoted or commented. */
+function proseSentence(text: string, segment: Segment): boolean {
+  const before = segment.start > 0 ? text[segment.start - 1]! : '';
+  return PROSE_SENTENCE.test(segment.text) && (segment.end >= text.length || SENTENCE_END.has(text.charCodeAt(segment.end))) && !QUOTE_BEFORE.has(before);
+}
+
+/**
+ * A task at the edge of data (issue #32 item 4, fifth round): the first or the last whole sentence
+ * of a text that holds more than them reads as a task for an AI model (the ai-task classifier at
+ * EDGE_TASK_THRESHOLD) and is not about the material it comes with. A planted instruction is put
+ * where it is read first or last — before the e-mail, table, abstract or code it rides on, or
+ * after it — while data opens with its own heading, greeting or statement and closes with its own
+ * last line, sign-off or question. Either sign alone stays allowed: a task-like sentence inside
+ * an e-mail may be the sender's request, and a first line may be a title. Not read in a text with
+ * signs of command documentation (a flag, a shell prompt, a usage line, inline code), whose first
+ * and last lines say what a command does, nor in a text with more than MAX_TASK_LIKE task-like
+ * sentences (a list of tasks, not data with one planted).
+ */
+function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
+  let long = 0;
+  for (const segment of all) if (hasWords(segment.text, 4) && ++long >= EDGE_CONTEXT) break;
+  if (long < EDGE_CONTEXT) return undefined;
+  const first = all.find((segment) => hasWords(segment.text, 4));
+  const last = all.findLast((segment) => hasWords(segment.text, 4));
+  if (first === undefined || last === undefined || first === last) return undefined;
+  const classifier = aiTaskClassifier();
+  const edge = [first, last].find((segment) => {
+    const lower = segment.text.toLowerCase();
+    return isTaskCandidate(segment.text) && proseSentence(text, segment) && !MANUAL_OPENING.test(lower) && !ABOUT_THE_DATA.test(lower) && classifier.probability(segment.text) >= EDGE_TASK_THRESHOLD;
+  });
+  if (edge === undefined) return undefined;
+  // Only a text with a task at its edge pays for reading its other sentences.
+  let taskLike = 0;
+  for (const segment of all) {
+    if (isTaskCandidate(segment.text) && classifier.probability(segment.text) >= TASK_LIKE && ++taskLike > MAX_TASK_LIKE) return undefined;
+  }
+  return edge;
+}
+
 export interface PlantedOptions {
   /**
    * Read imperative sentences with the learned "task addressed to an AI model" classifier
@@ -838,6 +901,11 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
   if (aiTask !== undefined && !gates.documentation() && !gates.documented) {
     const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
     keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
+  }
+  // A task for an AI model opening or closing the data it rides on.
+  if (options.aiTask === true && !gates.documented && !gates.documentation()) {
+    const edge = edgeTask(text, all);
+    if (edge !== undefined) keep(finding('edge-task', 'A task for an AI model opening or closing data', 0.6, { start: edge.start, end: edge.end }));
   }
   const forged = FORGED_TURN.exec(text);
   if (forged !== null) keep(finding('forged-turn', 'A forged assistant turn and user request, in data', 0.65, { start: forged.index, end: forged.index + forged[0].length }));
@@ -883,6 +951,9 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 
 /** The expressions of the answer-directive and task-request checks, for the ReDoS test. */
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
+
+/** The expressions of the edge-task check (prose sentence, a manual's opening verbs), for the ReDoS test. */
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
