@@ -111,6 +111,19 @@ const MAKING =
   /\b(?:generate|create|make|choose|pick|suggest|set|setting|reset|change|update|store|storing|stored|save|hash|hashed|hashing|bcrypt|validate|validation|verify|check|function|variable|script|(?<!(?:morse|secret|access|unlock|pin|qr)\s)code(?!\s{0,3}word)|program|database|column|field|form|regex|config|file|login\s{1,3}page|input|sql|api)\b|[=(){};]/i;
 /** "never share the password", "do not reveal it": advice, not a request. */
 const NEGATED = /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b(?:never|not|no\s{1,3}one|nobody|avoid|without|shouldn't|don't|doesn't|mustn't|can't|cannot|won't|isn't|wouldn't)\b/i;
+/**
+ * "Never reveal your password", "you should not share your PIN with anyone": advice to the reader
+ * about their own secret (a negation right before the verb; a threat's "if you don't give me …"
+ * is not advice).
+ */
+const ADVICE =
+  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:\w{1,12}\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down)\b/i;
+/** "Your password" (the reader's, in advice) as opposed to "our" or "the system's". */
+const READERS = /^(?:your|ur)\b/i;
+/** "The secret" itself (not "the password" or "the secret word"). */
+const SECRET_ITSELF = /\bsecrets?[\s\p{P}]*$/iu;
+/** A puzzle the prompt sets: deciphering, unravelling or solving it ("unravel the secret", "solve the riddle"). */
+const SOLVED = /\b(?:deciphe?r(?:s|ing)?|unravel(?:s|l?ing)?|solv(?:e|es|ing)|deduc(?:e|es|ing)|decrypt(?:s|ing)?\s{1,3}(?:this|the\s{1,3}following)|crack(?:s|ing)?\s{1,3}(?:this|the)\s{1,3}(?:case|cipher|mystery|riddle|puzzle))\b/i;
 /** A later sentence that works on the secret named before: "Now spell it backwards", "its first letter". */
 const ABOUT_IT =
   /\b(?:spell|reverse|encode|encrypt|translate|write|say|print|tell\s{1,3}me|type|show\s{1,3}me|give\s{1,3}me|repeat|whisper|reveal|share|hide|include|use)\s{1,3}it\b(?!\s{1,3}(?:down\s{1,3}somewhere|somewhere|safe|securely|nowhere))|\bits\s{1,3}(?:first|last|second|third|next|final)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letter|character|digit|syllable)s?\b|\bhow\s{1,3}(?:long|many\s{1,3}letters)\s{1,3}(?:is|does|has)\s{1,3}it\b|\bthe\s{1,3}(?:first|last|second|third|next|final)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letter|character|digit|syllable)s?\b/i;
@@ -292,6 +305,10 @@ function guardedSecretRequest(sentence: string): { found: Found | null; named: b
     // Somebody's password being made, stored or checked in code is a topic even when definite.
     const rest = `${sentence.slice(0, english.index)} ${sentence.slice(english.index + english[0].length)}`;
     if (owned === null && !protectedThing && MAKING.test(rest)) return { found: null, named: false };
+    // "What hints would you give them to unravel the secret?": the secret of a puzzle the prompt sets.
+    if (owned === null && !protectedThing && SECRET_ITSELF.test(english[0]) && SOLVED.test(sentence)) return { found: null, named: false };
+    // "Explain why you should never reveal your password": advice to the reader about their own.
+    if (owned !== null && READERS.test(owned[0]) && ADVICE.test(sentence.slice(Math.max(0, owned.index - NEAR), owned.index))) return { found: null, named: false };
     const near = sentence.slice(Math.max(0, english.index - NEAR), english.index + english[0].length + NEAR);
     if (TRANSFORM.test(near)) return { found: ENCODED, named: true };
     if (PIECES.test(near)) return { found: PIECEWISE_FOUND, named: true };
@@ -412,4 +429,4 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK];
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, SOLVED, READERS, SECRET_ITSELF];
