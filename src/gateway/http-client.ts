@@ -303,17 +303,19 @@ export class StreamBody implements Dispatcher.DispatchHandler, AsyncIterable<Uin
     this.dropped = this.queued;
     this.queue.length = 0;
     this.queued = 0;
-    if (this.paused) {
-      this.paused = false;
-      this.resumeRequest?.();
-    }
     if (this.dropped > this.dropLimit) {
       this.destroy();
       return Promise.resolve();
     }
-    return new Promise((resolve) => {
+    // Listening before the resume: undici may read the rest, and complete, inside resumeRequest().
+    const ended = new Promise<void>((resolve) => {
       this.onSettled = resolve;
     });
+    if (this.paused) {
+      this.paused = false;
+      this.resumeRequest?.();
+    }
+    return ended;
   }
 
   /** Closes the request (the upstream stops generating); a waiting or later read fails with `error`. */
