@@ -4,12 +4,14 @@
  * worker thread, which inherit the preload through execArgv) writes what its own isolate holds to
  * `SVC_MEMORY_PROBE_DIR/thread-<id>.json` every `SVC_MEMORY_PROBE_MS` (default 2,000 ms):
  * `process.memoryUsage()` (heap used / total, external, arrayBuffers), V8's heap statistics
- * (committed, malloced, heap spaces) and the WebAssembly memories the thread created (their
- * current size: PGlite's in the main thread, TF.js's in the semantic worker). Plain JavaScript so
+ * (committed, malloced, heap spaces), the WebAssembly memories the thread created (their
+ * current size: PGlite's in the main thread, TF.js's in the semantic worker), the process's CPU
+ * time and this thread's garbage collections (count and pause ms by kind, from perf_hooks). Plain JavaScript so
  * it loads into the compiled server without tsx.
  */
 import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 
@@ -43,6 +45,16 @@ if (directory) {
       return result;
     };
   }
+  /** This thread's garbage collections since it started: count and pause time (ms) by kind. */
+  const collections = { minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 }, incremental: { count: 0, ms: 0 }, other: { count: 0, ms: 0 } };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = entry.detail?.kind;
+      const bucket = kind === constants.NODE_PERFORMANCE_GC_MINOR ? collections.minor : kind === constants.NODE_PERFORMANCE_GC_MAJOR ? collections.major : kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL ? collections.incremental : collections.other;
+      bucket.count += 1;
+      bucket.ms += entry.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
   const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
   const file = join(directory, `thread-${threadId}.json`);
   const write = () => {
@@ -64,6 +76,8 @@ if (directory) {
       external_mb: mb(usage.external),
       array_buffers_mb: mb(usage.arrayBuffers),
       wasm_memories_mb: wasm,
+      cpu_s: Math.round(process.cpuUsage().user / 1e4 + process.cpuUsage().system / 1e4) / 100,
+      gc: Object.fromEntries(Object.entries(collections).map(([kind, { count, ms }]) => [kind, { count, ms: Math.round(ms) }])),
       spaces: Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, { size_mb: mb(space.space_size), used_mb: mb(space.space_used_size) }])),
     };
     try {

@@ -7,7 +7,7 @@
  * per completion is made of, beside the bare route; `--stream`: streamed completions), gateway-core (the completion logic without HTTP,
  * and what each completion's evidence adds), detection, detection-short (the T3 classifier on texts
  * with almost no prose), inspect (CPU per KB of new text for the default engine at 0.5–64 KB, before/after with
- * BENCH_BEFORE_DIR, and length drift per source), pii, audit-webhooks, apisec, ml, mcp (`--profile`:
+ * BENCH_BEFORE_DIR, and length drift per source), pii, lexicons (the PII name lexicons' heap and look-up time, packed against Sets), audit-webhooks, apisec, ml, mcp (`--profile`:
  * svc's added CPU per tools/call, part by part), startup (compiled build against tsx), memory (the
  * compiled server's RSS under 5 minutes of mixed load with the ML tiers loaded), verification, collector (sensor findings per second,
  * single and batches of 100, and the verification cost per finding), workers (WORKERS=1, 2, 4 on
@@ -26,6 +26,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   detection: async () => (await import('./detection.ts')).runDetectionBench as Bench,
   'detection-short': async () => (await import('./detection-short.ts')).runDetectionShortBench,
   inspect: async () => (await import('./inspect.ts')).runInspectBench,
+  lexicons: async () => (await import('./lexicons.ts')).runLexiconsBench,
   pii: async () => {
     const { runPiiBench, runPiiSpeedBench } = await import('./pii.ts');
     return async (options) => {

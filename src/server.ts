@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config, ResolvedConfig } from './platform/config.ts';
 import { acquireDataDirLock, type DataDirLock } from './platform/data-dir-lock.ts';
 import { SvcError } from './platform/errors.ts';
+import { limitHeapGrowth } from './platform/heap-growth.ts';
 import { createLogger, stdoutDestination } from './platform/logger.ts';
 import { assertPortFree, PortInUseError } from './platform/port-probe.ts';
 import { resolveSecrets } from './platform/secrets.ts';
@@ -94,6 +95,8 @@ export async function serve(base: Config): Promise<void> {
 
 /** One serving process: the only one (embedded, WORKERS=1) or a cluster worker. */
 async function serveProcess(config: ResolvedConfig, lock: DataDirLock | null, note: string | null = null): Promise<void> {
+  // Before the application loads: its modules and lexicons are the live set the factor applies to.
+  limitHeapGrowth(config.heapGrowingPercent);
   // Until it listens, a worker asked to stop has nothing to drain: it leaves at once.
   let stop: ((reason: string) => Promise<void>) | null = null;
   const onShutdown = (reason: string) => (stop === null ? process.exit(0) : void stop(reason));

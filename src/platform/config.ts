@@ -84,6 +84,11 @@ export interface Config {
   readonly allowedOrigins: readonly string[];
   /** WORKERS: processes serving the port; default the cores this process may use (os.availableParallelism()). */
   readonly workers: number;
+  /**
+   * HEAP_GROWING_PERCENT (default 25; 0: V8's own heuristic, up to 300): how far past the live set
+   * each serving process's V8 heap grows before the next full collection (src/platform/heap-growth.ts).
+   */
+  readonly heapGrowingPercent: number;
   readonly allowPrivateTargets: boolean;
   readonly trustProxy: boolean;
   /**
@@ -546,6 +551,9 @@ export function loadConfig(env: Env): Config {
     // One worker per core the process may use: more workers than cores only add context switches
     // (issue #39: WORKERS=4 on 2 vCPUs served 0.45–0.56× the requests of WORKERS=1).
     workers: integer('WORKERS', Math.min(256, availableParallelism()), 1, 256),
+    // A full collection once the heap is 25% over what survived the last one, instead of V8's up
+    // to 300%: the embedded server's RSS under load (issue #39 item 6, docs/benchmarks.md).
+    heapGrowingPercent: integer('HEAP_GROWING_PERCENT', 25, 0, 300),
     allowPrivateTargets: bool('ALLOW_PRIVATE_TARGETS', false),
     sensorEnvironmentProviderKeys: bool('SENSOR_ENVIRONMENT_PROVIDER_KEYS', false),
     trustProxy: bool('TRUST_PROXY', false),

@@ -20,6 +20,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(ConfigError);
   });
 
+  it('lets the heap grow 25% past its live set before a full collection unless HEAP_GROWING_PERCENT says otherwise', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(25);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '100' }).heapGrowingPercent).toBe(100);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '-5' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: 'lots' })).toThrow(ConfigError);
+  });
+
   it('requires storage and secrets in production and names every missing variable at once', () => {
     try {
       loadConfig({ ENVIRONMENT: 'production' });

@@ -39,24 +39,28 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../../platform/lru.ts';
+import { WordSet } from './word-set.ts';
 
 export interface NameSpan {
   start: number;
   end: number;
 }
 
+/** A lexicon as the rules use it: membership and size (a packed WordSet for the large ones). */
+type Lexicon = Pick<ReadonlySet<string>, 'has' | 'size'>;
+
 interface Lexicons {
-  names: ReadonlySet<string>;
+  names: Lexicon;
   /** Function words and the like: never a name, even where a name lexicon lists them ("The", "He"). */
-  frequent: ReadonlySet<string>;
-  common: ReadonlySet<string>;
-  places: ReadonlySet<string>;
+  frequent: Lexicon;
+  common: Lexicon;
+  places: Lexicon;
   /** Countries and regions: always places, even when also a surname ("Spain", "Jordan"). */
-  countries: ReadonlySet<string>;
+  countries: Lexicon;
   /** The cspell people-names list: well-known first and family names. */
-  wellKnown: ReadonlySet<string>;
+  wellKnown: Lexicon;
   /** Company names (a lone "Uber" or "Bloomberg" is the company unless a cue says otherwise). */
-  companies: ReadonlySet<string>;
+  companies: Lexicon;
 }
 
 let lexicons: Lexicons | null = null;
@@ -121,7 +125,9 @@ export function nameLexicons(): Lexicons {
   const countries = new Set<string>(COUNTRIES);
   // A company name that is also a well-known personal name ("Charles", "Ford") stays a name.
   const companies = new Set<string>(lines(readPackageFile('@cspell/dict-companies/cspell-ext.json', 'dict/companies.txt')).filter((company) => !wellKnown.has(company)));
-  lexicons = { names, frequent, common, places, countries, companies, wellKnown };
+  // The large lists are kept packed (one string and typed arrays each, see word-set.ts): as Sets
+  // they were ~25 MB of the live heap; the Sets built above are garbage once packed.
+  lexicons = { names: new WordSet(names), frequent, common: new WordSet(common), places: new WordSet(places), countries, companies: new WordSet(companies), wellKnown: new WordSet(wellKnown) };
   return lexicons;
 }
 
