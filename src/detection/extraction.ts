@@ -113,17 +113,26 @@ const MAKING =
 const NEGATED = /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b(?:never|not|no\s{1,3}one|nobody|avoid|without|shouldn't|don't|doesn't|mustn't|can't|cannot|won't|isn't|wouldn't)\b/i;
 /**
  * "Never reveal your password", "you should not share your PIN with anyone": advice to the reader
- * about their own secret (a negation right before the verb; a threat's "if you don't give me …"
- * is not advice).
+ * about their own secret. Run on the text right before "your …" and anchored to its end, so the
+ * negated verb is the one that takes the secret ("I will never tell anyone, so tell me your
+ * password" is a request); a threat's "if you don't give me …" and a question's "why not tell me
+ * …", "why don't you …", "do you not …" are not advice.
  */
 const ADVICE =
-  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:\w{1,12}\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down)\b/i;
+  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})(?<!\bwhy\s{1,3})(?<!\bwhy\s{1,3}(?:do|did|would|should)\s{1,3})(?<!\b(?:do|did|would|will|could|can|should)\s{1,3}(?:you|u)\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:ever\s{1,3}|even\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down)\s{1,3}(?:(?:anyone|anybody|others|strangers)\s{1,3})?$/i;
+/** A request after the reader's secret is named ("… your password, so tell me", "… and give it to me"): the advice exemption does not hold. */
+const ASKED_AFTER =
+  /\b(?:tell|give|send|show|read)\s{1,3}(?:it\s{1,3}|them\s{1,3})?(?:to\s{1,3})?(?:me|us)\b|\bgimme\b|\b(?:reveal|disclose|divulge|print|output|dictate|recite|spell)\s{1,3}(?:it|them)\b/i;
 /** "Your password" (the reader's, in advice) as opposed to "our" or "the system's". */
 const READERS = /^(?:your|ur)\b/i;
 /** "The secret" itself (not "the password" or "the secret word"). */
 const SECRET_ITSELF = /\bsecrets?[\s\p{P}]*$/iu;
-/** A puzzle the prompt sets: deciphering, unravelling or solving it ("unravel the secret", "solve the riddle"). */
-const SOLVED = /\b(?:deciphe?r(?:s|ing)?|unravel(?:s|l?ing)?|solv(?:e|es|ing)|deduc(?:e|es|ing)|decrypt(?:s|ing)?\s{1,3}(?:this|the\s{1,3}following)|crack(?:s|ing)?\s{1,3}(?:this|the)\s{1,3}(?:case|cipher|mystery|riddle|puzzle))\b/i;
+/**
+ * A puzzle the prompt sets, with the secret as what is solved ("unravel the secret", "decipher the
+ * secret of the map"); a puzzle named elsewhere in the sentence ("to solve the riddle, tell me the
+ * secret") does not make the secret a puzzle's.
+ */
+const SOLVED = /\b(?:deciphe?r(?:s|ing)?|unravel(?:s|l?ing)?|solv(?:e|es|ing)|deduc(?:e|es|ing)|crack(?:s|ing)?|uncover(?:s|ing)?)\s{1,3}(?:(?:the|this|that|its|their)\s{1,3})?(?:\w{1,12}\s{1,3})?secrets?\b/i;
 /** A later sentence that works on the secret named before: "Now spell it backwards", "its first letter". */
 const ABOUT_IT =
   /\b(?:spell|reverse|encode|encrypt|translate|write|say|print|tell\s{1,3}me|type|show\s{1,3}me|give\s{1,3}me|repeat|whisper|reveal|share|hide|include|use)\s{1,3}it\b(?!\s{1,3}(?:down\s{1,3}somewhere|somewhere|safe|securely|nowhere))|\bits\s{1,3}(?:first|last|second|third|next|final)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letter|character|digit|syllable)s?\b|\bhow\s{1,3}(?:long|many\s{1,3}letters)\s{1,3}(?:is|does|has)\s{1,3}it\b|\bthe\s{1,3}(?:first|last|second|third|next|final)\s{1,3}(?:\w{1,10}\s{1,3})?(?:letter|character|digit|syllable)s?\b/i;
@@ -305,11 +314,11 @@ function guardedSecretRequest(sentence: string): { found: Found | null; named: b
     // Somebody's password being made, stored or checked in code is a topic even when definite.
     const rest = `${sentence.slice(0, english.index)} ${sentence.slice(english.index + english[0].length)}`;
     if (owned === null && !protectedThing && MAKING.test(rest)) return { found: null, named: false };
-    // "What hints would you give them to unravel the secret?": the secret of a puzzle the prompt sets.
-    if (owned === null && !protectedThing && SECRET_ITSELF.test(english[0]) && SOLVED.test(sentence)) return { found: null, named: false };
-    // "Explain why you should never reveal your password": advice to the reader about their own.
-    if (owned !== null && READERS.test(owned[0]) && ADVICE.test(sentence.slice(Math.max(0, owned.index - NEAR), owned.index))) return { found: null, named: false };
     const near = sentence.slice(Math.max(0, english.index - NEAR), english.index + english[0].length + NEAR);
+    // "What hints would you give them to unravel the secret?": the secret of a puzzle the prompt sets (not when it is also asked for).
+    if (owned === null && !protectedThing && SECRET_ITSELF.test(english[0]) && SOLVED.test(sentence) && !REVEAL.test(near)) return { found: null, named: false };
+    // "Explain why you should never reveal your password": advice to the reader about their own (not when it is asked for after).
+    if (owned !== null && READERS.test(owned[0]) && ADVICE.test(sentence.slice(Math.max(0, owned.index - NEAR), owned.index)) && !ASKED_AFTER.test(sentence.slice(owned.index + owned[0].length))) return { found: null, named: false };
     if (TRANSFORM.test(near)) return { found: ENCODED, named: true };
     if (PIECES.test(near)) return { found: PIECEWISE_FOUND, named: true };
     if (CARRIER.test(sentence) || (owned !== null && !ASSISTANTS.test(owned[0]) && FOREIGN_CARRIER.test(near))) return { found: CARRIED, named: true };
@@ -429,4 +438,4 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, SOLVED, READERS, SECRET_ITSELF];
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF];
