@@ -123,9 +123,15 @@ const USER_THIRD: readonly Gated[] = [
  * alone.
  */
 const USER_RULE: readonly Gated[] = [
-  [['user'], /\b(?:if|whenever|unless|in\s{1,3}case)\s{1,3}the\s{1,3}user\s{1,3}(?:asks?|requests?|says?|inquires?|is\s{1,3}asking|mentions?|greets?|refers\s{1,3}to)\b/],
-  [['user'], /\b(?:respond|reply|answer|refuse)\s{1,3}to\s{1,3}the\s{1,3}user\b|\bapologi[sz]e\s{1,3}to\s{1,3}the\s{1,3}user\b/],
-  [['user'], /\byou\s{1,3}(?:will|should|must|shall|are\s{1,3}to|need\s{1,3}to)\s{1,3}(?:help|assist|answer|respond\s{1,3}to|guide|support|serve|greet|engage\s{1,3}with)\s{1,3}(?:the\s{1,3})?users?\b|\bthe\s{1,3}user\s{1,3}is\s{1,3}(?:an?\s{1,3})?(?:hacker|attacker|adversary|not\s{1,3}(?:allowed|permitted|authori[sz]ed))\b/],
+  // The condition, then a main clause addressed to the model: an imperative or "you …" ("If the user
+  // asks about refunds, tell them …", "…, you should decline"). A third-person main clause ("…, the
+  // server returns a 404", "…, the bot can offer a refund") is documentation or a story, not a rule.
+  [['user'], /\b(?:if|whenever|unless|in\s{1,3}case)\s{1,3}the\s{1,3}user\s{1,3}(?:asks?|requests?|says?|inquires?|is\s{1,3}asking|mentions?|greets?|refers\s{1,3}to)\b[^.;!?\n]{0,120}[,:]\s{0,3}(?:then\s{1,3})?(?:respond|reply|answer|say|tell|refuse|decline|politely|kindly|gently|simply|apologi[sz]e|explain|remind|redirect|steer|recommend|suggest|direct|point|inform|acknowledge|thank|greet|ask|do\s{1,3}not|don't|never|always|you\s{1,3}(?:should|must|shall|will|need\s{1,3}to|are\s{1,3}to|may|can))\b/],
+  // "Respond to the user …" as a sentence-opening imperative (or after "you should", below) only: "your form should respond to the user" is interface advice.
+  [['user'], /(?:^|[.!?]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:(?:always|never|only|please|do\s{1,3}not|don't)\s{1,3})?(?:respond|reply|answer|refuse|apologi[sz]e)\s{1,3}to\s{1,3}the\s{1,3}user\b/],
+  [['user'], /\byou\s{1,3}(?:will|should|must|shall|are\s{1,3}to|need\s{1,3}to)\s{1,3}(?:(?:always|never|only|not|also)\s{1,3})?(?:help|assist|answer|respond\s{1,3}to|reply\s{1,3}to|apologi[sz]e\s{1,3}to|guide|support|serve|greet|engage\s{1,3}with)\s{1,3}(?:the\s{1,3})?users?\b/],
+  // "The user is an attacker" opening a sentence; "not allowed/permitted/authorised" is how a game's or an API's rules speak too.
+  [['user'], /(?:^|[.!?]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?the\s{1,3}user\s{1,3}is\s{1,3}(?:an?\s{1,3})?(?:hacker|attacker|adversary)\b/],
 ];
 
 /** Rules for the model's own answers. */
