@@ -120,6 +120,28 @@ function traced<H extends Record<string, unknown>>(headers: H): H {
   return carrier as H;
 }
 
+/**
+ * What both upstream handlers share: the caller's signal aborts the request (the handler itself is
+ * the signal's listener: no closure per call), and the request's abort is kept for later.
+ */
+abstract class AbortableHandler {
+  protected abortRequest: ((reason?: Error) => void) | null = null;
+
+  constructor(protected readonly signal: AbortHook | undefined) {}
+
+  /** The signal's 'abort' listener. */
+  handleEvent(): void {
+    this.abortRequest?.(new undiciErrors.RequestAbortedError());
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.signal === undefined) return;
+    if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
+    else this.signal.addEventListener('abort', this, { once: true });
+  }
+}
+
 /** Queued body bytes above which the upstream is paused until the reader catches up (back-pressure). */
 const STREAM_HIGH_WATER_BYTES = 64 * 1024;
 
@@ -137,10 +159,9 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true as cons
  * The idle clock (`watchIdle`) runs on the UPSTREAM only: it restarts when the reader starts
  * waiting and does not count the time a slow reader spends between chunks.
  */
-export class StreamBody implements Dispatcher.DispatchHandler, AsyncIterable<Uint8Array> {
+export class StreamBody extends AbortableHandler implements Dispatcher.DispatchHandler, AsyncIterable<Uint8Array> {
   status = 0;
   headers: UpstreamHeaders = {};
-  private abortRequest: ((reason?: Error) => void) | null = null;
   private resumeRequest: (() => void) | null = null;
   private paused = false;
   private readonly queue: Buffer[] = [];
@@ -158,19 +179,9 @@ export class StreamBody implements Dispatcher.DispatchHandler, AsyncIterable<Uin
 
   constructor(
     private readonly open: { resolve: (body: StreamBody) => void; reject: (error: unknown) => void },
-    private readonly signal: AbortHook | undefined,
-  ) {}
-
-  /** The signal's 'abort' listener (the body itself is the listener: no closure per call). */
-  handleEvent(): void {
-    this.abortRequest?.(new undiciErrors.RequestAbortedError());
-  }
-
-  onConnect(abort: (reason?: Error) => void): void {
-    this.abortRequest = abort;
-    if (this.signal === undefined) return;
-    if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
-    else this.signal.addEventListener('abort', this, { once: true });
+    signal: AbortHook | undefined,
+  ) {
+    super(signal);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
@@ -227,7 +238,7 @@ export class StreamBody implements Dispatcher.DispatchHandler, AsyncIterable<Uin
   private settle(): void {
     this.signal?.removeEventListener('abort', this);
     this.stopIdle();
-    this.queue.length = this.failure === null ? this.queue.length : 0;
+    if (this.failure !== null) this.queue.length = 0;
     const settled = this.onSettled;
     this.onSettled = null;
     settled?.();
@@ -331,7 +342,19 @@ export class StreamBody implements Dispatcher.DispatchHandler, AsyncIterable<Uin
  * Opens one streamed upstream request on the pooled agent; resolves on response headers with the
  * body to read (StreamBody). Rejects with UpstreamError.
  */
-export async function openStream(request: UpstreamRequest, options: SendOptions): Promise<StreamBody> {
+export function openStream(request: UpstreamRequest, options: SendOptions): Promise<StreamBody> {
+  return dispatchUpstream<StreamBody>(request, options, (resolve, reject) => new StreamBody({ resolve, reject }, options.signal));
+}
+
+/**
+ * Dispatches one upstream request on the pooled agent (the SSRF-guarded one for an org's host) to
+ * the handler `handlerOf` makes; settles as the handler does, rejecting with UpstreamError.
+ */
+async function dispatchUpstream<T>(
+  request: UpstreamRequest,
+  options: SendOptions,
+  handlerOf: (resolve: (value: T) => void, reject: (error: unknown) => void) => Dispatcher.DispatchHandler,
+): Promise<T> {
   try {
     let split = splitUrlCached(request.url);
     if (split === null) {
@@ -339,7 +362,7 @@ export async function openStream(request: UpstreamRequest, options: SendOptions)
       split = { origin: url.origin, path: `${url.pathname}${url.search}` };
     }
     const dispatcher = options.publicOnly === true ? guardedAgent : agent;
-    return await new Promise<StreamBody>((resolve, reject) => {
+    return await new Promise<T>((resolve, reject) => {
       dispatcher.dispatch(
         {
           origin: split.origin,
@@ -350,7 +373,7 @@ export async function openStream(request: UpstreamRequest, options: SendOptions)
           headersTimeout: options.headersTimeoutMs,
           bodyTimeout: options.bodyTimeoutMs,
         },
-        new StreamBody({ resolve, reject }, options.signal),
+        handlerOf(resolve, reject),
       );
     });
   } catch (error) {
@@ -369,29 +392,18 @@ export interface UpstreamText {
  * Collects one upstream answer for fetchText straight from the dispatcher's callbacks: no body
  * stream, no per-call AbortController. The caller's signal, if any, aborts the request.
  */
-class TextCollector implements Dispatcher.DispatchHandler {
+class TextCollector extends AbortableHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private rawHeaders: Buffer[] = [];
   private readonly chunks: Buffer[] = [];
-  private abort: ((reason?: Error) => void) | null = null;
   private done = false;
 
   constructor(
     private readonly resolve: (value: UpstreamText) => void,
     private readonly reject: (error: unknown) => void,
-    private readonly signal: AbortHook | undefined,
-  ) {}
-
-  /** The signal's 'abort' listener (the collector itself is the listener: no closure per call). */
-  handleEvent(): void {
-    this.abort?.(new undiciErrors.RequestAbortedError());
-  }
-
-  onConnect(abort: (reason?: Error) => void): void {
-    this.abort = abort;
-    if (this.signal === undefined) return;
-    if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
-    else this.signal.addEventListener('abort', this, { once: true });
+    signal: AbortHook | undefined,
+  ) {
+    super(signal);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -430,29 +442,6 @@ class TextCollector implements Dispatcher.DispatchHandler {
  * UTF-8 text; at most MAX_RESPONSE_BYTES). The non-streamed completion path: cheaper than
  * a body stream plus its text(). Rejects with UpstreamError.
  */
-export async function fetchText(request: UpstreamRequest, options: SendOptions): Promise<UpstreamText> {
-  try {
-    let split = splitUrlCached(request.url);
-    if (split === null) {
-      const url = new URL(request.url);
-      split = { origin: url.origin, path: `${url.pathname}${url.search}` };
-    }
-    const dispatcher = options.publicOnly === true ? guardedAgent : agent;
-    return await new Promise<UpstreamText>((resolve, reject) => {
-      dispatcher.dispatch(
-        {
-          origin: split.origin,
-          path: split.path,
-          method: request.method,
-          headers: traced(request.headers),
-          body: request.body,
-          headersTimeout: options.headersTimeoutMs,
-          bodyTimeout: options.bodyTimeoutMs,
-        },
-        new TextCollector(resolve, reject, options.signal),
-      );
-    });
-  } catch (error) {
-    throw toUpstreamError(error, options.provider, request.url);
-  }
+export function fetchText(request: UpstreamRequest, options: SendOptions): Promise<UpstreamText> {
+  return dispatchUpstream<UpstreamText>(request, options, (resolve, reject) => new TextCollector(resolve, reject, options.signal));
 }

@@ -70,6 +70,8 @@ export function getAdapter(id: ProviderId): ProviderAdapter {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+/** A finished stream's unread rest (trailing events, the terminator) is drained up to this, so the connection is reused; past it the request is closed. */
+const LEFTOVER_DRAIN_BYTES = 64 * 1024;
 
 /** Refuses, before any byte is sent, images the provider cannot take (see ProviderAdapter.images). */
 function checkImages(adapter: ProviderAdapter, request: CompletionRequest): void {
@@ -178,7 +180,7 @@ export async function invokeStream(
     if (released) return;
     released = true;
     body.stopIdle();
-    if (finished) body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+    if (finished) body.dump({ limit: LEFTOVER_DRAIN_BYTES }).catch(() => undefined);
     else body.destroy();
   };
   const events = adapter.parseStream(body, request.model)[Symbol.asyncIterator]();
