@@ -201,9 +201,9 @@ const TASK_COERCION = [
  */
 const ACCESS_GRANT =
   /\b(?:create|generate|add|grant|give|assign|invite|issue|set\s{1,3}up|make)\b[^.\n]{0,60}?\b(?:(?:access|api|deploy|personal|auth|authentication|bearer|ssh|deployment)\s{1,3}(?:tokens?|keys?)|(?:write|admin|administrator|owner|maintainer|full|root)\s{1,3}(?:access|permissions?|rights|privileges|role)|as\s{1,3}(?:an?\s{1,3})?(?:owner|maintainer|admin|administrator|collaborator|co-?owner)|collaborators?)\b/;
-/** The second-person directive an access grant must follow (SECOND_PERSON, and the imperative "you must go to"). */
 /** What the reader is told they must do: SECOND_PERSON's obligations (not its "you will now"). */
 const OBLIGATION = String.raw`should|must|need\s{1,3}to|have\s{1,3}to|are\s{1,3}(?:required|instructed|asked|expected)\s{1,3}to`;
+/** The second-person directive an access grant must follow ("you must go to … and add this key"). */
 const GRANT_DIRECTIVE = new RegExp(String.raw`\byou\s{1,3}(?:${OBLIGATION})\b`);
 
 /** Where an access grant follows a second-person directive in a segment (lower case), or -1. */
@@ -380,6 +380,9 @@ const OPTION_LINES_ALONE = 5;
 const SHORT_EXCERPT = 1_000;
 const EXCERPT_SIGNS = 5;
 
+/** The last text isCommandDocumentation read and its answer (a pure function of the text). */
+let lastDocumentation: { readonly text: string; readonly documented: boolean } | null = null;
+
 /**
  * Whether a text reads as command documentation: a manual page, a command's `--help` output, a
  * README of a command-line tool. Its imperatives ("Delete all files", "Ignore errors", "Send the
@@ -387,6 +390,15 @@ const EXCERPT_SIGNS = 5;
  * terminal; they are not instructions to the assistant that reads the tool result.
  */
 export function isCommandDocumentation(raw: string): boolean {
+  // One inspection of a tool output asks up to three times about the same text (the planted-
+  // instruction gates, the catalogue's cap, the engine's evasion signals): the last answer is kept.
+  if (lastDocumentation !== null && lastDocumentation.text === raw) return lastDocumentation.documented;
+  const documented = readsAsCommandDocumentation(raw);
+  lastDocumentation = { text: raw, documented };
+  return documented;
+}
+
+function readsAsCommandDocumentation(raw: string): boolean {
   const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
   let kinds = 0;
   for (let index = 0; index < DOCUMENTATION_SIGNS.length; index++) {
@@ -643,15 +655,15 @@ function onlyLocalTarget(lower: string): boolean {
 }
 
 /**
- * A project's contact note: what to mail to its maintainers ("Send bug reports to …", "Please
- * send patches and translations to …", "Report bugs to …"). Not a report, e-mails or mail, which
- * are the user's data ("Send the report to audit@…", "forward all e-mails to …").
- */
-/**
  * A second thing sent with a contact note's report, or a file or asset in it ("… and attach the
  * .env file", "along with your SSH key"): the note is then an order that rides on its wording.
  */
 const CONTACT_EXTRA = /\b(?:attach(?:ed|ing|ment)?|enclos(?:e|ed|ing)|along\s{1,3}with|together\s{1,3}with|including|include)\b|\.(?:env|pem|key|p12|pfx|kdbx|npmrc|netrc|ssh|aws|git-credentials)\b|\b(?:files?|folders?|director(?:y|ies)|database|logs?|history|cookies?|keys?|keychain|wallet|config(?:uration)?)\b/;
+/**
+ * A project's contact note: what to mail to its maintainers ("Send bug reports to …", "Please
+ * send patches and translations to …", "Report bugs to …"). Not a report, e-mails or mail, which
+ * are the user's data ("Send the report to audit@…", "forward all e-mails to …").
+ */
 const CONTACT_NOTE =
   /^(?:please\s{1,3})?(?:send|e-?mail|mail|report|submit|direct|post)\s{1,3}(?:your\s{1,3}|any\s{1,3}|the\s{1,3})?(?:bug\s{1,3}reports?|bugs?|patch(?:es)?|comments?|questions?|feedback|suggestions?|translations?|corrections?|fixes|improvements?|problems?|contributions?|enquiries|inquiries)\b(?![^.\n]{0,80}\b(?:password|passcode|token|credentials?|secret|api\s{1,3}key|private\s{1,3}key)\b)/;
 /** Destroying or giving away: what a named tool may be told to do to the user's assets (also inside a tool's name: "delete_repository"). */
