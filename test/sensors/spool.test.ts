@@ -85,10 +85,14 @@ describe('the spool across a sensor killed with SIGKILL', () => {
     const remaining = (await all(last)).map((record) => record.idempotencyKey);
     expect(new Set(remaining).size).toBe(remaining.length);
     for (const key of remaining) expect(acked.has(key)).toBe(false);
-    for (const key of keys) expect(acked.has(key) || remaining.includes(key)).toBe(true);
+    // The batch in flight at the kill may be marked on disk before its "acked" lines were printed:
+    // such a record left the spool after it was sent (at most one batch). Nothing else is missing.
+    const markedUnprinted = keys.filter((key) => !acked.has(key) && !remaining.includes(key));
+    expect(markedUnprinted.length).toBeLessThanOrEqual(10);
+    for (const key of markedUnprinted) expect(sent.has(key)).toBe(true);
     const resent = remaining.filter((key) => sent.has(key));
     expect(resent.length).toBeLessThanOrEqual(10);
-    expect(acked.size + remaining.length).toBe(keys.length);
+    expect(acked.size + markedUnprinted.length + remaining.length).toBe(keys.length);
     await last.close();
   }, 120_000);
 });
