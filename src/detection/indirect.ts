@@ -333,6 +333,8 @@ const ABOUT_THE_DATA =
  * request there is reported, not refused.
  */
 const COMMAND_DOCUMENTATION = /(?:^|\s)-{1,2}[a-zA-Z][a-zA-Z0-9-]{0,30}(?=[\s=,\]])|(?:^|\n)\s{0,8}\$\s{1,2}[a-z]|\b(?:usage|synopsis)\s{0,2}:|`[^`\n]{1,80}`/i;
+/** COMMAND_DOCUMENTATION's signs but inline code (a flag, a shell prompt, a usage line): one backtick pair does not make a text a manual. */
+const COMMAND_SIGNS = /(?:^|\s)-{1,2}[a-zA-Z][a-zA-Z0-9-]{0,30}(?=[\s=,\]])|(?:^|\n)\s{0,8}\$\s{1,2}[a-z]|\b(?:usage|synopsis)\s{0,2}:/i;
 /**
  * The shapes of command documentation, each a different kind of sign (issue #32 items 3–4), read
  * wherever they stand (a tool may return the text with its line breaks folded into spaces, or as
@@ -429,9 +431,12 @@ const MAX_TASK_REQUESTS = 2;
  * The register break of a planted task: data (a table, an e-mail, a review, code) holding one or
  * two sentences that ask its reader for a task of their own, and otherwise no imperatives. A
  * manual, a recipe or a how-to is made of imperatives and does not qualify; nor does a text with
- * several task requests (a list of exercises, a to-do list).
+ * several task requests (a list of exercises, a to-do list). In data (`data`, tool output) a
+ * request about the text's own subject (aboutItsText: a ticket that opens "Explain why the login
+ * page times out") is the text's purpose, not a task planted in it; a model's answer that recites
+ * its instructions is read without that test.
  */
-function loneTaskRequest(text: string, all: readonly Segment[]): Segment | undefined {
+function loneTaskRequest(text: string, all: readonly Segment[], data = false): Segment | undefined {
   let first: Segment | undefined;
   let tasks = 0;
   const isTask: boolean[] = [];
@@ -439,7 +444,7 @@ function loneTaskRequest(text: string, all: readonly Segment[]): Segment | undef
     const code = segment.text.charCodeAt(0);
     const after = text.charCodeAt(segment.end);
     const lower = code >= 65 && code <= 90 && (segment.end >= text.length || SENTENCE_END.has(after)) ? segment.text.toLowerCase() : '';
-    const task = lower !== '' && TASK_REQUEST.test(lower) && !ABOUT_THE_DATA.test(lower);
+    const task = lower !== '' && TASK_REQUEST.test(lower) && !ABOUT_THE_DATA.test(lower) && !(data && aboutItsText(text, segment));
     isTask.push(task);
     if (!task) continue;
     if (++tasks > MAX_TASK_REQUESTS) return undefined;
@@ -480,10 +485,11 @@ const IMPERATIVE_TEXT = 2;
  * ask an AI model for (write a poem, translate, list facts, answer in another form) rather than a
  * request between people about the data's own business. Only imperative-shaped sentences are
  * scored; a task about the material it comes with ("Summarize the following article") is that
- * text's purpose; a text holding more than two such sentences is a list of tasks (exercises, a
- * prompt collection), not data with one planted.
+ * text's purpose, and so is a task about the text's own subject (aboutItsText); a text holding
+ * more than two such sentences is a list of tasks (exercises, a prompt collection), not data with
+ * one planted.
  */
-function loneAiTask(all: readonly Segment[]): { segment: Segment; probability: number } | undefined {
+function loneAiTask(text: string, all: readonly Segment[]): { segment: Segment; probability: number } | undefined {
   const classifier = aiTaskClassifier();
   let first: { segment: Segment; probability: number } | undefined;
   let tasks = 0;
@@ -493,7 +499,7 @@ function loneAiTask(all: readonly Segment[]): { segment: Segment; probability: n
     const probability = classifier.probability(segment.text);
     if (probability < TASK_LIKE) continue;
     if (++taskLike > MAX_TASK_LIKE) return undefined;
-    if (probability < AI_TASK_THRESHOLD || ABOUT_THE_DATA.test(segment.text.toLowerCase())) continue;
+    if (probability < AI_TASK_THRESHOLD || ABOUT_THE_DATA.test(segment.text.toLowerCase()) || aboutItsText(text, segment)) continue;
     if (++tasks > MAX_AI_TASKS) return undefined;
     if (first === undefined || probability > first.probability) first = { segment, probability };
   }
@@ -859,10 +865,55 @@ const QUOTE_BEFORE: ReadonlySet<string> = new Set(['"', "'", '`', '#']);
 const MANUAL_OPENING =
   /^(?:(?:please|now|also|then)[,:]?\s{1,3})?(?:display|show|print|list|create|set|run|install|uninstall|remove|delete|copy|move|rename|start|stop|restart|enable|disable|check|update|upgrade|search|find|convert|compress|decompress|extract|open|edit|view|manage|change|get|add|specify|execute|configure|mount|unmount|kill|download|upload|build|compile|format|clean|initiali[sz]e|query|connect|sync|synchroni[sz]e|back\s{1,3}up|restore|read|output|select|sort|count|merge|split|apply|import|export|load|save|lock|unlock|monitor|trace|dump|fetch|pull|push|clone|commit|reset|launch|invoke|control|modify|send|receive|verify|validate|parse|resize|scan|test|toggle|wait|watch|see|use|refer|visit|type|enter|press|click|go)\b/;
 
-/** A whole sentence of prose: PROSE_SENTENCE, ended by `.`, `!`, `?` or the text's end, and not quoted or commented. */
+/**
+ * A whole sentence of prose: PROSE_SENTENCE, ended by `.`, `!`, `?` or the text's end, and not
+ * commented or quoted. Quoted means closed as well as opened (a docstring, a string literal): a
+ * quote mark before the sentence alone does not hide it.
+ */
 function proseSentence(text: string, segment: Segment): boolean {
   const before = segment.start > 0 ? text[segment.start - 1]! : '';
-  return PROSE_SENTENCE.test(segment.text) && (segment.end >= text.length || SENTENCE_END.has(text.charCodeAt(segment.end))) && !QUOTE_BEFORE.has(before);
+  const ended = segment.end >= text.length || SENTENCE_END.has(text.charCodeAt(segment.end));
+  if (!PROSE_SENTENCE.test(segment.text) || !ended) return false;
+  if (before === '#') return false;
+  if (!QUOTE_BEFORE.has(before)) return true;
+  const after = segment.end < text.length && SENTENCE_END.has(text.charCodeAt(segment.end)) ? text[segment.end + 1] : text[segment.end];
+  return after === undefined || !QUOTE_BEFORE.has(after);
+}
+
+/** Words of four or more letters too common to tie a sentence to the text around it. */
+const COMMON_WORDS: ReadonlySet<string> = new Set([
+  'about', 'above', 'after', 'again', 'also', 'been', 'before', 'being', 'below', 'best', 'both', 'could', 'does', 'each', 'even', 'every', 'from', 'give', 'good',
+  'have', 'here', 'into', 'just', 'know', 'like', 'make', 'many', 'more', 'most', 'much', 'must', 'need', 'only', 'other', 'over', 'please', 'same', 'should',
+  'some', 'such', 'than', 'that', 'their', 'them', 'then', 'there', 'these', 'they', 'this', 'those', 'three', 'through', 'very', 'want', 'well', 'were',
+  'what', 'when', 'where', 'which', 'while', 'will', 'with', 'would', 'your', 'using', 'short', 'simple', 'terms', 'brief', 'detail', 'details',
+]);
+/** Subject words (at least this many, and a third of the sentence's) it shares with its text from which a task is about that text. */
+const SHARED_SUBJECT = 2;
+
+/**
+ * A task about the text it comes with, by its words: at least SHARED_SUBJECT of the sentence's
+ * subject words (four or more letters, the opening verb and common words left out), and a third
+ * of them, occur elsewhere in the text — a support ticket that opens "Explain why the login page
+ * times out" and goes on about the login page, a recipe that closes "Suggest a wine for the roast
+ * chicken". A planted task is about something else than the data it rides on (ABOUT_THE_DATA
+ * reads the same relation when the sentence names its material: "the following article").
+ */
+function aboutItsText(text: string, segment: Segment): boolean {
+  const space = segment.text.indexOf(' ');
+  const own = contentWords(space < 0 ? '' : segment.text.slice(space), new Set());
+  let subject = 0;
+  let shared = 0;
+  let rest: Set<string> | undefined;
+  for (const word of own) {
+    if (COMMON_WORDS.has(word)) continue;
+    subject++;
+    if (rest === undefined) {
+      rest = contentWords(text.slice(0, segment.start), new Set());
+      contentWords(text.slice(segment.end), rest);
+    }
+    if (rest.has(word)) shared++;
+  }
+  return shared >= SHARED_SUBJECT && shared * 3 >= subject;
 }
 
 /**
@@ -872,10 +923,14 @@ function proseSentence(text: string, segment: Segment): boolean {
  * where it is read first or last — before the e-mail, table, abstract or code it rides on, or
  * after it — while data opens with its own heading, greeting or statement and closes with its own
  * last line, sign-off or question. Either sign alone stays allowed: a task-like sentence inside
- * an e-mail may be the sender's request, and a first line may be a title. Not read in a text with
- * signs of command documentation (a flag, a shell prompt, a usage line, inline code), whose first
- * and last lines say what a command does, nor in a text with more than MAX_TASK_LIKE task-like
- * sentences (a list of tasks, not data with one planted).
+ * an e-mail may be the sender's request, and a first line may be a title. A sentence about the
+ * text's own subject (aboutItsText: a ticket's "Explain why the login page times out", a recipe's
+ * "Suggest a wine for the roast chicken") is not planted; one that opens with a manual's verb
+ * ("List the partitions.") is read only at AI_TASK_CONFIDENT ("List five facts about volcanoes."
+ * is a task). The caller leaves out command documentation and texts with a flag, a shell prompt
+ * or a usage line, whose first and last lines say what a command does (inline code alone is not
+ * such a sign: one backtick pair would hide any edge); a text with more than MAX_TASK_LIKE
+ * task-like sentences is a list of tasks, not data with one planted.
  */
 function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
   let long = 0;
@@ -887,7 +942,10 @@ function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
   const classifier = aiTaskClassifier();
   const edge = [first, last].find((segment) => {
     const lower = segment.text.toLowerCase();
-    return isTaskCandidate(segment.text) && proseSentence(text, segment) && !MANUAL_OPENING.test(lower) && !ABOUT_THE_DATA.test(lower) && classifier.probability(segment.text) >= EDGE_TASK_THRESHOLD;
+    if (!isTaskCandidate(segment.text) || !proseSentence(text, segment) || ABOUT_THE_DATA.test(lower)) return false;
+    // A manual's verb ("List the partitions.") opens a task only when the classifier is sure.
+    const probability = classifier.probability(segment.text);
+    return probability >= (MANUAL_OPENING.test(lower) ? AI_TASK_CONFIDENT : EDGE_TASK_THRESHOLD) && !aboutItsText(text, segment);
   });
   if (edge === undefined) return undefined;
   // Only a text with a task at its edge pays for reading its other sentences.
@@ -896,6 +954,13 @@ function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
     if (isTaskCandidate(segment.text) && classifier.probability(segment.text) >= TASK_LIKE && ++taskLike > MAX_TASK_LIKE) return undefined;
   }
   return edge;
+}
+
+/** The findings that read one sentence as a task of its own (one sign, however many of them fire on it). */
+const SENTENCE_TASK: ReadonlySet<string> = new Set(['indirect.task-request', 'indirect.ai-task', 'indirect.edge-task']);
+/** Two findings whose spans share a character. */
+function overlaps(left: Finding, right: Finding): boolean {
+  return left.span !== undefined && right.span !== undefined && left.span.start < right.span.end && right.span.start < left.span.end;
 }
 
 export interface PlantedOptions {
@@ -928,19 +993,21 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
   let combined: Finding | null = null;
   const gates = gatesOf(text, options.documentation === true);
   const all = segments(text);
-  const lone = loneTaskRequest(text, all);
+  const lone = loneTaskRequest(text, all, options.aiTask === true);
   if (lone !== undefined) keep(finding('task-request', 'A request for a different task, alone in data', gates.documented ? DOCUMENTED_TALK : COMMAND_DOCUMENTATION.test(text) ? 0.45 : 0.6, { start: lone.start, end: lone.end }));
   // The learned reading of the same break, for tasks the verb list does not name; one finding per
   // planted sentence (when the rule found it, the classifier adds nothing).
   // Command documentation is left out: its imperatives are tasks for the person at the terminal
   // ("Create a system account", "List the partitions"), and the classifier reads them as tasks.
-  const aiTask = lone === undefined && options.aiTask === true ? loneAiTask(all) : undefined;
+  const aiTask = lone === undefined && options.aiTask === true ? loneAiTask(text, all) : undefined;
   if (aiTask !== undefined && !gates.documentation() && !gates.documented) {
     const confident = aiTask.probability >= AI_TASK_CONFIDENT && otherImperatives(all, aiTask.segment, IMPERATIVE_TEXT) < IMPERATIVE_TEXT;
     keep(finding('ai-task', 'A task addressed to an AI model, alone in data', confident ? 0.6 : 0.45, { start: aiTask.segment.start, end: aiTask.segment.end }));
   }
-  // A task for an AI model opening or closing the data it rides on.
-  if (options.aiTask === true && !gates.documented && !gates.documentation()) {
+  // A task for an AI model opening or closing the data it rides on. Not in command documentation
+  // (its first and last lines say what a command does) nor beside a flag, a shell prompt or a usage
+  // line; inline code alone is not enough to pass a text for a manual.
+  if (options.aiTask === true && !gates.documented && !COMMAND_SIGNS.test(text)) {
     const edge = edgeTask(text, all);
     if (edge !== undefined) keep(finding('edge-task', 'A task for an AI model opening or closing data', 0.6, { start: edge.start, end: edge.end }));
   }
@@ -970,7 +1037,10 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
   }
   if (combined !== null) keep(combined);
   // Several separate signs across the text (an address to the AI in one line, the request in the next).
-  const kinds = [...best.values()].filter((item) => item.confidence >= 0.45 && item.id !== 'indirect.instruction-in-data');
+  // The readings of one sentence as a task (the verb rule, the classifier, its place at an edge)
+  // are one sign, not several.
+  const kinds = [...best.values()].filter((item, index, list) => item.confidence >= 0.45 && item.id !== 'indirect.instruction-in-data'
+    && !(SENTENCE_TASK.has(item.id) && list.some((other, before) => before < index && other.confidence >= 0.45 && SENTENCE_TASK.has(other.id) && overlaps(other, item))));
   if (combined === null && kinds.length >= 2) {
     const first = kinds.reduce((left, right) => (left.span!.start <= right.span!.start ? left : right));
     const last = kinds.reduce((left, right) => (left.span!.end >= right.span!.end ? left : right));
@@ -989,8 +1059,8 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 /** The expressions of the answer-directive and task-request checks, for the ReDoS test. */
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
-/** The expressions of the edge-task check (prose sentence, a manual's opening verbs), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING];
+/** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
