@@ -216,7 +216,8 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
           result.score = Math.max(result.score, 1);
         }
       }
-      const final = decide(verification.layers, policy, full.whole());
+      // Only `passed` and `action` are read from it: the content's hash, already in `verification`, is not computed again.
+      const final = decide(verification.layers, policy, full.whole(), verification.content_sha256);
       verification.passed = final.passed;
       verification.action = final.action;
       // A whole-output failure whose action ends the stream (e.g. invalid JSON with block).
