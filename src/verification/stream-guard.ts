@@ -206,7 +206,9 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
       const input: VerifyInput = { ...base, content: full.whole(), finishReason: outcome.finishReason };
       if (outcome.cut === true) input.cut = true;
       if (outcome.toolCalls !== undefined) input.toolCalls = outcome.toolCalls;
-      const verification: Verification = { ...(await runVerification(input, policy, tiers)), hold_back_chars: holdBack };
+      // runVerification's object is this stream's own (decide builds it fresh): the window is added to it, not to a copy.
+      const verification: Verification = await runVerification(input, policy, tiers);
+      verification.hold_back_chars = holdBack;
       // Merge what was noted while streaming (e.g. a redacted span the final text still shows).
       for (const [layer, findings] of Object.entries(noted) as Array<[LayerName, Finding[]]>) {
         const result = verification.layers[layer];
@@ -216,7 +218,8 @@ export function createStreamGuard(base: Omit<VerifyInput, 'content' | 'finishRea
           result.score = Math.max(result.score, 1);
         }
       }
-      const final = decide(verification.layers, policy, full.whole());
+      // Only `passed` and `action` are read from it: the content's hash, already in `verification`, is not computed again.
+      const final = decide(verification.layers, policy, full.whole(), verification.content_sha256);
       verification.passed = final.passed;
       verification.action = final.action;
       // A whole-output failure whose action ends the stream (e.g. invalid JSON with block).

@@ -270,6 +270,19 @@ describe('stream guard', () => {
     expect(end.verification).toMatchObject({ passed: false, action: 'redact', hold_back_chars: 32 });
   });
 
+  it("gives a completed stream the same verification object a JSON answer's verification of the same text gives, its fields in the same order, with the hold-back last", async () => {
+    const policy = resolvePolicy({ stream: { hold_back_chars: 16 } });
+    const text = 'Keep-alive connections let a gateway reuse TCP and TLS sessions, cutting latency.';
+    const guard = createStreamGuard({}, policy);
+    for (const piece of chunks(text, 7)) guard.push(piece);
+    const { verification } = await guard.end({ finishReason: 'stop' });
+    const whole = await runVerification({ content: text, finishReason: 'stop' }, policy);
+    // The final event serialises this object: its keys' order is the bytes' order.
+    expect(Object.keys(verification)).toEqual([...Object.keys(whole), 'hold_back_chars']);
+    const withoutTimes = (value: unknown) => JSON.stringify(value, (key, inner: unknown) => (key === 'ms' ? 0 : inner));
+    expect(withoutTimes(verification)).toBe(withoutTimes({ ...whole, hold_back_chars: 16 }));
+  });
+
   it('ends the stream with the verdict when a blocking rule fails mid-stream', async () => {
     const policy = resolvePolicy({ actions: { constraint: 'block' }, constraint: { banned_phrases: ['launch code'] }, stream: { hold_back_chars: 16 } });
     const guard = createStreamGuard({}, policy);

@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../test/fakes/providers/protocols/bedrock.ts';
@@ -50,6 +51,59 @@ describe('sseBatches', () => {
     const cut = SSE_TEXT.indexOf('{"b"') + 3;
     const batches = await all(sseBatches(pieces(bytes, [new TextEncoder().encode(SSE_TEXT.slice(0, cut)).length]), 'test'));
     expect(batches).toEqual([SSE_EXPECTED.slice(0, 1), SSE_EXPECTED.slice(1)]);
+  });
+
+  it('hands on the same events in the same batches as a TextDecoder would, whatever the bytes: byte-order marks, invalid sequences and characters cut between reads', async () => {
+    // The reference: WHATWG TextDecoder (U+FFFD for invalid bytes, a leading BOM dropped) feeding
+    // the same parser, batched per read as sseBatches does: the decoding sseBatches used before.
+    const reference = (reads: Uint8Array[]): SseEvent[][] => {
+      const decoder = new TextDecoder();
+      const batches: SseEvent[][] = [];
+      let batch: SseEvent[] = [];
+      const parser = createParser({ onEvent: (event) => batch.push({ event: event.event, data: event.data }) });
+      const flush = () => {
+        if (batch.length > 0) batches.push(batch);
+        batch = [];
+      };
+      for (const read of reads) {
+        parser.feed(decoder.decode(read, { stream: true }));
+        flush();
+      }
+      parser.feed(decoder.decode());
+      flush();
+      return batches;
+    };
+    const encode = (text: string) => [...new TextEncoder().encode(text)];
+    // Pieces of an SSE stream: framing, text, multi-byte characters, a BOM, and invalid or cut sequences.
+    const piece = fc.constantFrom(
+      encode('data: '),
+      encode('event: x\n'),
+      encode('\n'),
+      encode('\r\n'),
+      encode('\n\n'),
+      encode('{"a":"b"}'),
+      encode('é'),
+      encode('€'),
+      encode('👋'),
+      [0xef, 0xbb, 0xbf],
+      [0x80],
+      [0xc3],
+      [0xe2, 0x82],
+      [0xf0, 0x9f],
+      [0xff],
+      [0xed, 0xa0, 0x80],
+      [0xc0, 0xaf],
+      [0xf4, 0x90, 0x80, 0x80],
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.boolean(), fc.array(piece, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 12 }), async (bom, parts, cuts) => {
+        const bytes = new Uint8Array([...(bom ? [0xef, 0xbb, 0xbf] : []), ...encode('data: '), ...parts.flat(), ...encode('\n\n')]);
+        const reads: Uint8Array[] = [];
+        for await (const read of pieces(bytes, cuts)) reads.push(read);
+        expect(await all(sseBatches(pieces(bytes, cuts), 'test'))).toStrictEqual(reference(reads));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('drops a final event that lacks its terminating blank line', async () => {
