@@ -91,12 +91,14 @@ const BARE_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?(?:a
 
 /**
  * The strict part of YOU_RULE: a sentence that opens by binding "you" ("You must …", "You will
- * never …", "You are not allowed to …", "Never …" after "you", "You do not …"), not one that
- * relieves or informs the reader ("you may not need …", "you don't have to …", "you will receive
- * an email"). A model's answer to a person almost never opens two sentences that way; a prompt
+ * never …", "You are not allowed to …", "You never / don't reveal …" — with a verb of the model's
+ * conduct, since "You never listen" is a line of a play or a song), not one that relieves or
+ * informs the reader ("you may not need …", "you don't have to …", "you will receive an email",
+ * "you must be joking"). After a line start or a full stop, not a colon: "HUGO: You never …" is a
+ * speaker's line. A model's answer to a person almost never opens two sentences that way; a prompt
  * does, persona line or not ("You must answer in French. You will never mention prices.").
  */
-const YOU_RULE_STRICT = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s{1,3}(?:must|shall|(?:will|should)\s{1,3}(?:never|not|always|only)|may\s{1,3}not(?!\s{1,3}need)|are\s{1,3}(?:not\s{1,3}(?:allowed|permitted)|forbidden|never|only\s{1,3}allowed|to\s{1,3}(?:never|always|only))|never|always|cannot|can't|do\s{1,3}not(?!\s{1,3}(?:need|have))|don't(?!\s{1,3}(?:need|have|owe)))\b/g;
+const YOU_RULE_STRICT = /(?:^|\n|[.!]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s{1,3}(?:must(?!\s{1,3}be\s{1,3}(?:joking|kidding|tired|new|mistaken|the|a|an|so|very)\b)|shall|(?:will|should)\s{1,3}(?:never|not|always|only)|may\s{1,3}not(?!\s{1,3}need)|are\s{1,3}(?:not\s{1,3}(?:allowed|permitted)|forbidden|only\s{1,3}allowed|to\s{1,3}(?:never|always|only))|(?:never|always|cannot|can't|do\s{1,3}not|don't)\s{1,3}(?:answer|respond|reply|reveal|disclose|share|discuss|mention|say|tell|talk|give|provide|break|refer|recommend|output|write|engage|speak|offer|make\s{1,3}up|use|ask|comment|repeat|admit|confirm|deny|help|assist|change|switch|follow|obey|ignore|accept))\b/g;
 
 function countStrictYouRules(text: string): number {
   YOU_RULE_STRICT.lastIndex = 0;

@@ -465,6 +465,8 @@ describe('recitals without a persona line, weak signs that agree, a custom assis
       'Preheat the oven. You must let the dough rest for an hour, or it will tear when you roll it.',
       'You will receive an email with the return label. You will get the refund within five days of the parcel arriving.',
       'You should back up the laptop first. You should also write down the recovery key and keep it somewhere safe.',
+      'Verse two:\nYou never call me back.\nYou always leave the porch light on.\nYou don\'t know what you did.',
+      'ACT II\n\nIRIS: You must leave before dawn.\nTOM: You must be joking. You never listen to me.',
     ]) {
       expect(instructionRecitalSigns(content).youRules, content).toBe(false);
       expect(await refused(content), content).toBe(false);
@@ -487,6 +489,13 @@ describe('recitals without a persona line, weak signs that agree, a custom assis
     ]) {
       expect(await refused(content), content).toBe(false);
     }
+  });
+
+  it('does not let two weak signs of different paragraphs of a long answer add up', async () => {
+    const paragraph = 'Your booking is confirmed for the 14:05 departure, and your seat is 22C by the window. The fare includes one cabin bag and one personal item, and meals can be bought on board with a card. ';
+    const content = `You are a gold member, so your second checked bag is free on this route.\n\n${paragraph.repeat(16)}\n\nWhen the desk agent greets you, say "Booking 4417" and they will find your record at once.`;
+    expect(content.length).toBeGreaterThan(3_072);
+    expect(await refused(content)).toBe(false);
   });
 
   it('refuses the text a custom assistant\'s builder wraps around its author\'s instructions', async () => {
