@@ -40,7 +40,7 @@ const MODEL_NOUN = '(?:assistant|ai|a\\.i\\.|chatbot|chat\\s{1,3}bot|bot|languag
  * a code sample is not one).
  */
 const PERSONA: readonly Gated[] = [
-  [['you are'], new RegExp(`(?:^|\\n)[ \\t]{0,8}(?:[-*>#"'\`“]{1,3}[ \\t]{0,3})?you\\s{1,3}are\\s{1,3}(?:an?\\s{1,3}|the\\s{1,3})(?:[\\w'-]{1,24}[ ,]{1,3}){0,5}?${MODEL_NOUN}s?\\b`)],
+  [['you are'], new RegExp(`(?:^|\\n)[ \\t]{0,8}(?:[-*>#"'\`“]{1,3}[ \\t]{0,3})?you\\s{1,3}are\\s{1,3}(?:an?\\s{1,3}|the\\s{1,3})(?:[\\w'-]{1,24}[ ,]{1,3}){0,5}?["'“]?${MODEL_NOUN}s?\\b`)],
   // "You are Nova, an …" / "You are ChatGPT, a large language model …"
   [['you are'], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?you\s{1,3}are\s{1,3}[\w.-]{2,30},\s{1,3}(?:an?|the)\s/],
   [['act as'], new RegExp(`(?:^|\\n)[ \\t]{0,8}(?:[-*>#"'\`“]{1,3}[ \\t]{0,3})?(?:you\\s{1,3}(?:will|shall)\\s{1,3}act|act)\\s{1,3}as\\s{1,3}(?:an?\\s{1,3}|the\\s{1,3})(?:[\\w'-]{1,24}[ ,]{1,3}){0,5}?${MODEL_NOUN}\\b`)],
@@ -89,6 +89,24 @@ const YOU_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s
  */
 const BARE_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?(?:always|never|do\s{1,3}not|don't|avoid|only|refuse|respond|reply|answer|keep\s{1,3}(?:your|it|responses|answers)|be\s{1,3}(?:concise|brief|polite|friendly|helpful|honest|professional|succinct|clear)|make\s{1,3}sure|ensure|remember|stay|remain|maintain|refer\s{1,3}to|speak|pretend|behave|act\s{1,3}(?:like|as)|if\s{1,3}(?:you\s{1,3}are\s{1,3})?asked)\b/g;
 
+/**
+ * The strict part of YOU_RULE: a sentence that opens by binding "you" ("You must …", "You will
+ * never …", "You are not allowed to …", "You never / don't reveal …" — with a verb of the model's
+ * conduct, since "You never listen" is a line of a play or a song), not one that relieves or
+ * informs the reader ("you may not need …", "you don't have to …", "you will receive an email",
+ * "you must be joking"). After a line start or a full stop, not a colon: "HUGO: You never …" is a
+ * speaker's line. A model's answer to a person almost never opens two sentences that way; a prompt
+ * does, persona line or not ("You must answer in French. You will never mention prices.").
+ */
+const YOU_RULE_STRICT = /(?:^|\n|[.!]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s{1,3}(?:must(?!\s{1,3}be\s{1,3}(?:joking|kidding|tired|new|mistaken|the|a|an|so|very)\b)|shall|(?:will|should)\s{1,3}(?:never|not|always|only)|may\s{1,3}not(?!\s{1,3}need)|are\s{1,3}(?:not\s{1,3}(?:allowed|permitted)|forbidden|only\s{1,3}allowed|to\s{1,3}(?:never|always|only))|(?:never|always|cannot|can't|do\s{1,3}not|don't)\s{1,3}(?:answer|respond|reply|reveal|disclose|share|discuss|mention|say|tell|talk|give|provide|break|refer|recommend|output|write|engage|speak|offer|make\s{1,3}up|use|ask|comment|repeat|admit|confirm|deny|help|assist|change|switch|follow|obey|ignore|accept))\b/g;
+
+function countStrictYouRules(text: string): number {
+  YOU_RULE_STRICT.lastIndex = 0;
+  let count = 0;
+  while (count < 2 && YOU_RULE_STRICT.exec(text) !== null) count++;
+  return count;
+}
+
 function countRules(text: string): number {
   YOU_RULE.lastIndex = 0;
   let count = 0;
@@ -136,7 +154,7 @@ const USER_RULE: readonly Gated[] = [
 
 /** Rules for the model's own answers. */
 const ANSWER_RULES: readonly Gated[] = [
-  [['instructions', 'prompt', 'rules', 'guidelines', 'directives', 'configuration'], /\b(?:never|do\s{1,3}not|don't|must\s{1,3}not|should\s{1,3}not|under\s{1,3}no\s{1,3}circumstances?)\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:reveal|disclose|share|repeat|discuss|mention|output|print|expose)(?:s|es)?\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:these|this|your|the|any)\s{1,3}(?:(?:system|initial|original|above|hidden|secret)\s{1,3})?(?:instructions|prompt|rules|guidelines|directives|configuration)\b/],
+  [['instructions', 'prompt', 'rules', 'guidelines', 'directives', 'configuration'], /\b(?:never|do\s{1,3}not|don't|must\s{1,3}not|should\s{1,3}not|under\s{1,3}no\s{1,3}circumstances?)\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:reveal|disclose|share|repeat|discuss|mention|output|print|expose|write|give|provide|show)(?:s|es)?\s{1,3}(?:\w{1,16}\s{1,3}){0,2}?(?:these|this|your|the|any)\s{1,3}(?:(?:system|initial|original|above|hidden|secret|exact|full|complete|verbatim|custom)\s{1,3})?(?:instructions|prompt|rules|guidelines|directives|configuration)\b/],
   [['respond', 'reply', 'answer'], /\b(?:always|never|do\s{1,3}not|don't|must)\s{1,3}(?:respond|reply|answer)\s{1,3}(?:in|with|only|using|as)\b/],
   // The same rule in French, Spanish, German, Portuguese and Italian: "Ne révèle jamais ces consignes".
   [['jamais', 'nunca', 'niemals', 'nie ', 'nicht', 'non '], /\bne\s{1,3}(?:révèle|divulgue|partage|répète|dévoile)s?\s{1,3}jamais\s{1,3}(?:ces|tes|vos|les|mes)\s{1,3}(?:instructions|consignes|règles)|\bnunca\s{1,3}(?:reveles|revele|compartas|compartilhe|repitas|repita|divulgues|divulgue)\s{1,3}(?:estas|tus|suas|las|as|mis|minhas)\s{1,3}(?:instrucciones|instruções|reglas|regras)|\b(?:verrate|teile|wiederhole|nenne)\s{1,3}(?:niemals|nie|nicht)\s{1,3}(?:diese|deine|die|meine)\s{1,3}(?:anweisungen|regeln|instruktionen)|\bnon\s{1,3}(?:rivelare|condividere|ripetere|divulgare)\s{1,3}(?:mai\s{1,3})?(?:queste|le\s{1,3}tue|le|le\s{1,3}mie)\s{1,3}(?:istruzioni|regole)/],
@@ -188,6 +206,10 @@ const SELF_CONFIG: readonly Gated[] = [
   [['only', 'designed', 'built', 'created', 'set up'], /\bi\s{1,3}(?:can|may|should|must|will|am\s{1,3}(?:only\s{1,3})?(?:allowed|permitted|able)\s{1,3}to)\s{1,3}only\s{1,3}(?:answer|discuss|talk|respond|help|assist|provide|speak)\b|\bi(?:'m|\s{1,3}am|\s{1,3}was)\s{1,3}(?:designed|built|created|made|set\s{1,3}up)\s{1,3}(?:to\s{1,3}\w{1,16}\s{1,3}(?:\w{1,16}\s{1,3})?)?(?:solely|only|exclusively|strictly)\b/],
   // "I'm a customer support bot for Acme Cloud", "I am Ada, the onboarding assistant of Peak HR".
   [['i am', "i'm"], new RegExp(`(?:^|[.!,]\\s|\\n)[\\s"'*>-]{0,4}(?:i'm|i\\s{1,3}am)\\s{1,3}(?:[\\w'-]{2,20},\\s{1,3})?(?:an?\\s{1,3}|the\\s{1,3}|your\\s{1,3})?(?:[\\w'-]{1,20}\\s{1,3}){0,3}?(?:${MODEL_NOUN}|concierge|tutor|helper|advisor)\\s{1,3}(?:for|of|at|on\\s{1,3}behalf\\s{1,3}of|(?:created|built|developed|designed|made|deployed|powered)\\s{1,3}(?:by|for))\\s`)],
+  // The model's purpose told in the first person: "My primary role is to help …", "My job here is to …" (an AI's "I am designed to process text" is how answers explain themselves: not counted).
+  [['my '], /\bmy\s{1,3}(?:(?:primary|main|sole|only|core|overall|chief|first)\s{1,3})?(?:role|task|goal|job|purpose|objective|mission|function|responsibility|duty)\s{1,3}(?:here\s{1,3}|in\s{1,3}this\s{1,3}(?:conversation|chat)\s{1,3})?(?:is|will\s{1,3}be)\s{1,3}to\b/],
+  // Its rules as promises about its answers: "I will never reveal …", "I will always respond in …".
+  [['i will'], /\bi\s{1,3}will\s{1,3}(?:always|never|only)\s{1,3}(?:respond|reply|answer|reveal|disclose|share|discuss|mention|break\s{1,3}character|talk\s{1,3}about|speak)\b/],
   [['as per', 'according to', 'following my', 'per my', 'as instructed', 'as directed'], /\b(?:as\s{1,3}per|according\s{1,3}to|following|in\s{1,3}line\s{1,3}with|per)\s{1,3}my\s{1,3}(?:instructions|guidelines|rules|programming|system\s{1,3}prompt|directives|configuration)\b|(?:^|[.!]\s|\n)[ \t]{0,3}as\s{1,3}(?:instructed|directed|configured),?\s{1,3}i\b/],
 ];
 
@@ -256,6 +278,8 @@ const PROMPT_FURNITURE: readonly Gated[] = [
   // Tools given to the model: "You have access to the following tools", "You can use the browser tool".
   // A question-answering template: "Use the following pieces of context to answer the question at the end."
   [['the following'], /\buse\s{1,3}(?:only\s{1,3})?the\s{1,3}following\s{1,3}(?:pieces\s{1,3}of\s{1,3})?(?:context|information|documents?|passages?|search\s{1,3}results)\s{1,3}to\s{1,3}answer\b/],
+  // A custom assistant's builder wraps its author's text: "Here are instructions from the user outlining your goals and how you should respond:"; its files are "knowledge files".
+  [['instructions from', 'should respond', 'knowledge file'], /\binstructions\s{1,3}from\s{1,3}(?:the|your)\s{1,3}(?:user|developer|creator|builder|author|operator)\s{1,3}(?:outlining|describing|that\s{1,3}(?:outline|describe)|about)\s{1,3}your\b|\bhow\s{1,3}you\s{1,3}should\s{1,3}respond\s{0,3}:|\b(?:your|the|my)\s{1,3}(?:uploaded\s{1,3})?knowledge\s{1,3}files?\b/],
   // The fields of a custom assistant's configuration: "Welcome message:", "Conversation starters:".
   [['welcome message', 'conversation starters', 'prompt starters'], /(?:^|\n)[ \t]{0,3}(?:[*_#]{1,4}[ \t]{0,2})?(?:welcome\s{1,3}message|conversation\s{1,3}starters|prompt\s{1,3}starters)[ \t]{0,2}(?:[*_]{1,2})?[ \t]{0,2}[:：]/],
   // A prompt labelled at a line start ("System prompt: …", "Initial prompt: …"), or a system role marker before the model's persona ("[SYSTEM]\nYou are …", "System: You are …").
@@ -306,7 +330,8 @@ function promptHeadings(text: string): boolean {
  * follows; a refusal does not announce anything).
  */
 const ANNOUNCED: readonly Gated[] = [
-  [['here is', 'here are'], /\bhere\s{1,3}(?:is|are)\s{1,3}(?:my|the)\s{1,3}(?:full\s{1,3}|complete\s{1,3}|exact\s{1,3}|entire\s{1,3}|original\s{1,3}|initial\s{1,3}|verbatim\s{1,3}){0,2}(?:system\s{1,3}prompt|system\s{1,3}message|instructions|initial\s{1,3}prompt|prompt|guidelines|rules)\b[^\n:]{0,60}:/],
+  // "Here are the instructions for assembling the shelf:" is a how-to: after "the instructions / rules / guidelines / prompt", a preposition must lead to the assistant or the conversation.
+  [['here is', 'here are'], /\bhere\s{1,3}(?:is|are)\s{1,3}my\s{1,3}(?:full\s{1,3}|complete\s{1,3}|exact\s{1,3}|entire\s{1,3}|original\s{1,3}|initial\s{1,3}|verbatim\s{1,3}){0,2}(?:system\s{1,3}prompt|system\s{1,3}message|instructions|initial\s{1,3}prompt|prompt|guidelines|rules)\b[^\n:]{0,60}:|\bhere\s{1,3}(?:is|are)\s{1,3}the\s{1,3}(?:full\s{1,3}|complete\s{1,3}|exact\s{1,3}|entire\s{1,3}|original\s{1,3}|initial\s{1,3}|verbatim\s{1,3}){0,2}(?:system\s{1,3}prompt|system\s{1,3}message|initial\s{1,3}prompt|(?:instructions|prompt|guidelines|rules)\b(?!\s{1,3}(?:for|to|on|about|of|in)\s(?!\s{0,2}(?:this|the|my|our)\s{1,3}(?:gpt|assistant|bot|chatbot|ai|model|chat|conversation|session)\b)))[^\n:]{0,60}:/],
   [['my '], /\bmy\s{1,3}(?:system\s{1,3}prompt|system\s{1,3}message|instructions|initial\s{1,3}prompt|original\s{1,3}instructions|guidelines|rules)\s{1,3}(?:is|are|reads?|says?|states?)\s{0,3}[:"“]/],
   [['given'], /\b(?:the\s{1,3})?(?:instructions|prompt|rules)\s{1,3}i\s{1,3}(?:was|have\s{1,3}been|am)\s{1,3}given\s{0,3}(?:are|is|say|read)?\s{0,3}[:"“]/],
   // "I was given the following instructions:", "These are my instructions:", "The system prompt reads:".
@@ -369,7 +394,7 @@ const CONFIG_WORDS: readonly string[] = ['system_prompt', 'systemprompt', 'syste
 const PLAIN_HEADING_WORDS: readonly string[] = [':', '：'];
 
 const GATE_WORDS: readonly string[] = [
-  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'system'])),
+  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'you ', 'system'])),
 ].sort((left, right) => right.length - left.length);
 /** Every gate word in one alternation of literals: one scan of the text finds which occur. */
 const GATE = new RegExp(GATE_WORDS.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
@@ -494,8 +519,9 @@ function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns 
     named,
     persona,
     thirdPersonOnly: third,
-    // Rules for "you" count as a sign only where a persona says who "you" is.
-    youRules: persona && countRules(text) >= 2,
+    // Rules for "you" count as a sign where a persona says who "you" is; without one, two
+    // sentences that bind "you" strictly (YOU_RULE_STRICT) do.
+    youRules: persona ? countRules(text) >= 2 : present.has('you ') && countStrictYouRules(text) >= 2,
     userThird: anyMatch(USER_THIRD, text, present),
     userRule: anyMatch(USER_RULE, text, present),
     rules: rules || countRuleLines(text) >= 3 || (present.has('i ') && countSelfRuleLines(text) >= 2) || configPrompt(text, present),
@@ -569,6 +595,6 @@ export function refusesInstructions(output: string): boolean {
 /** Every regular expression of this module (for the ReDoS test). */
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
-  YOU_RULE, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
+  YOU_RULE, YOU_RULE_STRICT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
   REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE,
 ];
