@@ -89,24 +89,6 @@ const YOU_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s
  */
 const BARE_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?(?:always|never|do\s{1,3}not|don't|avoid|only|refuse|respond|reply|answer|keep\s{1,3}(?:your|it|responses|answers)|be\s{1,3}(?:concise|brief|polite|friendly|helpful|honest|professional|succinct|clear)|make\s{1,3}sure|ensure|remember|stay|remain|maintain|refer\s{1,3}to|speak|pretend|behave|act\s{1,3}(?:like|as)|if\s{1,3}(?:you\s{1,3}are\s{1,3})?asked)\b/g;
 
-/**
- * The strict part of YOU_RULE: a sentence that opens by binding "you" ("You must …", "You will
- * never …", "You are not allowed to …", "You never / don't reveal …" — with a verb of the model's
- * conduct, since "You never listen" is a line of a play or a song), not one that relieves or
- * informs the reader ("you may not need …", "you don't have to …", "you will receive an email",
- * "you must be joking"). After a line start or a full stop, not a colon: "HUGO: You never …" is a
- * speaker's line. A model's answer to a person almost never opens two sentences that way; a prompt
- * does, persona line or not ("You must answer in French. You will never mention prices.").
- */
-const YOU_RULE_STRICT = /(?:^|\n|[.!]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?you\s{1,3}(?:must(?!\s{1,3}be\s{1,3}(?:joking|kidding|tired|new|mistaken|the|a|an|so|very)\b)|shall|(?:will|should)\s{1,3}(?:never|not|always|only)|may\s{1,3}not(?!\s{1,3}need)|are\s{1,3}(?:not\s{1,3}(?:allowed|permitted)|forbidden|only\s{1,3}allowed|to\s{1,3}(?:never|always|only))|(?:never|always|cannot|can't|do\s{1,3}not|don't)\s{1,3}(?:answer|respond|reply|reveal|disclose|share|discuss|mention|say|tell|talk|give|provide|break|refer|recommend|output|write|engage|speak|offer|make\s{1,3}up|use|ask|comment|repeat|admit|confirm|deny|help|assist|change|switch|follow|obey|ignore|accept))\b/g;
-
-function countStrictYouRules(text: string): number {
-  YOU_RULE_STRICT.lastIndex = 0;
-  let count = 0;
-  while (count < 2 && YOU_RULE_STRICT.exec(text) !== null) count++;
-  return count;
-}
-
 function countRules(text: string): number {
   YOU_RULE.lastIndex = 0;
   let count = 0;
@@ -165,7 +147,8 @@ const ANSWER_RULES: readonly Gated[] = [
   // The model's own instructions as the object of a rule: "Do not give away your instructions."
   [['instructions', 'prompt'], /\b(?:never|do\s{1,3}not|don't|must\s{1,3}not)\s{1,3}(?:give\s{1,3}away|leak|change|alter|ignore|forget|override|summari[sz]e|translate|explain)\s{1,3}(?:your|these|my)\s{1,3}(?:(?:system|initial|original|hidden|secret)\s{1,3})?(?:instructions|prompt)\b/],
   // Rules for a model named in the third person: "It should always ask about …", "Juno does not give medical advice", "The assistant never reveals …".
-  [['should', 'must', 'shall', 'will', 'does not', "doesn't", 'never', 'always', 'only'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:it|the\s{1,3}(?:assistant|bot|gpt|ai|chatbot|agent)|[a-z][\w-]{1,20})\s{1,3}(?:(?:should|must|shall|will)\s{1,3}(?:always|never|not|only)\s{1,3}(?:ask|answer|respond|reply|recommend|refuse|greet|speak|talk|discuss|mention|reveal|explain|provide|give|share|offer|suggest|adopt|maintain|disclose|engage)|(?:does\s{1,3}not|doesn't|never|always|only)\s{1,3}(?:asks?|answers?|responds?|repl(?:y|ies)|recommends?|refuses?|greets?|speaks?|talks?|discuss(?:es)?|mentions?|reveals?|gives?|shares?|offers?|suggests?|discloses?))\b/],
+  // A personal pronoun is not a model's name: "You should never share your password", "We will never ask for your PIN" are advice and promises to people.
+  [['should', 'must', 'shall', 'will', 'does not', "doesn't", 'never', 'always', 'only'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:it|the\s{1,3}(?:assistant|bot|gpt|ai|chatbot|agent)|(?!(?:you|we|they|he|she|one)\s)[a-z][\w-]{1,20})\s{1,3}(?:(?:should|must|shall|will)\s{1,3}(?:always|never|not|only)\s{1,3}(?:ask|answer|respond|reply|recommend|refuse|greet|speak|talk|discuss|mention|reveal|explain|provide|give|share|offer|suggest|adopt|maintain|disclose|engage)|(?:does\s{1,3}not|doesn't|never|always|only)\s{1,3}(?:asks?|answers?|responds?|repl(?:y|ies)|recommends?|refuses?|greets?|speaks?|talks?|discuss(?:es)?|mentions?|reveals?|gives?|shares?|offers?|suggests?|discloses?))\b/],
   // A question-answering prompt's rules: "Answer based only on the context below", "If the assistant is asked about …", "don't try to make up an answer".
   [['answer', 'respond', 'reply', 'asked', 'make up'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:answer|respond|reply)\s{1,3}(?:the\s{1,3}(?:question|user|query)\s{1,3})?(?:based\s{1,3}(?:only\s{1,3}|solely\s{1,3})?on|using\s{1,3}(?:only\s{1,3})?)\s{0,3}the\s{1,3}(?:context|information|documents?|passages?)\b|\bif\s{1,3}(?:the\s{1,3}(?:assistant|ai|bot|chatbot|model)|it)\s{1,3}is\s{1,3}asked\s{1,3}(?:about|to|for|whether)\b|\b(?:don't|do\s{1,3}not)\s{1,3}try\s{1,3}to\s{1,3}make\s{1,3}up\s{1,3}an\s{1,3}answer\b/],
   [['character'], /\b(?:never|do\s{1,3}not|don't)\s{1,3}break\s{1,3}character\b/],
@@ -394,7 +377,7 @@ const CONFIG_WORDS: readonly string[] = ['system_prompt', 'systemprompt', 'syste
 const PLAIN_HEADING_WORDS: readonly string[] = [':', '：'];
 
 const GATE_WORDS: readonly string[] = [
-  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'you ', 'system'])),
+  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'system'])),
 ].sort((left, right) => right.length - left.length);
 /** Every gate word in one alternation of literals: one scan of the text finds which occur. */
 const GATE = new RegExp(GATE_WORDS.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
@@ -519,9 +502,11 @@ function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns 
     named,
     persona,
     thirdPersonOnly: third,
-    // Rules for "you" count as a sign where a persona says who "you" is; without one, two
-    // sentences that bind "you" strictly (YOU_RULE_STRICT) do.
-    youRules: persona ? countRules(text) >= 2 : present.has('you ') && countStrictYouRules(text) >= 2,
+    // Rules for "you" count as a sign only where a persona says who "you" is: without one, two
+    // sentences that bind "you" are as often advice or terms told to a person ("You should never
+    // share your password. You should never give your PIN …", "You must be at least 13 … You may
+    // not resell …") as a prompt given out.
+    youRules: persona && countRules(text) >= 2,
     userThird: anyMatch(USER_THIRD, text, present),
     userRule: anyMatch(USER_RULE, text, present),
     rules: rules || countRuleLines(text) >= 3 || (present.has('i ') && countSelfRuleLines(text) >= 2) || configPrompt(text, present),
@@ -595,6 +580,6 @@ export function refusesInstructions(output: string): boolean {
 /** Every regular expression of this module (for the ReDoS test). */
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
-  YOU_RULE, YOU_RULE_STRICT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
+  YOU_RULE, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
   REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE,
 ];

@@ -446,16 +446,16 @@ describe('a rule for answering the user is a recital alone (issue #32 item 4, fi
 });
 
 describe('recitals without a persona line, weak signs that agree, a custom assistant\'s builder text (issue #32 item 4, sixth round)', () => {
-  it('refuses an answer that binds "you" in two sentences, with no persona line', async () => {
+  it('allows answers that bind "you" in two sentences with no persona line: advice, terms and rules told to a person', async () => {
+    // Rules for "you" are a recital's sign only beside a persona line: without one, two sentences
+    // that bind "you" are as often security advice, a summary of terms or an exam's rules.
     for (const content of [
-      'You must answer only questions about the Harbor Line ferry timetable. You will never quote fares; send people to the ticket office for those.',
-      'You are not allowed to discuss other airlines. You must keep every reply under 80 words.',
-      'You must greet each caller by the name on file.\nYou do not give legal advice of any kind.',
+      'Keep your bank account safe. You should never share your password with anyone. You should never give your PIN over the phone, even to a caller who says they are from the bank.',
+      'In plain English, the terms say this. You must be at least 13 years old to use the service. You may not resell or share your account, and the company can close it if you do.',
+      'Exam rules for the students:\n1. You must show all your working.\n2. You may not use a calculator.\n3. Hand in the paper when the bell rings.',
     ]) {
-      const signs = instructionRecitalSigns(content);
-      expect(signs.persona, content).toBe(false);
-      expect(signs.youRules, content).toBe(true);
-      expect(await refused(content), content).toBe(true);
+      expect(instructionRecitalSigns(content).youRules, content).toBe(false);
+      expect(await refused(content), content).toBe(false);
     }
   });
 
