@@ -91,7 +91,13 @@ try {
   const upstream = await startChild('bench/gateway-upstream.ts');
   children.push(upstream);
   // Four keys of the bench org for svc's requests (see `drive`); BENCH_EXTRA_KEYS=0 for one.
-  const env = { BENCH_UPSTREAM_BASE_URL: String(upstream.info.base_url), BENCH_EXTRA_KEYS: process.env.BENCH_EXTRA_KEYS ?? '3' };
+  // BENCH_HEAP_GROWING_PERCENT goes to both svc servers (bench/servers/svc.ts applies it as `svc
+  // serve` does; a checkout from before that server did ignores it and runs with V8's own).
+  const env = {
+    BENCH_UPSTREAM_BASE_URL: String(upstream.info.base_url),
+    BENCH_EXTRA_KEYS: process.env.BENCH_EXTRA_KEYS ?? '3',
+    ...(process.env.BENCH_HEAP_GROWING_PERCENT === undefined ? {} : { BENCH_HEAP_GROWING_PERCENT: process.env.BENCH_HEAP_GROWING_PERCENT }),
+  };
   const bare = await startChild('bench/servers/bare-fastify-gateway.ts', env);
   const before = await startChild(join(beforeDir, 'bench/servers/svc.ts'), env);
   const after = await startChild('bench/servers/svc.ts', env);
