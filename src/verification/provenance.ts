@@ -76,7 +76,8 @@ export type ProvenanceStatement = Omit<ProvenanceView, 'created_at' | 'hash_algo
 /**
  * The statement's fields in RFC 8785's member order (sorted by UTF-16 code unit). canonicalStatement
  * writes the outer object itself in this order: the library sorts an object's keys and makes a Set
- * for each key it writes, on every record (a tenth of a JSON completion's allocations, ~1.5 KB).
+ * for each key it writes, on every record (its work was about a tenth of a JSON completion's
+ * allocations, most of it for this outer object; docs/benchmarks.md, "speed-json6 round").
  */
 const STATEMENT_FIELDS = ['action', 'checks', 'content_hash', 'delivered', 'model', 'passed', 'provider', 'request_id', 'retried_from', 'risk_class', 'sb942_manifest_present', 'sources', 'streamed'] as const satisfies ReadonlyArray<keyof ProvenanceStatement>;
 
@@ -84,7 +85,8 @@ const STATEMENT_FIELDS = ['action', 'checks', 'content_hash', 'delivered', 'mode
  * The canonical form (RFC 8785) of one record's statement: the outer object written here in
  * STATEMENT_FIELDS' order (its keys are ASCII names: JSON.stringify writes them as RFC 8785
  * does), each value by the canonicalize library; byte for byte the library's form of the whole
- * statement (test/verification/provenance-batch.test.ts, "canonical form of a provenance record"), so stored digests still verify.
+ * statement (test/verification/provenance-batch.test.ts, "canonical form of a provenance
+ * record"), so stored digests still verify.
  */
 export function canonicalStatement(statement: ProvenanceStatement): string {
   let text = '{';
