@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../src/http/build-app.ts';
 import { createServices } from '../../src/services.ts';
+import { limitHeapGrowth } from '../../src/platform/heap-growth.ts';
 import { recordPhases } from './phases.ts';
 import { benchConfig, discardedLogs } from './svc-config.ts';
 
@@ -23,7 +24,11 @@ const config = benchConfig({
   ALLOW_PRIVATE_TARGETS: 'true',
   CACHE_PREFIX: `bench:${process.pid}:`,
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  // BENCH_HEAP_GROWING_PERCENT: 0 for V8's own heuristic (what this server ran with before).
+  ...(process.env.BENCH_HEAP_GROWING_PERCENT === undefined ? {} : { HEAP_GROWING_PERCENT: process.env.BENCH_HEAP_GROWING_PERCENT }),
 });
+// As `svc serve` does in each serving process (src/server.ts), before the services load.
+limitHeapGrowth(config.heapGrowingPercent);
 const services = await createServices(config, { logDestination: discardedLogs() });
 const app = await buildApp(config, services);
 await app.listen({ port: 0, host: '127.0.0.1' });

@@ -105,8 +105,10 @@ export const SEQUENCE_FEATURE = 'sequence';
 export function stepProfile(state: ProfileState, observation: ProfileObservation, options: ProfileOptions): Anomaly[] {
   const anomalies: Anomaly[] = [];
   const label = observation.label ?? 'this subject';
-  const report = (kind: Anomaly['kind'], zScore: number, detail: string) => {
-    if (zScore >= options.reportZ) anomalies.push({ kind, zScore: Math.round(zScore * 100) / 100, detail });
+  // The detail is written only for a z-score that is reported (most are not: every completion
+  // and tools/call steps a profile, and the strings were built for each feature each time).
+  const report = (kind: Anomaly['kind'], zScore: number, detail: () => string) => {
+    if (zScore >= options.reportZ) anomalies.push({ kind, zScore: Math.round(zScore * 100) / 100, detail: detail() });
   };
 
   // Rate and hour of day (as stepEndpoint does for an endpoint).
@@ -120,11 +122,11 @@ export function stepProfile(state: ProfileState, observation: ProfileObservation
   if (count >= options.minBurst) {
     const hour = hourOf(bucket, options.bucketMs);
     if (state.traffic.closed >= options.minRateBuckets) {
-      report('rate', zAgainst(state.traffic.rate, count, options.maxZ), `${count} calls this minute from ${label}, usually ${state.traffic.rate.mean.toFixed(1)} a minute`);
+      report('rate', zAgainst(state.traffic.rate, count, options.maxZ), () => `${count} calls this minute from ${label}, usually ${state.traffic.rate.mean.toFixed(1)} a minute`);
     }
     const hourMoments = state.hours[hour];
     if (state.traffic.closed >= options.minHourBuckets && hourMoments !== undefined) {
-      report('time_of_day', zAgainst(hourMoments, count, options.maxZ), `${count} calls this minute from ${label} at ${String(hour).padStart(2, '0')}:00 UTC, unusual for that hour`);
+      report('time_of_day', zAgainst(hourMoments, count, options.maxZ), () => `${count} calls this minute from ${label} at ${String(hour).padStart(2, '0')}:00 UTC, unusual for that hour`);
     }
   }
 
@@ -141,7 +143,7 @@ export function stepProfile(state: ProfileState, observation: ProfileObservation
     if (moments.n >= options.minSizeObservations) {
       const z = Math.min(options.maxZ, (value - moments.mean) / Math.max(Math.sqrt(moments.variance), options.sizeSpreadFloor));
       const usual = Math.expm1(moments.mean);
-      report('size', z, `${name} ${Math.round(raw)} is ${(raw / Math.max(usual, 1)).toFixed(1)}× the usual ${Math.round(usual)} of ${label}`);
+      report('size', z, () => `${name} ${Math.round(raw)} is ${(raw / Math.max(usual, 1)).toFixed(1)}× the usual ${Math.round(usual)} of ${label}`);
     }
     // Early observations weigh equally; later ones 1/window, so an anomaly cannot become its own baseline at once.
     const alpha = moments.n === 0 ? 1 : Math.max(1 / options.window, 1 / (moments.n + 1));
@@ -166,9 +168,10 @@ export function stepProfile(state: ProfileState, observation: ProfileObservation
         // Additive smoothing: an unseen value gets half an observation's worth of probability.
         const probability = (seen + 0.5) / (shares.total + 0.5 * (known + 1));
         const share = seen / shares.total;
-        const what = name === SEQUENCE_FEATURE ? `call sequence ${value}` : `${name} ${value}`;
-        const detail = share < 0.0005 ? `${what} never seen for ${label}` : `${what} is rare for ${label} (${(share * 100).toFixed(2)}% of its baseline)`;
-        report(name === SEQUENCE_FEATURE ? 'sequence' : 'new_value', zFromLogTail(Math.log(probability), options.maxZ), detail);
+        report(name === SEQUENCE_FEATURE ? 'sequence' : 'new_value', zFromLogTail(Math.log(probability), options.maxZ), () => {
+          const what = name === SEQUENCE_FEATURE ? `call sequence ${value}` : `${name} ${value}`;
+          return share < 0.0005 ? `${what} never seen for ${label}` : `${what} is rare for ${label} (${(share * 100).toFixed(2)}% of its baseline)`;
+        });
       }
     }
     // Per-observation decay: the shares describe about the last `valueWindow` observations.
