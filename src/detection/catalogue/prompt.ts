@@ -336,10 +336,9 @@ export const PROMPT_PATTERNS: readonly CatalogueEntry[] = [
     id: 'jb.stay-in-character',
     name: 'Character lock',
     category: 'jailbreak',
-    // How role-play is asked for (issue #32: "I want you to act as the Buddha from now on … stay in
-    // character" was refused with pi.from-now-on): a hint, not evidence that blocks with one other
-    // weak hint; with a jailbreak persona or a request to drop restrictions it still adds up.
-    weight: 0.3,
+    // At 0.3 (issue #32, det-fp6) it lost four in-the-wild jailbreaks whose evidence was this and
+    // one other weak jailbreak sign (a persona named DAN, "no restrictions"): kept at 0.4.
+    weight: 0.4,
     kinds: TEXT_KINDS,
     keywords: ['character'],
     pattern: String.raw`\b(?:stay|remain|staying|keep|never break|do not break|don'?t break)\s+(?:in\s+)?character\b`,
