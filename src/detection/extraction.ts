@@ -119,10 +119,17 @@ const NEGATED = /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b
  * …", "why don't you …", "do you not …" are not advice.
  */
 const ADVICE =
-  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})(?<!\bwhy\s{1,3})(?<!\bwhy\s{1,3}(?:do|did|would|should)\s{1,3})(?<!\b(?:do|did|would|will|could|can|should)\s{1,3}(?:you|u)\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:ever\s{1,3}|even\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down)\s{1,3}(?:(?:anyone|anybody|others|strangers)\s{1,3})?$/i;
+  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})(?<!\bwhy\s{1,3})(?<!\bwhy\s{1,3}(?:do|did|would)\s{1,3})(?<!\b(?:do|did|would|will|could|can)\s{1,3}(?:you|u)\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:ever\s{1,3}|even\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down|asks?\s{1,3}(?:you\s{1,3})?for|asking\s{1,3}(?:you\s{1,3})?for|request|requests)\s{1,3}(?:(?:anyone|anybody|others|strangers)\s{1,3})?(?:(?:your|ur)\s{1,3}[\w-]{1,15}\s{1,3}(?:[\w-]{1,15}\s{1,3})?(?:or|and|nor)\s{1,3})?$/i;
+/**
+ * The reader's secret named again in the same advice: coordinated with the one before it ("never
+ * share your PIN or your password"), or the subject of a clause ("your password is private, never
+ * give it out").
+ */
+const COORDINATED = /^[\s,]{0,3}(?:(?:or|and|nor)\s{1,3})?$/i;
+const SUBJECT = /^\s{1,3}(?:is|are|stays?|remains?|belongs?|should|must|has|have)\b/i;
 /** A request after the reader's secret is named ("… your password, so tell me", "… and give it to me"): the advice exemption does not hold. */
 const ASKED_AFTER =
-  /\b(?:tell|give|send|show|read)\s{1,3}(?:it\s{1,3}|them\s{1,3})?(?:to\s{1,3})?(?:me|us)\b|\bgimme\b|\b(?:reveal|disclose|divulge|print|output|dictate|recite|spell)\s{1,3}(?:it|them)\b/i;
+  /\b(?:tell|give|send|show|read)\s{1,3}(?:it\s{1,3}|them\s{1,3})?(?:to\s{1,3})?(?:me|us)\b|\b(?:to|but|except|except\s{1,3}to|other\s{1,3}than)\s{1,3}(?:me|us)\b|\bgimme\b|\b(?:reveal|disclose|divulge|print|output|dictate|recite|spell)\s{1,3}(?:it|them)\b/i;
 /** "Your password" (the reader's, in advice) as opposed to "our" or "the system's". */
 const READERS = /^(?:your|ur)\b/i;
 /** "The secret" itself (not "the password" or "the secret word"). */
@@ -301,6 +308,34 @@ const PLAIN_CONFIGURATION = new RegExp(`\\b(?:your\\s{1,3}(?:[\\w-]{1,15}\\s{1,3
 /** How the configuration is asked for, beyond REVEAL and RESTATE: an overview, a walk-through, "tell me about". */
 const DISCLOSE = /\b(?:what|which|outline|detail|clarify|overview|rundown|breakdown|tell\s{1,3}me\s{1,3}about|walk\s{1,3}(?:me|us)\s{1,3}through|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}were|\s{1,3}was)|elaborate\s{1,3}on)\b/i;
 
+const OWNED_ALL = new RegExp(OWNED.source, 'giu');
+
+/**
+ * Advice to the reader about their own secret, read over every time the sentence names one (not
+ * only the first): each is the reader's ("your …") and is advised about — after a negated verb
+ * that takes it, coordinated with the one before ("never share your PIN or your password"), or the
+ * subject of a clause ("your password is private, never give out your password") — at least one
+ * after the negated verb, and nothing asks for it after the last ("… so tell me", "… except to me").
+ */
+function readersAdvice(sentence: string): boolean {
+  let advised = false;
+  let previousEnd = -1;
+  let previousAdvised = false;
+  let lastEnd = 0;
+  for (const match of sentence.matchAll(OWNED_ALL)) {
+    if (!READERS.test(match[0])) return false;
+    const before = sentence.slice(Math.max(0, match.index - NEAR), match.index);
+    const end = match.index + match[0].length;
+    const isAdvice: boolean = ADVICE.test(before) || (previousAdvised && COORDINATED.test(sentence.slice(previousEnd, match.index)));
+    if (!isAdvice && !SUBJECT.test(sentence.slice(end, end + 12))) return false;
+    advised ||= isAdvice;
+    previousAdvised = isAdvice;
+    previousEnd = end;
+    lastEnd = end;
+  }
+  return advised && !ASKED_AFTER.test(sentence.slice(lastEnd));
+}
+
 /**
  * The guarded secret named by meaning in one sentence (English: definite, the assistant's, or
  * what it protects; other languages: the noun with no sign that it is the writer's own or a
@@ -318,7 +353,7 @@ function guardedSecretRequest(sentence: string): { found: Found | null; named: b
     // "What hints would you give them to unravel the secret?": the secret of a puzzle the prompt sets (not when it is also asked for).
     if (owned === null && !protectedThing && SECRET_ITSELF.test(english[0]) && SOLVED.test(sentence) && !REVEAL.test(near)) return { found: null, named: false };
     // "Explain why you should never reveal your password": advice to the reader about their own (not when it is asked for after).
-    if (owned !== null && READERS.test(owned[0]) && ADVICE.test(sentence.slice(Math.max(0, owned.index - NEAR), owned.index)) && !ASKED_AFTER.test(sentence.slice(owned.index + owned[0].length))) return { found: null, named: false };
+    if (owned !== null && readersAdvice(sentence)) return { found: null, named: false };
     if (TRANSFORM.test(near)) return { found: ENCODED, named: true };
     if (PIECES.test(near)) return { found: PIECEWISE_FOUND, named: true };
     if (CARRIER.test(sentence) || (owned !== null && !ASSISTANTS.test(owned[0]) && FOREIGN_CARRIER.test(near))) return { found: CARRIED, named: true };
@@ -438,4 +473,4 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF];
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT];

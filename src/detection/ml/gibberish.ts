@@ -155,6 +155,19 @@ export function isNoiseToken(token: string, model: CharModel | null): boolean {
 }
 
 /**
+ * Whether the ")" at `index` ends a list label: one or two letters or digits standing alone as a
+ * word ("a) Spicy BBQ b) Cold ramen", "B) sang", "12) …"). Multiple-choice options and numbered
+ * steps close a bracket nobody opened; that is how lists are written, not token noise (issue #32:
+ * everyday tasks with options were refused as adversarial suffixes).
+ */
+function isListLabel(text: string, index: number): boolean {
+  let start = index;
+  while (start > 0 && index - start < 3 && /[A-Za-z0-9]/.test(text[start - 1]!)) start -= 1;
+  const length = index - start;
+  return length >= 1 && length <= 2 && (start === 0 || isWhitespace(text.charCodeAt(start - 1)));
+}
+
+/**
  * Brackets in `text` from offset `from` on that are closed without being opened, or never closed.
  * Brackets opened before `from` may be closed after it (the tail of a JSON document is balanced).
  */
@@ -173,7 +186,7 @@ export function bracketImbalance(text: string, from = 0): number {
       if (open.length > 0 && open[open.length - 1] === opener) {
         open.pop();
         at.pop();
-      } else if (index >= from) unmatched += 1;
+      } else if (index >= from && !(code === 41 && isListLabel(text, index))) unmatched += 1;
     }
   }
   for (const offset of at) if (offset >= from) unmatched += 1;
