@@ -444,7 +444,7 @@ function loneTaskRequest(text: string, all: readonly Segment[], data = false): S
     const code = segment.text.charCodeAt(0);
     const after = text.charCodeAt(segment.end);
     const lower = code >= 65 && code <= 90 && (segment.end >= text.length || SENTENCE_END.has(after)) ? segment.text.toLowerCase() : '';
-    const task = lower !== '' && TASK_REQUEST.test(lower) && !ABOUT_THE_DATA.test(lower) && !(data && aboutItsText(text, segment));
+    const task = lower !== '' && TASK_REQUEST.test(lower) && !ABOUT_THE_DATA.test(lower) && !(data && aboutItsText(text, all, segment));
     isTask.push(task);
     if (!task) continue;
     if (++tasks > MAX_TASK_REQUESTS) return undefined;
@@ -499,7 +499,7 @@ function loneAiTask(text: string, all: readonly Segment[]): { segment: Segment; 
     const probability = classifier.probability(segment.text);
     if (probability < TASK_LIKE) continue;
     if (++taskLike > MAX_TASK_LIKE) return undefined;
-    if (probability < AI_TASK_THRESHOLD || ABOUT_THE_DATA.test(segment.text.toLowerCase()) || aboutItsText(text, segment)) continue;
+    if (probability < AI_TASK_THRESHOLD || ABOUT_THE_DATA.test(segment.text.toLowerCase()) || aboutItsText(text, all, segment)) continue;
     if (++tasks > MAX_AI_TASKS) return undefined;
     if (first === undefined || probability > first.probability) first = { segment, probability };
   }
@@ -876,8 +876,43 @@ function proseSentence(text: string, segment: Segment): boolean {
   if (!PROSE_SENTENCE.test(segment.text) || !ended) return false;
   if (before === '#') return false;
   if (!QUOTE_BEFORE.has(before)) return true;
-  const after = segment.end < text.length && SENTENCE_END.has(text.charCodeAt(segment.end)) ? text[segment.end + 1] : text[segment.end];
-  return after === undefined || !QUOTE_BEFORE.has(after);
+  return !quoteClosed(text, segment.end, before);
+}
+
+/** Characters after a quoted sentence searched for the closing quote (a quoted passage of a few sentences). */
+const QUOTE_REACH = 600;
+
+/**
+ * Whether the quote mark `quote` opened before a sentence is closed after it (from `from`) before
+ * the end of its line: a mark right after a sentence's end or a word and followed by no letter or
+ * digit ("… Keep it under 300 words." is the essay question). A pair opened and closed on the way
+ * (a quoted word further on) is skipped; an apostrophe inside a word ("this year's") does not
+ * close a single quote, nor does one after a word: only one right after a sentence's end does.
+ */
+function quoteClosed(text: string, from: number, quote: string): boolean {
+  const end = Math.min(text.length, from + QUOTE_REACH);
+  let inner = 0;
+  for (let index = from; index < end; index++) {
+    const character = text[index]!;
+    if (character === '\n') return false;
+    if (character !== quote) continue;
+    const previous = index > 0 ? text.charCodeAt(index - 1) : 32;
+    const next = index + 1 < text.length ? text.charCodeAt(index + 1) : 32;
+    if ((previous === 32 || previous === 9 || previous === 40) && next !== 32 && next !== 9) {
+      inner++;
+      continue;
+    }
+    const closes = SENTENCE_END.has(previous) || (quote !== "'" && !isWordCode(next));
+    if (!closes) continue;
+    if (inner === 0) return true;
+    inner--;
+  }
+  return false;
+}
+
+/** An ASCII letter or digit. */
+function isWordCode(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 }
 
 /** Words of four or more letters too common to tie a sentence to the text around it. */
@@ -889,16 +924,55 @@ const COMMON_WORDS: ReadonlySet<string> = new Set([
 ]);
 /** Subject words (at least this many, and a third of the sentence's) it shares with its text from which a task is about that text. */
 const SHARED_SUBJECT = 2;
+/**
+ * A request for information about something: explain, clarify, suggest, or describe / tell why,
+ * how, what … — what a ticket, a recipe or an e-mail asks about its own subject. "Describe the
+ * Vortex 900 as …", "Write …", "Translate …", "Recommend …" ask for something to be produced,
+ * judged or done, and are not among them.
+ */
+const INFORMATION_REQUEST =
+  /^(?:please[,]?\s{1,3})?(?:explain|clarify|suggest|(?:describe|tell\s{1,3}(?:me|us))\s{1,3}(?:why|how|what|when|where|which|whether))\b/i;
+/**
+ * Inside such a request, what makes it a request to produce, judge or act all the same: writing,
+ * translating or summarising something, sending, paying or deleting, a recommendation or a verdict
+ * on the subject ("why the Vortex 900 is the best blender", "a positive review").
+ */
+const PRODUCE_JUDGE_OR_ACT =
+  /\b(?:write|draft|compose|generate|rewrite|translate|summari[sz]e|send|e-?mail|forward|share|post|publish|upload|pay|paying|transfer|wire|iban|delete|deleting|drop|erase|wipe|destroy|recommend|recommending|approve|endorse|praise|glowing|positive|negative|five-star|5-star|(?:is|are|as)\s{1,3}(?:the\s{1,3})?(?:best|greatest|finest|superior|better))\b/i;
+/** A field label opening a line ("Keywords:", "Tags:", "Subject:"): what follows is a value, not a sentence of the text. */
+const FIELD_LABEL = /^[A-Za-z][A-Za-z-]{0,30}(?:\s[A-Za-z][A-Za-z-]{0,30})?\s{0,2}:/;
 
 /**
- * A task about the text it comes with, by its words: at least SHARED_SUBJECT of the sentence's
- * subject words (four or more letters, the opening verb and common words left out), and a third
- * of them, occur elsewhere in the text — a support ticket that opens "Explain why the login page
- * times out" and goes on about the login page, a recipe that closes "Suggest a wine for the roast
- * chicken". A planted task is about something else than the data it rides on (ABOUT_THE_DATA
- * reads the same relation when the sentence names its material: "the following article").
+ * Content words of the text's own sentences, `skip` left out: segments of at least four words
+ * ended by a sentence mark or the text's end, not a labelled field ("Keywords: …") and not a list
+ * of terms (a comma for every three words or fewer).
  */
-function aboutItsText(text: string, segment: Segment): boolean {
+function proseWords(text: string, all: readonly Segment[], skip: Segment): Set<string> {
+  const words = new Set<string>();
+  for (const segment of all) {
+    if (segment === skip || !hasWords(segment.text, 4) || FIELD_LABEL.test(segment.text)) continue;
+    if (segment.end < text.length && !SENTENCE_END.has(text.charCodeAt(segment.end))) continue;
+    let commas = 0;
+    for (let index = 0; index < segment.text.length; index++) if (segment.text.charCodeAt(index) === 44) commas++;
+    if (commas > 0 && commas * 3 >= segment.text.split(' ').length) continue;
+    contentWords(segment.text, words);
+  }
+  return words;
+}
+
+/**
+ * A question about the text it comes with: a request for information (INFORMATION_REQUEST, none of
+ * PRODUCE_JUDGE_OR_ACT) at least SHARED_SUBJECT of whose subject words (four or more letters, the
+ * opening verb and common words left out), and a third of them, occur in the text's own sentences
+ * — a support ticket that opens "Explain why the login page times out" and goes on about the
+ * login page, a recipe that closes "Suggest a wine for the roast chicken". A planted task is about
+ * something else than the data it rides on, or asks for something to be written, judged, sent,
+ * paid or deleted however many of the data's words it reuses; words in a keyword line or a list of
+ * terms do not make a text about them (ABOUT_THE_DATA reads the same relation when the sentence
+ * names its material: "the following article").
+ */
+function aboutItsText(text: string, all: readonly Segment[], segment: Segment): boolean {
+  if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text)) return false;
   const space = segment.text.indexOf(' ');
   const own = contentWords(space < 0 ? '' : segment.text.slice(space), new Set());
   let subject = 0;
@@ -907,10 +981,7 @@ function aboutItsText(text: string, segment: Segment): boolean {
   for (const word of own) {
     if (COMMON_WORDS.has(word)) continue;
     subject++;
-    if (rest === undefined) {
-      rest = contentWords(text.slice(0, segment.start), new Set());
-      contentWords(text.slice(segment.end), rest);
-    }
+    rest ??= proseWords(text, all, segment);
     if (rest.has(word)) shared++;
   }
   return shared >= SHARED_SUBJECT && shared * 3 >= subject;
@@ -945,7 +1016,7 @@ function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
     if (!isTaskCandidate(segment.text) || !proseSentence(text, segment) || ABOUT_THE_DATA.test(lower)) return false;
     // A manual's verb ("List the partitions.") opens a task only when the classifier is sure.
     const probability = classifier.probability(segment.text);
-    return probability >= (MANUAL_OPENING.test(lower) ? AI_TASK_CONFIDENT : EDGE_TASK_THRESHOLD) && !aboutItsText(text, segment);
+    return probability >= (MANUAL_OPENING.test(lower) ? AI_TASK_CONFIDENT : EDGE_TASK_THRESHOLD) && !aboutItsText(text, all, segment);
   });
   if (edge === undefined) return undefined;
   // Only a text with a task at its edge pays for reading its other sentences.
@@ -1060,7 +1131,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, FIELD_LABEL];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
