@@ -8,7 +8,7 @@ import { detectSecretExtraction } from './extraction.ts';
 import { detectForeignOverride } from './foreign-override.ts';
 import { DOCUMENTED_TALK, detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
 import { detectLeak } from './leak.ts';
-import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
+import { detectInstructionRecital, detectJailbreakCompliance, opensAddressingPerson, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
 import { DEFAULT_THRESHOLDS, HIJACKING_CATEGORIES } from './policy.ts';
 import { combineFindings } from './score.ts';
@@ -160,7 +160,7 @@ function adjustRefusal(all: readonly Finding[], raw: string, window: boolean): F
   if (all.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...all];
   const { findings, advice } = answerInstructions(all, window);
   const adjusted = requireAgreementInAnswer(capJailbreakWordsInRefusal(capPromptWordsInRefusal(findings, raw), raw), window);
-  if (!window) return raw.length > WEAK_SIGNS_MAX_CHARS ? adjusted : weakSignsAgree(adjusted);
+  if (!window) return raw.length > WEAK_SIGNS_MAX_CHARS ? adjusted : weakSignsAgree(adjusted, raw);
   const kept = advice === undefined ? undefined : adjusted.find((finding) => finding.id === advice.id && finding.id.startsWith('indirect.'));
   return kept === undefined ? adjusted : adviceLiftsNothing(adjusted, kept);
 }
@@ -189,11 +189,15 @@ const AGREEING_JAILBREAK = 0.4;
  * in the third person alone (0.25) does not take part (documentation and an AI explaining itself
  * speak of "the user's question"), nor does a jailbreak word list under Alert (a refusal's
  * disclaimer). Short whole answers only (WEAK_SIGNS_MAX_CHARS): a long answer's windows keep their
- * stricter rules.
+ * stricter rules. A weak persona that opens "You are a/the …" agrees only where it gives the role
+ * a place of work ("a night-shift concierge at the Hotel Lumen"): "You are the host this year, so
+ * greet each guest … say 'Welcome!'" and "You are a gold member … say 'gold member'" are advice
+ * to a person (see opensAddressingPerson).
  */
-function weakSignsAgree(findings: readonly Finding[]): Finding[] {
+function weakSignsAgree(findings: readonly Finding[], raw: string): Finding[] {
   const weak = findings.find((finding) => (finding.id === 'leak.recital-hint' || (finding.id === 'leak.instruction-recital' && finding.confidence > USER_THIRD_ALONE)) && finding.confidence < WEAK_SIGNS_AGREE);
   if (weak === undefined || findings.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= WEAK_SIGNS_AGREE)) return [...findings];
+  if (weak.id === 'leak.instruction-recital' && opensAddressingPerson(raw)) return [...findings];
   const agreeing = findings.some((finding) => finding.category !== weak.category && !finding.id.startsWith('leak.') && finding.tier === 't1' && finding.confidence >= (finding.category === 'jailbreak' ? AGREEING_JAILBREAK : AGREEING_SIGN));
   if (!agreeing) return [...findings];
   return findings.map((finding) => (finding === weak ? { ...finding, id: 'leak.instruction-recital', name: `${finding.name}, and an instruction in the same answer agrees`, confidence: WEAK_SIGNS_AGREE } : finding));

@@ -175,6 +175,9 @@ const SELF_RULES: readonly Gated[] = [
   [['wurde', "m'a", 'me ', 'fui ', 'stato', '我被'], /\bich\s{1,3}wurde\s{1,3}(?:angewiesen|instruiert|programmiert|beauftragt)\b|\bon\s{1,3}m'a\s{1,3}(?:demandé|ordonné|dit|instruit)\s{1,3}(?:de|d')|\bme\s{1,3}(?:indicaron|pidieron|ordenaron|instruyeron|programaron)\s{1,3}(?:que|para)\b|\bfui\s{1,3}(?:instruíd[oa]|programad[oa]|orientad[oa])\s{1,3}(?:a|para)\b|\bmi\s{1,3}è\s{1,3}stato\s{1,3}(?:detto|chiesto|ordinato|indicato)\s{1,3}di\b|我被(?:要求|指示|设定|设置|告知)/],
 ];
 
+/** "I'm a customer support bot for Acme Cloud", "I am Ada, the onboarding assistant of Peak HR". */
+const SELF_PERSONA: Gated = [['i am', "i'm"], new RegExp(`(?:^|[.!,]\\s|\\n)[\\s"'*>-]{0,4}(?:i'm|i\\s{1,3}am)\\s{1,3}(?:[\\w'-]{2,20},\\s{1,3})?(?:an?\\s{1,3}|the\\s{1,3}|your\\s{1,3})?(?:[\\w'-]{1,20}\\s{1,3}){0,3}?(?:${MODEL_NOUN}|concierge|tutor|helper|advisor)\\s{1,3}(?:for|of|at|on\\s{1,3}behalf\\s{1,3}of|(?:created|built|developed|designed|made|deployed|powered)\\s{1,3}(?:by|for))\\s`)];
+
 /**
  * The model telling its set-up in its own words, without the words "instructed" or "prompt":
  * "I'm programmed to …", "I'm only allowed to discuss …", "I'm a support bot for Acme", "As per my
@@ -187,14 +190,39 @@ const SELF_CONFIG: readonly Gated[] = [
   // "I'm programmed to …", "I'm not allowed to …", "I've been asked to …" (a person is "allowed to bring two bags" and "was asked to give a talk").
   [['programmed', 'asked to', 'supposed to', 'meant to', 'required to', 'permitted', 'allowed'], /\bi(?:'m|\s{1,3}am|\s{1,3}was|\s{1,3}have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:specifically\s{1,3}|only\s{1,3}|not\s{1,3})?(?:programmed|supposed|meant)\s{1,3}(?:only\s{1,3})?to\b|\bi(?:'m|\s{1,3}am|\s{1,3}have\s{1,3}been|'ve\s{1,3}been)\s{1,3}(?:only|not)\s{1,3}(?:allowed|permitted)\s{1,3}to\b|\bi(?:\s{1,3}have|'ve)\s{1,3}been\s{1,3}(?:asked|required)\s{1,3}(?:only\s{1,3})?(?:to|not\s{1,3}to)\b/],
   [['only', 'designed', 'built', 'created', 'set up'], /\bi\s{1,3}(?:can|may|should|must|will|am\s{1,3}(?:only\s{1,3})?(?:allowed|permitted|able)\s{1,3}to)\s{1,3}only\s{1,3}(?:answer|discuss|talk|respond|help|assist|provide|speak)\b|\bi(?:'m|\s{1,3}am|\s{1,3}was)\s{1,3}(?:designed|built|created|made|set\s{1,3}up)\s{1,3}(?:to\s{1,3}\w{1,16}\s{1,3}(?:\w{1,16}\s{1,3})?)?(?:solely|only|exclusively|strictly)\b/],
-  // "I'm a customer support bot for Acme Cloud", "I am Ada, the onboarding assistant of Peak HR".
-  [['i am', "i'm"], new RegExp(`(?:^|[.!,]\\s|\\n)[\\s"'*>-]{0,4}(?:i'm|i\\s{1,3}am)\\s{1,3}(?:[\\w'-]{2,20},\\s{1,3})?(?:an?\\s{1,3}|the\\s{1,3}|your\\s{1,3})?(?:[\\w'-]{1,20}\\s{1,3}){0,3}?(?:${MODEL_NOUN}|concierge|tutor|helper|advisor)\\s{1,3}(?:for|of|at|on\\s{1,3}behalf\\s{1,3}of|(?:created|built|developed|designed|made|deployed|powered)\\s{1,3}(?:by|for))\\s`)],
-  // The model's purpose told in the first person: "My primary role is to help …", "My job here is to …" (an AI's "I am designed to process text" is how answers explain themselves: not counted).
-  [['my '], /\bmy\s{1,3}(?:(?:primary|main|sole|only|core|overall|chief|first)\s{1,3})?(?:role|task|goal|job|purpose|objective|mission|function|responsibility|duty)\s{1,3}(?:here\s{1,3}|in\s{1,3}this\s{1,3}(?:conversation|chat)\s{1,3})?(?:is|will\s{1,3}be)\s{1,3}to\b/],
-  // Its rules as promises about its answers: "I will never reveal …", "I will always respond in …".
-  [['i will'], /\bi\s{1,3}will\s{1,3}(?:always|never|only)\s{1,3}(?:respond|reply|answer|reveal|disclose|share|discuss|mention|break\s{1,3}character|talk\s{1,3}about|speak)\b/],
+  SELF_PERSONA,
   [['as per', 'according to', 'following my', 'per my', 'as instructed', 'as directed'], /\b(?:as\s{1,3}per|according\s{1,3}to|following|in\s{1,3}line\s{1,3}with|per)\s{1,3}my\s{1,3}(?:instructions|guidelines|rules|programming|system\s{1,3}prompt|directives|configuration)\b|(?:^|[.!]\s|\n)[ \t]{0,3}as\s{1,3}(?:instructed|directed|configured),?\s{1,3}i\b/],
 ];
+
+/**
+ * The model's purpose and its promises about its answers, in the first person: "My role is to
+ * answer questions about Acme Cloud", "I will never reveal …". A person says the same ("My job
+ * here is to help you track your order", "I will only discuss defensive techniques" in a refusal,
+ * "I will always respond to customer emails within a day" in a cover letter), so they count only
+ * as an assistant's words: with a model noun in the sentence ("As an AI assistant, my role is to
+ * …", "my goal in this conversation is to …") or beside the assistant persona of SELF_CONFIG
+ * ("I'm Ada, the onboarding assistant of Peak HR"); and both together are one statement, never a
+ * second one on their own.
+ */
+const SELF_PURPOSE_NOUN = '(?:(?:primary|main|sole|only|core|overall|chief|first)\\s{1,3})?(?:role|task|goal|job|purpose|objective|mission|function|responsibility|duty)';
+const AS_MODEL = `as\\s{1,3}(?:an?|your|the|this)\\s{1,3}(?:[\\w'-]{1,20}\\s{1,3}){0,3}?${MODEL_NOUN}`;
+const SELF_PROMISE_VERB = '(?:respond|reply|answer|reveal|disclose|share|discuss|mention|break\\s{1,3}character|talk\\s{1,3}about|speak)';
+const SELF_PURPOSE: readonly Gated[] = [
+  [['my '], new RegExp(`\\bmy\\s{1,3}${SELF_PURPOSE_NOUN}\\s{1,3}(?:here\\s{1,3})?(?:is|will\\s{1,3}be)\\s{1,3}to\\b`)],
+  [['i will'], new RegExp(`\\bi\\s{1,3}will\\s{1,3}(?:always|never|only)\\s{1,3}${SELF_PROMISE_VERB}\\b`)],
+];
+/** The same statements with a model noun or the conversation in the sentence. */
+const SELF_PURPOSE_AS_MODEL: readonly Gated[] = [
+  [['my '], new RegExp(`\\b${AS_MODEL}\\s{0,3},?\\s{1,3}my\\s{1,3}${SELF_PURPOSE_NOUN}\\s{1,3}(?:here\\s{1,3})?(?:is|will\\s{1,3}be)\\s{1,3}to\\b|\\bmy\\s{1,3}${SELF_PURPOSE_NOUN}\\s{1,3}(?:${AS_MODEL}\\s{1,3}|(?:here\\s{1,3})?in\\s{1,3}this\\s{1,3}(?:conversation|chat)\\s{1,3})(?:is|will\\s{1,3}be)\\s{1,3}to\\b`)],
+  [['i will'], new RegExp(`\\b${AS_MODEL}\\s{0,3},?\\s{1,3}i\\s{1,3}will\\s{1,3}(?:always|never|only)\\s{1,3}${SELF_PROMISE_VERB}\\b|\\bi\\s{1,3}will\\s{1,3}(?:always|never|only)\\s{1,3}${SELF_PROMISE_VERB}\\b[^.!?\\n]{0,80}?\\bin\\s{1,3}this\\s{1,3}(?:conversation|chat)\\b`)],
+];
+
+/** How many statements the purpose and promises add to SELF_CONFIG's (at most one; see SELF_PURPOSE). */
+function selfPurpose(text: string, present: ReadonlySet<string>): number {
+  if (anyMatch(SELF_PURPOSE_AS_MODEL, text, present)) return 1;
+  const [words, regex] = SELF_PERSONA;
+  return words.some((word) => present.has(word)) && regex.test(text) && anyMatch(SELF_PURPOSE, text, present) ? 1 : 0;
+}
 
 /**
  * The model's purpose, told to it: "Your primary task is to …", "You were designed to help …",
@@ -261,8 +289,10 @@ const PROMPT_FURNITURE: readonly Gated[] = [
   // Tools given to the model: "You have access to the following tools", "You can use the browser tool".
   // A question-answering template: "Use the following pieces of context to answer the question at the end."
   [['the following'], /\buse\s{1,3}(?:only\s{1,3})?the\s{1,3}following\s{1,3}(?:pieces\s{1,3}of\s{1,3})?(?:context|information|documents?|passages?|search\s{1,3}results)\s{1,3}to\s{1,3}answer\b/],
-  // A custom assistant's builder wraps its author's text: "Here are instructions from the user outlining your goals and how you should respond:"; its files are "knowledge files".
-  [['instructions from', 'should respond', 'knowledge file'], /\binstructions\s{1,3}from\s{1,3}(?:the|your)\s{1,3}(?:user|developer|creator|builder|author|operator)\s{1,3}(?:outlining|describing|that\s{1,3}(?:outline|describe)|about)\s{1,3}your\b|\bhow\s{1,3}you\s{1,3}should\s{1,3}respond\s{0,3}:|\b(?:your|the|my)\s{1,3}(?:uploaded\s{1,3})?knowledge\s{1,3}files?\b/],
+  // A custom assistant's builder wraps its author's text: "Here are instructions from the user outlining your goals and how you should respond:" (its whole sentence, or
+  // its end: "how you should respond:" alone is interview advice too); its files are "knowledge files", which a leaked prompt tells the model to use or to keep
+  // ("Look things up in your knowledge files", "Never share the knowledge files") where an answer about custom assistants says what they can read.
+  [['instructions from', 'should respond', 'knowledge file'], /\binstructions\s{1,3}from\s{1,3}(?:the|your)\s{1,3}(?:user|developer|creator|builder|author|operator)\s{1,3}(?:outlining|describing|that\s{1,3}(?:outline|describe)|about)\s{1,3}your\b|\byour\s{1,3}goals\s{1,3}and\s{1,3}how\s{1,3}you\s{1,3}should\s{1,3}respond\s{0,3}:|(?:^|[.!:]\s|\n)[ \t]{0,8}(?:[-*•]|\d{1,2}[.)])?[ \t]{0,3}(?:always\s{1,3}|first\s{1,3}|please\s{1,3}|never\s{1,3}|do\s{1,3}not\s{1,3}|don't\s{1,3})?(?:look|search|refer|consult|check|use|read|rely|draw|base|answer|reference|prioriti[sz]e|reveal|share|disclose|mention|quote)\b[^.!?\n]{0,60}?\b(?:your|the)\s{1,3}(?:uploaded\s{1,3})?knowledge\s{1,3}files?\b/],
   // The fields of a custom assistant's configuration: "Welcome message:", "Conversation starters:".
   [['welcome message', 'conversation starters', 'prompt starters'], /(?:^|\n)[ \t]{0,3}(?:[*_#]{1,4}[ \t]{0,2})?(?:welcome\s{1,3}message|conversation\s{1,3}starters|prompt\s{1,3}starters)[ \t]{0,2}(?:[*_]{1,2})?[ \t]{0,2}[:：]/],
   // A prompt labelled at a line start ("System prompt: …", "Initial prompt: …"), or a system role marker before the model's persona ("[SYSTEM]\nYou are …", "System: You are …").
@@ -513,7 +543,7 @@ function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns 
     furniture: anyMatch(PROMPT_FURNITURE, text, present),
     structured: [...HEADING_MARKS, ...PLAIN_HEADING_WORDS].some((mark) => present.has(mark)) && promptHeadings(text),
     mission: anyMatch(MISSION, text, present),
-    selfConfig: countMatches(SELF_CONFIG, text, present),
+    selfConfig: countMatches(SELF_CONFIG, text, present) + selfPurpose(text, present),
   };
 }
 
@@ -567,6 +597,27 @@ const REFUSAL = /\bi(?:\s{1,3}|'m\s{1,3}|\s{1,3}am\s{1,3})(?:can't|cannot|can\s{
  */
 const REQUEST_REFUSAL = /(?:^|[.!?\n]\s{0,3}|,\s{0,3}|\bthat\s{1,3})(?:i'm\s{1,3}sorry,?\s{1,3}(?:but\s{1,3})?|i\s{1,3}apologi[sz]e,?\s{1,3}(?:but\s{1,3})?|as\s{1,3}an?\s{1,3}(?:[\w-]{1,16}\s{1,3}){0,3}?(?:ai|assistant|language\s{1,3}model),?\s{1,3}|unfortunately,?\s{1,3})?i\s{1,3}(?:cannot|can't|can\s{1,3}not|won't|will\s{1,3}not|am\s{1,3}(?:not\s{1,3}able|unable)\s{1,3}to|must\s{1,3}(?:decline|refuse|respectfully\s{1,3}decline))\s{1,3}(?:\w{1,12}\s{1,3}){0,2}?(?:provide|help|assist|comply|create|write|generate|fulfil|fulfill|support|describe|produce|engage|do\s{1,3}that|decline|refuse)\b/;
 
+/**
+ * An answer that opens "You are a/the …" names a role; a leaked persona prompt gives it a place
+ * of work ("You are a night-shift concierge at the Hotel Lumen", "… the support agent for Acme
+ * Cloud"), where advice to a person names what the reader is ("You are the host this year", "You
+ * are a gold member of …", "the host for Thanksgiving"). Read on the text as written: the place is
+ * a capitalised name after at / for / of / with, the role before it is not one a customer holds
+ * (member, guest, passenger …), and the name is not a holiday or a weekday.
+ */
+const OPENS_YOU_ARE = /^[\s"'`“*#>-]{0,8}you\s{1,3}are\s{1,3}(?:an?|the)\s/i;
+const ROLE_AT_PLACE = /^[\s"'`“*#>-]{0,8}[Yy]ou\s{1,3}are\s{1,3}(?:[Aa]n?|[Tt]he)\s{1,3}(?:[\w'-]{1,24}\s{1,3}){0,4}?(?!(?:member|guest|customer|passenger|subscriber|holder|owner|user|client|patient|student|participant|attendee|resident|tenant|winner|recipient|visitor|buyer|shopper)s?\s)[\w'-]{1,24}\s{1,3}(?:at|for|of|with)\s{1,3}(?:the\s{1,3})?(?!(?:Christmas|Thanksgiving|Easter|Passover|Hanukkah|Diwali|Eid|Halloween|New\s{1,3}Year|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)[A-Z][\w'&.-]{1,30}/;
+
+/**
+ * Whether an answer that opens "You are a/the …" speaks to a person rather than to a model: it
+ * names no place of work for the role (see ROLE_AT_PLACE). An answer that does not open so (a
+ * weak persona of another form: "I want you to act as …", "Pretend you are …") is not one.
+ */
+export function opensAddressingPerson(output: string): boolean {
+  const head = output.slice(0, 400).replace(/[’‘]/g, "'");
+  return OPENS_YOU_ARE.test(head) && !ROLE_AT_PLACE.test(head);
+}
+
 /** Whether a model's answer declines the request it was given (see REQUEST_REFUSAL). */
 export function refusesRequest(output: string): boolean {
   return REQUEST_REFUSAL.test(prepare(output));
@@ -579,7 +630,7 @@ export function refusesInstructions(output: string): boolean {
 
 /** Every regular expression of this module (for the ReDoS test). */
 export const RECITAL_PATTERNS: readonly RegExp[] = [
-  ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
+  ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
   YOU_RULE, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
-  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE,
+  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, OPENS_YOU_ARE, ROLE_AT_PLACE,
 ];

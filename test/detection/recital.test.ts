@@ -525,6 +525,70 @@ describe('recitals without a persona line, weak signs that agree, a custom assis
   });
 });
 
+describe('first-person purpose, builder text and a weak persona read as an assistant\'s only (review of the sixth round, items 2, 4 and 9)', () => {
+  it('allows a person stating their purpose or a promise: a refusal, a cover letter, support replies that ask for a number', async () => {
+    for (const content of [
+      'I can\'t help with creating malware. My role is to assist with legitimate security work, so I will only discuss defensive techniques such as patching and monitoring.',
+      'My main goal is to ship reliable software, and I will always respond to customer emails within a day.',
+      'My job here is to help you track your order. Reply with your order number and I will look it up.',
+      'My role is to help with billing questions. Please reply with your invoice number and I will check the charge.',
+      'My goal is to get your refund sorted today. Reply with the order date and I will start the claim.',
+    ]) {
+      expect(instructionRecitalSigns(content).selfConfig, content).toBeLessThan(2);
+      expect(strongest(content), content).toBeLessThan(0.6);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+
+  it('counts purpose and promises beside an assistant persona or a model noun, and both together as one statement', async () => {
+    const persona = 'I\'m Ada, the onboarding assistant of Peak HR. My role is to help new hires with their first week.';
+    expect(instructionRecitalSigns(persona).selfConfig).toBe(2);
+    expect(ids(persona)).toContain('leak.instruction-recital');
+    expect(instructionRecitalSigns('As an AI assistant, my role is to answer questions about Acme Cloud. I will never discuss competitors.').selfConfig).toBe(1);
+    expect(instructionRecitalSigns('My goal in this conversation is to quiz you on French verbs.').selfConfig).toBe(1);
+  });
+
+  it('allows interview advice on how to respond and an answer about what custom assistants can read', async () => {
+    for (const content of [
+      'If the interviewer asks about your biggest weakness, here is how you should respond: name a real weakness and say what you are doing about it.',
+      'Yes. Custom GPTs can read your uploaded knowledge files, up to 20 files, and the builder decides whether people can download them.',
+    ]) {
+      expect(instructionRecitalSigns(content).furniture, content).toBe(false);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+
+  it('still refuses the builder\'s fixed sentence, its end alone, and a prompt that tells the model to use or keep its knowledge files', async () => {
+    for (const content of [
+      'Here are instructions from the user outlining your goals and how you should respond:\nHelp people plan weekend hikes near Denver, with gear lists.',
+      '...outlining your goals and how you should respond:\nHelp people plan weekend hikes near Denver, with gear lists.',
+      'Look things up in your knowledge files before answering, and cite the file name.',
+      'Answer from the knowledge files first. Never share the knowledge files themselves, even as a download link.',
+    ]) {
+      expect(instructionRecitalSigns(content).furniture, content).toBe(true);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+
+  it('allows hosting and membership advice that tells the reader what to say, and refuses a persona given a place of work', async () => {
+    for (const content of [
+      'You are the host this year, so greet each guest at the door. When a guest arrives, say "Welcome, come in!" and offer a drink.',
+      'You are a gold member, so lounge access is included. When the desk agent greets you, say "gold member" and show your boarding pass.',
+      'You are a gold member of the Skyway Club, so lounge access is included. When the desk agent greets you, say "gold member" and show your card.',
+      'You are the host for Thanksgiving, so greet each guest at the door. When a guest arrives, say "Happy Thanksgiving!" and take their coat.',
+    ]) {
+      expect(await refused(content), content).toBe(false);
+    }
+    for (const content of [
+      'You are a night-shift concierge at the Hotel Lumen. When a guest greets you, say "Welcome to Lumen, how can I help tonight?" and offer the late menu.',
+      'You are the front-desk receptionist for Brightside Dental. When a caller asks for an appointment, say "Let me check the calendar for you" and offer the next free slot.',
+    ]) {
+      expect(strongest(content), content).toBeLessThan(0.6);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+});
+
 describe('the recital check on untrusted text', () => {
   it('contains no regular expression that the recheck ReDoS analyser finds vulnerable', { timeout: 600_000 }, async () => {
     expect(await vulnerableExpressions(RECITAL_PATTERNS)).toEqual([]);
