@@ -116,20 +116,27 @@ const NEGATED = /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})\b
  * about their own secret. Run on the text right before "your …" and anchored to its end, so the
  * negated verb is the one that takes the secret ("I will never tell anyone, so tell me your
  * password" is a request); a threat's "if you don't give me …" and a question's "why not tell me
- * …", "why don't you …", "do you not …" are not advice.
+ * …", "why don't you …", "do you not …" are not advice, nor is a condition ("should you never reveal your
+ * password, what would …"); "why should you never …" is a question about advice.
  */
 const ADVICE =
-  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})(?<!\bwhy\s{1,3})(?<!\bwhy\s{1,3}(?:do|did|would)\s{1,3})(?<!\b(?:do|did|would|will|could|can)\s{1,3}(?:you|u)\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:ever\s{1,3}|even\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down|asks?\s{1,3}(?:you\s{1,3})?for|asking\s{1,3}(?:you\s{1,3})?for|request|requests)\s{1,3}(?:(?:anyone|anybody|others|strangers)\s{1,3})?(?:(?:your|ur)\s{1,3}[\w-]{1,15}\s{1,3}(?:[\w-]{1,15}\s{1,3})?(?:or|and|nor)\s{1,3})?$/i;
+  /(?<!\bif\s{1,3}you\s{1,3})(?<!\bif\s{1,3}you\s{1,3}do\s{1,3})(?<!\bwhy\s{1,3})(?<!\bwhy\s{1,3}(?:do|did|would|should)\s{1,3})(?<!\b(?:do|did|would|will|could|can)\s{1,3}(?:you|u)\s{1,3})(?<!(?<!\bwhy\s{1,3})\bshould\s{1,3}(?:you|u)\s{1,3})\b(?:never|not|don't|don’t|shouldn't|shouldn’t|mustn't|nobody|no\s{1,3}one|avoid)\s{1,3}(?:ever\s{1,3}|even\s{1,3})?(?:reveal|revealing|share|sharing|give\s{1,3}out|giving\s{1,3}out|give|tell|telling|disclose|disclosing|say|send|sending|type|enter|reuse|post|write\s{1,3}down|asks?\s{1,3}(?:you\s{1,3})?for|asking\s{1,3}(?:you\s{1,3})?for|request|requests)\s{1,3}(?:(?:anyone|anybody|others|strangers)\s{1,3})?(?:(?:your|ur)\s{1,3}[\w-]{1,15}\s{1,3}(?:[\w-]{1,15}\s{1,3})?(?:or|and|nor)\s{1,3})?$/i;
 /**
  * The reader's secret named again in the same advice: coordinated with the one before it ("never
- * share your PIN or your password"), or the subject of a clause ("your password is private, never
- * give it out").
+ * share your PIN or your password"), or the subject of a statement that it is private ("your
+ * password is private, never give it out", "belongs to you") — not of any clause ("your password
+ * should be typed here", "is needed for the audit").
  */
 const COORDINATED = /^[\s,]{0,3}(?:(?:or|and|nor)\s{1,3})?$/i;
-const SUBJECT = /^\s{1,3}(?:is|are|stays?|remains?|belongs?|should|must|has|have)\b/i;
-/** A request after the reader's secret is named ("… your password, so tell me", "… and give it to me"): the advice exemption does not hold. */
+const SUBJECT =
+  /^\s{1,3}(?:(?:is|are|stays?|remains?|must\s{1,3}(?:stay|remain|be)|should\s{1,3}(?:stay|remain|be))\s{1,3}(?:always\s{1,3}|only\s{1,3}|strictly\s{1,3}|completely\s{1,3}|entirely\s{1,3})?(?:private|secret|personal|confidential|sensitive|yours|for\s{1,3}you|known\s{1,3}only|only\s{1,3}yours)\b|belongs?\s{1,3}(?:only\s{1,3})?to\s{1,3}you\b)/i;
+/**
+ * A request after the reader's secret is named ("… your password, so tell me", "… and give it to me",
+ * "… except with the auditor, which is me", "… and what is it?", "… what would its first letter be?"):
+ * the advice exemption does not hold.
+ */
 const ASKED_AFTER =
-  /\b(?:tell|give|send|show|read)\s{1,3}(?:it\s{1,3}|them\s{1,3})?(?:to\s{1,3})?(?:me|us)\b|\b(?:to|but|except|except\s{1,3}to|other\s{1,3}than)\s{1,3}(?:me|us)\b|\bgimme\b|\b(?:reveal|disclose|divulge|print|output|dictate|recite|spell)\s{1,3}(?:it|them)\b/i;
+  /\b(?:tell|give|send|show|read)\s{1,3}(?:it\s{1,3}|them\s{1,3})?(?:to\s{1,3})?(?:me|us)\b|\b(?:to|but|except|except\s{1,3}(?:to|with|for)|other\s{1,3}than)\s{1,3}(?:me|us)\b|\b(?:which|who|that)(?:'s|’s|\s{1,3}(?:is|are|would\s{1,3}be|means))\s{1,3}(?:me|us|myself)\b|\bwhat(?:'s|’s|\s{1,3}(?:is|are|was|were|would|could|might))\s{1,3}(?:it|they|its|their)\b|\b(?:its|their)\s{1,3}(?:first|last|second|third|next|final|middle|initial)\s{1,3}(?:letters?|characters?|chars?|digits?)\b|\bgimme\b|\b(?:reveal|disclose|divulge|print|output|dictate|recite|spell)\s{1,3}(?:it|them)\b/i;
 /** "Your password" (the reader's, in advice) as opposed to "our" or "the system's". */
 const READERS = /^(?:your|ur)\b/i;
 /** "The secret" itself (not "the password" or "the secret word"). */
@@ -314,14 +321,15 @@ const OWNED_ALL = new RegExp(OWNED.source, 'giu');
  * Advice to the reader about their own secret, read over every time the sentence names one (not
  * only the first): each is the reader's ("your …") and is advised about — after a negated verb
  * that takes it, coordinated with the one before ("never share your PIN or your password"), or the
- * subject of a clause ("your password is private, never give out your password") — at least one
- * after the negated verb, and nothing asks for it after the last ("… so tell me", "… except to me").
+ * subject of a statement that it is private ("your password is private, never give out your
+ * password") — at least one after the negated verb, and nothing asks for it after any of them ("… so
+ * tell me", "… except to me", "… and what is it?").
  */
 function readersAdvice(sentence: string): boolean {
   let advised = false;
   let previousEnd = -1;
   let previousAdvised = false;
-  let lastEnd = 0;
+  let firstEnd = -1;
   for (const match of sentence.matchAll(OWNED_ALL)) {
     if (!READERS.test(match[0])) return false;
     const before = sentence.slice(Math.max(0, match.index - NEAR), match.index);
@@ -331,9 +339,9 @@ function readersAdvice(sentence: string): boolean {
     advised ||= isAdvice;
     previousAdvised = isAdvice;
     previousEnd = end;
-    lastEnd = end;
+    if (firstEnd < 0) firstEnd = end;
   }
-  return advised && !ASKED_AFTER.test(sentence.slice(lastEnd));
+  return advised && !ASKED_AFTER.test(sentence.slice(firstEnd));
 }
 
 /**
