@@ -8,7 +8,7 @@ import { detectSecretExtraction } from './extraction.ts';
 import { detectForeignOverride } from './foreign-override.ts';
 import { DOCUMENTED_TALK, detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
 import { detectLeak } from './leak.ts';
-import { detectInstructionRecital, detectJailbreakCompliance, opensAddressingPerson, refusesInstructions, refusesRequest } from './recital.ts';
+import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
 import { DEFAULT_THRESHOLDS, HIJACKING_CATEGORIES } from './policy.ts';
 import { combineFindings } from './score.ts';
@@ -160,47 +160,9 @@ function adjustRefusal(all: readonly Finding[], raw: string, window: boolean): F
   if (all.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...all];
   const { findings, advice } = answerInstructions(all, window);
   const adjusted = requireAgreementInAnswer(capJailbreakWordsInRefusal(capPromptWordsInRefusal(findings, raw), raw), window);
-  if (!window) return raw.length > WEAK_SIGNS_MAX_CHARS ? adjusted : weakSignsAgree(adjusted, raw);
+  if (!window) return adjusted;
   const kept = advice === undefined ? undefined : adjusted.find((finding) => finding.id === advice.id && finding.id.startsWith('indirect.'));
   return kept === undefined ? adjusted : adviceLiftsNothing(adjusted, kept);
-}
-
-/** What a weak recital sign and an independent sign make together: Challenge (see weakSignsAgree). */
-const WEAK_SIGNS_AGREE = 0.6;
-/**
- * Answers up to this length only (2 × LOCAL_WINDOW_CHARS of engine.ts): in a longer one the two
- * weak signs may come from different paragraphs — a benign answer's odds of holding both grow with
- * its length (8 KB of airline replies: one opens "You are a silver member", another asks the
- * customer to confirm) — and a longer text's weak evidence is judged by its windows.
- */
-const WEAK_SIGNS_MAX_CHARS = 3_072;
-/** The least an independent sign must weigh to agree with a weak recital sign. */
-const AGREEING_SIGN = 0.3;
-/** A jailbreak word list at the refusal cap ("harmful, unethical or illegal content") is a disclaimer's: it agrees from Alert on. */
-const AGREEING_JAILBREAK = 0.4;
-
-/**
- * Two weak signs of a recital from different checks make one: the recital check's weak persona
- * ("You are a …" opening the answer, 0.35) or hint (the model telling one thing of its set-up,
- * "Sous Chef is a cooking assistant that …", 0.2) beside an instruction aimed at someone in the
- * same answer (a planted-instruction or catalogue finding of another category, at least
- * AGREEING_SIGN after the answer's caps) is a prompt given out. Neither alone is: a person is told
- * "You are a gold member", an AI says "my purpose is to assist", and answers give advice. The user
- * in the third person alone (0.25) does not take part (documentation and an AI explaining itself
- * speak of "the user's question"), nor does a jailbreak word list under Alert (a refusal's
- * disclaimer). Short whole answers only (WEAK_SIGNS_MAX_CHARS): a long answer's windows keep their
- * stricter rules. A weak persona that opens "You are a/the …" agrees only where it gives the role
- * a place of work ("a night-shift concierge at the Hotel Lumen"): "You are the host this year, so
- * greet each guest … say 'Welcome!'" and "You are a gold member … say 'gold member'" are advice
- * to a person (see opensAddressingPerson).
- */
-function weakSignsAgree(findings: readonly Finding[], raw: string): Finding[] {
-  const weak = findings.find((finding) => (finding.id === 'leak.recital-hint' || (finding.id === 'leak.instruction-recital' && finding.confidence > USER_THIRD_ALONE)) && finding.confidence < WEAK_SIGNS_AGREE);
-  if (weak === undefined || findings.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= WEAK_SIGNS_AGREE)) return [...findings];
-  if (weak.id === 'leak.instruction-recital' && opensAddressingPerson(raw)) return [...findings];
-  const agreeing = findings.some((finding) => finding.category !== weak.category && !finding.id.startsWith('leak.') && finding.tier === 't1' && finding.confidence >= (finding.category === 'jailbreak' ? AGREEING_JAILBREAK : AGREEING_SIGN));
-  if (!agreeing) return [...findings];
-  return findings.map((finding) => (finding === weak ? { ...finding, id: 'leak.instruction-recital', name: `${finding.name}, and an instruction in the same answer agrees`, confidence: WEAK_SIGNS_AGREE } : finding));
 }
 
 /** A catalogue finding at or above this blocks on its own whatever the kind (see the policy). */
