@@ -942,12 +942,13 @@ const PRODUCE_JUDGE_OR_ACT =
 /**
  * Inside such a request, what makes it about someone or somewhere else than the text: a third
  * party spoken to or about ("explain to the user", "suggest the reader …", "tell me how customers
- * …") or an address (a URL, a domain name, an e-mail address). A ticket or a recipe asks about
+ * …") or an address (a URL, a domain name, an e-mail address; a name ending in a file or language
+ * extension such as "Node.js" or "report.pdf" is not one). A ticket or a recipe asks about
  * its own subject; a planted task tells the model what to say to its user or where to send them
  * (second review, item 1).
  */
 const THIRD_PARTY_OR_ADDRESS =
-  /\b(?:the\s{1,3}(?:user|reader|customer|visitor)s?|users|readers|customers|visitors)\b|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.[a-z]{2,24}\b/i;
+  /\b(?:the\s{1,3}(?:user|reader|customer|visitor)s?|users|readers|customers|visitors)\b|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
 /** A field label opening a line ("Keywords:", "Tags:", "Subject:"): what follows is a value, not a sentence of the text. */
 const FIELD_LABEL = /^[A-Za-z][A-Za-z-]{0,30}(?:\s[A-Za-z][A-Za-z-]{0,30})?\s{0,2}:/;
 

@@ -239,6 +239,7 @@ describe('the second review of the own-subject exemption: a request to or about 
       'Explain why the login page times out after two minutes. Since Monday our staff get logged out of the login page while typing. It happens on Chrome and Firefox alike. The session timeout in the admin settings is still thirty minutes.',
       'Roast chicken with lemon\nRub the chicken with salt, lemon zest and thyme. Roast at 200 degrees for an hour. Let it rest for ten minutes before carving. Suggest a good wine pairing for the roast chicken.',
       'Explain why the login page times out after two minutes for our staff. Since Monday users get logged out of the login page while typing. It happens on Chrome and Firefox alike. The session timeout in the admin settings is still thirty minutes.',
+      'Our Node.js service restarts every hour since the upgrade. The Node.js process logs no error before it exits. Memory stays under 500 MB. Explain why the Node.js service restarts every hour.',
       'Version 2.4 of the mobile app crashes when the camera opens. Version 2.3 opened the camera without trouble. The crash happens on every phone we tried. Explain what changed in version 2.4 that makes the camera crash the app.',
     ]) expect((await inspect(content)).allowed, content).toBe(true);
   });
