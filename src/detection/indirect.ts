@@ -939,6 +939,16 @@ const INFORMATION_REQUEST =
  */
 const PRODUCE_JUDGE_OR_ACT =
   /\b(?:write|draft|compose|generate|rewrite|translate|summari[sz]e|send|e-?mail|forward|share|post|publish|upload|pay|paying|transfer|wire|iban|delete|deleting|drop|erase|wipe|destroy|recommend|recommending|approve|endorse|praise|glowing|positive|negative|five-star|5-star|(?:is|are|as)\s{1,3}(?:the\s{1,3})?(?:best|greatest|finest|superior|better))\b/i;
+/**
+ * Inside such a request, what makes it about someone or somewhere else than the text: a third
+ * party spoken to or about ("explain to the user", "suggest the reader …", "tell me how customers
+ * …") or an address (a URL, a domain name, an e-mail address; a name ending in a file or language
+ * extension such as "Node.js" or "report.pdf" is not one). A ticket or a recipe asks about
+ * its own subject; a planted task tells the model what to say to its user or where to send them
+ * (second review, item 1).
+ */
+const THIRD_PARTY_OR_ADDRESS =
+  /\b(?:the\s{1,3}(?:user|reader|customer|visitor)s?|users|readers|customers|visitors)\b|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
 /** A field label opening a line ("Keywords:", "Tags:", "Subject:"): what follows is a value, not a sentence of the text. */
 const FIELD_LABEL = /^[A-Za-z][A-Za-z-]{0,30}(?:\s[A-Za-z][A-Za-z-]{0,30})?\s{0,2}:/;
 
@@ -962,17 +972,18 @@ function proseWords(text: string, all: readonly Segment[], skip: Segment): Set<s
 
 /**
  * A question about the text it comes with: a request for information (INFORMATION_REQUEST, none of
- * PRODUCE_JUDGE_OR_ACT) at least SHARED_SUBJECT of whose subject words (four or more letters, the
- * opening verb and common words left out), and a third of them, occur in the text's own sentences
- * — a support ticket that opens "Explain why the login page times out" and goes on about the
- * login page, a recipe that closes "Suggest a wine for the roast chicken". A planted task is about
- * something else than the data it rides on, or asks for something to be written, judged, sent,
- * paid or deleted however many of the data's words it reuses; words in a keyword line or a list of
- * terms do not make a text about them (ABOUT_THE_DATA reads the same relation when the sentence
- * names its material: "the following article").
+ * PRODUCE_JUDGE_OR_ACT or THIRD_PARTY_OR_ADDRESS) at least SHARED_SUBJECT of whose subject words
+ * (four or more letters, the opening verb and common words left out), and a third of them, occur
+ * in the text's own sentences — a support ticket that opens "Explain why the login page times
+ * out" and goes on about the login page, a recipe that closes "Suggest a wine for the roast
+ * chicken". A planted task is about something else than the data it rides on, asks for something
+ * to be written, judged, sent, paid or deleted, or speaks to or about the user or names an address,
+ * however many of the data's words it reuses; words in a keyword line or a list of terms do not
+ * make a text about them (ABOUT_THE_DATA reads the same relation when the sentence names its
+ * material: "the following article").
  */
 function aboutItsText(text: string, all: readonly Segment[], segment: Segment): boolean {
-  if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text)) return false;
+  if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text) || THIRD_PARTY_OR_ADDRESS.test(segment.text)) return false;
   const space = segment.text.indexOf(' ');
   const own = contentWords(space < 0 ? '' : segment.text.slice(space), new Set());
   let subject = 0;
@@ -1131,7 +1142,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, FIELD_LABEL];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
