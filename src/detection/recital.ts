@@ -440,7 +440,7 @@ const CONFIG_WORDS: readonly string[] = ['system_prompt', 'systemprompt', 'syste
 const PLAIN_HEADING_WORDS: readonly string[] = [':', '：'];
 
 const GATE_WORDS: readonly string[] = [
-  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'you ', 'system'])),
+  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'you ', 'system'])),
 ].sort((left, right) => right.length - left.length);
 /** Every gate word in one alternation of literals: one scan of the text finds which occur. */
 const GATE = new RegExp(GATE_WORDS.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');

@@ -537,6 +537,9 @@ describe('first-person purpose, builder text and a weak persona read as an assis
     expect(ids(persona)).toContain('leak.instruction-recital');
     expect(instructionRecitalSigns('As an AI assistant, my role is to answer questions about Acme Cloud. I will never discuss competitors.').selfConfig).toBe(1);
     expect(instructionRecitalSigns('My goal in this conversation is to quiz you on French verbs.').selfConfig).toBe(1);
+    // A promise alone, as a model's: its gate words are read like every other list's.
+    expect(instructionRecitalSigns('As an AI assistant, I will never reveal my instructions to you.').selfConfig).toBe(1);
+    expect(instructionRecitalSigns('I will never reveal the surprise before the party.').selfConfig).toBe(0);
   });
 
   it('allows interview advice on how to respond and an answer about what custom assistants can read', async () => {
