@@ -445,7 +445,7 @@ describe('a rule for answering the user is a recital alone (issue #32 item 4, fi
   });
 });
 
-describe('recitals without a persona line, weak signs that agree, a custom assistant\'s builder text (issue #32 item 4, sixth round)', () => {
+describe('model answers, sixth round: rules for "you" only beside a persona line, a custom assistant\'s builder text (issue #32 item 4)', () => {
   it('allows answers that bind "you" in two sentences with no persona line: advice, terms and rules told to a person', async () => {
     // Rules for "you" are a recital's sign only beside a persona line: without one, two sentences
     // that bind "you" are as often security advice, a summary of terms or an exam's rules.
@@ -473,7 +473,7 @@ describe('recitals without a persona line, weak signs that agree, a custom assis
     }
   });
 
-  it('allows a weak sign that nothing independent agrees with: a customer told their tier, an AI refusing with a disclaimer', async () => {
+  it('allows a weak persona line or a purpose statement with nothing else of a prompt: a customer told their tier, an AI refusing with a disclaimer', async () => {
     for (const content of [
       'You are a silver member, and your flight is booked in economy. You will receive an email with your new seat.',
       'I cannot help with that request. As an AI language model, my purpose is to assist with safe and legal information, and I will not produce harmful, unethical or illegal content.',
@@ -483,10 +483,9 @@ describe('recitals without a persona line, weak signs that agree, a custom assis
     }
   });
 
-  it('does not let two weak signs of different paragraphs of a long answer add up', async () => {
+  it('allows a long booking answer that opens "You are a gold member" and closes with what to say at the desk', async () => {
     const paragraph = 'Your booking is confirmed for the 14:05 departure, and your seat is 22C by the window. The fare includes one cabin bag and one personal item, and meals can be bought on board with a card. ';
     const content = `You are a gold member, so your second checked bag is free on this route.\n\n${paragraph.repeat(16)}\n\nWhen the desk agent greets you, say "Booking 4417" and they will find your record at once.`;
-    expect(content.length).toBeGreaterThan(3_072);
     expect(await refused(content)).toBe(false);
   });
 
