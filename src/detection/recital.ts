@@ -101,22 +101,22 @@ const BARE_RULE = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•\d.)]{1,4}[ \t]{0,3})?(?:a
  */
 const YOU_CONDUCT = /(?:^|\n|[.!:]\s)[ \t]{0,8}(?:[-*•][ \t]{0,3})?you\s{1,3}(?:should|must|shall|will|are\s{1,3}to)\s{1,3}(?:always|never|not|only)\s{1,3}(?:reveal|disclose|mention|discuss|recommend|suggest|promote|answer|respond|reply|refuse|decline|greet|quote|talk\s{1,3}about|speak\s{1,3}about|comment\s{1,3}on|engage\s{1,3}(?:with|in)|break\s{1,3}character)\b(?!\s{1,3}(?:(?:it|them|that|this|to\s{1,3}anyone|anyone)\s{1,3})?(?:your|yours|personal|private|financial|banking|login|card|account|passwords?|pins?|passcodes?|credentials?|details)\b)/g;
 
-function countYouConduct(text: string): number {
-  YOU_CONDUCT.lastIndex = 0;
+/** How many times a global expression matches the text, counting no further than `limit`. */
+function countUpTo(regex: RegExp, text: string, limit: number): number {
+  regex.lastIndex = 0;
   let count = 0;
-  while (count < 2 && YOU_CONDUCT.exec(text) !== null) count++;
+  while (count < limit && regex.exec(text) !== null) count++;
   return count;
 }
 
+function countYouConduct(text: string): number {
+  return countUpTo(YOU_CONDUCT, text, 2);
+}
+
 function countRules(text: string): number {
-  YOU_RULE.lastIndex = 0;
-  let count = 0;
-  while (count < 2 && YOU_RULE.exec(text) !== null) count++;
+  const count = countUpTo(YOU_RULE, text, 2);
   if (count >= 2) return count;
-  BARE_RULE.lastIndex = 0;
-  let bare = 0;
-  while (bare < 3 && BARE_RULE.exec(text) !== null) bare++;
-  return bare >= 3 ? 2 : count;
+  return countUpTo(BARE_RULE, text, 3) >= 3 ? 2 : count;
 }
 
 /** The human spoken of in the third person, as rules about answering them. */
@@ -275,10 +275,7 @@ const MISSION: readonly Gated[] = [
 const RULE_LINE = /(?:^|\n)[ \t]{0,8}(?:[-*•]|\d{1,2}[.)])?[ \t]{0,3}(?:always|never|do\s{1,3}not|don't|avoid|only|refuse|respond|reply|answer|ensure|make\s{1,3}sure|keep|maintain|stay|remain|use|greet|ask|be)\b[^\n]{0,160}?\b(?:respond|responses?|repl(?:y|ies)|answers?|the\s{1,3}users?|conversations?|in\s{1,3}character|persona|this\s{1,3}prompt|these\s{1,3}instructions|tone)\b/g;
 
 function countRuleLines(text: string): number {
-  RULE_LINE.lastIndex = 0;
-  let count = 0;
-  while (count < 3 && RULE_LINE.exec(text) !== null) count++;
-  return count;
+  return countUpTo(RULE_LINE, text, 3);
 }
 
 /**
@@ -289,10 +286,7 @@ function countRuleLines(text: string): number {
 const SELF_RULE_LINE = /(?:^|\n)[ \t]{0,8}(?:[-*•]|\d{1,2}[.)])[ \t]{0,3}i\s{1,3}(?:(?:only|must\s{1,3}only|will\s{1,3}only)\s{1,3}(?:answer|respond\s{1,3}to|reply\s{1,3}to|discuss|talk\s{1,3}about|help\s{1,3}with|assist\s{1,3}with|provide|speak\s{1,3}about)|(?:never|do\s{1,3}not|don't|cannot|can't|will\s{1,3}not|won't|must\s{1,3}(?:not|never)|should\s{1,3}(?:not|never))\s{1,3}(?:reveal|disclose|share|discuss|give\s{1,3}out|mention|talk\s{1,3}about|comment\s{1,3}on|engage\s{1,3}(?:in|with)|break\s{1,3}character)|always\s{1,3}(?:respond|reply|answer\s{1,3}in|refer|redirect|stay|remain))\b/g;
 
 function countSelfRuleLines(text: string): number {
-  SELF_RULE_LINE.lastIndex = 0;
-  let count = 0;
-  while (count < 2 && SELF_RULE_LINE.exec(text) !== null) count++;
-  return count;
+  return countUpTo(SELF_RULE_LINE, text, 2);
 }
 
 /**
