@@ -218,15 +218,16 @@ export class BudgetLedger {
     const now = this.now();
     const day = utcDay(now);
     const [tokenKey, usdKey] = this.keys(orgId, day);
-    const resetAt = new Date(Math.floor(now / DAY_MS) * DAY_MS + DAY_MS).toISOString();
+    // Only a refusal names it: not formatted on every reservation.
+    const resetAt = () => new Date(Math.floor(now / DAY_MS) * DAY_MS + DAY_MS).toISOString();
     const redis = this.cache.redis();
     if (redis !== null) {
       try {
         const [ok, which, used] = (await redis.eval(RESERVE_SCRIPT, 2, tokenKey, usdKey, tokenLimit, tokens, microUsdLimit ?? -1, microUsd, COUNTER_TTL_MS)) as [number, string, number];
         if (ok === 1) return { ok: true, reservation: { orgId, day, tokens, microUsd: microUsdLimit === null ? 0 : microUsd }, usedTokens: Number(used) };
         return which === 'usd'
-          ? { ok: false, budget: 'usd', limit: microUsdLimit ?? 0, used: Number(used), resetAt }
-          : { ok: false, budget: 'tokens', limit: tokenLimit, used: Number(used), resetAt };
+          ? { ok: false, budget: 'usd', limit: microUsdLimit ?? 0, used: Number(used), resetAt: resetAt() }
+          : { ok: false, budget: 'tokens', limit: tokenLimit, used: Number(used), resetAt: resetAt() };
       } catch {
         // Redis went away between the check and the call: fall through to memory.
       }
@@ -235,10 +236,10 @@ export class BudgetLedger {
     if (loading !== null) await loading;
     const memory = this.cache.memory;
     const tokensUsed = Number(memory.get(tokenKey) ?? '0');
-    if (tokensUsed + tokens > tokenLimit) return { ok: false, budget: 'tokens', limit: tokenLimit, used: tokensUsed, resetAt };
+    if (tokensUsed + tokens > tokenLimit) return { ok: false, budget: 'tokens', limit: tokenLimit, used: tokensUsed, resetAt: resetAt() };
     if (microUsdLimit !== null) {
       const usdUsed = Number(memory.get(usdKey) ?? '0');
-      if (usdUsed + microUsd > microUsdLimit) return { ok: false, budget: 'usd', limit: microUsdLimit, used: usdUsed, resetAt };
+      if (usdUsed + microUsd > microUsdLimit) return { ok: false, budget: 'usd', limit: microUsdLimit, used: usdUsed, resetAt: resetAt() };
       memory.incr(usdKey, COUNTER_TTL_MS, microUsd);
     }
     const after = memory.incr(tokenKey, COUNTER_TTL_MS, tokens);
