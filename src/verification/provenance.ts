@@ -22,7 +22,7 @@
  * C2PA) in AI-generated image, video and audio. svc relays text and embeds no manifest, so the
  * flag is false for every completion; it is true only if a future media path embeds one.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import type { AuditLog } from '../audit/index.ts';
@@ -101,7 +101,8 @@ export function canonicalStatement(statement: ProvenanceStatement): string {
 
 /** Lower-case hex SHA-256 of one record's statement in canonical form. */
 export function provenanceRecordDigest(statement: ProvenanceStatement): string {
-  return createHash('sha256').update(canonicalStatement(statement)).digest('hex');
+  // crypto.hash: the one-shot form, without a Hash object per record; the same hex digest.
+  return hash('sha256', canonicalStatement(statement), 'hex');
 }
 
 /**
