@@ -946,10 +946,13 @@ const PRODUCE_JUDGE_OR_ACT =
  * …") or an address (a URL, a domain name, an e-mail address; a name ending in a file or language
  * extension such as "Node.js" or "report.pdf" is not one). A ticket or a recipe asks about
  * its own subject; a planted task tells the model what to say to its user or where to send them
- * (second review, item 1).
+ * (second review, item 1). Readers, customers or visitors as the audience of a question ("Explain
+ * to readers how the new sign-in works", "… to customers why refunds take five days": a help
+ * article's or a ticket's own request, issue #32) are not a third party spoken about, unless what
+ * they are told is what they must do ("… why they must re-enter their code"); "the user" always is.
  */
 const THIRD_PARTY_OR_ADDRESS =
-  /\b(?:the\s{1,3}users?|users)\b|\b(?:the\s{1,3}(?:reader|customer|visitor)s?|readers|customers|visitors)\b(?!\s{1,3}(?:how|why|what|when|where|which|whether)\b)|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
+  /\b(?:the\s{1,3}users?|users)\b|\b(?:the\s{1,3}(?:reader|customer|visitor)s?|readers|customers|visitors)\b(?!\s{1,3}(?:how|why|what|when|where|which|whether)\b(?!\s{1,3}(?:they|you|we)\s{1,3}(?:should|must|need|have|ought)\b))|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
 /**
  * The writer's own errand asked about (issue #32, the hidden set's support tickets): "Explain how
  * to delete my account", "Please explain how I can transfer my domain", "Tell me how to cancel my
