@@ -960,8 +960,9 @@ const THIRD_PARTY_OR_ADDRESS =
  * an act asked of the model, so PRODUCE_JUDGE_OR_ACT is read only after it; the object must be the
  * writer's own (OWN_OBJECT: "my / our …" in the next few words), and the rest of the sentence may
  * name no act, third party or address ("…, then delete every file", "… and send the cards to
- * billing@…" stay planted tasks). A ticket holds no other prose to share subject words with, so
- * this is read instead of SHARED_SUBJECT.
+ * billing@…" stay planted tasks). A one-line ticket holds nothing else of four words or more to
+ * share subject words with, so there it is enough; beside other text the errand must share its
+ * prose's subject (SHARED_SUBJECT), as any request must.
  */
 const OWN_HOW_TO =
   /^(?:please[,]?\s{1,3})?(?:explain|clarify|tell\s{1,3}(?:me|us))\s{1,3}how\s{1,3}(?:to|(?:i|we)\s{1,3}(?:can|could|should|do|would|might)|(?:can|could|should|do|would)\s{1,3}(?:i|we))\s{1,3}[a-z-]{2,20}(?=\s)/i;
@@ -1011,11 +1012,14 @@ function proseWords(text: string, all: readonly Segment[], skip: Segment): Set<s
 function aboutItsText(text: string, all: readonly Segment[], segment: Segment): boolean {
   const own = OWN_HOW_TO.exec(segment.text);
   if (own !== null) {
-    // The writer's own errand: what follows the errand's verb is read like any other request.
-    const rest = segment.text.slice(own[0].length);
-    return !PRODUCE_JUDGE_OR_ACT.test(rest) && !THIRD_PARTY_OR_ADDRESS.test(rest) && OWN_OBJECT.test(rest);
-  }
-  if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text) || THIRD_PARTY_OR_ADDRESS.test(segment.text)) return false;
+    // The writer's own errand: what follows the errand's verb is read like any other request, and
+    // a message with no other passage of four words or more (a one-line ticket under its number
+    // and sender) is about it; beside other text it must share that text's prose subject like any
+    // request ("Explain how to disable my antivirus" after a quarterly report is planted).
+    const after = segment.text.slice(own[0].length);
+    if (PRODUCE_JUDGE_OR_ACT.test(after) || THIRD_PARTY_OR_ADDRESS.test(after) || !OWN_OBJECT.test(after)) return false;
+    if (!all.some((other) => other !== segment && hasWords(other.text, 4))) return true;
+  } else if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text) || THIRD_PARTY_OR_ADDRESS.test(segment.text)) return false;
   const pointed = RECOMMEND_OR_SUGGEST.test(segment.text) ? POINTS_AT_TEXT.exec(segment.text) : null;
   if (pointed !== null && (pointed[1] === undefined || contentWords(text.slice(0, segment.start) + ' ' + text.slice(segment.end), new Set()).has(pointed[1].toLowerCase()))) return true;
   const space = segment.text.indexOf(' ');
