@@ -915,12 +915,13 @@ function isWordCode(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 }
 
-/** Words of four or more letters too common to tie a sentence to the text around it. */
+/** Words of four or more letters too common to tie a sentence to the text around it (with the manner of an answer: "in plain words", "in simple terms"). */
 const COMMON_WORDS: ReadonlySet<string> = new Set([
   'about', 'above', 'after', 'again', 'also', 'been', 'before', 'being', 'below', 'best', 'both', 'could', 'does', 'each', 'even', 'every', 'from', 'give', 'good',
   'have', 'here', 'into', 'just', 'know', 'like', 'make', 'many', 'more', 'most', 'much', 'must', 'need', 'only', 'other', 'over', 'please', 'same', 'should',
   'some', 'such', 'than', 'that', 'their', 'them', 'then', 'there', 'these', 'they', 'this', 'those', 'three', 'through', 'very', 'want', 'well', 'were',
   'what', 'when', 'where', 'which', 'while', 'will', 'with', 'would', 'your', 'using', 'short', 'simple', 'terms', 'brief', 'detail', 'details',
+  'plain', 'words', 'language', 'clear', 'clearly', 'easy',
 ]);
 /** Subject words (at least this many, and a third of the sentence's) it shares with its text from which a task is about that text. */
 const SHARED_SUBJECT = 2;
@@ -931,24 +932,50 @@ const SHARED_SUBJECT = 2;
  * judged or done, and are not among them.
  */
 const INFORMATION_REQUEST =
-  /^(?:please[,]?\s{1,3})?(?:explain|clarify|suggest|(?:describe|tell\s{1,3}(?:me|us))\s{1,3}(?:why|how|what|when|where|which|whether))\b/i;
+  /^(?:please[,]?\s{1,3})?(?:explain|clarify|suggest|recommend\s{1,3}(?:an?|some|any)\b|(?:describe|tell\s{1,3}(?:me|us))\s{1,3}(?:why|how|what|when|where|which|whether))\b/i;
 /**
  * Inside such a request, what makes it a request to produce, judge or act all the same: writing,
  * translating or summarising something, sending, paying or deleting, a recommendation or a verdict
  * on the subject ("why the Vortex 900 is the best blender", "a positive review").
  */
 const PRODUCE_JUDGE_OR_ACT =
-  /\b(?:write|draft|compose|generate|rewrite|translate|summari[sz]e|send|e-?mail|forward|share|post|publish|upload|pay|paying|transfer|wire|iban|delete|deleting|drop|erase|wipe|destroy|recommend|recommending|approve|endorse|praise|glowing|positive|negative|five-star|5-star|(?:is|are|as)\s{1,3}(?:the\s{1,3})?(?:best|greatest|finest|superior|better))\b/i;
+  /\b(?:write|draft|compose|generate|rewrite|translate|summari[sz]e|send|e-?mail|forward|share|post|publish|upload|pay|paying|transfer|wire|iban|delete|deleting|drop|erase|wipe|destroy|recommend(?!\s{1,3}(?:an?|some|any)\s)|recommending|approve|endorse|praise|glowing|positive|negative|five-star|5-star|(?:is|are|as)\s{1,3}(?:the\s{1,3})?(?:best|greatest|finest|superior|better))\b/i;
 /**
  * Inside such a request, what makes it about someone or somewhere else than the text: a third
  * party spoken to or about ("explain to the user", "suggest the reader …", "tell me how customers
  * …") or an address (a URL, a domain name, an e-mail address; a name ending in a file or language
  * extension such as "Node.js" or "report.pdf" is not one). A ticket or a recipe asks about
  * its own subject; a planted task tells the model what to say to its user or where to send them
- * (second review, item 1).
+ * (second review, item 1). Readers, customers or visitors as the audience of a question ("Explain
+ * to readers how the new sign-in works", "… to customers why refunds take five days": a help
+ * article's or a ticket's own request, issue #32) are not a third party spoken about, unless what
+ * they are told is what they must do ("… why they must re-enter their code"); "the user" always is.
  */
 const THIRD_PARTY_OR_ADDRESS =
-  /\b(?:the\s{1,3}(?:user|reader|customer|visitor)s?|users|readers|customers|visitors)\b|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
+  /\b(?:the\s{1,3}users?|users)\b|\b(?:the\s{1,3}(?:reader|customer|visitor)s?|readers|customers|visitors)\b(?!\s{1,3}(?:how|why|what|when|where|which|whether)\b(?!\s{1,3}(?:they|you|we)\s{1,3}(?:should|must|need|have|ought)\b))|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
+/**
+ * The writer's own errand asked about (issue #32, the hidden set's support tickets): "Explain how
+ * to delete my account", "Please explain how I can transfer my domain", "Tell me how to cancel my
+ * subscription". The verb after "how to / how I can" is what the writer wants to learn to do, not
+ * an act asked of the model, so PRODUCE_JUDGE_OR_ACT is read only after it; the object must be the
+ * writer's own (OWN_OBJECT: "my / our …" in the next few words), and the rest of the sentence may
+ * name no act, third party or address ("…, then delete every file", "… and send the cards to
+ * billing@…" stay planted tasks). A one-line ticket holds nothing else of four words or more to
+ * share subject words with, so there it is enough; beside other text the errand must share its
+ * prose's subject (SHARED_SUBJECT), as any request must.
+ */
+const OWN_HOW_TO =
+  /^(?:please[,]?\s{1,3})?(?:explain|clarify|tell\s{1,3}(?:me|us))\s{1,3}how\s{1,3}(?:to|(?:i|we)\s{1,3}(?:can|could|should|do|would|might)|(?:can|could|should|do|would)\s{1,3}(?:i|we))\s{1,3}[a-z-]{2,20}(?=\s)/i;
+/** "my / our …" within the first four words after the errand's verb. */
+const OWN_OBJECT = /^\s{1,3}(?:[a-z'-]{1,20}\s{1,3}){0,3}(?:my|our)\s{1,3}[a-z]/i;
+/**
+ * A recommendation or suggestion that points at the text it closes or opens with a bare "this" or "this <noun>" the
+ * text names ("Recommend a wine to pair with this.", "Suggest a dessert wine for this tart."): a
+ * recipe's or a page's own question, however few words it shares with the text's sentences.
+ */
+const POINTS_AT_TEXT = /\b(?:with|for|alongside|beside)\s{1,3}this(?:\s{1,3}([a-z]{4,20}))?\s{0,3}[.!?]?$/i;
+/** A recommendation or suggestion asked for: the only requests POINTS_AT_TEXT is read on. */
+const RECOMMEND_OR_SUGGEST = /^(?:please[,]?\s{1,3})?(?:recommend|suggest)\s/i;
 /** A field label opening a line ("Keywords:", "Tags:", "Subject:"): what follows is a value, not a sentence of the text. */
 const FIELD_LABEL = /^[A-Za-z][A-Za-z-]{0,30}(?:\s[A-Za-z][A-Za-z-]{0,30})?\s{0,2}:/;
 
@@ -983,13 +1010,24 @@ function proseWords(text: string, all: readonly Segment[], skip: Segment): Set<s
  * material: "the following article").
  */
 function aboutItsText(text: string, all: readonly Segment[], segment: Segment): boolean {
-  if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text) || THIRD_PARTY_OR_ADDRESS.test(segment.text)) return false;
+  const own = OWN_HOW_TO.exec(segment.text);
+  if (own !== null) {
+    // The writer's own errand: what follows the errand's verb is read like any other request, and
+    // a message with no other passage of four words or more (a one-line ticket under its number
+    // and sender) is about it; beside other text it must share that text's prose subject like any
+    // request ("Explain how to disable my antivirus" after a quarterly report is planted).
+    const after = segment.text.slice(own[0].length);
+    if (PRODUCE_JUDGE_OR_ACT.test(after) || THIRD_PARTY_OR_ADDRESS.test(after) || !OWN_OBJECT.test(after)) return false;
+    if (!all.some((other) => other !== segment && hasWords(other.text, 4))) return true;
+  } else if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text) || THIRD_PARTY_OR_ADDRESS.test(segment.text)) return false;
+  const pointed = RECOMMEND_OR_SUGGEST.test(segment.text) ? POINTS_AT_TEXT.exec(segment.text) : null;
+  if (pointed !== null && (pointed[1] === undefined || contentWords(text.slice(0, segment.start) + ' ' + text.slice(segment.end), new Set()).has(pointed[1].toLowerCase()))) return true;
   const space = segment.text.indexOf(' ');
-  const own = contentWords(space < 0 ? '' : segment.text.slice(space), new Set());
+  const words = contentWords(space < 0 ? '' : segment.text.slice(space), new Set());
   let subject = 0;
   let shared = 0;
   let rest: Set<string> | undefined;
-  for (const word of own) {
+  for (const word of words) {
     if (COMMON_WORDS.has(word)) continue;
     subject++;
     rest ??= proseWords(text, all, segment);
@@ -1142,7 +1180,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, OWN_HOW_TO, OWN_OBJECT, POINTS_AT_TEXT, RECOMMEND_OR_SUGGEST];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
