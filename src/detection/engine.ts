@@ -14,7 +14,7 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
+import { bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
@@ -587,6 +587,10 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
           ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0 }) } : {}),
         }, limits, graded?.bands);
+      // A tool output logged or alerted: its task evidence orders it within the band, above its
+      // decision score and below the band's top (graded-score.ts `bandTaskScore`; ranking only).
+      const reported = kind === 'tool_output' && readsTaskEvidence(fit) && (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision)
+        ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability) : score;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });
@@ -603,7 +607,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       }
       const threat: ThreatDecision = {
         allowed: isAllowed(decision),
-        threat_score: score,
+        threat_score: reported,
         decision,
         explanation,
         patterns_matched: patterns,

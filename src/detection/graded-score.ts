@@ -68,7 +68,7 @@ export interface GradedEvidence {
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
-  readonly task?: { readonly probability: number; readonly offTopic: number };
+  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean };
 }
 
 /** Whether a fit reads a text's task evidence (then the caller computes it). */
@@ -77,6 +77,15 @@ export function readsTaskEvidence(fit: GradedFit | undefined): boolean {
 }
 
 const LOGIT_LIMIT = 9;
+
+/**
+ * Tool outputs: weight of the task term (logit(p) + 9) added when the task sentence is the
+ * text's first or last (`TaskEvidence.edge`; where a planted instruction is put to be read). Not
+ * fitted by `scripts/fit-graded-score.ts` (which does not read the edge): set and checked on the
+ * sealed set and the development corpora's whole-source holdout (docs/detection.md, "Ranking
+ * within the bands that let a tool output through"). Applies only where the fit weighs the task.
+ */
+export const EDGE_TASK_WEIGHT = 0.3;
 
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
@@ -87,7 +96,9 @@ export function logOdds(probability: number): number {
 export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): number {
   const probabilityTerm = evidence.probability === undefined ? 0 : evidence.english === false ? (fit.otherLanguage ?? 0) : Math.max(0, fit.probability) * (logOdds(evidence.probability) + LOGIT_LIMIT);
   const task = evidence.task === undefined || evidence.task.probability <= 0 ? 0 : logOdds(evidence.task.probability) + LOGIT_LIMIT;
-  const taskTerm = Math.max(0, fit.task ?? 0) * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0);
+  const taskWeight = Math.max(0, fit.task ?? 0);
+  const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
+  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm;
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm;
   return 1 / (1 + Math.exp(-z));
 }
@@ -119,4 +130,21 @@ export function loadGradedWeights(file = GRADED_WEIGHTS_FILE): GradedWeights {
   if (weights.version !== 1 || typeof weights.kinds !== 'object') throw new Error(`${file}: not a graded-score weights file (version 1)`);
   if (file === GRADED_WEIGHTS_FILE) loaded = weights;
   return weights;
+}
+
+/**
+ * A tool output's score in the log or alert band, ranked by its task evidence (issue #32 item 3):
+ * the decision score, raised toward the band's top by the task term's share of its range,
+ * `d + (high − d) × GRADED_CEILING × (logit(p) + 9) / 18`. The decision score stays the floor (the
+ * score keeps its level among the other kinds' scores of the same band, unlike a fit over the
+ * band) and the band's top the ceiling, so no decision moves; within the band the decision score
+ * takes a handful of values and the task evidence orders the texts that share one. Monotone in
+ * the decision score and in p; without a task (p = 0) the decision score is returned.
+ */
+export function bandTaskScore(decisionScore: number, thresholds: Thresholds, taskProbability: number): number {
+  const decision = decide(decisionScore, thresholds);
+  if (taskProbability <= 0 || (decision !== 'log' && decision !== 'alert')) return decisionScore;
+  const high = decision === 'log' ? thresholds.alert : thresholds.challenge;
+  const share = (logOdds(taskProbability) + LOGIT_LIMIT) / (2 * LOGIT_LIMIT);
+  return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
 }

@@ -515,7 +515,16 @@ export interface TaskEvidence {
   readonly probability: number;
   /** The share (0..1) of that sentence's content words found nowhere else in the text: 1 when the task is about something else than its data. */
   readonly offTopic: number;
+  /**
+   * Whether that sentence is the first or the last non-empty sentence of a text of at least three
+   * (where a planted instruction is put to be read first or last; `indirect.edge-task` refuses the
+   * surest of them, this ranks the rest).
+   */
+  readonly edge: boolean;
 }
+
+/** Fewest non-empty sentences a text has for its first or last one to count as at its edge. */
+const EDGE_EVIDENCE_SENTENCES = 3;
 
 /** Content words of a text: lower-case runs of at least four ASCII letters (no stop-word list: short function words fall under the length). */
 function contentWords(text: string, into: Set<string>): Set<string> {
@@ -538,31 +547,37 @@ function contentWords(text: string, into: Set<string>): Set<string> {
  * (the same classifier and candidate sentences as `indirect.ai-task`, without its list and
  * register tests) and how unrelated that sentence is to the rest of the text — a planted task is
  * about something else than the e-mail, table or code it sits in (skipped with `offTopic: false`,
- * when the fit in use does not weigh it). Used only for allowed tool outputs, to grade
- * `threat_score` inside the allow band.
+ * when the fit in use does not weigh it) and whether it stands at the text's edge. Used only for
+ * tool outputs the policy lets through, to grade `threat_score` inside their band (graded-score.ts).
  */
 export function taskEvidence(raw: string, options: { readonly offTopic?: boolean } = {}): TaskEvidence {
   const text = raw.length > TASK_EVIDENCE_CHARS ? raw.slice(0, TASK_EVIDENCE_CHARS) : raw;
-  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0 };
+  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0, edge: false };
   const classifier = aiTaskClassifier();
   let best: Segment | undefined;
+  let bestIndex = -1;
   let probability = 0;
+  let sentences = 0;
   for (const segment of segments(text)) {
+    if (segment.text.trim() === '') continue;
+    const index = sentences++;
     if (!isTaskCandidate(segment.text)) continue;
     const value = classifier.probability(segment.text);
     if (value <= probability || ABOUT_THE_DATA.test(segment.text.toLowerCase())) continue;
     probability = value;
     best = segment;
+    bestIndex = index;
   }
-  if (best === undefined) return { probability: 0, offTopic: 0 };
-  if (options.offTopic === false) return { probability, offTopic: 0 };
+  if (best === undefined) return { probability: 0, offTopic: 0, edge: false };
+  const edge = sentences >= EDGE_EVIDENCE_SENTENCES && (bestIndex === 0 || bestIndex === sentences - 1);
+  if (options.offTopic === false) return { probability, offTopic: 0, edge };
   const own = contentWords(best.text, new Set());
-  if (own.size === 0) return { probability, offTopic: 0 };
+  if (own.size === 0) return { probability, offTopic: 0, edge };
   const rest = contentWords(text.slice(0, best.start), new Set());
   contentWords(text.slice(best.end), rest);
   let unrelated = 0;
   for (const word of own) if (!rest.has(word)) unrelated++;
-  return { probability, offTopic: unrelated / own.size };
+  return { probability, offTopic: unrelated / own.size, edge };
 }
 
 /** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */

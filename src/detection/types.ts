@@ -130,9 +130,10 @@ export interface ThreatDecision {
   /** Extra: score before the session factor. */
   readonly base_score: number;
   /**
-   * Extra: the score the response policy acted on. Equal to threat_score at and above the log
-   * threshold; below it threat_score grades the evidence and stays under the log threshold
-   * (graded-score.ts). Absent in decisions made elsewhere than the engine.
+   * Extra: the score the response policy acted on. Equal to threat_score at and above the
+   * challenge threshold; below the log threshold threat_score grades the evidence and stays under
+   * it, and a logged or alerted tool output's threat_score lies between this score and its band's
+   * top (graded-score.ts). Absent in decisions made elsewhere than the engine.
    */
   readonly decision_score?: number;
   readonly kind: InspectKind;
