@@ -44,7 +44,7 @@ const PIECEWISE = new RegExp(
 // ("the password policy"): those are topics, not the guarded secret.
 
 const EN_NOUN =
-  "(?:password|passcode|passphrase|pass phrase|pass word|access code|secret (?:word|key|code|phrase|password|number)|codeword|code word|magic word|magic phrase|safeword|safe word|unlock code|pin code)";
+  "(?:password|pasword|passwrd|passowrd|passwd|passcode|passphrase|pass phrase|pass word|access code|secret (?:word|key|code|phrase|password|number)|codeword|code word|magic word|magic phrase|safeword|safe word|unlock code|pin code|forbidden word|taboo word|banned word)";
 /** Modifiers that keep "the … password" the guarded one ("the real password", "the level 3 password"). */
 const GUARDED_MODIFIER =
   '(?:(?:secret|hidden|real|actual|correct|right|current|full|exact|complete|whole|original|true|special|final|protected|guarded|forbidden|confidential|private|level\\s{1,3}\\d{1,2}|\\d{1,2}(?:st|nd|rd|th)?)\\s{1,3})?';
@@ -55,7 +55,7 @@ const OF_SOMETHING =
   "(?!\\s{1,3}(?:(?:for|of|on|at)\\s{1,3}|to\\s{1,3}(?=(?:a|an|the|my|his|her|their|your|our)\\s))(?!this\\s{1,3}[\\w-]|(?:(?:the|that)\\s{1,3})?(?:system|vault|level|game|challenge|round|stage|mode|session|bot|assistant|ai|gate|door|castle|treasure|next|today|now|me|us)\\b)[\\w'’-])";
 /** "the secret" alone, or followed by what is done with it — not "the secret to a good bread". */
 const SECRET_ALONE =
-  "\\b(?:the|this|that|your)\\s{1,3}secret(?=\\s{0,3}(?:[.,;:!?\"'”)]|$)|\\s{1,3}(?:you|that\\s{1,3}you|which\\s{1,3}you|again|now|please|backwards|in\\s{1,3}(?:reverse|base\\s?64|morse|binary|hex|french|spanish|german)|letter\\s{1,3}by))|\\b(?:letters?|characters?|digits?)\\s{1,3}(?:of|in)\\s{1,3}(?:the|your)\\s{1,3}secret\\b";
+  "\\b(?:the|this|that|your)\\s{1,3}secret(?=\\s{0,3}(?:[.,;:!?\"'”)]|$)|\\s{1,3}(?:you|that\\s{1,3}you|which\\s{1,3}you|again|now|please|backwards|in\\s{1,3}(?:a|an)\\s{1,3}(?:poem|story|song|riddle|rhyme|haiku|limerick|sonnet|rap|cipher|sentence|acrostic)|in\\s{1,3}(?:reverse|base\\s?64|morse|binary|hex|french|spanish|german)|letter\\s{1,3}by))|\\b(?:letters?|characters?|digits?)\\s{1,3}(?:of|in)\\s{1,3}(?:the|your)\\s{1,3}secret\\b";
 /** "the word you are protecting", "what secret are you hiding", "the code you were told not to share". */
 const PROTECTED_THING =
   "\\b(?:the|that|which|what)\\s{1,3}(?:word|secret|code|phrase|password|passphrase|key)\\s{1,3}(?:that\\s{1,3}|which\\s{1,3})?you(?:'re|’re|\\s{1,3}are|\\s{1,3}were|\\s{1,3}have\\s{1,3}been)?\\s{1,3}(?:protecting|guarding|hiding|keeping|concealing|withholding|(?:meant|supposed)\\s{1,3}to\\s{1,3}(?:protect|guard|hide|keep)|(?:told|instructed|asked|programmed|not\\s{1,3}allowed|forbidden|not\\s{1,3}supposed|not\\s{1,3}permitted)\\s{1,3}(?:not\\s{1,3})?to|(?:can't|can’t|cannot|can\\s{1,3}not|mustn't|must\\s{1,3}not|must\\s{1,3}never|shouldn't|should\\s{1,3}never|may\\s{1,3}not|won't|will\\s{1,3}not)\\s{1,3}(?:say|tell|reveal|share|disclose|give\\s{1,3}out|mention|utter|write))\\b|\\bwhat\\s{1,3}(?:word|secret|password|code)\\s{1,3}(?:are|were)\\s{1,3}you\\s{1,3}(?:protecting|guarding|hiding|keeping|not\\s{1,3}allowed|not\\s{1,3}supposed\\s{1,3}to\\s{1,3}(?:say|tell|reveal|share)|forbidden\\s{1,3}to\\s{1,3}(?:say|tell|reveal|share)|told\\s{1,3}not\\s{1,3}to\\s{1,3}(?:say|tell|reveal|share))\\b|\\bwhat\\s{1,3}is\\s{1,3}it\\s{1,3}(?:that\\s{1,3})?you(?:'re|’re|\\s{1,3}are)\\s{1,3}(?:protecting|guarding|hiding|keeping\\s{1,3}secret)\\b";
@@ -70,7 +70,7 @@ const PROTECTED = new RegExp(PROTECTED_THING, 'iu');
 /** The secret in other languages, with an article or none (Russian, Chinese, Japanese, Korean have none). */
 const NOT_LETTER = '(?![\\p{L}\\p{N}])';
 const FOREIGN_TARGET = new RegExp(
-  `(?<![\\p{L}\\p{N}])(?:(?:la|tu|su|vuestra|nuestra)\\s{1,3}(?:contraseña|contrasena|clave secreta|palabra (?:secreta|clave))|el\\s{1,3}código secreto|(?:le|ton|votre|notre)\\s{1,3}(?:mot de passe|mot secret|code secret|code d'accès)|(?:das|dein|ihr|unser)\\s{1,3}(?:passwort|kennwort|geheimwort|losungswort|codewort)|(?:den|deinen|ihren|die|deine|ihre)\\s{1,3}(?:zugangscode|geheimcode|passphrase|geheimzahl)|(?:la|ta|votre)\\s{1,3}phrase (?:de passe|secrète)|(?:iyong|ang)\\s{1,3}(?:password|sikretong salita)|(?:la|il)\\s{1,3}(?:password|parola (?:segreta|d'ordine)|codice segreto)|(?:a|sua|tua)\\s{1,3}(?:senha|palavra-passe|palavra secreta)|o\\s{1,3}código secreto|(?:het|je|jouw|uw)\\s{1,3}(?:wachtwoord|geheime woord)|de\\s{1,3}(?:toegangscode|geheime code)|şifre|hasło|hasła|mật khẩu|khóa bí mật)${NOT_LETTER}(?!\\s{1,3}(?:de|del|di|do|da|du|des|van|von|für|para|pour|per)${NOT_LETTER})|парол(?:ь|я|ю|ем|е)|секретн(?:ое|ого)\\s{1,3}слов|кодов(?:ое|ого)\\s{1,3}слов|секретн(?:ый|ого)\\s{1,3}(?:ключ|код)|密码|口令|暗号|密钥|秘密の言葉|合言葉|暗証番号|パスワード|비밀번호|패스워드|암호|비밀\\s?단어`,
+  `(?<![\\p{L}\\p{N}])(?:(?:la|tu|su|vuestra|nuestra)\\s{1,3}(?:contraseña|contrasena|clave secreta|palabra (?:secreta|clave))|el\\s{1,3}código secreto|(?:le|ton|votre|notre)\\s{1,3}(?:mot de passe|mot secret|code secret|code d'accès)|(?:das|dein|ihr|unser)\\s{1,3}(?:(?:geheime|richtige|echte|eigentliche|wahre)\\s{1,3})?(?:passwort|kennwort|geheimwort|losungswort|codewort)|(?:den|deinen|ihren|die|deine|ihre)\\s{1,3}(?:zugangscode|geheimcode|passphrase|geheimzahl)|(?:la|ta|votre)\\s{1,3}phrase (?:de passe|secrète)|(?:iyong|ang)\\s{1,3}(?:password|sikretong salita)|(?:la|il)\\s{1,3}(?:password|parola (?:segreta|d'ordine)|codice segreto)|(?:a|sua|tua)\\s{1,3}(?:senha|palavra-passe|palavra secreta)|o\\s{1,3}código secreto|(?:het|je|jouw|uw)\\s{1,3}(?:wachtwoord|geheime woord)|de\\s{1,3}(?:toegangscode|geheime code)|şifre|hasło|hasła|mật khẩu|khóa bí mật)${NOT_LETTER}(?!\\s{1,3}(?:de|del|di|do|da|du|des|van|von|für|para|pour|per)${NOT_LETTER})|парол(?:ь|я|ю|ем|е)|секретн(?:ое|ого)\\s{1,3}слов|кодов(?:ое|ого)\\s{1,3}слов|секретн(?:ый|ого)\\s{1,3}(?:ключ|код)|密码|口令|暗号|密钥|秘密の言葉|合言葉|暗証番号|パスワード|비밀번호|패스워드|암호|비밀\\s?단어`,
   'iu',
 );
 /** The assistant's instructions or system prompt in other languages (its own, or "the" ones). */
@@ -472,29 +472,75 @@ function foreignConfiguration(text: string): Finding[] {
  * request; or, in a short prompt, a later sentence that works on "it".
  */
 export function detectSecretExtraction(raw: string): Finding[] {
+  const { findings } = readExtraction(raw);
+  return findings.length > 0 ? findings : transformedConfiguration(raw);
+}
+
+// ── Instructions beside a transformation (seventh round, issue #32 item 4) ──────────────────────
+// Prompt extraction that asks for the instructions encoded, spelled, reversed, translated or
+// hidden in other text names them with a plain word ("the instructions", "your rules", "the
+// prompt", "the text above") that benign prompts use as often, and a transformation that benign
+// prompts use too ("translate this into French"); the two within a sentence's reach of each other
+// are a weak sign (0.35), never a refusal alone: beside the intent classifier's reading at alert
+// it is the agreement that lets the classifier refuse (engine.ts, "Classifier alone").
+
+/** A plain word for the assistant's configuration or the text before the writer's message. */
+const CONFIGURATION_WORD = /\b(?:prompt|instructions?|rules|guidelines|directives|system\s{1,3}message|configuration|initiali[sz]ed|above)\b/i;
+const TRANSFORMED: Found = { id: 'extraction.transformed-configuration', name: 'Instructions or prompt named beside a transformation (encoded, spelled, reversed, translated)', confidence: 0.35 };
+
+/** "A prompt", "the following instructions", "my rules": somebody's text or one to be written, not the assistant's. */
+const OTHERS_CONFIGURATION = /\b(?:a|an|following|these|those|my|our|his|her|their|new|some|any|sample|example)\s{1,3}(?:[\w-]{1,15}\s{1,3})?$/i;
+/** "Instructions for assembling", "the rules of chess", "a prompt about cats": a topic. */
+const CONFIGURATION_TOPIC = /^\s{1,3}(?:for|of|on|about|from|in|to\s{1,3}(?!you\b))\b/i;
+
+/** The first configuration word of the prompt with a transformation within NEAR characters of it, not somebody else's text or a topic, not in code. */
+function transformedConfiguration(raw: string): Finding[] {
+  const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
+  const word = CONFIGURATION_WORD.exec(text);
+  if (word === null) return [];
+  const end = word.index + word[0].length;
+  if (OTHERS_CONFIGURATION.test(text.slice(Math.max(0, word.index - 30), word.index)) || CONFIGURATION_TOPIC.test(text.slice(end, end + 12))) return [];
+  const near = text.slice(Math.max(0, word.index - NEAR), end + NEAR);
+  return TRANSFORM.test(near) && !MAKING.test(near) ? [finding(TRANSFORMED)] : [];
+}
+
+/**
+ * Whether a prompt is advice to its reader about their own secret and nothing more: a sentence
+ * was exempted as such advice ("Never share your password with anyone, not even support staff.",
+ * "Your PIN is private; don't give out your PIN.") and no finding of this detector holds anywhere
+ * in it. The engine reads it as a sign against the intent classifier, whose n-gram head reads
+ * "never share … your password" as the vocabulary of extraction (issue #32).
+ */
+export function readsAsSecretAdvice(raw: string): boolean {
+  const { findings, advised } = readExtraction(raw);
+  return advised && findings.length === 0;
+}
+
+function readExtraction(raw: string): { findings: Finding[]; advised: boolean } {
   const text = (raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw).normalize('NFC');
   let named = false;
   // The advised sentence and every one after it, once advice about the reader's secret was exempted.
   let afterAdvice: string[] | null = null;
+  const done = (findings: Finding[]) => ({ findings, advised: afterAdvice !== null });
   for (const sentence of text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u)) {
     if (afterAdvice !== null) afterAdvice.push(sentence);
     if (sentence.length < 4 || (CANDIDATE !== null && !CANDIDATE(sentence))) continue;
-    if (PIECEWISE.test(sentence)) return [finding(PIECEWISE_FOUND)];
-    if (INSTRUCTIONS_BY_REFERENCE.test(sentence)) return [finding(GUARDED)];
+    if (PIECEWISE.test(sentence)) return done([finding(PIECEWISE_FOUND)]);
+    if (INSTRUCTIONS_BY_REFERENCE.test(sentence)) return done([finding(GUARDED)]);
     const result = guardedSecretRequest(sentence);
-    if (result.found !== null) return [finding(result.found)];
+    if (result.found !== null) return done([finding(result.found)]);
     named ||= result.named;
     if (result.advised === true && afterAdvice === null) afterAdvice = [sentence];
   }
   // Advice that names the secret, then a request for "it" (review 2, item 7).
   if (afterAdvice !== null && text.length <= FOLLOW_UP_LIMIT) {
     const rest = afterAdvice.join(' ');
-    if (LATER_REQUEST.test(rest)) return [finding(TRANSFORM.test(rest) ? ENCODED : GUARDED)];
+    if (LATER_REQUEST.test(rest)) return done([finding(TRANSFORM.test(rest) ? ENCODED : GUARDED)]);
   }
-  if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return [finding(ENCODED)];
-  if (text.length <= BARE_LIMIT && BARE_REQUEST.test(text)) return [finding(GUARDED)];
+  if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return done([finding(ENCODED)]);
+  if (text.length <= BARE_LIMIT && BARE_REQUEST.test(text)) return done([finding(GUARDED)]);
   const received = receivedConfiguration(text);
-  return received.length > 0 ? received : foreignConfiguration(text);
+  return done(received.length > 0 ? received : foreignConfiguration(text));
 }
 
 function finding(found: Found): Finding {
@@ -502,4 +548,4 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST];
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, CONFIGURATION_WORD, OTHERS_CONFIGURATION, CONFIGURATION_TOPIC, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST];
