@@ -70,7 +70,7 @@ export function segments(raw: string): Segment[] {
  * comment after its code or its marker (` # `, `//`, `/*`, `<!--`), the value after a field's
  * label (`Subject: …`, `banner: '…'`).
  */
-const CELL_BOUNDARY = /\t+|,(?=["'A-Za-z])|(?:^|\s)(?:#|\/\/+|--)\s|\/\*+|\*+\/|<!--|-->|^[A-Za-z][A-Za-z0-9_ -]{0,30}:\s{0,4}(?=["'A-Z])/g;
+const CELL_BOUNDARY = /\t|,(?=["'A-Za-z])|(?:^|\s)(?:#|\/{2,3}|--)\s|\/\*|\*\/|<!--|-->|^[A-Za-z][A-Za-z0-9_ -]{0,30}:\s{0,4}(?=["'A-Z])/g;
 
 /** The segments cut further at the cells, comments and field values of structured data (CELL_BOUNDARY); a segment with none is kept whole. */
 export function cells(text: string, all: readonly Segment[]): Segment[] {
