@@ -64,37 +64,6 @@ export function segments(raw: string): Segment[] {
   return out;
 }
 
-/**
- * Inside a segment, the units of structured data a sentence can sit in without a sentence boundary
- * of its own: a CSV or TSV cell (a comma directly followed by a letter or a quote, a tab), a code
- * comment after its code or its marker (` # `, `//`, `/*`, `<!--`), the value after a field's
- * label (`Subject: …`, `banner: '…'`).
- */
-const CELL_BOUNDARY = /\t|,(?=["'A-Za-z])|(?:^|\s)(?:#|\/{2,3}|--)\s|\/\*|\*\/|<!--|-->|^[A-Za-z][A-Za-z0-9_ -]{0,30}:\s{0,4}(?=["'A-Z])/g;
-
-/** The segments cut further at the cells, comments and field values of structured data (CELL_BOUNDARY); a segment with none is kept whole. */
-export function cells(text: string, all: readonly Segment[]): Segment[] {
-  const out: Segment[] = [];
-  const push = (start: number, end: number) => {
-    // A comment's leading slashes go with the other leading marks.
-    while (start < end && (LEADING_TRIM.has(text.charCodeAt(start)) || text.charCodeAt(start) === 47)) start++;
-    while (end > start && TRAILING_TRIM.has(text.charCodeAt(end - 1))) end--;
-    if (end - start >= 8) out.push({ start, end, text: text.slice(start, end) });
-  };
-  for (const segment of all) {
-    CELL_BOUNDARY.lastIndex = 0;
-    let last = 0;
-    for (let match = CELL_BOUNDARY.exec(segment.text); match !== null; match = CELL_BOUNDARY.exec(segment.text)) {
-      push(segment.start + last, segment.start + match.index);
-      last = match.index + match[0].length;
-      if (match[0].length === 0) CELL_BOUNDARY.lastIndex++;
-    }
-    if (last === 0) out.push(segment);
-    else push(segment.start + last, segment.end);
-  }
-  return out;
-}
-
 // --- the kinds of planted text, per segment (lower-cased) ---------------------------------------
 
 const AI_NOUN = '(?:ai|a\\.i\\.|assistant|ai assistant|language model|llm|large language model|chatbot|bot|agent|ai agent|model|gpt|chatgpt|claude|gemini|copilot|llama|mistral)';
@@ -1122,34 +1091,8 @@ function edgeTask(text: string, all: readonly Segment[]): Segment | undefined {
   return edge;
 }
 
-/**
- * Openings the imperative test (ml/ai-task.ts, imperativeShaped) stops at although a task may
- * follow them: a condition or a time ("If you summarize this, …", "When answering, …", "After the
- * table, …"), a preposition ("In addition, …", "For this answer, …", "As an assistant, …") and a
- * greeting ("Hi, …", "Dear reader, …").
- */
-const CLAUSE_OPENING = /^(?:if|when|after|before|in|for|as|once|while|to|at|on|by|with|besides|dear|hi|hello|hey)\b/i;
-
-/**
- * A task for an AI model behind an opening clause or a greeting (issue #32 item 4, seventh round):
- * a sentence (or a cell, comment or field value of structured data: cells) that opens with
- * CLAUSE_OPENING, so the imperative-shaped checks never read it, and that the ai-task classifier
- * reads as a task at AI_TASK_THRESHOLD — not about its material (ABOUT_THE_DATA) nor about its
- * text's own subject (aboutItsText). The caller keeps it out of command documentation, as the
- * edge check.
- */
-function clauseTask(text: string, all: readonly Segment[]): Segment | undefined {
-  const classifier = aiTaskClassifier();
-  for (const segment of cells(text, all)) {
-    if (!CLAUSE_OPENING.test(segment.text) || isTaskCandidate(segment.text) || !hasWords(segment.text, 4)) continue;
-    if (ABOUT_THE_DATA.test(segment.text.toLowerCase()) || classifier.probability(segment.text) < AI_TASK_THRESHOLD) continue;
-    if (!aboutItsText(text, all, segment)) return segment;
-  }
-  return undefined;
-}
-
 /** The findings that read one sentence as a task of its own (one sign, however many of them fire on it). */
-const SENTENCE_TASK: ReadonlySet<string> = new Set(['indirect.task-request', 'indirect.ai-task', 'indirect.edge-task', 'indirect.clause-task']);
+const SENTENCE_TASK: ReadonlySet<string> = new Set(['indirect.task-request', 'indirect.ai-task', 'indirect.edge-task']);
 /** Two findings whose spans share a character. */
 function overlaps(left: Finding, right: Finding): boolean {
   return left.span !== undefined && right.span !== undefined && left.span.start < right.span.end && right.span.start < left.span.end;
@@ -1202,9 +1145,6 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
   if (options.aiTask === true && !gates.documented && !COMMAND_SIGNS.test(text)) {
     const edge = edgeTask(text, all);
     if (edge !== undefined) keep(finding('edge-task', 'A task for an AI model opening or closing data', 0.6, { start: edge.start, end: edge.end }));
-    // The same task behind an opening clause or a greeting, anywhere in the data.
-    const clause = clauseTask(text, all);
-    if (clause !== undefined) keep(finding('clause-task', 'A task for an AI model behind an opening clause, in data', 0.6, { start: clause.start, end: clause.end }));
   }
   const forged = FORGED_TURN.exec(text);
   if (forged !== null) keep(finding('forged-turn', 'A forged assistant turn and user request, in data', 0.65, { start: forged.index, end: forged.index + forged[0].length }));
@@ -1255,7 +1195,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [CELL_BOUNDARY, CLAUSE_OPENING, PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, OWN_HOW_TO, OWN_OBJECT, POINTS_AT_TEXT, RECOMMEND_OR_SUGGEST];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, OWN_HOW_TO, OWN_OBJECT, POINTS_AT_TEXT, RECOMMEND_OR_SUGGEST];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
