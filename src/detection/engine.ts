@@ -28,7 +28,6 @@ import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
-import { readsAsSecretAdvice } from './extraction.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
@@ -423,11 +422,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           // Cap the contribution so that, combined with the weak evidence already present, the
           // score stays under Challenge (at most Alert).
           // In command documentation with nothing addressed to a machine, under Alert.
-          // A prompt that only advises its reader about their own password ("Never share your
-          // password with anyone.") is read by the n-gram head as extraction vocabulary: under Alert.
           const other = noisyOr([context.runningScore, signals.score]);
-          const belowAlert = documentation || (context.input.kind === 'prompt' && readsAsSecretAdvice(raw));
-          const ceiling = (belowAlert ? context.policy.thresholds.alert : context.policy.thresholds.challenge) - 0.01;
+          const ceiling = (documentation ? context.policy.thresholds.alert : context.policy.thresholds.challenge) - 0.01;
           contribution = other >= ceiling ? 0 : Math.min(contribution, Math.max(0, Math.floor((1 - (1 - ceiling) / (1 - other)) * 1e4) / 1e4));
         }
         if (contribution > 0) {

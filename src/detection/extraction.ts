@@ -472,75 +472,29 @@ function foreignConfiguration(text: string): Finding[] {
  * request; or, in a short prompt, a later sentence that works on "it".
  */
 export function detectSecretExtraction(raw: string): Finding[] {
-  const { findings } = readExtraction(raw);
-  return findings.length > 0 ? findings : transformedConfiguration(raw);
-}
-
-// ── Instructions beside a transformation (seventh round, issue #32 item 4) ──────────────────────
-// Prompt extraction that asks for the instructions encoded, spelled, reversed, translated or
-// hidden in other text names them with a plain word ("the instructions", "your rules", "the
-// prompt", "the text above") that benign prompts use as often, and a transformation that benign
-// prompts use too ("translate this into French"); the two within a sentence's reach of each other
-// are a weak sign (0.35), never a refusal alone: beside the intent classifier's reading at alert
-// it is the agreement that lets the classifier refuse (engine.ts, "Classifier alone").
-
-/** A plain word for the assistant's configuration or the text before the writer's message. */
-const CONFIGURATION_WORD = /\b(?:prompt|instructions?|rules|guidelines|directives|system\s{1,3}message|configuration|initiali[sz]ed|above)\b/i;
-const TRANSFORMED: Found = { id: 'extraction.transformed-configuration', name: 'Instructions or prompt named beside a transformation (encoded, spelled, reversed, translated)', confidence: 0.35 };
-
-/** "A prompt", "the following instructions", "my rules": somebody's text or one to be written, not the assistant's. */
-const OTHERS_CONFIGURATION = /\b(?:a|an|following|these|those|my|our|his|her|their|new|some|any|sample|example)\s{1,3}(?:[\w-]{1,15}\s{1,3})?$/i;
-/** "Instructions for assembling", "the rules of chess", "a prompt about cats": a topic. */
-const CONFIGURATION_TOPIC = /^\s{1,3}(?:for|of|on|about|from|in|to\s{1,3}(?!you\b))\b/i;
-
-/** The first configuration word of the prompt with a transformation within NEAR characters of it, not somebody else's text or a topic, not in code. */
-function transformedConfiguration(raw: string): Finding[] {
-  const text = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
-  const word = CONFIGURATION_WORD.exec(text);
-  if (word === null) return [];
-  const end = word.index + word[0].length;
-  if (OTHERS_CONFIGURATION.test(text.slice(Math.max(0, word.index - 30), word.index)) || CONFIGURATION_TOPIC.test(text.slice(end, end + 12))) return [];
-  const near = text.slice(Math.max(0, word.index - NEAR), end + NEAR);
-  return TRANSFORM.test(near) && !MAKING.test(near) ? [finding(TRANSFORMED)] : [];
-}
-
-/**
- * Whether a prompt is advice to its reader about their own secret and nothing more: a sentence
- * was exempted as such advice ("Never share your password with anyone, not even support staff.",
- * "Your PIN is private; don't give out your PIN.") and no finding of this detector holds anywhere
- * in it. The engine reads it as a sign against the intent classifier, whose n-gram head reads
- * "never share … your password" as the vocabulary of extraction (issue #32).
- */
-export function readsAsSecretAdvice(raw: string): boolean {
-  const { findings, advised } = readExtraction(raw);
-  return advised && findings.length === 0;
-}
-
-function readExtraction(raw: string): { findings: Finding[]; advised: boolean } {
   const text = (raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw).normalize('NFC');
   let named = false;
   // The advised sentence and every one after it, once advice about the reader's secret was exempted.
   let afterAdvice: string[] | null = null;
-  const done = (findings: Finding[]) => ({ findings, advised: afterAdvice !== null });
   for (const sentence of text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u)) {
     if (afterAdvice !== null) afterAdvice.push(sentence);
     if (sentence.length < 4 || (CANDIDATE !== null && !CANDIDATE(sentence))) continue;
-    if (PIECEWISE.test(sentence)) return done([finding(PIECEWISE_FOUND)]);
-    if (INSTRUCTIONS_BY_REFERENCE.test(sentence)) return done([finding(GUARDED)]);
+    if (PIECEWISE.test(sentence)) return [finding(PIECEWISE_FOUND)];
+    if (INSTRUCTIONS_BY_REFERENCE.test(sentence)) return [finding(GUARDED)];
     const result = guardedSecretRequest(sentence);
-    if (result.found !== null) return done([finding(result.found)]);
+    if (result.found !== null) return [finding(result.found)];
     named ||= result.named;
     if (result.advised === true && afterAdvice === null) afterAdvice = [sentence];
   }
   // Advice that names the secret, then a request for "it" (review 2, item 7).
   if (afterAdvice !== null && text.length <= FOLLOW_UP_LIMIT) {
     const rest = afterAdvice.join(' ');
-    if (LATER_REQUEST.test(rest)) return done([finding(TRANSFORM.test(rest) ? ENCODED : GUARDED)]);
+    if (LATER_REQUEST.test(rest)) return [finding(TRANSFORM.test(rest) ? ENCODED : GUARDED)];
   }
-  if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return done([finding(ENCODED)]);
-  if (text.length <= BARE_LIMIT && BARE_REQUEST.test(text)) return done([finding(GUARDED)]);
+  if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return [finding(ENCODED)];
+  if (text.length <= BARE_LIMIT && BARE_REQUEST.test(text)) return [finding(GUARDED)];
   const received = receivedConfiguration(text);
-  return done(received.length > 0 ? received : foreignConfiguration(text));
+  return received.length > 0 ? received : foreignConfiguration(text);
 }
 
 function finding(found: Found): Finding {
@@ -548,4 +502,4 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, CONFIGURATION_WORD, OTHERS_CONFIGURATION, CONFIGURATION_TOPIC, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST];
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST];
