@@ -259,37 +259,12 @@ function selfPurpose(text: string, present: ReadonlySet<string>): number {
 const MISSION: readonly Gated[] = [
   [['your '], /\byour\s{1,3}(?:primary\s{1,3}|main\s{1,3}|sole\s{1,3}|only\s{1,3}|core\s{1,3}|overall\s{1,3}|first\s{1,3})?(?:role|task|goal|job|purpose|objective|mission|function|responsibility|duty)\s{1,3}(?:is|will\s{1,3}be)\s{1,3}(?:to|as)\b/],
   [['designed', 'created', 'built', 'programmed', 'trained', 'configured', 'developed', 'tasked'], /\byou\s{1,3}(?:are|were|have\s{1,3}been)\s{1,3}(?:specifically\s{1,3})?(?:designed|created|built|programmed|trained|configured|developed|tasked)\s{1,3}(?:to|by|for|with)\b/],
+  // Not the model family: "built on the GPT architecture", "the GPT-3.5 model".
   // "The goal of this conversation is to …", "The purpose of this assistant is to …".
   [['goal of', 'purpose of', 'aim of', 'objective of'], /\bthe\s{1,3}(?:main\s{1,3}|primary\s{1,3})?(?:goal|purpose|aim|objective)\s{1,3}of\s{1,3}(?:this|the)\s{1,3}(?:conversation|chat|session|assistant|bot|chatbot|gpt)\s{1,3}is\s{1,3}to\b/],
+  [['gpt'], /\b(?:this|the|a\s{1,3}custom)\s{1,3}gpt\b(?![-\d.])(?!\s{1,3}(?:architecture|models?|series|family|api|paper|technology|framework|language\s{1,3}model)\b)/],
   [['you will be', 'you will act', 'you will play', 'you will take'], /(?:^|\n|[.!]\s)[ \t]{0,8}you\s{1,3}will\s{1,3}(?:be\s{1,3}(?:acting|playing|role-?playing)|act|play|take\s{1,3}on)\s{1,3}(?:as\s{1,3}|the\s{1,3}role\s{1,3}of\s{1,3})/],
 ];
-
-/**
- * "This GPT …", "the GPT", "a custom GPT" (not the model family: "built on the GPT architecture",
- * "the GPT-3.5 model"). A leaked custom assistant's prompt names it so ("This GPT helps home cooks
- * …"), and so does a how-to for the person who builds one ("To make your own GPT, open the editor
- * … then test the GPT in the preview"). It counts as a mission unless the text speaks to that
- * builder (BUILDER_VOICE).
- */
-const MISSION_GPT = /\b(?:this|the|a\s{1,3}custom)\s{1,3}gpt\b(?![-\d.])(?!\s{1,3}(?:architecture|models?|series|family|api|paper|technology|framework|language\s{1,3}model)\b)/;
-
-/**
- * A how-to addressed to the person who builds or configures an assistant: the reader makes or owns
- * it ("to make your own GPT", "you can create a custom bot", "your GPT"), works an editor's
- * interface ("click Create", "the Configure tab", "open the editor"), or tries it before sharing
- * ("test the GPT in the preview", "before you publish"). A prompt speaks to the assistant itself
- * and has no builder to address; beside one of these, "the GPT" is the thing being built.
- */
-const BUILDER_NOUN = '(?:gpts?|assistants?|bots?|chatbots?|agents?|copilots?)';
-const BUILDER_VOICE = new RegExp([
-  `\\b(?:to|you\\s{1,3}can|how\\s{1,3}to)\\s{1,3}(?:make|create|build|set\\s{1,3}up|configure|customi[sz]e)\\s{1,3}(?:your\\s{1,3}(?:own\\s{1,3})?|an?\\s{1,3})(?:[\\w-]{1,20}\\s{1,3}){0,2}?${BUILDER_NOUN}\\b`,
-  `\\byour\\s{1,3}(?:own|custom|new)\\s{1,3}(?:[\\w-]{1,20}\\s{1,3}){0,2}?${BUILDER_NOUN}\\b|\\byour\\s{1,3}gpts?\\b`,
-  '(?:^|\\n|[.!?;:,]\\s|\\bthen\\s)[ \\t]{0,8}(?:[-*•]|\\d{1,2}[.)])?[ \\t]{0,3}(?:click|tap)\\s',
-  '\\b(?:configure|create|knowledge|instructions|preview|settings|share|actions)\\s{1,3}(?:tab|pane|panel|box|field|button|menu)\\b',
-  '\\b(?:open|go\\s{1,3}to)\\s{1,3}the\\s{1,3}(?:gpt\\s{1,3})?(?:editor|builder)\\b',
-  `\\b(?:before|after|once|when)\\s{1,3}(?:(?:you\\s{1,3})?(?:publish|deploy)(?:ing)?|you\\s{1,3}(?:save|share))\\b|\\btest\\s{1,3}(?:the|your|this)\\s{1,3}${BUILDER_NOUN}\\b`,
-  '\\bwhen\\s{1,3}you\\s{1,3}(?:write|draft)\\s{1,3}(?:the\\s{1,3})?instructions\\s{1,3}for\\b',
-].join('|'));
 
 /**
  * Rules about the conversation, as a list: lines that open with a rule ("Always …", "Never …",
@@ -459,7 +434,7 @@ const CONFIG_WORDS: readonly string[] = ['system_prompt', 'systemprompt', 'syste
 const PLAIN_HEADING_WORDS: readonly string[] = [':', '：'];
 
 const GATE_WORDS: readonly string[] = [
-  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'you ', 'system', 'gpt'])),
+  ...new Set([PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.flatMap(([words]) => words)).concat(SECRET_WORDS, SECRET_FOREIGN_WORDS, HEADING_MARKS, PLAIN_HEADING_WORDS, CONFIG_WORDS, ['i ', 'you ', 'system'])),
 ].sort((left, right) => right.length - left.length);
 /** Every gate word in one alternation of literals: one scan of the text finds which occur. */
 const GATE = new RegExp(GATE_WORDS.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
@@ -594,7 +569,7 @@ function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns 
     rules: rules || (present.has('you ') && countYouConduct(text) >= 2) || countRuleLines(text) >= 3 || (present.has('i ') && countSelfRuleLines(text) >= 2) || configPrompt(text, present),
     furniture: anyMatch(PROMPT_FURNITURE, text, present),
     structured: [...HEADING_MARKS, ...PLAIN_HEADING_WORDS].some((mark) => present.has(mark)) && promptHeadings(text),
-    mission: anyMatch(MISSION, text, present) || (present.has('gpt') && MISSION_GPT.test(text) && !BUILDER_VOICE.test(text)),
+    mission: anyMatch(MISSION, text, present),
     selfConfig: countMatches(SELF_CONFIG, text, present) + selfPurpose(text, present),
   };
 }
@@ -662,6 +637,6 @@ export function refusesInstructions(output: string): boolean {
 /** Every regular expression of this module (for the ReDoS test). */
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
-  MISSION_GPT, BUILDER_VOICE, YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
+  YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
   REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE,
 ];
