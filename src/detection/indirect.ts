@@ -946,80 +946,24 @@ const SHARED_SUBJECT = 2;
  * judged or done, and are not among them.
  */
 const INFORMATION_REQUEST =
-  /^(?:please[,]?\s{1,3})?(?:explain|clarify|suggest|recommend\s{1,3}(?:an?|some|any)\b|(?:describe|tell\s{1,3}(?:me|us))\s{1,3}(?:why|how|what|when|where|which|whether))\b/i;
+  /^(?:please[,]?\s{1,3})?(?:explain|clarify|suggest|(?:describe|tell\s{1,3}(?:me|us))\s{1,3}(?:why|how|what|when|where|which|whether))\b/i;
 /**
  * Inside such a request, what makes it a request to produce, judge or act all the same: writing,
  * translating or summarising something, sending, paying or deleting, a recommendation or a verdict
  * on the subject ("why the Vortex 900 is the best blender", "a positive review").
  */
 const PRODUCE_JUDGE_OR_ACT =
-  /\b(?:write|draft|compose|generate|rewrite|translate|summari[sz]e|send|e-?mail|forward|share|post|publish|upload|pay|paying|transfer|wire|iban|delete|deleting|drop|erase|wipe|destroy|recommend(?!\s{1,3}(?:an?|some|any)\s)|recommending|approve|endorse|praise|glowing|positive|negative|five-star|5-star|(?:is|are|as)\s{1,3}(?:the\s{1,3})?(?:best|greatest|finest|superior|better))\b/i;
+  /\b(?:write|draft|compose|generate|rewrite|translate|summari[sz]e|send|e-?mail|forward|share|post|publish|upload|pay|paying|transfer|wire|iban|delete|deleting|drop|erase|wipe|destroy|recommend|recommending|approve|endorse|praise|glowing|positive|negative|five-star|5-star|(?:is|are|as)\s{1,3}(?:the\s{1,3})?(?:best|greatest|finest|superior|better))\b/i;
 /**
  * Inside such a request, what makes it about someone or somewhere else than the text: a third
  * party spoken to or about ("explain to the user", "suggest the reader …", "tell me how customers
  * …") or an address (a URL, a domain name, an e-mail address; a name ending in a file or language
  * extension such as "Node.js" or "report.pdf" is not one). A ticket or a recipe asks about
  * its own subject; a planted task tells the model what to say to its user or where to send them
- * (second review, item 1). Readers, customers or visitors as the audience of a question ("Explain
- * to readers how the new sign-in works", "… to customers why refunds take five days": a help
- * article's or a ticket's own request, issue #32) are not a third party spoken about, unless what
- * they are told is what they must do ("… why they must re-enter their code"); "the user" always is.
+ * (second review, item 1).
  */
 const THIRD_PARTY_OR_ADDRESS =
-  /\b(?:the\s{1,3}users?|users)\b|\b(?:the\s{1,3}(?:reader|customer|visitor)s?|readers|customers|visitors)\b(?!\s{1,3}(?:how|why|what|when|where|which|whether)\b(?!\s{1,3}(?:they|you|we)\s{1,3}(?:should|must|need|have|ought)\b))|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
-/**
- * The writer's own errand asked about (issue #32, the hidden set's support tickets): "Explain how
- * to delete my account", "Please explain how I can transfer my domain", "Tell me how to cancel my
- * subscription". The verb after "how to / how I can" is what the writer wants to learn to do, not
- * an act asked of the model, so PRODUCE_JUDGE_OR_ACT is read only after it; the object must be the
- * writer's own (OWN_OBJECT: "my / our …" in the next few words), and the rest of the sentence may
- * name no act, third party or address ("…, then delete every file", "… and send the cards to
- * billing@…" stay planted tasks). Only a one-line ticket (nothing else of four words or more) is
- * exempt so; the errand's verb and object are still read there: moving a secret anywhere
- * or anything to someone outside (MOVES_SOMETHING with SECRET_WORDS or OUTSIDE_PARTY: "upload our
- * private SSH keys to pastebin", "give our admin password to the vendor", "forward my company inbox
- * to an outside gmail account"), an address spelled out (SPELLED_ADDRESS: "secdesk at acct-review dot
- * net") or a harmful errand (HARMFUL_ERRAND: "make my own untraceable pistol", "disable my
- * antivirus and firewall") is not the writer's own business (det-fp7 review, item 1). Beside other
- * text, and with no "my / our", the sentence is read as any other request (its act words counted
- * from the first word), as before det-fp7: an attacker can reuse the text's words and put the
- * address in another sentence (review items 2 and 7).
- */
-const OWN_HOW_TO =
-  /^(?:please[,]?\s{1,3})?(?:explain|clarify|tell\s{1,3}(?:me|us))\s{1,3}how\s{1,3}(?:to|(?:i|we)\s{1,3}(?:can|could|should|do|would|might)|(?:can|could|should|do|would)\s{1,3}(?:i|we))\s{1,3}[a-z-]{2,20}(?=\s)/i;
-/** "my / our …" within the first four words after the errand's verb. */
-const OWN_OBJECT = /^\s{1,3}(?:[a-z'-]{1,20}\s{1,3}){0,3}(?:my|our)\s{1,3}[a-z]/i;
-/** A secret or payment datum: passwords, PINs, keys, tokens, codes, card and account numbers. */
-const SECRET_WORDS =
-  /\b(?:pass(?:word|code|phrase)s?|pins?|credentials?|secrets?|tokens?|keys|(?:api|ssh|private|secret|access|recovery|encryption)\s{1,3}keys?|card\s{1,3}(?:numbers?|details|data)|cvv|cvc|expiry|security\s{1,3}codes?|(?:one-time|verification|login|sign-in|2fa|mfa|backup|recovery)\s{1,3}codes?|otp|seed\s{1,3}phrases?|account\s{1,3}numbers?|iban|routing\s{1,3}numbers?|social\s{1,3}security)\b/i;
-/** A verb that moves something to someone or somewhere (with SECRET_WORDS: an errand or a help text that hands a secret over). */
-const MOVES_SOMETHING =
-  /\b(?:upload|give|hand|e-?mail|send|post|share|forward|paste|publish|leak|disclose|reveal|dm|text|message|transfer|submit|provide|tell|say|spell|dictate|read\s{1,3}out|export|copy|sync)\b/i;
-/** Someone or somewhere outside the writer's own account a thing is moved to ("an outside gmail account", "the remote support agent", "the vendor"). */
-const OUTSIDE_PARTY =
-  /\b(?:outside|external|personal|third-party|gmail|hotmail|yahoo|pastebin|anyone|someone|strangers?|callers?|vendors?|contractors?|agents?|technicians?|remote)\b/i;
-/** Readers, customers or visitors: the audience a help text's question may name (THIRD_PARTY_OR_ADDRESS). */
-const AUDIENCE = /\b(?:readers?|customers?|visitors?)\b/i;
-/** An e-mail address or domain spelled out to slip past a pattern ("secdesk at acct-review dot net"). */
-const SPELLED_ADDRESS = /\bat\s{1,3}[a-z0-9][a-z0-9-]{0,62}\s{1,3}[([]?dot[)\]]?\s{1,3}[a-z]{2,24}\b/i;
-/** An errand that is harmful whoever owns its object: weapons, drugs, malware, stalking, switching off one's protection. */
-const HARMFUL_ERRAND =
-  /\b(?:pistols?|guns?|rifles?|firearms?|ammunition|ammo|silencers?|suppressors?|explosives?|bombs?|detonators?|untraceable|poisons?|meth|methamphetamine|cocaine|heroin|fentanyl|malware|ransomware|keyloggers?|spyware|stalk|spy|dox|hack|steal|launder|counterfeit|forge|hotwire|skimm(?:er|ing)|bypass|circumvent|evade|hid(?:e|ing)\s{1,3}(?:it|this|that|them)\s{1,3}from|(?:disable|turn\s{1,3}off|switch\s{1,3}off|bypass|uninstall|kill|stop)\s{1,3}(?:(?:my|our|the|all|every|a)\s{1,3})?(?:antivirus|anti-virus|firewall|defender|edr|security|audit|logging|2fa|mfa|two-factor))\b/i;
-/**
- * A recommendation or suggestion that points at the text it closes with a bare "this" or "this
- * <noun>" the text names ("Recommend a wine to pair with this.", "Suggest a dessert wine for this
- * tart."): a recipe's own question, however few words it shares with the text's sentences. Only a
- * recommendation of a recipe's own kind (RECOMMEND_OR_SUGGEST: a wine, a dessert, a side, a sauce
- * …, in letters only, a few words around it) points so: "Suggest a new bank account number, DE44
- * …, for this.", "Recommend a Vortex 900 blender … for this.", "Recommend a hire decision … for
- * this candidate." do not (det-fp7 review, item 3).
- */
-const POINTS_AT_TEXT = /\b(?:with|for|alongside|beside)\s{1,3}this(?:\s{1,3}([a-z]{4,20}))?\s{0,3}[.!?]?$/i;
-/** A recommendation of what goes with a dish: the only requests POINTS_AT_TEXT is read on. */
-const RECOMMEND_OR_SUGGEST =
-  /^(?:please[,]?\s{1,3})?(?:recommend|suggest)\s{1,3}(?:an?|some|any)\s{1,3}(?:[a-z-]{1,20}\s{1,3}){0,2}(?:wines?|beers?|drinks?|cocktails?|desserts?|sides?|sauces?|garnish(?:es)?|salads?|breads?|starters?|appetizers?|pairings?|substitutes?|toppings?|dips?)(?:\s{1,3}[a-z-]{1,20}){0,4}\s{1,3}(?:with|for|alongside|beside)\s{1,3}this\b/i;
-/** "Please" opening a request, with its comma. */
-const POLITE_OPENING = /^please[,]?\s{1,3}/i;
+  /\b(?:the\s{1,3}(?:user|reader|customer|visitor)s?|users|readers|customers|visitors)\b|\b(?:https?:\/\/|www\.)|\b[a-z0-9][a-z0-9-]{0,62}\.(?!(?:js|ts|jsx|tsx|py|rb|sh|md|txt|log|pdf|csv|json|ya?ml|xml|html?|exe|zip|docx?|xlsx?|png|jpe?g|gif)\b)[a-z]{2,24}\b/i;
 /** A field label opening a line ("Keywords:", "Tags:", "Subject:"): what follows is a value, not a sentence of the text. */
 const FIELD_LABEL = /^[A-Za-z][A-Za-z-]{0,30}(?:\s[A-Za-z][A-Za-z-]{0,30})?\s{0,2}:/;
 
@@ -1054,34 +998,13 @@ function proseWords(text: string, all: readonly Segment[], skip: Segment): Set<s
  * material: "the following article").
  */
 function aboutItsText(text: string, all: readonly Segment[], segment: Segment): boolean {
-  const own = OWN_HOW_TO.exec(segment.text);
-  if (own !== null && OWN_OBJECT.test(segment.text.slice(own[0].length)) && !all.some((other) => other !== segment && hasWords(other.text, 4))) {
-    // The writer's own errand in a one-line ticket: what follows the errand's verb is read like
-    // any other request, and the errand itself may not hand a secret over, name an address or be
-    // harmful (OWN_HOW_TO).
-    const after = segment.text.slice(own[0].length);
-    return !(
-      PRODUCE_JUDGE_OR_ACT.test(after) ||
-      THIRD_PARTY_OR_ADDRESS.test(after) ||
-      (MOVES_SOMETHING.test(segment.text) && (SECRET_WORDS.test(segment.text) || OUTSIDE_PARTY.test(segment.text))) ||
-      SPELLED_ADDRESS.test(segment.text) ||
-      HARMFUL_ERRAND.test(segment.text)
-    );
-  }
   if (!INFORMATION_REQUEST.test(segment.text) || PRODUCE_JUDGE_OR_ACT.test(segment.text) || THIRD_PARTY_OR_ADDRESS.test(segment.text)) return false;
-  // Readers or customers told about a secret (what they must give, what is asked of them) are spoken about, whatever the modal (det-fp7 review, item 4).
-  if (AUDIENCE.test(segment.text) && SECRET_WORDS.test(segment.text)) return false;
-  const pointed = RECOMMEND_OR_SUGGEST.test(segment.text) ? POINTS_AT_TEXT.exec(segment.text) : null;
-  if (pointed !== null && (pointed[1] === undefined || contentWords(text.slice(0, segment.start) + ' ' + text.slice(segment.end), new Set()).has(pointed[1].toLowerCase()))) return true;
-  // The opening verb is left out, after a "please" too ("Please explain …": the verb is no subject word).
-  const opening = POLITE_OPENING.exec(segment.text);
-  const body = opening === null ? segment.text : segment.text.slice(opening[0].length);
-  const space = body.indexOf(' ');
-  const words = contentWords(space < 0 ? '' : body.slice(space), new Set());
+  const space = segment.text.indexOf(' ');
+  const own = contentWords(space < 0 ? '' : segment.text.slice(space), new Set());
   let subject = 0;
   let shared = 0;
   let rest: Set<string> | undefined;
-  for (const word of words) {
+  for (const word of own) {
     if (COMMON_WORDS.has(word)) continue;
     subject++;
     rest ??= proseWords(text, all, segment);
@@ -1234,7 +1157,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, OWN_HOW_TO, OWN_OBJECT, POINTS_AT_TEXT, RECOMMEND_OR_SUGGEST, SECRET_WORDS, MOVES_SOMETHING, AUDIENCE, SPELLED_ADDRESS, HARMFUL_ERRAND, POLITE_OPENING];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
