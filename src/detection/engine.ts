@@ -14,7 +14,7 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
+import { bandRecitalScore, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
@@ -29,6 +29,7 @@ import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
+import { instructionRecitalStrength } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
 /** T2 as the ML capability provides it (structural, so tests can pass a fake). */
@@ -590,7 +591,11 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // A tool output logged or alerted: its task evidence orders it within the band, above its
       // decision score and below the band's top (graded-score.ts `bandTaskScore`; ranking only).
       const reported = kind === 'tool_output' && readsTaskEvidence(fit) && (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision)
-        ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability) : score;
+        ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability)
+        // A model answer logged or alerted: how many classes of recital sign it carries orders it
+        // within the band (graded-score.ts `bandRecitalScore`; ranking only).
+        : kind === 'llm_output' && (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision)
+          ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text)) : score;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

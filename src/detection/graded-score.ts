@@ -148,3 +148,21 @@ export function bandTaskScore(decisionScore: number, thresholds: Thresholds, tas
   const share = (logOdds(taskProbability) + LOGIT_LIMIT) / (2 * LOGIT_LIMIT);
   return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
 }
+
+/** The recital count at which a model answer takes half of its band's lift (ranking only). */
+const RECITAL_HALF = 0.25;
+
+/**
+ * A model answer's score in the log or alert band, ranked by how many classes of recital sign it
+ * carries (recital.ts `instructionRecitalStrength`, n): the decision score raised toward the band's
+ * top by `GRADED_CEILING × n / (n + 0.25)` of the range left. The decision score stays the floor and
+ * the band's top the ceiling, so no decision moves; monotone in the score and in n; n = 0, and the
+ * allow, challenge and block bands, return the score.
+ */
+export function bandRecitalScore(decisionScore: number, thresholds: Thresholds, strength: number): number {
+  const decision = decide(decisionScore, thresholds);
+  if (strength <= 0 || (decision !== 'log' && decision !== 'alert')) return decisionScore;
+  const high = decision === 'log' ? thresholds.alert : thresholds.challenge;
+  const share = strength / (strength + RECITAL_HALF);
+  return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
+}

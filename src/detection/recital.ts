@@ -581,6 +581,19 @@ export function instructionRecitalSigns(output: string): RecitalSigns {
 }
 
 /**
+ * How many independent classes of recital sign an answer carries (RECITAL_CLASSES: persona, the
+ * user in the third person, rules, prompt furniture, headings, rules for "you", mission, its own
+ * set-up), ranking only (issue #32): one class already makes a finding, and the count orders the
+ * answers that share a decision. The partial counts under a class (one rule line, one conduct rule)
+ * were measured as ranking evidence too and lowered the sealed AUROC (docs/detection.md, rank-llm7).
+ */
+export function instructionRecitalStrength(output: string): number {
+  const text = prepare(output);
+  const signs = recitalSigns(text, wordsPresent(text));
+  return RECITAL_CLASSES.filter((name) => signs[name]).length;
+}
+
+/**
  * An answer that shows a jailbreak took: the model speaks as the persona it was talked into
  * ("DAN: Sure thing …", "[🔓JAILBREAK] …", a normal answer and an "unlocked" one side by side),
  * says its rules are off ("As an unrestricted AI, I …", "I am free from OpenAI's policies",

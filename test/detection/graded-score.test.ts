@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createDetection, decide, DEFAULT_THRESHOLDS, withBehaviour } from '../../src/detection/index.ts';
-import { bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence } from '../../src/detection/graded-score.ts';
+import { bandRecitalScore, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence } from '../../src/detection/graded-score.ts';
 import { taskEvidence } from '../../src/detection/indirect.ts';
+import { instructionRecitalStrength } from '../../src/detection/recital.ts';
 
 // Every text below was written for this test (none is taken from a corpus).
 
@@ -255,5 +256,39 @@ describe('ranking tool outputs the policy lets through: a task at the edge, and 
     const noTask = { bias: -1, probability: 0, score: 5 };
     expect(gradedProbability(noTask, { probability: undefined, score: 0, task: { probability: 0.7, offTopic: 1, edge: true } }))
       .toBe(gradedProbability(noTask, { probability: undefined, score: 0, task: { probability: 0.7, offTopic: 1, edge: false } }));
+  });
+});
+
+describe('ranking model answers logged or alerted by the recital signs they carry (rank-llm7)', () => {
+  const engine = createDetection({ analysisCache: false });
+  const reciting = 'You are a careful bike mechanic. To adjust your brakes, loosen the cable bolt, squeeze the caliper and tighten the bolt again.';
+  const howTo = 'To export your contacts, open Settings, choose Export, and send the file to yourself by email at the address on your account.';
+
+  it('counts the classes of recital sign, none in a plain how-to answer', () => {
+    expect(instructionRecitalStrength(reciting)).toBeGreaterThan(0);
+    expect(instructionRecitalStrength(howTo)).toBe(0);
+    expect(instructionRecitalStrength('To adjust your brakes, loosen the cable bolt and tighten it again.')).toBe(0);
+  });
+
+  it('lifts a logged answer that recites a persona within its band, and leaves a how-to answer without one at its decision score', async () => {
+    const recital = await engine.inspect({ kind: 'llm_output', content: reciting });
+    expect(recital.decision).toBe('log');
+    expect(recital.threat_score).toBeGreaterThan(recital.decision_score!);
+    expect(decide(recital.threat_score, DEFAULT_THRESHOLDS)).toBe('log');
+    const plain = await engine.inspect({ kind: 'llm_output', content: howTo });
+    expect(['log', 'alert']).toContain(plain.decision);
+    expect(plain.threat_score).toBe(plain.decision_score);
+  });
+
+  it('orders two answers with the same decision score by their recital count, inside the band, and leaves allow, challenge and block alone', () => {
+    for (const decisionScore of [0.2, 0.35, 0.39, 0.4, 0.5125, 0.59]) {
+      const values = [0, 1, 2, 3, 8].map((count) => bandRecitalScore(decisionScore, DEFAULT_THRESHOLDS, count));
+      expect(values[0]).toBe(decisionScore);
+      for (let index = 1; index < values.length; index++) {
+        expect(values[index]).toBeGreaterThan(values[index - 1]!);
+        expect(decide(values[index]!, DEFAULT_THRESHOLDS)).toBe(decide(decisionScore, DEFAULT_THRESHOLDS));
+      }
+    }
+    for (const decisionScore of [0, 0.1, 0.6, 0.7, 0.95]) expect(bandRecitalScore(decisionScore, DEFAULT_THRESHOLDS, 3)).toBe(decisionScore);
   });
 });
