@@ -588,14 +588,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
           ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0 }) } : {}),
         }, limits, graded?.bands);
-      // A tool output logged or alerted: its task evidence orders it within the band, above its
-      // decision score and below the band's top (graded-score.ts `bandTaskScore`; ranking only).
-      const reported = kind === 'tool_output' && readsTaskEvidence(fit) && (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision)
-        ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability)
-        // A model answer logged or alerted: how many classes of recital sign it carries orders it
-        // within the band (graded-score.ts `bandRecitalScore`; ranking only).
-        : kind === 'llm_output' && (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision)
-          ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text)) : score;
+      // Logged or alerted (and not graded by the fit): a tool output's task evidence, or a model
+      // answer's count of recital-sign classes, orders it within its band, above its decision score
+      // and below the band's top (graded-score.ts `bandTaskScore`, `bandRecitalScore`; ranking only).
+      const rankedInBand = (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision);
+      const reported = !rankedInBand ? score
+        : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability)
+          : kind === 'llm_output' ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text)) : score;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

@@ -142,11 +142,7 @@ export function loadGradedWeights(file = GRADED_WEIGHTS_FILE): GradedWeights {
  * the decision score and in p; without a task (p = 0) the decision score is returned.
  */
 export function bandTaskScore(decisionScore: number, thresholds: Thresholds, taskProbability: number): number {
-  const decision = decide(decisionScore, thresholds);
-  if (taskProbability <= 0 || (decision !== 'log' && decision !== 'alert')) return decisionScore;
-  const high = decision === 'log' ? thresholds.alert : thresholds.challenge;
-  const share = (logOdds(taskProbability) + LOGIT_LIMIT) / (2 * LOGIT_LIMIT);
-  return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
+  return taskProbability <= 0 ? decisionScore : liftWithinBand(decisionScore, thresholds, (logOdds(taskProbability) + LOGIT_LIMIT) / (2 * LOGIT_LIMIT));
 }
 
 /** The recital count at which a model answer takes half of its band's lift (ranking only). */
@@ -160,9 +156,17 @@ const RECITAL_HALF = 0.25;
  * allow, challenge and block bands, return the score.
  */
 export function bandRecitalScore(decisionScore: number, thresholds: Thresholds, strength: number): number {
+  return strength <= 0 ? decisionScore : liftWithinBand(decisionScore, thresholds, strength / (strength + RECITAL_HALF));
+}
+
+/**
+ * The decision score raised toward the top of its log or alert band by `share` (0..1) of the
+ * range left, times GRADED_CEILING (so the top is never reached); any other band, or no share,
+ * returns the score. The one rule behind bandTaskScore and bandRecitalScore (ranking only).
+ */
+function liftWithinBand(decisionScore: number, thresholds: Thresholds, share: number): number {
   const decision = decide(decisionScore, thresholds);
-  if (strength <= 0 || (decision !== 'log' && decision !== 'alert')) return decisionScore;
+  if (share <= 0 || (decision !== 'log' && decision !== 'alert')) return decisionScore;
   const high = decision === 'log' ? thresholds.alert : thresholds.challenge;
-  const share = strength / (strength + RECITAL_HALF);
   return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
 }
