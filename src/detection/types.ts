@@ -132,8 +132,8 @@ export interface ThreatDecision {
   /**
    * Extra: the score the response policy acted on. Equal to threat_score at and above the
    * challenge threshold; below the log threshold threat_score grades the evidence and stays under
-   * it, and a logged or alerted tool output's threat_score lies between this score and its band's
-   * top (graded-score.ts). Absent in decisions made elsewhere than the engine.
+   * it, and a logged or alerted tool output's or model answer's threat_score lies between this
+   * score and its band's top (graded-score.ts). Absent in decisions made elsewhere than the engine.
    */
   readonly decision_score?: number;
   readonly kind: InspectKind;
