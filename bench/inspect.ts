@@ -22,11 +22,14 @@
  * records alone and the rate those compound to over the records an 8 KB text holds (what a
  * detector whose evidence does not add up across a text would still show); and each
  * attack source's records alone and planted in the middle of ~8 KB of benign text of its kind,
- * the share detected.
+ * the share detected. Each 1 KB / 8 KB text's records are also inspected alone, which splits its
+ * refusals into texts holding a record refused on its own (compounding) and texts every record of
+ * which is allowed alone (accumulation: refused for the join; the findings that fired on those
+ * are counted). BENCH_DRIFT_DUMP=<file> appends the accumulation texts there as JSON lines.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
@@ -39,7 +42,7 @@ const TARGET_MS_4KB = 1.5;
 
 type Kind = 'prompt' | 'tool_output' | 'llm_output';
 interface Text { kind: Kind; content: string }
-interface Batch { cpu_us: number; decisions: string[]; scores: number[] }
+interface Batch { cpu_us: number; decisions: string[]; scores: number[]; patterns?: string[][] }
 
 class Worker {
   private readonly lines: Interface;
@@ -64,10 +67,10 @@ class Worker {
     return worker;
   }
 
-  run(texts: readonly Text[]): Promise<Batch> {
+  run(texts: readonly Text[], patterns = false): Promise<Batch> {
     return new Promise((resolveBatch) => {
       this.pending.push((line) => resolveBatch(JSON.parse(line) as Batch));
-      this.child.stdin.write(`${JSON.stringify({ texts })}\n`);
+      this.child.stdin.write(`${JSON.stringify({ texts, ...(patterns ? { patterns } : {}) })}\n`);
     });
   }
 
@@ -110,17 +113,22 @@ function corpus(): Corpus {
 /**
  * Unique texts: each starts at its own record, so no two texts (and no cache entry) repeat. Cut
  * at `size` characters, or with `whole`, made of whole records up to about `size` (a record cut
- * in the middle, a JSON tool result especially, is not what a user sends).
+ * in the middle, a JSON tool result especially, is not what a user sends). With `used`, each
+ * text's records are appended to it (one array per text).
  */
-function textMaker(list: readonly string[], whole = false) {
+function textMaker(list: readonly string[], whole = false, used?: string[][]) {
   let cursor = 0;
   return (size: number): string => {
     let text = '';
+    const parts: string[] = [];
     while (text.length < size) {
-      const next = `${list[cursor++ % list.length]}\n\n`;
+      const record = list[cursor++ % list.length]!;
+      const next = `${record}\n\n`;
       if (whole && text.length > 0 && text.length + next.length > size) break;
       text += next;
+      parts.push(record);
     }
+    used?.push(parts);
     cursor += 1;
     return whole ? text.trimEnd() : text.slice(0, size);
   };
@@ -255,14 +263,48 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
       row[`${worker.name}_records_alone`] = { records: alone.length, not_allowed_pct: Math.round(p * 1000) / 10, records_per_8KB: Math.round((8192 / meanLength) * 10) / 10, compounded_8KB_pct: Math.round((1 - (1 - p) ** Math.max(1, 8192 / meanLength)) * 1000) / 10 };
     }
     for (const kb of [1, 8]) {
-      const make = textMaker(source.benign, true);
+      const used: string[][] = [];
+      const make = textMaker(source.benign, true, used);
       const total = source.benign.reduce((sum, text) => sum + text.length + 2, 0);
       const count = Math.min(perSource, Math.floor(total / (kb * 1024)));
       if (count < 3) continue;
       const texts = Array.from({ length: count }, () => ({ kind: source.kind, content: make(kb * 1024) }));
+      // Every record of these texts, inspected alone: a refused text holding a record refused on
+      // its own is compounding (k records, k chances); one whose records are all allowed alone
+      // was refused for the join (accumulation: evidence adding up across records).
+      const unique = [...new Set(used.flat())];
       for (const worker of workers) {
-        const { decisions } = await worker.run(texts);
-        row[`${worker.name}_${kb}KB`] = { texts: count, not_allowed_pct: rate(decisions, true), alert_or_above_pct: rate(decisions, false) };
+        const { decisions, patterns } = await worker.run(texts, true);
+        const aloneDecisions = (await worker.run(unique.map((content) => ({ kind: source.kind, content })))).decisions;
+        const aloneOf = new Map(unique.map((record, index) => [record, aloneDecisions[index]!]));
+        const refused = (decision: string) => decision === 'challenge' || decision === 'block';
+        const alerted = (decision: string) => refused(decision) || decision === 'alert';
+        const pct = (n: number) => Math.round((1000 * n) / count) / 10;
+        const accumulated = decisions.map((decision, index) => refused(decision) && used[index]!.every((record) => !refused(aloneOf.get(record)!)));
+        const alertAccumulated = decisions.map((decision, index) => alerted(decision) && used[index]!.every((record) => !alerted(aloneOf.get(record)!)));
+        // What fired on the texts refused (or alerted) for the join alone: pattern ids, counted once per text.
+        const firedOn = (which: readonly boolean[]) => {
+          const fired = new Map<string, number>();
+          for (const [index, isAccumulated] of which.entries()) {
+            if (!isAccumulated) continue;
+            for (const id of new Set((patterns?.[index] ?? []).map((pattern) => pattern.replace(/:[\d.]+$/, '')))) fired.set(id, (fired.get(id) ?? 0) + 1);
+          }
+          return Object.fromEntries([...fired].sort((a, b) => b[1] - a[1]));
+        };
+        row[`${worker.name}_${kb}KB`] = {
+          texts: count,
+          records_per_text: Math.round((used.reduce((sum, parts) => sum + parts.length, 0) / count) * 10) / 10,
+          not_allowed_pct: rate(decisions, true),
+          not_allowed_with_a_record_refused_alone_pct: pct(decisions.filter((decision, index) => refused(decision) && !accumulated[index]).length),
+          not_allowed_though_every_record_alone_allowed_pct: pct(accumulated.filter(Boolean).length),
+          alert_or_above_pct: rate(decisions, false),
+          alert_or_above_though_every_record_alone_below_alert_pct: pct(alertAccumulated.filter(Boolean).length),
+          ...(accumulated.some(Boolean) ? { accumulation_findings: firedOn(accumulated) } : {}),
+          ...(alertAccumulated.some(Boolean) ? { alert_accumulation_findings: firedOn(alertAccumulated) } : {}),
+        };
+        if (process.env.BENCH_DRIFT_DUMP !== undefined && accumulated.some(Boolean)) {
+          appendFileSync(process.env.BENCH_DRIFT_DUMP, `${accumulated.flatMap((isAccumulated, index) => (isAccumulated ? [JSON.stringify({ worker: worker.name, source: source.name, kind: source.kind, kb, decision: decisions[index], patterns: patterns?.[index], records: used[index]!.map((record) => ({ decision: aloneOf.get(record), text: record })) })] : [])).join('\n')}\n`);
+        }
       }
     }
     benignTable[`${source.name} (${source.kind})`] = row;
