@@ -323,9 +323,18 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
     const planted = attacks.map((attack) => ({ kind: source.kind, content: plant(filler(Math.max(1024, 8 * 1024 - attack.length)), attack) }));
     const alone = attacks.map((attack) => ({ kind: source.kind, content: attack }));
     const row: Record<string, unknown> = { kind: source.kind, attacks: attacks.length };
+    const plantedRuns: Batch[] = [];
     for (const worker of workers) {
       row[`${worker.name}_alone_detected_pct`] = rate((await worker.run(alone)).decisions, true);
-      row[`${worker.name}_in_8KB_detected_pct`] = rate((await worker.run(planted)).decisions, true);
+      const run = await worker.run(planted, true);
+      plantedRuns.push(run);
+      row[`${worker.name}_in_8KB_detected_pct`] = rate(run.decisions, true);
+    }
+    // With two checkouts, BENCH_DRIFT_DUMP also receives the planted texts whose decision differs.
+    if (process.env.BENCH_DRIFT_DUMP !== undefined && plantedRuns.length === 2) {
+      const [first, second] = plantedRuns as [Batch, Batch];
+      const moved = planted.flatMap((text, index) => (first.decisions[index] === second.decisions[index] ? [] : [JSON.stringify({ attack_source: source.name, kind: source.kind, attack: attacks[index], decisions: [first.decisions[index], second.decisions[index]], patterns: [first.patterns?.[index], second.patterns?.[index]], content: text.content })]));
+      if (moved.length > 0) appendFileSync(process.env.BENCH_DRIFT_DUMP, `${moved.join('\n')}\n`);
     }
     attackTable[`${source.name} (${source.kind})`] = row;
   }
