@@ -22,7 +22,7 @@
  * records alone and the rate those compound to over the records an 8 KB text holds (what a
  * detector whose evidence does not add up across a text would still show); and each
  * attack source's records alone and planted in the middle of ~8 KB of benign text of its kind,
- * the share detected. Each 1 KB / 8 KB text's records are also inspected alone, which splits its
+ * the share detected (also in filler of whole records, which ends where a record ends). Each 1 KB / 8 KB text's records are also inspected alone, which splits its
  * refusals into texts holding a record refused on its own (compounding) and texts every record of
  * which is allowed alone (accumulation: refused for the join; the findings that fired on those
  * are counted). BENCH_DRIFT_DUMP=<file> appends the accumulation texts there as JSON lines.
@@ -321,6 +321,10 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
     const attacks = source.attacks.filter((_, index) => index % step === 0).slice(0, perSource);
     const filler = textMaker(fillers[source.kind]);
     const planted = attacks.map((attack) => ({ kind: source.kind, content: plant(filler(Math.max(1024, 8 * 1024 - attack.length)), attack) }));
+    // The same, in filler of whole records: the text above is cut at a character count, so it
+    // usually ends mid-record (a truncated JSON tail reads as token noise to the suffix signal).
+    const wholeFiller = textMaker(fillers[source.kind], true);
+    const plantedWhole = attacks.map((attack) => ({ kind: source.kind, content: plant(wholeFiller(Math.max(1024, 8 * 1024 - attack.length)), attack) }));
     const alone = attacks.map((attack) => ({ kind: source.kind, content: attack }));
     const row: Record<string, unknown> = { kind: source.kind, attacks: attacks.length };
     const plantedRuns: Batch[] = [];
@@ -329,6 +333,7 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
       const run = await worker.run(planted, true);
       plantedRuns.push(run);
       row[`${worker.name}_in_8KB_detected_pct`] = rate(run.decisions, true);
+      row[`${worker.name}_in_8KB_whole_records_detected_pct`] = rate((await worker.run(plantedWhole)).decisions, true);
     }
     // With two checkouts, BENCH_DRIFT_DUMP also receives the planted texts whose decision differs.
     if (process.env.BENCH_DRIFT_DUMP !== undefined && plantedRuns.length === 2) {
