@@ -245,10 +245,11 @@ export function requiredPrefixes(source: string): string[] | null {
  * microsecond per character for a hundred words). Each text character is mapped to the literal
  * character it equals under the expression's case folding (found once, by testing the Basic
  * Multilingual Plane against the literal characters with the `iu` flags; no character outside it
- * folds to one inside); any other character to U+0001.
+ * folds to one inside); any other character to U+0001. With `flags` 'i', the same under the `i`
+ * flag alone (an expression without `u` compares code units, case-folded by upper-casing).
  */
-export function caseInsensitiveLiterals(literals: readonly string[]): (text: string) => Uint8Array {
-  const { slots, find } = caseInsensitiveSlots(literals);
+export function caseInsensitiveLiterals(literals: readonly string[], flags: 'i' | 'iu' = 'iu'): (text: string) => Uint8Array {
+  const { slots, find } = caseInsensitiveSlots(literals, flags);
   return (text) => {
     const found = find(text);
     return Uint8Array.from(slots, (slot) => found[slot]!);
@@ -259,18 +260,19 @@ export function caseInsensitiveLiterals(literals: readonly string[]): (text: str
  * caseInsensitiveLiterals without the copy: `find` flags slots, and literal i occurs exactly
  * when `find(text)[slots[i]]` is 1 (literals equal under the folding share a slot).
  */
-export function caseInsensitiveSlots(literals: readonly string[]): { slots: readonly number[]; find(text: string): Uint8Array } {
+export function caseInsensitiveSlots(literals: readonly string[], flags: 'i' | 'iu' = 'iu'): { slots: readonly number[]; find(text: string): Uint8Array } {
   const characters = [...new Set(literals.join(''))];
   if (characters.some((character) => character.length !== 1 || character.charCodeAt(0) < 2)) {
-    const regexes = literals.map((literal) => new RegExp(literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'iu'));
+    const regexes = literals.map((literal) => new RegExp(literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), flags));
     return { slots: literals.map((_, index) => index), find: (text) => Uint8Array.from(regexes, (regex) => (regex.test(text) ? 1 : 0)) };
   }
   const fold = new Uint16Array(0x10000).fill(1);
   const escaped = characters.map((character) => character.replace(/[\]\\^-]/g, '\\$&'));
-  const any = new RegExp(`^[${escaped.join('')}]$`, 'iu');
-  const each = escaped.map((character) => new RegExp(`^[${character}]$`, 'iu'));
+  const any = new RegExp(`^[${escaped.join('')}]$`, flags);
+  const each = escaped.map((character) => new RegExp(`^[${character}]$`, flags));
   for (let code = 0; code < 0x10000; code++) {
-    if (code >= 0xd800 && code <= 0xdfff) continue;
+    // Under `u` a lone surrogate in a text never matches a character of a literal.
+    if (flags === 'iu' && code >= 0xd800 && code <= 0xdfff) continue;
     const character = String.fromCharCode(code);
     if (!any.test(character)) continue;
     // The representative is the first literal character it folds with.
@@ -281,6 +283,31 @@ export function caseInsensitiveSlots(literals: readonly string[]): { slots: read
   const distinct = [...new Set(folded)];
   const automaton = buildAutomaton(distinct);
   return { slots: folded.map((value) => distinct.indexOf(value)), find: (text) => automaton.mark(text, undefined, fold).found };
+}
+
+/**
+ * Which of `regexes` may match a text, from one case-insensitive automaton pass over their
+ * required clauses (requiredClauses): flag i is 0 only when no top-level alternative of
+ * regexes[i] has a literal of each of its clauses in the text, so that the expression cannot
+ * match it; an expression without clauses is always flagged. The expressions share their flags,
+ * `i` or `iu` (others that do not change what a literal matches, such as `g`, may be added).
+ */
+export function possibleMatches(regexes: readonly RegExp[]): (text: string) => Uint8Array {
+  const unicode = regexes.map((regex) => regex.unicode);
+  if (regexes.some((regex) => !regex.ignoreCase || regex.flags.includes('v') || regex.unicode !== unicode[0])) throw new Error('possibleMatches: the expressions must share the i or iu flags');
+  const forms = regexes.map((regex) => requiredClauses(regex.source, { unicode: regex.unicode }));
+  const literals = [...new Set(forms.flatMap((form) => form ?? []).flat(2))];
+  const { slots, find } = caseInsensitiveSlots(literals, unicode[0] === true ? 'iu' : 'i');
+  const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
+  const clauses = forms.map((form) => (form === null ? null : form.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]))));
+  const holds = (found: Uint8Array, clause: readonly number[]): boolean => {
+    for (const slot of clause) if (found[slot] === 1) return true;
+    return false;
+  };
+  return (text) => {
+    const found = find(text);
+    return Uint8Array.from(clauses, (alternatives) => (alternatives === null || alternatives.some((clauseList) => clauseList.every((clause) => holds(found, clause))) ? 1 : 0));
+  };
 }
 
 /**
