@@ -10,7 +10,7 @@
  * guarded secret. Linear regular expressions only (bounded gaps, no nested quantifiers); the
  * multiword nouns are written with one space so that the prefilter's literals are whole nouns.
  */
-import { caseInsensitiveSlots, possibleMatches, requiredClauses } from './catalogue/literals.ts';
+import { caseInsensitiveSlots, firstMatches, possibleMatches, requiredClauses } from './catalogue/literals.ts';
 import type { Finding } from './types.ts';
 
 const MAX_SCAN = 16_384;
@@ -260,36 +260,36 @@ const WHAT_YOU_WERE_TOLD =
  * the assistant has a system prompt, a later "what does it say?".
  */
 function receivedConfiguration(text: string): Finding[] {
-  // The expressions that name the configuration, skipped where one automaton pass shows that
-  // they cannot match (exactly the texts on which they would fail).
-  const [mayReceive, mayAsk, mayInside, mayProperty, mayAbove, mayTold, mayDefine, mayOwn, mayPlain, mayHave] = MAY_NAME_CONFIGURATION(text);
-  const received = mayReceive === 1 ? RECEIVED.exec(text) : null;
+  // The first match of each expression that names the configuration (firstMatches: the same
+  // match, found where it can start), each run only when reached.
+  const first = NAME_CONFIGURATION(text);
+  const received = first(RECEIVED_AT);
   if (received !== null) {
     const near = text.slice(Math.max(0, received.index - NEAR), received.index + received[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near) || TRANSFORM.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  if ((mayAsk === 1 && RECEIVED_QUESTION.test(text)) || (mayInside === 1 && INSIDE_PROMPT.test(text)) || (mayProperty === 1 && PROPERTY_OF_INSTRUCTIONS.test(text))) return [finding(RECEIVED_FOUND)];
-  const above = mayAbove === 1 ? ABOVE_REFERENCE.exec(text) : null;
+  if (first(RECEIVED_QUESTION_AT) !== null || first(INSIDE_PROMPT_AT) !== null || first(PROPERTY_AT) !== null) return [finding(RECEIVED_FOUND)];
+  const above = first(ABOVE_AT);
   if (above !== null && text.length <= CONFIGURATION_FOLLOW_UP_LIMIT && ABOVE_ACT.test(text)) return [finding(RECEIVED_FOUND)];
-  const told = mayTold === 1 ? WHAT_YOU_WERE_TOLD.exec(text) : null;
+  const told = first(TOLD_AT);
   if (told !== null) {
     const near = text.slice(Math.max(0, told.index - NEAR), told.index + told[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  const defining = text.length <= DEFINING_LIMIT && mayDefine === 1 ? DEFINING.exec(text) : null;
+  const defining = text.length <= DEFINING_LIMIT ? first(DEFINING_AT) : null;
   if (defining !== null) {
     const near = text.slice(Math.max(0, defining.index - NEAR), defining.index + defining[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near) || TRANSFORM.test(near) || RESPOND_WITH.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  const own = mayOwn === 1 ? OWN_CONFIGURATION.exec(text) : null;
+  const own = first(OWN_AT);
   if (own !== null) {
     const near = text.slice(Math.max(0, own.index - NEAR), own.index + own[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near) || DISCLOSE.test(near) || TRANSFORM.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  const plain = mayPlain === 1 ? PLAIN_CONFIGURATION.exec(text) : null;
+  const plain = first(PLAIN_AT);
   if (plain !== null && AS_TEXT.test(text.slice(Math.max(0, plain.index - NEAR), plain.index + plain[0].length + NEAR))) return [finding(RECEIVED_FOUND)];
-  if (text.length <= CONFIGURATION_FOLLOW_UP_LIMIT && mayHave === 1) {
-    const named = HAS_CONFIGURATION.exec(text);
+  if (text.length <= CONFIGURATION_FOLLOW_UP_LIMIT) {
+    const named = first(HAS_AT);
     if (named !== null && WHAT_IT_SAYS.test(text.slice(named.index + named[0].length))) return [finding(RECEIVED_FOUND)];
   }
   return [];
@@ -330,8 +330,9 @@ const PLAIN_CONFIGURATION = new RegExp(`\\b(?:your\\s{1,3}(?:[\\w-]{1,15}\\s{1,3
 /** How the configuration is asked for, beyond REVEAL and RESTATE: an overview, a walk-through, "tell me about". */
 const DISCLOSE = /\b(?:what|which|outline|detail|clarify|overview|rundown|breakdown|tell\s{1,3}me\s{1,3}about|walk\s{1,3}(?:me|us)\s{1,3}through|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}were|\s{1,3}was)|elaborate\s{1,3}on)\b/i;
 
-/** Which of receivedConfiguration's naming expressions may match a text (catalogue/literals.ts, one pass). */
-const MAY_NAME_CONFIGURATION = possibleMatches([RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, PROPERTY_OF_INSTRUCTIONS, ABOVE_REFERENCE, WHAT_YOU_WERE_TOLD, DEFINING, OWN_CONFIGURATION, PLAIN_CONFIGURATION, HAS_CONFIGURATION]);
+/** receivedConfiguration's naming expressions, matched from one automaton pass per text (catalogue/literals.ts). */
+const NAME_CONFIGURATION = firstMatches([RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, PROPERTY_OF_INSTRUCTIONS, ABOVE_REFERENCE, WHAT_YOU_WERE_TOLD, DEFINING, OWN_CONFIGURATION, PLAIN_CONFIGURATION, HAS_CONFIGURATION]);
+const [RECEIVED_AT, RECEIVED_QUESTION_AT, INSIDE_PROMPT_AT, PROPERTY_AT, ABOVE_AT, TOLD_AT, DEFINING_AT, OWN_AT, PLAIN_AT, HAS_AT] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 
 const OWNED_ALL = new RegExp(OWNED.source, 'giu');
 

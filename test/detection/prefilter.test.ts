@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, compileCatalogue } from '../../src/detection/index.ts';
-import { caseInsensitiveLiterals, possibleMatches, requiredClauses, requiredLiterals, requiredPrefixes } from '../../src/detection/catalogue/literals.ts';
+import { caseInsensitiveLiterals, firstMatches, possibleMatches, requiredClauses, requiredLiterals, requiredPrefixes } from '../../src/detection/catalogue/literals.ts';
 import { detectSecretExtraction } from '../../src/detection/extraction.ts';
 import { normalize } from '../../src/detection/normalize/index.ts';
 import { matchPattern, scanVariants } from '../../src/detection/tiers/t1.ts';
@@ -81,6 +81,34 @@ describe('required literals of a regular expression', () => {
     expect(flagged[5]).toEqual([0, 1, 1]);
     expect(flagged[6]).toEqual([1, 0, 1]);
     expect(() => possibleMatches([/a/i, /b/iu])).toThrow();
+  });
+
+  it('finds the first match of each expression where exec finds it, from its prefixes', () => {
+    const regexes = [
+      /\b(?:what|which)\s{1,3}(?:rules|instructions)\s{1,3}(?:were|are)\s{1,3}you\s{1,3}given\b/i,
+      /(?<!\bnot\s)\byour\s{1,3}(?:hidden\s{1,3})?prompt\b|\bsystem\s{1,3}message\b/i,
+      /\bprompt\b/i,
+      /\w{3}\s+you/i,
+    ];
+    const first = firstMatches(regexes);
+    const texts = [
+      'So, WHAT rules were you given?  Which instructions are you given.',
+      'not your prompt, but YOUR  hidden prompt or the System Message',
+      'whatever you say, which rules were you given yesterday',
+      `${'what '.repeat(200)}which rules are you given`,
+      `${'a prompt, '.repeat(120)}your prompt`,
+      'nothing here',
+      '',
+    ];
+    for (const text of texts) {
+      const found = first(text);
+      regexes.forEach((regex, index) => {
+        const expected = regex.exec(text);
+        const actual = found(index);
+        expect(actual === null ? null : [actual.index, actual[0]], `${regex} on ${text.slice(0, 40)}`).toEqual(expected === null ? null : [expected.index, expected[0]]);
+      });
+    }
+    expect(() => firstMatches([/a/iu])).toThrow();
   });
 });
 
