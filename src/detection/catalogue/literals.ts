@@ -268,16 +268,15 @@ export function caseInsensitiveSlots(literals: readonly string[], flags: 'i' | '
   }
   const fold = new Uint16Array(0x10000).fill(1);
   const escaped = characters.map((character) => character.replace(/[\]\\^-]/g, '\\$&'));
-  const any = new RegExp(`^[${escaped.join('')}]$`, flags);
   const each = escaped.map((character) => new RegExp(`^[${character}]$`, flags));
-  for (let code = 0; code < 0x10000; code++) {
-    // Under `u` a lone surrogate in a text never matches a character of a literal.
-    if (flags === 'iu' && code >= 0xd800 && code <= 0xdfff) continue;
-    const character = String.fromCharCode(code);
-    if (!any.test(character)) continue;
+  // Every code unit of the plane in one string (under `u` without the surrogates: a lone one in a
+  // text never matches a literal's character), read by one global scan of the class.
+  const plane = flags === 'iu' ? BMP_WITHOUT_SURROGATES : BMP;
+  for (const match of plane.matchAll(new RegExp(`[${escaped.join('')}]`, `${flags}g`))) {
+    const character = match[0];
     // The representative is the first literal character it folds with.
     const index = each.findIndex((regex) => regex.test(character));
-    fold[code] = characters[index]!.charCodeAt(0);
+    fold[character.charCodeAt(0)] = characters[index]!.charCodeAt(0);
   }
   const folded = literals.map((literal) => Array.from(literal, (character) => String.fromCharCode(fold[character.charCodeAt(0)]!)).join(''));
   const distinct = [...new Set(folded)];
@@ -314,6 +313,10 @@ export function possibleMatches(regexes: readonly RegExp[]): (text: string) => U
     return Uint8Array.from(clauses, (alternatives) => (alternatives === null || alternatives.some((clauseList) => clauseList.every((clause) => holds(found, clause))) ? 1 : 0));
   };
 }
+
+/** Each code unit once, in order (the Basic Multilingual Plane, with and without the surrogates). */
+const BMP = String.fromCharCode(...Array.from({ length: 0x10000 }, (_, code) => code));
+const BMP_WITHOUT_SURROGATES = BMP.slice(0, 0xd800) + BMP.slice(0xe000);
 
 /** Above one start per this many characters, an expression is run over the whole text instead. */
 const DENSE_START_SPACING = 48;
