@@ -10,7 +10,7 @@
  * guarded secret. Linear regular expressions only (bounded gaps, no nested quantifiers); the
  * multiword nouns are written with one space so that the prefilter's literals are whole nouns.
  */
-import { caseInsensitiveSlots, requiredClauses } from './catalogue/literals.ts';
+import { caseInsensitiveSlots, firstMatches, possibleMatches, requiredClauses } from './catalogue/literals.ts';
 import type { Finding } from './types.ts';
 
 const MAX_SCAN = 16_384;
@@ -260,33 +260,36 @@ const WHAT_YOU_WERE_TOLD =
  * the assistant has a system prompt, a later "what does it say?".
  */
 function receivedConfiguration(text: string): Finding[] {
-  const received = RECEIVED.exec(text);
+  // The first match of each expression that names the configuration (firstMatches: the same
+  // match, found where it can start), each run only when reached.
+  const first = NAME_CONFIGURATION(text);
+  const received = first(RECEIVED_AT);
   if (received !== null) {
     const near = text.slice(Math.max(0, received.index - NEAR), received.index + received[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near) || TRANSFORM.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  if (RECEIVED_QUESTION.test(text) || INSIDE_PROMPT.test(text) || PROPERTY_OF_INSTRUCTIONS.test(text)) return [finding(RECEIVED_FOUND)];
-  const above = ABOVE_REFERENCE.exec(text);
+  if (first(RECEIVED_QUESTION_AT) !== null || first(INSIDE_PROMPT_AT) !== null || first(PROPERTY_AT) !== null) return [finding(RECEIVED_FOUND)];
+  const above = first(ABOVE_AT);
   if (above !== null && text.length <= CONFIGURATION_FOLLOW_UP_LIMIT && ABOVE_ACT.test(text)) return [finding(RECEIVED_FOUND)];
-  const told = WHAT_YOU_WERE_TOLD.exec(text);
+  const told = first(TOLD_AT);
   if (told !== null) {
     const near = text.slice(Math.max(0, told.index - NEAR), told.index + told[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  const defining = text.length <= DEFINING_LIMIT ? DEFINING.exec(text) : null;
+  const defining = text.length <= DEFINING_LIMIT ? first(DEFINING_AT) : null;
   if (defining !== null) {
     const near = text.slice(Math.max(0, defining.index - NEAR), defining.index + defining[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near) || TRANSFORM.test(near) || RESPOND_WITH.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  const own = OWN_CONFIGURATION.exec(text);
+  const own = first(OWN_AT);
   if (own !== null) {
     const near = text.slice(Math.max(0, own.index - NEAR), own.index + own[0].length + NEAR);
     if (REVEAL.test(near) || RESTATE.test(near) || DISCLOSE.test(near) || TRANSFORM.test(near)) return [finding(RECEIVED_FOUND)];
   }
-  const plain = PLAIN_CONFIGURATION.exec(text);
+  const plain = first(PLAIN_AT);
   if (plain !== null && AS_TEXT.test(text.slice(Math.max(0, plain.index - NEAR), plain.index + plain[0].length + NEAR))) return [finding(RECEIVED_FOUND)];
   if (text.length <= CONFIGURATION_FOLLOW_UP_LIMIT) {
-    const named = HAS_CONFIGURATION.exec(text);
+    const named = first(HAS_AT);
     if (named !== null && WHAT_IT_SAYS.test(text.slice(named.index + named[0].length))) return [finding(RECEIVED_FOUND)];
   }
   return [];
@@ -327,6 +330,10 @@ const PLAIN_CONFIGURATION = new RegExp(`\\b(?:your\\s{1,3}(?:[\\w-]{1,15}\\s{1,3
 /** How the configuration is asked for, beyond REVEAL and RESTATE: an overview, a walk-through, "tell me about". */
 const DISCLOSE = /\b(?:what|which|outline|detail|clarify|overview|rundown|breakdown|tell\s{1,3}me\s{1,3}about|walk\s{1,3}(?:me|us)\s{1,3}through|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}were|\s{1,3}was)|elaborate\s{1,3}on)\b/i;
 
+/** receivedConfiguration's naming expressions, matched from one automaton pass per text (catalogue/literals.ts). */
+const NAME_CONFIGURATION = firstMatches([RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, PROPERTY_OF_INSTRUCTIONS, ABOVE_REFERENCE, WHAT_YOU_WERE_TOLD, DEFINING, OWN_CONFIGURATION, PLAIN_CONFIGURATION, HAS_CONFIGURATION]);
+const [RECEIVED_AT, RECEIVED_QUESTION_AT, INSIDE_PROMPT_AT, PROPERTY_AT, ABOVE_AT, TOLD_AT, DEFINING_AT, OWN_AT, PLAIN_AT, HAS_AT] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
+
 const OWNED_ALL = new RegExp(OWNED.source, 'giu');
 
 /**
@@ -361,9 +368,9 @@ function readersAdvice(sentence: string): boolean {
  * what it protects; other languages: the noun with no sign that it is the writer's own or a
  * topic), and what is asked of it nearby.
  */
-function guardedSecretRequest(sentence: string): { found: Found | null; named: boolean; advised?: true } {
-  const owned = OWNED.exec(sentence);
-  const english = owned ?? TARGET.exec(sentence);
+function guardedSecretRequest(sentence: string, may: Uint8Array): { found: Found | null; named: boolean; advised?: true } {
+  const owned = may[OWNED_AT] === 1 ? OWNED.exec(sentence) : null;
+  const english = owned ?? (may[TARGET_AT] === 1 ? TARGET.exec(sentence) : null);
   if (english !== null) {
     const protectedThing = owned === null && PROTECTED.test(english[0]);
     // Somebody's password being made, stored or checked in code is a topic even when definite.
@@ -382,7 +389,7 @@ function guardedSecretRequest(sentence: string): { found: Found | null; named: b
     if (owned !== null ? REQUEST.test(sentence) || FOREIGN_ACT.test(near) || REVEAL.test(near) : REVEAL.test(near) && !NEGATED.test(sentence)) return { found: GUARDED, named: true };
     return { found: null, named: true };
   }
-  const foreign = FOREIGN_TARGET.exec(sentence) ?? FOREIGN_INSTRUCTIONS.exec(sentence);
+  const foreign = (may[FOREIGN_TARGET_AT] === 1 ? FOREIGN_TARGET.exec(sentence) : null) ?? (may[FOREIGN_INSTRUCTIONS_AT] === 1 ? FOREIGN_INSTRUCTIONS.exec(sentence) : null);
   if (foreign === null || FOREIGN_TOPIC.test(sentence)) return { found: null, named: false };
   const near = sentence.slice(Math.max(0, foreign.index - NEAR), foreign.index + foreign[0].length + NEAR);
   if (FOREIGN_ACT.test(near) || TRANSFORM.test(near)) return { found: GUARDED, named: true };
@@ -391,39 +398,48 @@ function guardedSecretRequest(sentence: string): { found: Found | null; named: b
 }
 
 /**
- * Whether a sentence can give a finding at all: every match of the expressions that name the
- * secret (PIECEWISE, OWNED, TARGET, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS,
- * INSTRUCTIONS_BY_REFERENCE) holds, for one of its alternatives, a literal of each of that
- * alternative's clauses (catalogue/literals.ts), under the same case folding. One automaton pass
- * per sentence instead of those expressions (a case-insensitive Unicode alternation costs about a
- * microsecond per character); sentences without the literals are exactly those on which all of
- * them fail, and every finding needs one of them to match.
+ * Which of the expressions that name the secret (PIECEWISE, OWNED, TARGET, FOREIGN_TARGET,
+ * FOREIGN_INSTRUCTIONS, INSTRUCTIONS_BY_REFERENCE) may match a sentence: an expression can match
+ * only where, for one of its alternatives, a literal of each of that alternative's clauses occurs
+ * (catalogue/literals.ts), under the same case folding, and every finding needs one of them to
+ * match. One automaton pass instead of those expressions (a case-insensitive Unicode alternation
+ * costs about a microsecond per character). The whole text is read first: a literal absent from
+ * it is absent from each of its sentences, so a text where none of them may match has no
+ * sentence to read, and a sentence is checked only for the alternatives the whole text allows.
  */
-const CANDIDATE = ((): ((sentence: string) => boolean) | null => {
-  const forms = [PIECEWISE, OWNED, TARGET, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, INSTRUCTIONS_BY_REFERENCE].map((regex) => requiredClauses(regex.source, { unicode: true }));
+const NAMING = [PIECEWISE, OWNED, TARGET, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, INSTRUCTIONS_BY_REFERENCE] as const;
+const [PIECEWISE_AT, OWNED_AT, TARGET_AT, FOREIGN_TARGET_AT, FOREIGN_INSTRUCTIONS_AT, BY_REFERENCE_AT] = [0, 1, 2, 3, 4, 5] as const;
+const EVERY_NAMING = new Uint8Array(NAMING.length).fill(1);
+const CANDIDATE = ((): { inText(text: string): number[]; inSentence(sentence: string, among: readonly number[]): Uint8Array } | null => {
+  const forms = NAMING.map((regex) => requiredClauses(regex.source, { unicode: true }));
   if (forms.some((form) => form === null)) return null;
-  const alternatives = forms.flatMap((form) => form!);
-  const literals = [...new Set(alternatives.flat(2))];
+  const literals = [...new Set(forms.flatMap((form) => form!).flat(2))];
   const { slots, find } = caseInsensitiveSlots(literals);
   const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
-  const clauses = alternatives.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]));
+  // Every alternative of every expression, with the expression it belongs to.
+  const alternatives = forms.flatMap((form, regex) => form!.map((clauseList) => ({ regex, clauses: clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]) })));
   const holds = (found: Uint8Array, clause: readonly number[]) => {
     for (const slot of clause) if (found[slot] === 1) return true;
     return false;
   };
-  return (sentence) => {
-    const found = find(sentence);
-    for (const clauseList of clauses) {
-      let all = true;
-      for (const clause of clauseList) {
-        if (!holds(found, clause)) {
-          all = false;
-          break;
-        }
-      }
-      if (all) return true;
-    }
-    return false;
+  const satisfied = (found: Uint8Array, alternative: number) => {
+    for (const clause of alternatives[alternative]!.clauses) if (!holds(found, clause)) return false;
+    return true;
+  };
+  const all = alternatives.map((_, index) => index);
+  return {
+    /** The alternatives (by index) whose clauses all have a literal in the text. */
+    inText(text) {
+      const found = find(text);
+      return all.filter((alternative) => satisfied(found, alternative));
+    },
+    /** Per expression of NAMING, 1 when one of its alternatives among `among` holds in the sentence. */
+    inSentence(sentence, among) {
+      const may = new Uint8Array(NAMING.length);
+      const found = find(sentence);
+      for (const alternative of among) if (may[alternatives[alternative]!.regex] === 0 && satisfied(found, alternative)) may[alternatives[alternative]!.regex] = 1;
+      return may;
+    },
   };
 })();
 
@@ -455,13 +471,17 @@ const FOREIGN_ASK = new RegExp(
 /** Prompts longer than this are not read for the configuration in further languages. */
 const FOREIGN_CONFIGURATION_LIMIT = 1_200;
 
+/** Whether the repeat verb and the assistant's instructions in a further language may occur in a text (one automaton pass). */
+const MAY_NAME_FOREIGN_CONFIGURATION = possibleMatches([FOREIGN_REPEAT, FOREIGN_YOUR_INSTRUCTIONS]);
+
 /** The configuration asked for in a further language: the text above repeated, or the assistant's instructions asked about. */
 function foreignConfiguration(text: string): Finding[] {
   if (text.length > FOREIGN_CONFIGURATION_LIMIT) return [];
-  const repeat = FOREIGN_REPEAT.exec(text);
+  const [mayRepeat, mayYours] = MAY_NAME_FOREIGN_CONFIGURATION(text);
+  const repeat = mayRepeat === 1 ? FOREIGN_REPEAT.exec(text) : null;
   const above = repeat === null ? null : FOREIGN_ABOVE.exec(text);
   if (repeat !== null && above !== null && Math.abs(above.index - repeat.index) <= REPEAT_ABOVE_NEAR) return [finding(GUARDED)];
-  const yours = FOREIGN_YOUR_INSTRUCTIONS.exec(text);
+  const yours = mayYours === 1 ? FOREIGN_YOUR_INSTRUCTIONS.exec(text) : null;
   if (yours !== null && FOREIGN_ASK.test(text.slice(Math.max(0, yours.index - NEAR), yours.index + yours[0].length + NEAR))) return [finding(GUARDED)];
   return [];
 }
@@ -476,12 +496,17 @@ export function detectSecretExtraction(raw: string): Finding[] {
   let named = false;
   // The advised sentence and every one after it, once advice about the reader's secret was exempted.
   let afterAdvice: string[] | null = null;
-  for (const sentence of text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u)) {
+  const among = CANDIDATE === null ? null : CANDIDATE.inText(text);
+  // No sentence may name the secret (and no advice can be exempted) when the whole text cannot.
+  const sentences = among === null || among.length > 0 ? text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u) : [];
+  for (const sentence of sentences) {
     if (afterAdvice !== null) afterAdvice.push(sentence);
-    if (sentence.length < 4 || (CANDIDATE !== null && !CANDIDATE(sentence))) continue;
-    if (PIECEWISE.test(sentence)) return [finding(PIECEWISE_FOUND)];
-    if (INSTRUCTIONS_BY_REFERENCE.test(sentence)) return [finding(GUARDED)];
-    const result = guardedSecretRequest(sentence);
+    if (sentence.length < 4) continue;
+    const may = among === null ? EVERY_NAMING : CANDIDATE!.inSentence(sentence, among);
+    if (!may.includes(1)) continue;
+    if (may[PIECEWISE_AT] === 1 && PIECEWISE.test(sentence)) return [finding(PIECEWISE_FOUND)];
+    if (may[BY_REFERENCE_AT] === 1 && INSTRUCTIONS_BY_REFERENCE.test(sentence)) return [finding(GUARDED)];
+    const result = guardedSecretRequest(sentence, may);
     if (result.found !== null) return [finding(result.found)];
     named ||= result.named;
     if (result.advised === true && afterAdvice === null) afterAdvice = [sentence];

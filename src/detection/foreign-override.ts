@@ -12,6 +12,8 @@
  * from "I forgot": the user who forgot the earlier steps is not overriding anything. Each
  * expression is an alternation of words (no gaps, no nested quantifiers), so matching is linear.
  */
+import { buildAutomaton } from './catalogue/keywords.ts';
+import { requiredLiterals } from './catalogue/literals.ts';
 import type { Finding } from './types.ts';
 
 const MAX_SCAN = 16_384;
@@ -136,6 +138,27 @@ const LANGUAGES: readonly Language[] = [
 /** Letters of the languages above that are not ASCII, or their Latin-script verbs: texts without any skip the expressions. */
 const CANDIDATE = /[^\x00-\x7f]|abaikan|lupakan|acuhkan|hiraukan|pedulikan|pansinin|kalimutan|balewalain|isantabi|zignoruj|ignoruj|zapomnij|yok say|unut/iu;
 
+/**
+ * Which languages' verbs can match a text, from one automaton pass: every match of a verb holds
+ * one of its required literals (catalogue/literals.ts; the verbs have no `i` flag and run on the
+ * lower-cased text, so a literal is compared as is), and a language none of whose literals occur
+ * in the text has no match to read. A language whose verb has no such literals is always read.
+ */
+const VERB_FILTER = ((): ((text: string) => boolean[]) => {
+  const perLanguage = LANGUAGES.map(({ verb }) => {
+    const literals = requiredLiterals(verb.source, { unicode: true });
+    // A literal that holds another one of the set adds nothing to "one of them occurs".
+    return literals === null ? null : literals.filter((literal) => !literals.some((other) => other !== literal && literal.includes(other)));
+  });
+  const strings = [...new Set(perLanguage.flatMap((literals) => literals ?? []))];
+  const automaton = buildAutomaton(strings);
+  const idsOf = perLanguage.map((literals) => (literals === null ? null : literals.map((literal) => strings.indexOf(literal))));
+  return (text) => {
+    const { found } = automaton.mark(text);
+    return idsOf.map((ids) => ids === null || ids.some((id) => found[id] === 1));
+  };
+})();
+
 /** The stretch of the sentence on `side` of [start, end), at most `reach` characters. */
 function stretch(text: string, start: number, end: number, side: 'after' | 'before', reach: number): string {
   if (side === 'after') {
@@ -158,7 +181,9 @@ export function detectForeignOverride(raw: string): Finding[] {
   const bounded = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
   if (!CANDIDATE.test(bounded)) return [];
   const text = bounded.normalize('NFKC').toLowerCase();
-  for (const { code, verb, side, reach, qualifier, object } of LANGUAGES) {
+  const possible = VERB_FILTER(text);
+  for (const [index, { code, verb, side, reach, qualifier, object }] of LANGUAGES.entries()) {
+    if (!possible[index]!) continue;
     verb.lastIndex = 0;
     for (const match of text.matchAll(verb)) {
       const words = stretch(text, match.index, match.index + match[0].length, side, reach);

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { bracketImbalance, isWhitespace } from '../../src/detection/ml/gibberish.ts';
+import { readsAsEnglish } from '../../src/detection/ml/semantic-head.ts';
 import { foldConfusables } from '../../src/detection/normalize/confusables.ts';
 import { reconstructLeet } from '../../src/detection/normalize/leet.ts';
 
@@ -122,6 +123,22 @@ describe('normalization fast paths', () => {
       const text = random.text(alphabet, 1 + Math.floor(random.next() * 20));
       expect(foldConfusables(text).text, JSON.stringify(text)).toBe(reference(text));
     }
+  });
+});
+
+describe('language test fast path', () => {
+  it('reads English as the regular-expression formulation does', () => {
+    const english = new Set('the a an and or but of to in on at for with from by is are was were be been this that these those it its you your i me my we our they their he she his her not no do does did have has had will would can could should must please what which who how when where if then than as so all any'.split(' '));
+    const plain = (text: string): boolean => {
+      const words = text.slice(0, 4096).toLowerCase().match(/[a-z']+/g) ?? [];
+      const common = words.filter((word) => english.has(word)).length;
+      return words.length < 4 ? common > 0 : common / words.length >= 0.15;
+    };
+    const random = generator(11);
+    const alphabet = ['the ', 'THE', 'you', "you're", ' ', "'", 'a', 'b', 'İ', 'é', 'should ', 'shoulder', '1', '\n', 'der ', 'ß'];
+    const texts = ['', 'the', 'x y z the', 'x y z w', 'ab'.repeat(3000), `${'the '.repeat(1030)}and`];
+    for (let trial = 0; trial < 3000; trial++) texts.push(random.text(alphabet, Math.floor(random.next() * 60)));
+    for (const text of texts) expect(readsAsEnglish(text), text.slice(0, 60)).toBe(plain(text));
   });
 });
 

@@ -13,7 +13,7 @@
  * compiled without the `i` flag and run on lower-cased text, so a literal is compared as is.
  */
 import { RegExpParser, type AST } from '@eslint-community/regexpp';
-import { buildAutomaton } from './keywords.ts';
+import { buildAutomaton, type Marks } from './keywords.ts';
 
 /** Most strings an exact set may hold before it is reduced to a requirement. */
 const MAX_EXACT = 64;
@@ -245,10 +245,11 @@ export function requiredPrefixes(source: string): string[] | null {
  * microsecond per character for a hundred words). Each text character is mapped to the literal
  * character it equals under the expression's case folding (found once, by testing the Basic
  * Multilingual Plane against the literal characters with the `iu` flags; no character outside it
- * folds to one inside); any other character to U+0001.
+ * folds to one inside); any other character to U+0001. With `flags` 'i', the same under the `i`
+ * flag alone (an expression without `u` compares code units, case-folded by upper-casing).
  */
-export function caseInsensitiveLiterals(literals: readonly string[]): (text: string) => Uint8Array {
-  const { slots, find } = caseInsensitiveSlots(literals);
+export function caseInsensitiveLiterals(literals: readonly string[], flags: 'i' | 'iu' = 'iu'): (text: string) => Uint8Array {
+  const { slots, find } = caseInsensitiveSlots(literals, flags);
   return (text) => {
     const found = find(text);
     return Uint8Array.from(slots, (slot) => found[slot]!);
@@ -259,28 +260,127 @@ export function caseInsensitiveLiterals(literals: readonly string[]): (text: str
  * caseInsensitiveLiterals without the copy: `find` flags slots, and literal i occurs exactly
  * when `find(text)[slots[i]]` is 1 (literals equal under the folding share a slot).
  */
-export function caseInsensitiveSlots(literals: readonly string[]): { slots: readonly number[]; find(text: string): Uint8Array } {
+export function caseInsensitiveSlots(literals: readonly string[], flags: 'i' | 'iu' = 'iu'): { slots: readonly number[]; find(text: string): Uint8Array; starts?(text: string, track: Uint8Array, limit: number): Marks } {
   const characters = [...new Set(literals.join(''))];
   if (characters.some((character) => character.length !== 1 || character.charCodeAt(0) < 2)) {
-    const regexes = literals.map((literal) => new RegExp(literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'iu'));
+    const regexes = literals.map((literal) => new RegExp(literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), flags));
     return { slots: literals.map((_, index) => index), find: (text) => Uint8Array.from(regexes, (regex) => (regex.test(text) ? 1 : 0)) };
   }
   const fold = new Uint16Array(0x10000).fill(1);
   const escaped = characters.map((character) => character.replace(/[\]\\^-]/g, '\\$&'));
-  const any = new RegExp(`^[${escaped.join('')}]$`, 'iu');
-  const each = escaped.map((character) => new RegExp(`^[${character}]$`, 'iu'));
-  for (let code = 0; code < 0x10000; code++) {
-    if (code >= 0xd800 && code <= 0xdfff) continue;
-    const character = String.fromCharCode(code);
-    if (!any.test(character)) continue;
+  const each = escaped.map((character) => new RegExp(`^[${character}]$`, flags));
+  // Every code unit of the plane in one string (under `u` without the surrogates: a lone one in a
+  // text never matches a literal's character), read by one global scan of the class.
+  const plane = flags === 'iu' ? BMP_WITHOUT_SURROGATES : BMP;
+  for (const match of plane.matchAll(new RegExp(`[${escaped.join('')}]`, `${flags}g`))) {
+    const character = match[0];
     // The representative is the first literal character it folds with.
     const index = each.findIndex((regex) => regex.test(character));
-    fold[code] = characters[index]!.charCodeAt(0);
+    fold[character.charCodeAt(0)] = characters[index]!.charCodeAt(0);
   }
   const folded = literals.map((literal) => Array.from(literal, (character) => String.fromCharCode(fold[character.charCodeAt(0)]!)).join(''));
   const distinct = [...new Set(folded)];
   const automaton = buildAutomaton(distinct);
-  return { slots: folded.map((value) => distinct.indexOf(value)), find: (text) => automaton.mark(text, undefined, fold).found };
+  return {
+    slots: folded.map((value) => distinct.indexOf(value)),
+    find: (text) => automaton.mark(text, undefined, fold).found,
+    // With the offsets where the slots flagged in `track` start (automaton.mark's `limit`).
+    starts: (text, track, limit) => automaton.mark(text, track, fold, limit),
+  };
+}
+
+/**
+ * Which of `regexes` may match a text, from one case-insensitive automaton pass over their
+ * required clauses (requiredClauses): flag i is 0 only when no top-level alternative of
+ * regexes[i] has a literal of each of its clauses in the text, so that the expression cannot
+ * match it; an expression without clauses is always flagged. The expressions share their flags,
+ * `i` or `iu` (others that do not change what a literal matches, such as `g`, may be added).
+ */
+export function possibleMatches(regexes: readonly RegExp[]): (text: string) => Uint8Array {
+  const unicode = regexes.map((regex) => regex.unicode);
+  if (regexes.some((regex) => !regex.ignoreCase || regex.flags.includes('v') || regex.unicode !== unicode[0])) throw new Error('possibleMatches: the expressions must share the i or iu flags');
+  const forms = regexes.map((regex) => requiredClauses(regex.source, { unicode: regex.unicode }));
+  const literals = [...new Set(forms.flatMap((form) => form ?? []).flat(2))];
+  const { slots, find } = caseInsensitiveSlots(literals, unicode[0] === true ? 'iu' : 'i');
+  const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
+  const clauses = forms.map((form) => (form === null ? null : form.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]))));
+  const holds = (found: Uint8Array, clause: readonly number[]): boolean => {
+    for (const slot of clause) if (found[slot] === 1) return true;
+    return false;
+  };
+  return (text) => {
+    const found = find(text);
+    return Uint8Array.from(clauses, (alternatives) => (alternatives === null || alternatives.some((clauseList) => clauseList.every((clause) => holds(found, clause))) ? 1 : 0));
+  };
+}
+
+/** Each code unit once, in order (the Basic Multilingual Plane, with and without the surrogates). */
+const BMP = String.fromCharCode(...Array.from({ length: 0x10000 }, (_, code) => code));
+const BMP_WITHOUT_SURROGATES = BMP.slice(0, 0xd800) + BMP.slice(0xe000);
+
+/** Above one start per this many characters, an expression is run over the whole text instead. */
+const DENSE_START_SPACING = 48;
+
+/**
+ * `regexes[i].exec(text)` for each of `regexes` (flag `i` without `u`, neither `g` nor `y`), found
+ * with less work: null without running the expression where possibleMatches shows it cannot match,
+ * and where every match starts with one of its required prefixes (requiredPrefixes), a sticky
+ * copy tried only at the offsets where a prefix occurs (case-folded as the `i` flag folds), in
+ * ascending order: the first offset where it matches is where the expression's own scan finds its
+ * first match, and the match is the same. Where the prefixes occur more than once per
+ * DENSE_START_SPACING characters the expression scans the text itself. One automaton pass per text.
+ */
+export function firstMatches(regexes: readonly RegExp[]): (text: string) => (index: number) => RegExpExecArray | null {
+  if (regexes.some((regex) => regex.flags !== 'i')) throw new Error('firstMatches: the expressions must have the i flag alone');
+  const forms = regexes.map((regex) => requiredClauses(regex.source));
+  const prefixes = regexes.map((regex) => requiredPrefixes(regex.source));
+  const sticky = regexes.map((regex) => new RegExp(regex.source, 'iy'));
+  const literals = [...new Set([...forms.flatMap((form) => form ?? []).flat(2), ...prefixes.flatMap((list) => list ?? [])])];
+  const { slots, starts } = caseInsensitiveSlots(literals, 'i');
+  const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
+  const clauses = forms.map((form) => (form === null ? null : form.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]))));
+  const prefixSlots = prefixes.map((list) => (list === null ? null : [...new Set(list.map((literal) => slotOf.get(literal)!))]));
+  const track = new Uint8Array(Math.max(0, ...slots) + 1);
+  for (const list of prefixSlots) for (const slot of list ?? []) track[slot] = 1;
+  const holds = (found: Uint8Array, clause: readonly number[]): boolean => {
+    for (const slot of clause) if (found[slot] === 1) return true;
+    return false;
+  };
+  return (text) => {
+    if (starts === undefined) return (index) => regexes[index]!.exec(text);
+    const limit = Math.max(16, text.length / DENSE_START_SPACING);
+    const marks = starts(text, track, limit);
+    return (index) => {
+      const alternatives = clauses[index]!;
+      if (alternatives !== null && !alternatives.some((clauseList) => clauseList.every((clause) => holds(marks.found, clause)))) return null;
+      const offsets = prefixSlots[index] === null ? null : mergeOffsets(prefixSlots[index]!, marks.starts, limit);
+      if (offsets === null) return regexes[index]!.exec(text);
+      const regex = sticky[index]!;
+      for (const offset of offsets) {
+        regex.lastIndex = offset;
+        const match = regex.exec(text);
+        if (match !== null) return match;
+      }
+      return null;
+    };
+  };
+}
+
+/** The offsets of the slots' starts, ascending and distinct; null when more than `limit`. */
+function mergeOffsets(slots: readonly number[], starts: ReadonlyMap<number, readonly number[]>, limit: number): readonly number[] | null {
+  const all: number[] = [];
+  for (const slot of slots) {
+    const list = starts.get(slot);
+    if (list === undefined) continue;
+    if (list.length > limit) return null;
+    for (const offset of list) all.push(offset);
+  }
+  if (all.length > limit) return null;
+  all.sort((left, right) => left - right);
+  let write = 0;
+  for (let read = 0; read < all.length; read++) if (read === 0 || all[read] !== all[read - 1]) all[write++] = all[read]!;
+  all.length = write;
+  return all;
 }
 
 /**

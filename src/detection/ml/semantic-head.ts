@@ -102,17 +102,37 @@ export function selectWindows(text: string, limit: number = SEMANTIC_MAX_WINDOWS
 const ENGLISH_WORDS: ReadonlySet<string> = new Set(
   'the a an and or but of to in on at for with from by is are was were be been this that these those it its you your i me my we our they their he she his her not no do does did have has had will would can could should must please what which who how when where if then than as so all any'.split(' '),
 );
+const LONGEST_ENGLISH_WORD = Math.max(...[...ENGLISH_WORDS].map((word) => word.length));
 
 /**
  * Whether a text reads as English: at least 15 % of its Latin-letter words are English function
  * words (a text of fewer than 4 words: at least one of them is).
  */
 export function readsAsEnglish(text: string): boolean {
-  const words = text.slice(0, 4096).toLowerCase().match(/[a-z']+/g) ?? [];
+  // The words are the runs of [a-z'] of the lower-cased text (as /[a-z']+/g finds them), read by
+  // character code; only a run no longer than the longest function word is made a string and
+  // looked up.
+  const lower = text.slice(0, 4096).toLowerCase();
+  let words = 0;
   let common = 0;
-  for (const word of words) if (ENGLISH_WORDS.has(word)) common += 1;
-  if (words.length < 4) return common > 0;
-  return common / words.length >= 0.15;
+  for (let index = 0; index < lower.length; ) {
+    if (!isWordCode(lower.charCodeAt(index))) {
+      index += 1;
+      continue;
+    }
+    let end = index + 1;
+    while (end < lower.length && isWordCode(lower.charCodeAt(end))) end += 1;
+    words += 1;
+    if (end - index <= LONGEST_ENGLISH_WORD && ENGLISH_WORDS.has(lower.slice(index, end))) common += 1;
+    index = end;
+  }
+  if (words < 4) return common > 0;
+  return common / words >= 0.15;
+}
+
+/** a–z or the apostrophe: the characters of /[a-z']/. */
+function isWordCode(code: number): boolean {
+  return (code >= 97 && code <= 122) || code === 39;
 }
 
 /**
