@@ -591,10 +591,12 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // Logged or alerted (and not graded by the fit): a tool output's task evidence, or a model
       // answer's count of recital-sign classes, orders it within its band, above its decision score
       // and below the band's top (graded-score.ts `bandTaskScore`, `bandRecitalScore`; ranking only).
+      // A model answer refused (challenge or block) is ranked the same way inside its band.
       const rankedInBand = (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision);
-      const reported = !rankedInBand ? score
-        : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability)
-          : kind === 'llm_output' ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text)) : score;
+      const reported = kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')
+        ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text))
+        : !rankedInBand ? score
+          : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability) : score;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

@@ -149,24 +149,29 @@ export function bandTaskScore(decisionScore: number, thresholds: Thresholds, tas
 const RECITAL_HALF = 0.25;
 
 /**
- * A model answer's score in the log or alert band, ranked by how many classes of recital sign it
- * carries (recital.ts `instructionRecitalStrength`, n): the decision score raised toward the band's
- * top by `GRADED_CEILING × n / (n + 0.25)` of the range left. The decision score stays the floor and
- * the band's top the ceiling, so no decision moves; monotone in the score and in n; n = 0, and the
- * allow, challenge and block bands, return the score.
+ * A model answer's score in the log, alert, challenge or block band, ranked by how many classes of
+ * recital sign it carries (recital.ts `instructionRecitalStrength`, n): the decision score raised
+ * toward the band's top (for block, 1) by `GRADED_CEILING × n / (n + 0.25)` of the range left. The
+ * decision score stays the floor and the band's top the ceiling, so no decision moves; monotone in
+ * the score and in n; n = 0, and the allow band, return the score. In the refusing bands the
+ * answers share a few decision scores (the challenge cap, a recital finding's confidence) and the
+ * count orders the ones that do (docs/detection.md, rank-pl8).
  */
 export function bandRecitalScore(decisionScore: number, thresholds: Thresholds, strength: number): number {
-  return strength <= 0 ? decisionScore : liftWithinBand(decisionScore, thresholds, strength / (strength + RECITAL_HALF));
+  return strength <= 0 ? decisionScore : liftWithinBand(decisionScore, thresholds, strength / (strength + RECITAL_HALF), true);
 }
 
 /**
- * The decision score raised toward the top of its log or alert band by `share` (0..1) of the
- * range left, times GRADED_CEILING (so the top is never reached); any other band, or no share,
- * returns the score. The one rule behind bandTaskScore and bandRecitalScore (ranking only).
+ * The decision score raised toward the top of its log or alert band (with `refusals`, also of its
+ * challenge band, whose top is the block threshold, and of the block band, whose top is 1) by
+ * `share` (0..1) of the range left, times GRADED_CEILING (so the top is never reached); any other
+ * band, or no share, returns the score. The one rule behind bandTaskScore and bandRecitalScore
+ * (ranking only).
  */
-function liftWithinBand(decisionScore: number, thresholds: Thresholds, share: number): number {
+function liftWithinBand(decisionScore: number, thresholds: Thresholds, share: number, refusals = false): number {
   const decision = decide(decisionScore, thresholds);
-  if (share <= 0 || (decision !== 'log' && decision !== 'alert')) return decisionScore;
-  const high = decision === 'log' ? thresholds.alert : thresholds.challenge;
+  const ranked = decision === 'log' || decision === 'alert' || (refusals && (decision === 'challenge' || decision === 'block'));
+  if (share <= 0 || !ranked) return decisionScore;
+  const high = decision === 'log' ? thresholds.alert : decision === 'alert' ? thresholds.challenge : decision === 'challenge' ? thresholds.block : 1;
   return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
 }

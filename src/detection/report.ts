@@ -38,7 +38,8 @@ export function notifyDecision(events: EventBus, facts: RequestFacts, decision: 
     decision.decision === 'block' ? 'threat.blocked' : 'threat.alert',
     {
       request_id: facts.requestId,
-      threat_score: decision.threat_score,
+      // The score the decision was made on (threat_score may rank the text within its band).
+      threat_score: decision.decision_score ?? decision.threat_score,
       decision: decision.decision,
       pattern_ids: decision.patterns_matched.map((pattern) => pattern.id),
       session_id: context.sessionId ?? '',

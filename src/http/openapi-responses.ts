@@ -241,7 +241,7 @@ const ThreatDecision = closed(
     session_escalation_factor: Type.Number(),
     session_request_count: Type.Integer(),
     base_score: Type.Number({ description: 'Score before the session factor.' }),
-    decision_score: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'The score the response policy acted on: equal to threat_score at and above the challenge threshold, and whenever a behavioural (T5) anomaly was joined; otherwise threat_score grades the evidence inside the band of the decision: below the log threshold it stays under the log threshold, and for a logged or alerted tool output or model answer it lies between decision_score and the top of its band.' })),
+    decision_score: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'The score the response policy acted on (and the one threat events and webhooks carry): equal to threat_score for a refused prompt, tool output or tool definition, and whenever a behavioural (T5) anomaly was joined; otherwise threat_score grades the evidence inside the band of the decision: below the log threshold it stays under the log threshold, for a logged or alerted tool output or model answer it lies between decision_score and the top of its band, and for a challenged or blocked model answer between decision_score and the block threshold (challenge) or 1 (block).' })),
     kind: Type.String(),
     categories: Type.Array(Type.String()),
     tiers: Type.Array(closed({ tier: Type.String(), outcome: oneOf(['clean', 'match', 'error', 'skipped']), score: Type.Number(), latency_ms: Type.Number(), detail: Type.Optional(Type.String()) })),
