@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDetection, decide, DEFAULT_THRESHOLDS, withBehaviour } from '../../src/detection/index.ts';
-import { bandRecitalScore, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
+import { bandRecitalScore, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
 import { taskEvidence } from '../../src/detection/indirect.ts';
 import { instructionRecitalStrength } from '../../src/detection/recital.ts';
 
@@ -145,7 +145,7 @@ describe("tool outputs' task evidence in the graded score (planted instructions,
       expect(evidence.probability).toBeGreaterThan(0.8);
       expect(evidence.offTopic).toBe(1);
     }
-    expect(taskEvidence(`${rows}${last}`)).toEqual({ probability: 0, offTopic: 0, edge: false });
+    expect(taskEvidence(`${rows}${last}`)).toEqual({ probability: 0, offTopic: 0, edge: false, weak: 0 });
   });
 
   it("reads an e-mail's own request as less task-like and partly about its data", () => {
@@ -288,8 +288,12 @@ describe('ranking allowed tool outputs by a direction to the model in any senten
   it('raises the fused probability with the weak reading, monotone, inside the allow band, and only where the fit weighs the task', () => {
     expect(WEAK_TASK_WEIGHT).toBeGreaterThan(0);
     const fit = { bias: -1, probability: 0, score: 5, task: 0.2 };
-    const values = [0, 0.01, 0.2, 0.6, 0.999999].map((weak) => gradedProbability(fit, { probability: undefined, score: 0, task: { probability: 0, offTopic: 0, edge: false, weak } }));
-    for (let index = 1; index < values.length; index++) expect(values[index]).toBeGreaterThan(values[index - 1]!);
+    const values = [0, 0.01, WEAK_TASK_FLOOR, 0.6, 0.999999].map((weak) => gradedProbability(fit, { probability: undefined, score: 0, task: { probability: 0, offTopic: 0, edge: false, weak } }));
+    // Ordinary sentences (under the floor) add nothing; above it the term rises with the probability.
+    expect(values[1]).toBe(values[0]);
+    expect(values[2]).toBe(values[0]);
+    expect(values[3]).toBeGreaterThan(values[2]!);
+    expect(values[4]).toBeGreaterThan(values[3]!);
     const strongest = gradedThreatScore(fit, { probability: 0.999999, score: 0, task: { probability: 0.999999, offTopic: 1, edge: true, weak: 0.999999 } }, DEFAULT_THRESHOLDS);
     expect(decide(strongest, DEFAULT_THRESHOLDS)).toBe('allow');
     const noTask = { bias: -1, probability: 0, score: 5 };
