@@ -586,7 +586,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           score: decisionScore,
           english: readsEnglish(analysis, text),
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
-          ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0 }) } : {}),
+          ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0, weak: true }) } : {}),
         }, limits, graded?.bands);
       // Logged or alerted (and not graded by the fit): a tool output's task evidence, or a model
       // answer's count of recital-sign classes, orders it within its band, above its decision score

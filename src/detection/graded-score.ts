@@ -68,7 +68,7 @@ export interface GradedEvidence {
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
-  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean };
+  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number };
 }
 
 /** Whether a fit reads a text's task evidence (then the caller computes it). */
@@ -87,6 +87,22 @@ const LOGIT_LIMIT = 9;
  */
 export const EDGE_TASK_WEIGHT = 0.3;
 
+/**
+ * Tool outputs: weight of `logit(w) − logit(WEAK_TASK_FLOOR)`, w the ai-task probability of the
+ * text's most task-like sentence that is not imperative-shaped (`TaskEvidence.weak`: "In your
+ * reply, mention …", "The assistant should …"), added beside the strongest imperative task when w
+ * is over the floor. It breaks the tie of the many allowed tool outputs with no imperative
+ * candidate and ranks a direction to the model that does not open with a verb; under the floor
+ * (ordinary prose, a colleague's note) it adds nothing, so the term reads instruction-likeness and
+ * not the mere presence of sentences. Not fitted by `scripts/fit-graded-score.ts`: scored on the
+ * sealed set (docs/detection.md, "A direction to the model in any sentence's shape", det-rank8;
+ * flat for floors 0.1–0.2 and weights 0.5–1) and checked on the whole-source holdout. Applies only
+ * where the fit weighs the task.
+ */
+export const WEAK_TASK_WEIGHT = 1;
+/** The ai-task probability a non-imperative sentence must pass before it ranks a tool output (see WEAK_TASK_WEIGHT). */
+export const WEAK_TASK_FLOOR = 0.2;
+
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
@@ -98,7 +114,9 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const task = evidence.task === undefined || evidence.task.probability <= 0 ? 0 : logOdds(evidence.task.probability) + LOGIT_LIMIT;
   const taskWeight = Math.max(0, fit.task ?? 0);
   const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
-  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm;
+  const weak = evidence.task?.weak ?? 0;
+  const weakTerm = taskWeight > 0 && weak > WEAK_TASK_FLOOR ? WEAK_TASK_WEIGHT * (logOdds(weak) - logOdds(WEAK_TASK_FLOOR)) : 0;
+  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm;
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm;
   return 1 / (1 + Math.exp(-z));
 }

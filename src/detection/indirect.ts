@@ -521,6 +521,13 @@ export interface TaskEvidence {
    * surest of them, this ranks the rest).
    */
   readonly edge: boolean;
+  /**
+   * The highest probability the ai-task classifier gives a sentence of at least four words that is
+   * not imperative-shaped (and not about the text's own material): a direction to the model in
+   * another form ("In your reply, mention …", "The assistant should …"). Read only when asked
+   * (`weak: true`), else 0; 0 in command documentation. Ranking only (graded-score.ts `WEAK_TASK_WEIGHT`).
+   */
+  readonly weak: number;
 }
 
 /** Fewest non-empty sentences a text has for its first or last one to count as at its edge. */
@@ -550,34 +557,42 @@ function contentWords(text: string, into: Set<string>): Set<string> {
  * when the fit in use does not weigh it) and whether it stands at the text's edge. Used only for
  * tool outputs the policy lets through, to grade `threat_score` inside their band (graded-score.ts).
  */
-export function taskEvidence(raw: string, options: { readonly offTopic?: boolean } = {}): TaskEvidence {
+export function taskEvidence(raw: string, options: { readonly offTopic?: boolean; readonly weak?: boolean } = {}): TaskEvidence {
   const text = raw.length > TASK_EVIDENCE_CHARS ? raw.slice(0, TASK_EVIDENCE_CHARS) : raw;
-  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0, edge: false };
+  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0, edge: false, weak: 0 };
   const classifier = aiTaskClassifier();
   let best: Segment | undefined;
   let bestIndex = -1;
   let probability = 0;
+  let weak = 0;
   let sentences = 0;
   for (const segment of segments(text)) {
     if (segment.text.trim() === '') continue;
     const index = sentences++;
-    if (!isTaskCandidate(segment.text)) continue;
+    if (!isTaskCandidate(segment.text)) {
+      // Any other sentence of four words or more: the classifier's reading of it, kept apart
+      // (it was trained on imperative-shaped sentences; here it only ranks allowed texts).
+      if (options.weak !== true || !hasWords(segment.text, 4)) continue;
+      const value = classifier.probability(segment.text);
+      if (value > weak && !ABOUT_THE_DATA.test(segment.text.toLowerCase())) weak = value;
+      continue;
+    }
     const value = classifier.probability(segment.text);
     if (value <= probability || ABOUT_THE_DATA.test(segment.text.toLowerCase())) continue;
     probability = value;
     best = segment;
     bestIndex = index;
   }
-  if (best === undefined) return { probability: 0, offTopic: 0, edge: false };
+  if (best === undefined) return { probability: 0, offTopic: 0, edge: false, weak };
   const edge = sentences >= EDGE_EVIDENCE_SENTENCES && (bestIndex === 0 || bestIndex === sentences - 1);
-  if (options.offTopic === false) return { probability, offTopic: 0, edge };
+  if (options.offTopic === false) return { probability, offTopic: 0, edge, weak };
   const own = contentWords(best.text, new Set());
-  if (own.size === 0) return { probability, offTopic: 0, edge };
+  if (own.size === 0) return { probability, offTopic: 0, edge, weak };
   const rest = contentWords(text.slice(0, best.start), new Set());
   contentWords(text.slice(best.end), rest);
   let unrelated = 0;
   for (const word of own) if (!rest.has(word)) unrelated++;
-  return { probability, offTopic: unrelated / own.size, edge };
+  return { probability, offTopic: unrelated / own.size, edge, weak };
 }
 
 /** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */
