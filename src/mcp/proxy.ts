@@ -867,11 +867,14 @@ export function createProxy(deps: ProxyDeps) {
     return out;
   }
 
-  /** Resolves once the notification's evidence is on disk: a block is answered after it. */
+  /**
+   * Resolves once the notification's evidence is on disk: a block is answered after it. Carries the
+   * score the decision was made on (the inspection's `score` may rank the text within its band).
+   */
   function notify(exchange: Exchange, inspection: Inspection, decision: 'block' | 'alert', target: string): Promise<void> {
     const hijack = inspection.findings.filter((finding) => HIJACK_CATEGORIES.has(finding.category));
     return deps.events.emit(exchange.caller.orgId, decision === 'block' ? 'threat.blocked' : 'threat.alert', {
-      request_id: exchange.requestId, threat_score: inspection.score, decision, pattern_ids: inspection.findings.map((finding) => finding.id),
+      request_id: exchange.requestId, threat_score: inspection.decisionScore ?? inspection.score, decision, pattern_ids: inspection.findings.map((finding) => finding.id),
       session_id: exchange.sessionId ?? '', session_request_count: 0, session_escalation_factor: 1, source_ip: '', method: 'tools/call', path: `/mcp/${exchange.server.id}`, user_agent: '',
       ...(hijack.length > 0 ? { hijacking: { classes: [...new Set(hijack.map((finding) => finding.category))], hop: exchange.caller.hop, target } } : {}),
     }, { gatewayId: 'mcp' });
