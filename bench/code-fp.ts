@@ -18,7 +18,9 @@
  * (AgentDojo's injected texts, InjecAgent's attacker instructions) and the direct-instruction
  * sources (giskard, garak misc, promptmap, Tensor Trust hijacking, CyberSecEval direct), 40–240
  * characters, whitespace collapsed to one line. Without the datasets the attack side is skipped
- * with a notice; without any code files the whole bench is.
+ * with a notice; without any code files the whole bench is. "where the clean chunk passed" counts
+ * only the chunks whose clean form was allowed: there the refusal is the planted sentence's doing,
+ * so it is the figure a change to benign code must not lower.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -38,7 +40,7 @@ const MIN_LINES = 20;
 const MAX_LINES = 80;
 
 /** mulberry32: a small seeded generator, so that a run is repeatable. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -130,7 +132,7 @@ function chunkOf(file: string, language: Language, next: () => number): Chunk | 
   return { language, package: packageOf(file), file, start: start + 1, lines: chunk };
 }
 
-function drawChunks(count: number, seed: number): Chunk[] {
+export function drawChunks(count: number, seed: number): Chunk[] {
   const byLanguage = candidateFiles();
   const next = random(seed);
   const languages = (Object.keys(byLanguage) as Language[]).filter((language) => byLanguage[language].length > 0);
@@ -160,7 +162,7 @@ function jsonl(file: string): Record<string, unknown>[] {
 const DIRECT_SOURCES = ['giskard_prompt_injections', 'garak_misc', 'promptmap_rules', 'tensortrust_hijacking', 'cyberseceval_prompt_injection'];
 
 /** Attack sentences, one line each, 40–240 characters, read from the development corpora at run time. */
-function attackSentences(): Array<{ group: 'indirect' | 'instruction'; text: string }> | undefined {
+export function attackSentences(): Array<{ group: 'indirect' | 'instruction'; text: string }> | undefined {
   if (!existsSync(DATASETS)) return undefined;
   const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
   const fits = (text: string) => text.length >= 40 && text.length <= 240;
@@ -182,7 +184,7 @@ function attackSentences(): Array<{ group: 'indirect' | 'instruction'; text: str
 }
 
 /** The chunk with `sentence` as a comment line before line `at`, indented like that line. */
-function plant(chunk: Chunk, sentence: string, at: number): string {
+export function plant(chunk: Chunk, sentence: string, at: number): string {
   const marker = chunk.language === 'python' ? '#' : '//';
   const neighbour = chunk.lines[at] ?? '';
   const indent = /^[ \t]*/.exec(neighbour)?.[0] ?? '';
@@ -218,10 +220,14 @@ export async function runCodeFpBench(options: { chunks?: number; seed?: number; 
   const refusedBy: Record<Kind, Record<string, number>> = { tool_output: {}, prompt: {} };
   const alertBy: Record<Kind, Record<string, number>> = { tool_output: {}, prompt: {} };
   const examples: Array<{ kind: Kind; file: string; lines: string; decision: string; score: number; findings: string[] }> = [];
+  // Whether each chunk's clean form was allowed, per kind: a planted attack is credited to the
+  // detector only where the code around it passed, not where the code was refused anyway.
+  const cleanAllowed: Record<Kind, boolean[]> = { tool_output: [], prompt: [] };
   for (const chunk of chunks) {
     const code = chunk.lines.join('\n');
     for (const kind of kinds) {
       const decision = await engine.inspect({ kind, content: kind === 'prompt' ? PROMPT_PREFIX + code : code });
+      cleanAllowed[kind].push(decision.allowed);
       count(benign, `${kind} all`, decision);
       count(benign, `${kind} ${chunk.language}`, decision);
       if (decision.decision === 'allow' || decision.decision === 'log') continue;
@@ -247,7 +253,7 @@ export async function runCodeFpBench(options: { chunks?: number; seed?: number; 
   } else {
     const next = random(seed ^ 0x5eed);
     const planted: Record<string, Tally> = {};
-    for (const chunk of chunks) {
+    for (const [index, chunk] of chunks.entries()) {
       const sentence = sentences[Math.floor(next() * sentences.length)]!;
       const at = Math.floor(next() * (chunk.lines.length + 1));
       const code = plant(chunk, sentence.text, at);
@@ -256,6 +262,7 @@ export async function runCodeFpBench(options: { chunks?: number; seed?: number; 
         count(planted, `${kind} all`, decision);
         count(planted, `${kind} ${chunk.language}`, decision);
         count(planted, `${kind} ${sentence.group}`, decision);
+        if (cleanAllowed[kind][index] === true) count(planted, `${kind} where the clean chunk passed`, decision);
       }
     }
     attack = {
