@@ -11,7 +11,9 @@
  * svc's added CPU per tools/call, part by part), startup (compiled build against tsx), memory (the
  * compiled server's RSS under 5 minutes of mixed load with the ML tiers loaded), verification, collector (sensor findings per second,
  * single and batches of 100, and the verification cost per finding), workers (WORKERS=1, 2, 4 on
- * PostgreSQL + Redis: BENCH_DATABASE_URL, BENCH_REDIS_URL).
+ * PostgreSQL + Redis: BENCH_DATABASE_URL, BENCH_REDIS_URL), code-fp (ordinary source code from node_modules and the
+ * system's Python library inspected as tool_output and as a pasted prompt: refusal and alert rates, and the same chunks
+ * with an attack sentence planted in a comment).
  */
 import { availableParallelism, loadavg } from 'node:os';
 
@@ -44,6 +46,7 @@ const benches: Record<string, () => Promise<Bench>> = {
   collector: async () => (await import('./collector.ts')).runCollectorBench,
   workers: async () => (await import('./workers.ts')).runWorkersBench,
   'cold-start': async () => (await import('./cold-start.ts')).runColdStartBench,
+  'code-fp': async () => (await import('./code-fp.ts')).runCodeFpBench as Bench,
 };
 
 const args = process.argv.slice(2);

@@ -606,6 +606,13 @@ function otherImperatives(all: readonly Segment[], except: Segment, limit: numbe
   return count;
 }
 
+/**
+ * `export` opening a declaration ("export const …", "export declare function …", "export
+ * { … }") is source code, not an order to export data (issue #32, bench/code-fp.ts: TypeScript
+ * declarations read by a coding agent were imperatives with a named asset). "Export all user
+ * records to …" stays an imperative.
+ */
+const CODE_EXPORT = '(?!export\\s{1,3}(?:(?:declare|default)\\s{1,3})?(?:const|let|var|function|class|interface|type|enum|async|abstract|namespace|default)\\b|export\\s{0,3}[{*])';
 /** Actions an agent's tools can carry out. */
 const ACTION_VERB =
   '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
@@ -614,7 +621,7 @@ const ACTION_VERB =
  * verb followed by a status word is a noun in a status or error line, not an order: "Access
  * denied - path outside allowed directories", "Upload failed", "Search error".
  */
-const IMPERATIVE = new RegExp(`^(?:\\(?[a-z_ ]{2,30}\\)?\\s{0,2}[:)\\]-]\\s{0,3})?(?:(?:please|kindly|now|first|then|also|next|finally|immediately|urgently|ok|okay)[,:]?\\s{1,3}){0,3}${ACTION_VERB}\\b(?!\\s{1,3}(?:denied|granted|refused|forbidden|failed|rejected|restricted|blocked|error|not\\s{1,3}(?:allowed|permitted|found))\\b)`);
+const IMPERATIVE = new RegExp(`^(?:\\(?[a-z_ ]{2,30}\\)?\\s{0,2}[:)\\]-]\\s{0,3})?(?:(?:please|kindly|now|first|then|also|next|finally|immediately|urgently|ok|okay)[,:]?\\s{1,3}){0,3}${CODE_EXPORT}${ACTION_VERB}\\b(?!\\s{1,3}(?:denied|granted|refused|forbidden|failed|rejected|restricted|blocked|error|not\\s{1,3}(?:allowed|permitted|found))\\b)`);
 /**
  * "Access to …" opening a sentence is the noun ("Access to this data is provided …", "Access to
  * the records can be requested …", a terms-of-use clause): the verb takes its object directly

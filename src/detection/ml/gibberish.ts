@@ -206,6 +206,14 @@ export interface SuffixProfile {
    * adverb ("make sure", "click here", "I'm not sure") is not it.
    */
   readonly targetFragment?: boolean;
+  /**
+   * Non-blank lines the tail spans. An optimiser's suffix is one run of tokens after the request
+   * (on the development corpora no attack's tail spans more than three); a tail spread over four
+   * or more lines, half of them shaped like code, is source code whose cut-off braces do not balance.
+   */
+  readonly lines?: number;
+  /** Of those lines, the ones shaped like code: indented, or ending with ";", "{", "}" or ":". */
+  readonly codeLines?: number;
 }
 
 /** Words after which "sure" or "here" is ordinary prose. */
@@ -248,7 +256,28 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
   for (const { token } of tokens) if (isNoiseToken(token.length > 200 ? token.slice(0, 200) : token, model)) noise += 1;
   const oneLine = !window.slice(tokens[0]?.at ?? 0).includes('\n');
   const targetFragment = oneLine && tokens.some(({ token }, index) => isTargetFragment(token.length > 200 ? token.slice(0, 200) : token, tokens[index - 1]?.token));
-  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length, targetFragment };
+  // Non-blank lines of the tail, and those shaped like code: indented, or ending a statement or
+  // block (";", "{", "}", ":").
+  let lines = 0;
+  let codeLines = 0;
+  const tail = window.slice(tokens[0]?.at ?? window.length);
+  let lineStart = tail.startsWith('\n') ? 1 : 0;
+  // The tail's first line starts mid-line: its indentation is not visible, so it counts by its end only.
+  let first = true;
+  while (lineStart <= tail.length) {
+    const lineEnd = tail.indexOf('\n', lineStart) === -1 ? tail.length : tail.indexOf('\n', lineStart);
+    const line = tail.slice(lineStart, lineEnd);
+    const trimmed = line.trimEnd();
+    if (trimmed.trim().length > 0) {
+      lines += 1;
+      const indented = !first && (line.startsWith(' ') || line.startsWith('\t'));
+      const last = trimmed.charCodeAt(trimmed.length - 1);
+      if (indented || last === 59 /* ; */ || last === 123 /* { */ || last === 125 /* } */ || last === 58 /* : */) codeLines += 1;
+    }
+    first = false;
+    lineStart = lineEnd + 1;
+  }
+  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length, targetFragment, lines, codeLines };
 }
 
 /**
@@ -256,7 +285,14 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
  * that do not balance (one is enough in the full 20-token tail of a long prompt) (measured on the development corpora: no benign prompt, tool description
  * or everyday sentence reaches it), 'weak' on noise alone, else 'none'.
  */
+/** A tail spread over this many non-blank lines is not an optimiser's one-run suffix. */
+export const SPREAD_LINES = 4;
+
 export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | 'none' {
+  // Token noise over four or more lines, half of them indented or ending a statement or block, is
+  // code (a pasted function cut mid-block ends with braces opened above the cut), not a suffix: at most the weak signal (issue #32: 79 of 400
+  // ordinary code chunks pasted for review were refused on this alone, bench/code-fp.ts).
+  if ((profile.lines ?? 1) >= SPREAD_LINES && (profile.codeLines ?? 0) * 2 >= (profile.lines ?? 1)) return profile.noiseRatio >= 0.3 && profile.imbalance >= 1 ? 'weak' : 'none';
   if ((profile.imbalance >= 2 && profile.noiseRatio >= 0.15) || (profile.imbalance >= 4 && profile.noiseRatio >= 0.1)) return 'strong';
   // A full tail of a long prompt (GCG suffixes follow a whole request) with noise and one bracket
   // left open: measured on the development corpora, no benign prompt of 20+ tokens reaches it.
