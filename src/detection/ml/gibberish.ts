@@ -280,14 +280,14 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
   return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length, targetFragment, lines, codeLines };
 }
 
+/** A tail spread over this many non-blank lines is not an optimiser's one-run suffix. */
+export const SPREAD_LINES = 4;
+
 /**
  * Strength of the adversarial-suffix evidence: 'strong' when noise tokens come with brackets
  * that do not balance (one is enough in the full 20-token tail of a long prompt) (measured on the development corpora: no benign prompt, tool description
  * or everyday sentence reaches it), 'weak' on noise alone, else 'none'.
  */
-/** A tail spread over this many non-blank lines is not an optimiser's one-run suffix. */
-export const SPREAD_LINES = 4;
-
 export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | 'none' {
   // Token noise over four or more lines, half of them indented or ending a statement or block, is
   // code (a pasted function cut mid-block ends with braces opened above the cut), not a suffix: at most the weak signal (issue #32: 79 of 400
