@@ -237,6 +237,42 @@ export function isWhitespace(code: number): boolean {
   return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
+const OPENERS = '([{';
+const CLOSERS = ')]}';
+const QUOTES = `'"\``;
+
+/**
+ * Whether a line's brackets balance once closers at its start and openers at its end (with a
+ * trailing ";" or ",") are set aside, and quoted strings skipped; one bracket may stay open.
+ * Code does this ("} else {", "foo(a, [b]);", "if (x) {"); an optimiser's noise puts brackets
+ * mid-line. One pass over the characters (the line is untrusted text).
+ */
+function locallyBalanced(line: string): boolean {
+  let start = 0;
+  let end = line.length;
+  while (start < end && (isWhitespace(line.charCodeAt(start)) || CLOSERS.includes(line[start]!))) start += 1;
+  while (end > start && (isWhitespace(line.charCodeAt(end - 1)) || line[end - 1] === ';' || line[end - 1] === ',')) end -= 1;
+  while (end > start && OPENERS.includes(line[end - 1]!)) end -= 1;
+  // The last position of each quote character: a quote at or after it has no closing partner.
+  const lastQuote = [...QUOTES].map((quote) => line.lastIndexOf(quote, end - 1));
+  const stack: string[] = [];
+  for (let index = start; index < end; index += 1) {
+    const char = line[index]!;
+    const quote = QUOTES.indexOf(char);
+    if (quote !== -1 && index < lastQuote[quote]!) {
+      index = line.indexOf(char, index + 1);
+      continue;
+    }
+    const open = OPENERS.indexOf(char);
+    if (open !== -1) stack.push(char);
+    else {
+      const close = CLOSERS.indexOf(char);
+      if (close !== -1 && stack.pop() !== OPENERS[close]) return false;
+    }
+  }
+  return stack.length <= 1;
+}
+
 /** Profile of the last TAIL_TOKENS whitespace-separated tokens of `text` (case preserved). */
 export function suffixProfile(text: string, model: CharModel | null = loadCharModel()): SuffixProfile {
   const window = text.length > 4096 ? text.slice(text.length - 4096) : text;
@@ -272,7 +308,7 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
       lines += 1;
       const indented = !first && (line.startsWith(' ') || line.startsWith('\t'));
       const last = trimmed.charCodeAt(trimmed.length - 1);
-      if (indented || last === 59 /* ; */ || last === 123 /* { */ || last === 125 /* } */ || last === 58 /* : */) codeLines += 1;
+      if ((indented || last === 59 /* ; */ || last === 123 /* { */ || last === 125 /* } */ || last === 58 /* : */) && locallyBalanced(trimmed)) codeLines += 1;
     }
     first = false;
     lineStart = lineEnd + 1;
