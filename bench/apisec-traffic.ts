@@ -7,6 +7,7 @@
  * addresses, so the analyzer's path normalization is exercised. Seeded: the same seed gives the
  * same traffic.
  */
+import { seededRandom as random } from './lib.ts';
 
 export interface SyntheticRequest {
   method: string;
@@ -23,17 +24,6 @@ export interface SyntheticApi {
   /** "METHOD /template" of every deprecated, still-served route. */
   zombie: Set<string>;
   requests: SyntheticRequest[];
-}
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 type Param = 'id' | 'uuid' | 'hash' | 'date' | 'slug' | 'email' | 'word';

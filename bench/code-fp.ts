@@ -25,7 +25,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createDetection, type ThreatDecision } from '../src/detection/index.ts';
-import { repoRoot } from './lib.ts';
+import { repoRoot, seededRandom as random } from './lib.ts';
 
 type Language = 'javascript' | 'typescript' | 'python';
 type Kind = 'tool_output' | 'prompt';
@@ -38,18 +38,6 @@ const PROMPT_PREFIX = 'Can you review this code?\n\n';
 const PER_PACKAGE = 3;
 const MIN_LINES = 20;
 const MAX_LINES = 80;
-
-/** mulberry32: a small seeded generator, so that a run is repeatable. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle<T>(items: T[], next: () => number): T[] {
   for (let i = items.length - 1; i > 0; i--) {
