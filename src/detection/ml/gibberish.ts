@@ -214,6 +214,12 @@ export interface SuffixProfile {
   readonly lines?: number;
   /** Of those lines, the ones shaped like code: indented, or ending with ";", "{", "}" or ":". */
   readonly codeLines?: number;
+  /**
+   * The tail's last line (not its first, which starts mid-line) is code shaped and left open at
+   * its end: it ends with "{", "(", "[", ":" or "," and its brackets balance otherwise. Code cut
+   * mid-statement ends so ("for (…) {", "def f(a, b,", "type T = {").
+   */
+  readonly openEnd?: boolean;
 }
 
 /** Words after which "sure" or "here" is ordinary prose. */
@@ -240,6 +246,8 @@ export function isWhitespace(code: number): boolean {
 const OPENERS = '([{';
 const CLOSERS = ')]}';
 const QUOTES = `'"\``;
+/** The last characters of a code line whose statement, call or block goes on past the line. */
+const OPEN_ENDS = '{([:,';
 
 /**
  * Whether a line's brackets balance once closers at its start and openers at its end (with a
@@ -300,6 +308,7 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
   let lineStart = tail.startsWith('\n') ? 1 : 0;
   // The tail's first line starts mid-line: its indentation is not visible, so it counts by its end only.
   let first = true;
+  let openEnd = false;
   while (lineStart <= tail.length) {
     const lineEnd = tail.indexOf('\n', lineStart) === -1 ? tail.length : tail.indexOf('\n', lineStart);
     const line = tail.slice(lineStart, lineEnd);
@@ -308,12 +317,14 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
       lines += 1;
       const indented = !first && (line.startsWith(' ') || line.startsWith('\t'));
       const last = trimmed.charCodeAt(trimmed.length - 1);
-      if ((indented || last === 59 /* ; */ || last === 123 /* { */ || last === 125 /* } */ || last === 58 /* : */) && locallyBalanced(trimmed)) codeLines += 1;
+      const code = (indented || last === 59 /* ; */ || last === 123 /* { */ || last === 125 /* } */ || last === 58 /* : */) && locallyBalanced(trimmed);
+      if (code) codeLines += 1;
+      openEnd = !first && code && OPEN_ENDS.includes(trimmed[trimmed.length - 1]!);
     }
     first = false;
     lineStart = lineEnd + 1;
   }
-  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length, targetFragment, lines, codeLines };
+  return { noiseRatio: noise / tokens.length, imbalance: bracketImbalance(window, tokens[0]?.at ?? 0), tokens: tokens.length, targetFragment, lines, codeLines, openEnd };
 }
 
 /** A tail spread over this many non-blank lines is not an optimiser's one-run suffix. */
@@ -329,6 +340,10 @@ export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | '
   // code (a pasted function cut mid-block ends with braces opened above the cut), not a suffix: at most the weak signal (issue #32: 79 of 400
   // ordinary code chunks pasted for review were refused on this alone, bench/code-fp.ts).
   if ((profile.lines ?? 1) >= SPREAD_LINES && (profile.codeLines ?? 0) * 2 >= (profile.lines ?? 1)) return profile.noiseRatio >= 0.3 && profile.imbalance >= 1 ? 'weak' : 'none';
+  // Over three lines, two of them code shaped, the last opening a block or a call that the cut
+  // leaves unfinished ("for (…) {", "def __init__(self, a=None,"): code cut mid-statement, the
+  // same cap (issue #32: 5 of the 21 code chunks still refused as pasted prompts, bench/code-fp.ts).
+  if (profile.lines === SPREAD_LINES - 1 && (profile.codeLines ?? 0) >= 2 && profile.openEnd === true) return profile.noiseRatio >= 0.3 && profile.imbalance >= 1 ? 'weak' : 'none';
   if ((profile.imbalance >= 2 && profile.noiseRatio >= 0.15) || (profile.imbalance >= 4 && profile.noiseRatio >= 0.1)) return 'strong';
   // A full tail of a long prompt (GCG suffixes follow a whole request) with noise and one bracket
   // left open: measured on the development corpora, no benign prompt of 20+ tokens reaches it.
