@@ -28,8 +28,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { sigmoid } from '../src/detection/ml/t3.ts';
 import { createEmbedder, dot } from '../src/detection/ml/embedder.ts';
-import { candidateSentences, featuresOf, fit as fitLexical, INDIRECT, logit as lexicalLogit, negativeSentences, positiveSentences, records, rowsOf, sample, seeded } from './train-ai-task.ts';
+import { candidateSentences, featuresOf, fit as fitLexical, INDIRECT, logit as lexicalLogit, negativeSentences, positiveSentences, records, rowsOf, sample } from './train-ai-task.ts';
 import { auroc } from './train-semantic.ts';
+import { seededRandom } from './seeded-random.ts';
 
 const argument = (name: string, fallback: number): number => {
   const index = process.argv.indexOf(name);
@@ -100,7 +101,7 @@ const semanticProbability = (head: { weights: Float64Array; bias: number }, vect
   return sigmoid(sum);
 };
 
-const random = seeded(20261129);
+const random = seededRandom(20261129);
 const positives = positiveSentences(random);
 const negatives = negativeSentences(random);
 const trim = (groups: Map<string, string[]>) => new Map([...groups].map(([source, sentences]) => [source, sentences.slice(0, PER_SOURCE)]));

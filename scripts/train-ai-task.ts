@@ -27,6 +27,7 @@ import { sigmoid, type FeatureConfig, type SparseFeatures } from '../src/detecti
 import { AI_TASK_WEIGHTS_FILE, aiTaskFeatures, encodeAiTaskWeights, imperativeShaped, isTaskCandidate } from '../src/detection/ml/ai-task.ts';
 import { segments } from '../src/detection/indirect.ts';
 import { auroc } from './train-semantic.ts';
+import { seededRandom } from './seeded-random.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasets = path.resolve(repoRoot, '../shared/datasets/prompt_injection');
@@ -35,16 +36,6 @@ const PER_SOURCE = 4000;
 
 interface Row { features: SparseFeatures; positive: boolean; source: string; weight: number }
 interface RecordShape { text?: string; label: string; direction?: string }
-
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), 1 | state);
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function records(file: string): RecordShape[] {
   return readFileSync(path.join(datasets, `${file}.jsonl`), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as RecordShape);
@@ -136,7 +127,7 @@ export interface AiTaskHead { weights: Float32Array; bias: number }
 
 /** Logistic regression by SGD over the weighted rows (each class one unit of weight, each source an equal share of it). */
 export function fit(rows: Row[], epochs = 6, l2 = 1e-6, seed = 7): AiTaskHead {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const size = 1 << AI_TASK_FEATURES.hashBits;
   const weights = new Float32Array(size + 3);
   let bias = 0;
@@ -180,7 +171,7 @@ function recordScore(head: AiTaskHead, text: string): number {
 }
 
 function main(): void {
-  const random = seeded(20261129);
+  const random = seededRandom(20261129);
   const positives = positiveSentences(random);
   const negatives = negativeSentences(random);
   const positiveRows = rowsOf(positives, true);

@@ -30,6 +30,7 @@ import { createEmbedder } from '../src/detection/ml/embedder.ts';
 import { sha256Hex } from '../src/platform/crypto.ts';
 import { sentenceWindows, spreadWindows } from '../src/detection/ml/windows.ts';
 import { readsAsEnglish } from '../src/detection/ml/semantic-head.ts';
+import { seededRandom } from './seeded-random.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasets = path.resolve(repoRoot, '../shared/datasets');
@@ -45,18 +46,6 @@ export interface SemanticRecord {
   /** prompt | tool_output | llm_output */
   kind: string;
   windows: string[];
-}
-
-/** Mulberry32: a small seeded generator, so the sample is the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function loadSemanticCorpus(perGroup: number = PER_GROUP): SemanticRecord[] {
@@ -83,7 +72,7 @@ export function loadSemanticCorpus(perGroup: number = PER_GROUP): SemanticRecord
     const phrases = JSON.parse(readFileSync(path.join(repoRoot, 'src/detection/ml/seeds', file), 'utf8')) as Array<{ text: string }>;
     for (const phrase of phrases) add({ source: attack ? 'seeds/attack' : 'seeds/benign', attack, kind: 'prompt', windows: sentenceWindows(phrase.text) });
   }
-  const random = seeded(20261128);
+  const random = seededRandom(20261128);
   const out: SemanticRecord[] = [];
   for (const key of [...groups.keys()].sort()) {
     const list = groups.get(key) as SemanticRecord[];
@@ -182,7 +171,7 @@ function fit(rows: Row[], options: { epochs: number; l2: number; seed: number })
   const v = new Float64Array(FEATURES + 1);
   const rate = 0.01;
   let step = 0;
-  const random = seeded(options.seed);
+  const random = seededRandom(options.seed);
   const order = rows.map((_, index) => index);
   const totalWeight = rows.reduce((sum, row) => sum + row.weight, 0);
   const batch = 64;
