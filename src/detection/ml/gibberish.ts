@@ -310,7 +310,8 @@ export function suffixProfile(text: string, model: CharModel | null = loadCharMo
   let first = true;
   let openEnd = false;
   while (lineStart <= tail.length) {
-    const lineEnd = tail.indexOf('\n', lineStart) === -1 ? tail.length : tail.indexOf('\n', lineStart);
+    const newline = tail.indexOf('\n', lineStart);
+    const lineEnd = newline === -1 ? tail.length : newline;
     const line = tail.slice(lineStart, lineEnd);
     const trimmed = line.trimEnd();
     if (trimmed.trim().length > 0) {
@@ -336,14 +337,16 @@ export const SPREAD_LINES = 4;
  * or everyday sentence reaches it), 'weak' on noise alone, else 'none'.
  */
 export function adversarialSuffix(profile: SuffixProfile): 'strong' | 'weak' | 'none' {
-  // Token noise over four or more lines, half of them indented or ending a statement or block, is
-  // code (a pasted function cut mid-block ends with braces opened above the cut), not a suffix: at most the weak signal (issue #32: 79 of 400
-  // ordinary code chunks pasted for review were refused on this alone, bench/code-fp.ts).
-  if ((profile.lines ?? 1) >= SPREAD_LINES && (profile.codeLines ?? 0) * 2 >= (profile.lines ?? 1)) return profile.noiseRatio >= 0.3 && profile.imbalance >= 1 ? 'weak' : 'none';
-  // Over three lines, two of them code shaped, the last opening a block or a call that the cut
-  // leaves unfinished ("for (…) {", "def __init__(self, a=None,"): code cut mid-statement, the
-  // same cap (issue #32: 5 of the 21 code chunks still refused as pasted prompts, bench/code-fp.ts).
-  if (profile.lines === SPREAD_LINES - 1 && (profile.codeLines ?? 0) >= 2 && profile.openEnd === true) return profile.noiseRatio >= 0.3 && profile.imbalance >= 1 ? 'weak' : 'none';
+  // Code cut from a file, not a suffix: at most the weak signal (issue #32, bench/code-fp.ts).
+  // Token noise over four or more lines, half of them indented or ending a statement or block (a
+  // pasted function cut mid-block ends with braces opened above the cut: 79 of 400 ordinary code
+  // chunks pasted for review were refused on this alone); or over three lines, two of them code
+  // shaped, the last opening a block or a call that the cut leaves unfinished ("for (…) {",
+  // "def __init__(self, a=None,": 5 of the 21 code chunks still refused as pasted prompts).
+  const lines = profile.lines ?? 1;
+  const codeLines = profile.codeLines ?? 0;
+  const codeShaped = (lines >= SPREAD_LINES && codeLines * 2 >= lines) || (lines === SPREAD_LINES - 1 && codeLines >= 2 && profile.openEnd === true);
+  if (codeShaped) return profile.noiseRatio >= 0.3 && profile.imbalance >= 1 ? 'weak' : 'none';
   if ((profile.imbalance >= 2 && profile.noiseRatio >= 0.15) || (profile.imbalance >= 4 && profile.noiseRatio >= 0.1)) return 'strong';
   // A full tail of a long prompt (GCG suffixes follow a whole request) with noise and one bracket
   // left open: measured on the development corpora, no benign prompt of 20+ tokens reaches it.
