@@ -5,7 +5,10 @@ import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { bracketImbalance, isWhitespace } from '../../src/detection/ml/gibberish.ts';
 import { readsAsEnglish } from '../../src/detection/ml/semantic-head.ts';
 import { foldConfusables } from '../../src/detection/normalize/confusables.ts';
+import { base64Decode, hexDecode, urlDecode } from '../../src/detection/normalize/decode.ts';
 import { reconstructLeet } from '../../src/detection/normalize/leet.ts';
+import { unwrapPrompt } from '../../src/detection/normalize/unwrap.ts';
+import { longestTokenRun } from '../../src/detection/tiers/t3-signals.ts';
 
 /** Deterministic pseudo-random texts over a small alphabet (so that keywords and tokens recur). */
 function generator(seed: number) {
@@ -169,6 +172,105 @@ describe('evasion-signal fast paths', () => {
       const text = random.text(['(', ')', '[', ']', '{', '}', 'a', ' '], Math.floor(random.next() * 40));
       const from = Math.floor(random.next() * (text.length + 1));
       expect(bracketImbalance(text, from), `${text} from ${from}`).toBe(reference(text, from));
+    }
+  });
+});
+
+describe('fourth-round fast paths (issue #39 item 1)', () => {
+  it('finds the longest token run as the token strings compared one by one do', () => {
+    // The formulation replaced: every token as a string, a table rule or number as `\u0000${index}`.
+    const table = /^[\d.,;:|+\-=*#~_]+$/;
+    const repeated = (token: string) => {
+      if (token.length < 40 || table.test(token)) return 1;
+      for (let period = 1; period <= 20; period += 1) {
+        let index = period;
+        while (index < token.length && token.charCodeAt(index) === token.charCodeAt(index - period)) index += 1;
+        if (index === token.length) return Math.floor(token.length / period);
+      }
+      return 1;
+    };
+    const reference = (text: string) => {
+      const tokens: string[] = [];
+      let best = 0;
+      for (const match of text.matchAll(/\S+/g)) {
+        tokens.push(table.test(match[0]) ? `\u0000${tokens.length}` : match[0]);
+        best = Math.max(best, repeated(match[0]));
+      }
+      for (let period = 1; period <= 4; period += 1) {
+        let run = 0;
+        for (let index = period; index < tokens.length; index += 1) {
+          run = tokens[index] === tokens[index - period] ? run + 1 : 0;
+          if (run + period > best) best = run + period;
+        }
+      }
+      return best;
+    };
+    const random = generator(13);
+    // A NUL and digits spell the stand-in of a table token; long tokens repeat a chunk.
+    const alphabet = ['a', 'b', 'ab', '1', '-', '|', '\u0000', '\u00001', '\u00002', '\u00003', ' ', ' ', '\n', '\u00a0', 'é', 'abc'.repeat(14)];
+    const texts = ['', ' ', 'ö ö ö ö', ') ] } ) ] }', 'abc'.repeat(30), 'x \u00001 y \u00001', '1 \u00000 \u00000', '0 0 0 0', 'a b a b a b'];
+    for (let trial = 0; trial < 4000; trial++) texts.push(random.text(alphabet, Math.floor(random.next() * 50)));
+    for (const text of texts) expect(longestTokenRun(text), JSON.stringify(text.slice(0, 60))).toBe(reference(text));
+  });
+
+  it('decodes percent escapes, base64 and hex runs as before the shortcuts', () => {
+    const random = generator(17);
+    const alphabet = ['%', '%2', '%20', '%4A', '%u00', '%u0041', '%g', '+', ' ', 'a', 'Z', '9', '=', '/', '_', '-', 'x', '0x', 'SGVsbG8gd29ybGQh', 'deadbeef', '48656c6c6f20', 'é'];
+    const hexValue = (code: number) => (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : -1);
+    // Without a decodable escape (or a plus read as a space) nothing changes.
+    const decodable = (text: string, plus: boolean) => (plus && text.includes('+')) || [...text].some((_, index) => text[index] === '%' && ((hexValue(text.charCodeAt(index + 1)) >= 0 && hexValue(text.charCodeAt(index + 2)) >= 0) || (/^[uU]$/.test(text[index + 1] ?? '') && [2, 3, 4, 5].every((offset) => hexValue(text.charCodeAt(index + offset)) >= 0))));
+    for (let trial = 0; trial < 4000; trial++) {
+      const text = random.text(alphabet, Math.floor(random.next() * 30));
+      for (const plus of [false, true]) {
+        const decoded = urlDecode(text, plus);
+        if (!decodable(text, plus)) expect(decoded, text).toBeNull();
+        else if (decoded !== null) expect(decoded).not.toBe(text);
+      }
+      // A run of the class decodes to printable text only: the runs the shortcut reads are ASCII.
+      for (const decode of [base64Decode, hexDecode]) {
+        const result = decode(text);
+        if (result !== null) expect(result).not.toBe(text);
+      }
+    }
+    expect(urlDecode('50% off, 100%', false)).toBeNull();
+    expect(urlDecode('a%20b', false)).toBe('a b');
+    expect(base64Decode('say SGVsbG8gd29ybGQh now')).toBe('say  Hello world!  now');
+    expect(hexDecode('hex 48656c6c6f20776f726c64 end')).toBe('hex  Hello world  end');
+  });
+
+  it('unwraps as the expressions applied to every text do', () => {
+    const CODE_FENCE = /```[a-z0-9_+-]{0,20}|~~~[a-z0-9_+-]{0,20}/gi;
+    const ROLE_TAG = /<\|[a-z_]{2,24}\|>|\[\/?inst\]|<<\/?sys>>|<\/?(?:system|user|assistant|instructions?|human|ai)>/gi;
+    const BLOCKQUOTE = /^[ \t]{0,3}>[ \t]?/gm;
+    const TASK_FRAME = /\b(?:translate|repeat|summari[sz]e|paraphrase|rewrite|proofread|spell[- ]check|correct|classify|analy[sz]e)\b[^\n:]{0,60}\b(?:following|this|below|text|sentence|passage|input)\b[^\n:]{0,40}:/i;
+    const reference = (input: string) => {
+      const wrappers: string[] = [];
+      let text = input;
+      let structural = false;
+      if (text.includes('```') || text.includes('~~~')) {
+        text = text.replace(CODE_FENCE, '\n');
+        wrappers.push('code-fence');
+        structural = true;
+      }
+      for (const [expression, name, by] of [[ROLE_TAG, 'role-tag', '\n'], [BLOCKQUOTE, 'blockquote', '']] as const) {
+        const replaced = text.replace(expression, by);
+        if (replaced !== text) {
+          text = replaced;
+          wrappers.push(name);
+          structural = true;
+        }
+      }
+      const bare = text.trim();
+      if (bare.length > 2 && '"\'`'.includes(bare[0] ?? 'x') && bare[0] === bare[bare.length - 1]) wrappers.push('quoted');
+      if (TASK_FRAME.test(text)) wrappers.push('task-frame');
+      return { text: structural ? text : null, wrappers };
+    };
+    const random = generator(19);
+    const alphabet = ['<system>', '</user>', '[INST]', '<|im_start|>', '<<SYS>>', '> ', '\n', ' ', 'translate the following text', ':', '```py', 'a', '"', '<', '[', '>'];
+    for (let trial = 0; trial < 3000; trial++) {
+      const text = random.text(alphabet, Math.floor(random.next() * 12));
+      if (text.trimStart().startsWith('{') || text.trimStart().startsWith('[')) continue;
+      expect(unwrapPrompt(text), JSON.stringify(text)).toEqual(reference(text));
     }
   });
 });

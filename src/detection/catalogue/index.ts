@@ -145,12 +145,13 @@ function mergeStarts(ids: readonly number[], starts: ReadonlyMap<number, readonl
   }
   if (total > limit) return null;
   if (lists <= 1) return single ?? [];
+  // Offsets are small non-negative integers: a typed array sorts them natively, without a comparator call per pair.
+  const sorted = new Int32Array(total);
+  let filled = 0;
+  for (const id of ids) for (const start of starts.get(id) ?? []) sorted[filled++] = start;
+  sorted.sort();
   const all: number[] = [];
-  for (const id of ids) for (const start of starts.get(id) ?? []) all.push(start);
-  all.sort((left, right) => left - right);
-  let write = 0;
-  for (let read = 0; read < all.length; read++) if (read === 0 || all[read] !== all[read - 1]) all[write++] = all[read]!;
-  all.length = write;
+  for (let read = 0; read < filled; read++) if (read === 0 || sorted[read] !== sorted[read - 1]) all.push(sorted[read]!);
   return all;
 }
 

@@ -75,8 +75,18 @@ function decodeBytes(bytes: number[]): string {
 }
 
 /** Percent-decoding (also %uXXXX and, when `plusAsSpace`, '+'). */
+/** Whether `input` holds a percent escape urlDecode decodes (%HH or %uHHHH): without one (and a plus read as a space), it changes nothing. */
+function hasPercentEscape(input: string): boolean {
+  for (let index = input.indexOf('%'); index >= 0; index = input.indexOf('%', index + 1)) {
+    if (hexValue(input.charCodeAt(index + 1)) >= 0 && hexValue(input.charCodeAt(index + 2)) >= 0) return true;
+    const next = input.charCodeAt(index + 1);
+    if ((next === 117 || next === 85) && [2, 3, 4, 5].every((offset) => hexValue(input.charCodeAt(index + offset)) >= 0)) return true;
+  }
+  return false;
+}
+
 export function urlDecode(input: string, plusAsSpace = true): string | null {
-  if (!input.includes('%') && !(plusAsSpace && input.includes('+'))) return null;
+  if (!(plusAsSpace && input.includes('+')) && !hasPercentEscape(input)) return null;
   let out = '';
   let bytes: number[] = [];
   let changed = false;
@@ -192,21 +202,22 @@ function isBase64Char(code: number): boolean {
 }
 
 /**
- * Replaces each maximal run of characters accepted by `member` (at least `minimum` long) with
+ * Replaces each maximal run of characters of class `member` (MEMBER_BASE64 or MEMBER_HEX, all
+ * ASCII: isBase64Char, isHexChar) at least `minimum` long with
  * `replace(run)` when it returns a string. One linear pass, no regular expression.
  */
-function replaceRuns(input: string, member: (code: number) => boolean, minimum: number, replace: (run: string) => string | null): string | null {
+function replaceRuns(input: string, member: number, minimum: number, replace: (run: string) => string | null): string | null {
   let out = '';
   let last = 0;
   let changed = false;
   let index = 0;
   while (index < input.length) {
-    if (!member(input.charCodeAt(index))) {
+    if (!isMember(input.charCodeAt(index), member)) {
       index++;
       continue;
     }
     const start = index;
-    while (index < input.length && member(input.charCodeAt(index))) index++;
+    while (index < input.length && isMember(input.charCodeAt(index), member)) index++;
     let end = index;
     while (end < input.length && end - index < 2 && input.charCodeAt(end) === 61 /* = */) end++;
     if (index - start < minimum) continue;
@@ -224,9 +235,17 @@ function replaceRuns(input: string, member: (code: number) => boolean, minimum: 
 // digits; bounded to 64 KB by the caller. Most text has neither: one pass over it answers both
 // questions, and the answer for the last text asked about is kept for the other decoder.
 const RUN_CLASS = new Uint8Array(128);
+/** replaceRuns' classes in RUN_CLASS: isBase64Char, and isHexChar with the "x" of 0x (both accept ASCII only). */
+const MEMBER_BASE64 = 4;
+const MEMBER_HEX = 8;
 for (let code = 0; code < 128; code++) {
-  if (isBase64Char(code)) RUN_CLASS[code]! |= 1;
+  if (isBase64Char(code)) RUN_CLASS[code]! |= 1 | MEMBER_BASE64;
   if (isHexChar(code) && code !== 120 && code !== 88) RUN_CLASS[code]! |= 2; // digits only, not the "x" of 0x
+  if (isHexChar(code)) RUN_CLASS[code]! |= MEMBER_HEX;
+}
+
+function isMember(code: number, member: number): boolean {
+  return code < 128 && (RUN_CLASS[code]! & member) !== 0;
 }
 let hintedText: string | undefined;
 let hintedRuns = 0;
@@ -252,7 +271,7 @@ function longRuns(input: string): number {
 
 export function base64Decode(input: string): string | null {
   if ((longRuns(input) & 1) === 0) return null;
-  return replaceRuns(input, isBase64Char, 16, (run) => {
+  return replaceRuns(input, MEMBER_BASE64, 16, (run) => {
     const body = run.replace(/=+$/, '');
     // Long plain words are not payloads; a letters-only run with base64's case mix (about as many
     // capitals as small letters, unlike camelCase) still is: "XyQkTkRfRlVOQyQkXwo".
@@ -270,7 +289,7 @@ function isHexChar(code: number): boolean {
 // Hex runs of at least 12 digits (6 bytes), optionally 0x-prefixed.
 export function hexDecode(input: string): string | null {
   if ((longRuns(input) & 2) === 0) return null;
-  return replaceRuns(input, isHexChar, 12, (run) => {
+  return replaceRuns(input, MEMBER_HEX, 12, (run) => {
     const digits = run.startsWith('0x') || run.startsWith('0X') ? run.slice(2) : run;
     if (digits.length % 2 !== 0 || ONLY_DIGITS.test(digits) || /[xX=]/.test(digits)) return null;
     let decoded = '';

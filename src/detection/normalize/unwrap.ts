@@ -52,13 +52,15 @@ export function unwrapPrompt(input: string): UnwrapResult {
     wrappers.push('code-fence');
     structural = true;
   }
-  const withoutTags = text.replace(ROLE_TAG, '\n');
+  // Each expression below needs a character the text may not hold (a role tag opens with < or [,
+  // a quote line holds >, a task frame ends with a colon): without it, it cannot match.
+  const withoutTags = text.includes('<') || text.includes('[') ? text.replace(ROLE_TAG, '\n') : text;
   if (withoutTags !== text) {
     text = withoutTags;
     wrappers.push('role-tag');
     structural = true;
   }
-  const withoutQuotes = text.replace(BLOCKQUOTE, '');
+  const withoutQuotes = text.includes('>') ? text.replace(BLOCKQUOTE, '') : text;
   if (withoutQuotes !== text) {
     text = withoutQuotes;
     wrappers.push('blockquote');
@@ -66,6 +68,6 @@ export function unwrapPrompt(input: string): UnwrapResult {
   }
   const bare = text.trim();
   if (bare.length > 2 && `"'\``.includes(bare[0] ?? 'x') && bare[0] === bare[bare.length - 1]) wrappers.push('quoted');
-  if (TASK_FRAME.test(text)) wrappers.push('task-frame');
+  if (text.includes(':') && TASK_FRAME.test(text)) wrappers.push('task-frame');
   return { text: structural ? text : null, wrappers };
 }

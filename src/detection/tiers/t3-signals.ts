@@ -19,7 +19,9 @@ export interface SignalResult {
  * ("abcabcabc…", at least 10 repetitions) counts as that many tokens.
  */
 export function longestTokenRun(text: string): number {
-  const tokens: string[] = [];
+  // Each token as offsets into the text (no string per token), with its FNV-1a hash to compare
+  // tokens quickly; a table rule or number stands for the unique `\u0000${index}` it replaced.
+  let count = 0;
   let best = 0;
   // Runs of non-whitespace, as /\S+/g finds them.
   for (let index = 0; index < text.length; ) {
@@ -28,16 +30,29 @@ export function longestTokenRun(text: string): number {
       continue;
     }
     const start = index;
-    while (index < text.length && !isWhitespace(text.charCodeAt(index))) index += 1;
-    const token = text.slice(start, index);
+    let hash = 0x811c9dc5;
+    let tableOrNumber = true;
+    while (index < text.length) {
+      const code = text.charCodeAt(index);
+      if (isWhitespace(code)) break;
+      hash = Math.imul(hash ^ code, 0x01000193);
+      if (tableOrNumber && !isTableOrNumberCode(code)) tableOrNumber = false;
+      index += 1;
+    }
+    if (count === tokens.starts.length) growTokens();
+    tokens.starts[count] = start;
+    tokens.ends[count] = index;
+    tokens.hashes[count] = hash;
     // Numbers and table rules ("0 0 0", "| --- |") repeat in data; they break a run instead.
-    tokens.push(TABLE_OR_NUMBER.test(token) ? `\u0000${tokens.length}` : token);
-    best = Math.max(best, repeatedChunks(token));
+    tokens.table[count] = tableOrNumber ? 1 : 0;
+    count += 1;
+    if (index - start >= 40 && !tableOrNumber) best = Math.max(best, repeatedChunks(text, start, index));
+    else best = Math.max(best, 1);
   }
   for (let period = 1; period <= MAX_FLOOD_PERIOD; period += 1) {
     let run = 0;
-    for (let index = period; index < tokens.length; index += 1) {
-      run = tokens[index] === tokens[index - period] ? run + 1 : 0;
+    for (let index = period; index < count; index += 1) {
+      run = sameToken(text, index, index - period) ? run + 1 : 0;
       if (run + period > best) best = run + period;
     }
   }
@@ -45,15 +60,54 @@ export function longestTokenRun(text: string): number {
 }
 
 const MAX_FLOOD_PERIOD = 4;
-const TABLE_OR_NUMBER = /^[\d.,;:|+\-=*#~_]+$/;
 
-/** How many times a token repeats its shortest leading chunk (1 when it does not). */
-function repeatedChunks(token: string): number {
-  if (token.length < 40 || TABLE_OR_NUMBER.test(token)) return 1;
+/** Token offsets, hashes and table flags, reused from one call to the next. */
+const tokens = { starts: new Int32Array(512), ends: new Int32Array(512), hashes: new Int32Array(512), table: new Uint8Array(512) };
+
+function growTokens(): void {
+  const size = tokens.starts.length * 2;
+  const grow = <T extends Int32Array | Uint8Array>(old: T, into: T): T => {
+    into.set(old);
+    return into;
+  };
+  tokens.starts = grow(tokens.starts, new Int32Array(size));
+  tokens.ends = grow(tokens.ends, new Int32Array(size));
+  tokens.hashes = grow(tokens.hashes, new Int32Array(size));
+  tokens.table = grow(tokens.table, new Uint8Array(size));
+}
+
+/** The characters of /^[\d.,;:|+\-=*#~_]+$/. */
+function isTableOrNumberCode(code: number): boolean {
+  return (code >= 48 && code <= 57) || code === 46 || code === 44 || code === 59 || code === 58 || code === 124 || code === 43 || code === 45 || code === 61 || code === 42 || code === 35 || code === 126 || code === 95;
+}
+
+/** Whether token `a` equals token `b` as the strings the run compares (a table rule or number is `\u0000${its index}`). */
+function sameToken(text: string, a: number, b: number): boolean {
+  const tableA = tokens.table[a] === 1;
+  const tableB = tokens.table[b] === 1;
+  if (tableA && tableB) return false;
+  if (tableA || tableB) {
+    const [table, other] = tableA ? [a, b] : [b, a];
+    const stand = `\u0000${table}`;
+    const start = tokens.starts[other]!;
+    return tokens.ends[other]! - start === stand.length && text.startsWith(stand, start);
+  }
+  if (tokens.hashes[a] !== tokens.hashes[b]) return false;
+  const startA = tokens.starts[a]!;
+  const startB = tokens.starts[b]!;
+  const length = tokens.ends[a]! - startA;
+  if (tokens.ends[b]! - startB !== length) return false;
+  for (let offset = 0; offset < length; offset += 1) if (text.charCodeAt(startA + offset) !== text.charCodeAt(startB + offset)) return false;
+  return true;
+}
+
+/** How many times text[start, end) (40 units or more, not a table rule or number) repeats its shortest leading chunk (1 when it does not). */
+function repeatedChunks(text: string, start: number, end: number): number {
+  const length = end - start;
   for (let period = 1; period <= 20; period += 1) {
-    let index = period;
-    while (index < token.length && token.charCodeAt(index) === token.charCodeAt(index - period)) index += 1;
-    if (index === token.length) return Math.floor(token.length / period);
+    let index = start + period;
+    while (index < end && text.charCodeAt(index) === text.charCodeAt(index - period)) index += 1;
+    if (index === end) return Math.floor(length / period);
   }
   return 1;
 }
