@@ -74,7 +74,6 @@ function decodeBytes(bytes: number[]): string {
   return out;
 }
 
-/** Percent-decoding (also %uXXXX and, when `plusAsSpace`, '+'). */
 /** Whether `input` holds a percent escape urlDecode decodes (%HH or %uHHHH): without one (and a plus read as a space), it changes nothing. */
 function hasPercentEscape(input: string): boolean {
   for (let index = input.indexOf('%'); index >= 0; index = input.indexOf('%', index + 1)) {
@@ -85,6 +84,7 @@ function hasPercentEscape(input: string): boolean {
   return false;
 }
 
+/** Percent-decoding (also %uXXXX and, when `plusAsSpace`, '+'). */
 export function urlDecode(input: string, plusAsSpace = true): string | null {
   if (!(plusAsSpace && input.includes('+')) && !hasPercentEscape(input)) return null;
   let out = '';
