@@ -184,7 +184,8 @@ export function bandTaskProbability(task: { readonly probability: number; readon
   const weak = task.weak ?? 0;
   const read = weak > WEAK_TASK_FLOOR ? Math.max(task.probability, weak) : task.probability;
   if (read <= 0 || task.edge !== true || task.probability <= 0) return read;
-  return 1 / (1 + Math.exp(-(logOdds(read) + BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT))));
+  // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
+  return Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT)))));
 }
 
 /** The recital count at which a model answer takes half of its band's lift (ranking only). */
