@@ -14,7 +14,7 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { bandRecitalScore, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
+import { bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
@@ -588,7 +588,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
           ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0, weak: true }) } : {}),
         }, limits, graded?.bands);
-      // Logged or alerted (and not graded by the fit): a tool output's task evidence, or a model
+      // Logged or alerted (and not graded by the fit): a tool output's task evidence (the allow
+      // band's readings: the strongest task, a direction in another shape, the edge), or a model
       // answer's count of recital-sign classes, orders it within its band, above its decision score
       // and below the band's top (graded-score.ts `bandTaskScore`, `bandRecitalScore`; ranking only).
       // A model answer refused (challenge or block) is ranked the same way inside its band.
@@ -596,7 +597,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const reported = kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')
         ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text))
         : !rankedInBand ? score
-          : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability) : score;
+          : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true }))) : score;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

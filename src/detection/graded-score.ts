@@ -163,6 +163,31 @@ export function bandTaskScore(decisionScore: number, thresholds: Thresholds, tas
   return taskProbability <= 0 ? decisionScore : liftWithinBand(decisionScore, thresholds, (logOdds(taskProbability) + LOGIT_LIMIT) / (2 * LOGIT_LIMIT));
 }
 
+/**
+ * Tool outputs logged or alerted: weight of the edge term in the probability `bandTaskScore` reads
+ * (`bandTaskProbability`). Scored on the sealed set (docs/detection.md, "Ranking logged and
+ * alerted tool outputs by the allow band's task readings", rank9: flat from 1 to 2, 0.3 and 0.6
+ * lower) and checked on the whole-source holdout; not fitted.
+ */
+export const BAND_EDGE_TASK_WEIGHT = 1;
+
+/**
+ * The task probability a logged or alerted tool output is ranked by (`bandTaskScore`): the same
+ * readings the allow band's fusion takes, in one probability. The strongest imperative task's p;
+ * a direction to the model in another sentence shape (`TaskEvidence.weak`) takes its place when it
+ * is over `WEAK_TASK_FLOOR` and higher; a task that is the text's first or last sentence adds
+ * `BAND_EDGE_TASK_WEIGHT × (logit(p) + 9)` log-odds. Monotone non-decreasing in p and in the weak
+ * reading; 0 with no task and no weak reading over the floor (then `bandTaskScore` returns the
+ * decision score). Ranking only.
+ */
+export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number }): number {
+  const weak = task.weak ?? 0;
+  const read = weak > WEAK_TASK_FLOOR ? Math.max(task.probability, weak) : task.probability;
+  if (read <= 0 || task.edge !== true || task.probability <= 0) return read;
+  // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
+  return Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT)))));
+}
+
 /** The recital count at which a model answer takes half of its band's lift (ranking only). */
 const RECITAL_HALF = 0.25;
 
