@@ -594,10 +594,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // and below the band's top (graded-score.ts `bandTaskScore`, `bandRecitalScore`; ranking only).
       // A model answer refused (challenge or block) is ranked the same way inside its band.
       const rankedInBand = (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision);
-      const reported = kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')
-        ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text))
-        : !rankedInBand ? score
-          : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true }))) : score;
+      let reported = score;
+      if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text));
+      else if (rankedInBand && kind === 'tool_output' && readsTaskEvidence(fit)) reported = bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true })));
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });
