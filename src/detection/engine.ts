@@ -265,6 +265,21 @@ const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool
  */
 export const CLASSIFIER_CONFIDENT = 0.97;
 const AGREEMENT_CONFIDENCE = 0.3;
+
+/**
+ * Whether a refusal rests on the n-gram intent classifier alone: its finding is there and no other
+ * finding reaches AGREEMENT_CONFIDENCE (no rule, kind detector, signal or other tier agrees). Such a
+ * prompt is blocked only when the classifier is confident (CLASSIFIER_CONFIDENT), and on its own it
+ * refuses benign prompts about as readily as attacks (docs/detection.md, "Extraction, eighth
+ * round"), so a blocked prompt that rests on it alone reports the block threshold as its
+ * threat_score: inside the block band, under every refusal with corroborating evidence. Ranking
+ * only — the decision and decision_score are unchanged.
+ */
+export function classifierAloneBlock(findings: readonly Finding[], classifierId: string | undefined): boolean {
+  if (classifierId === undefined) return false;
+  const own = `ml.${classifierId}`;
+  return findings.some((finding) => finding.id === own) && !findings.some((finding) => finding.id !== own && finding.confidence >= AGREEMENT_CONFIDENCE);
+}
 /**
  * Below this many words of prose (proseOf: a JSON text's strings with whitespace, else the text)
  * an unconfident classifier-only finding is dropped. The training corpora hold almost no short
@@ -597,6 +612,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       let reported = score;
       if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text));
       else if (rankedInBand && kind === 'tool_output' && readsTaskEvidence(fit)) reported = bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true })));
+      // A prompt blocked on the intent classifier's reading alone reports the block threshold
+      // (ranking only: `classifierAloneBlock`).
+      else if (kind === 'prompt' && decision === 'block' && classifierAloneBlock(findings, classifier?.id)) reported = limits.block;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

@@ -67,10 +67,12 @@ describe('the graded threat score', () => {
         const decision = await engine.inspect({ kind, content });
         expect(decide(decision.threat_score, decision.thresholds)).toBe(decision.decision);
         expect(decide(decision.decision_score!, decision.thresholds)).toBe(decision.decision);
-        // A refused prompt or tool output reports its decision score; a refused model answer is
-        // ranked within its band (never below the decision score).
-        if (!decision.allowed && kind !== 'llm_output') expect(decision.threat_score).toBe(decision.decision_score);
-        if (!decision.allowed) expect(decision.threat_score).toBeGreaterThanOrEqual(decision.decision_score!);
+        // A refused prompt or tool output reports its decision score (a prompt blocked on the
+        // classifier alone, the block threshold); a refused model answer is ranked within its band
+        // (never below the decision score).
+        const alone = kind === 'prompt' && decision.decision === 'block' && decision.patterns_matched.every((pattern) => pattern.id.startsWith('ml.') || pattern.confidence < 0.3);
+        if (!decision.allowed && kind !== 'llm_output') expect(decision.threat_score).toBe(alone ? decision.thresholds.block : decision.decision_score);
+        if (!decision.allowed && !alone) expect(decision.threat_score).toBeGreaterThanOrEqual(decision.decision_score!);
       }
     }
   });
@@ -368,9 +370,12 @@ describe('ranking refused model answers by the recital signs they carry (rank-pl
     expect(other.threat_score).toBe(other.decision_score);
   });
 
-  it('leaves a refused prompt with the same words at its decision score', async () => {
+  it('leaves a refused prompt with the same words at its decision score, or at the block threshold on the classifier alone', async () => {
     const decision = await engine.inspect({ kind: 'prompt', content: fullPrompt });
-    if (!decision.allowed) expect(decision.threat_score).toBe(decision.decision_score);
+    // Blocked on the intent classifier's reading alone, a prompt reports the block threshold
+    // (eighth extraction round); with a rule or signal beside it, its decision score.
+    const alone = decision.decision === 'block' && decision.patterns_matched.every((pattern) => pattern.id.startsWith('ml.') || pattern.confidence < 0.3);
+    if (!decision.allowed) expect(decision.threat_score).toBe(alone ? DEFAULT_THRESHOLDS.block : decision.decision_score);
     expect(decide(decision.threat_score, DEFAULT_THRESHOLDS)).toBe(decision.decision);
   });
 
