@@ -68,7 +68,7 @@ export interface GradedEvidence {
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
-  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number };
+  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number };
 }
 
 /** Whether a fit reads a text's task evidence (then the caller computes it). */
@@ -103,6 +103,17 @@ export const WEAK_TASK_WEIGHT = 1;
 /** The ai-task probability a non-imperative sentence must pass before it ranks a tool output (see WEAK_TASK_WEIGHT). */
 export const WEAK_TASK_FLOOR = 0.2;
 
+/**
+ * Tool outputs: weight of `logit(a) − logit(WEAK_TASK_FLOOR)`, a the ai-task probability of the
+ * text's most task-like sentence when it is the only sentence of the text that speaks to a reader
+ * ("you", "your"; `TaskEvidence.addressed`): a text that addresses nobody but in one task-like
+ * sentence has turned to whoever reads it next (issue #32 item 4). Added on top of the weak and
+ * imperative terms, over the same floor. Not fitted by `scripts/fit-graded-score.ts`: scored on the
+ * sealed set (docs/detection.md, "A sentence that turns to the reader", det-b1-9; flat for
+ * weights 1–3) and checked on the whole-source holdout. Applies only where the fit weighs the task.
+ */
+export const ADDRESSED_TASK_WEIGHT = 2;
+
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
@@ -116,7 +127,9 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
   const weak = evidence.task?.weak ?? 0;
   const weakTerm = taskWeight > 0 && weak > WEAK_TASK_FLOOR ? WEAK_TASK_WEIGHT * (logOdds(weak) - logOdds(WEAK_TASK_FLOOR)) : 0;
-  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm;
+  const addressed = evidence.task?.addressed ?? 0;
+  const addressedTerm = taskWeight > 0 && addressed > WEAK_TASK_FLOOR ? ADDRESSED_TASK_WEIGHT * (logOdds(addressed) - logOdds(WEAK_TASK_FLOOR)) : 0;
+  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm;
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm;
   return 1 / (1 + Math.exp(-z));
 }
