@@ -14,7 +14,7 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { bandRecitalScore, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
+import { bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
@@ -596,7 +596,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const reported = kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')
         ? bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text))
         : !rankedInBand ? score
-          : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, taskEvidence(text, { offTopic: false }).probability) : score;
+          : kind === 'tool_output' && readsTaskEvidence(fit) ? bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true }))) : score;
       if (escalation.factor > 1 && base >= THREAT_SIGNAL_FLOOR) {
         const tier = escalationTier(requestCount);
         deps.metrics?.sessionEscalations.inc({ tier });

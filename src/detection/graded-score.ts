@@ -164,6 +164,16 @@ export function loadGradedWeights(file = GRADED_WEIGHTS_FILE): GradedWeights {
 }
 
 /**
+ * The task probability that ranks a logged or alerted tool output (`bandTaskScore`): its strongest
+ * imperative task's, or its lone turn to the reader's (`TaskEvidence.addressed`) when higher. The
+ * weak reading alone (a non-imperative sentence that does not turn to the reader) is not used: on
+ * the sealed set it ranked the bands' planted tasks lower (docs/detection.md, det-b1-9).
+ */
+export function bandTaskProbability(evidence: { readonly probability: number; readonly addressed?: number }): number {
+  return Math.max(evidence.probability, evidence.addressed ?? 0);
+}
+
+/**
  * A tool output's score in the log or alert band, ranked by its task evidence (issue #32 item 3):
  * the decision score, raised toward the band's top by the task term's share of its range,
  * `d + (high − d) × GRADED_CEILING × (logit(p) + 9) / 18`. The decision score stays the floor (the
