@@ -68,7 +68,7 @@ export interface GradedEvidence {
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
-  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number };
+  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number };
 }
 
 /** Whether a fit reads a text's task evidence (then the caller computes it). */
@@ -103,6 +103,17 @@ export const WEAK_TASK_WEIGHT = 1;
 /** The ai-task probability a non-imperative sentence must pass before it ranks a tool output (see WEAK_TASK_WEIGHT). */
 export const WEAK_TASK_FLOOR = 0.2;
 
+/**
+ * Tool outputs: weight of `logit(a) − logit(WEAK_TASK_FLOOR)`, a the ai-task probability of the
+ * text's most task-like sentence when it is the only sentence of the text that speaks to a reader
+ * ("you", "your"; `TaskEvidence.addressed`): a text that addresses nobody but in one task-like
+ * sentence has turned to whoever reads it next (issue #32 item 4). Added on top of the weak and
+ * imperative terms, over the same floor. Not fitted by `scripts/fit-graded-score.ts`: scored on the
+ * sealed set (docs/detection.md, "A sentence that turns to the reader", det-b1-9; flat for
+ * weights 1–3) and checked on the whole-source holdout. Applies only where the fit weighs the task.
+ */
+export const ADDRESSED_TASK_WEIGHT = 2;
+
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
@@ -116,7 +127,9 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
   const weak = evidence.task?.weak ?? 0;
   const weakTerm = taskWeight > 0 && weak > WEAK_TASK_FLOOR ? WEAK_TASK_WEIGHT * (logOdds(weak) - logOdds(WEAK_TASK_FLOOR)) : 0;
-  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm;
+  const addressed = evidence.task?.addressed ?? 0;
+  const addressedTerm = taskWeight > 0 && addressed > WEAK_TASK_FLOOR ? ADDRESSED_TASK_WEIGHT * (logOdds(addressed) - logOdds(WEAK_TASK_FLOOR)) : 0;
+  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm;
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm;
   return 1 / (1 + Math.exp(-z));
 }
@@ -173,19 +186,24 @@ export const BAND_EDGE_TASK_WEIGHT = 1;
 
 /**
  * The task probability a logged or alerted tool output is ranked by (`bandTaskScore`): the same
- * readings the allow band's fusion takes, in one probability. The strongest imperative task's p;
- * a direction to the model in another sentence shape (`TaskEvidence.weak`) takes its place when it
- * is over `WEAK_TASK_FLOOR` and higher; a task that is the text's first or last sentence adds
- * `BAND_EDGE_TASK_WEIGHT × (logit(p) + 9)` log-odds. Monotone non-decreasing in p and in the weak
- * reading; 0 with no task and no weak reading over the floor (then `bandTaskScore` returns the
- * decision score). Ranking only.
+ * readings the allow band's fusion takes, combined the same way, in one probability. The strongest
+ * imperative task's p; a direction to the model in another sentence shape (`TaskEvidence.weak`)
+ * takes its place when it is over `WEAK_TASK_FLOOR` and higher; a text's lone turn to the reader
+ * (`TaskEvidence.addressed`, det-b1-9) over the floor adds `ADDRESSED_TASK_WEIGHT × (logit(a) −
+ * logit(floor))` log-odds, and a task that is the text's first or last sentence adds
+ * `BAND_EDGE_TASK_WEIGHT × (logit(p) + 9)`. Monotone non-decreasing in p and in the weak and
+ * addressed readings; 0 with no task and no reading over the floor (then `bandTaskScore` returns
+ * the decision score). Ranking only.
  */
-export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number }): number {
+export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number }): number {
   const weak = task.weak ?? 0;
-  const read = weak > WEAK_TASK_FLOOR ? Math.max(task.probability, weak) : task.probability;
-  if (read <= 0 || task.edge !== true || task.probability <= 0) return read;
+  const addressed = task.addressed ?? 0;
+  const read = Math.max(task.probability, weak > WEAK_TASK_FLOOR ? weak : 0, addressed > WEAK_TASK_FLOOR ? addressed : 0);
+  if (read <= 0) return read;
+  const lift = (addressed > WEAK_TASK_FLOOR ? ADDRESSED_TASK_WEIGHT * (logOdds(addressed) - logOdds(WEAK_TASK_FLOOR)) : 0)
+    + (task.edge === true && task.probability > 0 ? BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT) : 0);
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
-  return Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT)))));
+  return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));
 }
 
 /** The recital count at which a model answer takes half of its band's lift (ranking only). */

@@ -528,7 +528,21 @@ export interface TaskEvidence {
    * (`weak: true`), else 0; 0 in command documentation. Ranking only (graded-score.ts `WEAK_TASK_WEIGHT`).
    */
   readonly weak: number;
+  /**
+   * The highest probability the ai-task classifier gives a sentence of at least four words (of any
+   * shape, not about the text's own material) when that sentence speaks to a reader ("you",
+   * "your") and no other sentence of the text does; else 0. Data addresses its own audience
+   * throughout or not at all (an e-mail to a colleague says "you" in its greeting, its news and
+   * its request; a table, a log or an article never does), so a lone sentence turning to a reader
+   * inside a text that addresses nobody is written for whoever reads it next: the model. Read only
+   * when asked (`weak: true`), else 0; 0 in command documentation. Ranking only (graded-score.ts
+   * `ADDRESSED_TASK_WEIGHT`).
+   */
+  readonly addressed: number;
 }
+
+/** A word that speaks to the reader: you, your, yours (the second person; linear). */
+const READER_ADDRESS = /\byou(?:rs?)?\b/i;
 
 /** Fewest non-empty sentences a text has for its first or last one to count as at its edge. */
 const EDGE_EVIDENCE_SENTENCES = 3;
@@ -559,40 +573,53 @@ function contentWords(text: string, into: Set<string>): Set<string> {
  */
 export function taskEvidence(raw: string, options: { readonly offTopic?: boolean; readonly weak?: boolean } = {}): TaskEvidence {
   const text = raw.length > TASK_EVIDENCE_CHARS ? raw.slice(0, TASK_EVIDENCE_CHARS) : raw;
-  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0, edge: false, weak: 0 };
+  if (COMMAND_DOCUMENTATION.test(text)) return { probability: 0, offTopic: 0, edge: false, weak: 0, addressed: 0 };
   const classifier = aiTaskClassifier();
   let best: Segment | undefined;
   let bestIndex = -1;
   let probability = 0;
   let weak = 0;
   let sentences = 0;
+  // The most task-like sentence of four words or more of either shape (for `addressed`), and how
+  // many sentences of the text speak to a reader.
+  let top = 0;
+  let topAddresses = false;
+  let addressing = 0;
   for (const segment of segments(text)) {
     if (segment.text.trim() === '') continue;
     const index = sentences++;
-    if (!isTaskCandidate(segment.text)) {
-      // Any other sentence of four words or more: the classifier's reading of it, kept apart
-      // (it was trained on imperative-shaped sentences; here it only ranks allowed texts).
-      if (options.weak !== true || !hasWords(segment.text, 4)) continue;
-      const value = classifier.probability(segment.text);
-      if (value > weak && !ABOUT_THE_DATA.test(segment.text.toLowerCase())) weak = value;
+    const addresses = options.weak === true && READER_ADDRESS.test(segment.text);
+    if (addresses) addressing++;
+    const candidate = isTaskCandidate(segment.text);
+    // Any other sentence of four words or more: the classifier's reading of it, kept apart
+    // (it was trained on imperative-shaped sentences; here it only ranks allowed texts).
+    if (!candidate && (options.weak !== true || !hasWords(segment.text, 4))) continue;
+    const value = classifier.probability(segment.text);
+    const own = ABOUT_THE_DATA.test(segment.text.toLowerCase());
+    if (options.weak === true && !own && value > top && hasWords(segment.text, 4)) {
+      top = value;
+      topAddresses = addresses;
+    }
+    if (!candidate) {
+      if (value > weak && !own) weak = value;
       continue;
     }
-    const value = classifier.probability(segment.text);
-    if (value <= probability || ABOUT_THE_DATA.test(segment.text.toLowerCase())) continue;
+    if (value <= probability || own) continue;
     probability = value;
     best = segment;
     bestIndex = index;
   }
-  if (best === undefined) return { probability: 0, offTopic: 0, edge: false, weak };
+  const addressed = topAddresses && addressing === 1 ? top : 0;
+  if (best === undefined) return { probability: 0, offTopic: 0, edge: false, weak, addressed };
   const edge = sentences >= EDGE_EVIDENCE_SENTENCES && (bestIndex === 0 || bestIndex === sentences - 1);
-  if (options.offTopic === false) return { probability, offTopic: 0, edge, weak };
+  if (options.offTopic === false) return { probability, offTopic: 0, edge, weak, addressed };
   const own = contentWords(best.text, new Set());
-  if (own.size === 0) return { probability, offTopic: 0, edge, weak };
+  if (own.size === 0) return { probability, offTopic: 0, edge, weak, addressed };
   const rest = contentWords(text.slice(0, best.start), new Set());
   contentWords(text.slice(best.end), rest);
   let unrelated = 0;
   for (const word of own) if (!rest.has(word)) unrelated++;
-  return { probability, offTopic: unrelated / own.size, edge, weak };
+  return { probability, offTopic: unrelated / own.size, edge, weak, addressed };
 }
 
 /** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */
@@ -1179,7 +1206,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, READER_ADDRESS];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
