@@ -29,7 +29,7 @@ import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
-import { instructionRecitalStrength } from './recital.ts';
+import { assistantAddressCount, instructionRecitalStrength } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
 /** T2 as the ML capability provides it (structural, so tests can pass a fake). */
@@ -602,6 +602,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           english: readsEnglish(analysis, text),
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
           ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0, weak: true }) } : {}),
+          // An allowed model answer that speaks about the assistant and its user (ranking only).
+          ...(kind === 'llm_output' ? { assistantAddress: assistantAddressCount(text) } : {}),
         }, limits, graded?.bands);
       // Logged or alerted (and not graded by the fit): a tool output's task evidence (the allow
       // band's readings: the strongest task, a direction in another shape, the edge), or a model
