@@ -223,6 +223,14 @@ export function bandTaskProbability(task: { readonly probability: number; readon
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));
 }
 
+/**
+ * Model answers logged or alerted: what each reading of speaking about the assistant and its user
+ * (recital.ts `assistantAddressCount`) adds to the recital count `bandRecitalScore` reads. Scored on
+ * the sealed set (docs/detection.md, rank10: 0.5, 1 and 2 within 0.0013 on llm_output, 1 the
+ * highest); the refusing bands take the recital classes alone (the readings added nothing there).
+ */
+export const BAND_ADDRESS_WEIGHT = 1;
+
 /** The recital count at which a model answer takes half of its band's lift (ranking only). */
 const RECITAL_HALF = 0.25;
 

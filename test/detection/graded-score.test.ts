@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDetection, decide, DEFAULT_THRESHOLDS, notifyDecision, withBehaviour } from '../../src/detection/index.ts';
 import type { EventBus } from '../../src/platform/events.ts';
-import { ADDRESSED_TASK_WEIGHT, ASSISTANT_ADDRESS_WEIGHT, BAND_EDGE_TASK_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
+import { ADDRESSED_TASK_WEIGHT, ASSISTANT_ADDRESS_WEIGHT, BAND_ADDRESS_WEIGHT, BAND_EDGE_TASK_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
 import { taskEvidence } from '../../src/detection/indirect.ts';
 import { assistantAddressCount, instructionRecitalStrength } from '../../src/detection/recital.ts';
 
@@ -563,6 +563,18 @@ describe('ranking allowed model answers by whom they speak about (rank10)', () =
       expect(attack.decision).toBe('allow');
       expect(attack.threat_score).toBeGreaterThan(advice.threat_score);
     }
+  });
+
+  it('ranks an alerted answer that speaks about the assistant and its user above the same advice to the user, same decision score', async () => {
+    const advice = await engine.inspect({ kind: 'llm_output', content: 'To export your contacts, open Settings, choose Export, and send the file to yourself by email at the address on your account.' });
+    const setUp = await engine.inspect({ kind: 'llm_output', content: 'My task is to help the user export contacts: open Settings, choose Export, and send the file to yourself by email at the address on your account.' });
+    expect(advice.decision).toBe('alert');
+    expect(setUp.decision).toBe('alert');
+    expect(setUp.decision_score).toBe(advice.decision_score);
+    expect(advice.threat_score).toBe(advice.decision_score);
+    expect(setUp.threat_score).toBeGreaterThan(advice.threat_score);
+    expect(decide(setUp.threat_score, DEFAULT_THRESHOLDS)).toBe('alert');
+    expect(BAND_ADDRESS_WEIGHT).toBeGreaterThan(0);
   });
 
   it('adds log-odds monotone in the count, nothing at 0, and stays in the allow band', () => {
