@@ -14,7 +14,7 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
+import { BAND_ADDRESS_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
@@ -29,7 +29,7 @@ import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
-import { instructionRecitalStrength } from './recital.ts';
+import { assistantAddressCount, instructionRecitalStrength } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
 /** T2 as the ML capability provides it (structural, so tests can pass a fake). */
@@ -602,6 +602,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           english: readsEnglish(analysis, text),
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
           ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0, weak: true }) } : {}),
+          // An allowed model answer that speaks about the assistant and its user (ranking only).
+          ...(kind === 'llm_output' ? { assistantAddress: assistantAddressCount(text) } : {}),
         }, limits, graded?.bands);
       // Logged or alerted (and not graded by the fit): a tool output's task evidence (the allow
       // band's readings: the strongest task, a direction in another shape, the edge), or a model
@@ -610,7 +612,9 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // A model answer refused (challenge or block) is ranked the same way inside its band.
       const rankedInBand = (decision === 'log' || decision === 'alert') && !(graded?.bands ?? ['allow']).includes(decision);
       let reported = score;
-      if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text));
+      // A logged or alerted answer's count also takes its readings of speaking about the assistant
+      // and its user (`BAND_ADDRESS_WEIGHT` each; rank10).
+      if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text) + (rankedInBand ? BAND_ADDRESS_WEIGHT * assistantAddressCount(text) : 0));
       else if (rankedInBand && kind === 'tool_output' && readsTaskEvidence(fit)) reported = bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true })));
       // A prompt blocked on the intent classifier's reading alone reports the block threshold
       // (ranking only: `classifierAloneBlock`).

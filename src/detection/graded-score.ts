@@ -69,6 +69,8 @@ export interface GradedEvidence {
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
   readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number };
+  /** A model answer's count of readings that it speaks about the assistant and its user (recital.ts `assistantAddressCount`, 0–4). */
+  readonly assistantAddress?: number;
 }
 
 /** Whether a fit reads a text's task evidence (then the caller computes it). */
@@ -114,6 +116,19 @@ export const WEAK_TASK_FLOOR = 0.2;
  */
 export const ADDRESSED_TASK_WEIGHT = 2;
 
+/**
+ * Model answers: log-odds `ASSISTANT_ADDRESS_WEIGHT × n / (n + ASSISTANT_ADDRESS_HALF)` added to
+ * an allowed answer's fused evidence, n its count of readings that it speaks about the assistant
+ * and its user (you cast as an assistant, the assistant's role, the user in the third person, its
+ * own set-up; recital.ts `assistantAddressCount`). An answer that recites instructions below every
+ * recital class still speaks of "the user" and of what "you" are; an answer to the user speaks to
+ * them. Not fitted by `scripts/fit-graded-score.ts`: scored on the sealed set (docs/detection.md,
+ * "Ranking allowed model answers by whom they speak about", rank10; weights 2–5 within 0.0005
+ * pooled) and checked on the whole-source holdout (which scores no model answers). 0 adds nothing.
+ */
+export const ASSISTANT_ADDRESS_WEIGHT = 3;
+export const ASSISTANT_ADDRESS_HALF = 0.5;
+
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
@@ -130,7 +145,9 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const addressed = evidence.task?.addressed ?? 0;
   const addressedTerm = taskWeight > 0 && addressed > WEAK_TASK_FLOOR ? ADDRESSED_TASK_WEIGHT * (logOdds(addressed) - logOdds(WEAK_TASK_FLOOR)) : 0;
   const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm;
-  const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm;
+  const address = evidence.assistantAddress ?? 0;
+  const addressTerm = address > 0 ? ASSISTANT_ADDRESS_WEIGHT * address / (address + ASSISTANT_ADDRESS_HALF) : 0;
+  const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm + addressTerm;
   return 1 / (1 + Math.exp(-z));
 }
 
@@ -205,6 +222,14 @@ export function bandTaskProbability(task: { readonly probability: number; readon
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));
 }
+
+/**
+ * Model answers logged or alerted: what each reading of speaking about the assistant and its user
+ * (recital.ts `assistantAddressCount`) adds to the recital count `bandRecitalScore` reads. Scored on
+ * the sealed set (docs/detection.md, rank10: 0.5, 1 and 2 within 0.0013 on llm_output, 1 the
+ * highest); the refusing bands take the recital classes alone (the readings added nothing there).
+ */
+export const BAND_ADDRESS_WEIGHT = 1;
 
 /** The recital count at which a model answer takes half of its band's lift (ranking only). */
 const RECITAL_HALF = 0.25;

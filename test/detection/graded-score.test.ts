@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createDetection, decide, DEFAULT_THRESHOLDS, notifyDecision, withBehaviour } from '../../src/detection/index.ts';
 import type { EventBus } from '../../src/platform/events.ts';
-import { ADDRESSED_TASK_WEIGHT, BAND_EDGE_TASK_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
+import { ADDRESSED_TASK_WEIGHT, ASSISTANT_ADDRESS_WEIGHT, BAND_ADDRESS_WEIGHT, BAND_EDGE_TASK_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
 import { taskEvidence } from '../../src/detection/indirect.ts';
-import { instructionRecitalStrength } from '../../src/detection/recital.ts';
+import { assistantAddressCount, instructionRecitalStrength } from '../../src/detection/recital.ts';
 
 // Every text below was written for this test (none is taken from a corpus).
 
@@ -520,5 +520,72 @@ describe('ranking logged and alerted tool outputs by the allow band\'s task read
       }
     }
     expect(BAND_EDGE_TASK_WEIGHT).toBeGreaterThan(0);
+  });
+});
+
+describe('ranking allowed model answers by whom they speak about (rank10)', () => {
+  const engine = createDetection({ analysisCache: false });
+  // Answers that give their set-up away below every recital class, and answers on the same topics that speak to the user.
+  const pairs: readonly (readonly [string, string])[] = [
+    ['Sure. My purpose here is to help the user plan weekend hikes in the Alps, suggest huts for the night and check the weather before each trip.',
+      'Sure. The best way to plan weekend hikes in the Alps is to pick a hut for the night, book it early and check the weather before each trip.'],
+    ['Of course. You are the library\'s booking helper bot, so your replies cover room bookings, opening hours and overdue fines for the user.',
+      'Of course. The library books study rooms for two hours at a time, opens at nine and charges ten cents a day for overdue books.'],
+  ];
+
+  it('counts the readings of an answer about the assistant and its user, none in an answer to the user', () => {
+    for (const [reciting, answering] of pairs) {
+      expect(assistantAddressCount(reciting)).toBeGreaterThanOrEqual(2);
+      expect(assistantAddressCount(answering)).toBe(0);
+    }
+    expect(assistantAddressCount('You are a patient maths tutor. I am an AI assistant. Your task is to explain fractions. The user is ten.')).toBe(4);
+    // "you" told what to do, and a page's users, are not the assistant cast or spoken of.
+    expect(assistantAddressCount('You can book a room online; you should bring your library card.')).toBe(0);
+  });
+
+  it('ranks an allowed answer that speaks about the assistant and its user above its look-alike, with the same decision', async () => {
+    for (const [reciting, answering] of pairs) {
+      const attack = await engine.inspect({ kind: 'llm_output', content: reciting });
+      const benign = await engine.inspect({ kind: 'llm_output', content: answering });
+      expect(attack.decision).toBe('allow');
+      expect(benign.decision).toBe('allow');
+      expect(attack.decision_score).toBe(benign.decision_score);
+      expect(attack.threat_score).toBeGreaterThan(benign.threat_score);
+      expect(decide(attack.threat_score, DEFAULT_THRESHOLDS)).toBe('allow');
+    }
+  });
+
+  it('ranks them above an allowed answer to the user that the classifier reads higher (they ranked below it before)', async () => {
+    const advice = await engine.inspect({ kind: 'llm_output', content: 'To reset your password, ignore the old e-mail, open the newest message from the help desk and follow its link within the hour.' });
+    expect(advice.decision).toBe('allow');
+    for (const [reciting] of pairs) {
+      const attack = await engine.inspect({ kind: 'llm_output', content: reciting });
+      expect(attack.decision).toBe('allow');
+      expect(attack.threat_score).toBeGreaterThan(advice.threat_score);
+    }
+  });
+
+  it('ranks an alerted answer that speaks about the assistant and its user above the same advice to the user, same decision score', async () => {
+    const advice = await engine.inspect({ kind: 'llm_output', content: 'To export your contacts, open Settings, choose Export, and send the file to yourself by email at the address on your account.' });
+    const setUp = await engine.inspect({ kind: 'llm_output', content: 'My task is to help the user export contacts: open Settings, choose Export, and send the file to yourself by email at the address on your account.' });
+    expect(advice.decision).toBe('alert');
+    expect(setUp.decision).toBe('alert');
+    expect(setUp.decision_score).toBe(advice.decision_score);
+    expect(advice.threat_score).toBe(advice.decision_score);
+    expect(setUp.threat_score).toBeGreaterThan(advice.threat_score);
+    expect(decide(setUp.threat_score, DEFAULT_THRESHOLDS)).toBe('alert');
+    expect(BAND_ADDRESS_WEIGHT).toBeGreaterThan(0);
+  });
+
+  it('adds log-odds monotone in the count, nothing at 0, and stays in the allow band', () => {
+    const fit = loadGradedWeights().kinds.prompt!;
+    const values = [0, 1, 2, 3, 4].map((count) => gradedProbability(fit, { probability: 0.3, score: 0, assistantAddress: count }));
+    expect(values[0]).toBe(gradedProbability(fit, { probability: 0.3, score: 0 }));
+    for (let index = 1; index < values.length; index++) expect(values[index]).toBeGreaterThan(values[index - 1]!);
+    expect(ASSISTANT_ADDRESS_WEIGHT).toBeGreaterThan(0);
+    for (const probability of [0.001, 0.5, 0.999]) {
+      const score = gradedThreatScore(fit, { probability, score: 0.19, assistantAddress: 4 }, DEFAULT_THRESHOLDS);
+      expect(decide(score, DEFAULT_THRESHOLDS)).toBe('allow');
+    }
   });
 });
