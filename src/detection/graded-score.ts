@@ -123,7 +123,7 @@ export const ADDRESSED_TASK_WEIGHT = 2;
  * own set-up; recital.ts `assistantAddressCount`). An answer that recites instructions below every
  * recital class still speaks of "the user" and of what "you" are; an answer to the user speaks to
  * them. Not fitted by `scripts/fit-graded-score.ts`: scored on the sealed set (docs/detection.md,
- * "Ranking allowed model answers by whom they speak about", rank10; weights 2–5 within 0.0005
+ * "Ranking model answers by whom they speak about", rank10; weights 2–5 within 0.0005
  * pooled) and checked on the whole-source holdout (which scores no model answers). 0 adds nothing.
  */
 export const ASSISTANT_ADDRESS_WEIGHT = 3;
