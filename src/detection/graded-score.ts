@@ -129,6 +129,11 @@ export const ADDRESSED_TASK_WEIGHT = 2;
 export const ASSISTANT_ADDRESS_WEIGHT = 3;
 export const ASSISTANT_ADDRESS_HALF = 0.5;
 
+/** `weight × (logit(p) − logit(WEAK_TASK_FLOOR))` when p is over the floor, else 0: the weak and addressed task readings' term. */
+function overTaskFloor(probability: number, weight: number): number {
+  return probability > WEAK_TASK_FLOOR ? weight * (logOdds(probability) - logOdds(WEAK_TASK_FLOOR)) : 0;
+}
+
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
@@ -140,10 +145,8 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const task = evidence.task === undefined || evidence.task.probability <= 0 ? 0 : logOdds(evidence.task.probability) + LOGIT_LIMIT;
   const taskWeight = Math.max(0, fit.task ?? 0);
   const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
-  const weak = evidence.task?.weak ?? 0;
-  const weakTerm = taskWeight > 0 && weak > WEAK_TASK_FLOOR ? WEAK_TASK_WEIGHT * (logOdds(weak) - logOdds(WEAK_TASK_FLOOR)) : 0;
-  const addressed = evidence.task?.addressed ?? 0;
-  const addressedTerm = taskWeight > 0 && addressed > WEAK_TASK_FLOOR ? ADDRESSED_TASK_WEIGHT * (logOdds(addressed) - logOdds(WEAK_TASK_FLOOR)) : 0;
+  const weakTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.weak ?? 0, WEAK_TASK_WEIGHT) : 0;
+  const addressedTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.addressed ?? 0, ADDRESSED_TASK_WEIGHT) : 0;
   const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm;
   const address = evidence.assistantAddress ?? 0;
   const addressTerm = address > 0 ? ASSISTANT_ADDRESS_WEIGHT * address / (address + ASSISTANT_ADDRESS_HALF) : 0;
@@ -217,7 +220,7 @@ export function bandTaskProbability(task: { readonly probability: number; readon
   const addressed = task.addressed ?? 0;
   const read = Math.max(task.probability, weak > WEAK_TASK_FLOOR ? weak : 0, addressed > WEAK_TASK_FLOOR ? addressed : 0);
   if (read <= 0) return read;
-  const lift = (addressed > WEAK_TASK_FLOOR ? ADDRESSED_TASK_WEIGHT * (logOdds(addressed) - logOdds(WEAK_TASK_FLOOR)) : 0)
+  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT)
     + (task.edge === true && task.probability > 0 ? BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT) : 0);
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));
