@@ -112,16 +112,12 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
   const seen = new Set<string>();
   let totalLength = 0;
 
-  // Slots taken, scanned or not (a variant held back from the scan still takes its slot, its
-  // share of the length bound and its text's place in `seen`: what comes after is unchanged).
-  let slots = 0;
-  const add = (name: string, text: string, scanned = true): boolean => {
+  const add = (name: string, text: string): boolean => {
     const lower = bound(text, maxLength).toLowerCase();
-    if (seen.has(lower) || slots >= MAX_VARIANTS || totalLength + lower.length > MAX_TOTAL_VARIANT_LENGTH) return false;
+    if (seen.has(lower) || variants.length >= MAX_VARIANTS || totalLength + lower.length > MAX_TOTAL_VARIANT_LENGTH) return false;
     seen.add(lower);
     totalLength += lower.length;
-    slots++;
-    if (scanned) variants.push({ name, text: lower });
+    variants.push({ name, text: lower });
     return true;
   };
 
@@ -204,15 +200,9 @@ export function normalize(input: string, options: NormalizeOptions = {}): Normal
   const split = kind === 'http' ? null : joinSplitCharacters(current);
   if (split !== null) {
     evidence.push({ transform: 'char-split', detail: `${split.runs} split run(s) joined` });
-    // When every run is digits only (a list "1, 2, 3, 4, 5", a version "1.2.0.4"), the
-    // variant is the canonical text with numbers closed up, which spells no word: it is not
-    // scanned (a quarter of long prose prompts hold such a list, and paid a catalogue pass for
-    // it). It keeps its slot, so the variants after it are the same; the evidence and the
-    // split-run count (T3's char-split signal) are unchanged.
-    const scanned = split.lettered > 0;
-    add('char-split', split.text, scanned);
+    add('char-split', split.text);
     const splitLeet = reconstructLeet(split.text);
-    if (splitLeet !== null) add('char-split+leet', splitLeet.text, scanned);
+    if (splitLeet !== null) add('char-split+leet', splitLeet.text);
   }
   // Sentences spelled as slugs ("#you-must-ignore-all-text-below"): natural language only.
   const slugs = kind === 'http' ? null : spellSlugs(current);

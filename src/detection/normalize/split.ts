@@ -8,22 +8,14 @@
 const SPLIT_RUN = /(?<![a-z0-9])(?:[a-z0-9][ .\-_*|/~+,\n\t]{1,3}){3,}[a-z0-9](?![a-z0-9])/gi;
 const SEPARATOR_RUN = /[ .\-_*|/~+,\n\t]{1,3}/g;
 
-const LETTER = /[a-z]/i;
-
-/**
- * The text with every split run joined, the number of runs, and how many of them hold a letter
- * (the others are lists of single digits: "1, 2, 3, 4", "2.4.6.8", a version "1.2.0.4").
- */
-export function joinSplitCharacters(input: string): { text: string; runs: number; lettered: number } | null {
+export function joinSplitCharacters(input: string): { text: string; runs: number } | null {
   let runs = 0;
-  let lettered = 0;
   const text = input.replace(SPLIT_RUN, (run) => {
     runs++;
-    if (LETTER.test(run)) lettered++;
     // The shortest separator joins letters; a longer one ("i g n o r e  a l l") marks a word break.
     let shortest = 3;
     for (const separator of run.match(SEPARATOR_RUN) ?? []) shortest = Math.min(shortest, separator.length);
     return run.replace(SEPARATOR_RUN, (separator) => (separator.length > shortest ? ' ' : ''));
   });
-  return runs > 0 ? { text, runs, lettered } : null;
+  return runs > 0 ? { text, runs } : null;
 }
