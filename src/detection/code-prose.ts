@@ -10,7 +10,7 @@
  *
  * One pass over the characters, no regular expression over the untrusted text.
  */
-import { isWhitespace } from './ml/gibberish.ts';
+import { isWhitespace, locallyBalanced } from './ml/gibberish.ts';
 
 /** Longest text read for its code shape; a longer text is read as it is. */
 const MAX_CODE_CHARS = 262_144;
@@ -196,44 +196,31 @@ function firstWord(code: string): string {
   return code.slice(start, end);
 }
 
-/** Whether a bracket pair of the line balances (brackets of strings were taken out with them). */
-function bracketsBalance(code: string): boolean {
-  let depth = 0;
-  let dips = 0;
-  for (const char of code) {
-    if (char === '(' || char === '[' || char === '{') depth += 1;
-    else if (char === ')' || char === ']' || char === '}') {
-      depth -= 1;
-      if (depth < 0) {
-        dips += 1;
-        depth = 0;
-      }
-    }
-  }
-  // A line of code closes what lines above opened or opens what lines below close, at one end.
-  return depth + dips <= 3;
-}
-
 /**
  * Whether the code of a line (strings and comments taken out) is shaped like code: it opens with
- * a keyword, a decorator or a closing bracket, or ends a statement, block or call, or assigns or
- * calls; and it is not a run of plain words (a sentence with an apostrophe, a line of prose).
+ * a keyword, a decorator or a closing bracket, or ends a statement, block or call, or assigns,
+ * calls or names a member or a key; its brackets balance within the line as code's do
+ * (gibberish.ts, locallyBalanced: an optimiser's noise puts them mid-line); and it is not a run
+ * of plain words (a sentence with an apostrophe, a line of prose).
  */
 export function codeShaped(code: string): boolean {
   const trimmed = code.trim();
   if (trimmed.length === 0) return false;
   if (longestWordRun(trimmed) >= PROSE_RUN) return false;
-  if (!bracketsBalance(trimmed)) return false;
+  if (!locallyBalanced(trimmed)) return false;
   const first = trimmed[0]!;
   const last = trimmed[trimmed.length - 1]!;
   if (first === '@' || first === '}' || first === ')' || first === ']' || first === '.') return true;
   if (CODE_ENDS.includes(last)) return true;
   if (KEYWORDS.has(firstWord(trimmed))) return true;
-  // An assignment or a call: an identifier followed by "=" or "(".
+  // An assignment or a call (an identifier followed by "=" or "("), a member or a key (an
+  // identifier followed by "." or ":" and another identifier or a space).
   for (let index = 1; index < trimmed.length; index += 1) {
     const char = trimmed[index]!;
     const before = trimmed.charCodeAt(index - 1);
     if ((char === '=' || char === '(') && (identifierPart(before) || before === 41 /* ) */ || before === 93 /* ] */ || isWhitespace(before))) return true;
+    const after = index + 1 < trimmed.length ? trimmed.charCodeAt(index + 1) : 32;
+    if ((char === '.' || char === ':') && identifierPart(before) && (identifierPart(after) || isWhitespace(after))) return true;
   }
   return false;
 }
