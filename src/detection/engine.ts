@@ -29,6 +29,7 @@ import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
+import { codeProse } from './code-prose.ts';
 import { assistantAddressCount, instructionRecitalStrength } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
@@ -264,6 +265,15 @@ const DEFAULT_PILLAR: Record<InspectKind, string> = { prompt: 'ai_gateway', tool
  * (docs/detection.md, "Classifier alone").
  */
 export const CLASSIFIER_CONFIDENT = 0.97;
+/**
+ * The reading of source code by its prose (code-prose.ts) counts from the classifier's high band on
+ * (classifierContribution steepens at 0.9) and stays PROSE_READING_MARGIN under CLASSIFIER_CONFIDENT
+ * (it never blocks alone): a docstring's steps, an error message's "check … then run …" and a help
+ * text's imperatives read apart from their code reach the lower bands as readily as a planted order
+ * (docs/detection.md, "Source code read by its prose").
+ */
+const PROSE_READING_FLOOR = 0.9;
+const PROSE_READING_MARGIN = 0.01;
 const AGREEMENT_CONFIDENCE = 0.3;
 
 /**
@@ -410,8 +420,22 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
       if (classifier !== undefined && context.escalate && context.input.kind !== 'http' && context.input.kind !== 'llm_output') {
+        // Source code is also read by its prose (comments, docstrings, strings, lines that are not
+        // code; code-prose.ts): an instruction planted in code for a model is prose, and it stands
+        // out once the identifiers and keywords around it are set aside. The prose reading counts
+        // only in the classifier's high band and never makes it confident on its own
+        // (PROSE_READING_FLOOR / _MARGIN): a docstring's or a message table's imperatives read apart
+        // from their code look like requests too. A prompt that pastes code is the developer's words
+        // with the code; its code's prose is read without the words before it (a question about
+        // code followed by the code's comments reads like a request followed by instructions).
+        let probability = classifier.classify(raw, embeddings.get(context.normalized)).attackProbability;
+        const code = context.input.kind === 'tool_output' || context.input.kind === 'prompt' ? codeProse(raw) : undefined;
+        const prose = code === undefined ? '' : context.input.kind === 'prompt' ? code.inner : code.prose;
+        if (prose.length > 0) {
+          const read = classifier.classify(prose).attackProbability;
+          if (read >= PROSE_READING_FLOOR) probability = Math.max(probability, Math.min(read, confidentInEnglish - PROSE_READING_MARGIN));
+        }
         const classified = raw;
-        const probability = classifier.classify(classified, embeddings.get(context.normalized)).attackProbability;
         classifierProbability.set(context.normalized, probability);
         let contribution = classifierContribution(probability);
         // The n-gram head learned its benign side in English: on a text in another language its

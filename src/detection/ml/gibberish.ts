@@ -255,7 +255,7 @@ const OPEN_ENDS = '{([:,';
  * Code does this ("} else {", "foo(a, [b]);", "if (x) {"); an optimiser's noise puts brackets
  * mid-line. One pass over the characters (the line is untrusted text).
  */
-function locallyBalanced(line: string): boolean {
+export function locallyBalanced(line: string): boolean {
   let start = 0;
   let end = line.length;
   while (start < end && (isWhitespace(line.charCodeAt(start)) || CLOSERS.includes(line[start]!))) start += 1;

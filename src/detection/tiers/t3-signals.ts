@@ -4,6 +4,7 @@
  * of obfuscation only attackers use (Unicode tag characters) or it hid a T1 match.
  */
 import { adversarialSuffix, isWhitespace, suffixProfile } from '../ml/gibberish.ts';
+import { codeProse } from '../code-prose.ts';
 import type { Normalized } from '../normalize/index.ts';
 import { noisyOr } from '../score.ts';
 import type { Finding, InspectKind } from '../types.ts';
@@ -115,6 +116,24 @@ function repeatedChunks(text: string, start: number, end: number): number {
 /** A run this long is context flooding; no benign prompt or tool description in the corpora has 30. */
 export const FLOOD_RUN = 40;
 
+const STRENGTH = { none: 0, weak: 1, strong: 2 } as const;
+
+/**
+ * The adversarial-suffix evidence of a text. Source code is read twice, as written and by its prose
+ * (comments, strings, lines that are not code; code-prose.ts), and the weaker reading counts: the
+ * noise of identifiers and brackets cut off mid-block is in the code, that of a regular expression
+ * or a path is in its strings, and an optimiser's suffix is in both — appended to the code as a
+ * line of its own or written in a comment at its end.
+ */
+export function suffixStrength(text: string): 'strong' | 'weak' | 'none' {
+  const whole = adversarialSuffix(suffixProfile(text));
+  if (whole === 'none') return whole;
+  const prose = codeProse(text)?.prose;
+  if (prose === undefined) return whole;
+  const read = adversarialSuffix(suffixProfile(prose));
+  return STRENGTH[read] < STRENGTH[whole] ? read : whole;
+}
+
 function signal(id: string, name: string, confidence: number): Finding {
   return { id: `signal.${id}`, name, category: 'evasion', confidence, tier: 't3' };
 }
@@ -143,7 +162,11 @@ export function evasionSignals(kind: InspectKind, normalized: Normalized, t1Find
     // Optimisation-attack suffixes (GCG and the like): token noise with unbalanced brackets at the
     // end of a prompt. Strong enough to challenge on its own for prompts; tool output (truncated
     // JSON or code) can end that way legitimately, so there it stays a weak signal.
-    const suffix = adversarialSuffix(suffixProfile(raw ?? normalized.variants[0]?.text ?? ''));
+    // In source code the tail read is that of its prose (comments, strings, lines that are not
+    // code; code-prose.ts): identifiers and brackets cut off mid-block are not an optimiser's
+    // noise, and a suffix appended to code as a line of its own, or written in a comment, is read.
+    const text = raw ?? normalized.variants[0]?.text ?? '';
+    const suffix = suffixStrength(text);
     if (longestTokenRun(raw ?? normalized.variants[0]?.text ?? '') >= FLOOD_RUN) findings.push(signal('token-flood', 'Repeated tokens flooding the context', kind === 'prompt' ? 0.55 : 0.3));
     if (suffix === 'strong') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', kind === 'prompt' ? 0.65 : 0.35));
     else if (suffix === 'weak') findings.push(signal('adversarial-suffix', 'Token noise typical of adversarial suffixes', 0.35));
