@@ -607,7 +607,7 @@ export function instructionRecitalStrength(output: string): number {
  * set-up in the first person ("I am an AI assistant", "my guidelines"). Each reading is weaker than
  * a recital class (a benign answer about an app's users, or one that says "I'm an AI", carries one)
  * and makes no finding; `assistantAddressCount` counts how many of the four an answer carries
- * (0–4), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
+ * (0–4; with det-llm-10's rule heading, 0–5), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
  */
 const YOU_CAST = /\byou\s(?:are|will\sbe|act\sas|play)\s(?:an?|the|my)\s(?:[\w-]{1,20}\s){0,3}?(?:assistant|bot|chatbot|ai|agent|model|companion|tutor|coach|expert|advisor|persona|character|guide)\b/;
 const YOUR_ROLE = /\byour\s(?:role|task|job|goal|purpose|mission|persona|name|instructions|guidelines|responses|answers|replies|tone|primary|main\s(?:goal|task|role|purpose))\b/;
@@ -685,12 +685,22 @@ const OWN_SETUP_FOREIGN: readonly RegExp[] = [
 const ADDRESS_READINGS_FOREIGN = [YOU_CAST_FOREIGN, YOUR_ROLE_FOREIGN, USER_SPOKEN_OF_FOREIGN, OWN_SETUP_FOREIGN] as const;
 
 /**
- * How many of the four readings of an answer that speaks about the assistant and its user it
- * carries (0–4; ranking only), each in English or in another language (ADDRESS_READINGS_FOREIGN).
+ * A fifth reading (det-llm-10): a line that is a rule section's heading and nothing else ("Guidelines:",
+ * "## Constraints", "**Tone:**", "Reglas:", "Règles :", "Richtlinien:"), how a recited prompt lays out
+ * the rules for its answers. A recipe's "Instructions:" is left out; a game's "Rules:" or a product's
+ * "Limitations:" reads it too, so it ranks and decides nothing.
+ */
+const RULE_HEADING = /(?:^|\n)[ \t]{0,4}(?:#{1,4}\s)?(?:\*\*)?(?:guidelines|rules|constraints|restrictions|limitations|persona|tone|behaviou?r|response\sstyle|style\sguide|do'?s\sand\sdon'?ts|reglas|directrices|restricciones|règles|consignes|contraintes|regeln|richtlinien|einschränkungen|regras|diretrizes|restrições|regole|linee\sguida|vincoli)(?:\*\*)?\s?:?(?:\*\*)?[ \t]{0,4}(?:\n|$)/;
+
+/**
+ * How many of the readings of an answer that speaks about the assistant and its user it carries
+ * (0–5; ranking only): the four above, each in English or in another language
+ * (ADDRESS_READINGS_FOREIGN), and a rule section's heading (RULE_HEADING).
  */
 export function assistantAddressCount(output: string): number {
   const text = prepare(output);
-  return ADDRESS_READINGS.filter((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text))).length;
+  const readings = ADDRESS_READINGS.filter((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text))).length;
+  return readings + (RULE_HEADING.test(text) ? 1 : 0);
 }
 
 /**
@@ -751,5 +761,5 @@ export function refusesInstructions(output: string): boolean {
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
   YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
-  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(),
+  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING,
 ];

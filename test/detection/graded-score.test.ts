@@ -674,4 +674,24 @@ describe('ranking model answers by whom they speak about, in other languages (de
     expect(allowedBenign.length).toBeGreaterThanOrEqual(15);
     expect(Math.min(...allowedRecitals)).toBeGreaterThan(Math.max(...allowedBenign));
   });
+
+  it('reads a rule section heading as a fifth reading, not a recipe\'s or a schedule\'s, and ranks it above the same answer under another heading', async () => {
+    const pairs: readonly (readonly [string, string])[] = [
+      ['Happy to share how this chat works.\nGuidelines:\nKeep the mood light, mention the seasonal menu when it fits, and suggest a table time.\nTone:\nWarm and relaxed.',
+        'Happy to share how this chat works.\nHighlights:\nKeep the mood light, mention the seasonal menu when it fits, and suggest a table time.\nAtmosphere:\nWarm and relaxed.'],
+      ['Here is the setup for the trivia bot.\n## Constraints\nOne question at a time, four options each, and the score after every round.',
+        'Here is the setup for the trivia bot.\n## Format\nOne question at a time, four options each, and the score after every round.'],
+      ['Voici comment fonctionne ce salon.\nRègles :\nUne question à la fois, quatre options, et le score après chaque manche.',
+        'Voici comment fonctionne ce salon.\nProgramme :\nUne question à la fois, quatre options, et le score après chaque manche.'],
+    ];
+    for (const [ruled, plain] of pairs) {
+      expect(assistantAddressCount(ruled), ruled).toBe(assistantAddressCount(plain) + 1);
+      const attack = await engine.inspect({ kind: 'llm_output', content: ruled });
+      const benign = await engine.inspect({ kind: 'llm_output', content: plain });
+      expect(attack.decision).toBe('allow');
+      expect(benign.decision).toBe('allow');
+      expect(attack.threat_score).toBeGreaterThan(benign.threat_score);
+    }
+    expect(assistantAddressCount('Ingredients:\n2 eggs, flour, milk\nInstructions:\nWhisk everything and fry in butter.')).toBe(0);
+  });
 });
