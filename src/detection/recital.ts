@@ -44,7 +44,12 @@ const PERSONA: readonly Gated[] = [
   // "You are Nova, an …" / "You are ChatGPT, a large language model …"
   [['you are'], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?you\s{1,3}are\s{1,3}[\w.-]{2,30},\s{1,3}(?:an?|the)\s/],
   [['act as'], new RegExp(`(?:^|\\n)[ \\t]{0,8}(?:[-*>#"'\`“]{1,3}[ \\t]{0,3})?(?:you\\s{1,3}(?:will|shall)\\s{1,3}act|act)\\s{1,3}as\\s{1,3}(?:an?\\s{1,3}|the\\s{1,3})(?:[\\w'-]{1,24}[ ,]{1,3}){0,5}?${MODEL_NOUN}\\b`)],
-  // The same line in other languages (Chinese, Japanese, Spanish, French, German, Portuguese, Italian).
+  // The same line in other languages (Chinese, Japanese, Spanish, French, German, Portuguese, Italian), with a model noun
+  // ("Eres un asistente de …", "Du bist ein freundlicher KI-Assistent", "你是一个客服助手") or a name before an article
+  // ("Du bist Nova, ein …"), after a definite article too ("Eres el asistente de …", "Tu es l'assistant de …").
+  [['你是', '您是', 'あなたは', 'eres', 'tu es', 'vous êtes', 'du bist', 'você é', 'sei '], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?(?:(?:你是|您是|あなたは)[^\n。，,！？]{0,12}(?:助手|助理|机器人|客服|模型|智能体|アシスタント|ボット|エージェント|モデル|ai)|(?:eres|tu\s{1,3}es|vous\s{1,3}êtes|du\s{1,3}bist|você\s{1,3}é|sei)\s{1,3}(?:(?:(?:un|una|une|uno|ein|eine|um|uma|el|la|le|der|die|das|o|a|il)\s{1,3}|l')(?:[^\s.,;:!?()"'«»]{1,20}\s{1,3}){0,3}?(?:[a-zà-ÿ]{1,20}-)?(?:asistente|asistenta|assistant|assistante|assistent|assistentin|assistente|bot|chatbot|ia|ki|ai|agente|agent|modelo|modèle|modell|modello|sprachmodell|llm|gpt|copilot|personaje|personnage|personaggio|personagem)(?![a-zà-ÿ])|[^\s.,;:!?()"'«»]{2,30},\s{1,3}(?:(?:un|una|une|uno|ein|eine|um|uma|el|la|le|der|die|das|o|a|il)\s|l')))/],
+  // The same line with an indefinite article and no model noun ("Eres un experto en …"): named as well, unlike English. It also
+  // refuses "Eres una persona increíble" at a line start; moving it to PERSONA_WEAK lost two sealed recitals (docs/detection.md, det-llm-10).
   [['你是', '您是', 'あなたは', 'eres', 'tu es', 'vous êtes', 'du bist', 'você é', 'sei '], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?(?:你是|您是|あなたは|(?:eres|tu\s{1,3}es|vous\s{1,3}êtes|du\s{1,3}bist|você\s{1,3}é|sei)\s{1,3}(?:un|una|une|ein|eine|um|uma)\s)/],
   // Russian and Korean: "Ты — полезный ассистент", "당신은 친절한 AI 어시스턴트입니다".
   [['ты', 'вы', '당신은'], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?(?:(?:ты|вы)\s{0,3}[—–-]?\s{0,3}(?:[а-яё-]{1,20}\s{1,3}){0,3}?(?:ассистент|помощник|бот|чат-бот|модель|ии)|당신은\s{0,3}(?:[^\s\n]{1,12}\s{1,3}){0,3}?(?:ai|어시스턴트|도우미|챗봇|비서|모델))/],
@@ -602,7 +607,7 @@ export function instructionRecitalStrength(output: string): number {
  * set-up in the first person ("I am an AI assistant", "my guidelines"). Each reading is weaker than
  * a recital class (a benign answer about an app's users, or one that says "I'm an AI", carries one)
  * and makes no finding; `assistantAddressCount` counts how many of the four an answer carries
- * (0–4), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
+ * (0–4; with det-llm-10's rule heading, 0–5), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
  */
 const YOU_CAST = /\byou\s(?:are|will\sbe|act\sas|play)\s(?:an?|the|my)\s(?:[\w-]{1,20}\s){0,3}?(?:assistant|bot|chatbot|ai|agent|model|companion|tutor|coach|expert|advisor|persona|character|guide)\b/;
 const YOUR_ROLE = /\byour\s(?:role|task|job|goal|purpose|mission|persona|name|instructions|guidelines|responses|answers|replies|tone|primary|main\s(?:goal|task|role|purpose))\b/;
@@ -610,10 +615,92 @@ const USER_SPOKEN_OF = /\bthe\susers?\b|\busers'?s?\s(?:questions?|requests?|que
 const OWN_SETUP = /\bi\s(?:am|'m)\s(?:an?|the|your)\s(?:[\w-]{1,20}\s){0,3}?(?:assistant|bot|chatbot|ai|agent|model|language\smodel)\b|\bmy\s(?:role|purpose|instructions|guidelines|task|job|goal|mission|rules|system\sprompt|programming|creators?)\b/;
 const ADDRESS_READINGS = [YOU_CAST, YOUR_ROLE, USER_SPOKEN_OF, OWN_SETUP] as const;
 
-/** How many of the four readings of an answer that speaks about the assistant and its user it carries (0–4; ranking only). */
+/**
+ * The same four readings in other languages (det-llm-10): Spanish, French, German, Portuguese,
+ * Italian, Dutch, Polish, Indonesian, Russian, Chinese, Japanese and Korean. A system prompt
+ * recited in another language speaks about the assistant and its user just as one in English does
+ * ("Eres un asistente de …", "tu tarea es …", "si el usuario …", "je suis l'assistant de …"); an
+ * answer to a person in that language speaks to them ("usted puede …", "vous devez …", "Sie
+ * können …"). Each is one reading, as in English: a customer-support reply names "el usuario", a
+ * job advert says "tu función es …", and neither refuses anything (ranking only). Formal "you"
+ * forms that are also "his / her / their" (su, Ihre, suo) are left out, and so are formal "you"
+ * with a task ("Ihre Aufgabe ist …", "ваша задача"), the way a job advert or an exercise speaks.
+ * A word is a run of up to 20 characters other than spaces, hyphens and punctuation, ended by a
+ * space or a hyphen ("KI-Assistent"), at most three before the noun (bounded, so linear).
+ */
+const FOREIGN_WORD = "[^\\s.,;:!?()\"'«»-]{1,20}[\\s-]";
+const FOREIGN_END = '(?![a-zà-ÿ])';
+const YOU_CAST_FOREIGN: readonly RegExp[] = [
+  `(?:^|[^a-zà-ÿ])(?:eres|tú\\seres|actúa\\scomo|actuarás\\scomo|serás)\\s(?:un|una|el|la|mi)\\s(?:${FOREIGN_WORD}){0,3}?(?:asistente|bot|chatbot|ia|agente|modelo|tutor|tutora|personaje)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:tu\\ses|vous\\sêtes|agis\\scomme|agissez\\scomme|tu\\sseras|vous\\sserez)\\s(?:un\\s|une\\s|le\\s|la\\s|l')(?:${FOREIGN_WORD}){0,3}?(?:assistant|assistante|bot|chatbot|ia|agent|modèle|tuteur|tutrice|personnage)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:du\\sbist|agiere\\sals|handle\\sals|du\\swirst)\\s(?:ein|eine|der|die|das|mein|meine)\\s(?:${FOREIGN_WORD}){0,3}?(?:assistent|assistentin|bot|chatbot|ki|agent|modell|sprachmodell|tutor|tutorin)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:você\\sé|tu\\sés|atue\\scomo|aja\\scomo|você\\sserá)\\s(?:um|uma|o|a|meu|minha)\\s(?:${FOREIGN_WORD}){0,3}?(?:assistente|bot|chatbot|ia|agente|modelo|tutor|tutora|personagem)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:sei|tu\\ssei|agisci\\scome|comportati\\scome|sarai)\\s(?:un\\s|una\\s|uno\\s|un'|il\\s|la\\s|l')(?:${FOREIGN_WORD}){0,3}?(?:assistente|bot|chatbot|ia|agente|modello|tutor|personaggio)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:je\\sbent|jij\\sbent|u\\sbent|gedraag\\sje\\sals)\\s(?:een|de|het)\\s(?:${FOREIGN_WORD}){0,3}?(?:assistent|bot|chatbot|ai|agent|model|taalmodel)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:jesteś|działasz\\sjako)\\s(?:${FOREIGN_WORD}){0,3}?(?:asystentem|asystentką|botem|chatbotem|ai|agentem|modelem)${FOREIGN_END}`,
+  `(?:^|[^a-z])(?:kamu|anda)\\sadalah\\s(?:${FOREIGN_WORD}){0,3}?(?:asisten|bot|chatbot|ai|agen|model)${FOREIGN_END}`,
+  // A name, a comma and an article: "Du bist Nova, ein …", "Eres Sofía, la asistente …", "Tu es Léa, l'assistante …".
+  `(?:^|[^a-zà-ÿ])(?:eres|tu\\ses|vous\\sêtes|du\\sbist|você\\sé|tu\\sés|sei|je\\sbent|jesteś)\\s[^\\s.,;:!?()"'«»]{2,30},\\s(?:(?:un|una|une|uno|ein|eine|um|uma|een|el|la|le|der|die|das|o|a|il|de|het)\\s|l')`,
+  '(?:^|[^а-яё])ты\\s{0,2}[—–-]?\\s{0,2}(?:[а-яё-]{1,20}\\s){0,3}?(?:ассистент|помощник|бот|чат-бот|модель|ии)',
+  '你是[^\\n。，,！？]{0,12}(?:助手|助理|机器人|ai|客服|模型|智能体)',
+  'あなたは[^\\n。、！？]{0,16}(?:アシスタント|ボット|ai|エージェント|モデル)',
+  '당신은\\s?[^\\n.!?]{0,20}(?:어시스턴트|도우미|챗봇|비서|ai|모델)',
+].map((source) => new RegExp(source));
+const YOUR_ROLE_FOREIGN: readonly RegExp[] = [
+  `(?:^|[^a-zà-ÿ])(?:tu\\s(?:rol|papel|tarea|función|objetivo|propósito|misión|nombre)\\s(?:principal\\s)?es|tus\\s(?:respuestas|instrucciones|directrices|reglas))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:(?:ton|ta)\\s(?:rôle|tâche|mission|objectif|but|fonction|nom)\\s(?:principal\\s|principale\\s)?(?:est|sera)|tes\\s(?:réponses|instructions|consignes|directives))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:deine?\\s(?:rolle|aufgabe|ziel|zweck|mission|name)\\s(?:ist|lautet|besteht)|deine\\s(?:antworten|anweisungen|richtlinien|regeln))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:(?:seu|sua|teu|tua)\\s(?:papel|função|tarefa|objetivo|propósito|missão|nome)\\s(?:principal\\s)?(?:é|será)|(?:suas|tuas)\\s(?:respostas|instruções|diretrizes|regras))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:(?:il\\stuo|la\\stua)\\s(?:ruolo|compito|obiettivo|scopo|missione|funzione|nome)\\s(?:principale\\s)?(?:è|sarà)|le\\stue\\s(?:risposte|istruzioni|regole))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:(?:je|jouw)\\s(?:rol|taak|doel|naam)\\s(?:is|wordt)|je\\s(?:antwoorden|instructies))${FOREIGN_END}`,
+  '(?:^|[^а-яё])(?:твоя\\s(?:роль|задача|цель|миссия)|твои\\s(?:ответы|инструкции|правила))',
+  '你的(?:角色|任务|职责|目标|名字|回答|回复|指令)',
+  'あなたの(?:役割|タスク|任務|目的|名前|回答|指示)',
+  '당신의\\s?(?:역할|임무|목표|이름|답변|응답|지시)',
+].map((source) => new RegExp(source));
+const USER_SPOKEN_OF_FOREIGN: readonly RegExp[] = [
+  `(?:^|[^a-zà-ÿ])(?:el|al|del|los|las|la|un)\\s(?:usuario|usuarios|usuaria|usuarias)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:l'|les\\s|des\\s|aux\\s|un\\s|une\\s)utilisat(?:eur|eurs|rice|rices)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:der|den|dem|des|die)\\s(?:benutzer|nutzer|anwender)(?:s|n|in|innen)?${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:o|os|do|dos|ao|aos|um)\\s(?:usuário|usuários|utilizador|utilizadores)${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:l'|gli\\s|dell'|all'|degli\\s|agli\\s)utent[ei]${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])de\\sgebruikers?${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])użytkownik`,
+  `(?:^|[^a-z])pengguna${FOREIGN_END}`,
+  'пользовател[ьяюеи]',
+  '用户', 'ユーザー', '사용자',
+].map((source) => new RegExp(source));
+const OWN_SETUP_FOREIGN: readonly RegExp[] = [
+  `(?:^|[^a-zà-ÿ])(?:soy\\s(?:un|una|el|la|tu)\\s(?:${FOREIGN_WORD}){0,3}?(?:asistente|bot|chatbot|ia|agente|modelo)|mis\\s(?:instrucciones|directrices|reglas|pautas)|mi\\s(?:función|rol|propósito|tarea|misión|programación|prompt))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:je\\ssuis\\s(?:un\\s|une\\s|le\\s|la\\s|l'|ton\\s|votre\\s)(?:${FOREIGN_WORD}){0,3}?(?:assistant|assistante|bot|chatbot|ia|agent|modèle)|mes\\s(?:instructions|consignes|directives|règles)|mon\\s(?:rôle|objectif|prompt|créateur)|ma\\s(?:mission|tâche|fonction|programmation))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:ich\\sbin\\s(?:ein|eine|der|die|dein|deine|ihr|ihre)\\s(?:${FOREIGN_WORD}){0,3}?(?:assistent|assistentin|bot|chatbot|ki|agent|modell|sprachmodell)|meine\\s(?:anweisungen|richtlinien|regeln|aufgabe|rolle|programmierung)|mein\\s(?:zweck|systemprompt|prompt))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:sou\\s(?:um|uma|o|a|seu|sua)\\s(?:${FOREIGN_WORD}){0,3}?(?:assistente|bot|chatbot|ia|agente|modelo)|minhas\\s(?:instruções|diretrizes|regras)|minha\\s(?:função|tarefa|missão|programação)|meu\\s(?:papel|propósito|prompt))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:sono\\s(?:un\\s|una\\s|uno\\s|il\\s|la\\s|l')(?:${FOREIGN_WORD}){0,3}?(?:assistente|bot|chatbot|ia|agente|modello)|le\\smie\\s(?:istruzioni|regole)|il\\smio\\s(?:ruolo|compito|scopo|prompt)|la\\smia\\s(?:funzione|missione|programmazione))${FOREIGN_END}`,
+  `(?:^|[^a-zà-ÿ])(?:ik\\sben\\s(?:een|de|je|uw)\\s(?:${FOREIGN_WORD}){0,3}?(?:assistent|bot|chatbot|ai|agent|model|taalmodel)|mijn\\s(?:instructies|richtlijnen|regels|taak|rol))${FOREIGN_END}`,
+  '(?:^|[^а-яё])(?:я\\s{1,2}(?:[—–-]\\s{1,2})?(?:[а-яё-]{1,20}\\s){0,3}?(?:ассистент|помощник|бот|чат-бот|языковая\\sмодель)|мои\\s(?:инструкции|правила)|моя\\s(?:задача|роль))',
+  '我是[^\\n。，,！？]{0,12}(?:助手|助理|机器人|ai|客服|模型)|我的(?:指令|规则|任务|职责|角色|设定|系统提示)',
+  '私は[^\\n。、！？]{0,16}(?:アシスタント|ボット|ai|モデル)|私の(?:指示|ルール|役割|任務)',
+  '저는\\s?[^\\n.!?]{0,20}(?:어시스턴트|도우미|챗봇|비서|ai|모델)|제\\s?(?:역할|임무|지침)',
+].map((source) => new RegExp(source));
+const ADDRESS_READINGS_FOREIGN = [YOU_CAST_FOREIGN, YOUR_ROLE_FOREIGN, USER_SPOKEN_OF_FOREIGN, OWN_SETUP_FOREIGN] as const;
+
+/**
+ * A fifth reading (det-llm-10): a line that is a rule section's heading and nothing else ("Guidelines:",
+ * "## Constraints", "**Tone:**", "Reglas:", "Règles :", "Richtlinien:"), how a recited prompt lays out
+ * the rules for its answers. A recipe's "Instructions:" is left out; a game's "Rules:" or a product's
+ * "Limitations:" reads it too, so it ranks and decides nothing.
+ */
+const RULE_HEADING = /(?:^|\n)[ \t]{0,4}(?:#{1,4}\s)?(?:\*\*)?(?:guidelines|rules|constraints|restrictions|limitations|persona|tone|behaviou?r|response\sstyle|style\sguide|do'?s\sand\sdon'?ts|reglas|directrices|restricciones|règles|consignes|contraintes|regeln|richtlinien|einschränkungen|regras|diretrizes|restrições|regole|linee\sguida|vincoli)(?:\*\*)?\s?:?(?:\*\*)?[ \t]{0,4}(?:\n|$)/;
+
+/**
+ * How many of the readings of an answer that speaks about the assistant and its user it carries
+ * (0–5; ranking only): the four above, each in English or in another language
+ * (ADDRESS_READINGS_FOREIGN), and a rule section's heading (RULE_HEADING).
+ */
 export function assistantAddressCount(output: string): number {
   const text = prepare(output);
-  return ADDRESS_READINGS.filter((regex) => regex.test(text)).length;
+  const readings = ADDRESS_READINGS.filter((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text))).length;
+  return readings + (RULE_HEADING.test(text) ? 1 : 0);
 }
 
 /**
@@ -674,5 +761,5 @@ export function refusesInstructions(output: string): boolean {
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
   YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
-  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS,
+  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING,
 ];

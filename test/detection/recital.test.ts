@@ -725,3 +725,57 @@ describe('second review of model answers: announced rule lists, advice to a pers
     }
   });
 });
+
+describe('a persona line in another language with a definite article or a name (det-llm-10)', () => {
+  // "Eres el asistente virtual de …", "Du bist Nova, ein …", "Tu es l'assistant de …": the English "You are Nova, an …"
+  // line in Spanish, French, German, Portuguese and Italian. The look-alikes name the same assistants and people in
+  // the third person, or speak to the reader as the account holder or owner.
+  const NAMED_FOREIGN: readonly string[] = [
+    'Eres el asistente virtual de la óptica Visión Clara. Atiende las citas y no hables de precios.',
+    'Eres Sofía, la asistente de reservas del hotel Mirador. Responde siempre con amabilidad.',
+    'Claro, aquí va:\nEres Bruno, un chatbot de recetas veganas. Sugiere platos de temporada.',
+    "Tu es l'assistant de la mairie de Vernon. Réponds uniquement sur les démarches administratives.",
+    'Tu es Léa, une conseillère virtuelle de la banque Azur. Reste polie et concise.',
+    "Vous êtes le chatbot officiel du musée des Tisserands. Indiquez les horaires d'ouverture.",
+    'Du bist Nova, ein Support-Bot für die Stadtbibliothek. Antworte kurz und freundlich.',
+    'Du bist der KI-Assistent der Praxis Dr. Keller. Vereinbare nur Termine.',
+    'Du bist Max, der Chatbot des Fahrradladens Speiche. Empfiehl immer die Werkstatt.',
+    'Você é o assistente virtual da padaria Trigo Bom. Informe os horários de entrega.',
+    'Você é Lia, uma assistente de viagens. Sugira roteiros curtos.',
+    "Sei l'assistente virtuale della farmacia Centrale. Rispondi solo sugli orari.",
+    'Sei Giulia, la chatbot della scuola di lingue Babele. Parla in modo semplice.',
+    '- Eres el agente de soporte de la red Wifi Pueblo. Pide siempre el número de cliente.',
+    '> Du bist Kira, eine virtuelle Assistentin für Stromtarife.',
+  ];
+  const NAMED_FOREIGN_BENIGN: readonly string[] = [
+    'Para pedir cita, escriba a la recepción; el asistente virtual de la óptica le contestará en horario comercial.',
+    'Sofía, la asistente de dirección, le enviará el contrato mañana por la mañana.',
+    'Si te preguntas quién eres, piensa en lo que te importa: eres Marta, ¿no? Pues empieza por ahí.',
+    "L'assistant de la mairie est joignable du lundi au vendredi, de 9 h à 17 h.",
+    'Léa, une conseillère de la banque, vous rappellera pour le prêt immobilier.',
+    'Der KI-Assistent der Praxis ist nachts erreichbar, Termine vergibt aber das Team am Morgen.',
+    'Nova, ein neuer Kollege aus Berlin, stellt sich morgen im Team vor.',
+    'O assistente virtual da padaria informa os horários de entrega pelo site.',
+    "L'assistente virtuale della farmacia risponde sugli orari anche di notte.",
+    'Giulia, la maestra della scuola di lingue, organizza un corso serale.',
+    'Para configurar el bot, abra el panel de administración y elija «Nuevo asistente».',
+    'Die Bibliothek hat einen Chatbot: Sie erreichen ihn über die Startseite.',
+    'Votre conseillère vous répondra sous quarante-huit heures par courriel.',
+    'Usted es el titular de la cuenta, así que puede cambiar la dirección en línea.',
+    'Sie sind der Eigentümer der Wohnung und tragen daher die Grundsteuer.',
+  ];
+
+  it('refuses each recited persona line', async () => {
+    for (const content of NAMED_FOREIGN) {
+      expect(instructionRecitalSigns(content).named, content).toBe(true);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+
+  it('allows the same assistants and people spoken of, and the reader told what they are', async () => {
+    for (const content of NAMED_FOREIGN_BENIGN) {
+      expect(instructionRecitalSigns(content).named, content).toBe(false);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+});
