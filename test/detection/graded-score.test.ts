@@ -151,7 +151,7 @@ describe("tool outputs' task evidence in the graded score (planted instructions,
       expect(evidence.probability).toBeGreaterThan(0.8);
       expect(evidence.offTopic).toBe(1);
     }
-    expect(taskEvidence(`${rows}${last}`)).toEqual({ probability: 0, offTopic: 0, edge: false, weak: 0, addressed: 0 });
+    expect(taskEvidence(`${rows}${last}`)).toEqual({ probability: 0, offTopic: 0, edge: false, weak: 0, addressed: 0, form: 0 });
   });
 
   it("reads an e-mail's own request as less task-like and partly about its data", () => {
