@@ -658,6 +658,17 @@ describe('ranking allowed tool outputs by sentences that direct or name the read
       .toBe(gradedProbability(noTask, { probability: undefined, score: 0, task: { probability: 0, offTopic: 0, edge: false, weak: 0, addressed: 0, form: 0 } }));
   });
 
+  it('lifts a logged or alerted tool output\'s task reading by the same log-odds, monotone, and never without a task', () => {
+    expect(bandTaskProbability({ probability: 0.3, form: 1 })).toBeGreaterThan(0.3);
+    expect(bandTaskProbability({ probability: 0.3, form: 2 })).toBeGreaterThan(bandTaskProbability({ probability: 0.3, form: 1 }));
+    expect(bandTaskProbability({ probability: 0.9, form: 3 })).toBeGreaterThan(bandTaskProbability({ probability: 0.9, form: 2 }));
+    expect(bandTaskProbability({ probability: 0.3, form: 0 })).toBe(0.3);
+    // No task read at all: the decision score stays as it is (bandTaskScore reads 0 as no lift).
+    expect(bandTaskProbability({ probability: 0, form: 3 })).toBe(0);
+    expect(bandTaskScore(0.4, DEFAULT_THRESHOLDS, bandTaskProbability({ probability: 0.3, form: 2 }))).toBeGreaterThan(bandTaskScore(0.4, DEFAULT_THRESHOLDS, 0.3));
+    expect(decide(bandTaskScore(0.4, DEFAULT_THRESHOLDS, bandTaskProbability({ probability: 0.999999, form: 3 })), DEFAULT_THRESHOLDS)).toBe(decide(0.4, DEFAULT_THRESHOLDS));
+  });
+
   it('contains no regular expression that the recheck ReDoS analyser finds vulnerable', { timeout: 600_000 }, async () => {
     expect(await vulnerableExpressions(FORM_DIRECTIVE_PATTERNS)).toEqual([]);
   });
