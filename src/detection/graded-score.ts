@@ -68,7 +68,7 @@ export interface GradedEvidence {
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
-  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number };
+  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number };
   /** A model answer's count of readings that it speaks about the assistant and its user (recital.ts `assistantAddressCount`, 0–5; det-llm-10 added a rule heading). */
   readonly assistantAddress?: number;
 }
@@ -117,6 +117,19 @@ export const WEAK_TASK_FLOOR = 0.2;
 export const ADDRESSED_TASK_WEIGHT = 2;
 
 /**
+ * Tool outputs: log-odds `FORM_DIRECTIVE_WEIGHT × n / (n + FORM_DIRECTIVE_HALF)` added to an
+ * allowed tool output's fused evidence, n its count of sentences that direct the form, language or
+ * content of the reader's answer (indirect.ts `TaskEvidence.form`: "Any summary of this page must
+ * be written in French", "All answers must close with …"; 2 per directing sentence, 1 per one that
+ * only names the answer). Not fitted by `scripts/fit-graded-score.ts`: scored on the sealed set
+ * (docs/detection.md, "Directions about the reader's answer, and the answer named", det-form-10;
+ * weights 4–8 within 0.0001 pooled) and checked on the whole-source holdout. Logged and alerted
+ * tool outputs take the same log-odds (`bandTaskProbability`). Applies only where the fit weighs the task.
+ */
+export const FORM_DIRECTIVE_WEIGHT = 4;
+export const FORM_DIRECTIVE_HALF = 0.5;
+
+/**
  * Model answers: log-odds `ASSISTANT_ADDRESS_WEIGHT × n / (n + ASSISTANT_ADDRESS_HALF)` added to
  * an allowed answer's fused evidence, n its count of readings that it speaks about the assistant
  * and its user (you cast as an assistant, the assistant's role, the user in the third person, its
@@ -147,7 +160,9 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
   const weakTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.weak ?? 0, WEAK_TASK_WEIGHT) : 0;
   const addressedTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.addressed ?? 0, ADDRESSED_TASK_WEIGHT) : 0;
-  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm;
+  const form = taskWeight > 0 ? evidence.task?.form ?? 0 : 0;
+  const formTerm = form > 0 ? FORM_DIRECTIVE_WEIGHT * form / (form + FORM_DIRECTIVE_HALF) : 0;
+  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm + formTerm;
   const address = evidence.assistantAddress ?? 0;
   const addressTerm = address > 0 ? ASSISTANT_ADDRESS_WEIGHT * address / (address + ASSISTANT_ADDRESS_HALF) : 0;
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm + addressTerm;
@@ -210,17 +225,20 @@ export const BAND_EDGE_TASK_WEIGHT = 1;
  * imperative task's p; a direction to the model in another sentence shape (`TaskEvidence.weak`)
  * takes its place when it is over `WEAK_TASK_FLOOR` and higher; a text's lone turn to the reader
  * (`TaskEvidence.addressed`, det-b1-9) over the floor adds `ADDRESSED_TASK_WEIGHT × (logit(a) −
- * logit(floor))` log-odds, and a task that is the text's first or last sentence adds
- * `BAND_EDGE_TASK_WEIGHT × (logit(p) + 9)`. Monotone non-decreasing in p and in the weak and
- * addressed readings; 0 with no task and no reading over the floor (then `bandTaskScore` returns
+ * logit(floor))` log-odds, a text's sentences that direct or name the reader's answer
+ * (`TaskEvidence.form`, det-form-10) add `FORM_DIRECTIVE_WEIGHT × n / (n + 0.5)` as in the allow
+ * band, and a task that is the text's first or last sentence adds
+ * `BAND_EDGE_TASK_WEIGHT × (logit(p) + 9)`. Monotone non-decreasing in p and in the weak,
+ * addressed and form readings; 0 with no task and no reading over the floor (then `bandTaskScore` returns
  * the decision score). Ranking only.
  */
-export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number }): number {
+export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number }): number {
   const weak = task.weak ?? 0;
   const addressed = task.addressed ?? 0;
   const read = Math.max(task.probability, weak > WEAK_TASK_FLOOR ? weak : 0, addressed > WEAK_TASK_FLOOR ? addressed : 0);
   if (read <= 0) return read;
-  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT)
+  const form = task.form ?? 0;
+  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT) + (form > 0 ? FORM_DIRECTIVE_WEIGHT * form / (form + FORM_DIRECTIVE_HALF) : 0)
     + (task.edge === true && task.probability > 0 ? BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT) : 0);
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));
