@@ -51,29 +51,27 @@ interface LineParts {
 
 type State = { kind: 'none' } | { kind: 'block' } | { kind: 'string'; quote: string };
 
+/** Whether `text` holds a whitespace character. */
+function hasWhitespace(text: string): boolean {
+  for (let k = 0; k < text.length; k += 1) if (isWhitespace(text.charCodeAt(k))) return true;
+  return false;
+}
+
 /**
  * Splits one line into its code and its prose, carrying a block comment (`/* … *\/`), a triple-
- * quoted string or a template literal over lines in `state`.
+ * quoted string or a template literal over lines in `state`. The code between two marks (a
+ * comment, a quote) and a string's text are taken as slices of the line, not built a character at
+ * a time: this runs on every prompt and tool output the classifier reads.
  */
 function splitLine(line: string, state: State): { parts: LineParts; state: State } {
   let code = '';
   const prose: string[] = [];
+  const length = line.length;
   let index = 0;
   let current = state;
-  let text = '';
-  const flushString = () => {
-    if (text.length > 0) {
-      for (let k = 0; k < text.length; k += 1) {
-        if (isWhitespace(text.charCodeAt(k))) {
-          prose.push(text);
-          break;
-        }
-      }
-    }
-    text = '';
-  };
-  while (index < line.length) {
-    const char = line[index]!;
+  // The text of a string left open at the line's end (a string's text runs to its closing quote).
+  let open = '';
+  while (index < length) {
     if (current.kind === 'block') {
       const end = line.indexOf('*/', index);
       if (end === -1) {
@@ -87,61 +85,79 @@ function splitLine(line: string, state: State): { parts: LineParts; state: State
     }
     if (current.kind === 'string') {
       const quote = current.quote;
-      if (char === '\\') {
-        text += line.slice(index, index + 2);
-        index += 2;
-        continue;
+      const first = quote.charCodeAt(0);
+      let at = index;
+      let closed = -1;
+      while (at < length) {
+        const c = line.charCodeAt(at);
+        // A backslash takes the character after it into the string.
+        if (c === 92) {
+          at += 2;
+          continue;
+        }
+        if (c === first && (quote.length === 1 || line.startsWith(quote, at))) {
+          closed = at;
+          break;
+        }
+        at += 1;
       }
-      if (line.startsWith(quote, index)) {
-        flushString();
-        code += quote[0]!;
-        index += quote.length;
-        current = { kind: 'none' };
-        continue;
+      if (closed === -1) {
+        open = line.slice(index);
+        index = length;
+        break;
       }
-      text += char;
-      index += 1;
+      const text = line.slice(index, closed);
+      if (hasWhitespace(text)) prose.push(text);
+      code += quote[0]!;
+      index = closed + quote.length;
+      current = { kind: 'none' };
       continue;
     }
-    if (char === '/' && line[index + 1] === '/') {
-      prose.push(line.slice(index));
-      return { parts: { code, prose }, state: current };
+    // Outside strings and comments: the code runs to the next comment mark or quote.
+    let at = index;
+    while (at < length) {
+      const c = line.charCodeAt(at);
+      if (c === 47 /* / */) {
+        const next = line.charCodeAt(at + 1);
+        if (next === 47 || next === 42) break;
+      } else if (c === 35 /* # */) {
+        if ((at === 0 || isWhitespace(line.charCodeAt(at - 1))) && (at + 1 >= length || ' #!:'.includes(line[at + 1]!))) break;
+      } else if (c === 34 || c === 39 || c === 96) break;
+      at += 1;
     }
-    if (char === '/' && line[index + 1] === '*') {
+    code += line.slice(index, at);
+    if (at >= length) break;
+    const char = line[at]!;
+    if (char === '/' && line[at + 1] === '*') {
       current = { kind: 'block' };
-      index += 2;
+      index = at + 2;
       continue;
     }
-    if (char === '#' && (index === 0 || isWhitespace(line.charCodeAt(index - 1))) && (index + 1 >= line.length || ' #!:'.includes(line[index + 1]!))) {
-      prose.push(line.slice(index));
+    if (char === '/' || char === '#') {
+      prose.push(line.slice(at));
       return { parts: { code, prose }, state: current };
     }
-    if (char === '"' || char === "'" || char === '`') {
-      const triple = line.startsWith(char.repeat(3), index) ? char.repeat(3) : char;
-      code += char;
-      index += triple.length;
-      current = { kind: 'string', quote: triple };
-      continue;
-    }
+    const quote = line.startsWith(char.repeat(3), at) ? char.repeat(3) : char;
     code += char;
-    index += 1;
+    index = at + quote.length;
+    current = { kind: 'string', quote };
+    open = '';
   }
   if (current.kind === 'string') {
     // A string open at the line's end: a triple quote or a template literal goes on; a single
     // quote does not (an apostrophe in a line of prose), and its text is prose.
     if (current.quote.length === 3 || current.quote === '`') {
-      if (text.length > 0) prose.push(text);
+      if (open.length > 0) prose.push(open);
       return { parts: { code, prose }, state: current };
     }
-    flushString();
+    if (hasWhitespace(open)) prose.push(open);
     return { parts: { code, prose }, state: { kind: 'none' } };
   }
   return { parts: { code, prose }, state: current };
 }
 
-/** The longest run of plain words (letters only, one space apart) in `code`. */
-function longestWordRun(code: string): number {
-  let longest = 0;
+/** Whether `code` holds a run of at least `limit` plain words (letters only, one space apart). */
+function hasWordRun(code: string, limit: number): boolean {
   let run = 0;
   let inWord = false;
   let clean = true;
@@ -154,7 +170,7 @@ function longestWordRun(code: string): number {
     }
     if (inWord && c === 32 && clean) {
       run += 1;
-      longest = Math.max(longest, run);
+      if (run >= limit) return true;
       inWord = false;
       // Two spaces in a row end the run.
       clean = code.charCodeAt(index + 1) !== 32;
@@ -162,13 +178,13 @@ function longestWordRun(code: string): number {
     }
     if (inWord) {
       run += 1;
-      longest = Math.max(longest, run);
+      if (run >= limit) return true;
     }
     run = 0;
     inWord = false;
     clean = true;
   }
-  return longest;
+  return false;
 }
 
 /** Letters, digits, "_" and "$" (ASCII), the characters of an identifier. */
@@ -206,7 +222,7 @@ function firstWord(code: string): string {
 export function codeShaped(code: string): boolean {
   const trimmed = code.trim();
   if (trimmed.length === 0) return false;
-  if (longestWordRun(trimmed) >= PROSE_RUN) return false;
+  if (hasWordRun(trimmed, PROSE_RUN)) return false;
   if (!locallyBalanced(trimmed)) return false;
   const first = trimmed[0]!;
   const last = trimmed[trimmed.length - 1]!;
@@ -240,7 +256,13 @@ export function codeProse(text: string): CodeProse | undefined {
   let otherLines = 0;
   let first = -1;
   let start = 0;
+  // Lines not read yet. Once even all of them shaped like code could not make the text code, it is
+  // not (the answer is the same; prose, most of what is inspected, stops early).
+  let remaining = 1;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) remaining += 1;
   while (start <= text.length) {
+    if (codeLines + remaining < MIN_CODE_LINES || codeLines + remaining < MIN_CODE_SHARE * (codeLines + remaining + otherLines)) return undefined;
+    remaining -= 1;
     const newline = text.indexOf('\n', start);
     const end = newline === -1 ? text.length : newline;
     const line = text.slice(start, end);

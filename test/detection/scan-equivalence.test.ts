@@ -1,6 +1,8 @@
 // The inspection fast paths (issue #39, item 1) against the straightforward formulations they
 // replace: each must give the same answer on any text, so the engine's decisions do not move.
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { codeProse } from '../../src/detection/code-prose.ts';
 import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { bracketImbalance, isWhitespace } from '../../src/detection/ml/gibberish.ts';
 import { readsAsEnglish } from '../../src/detection/ml/semantic-head.ts';
@@ -9,6 +11,8 @@ import { base64Decode, hexDecode, urlDecode } from '../../src/detection/normaliz
 import { reconstructLeet } from '../../src/detection/normalize/leet.ts';
 import { unwrapPrompt } from '../../src/detection/normalize/unwrap.ts';
 import { longestTokenRun } from '../../src/detection/tiers/t3-signals.ts';
+import { benignCode, plantedInCode } from './code-prose-texts.ts';
+import { referenceCodeProse } from './code-prose-reference.ts';
 
 /** Deterministic pseudo-random texts over a small alphabet (so that keywords and tokens recur). */
 function generator(seed: number) {
@@ -272,5 +276,22 @@ describe('fourth-round fast paths (issue #39 item 1)', () => {
       if (text.trimStart().startsWith('{') || text.trimStart().startsWith('[')) continue;
       expect(unwrapPrompt(text), JSON.stringify(text)).toEqual(reference(text));
     }
+  });
+});
+
+describe('source code read by its prose, sliced and stopped early', () => {
+  it('gives the reading of the character-at-a-time formulation on code, prose and noise', () => {
+    const random = generator(30);
+    const alphabet = ['a', 'b', ' ', ' ', '\n', '\n', '/', '*', '#', '"', "'", '`', '\\', '(', ')', '{', '}', ';', '=', '.', ':', ',', 'if ', 'const ', 'return ', 'x', '!', '\t', '"""', "'''", 'word ', 'Then run it. '];
+    const texts = [...benignCode, ...plantedInCode];
+    for (let trial = 0; trial < 20_000; trial++) texts.push(random.text(alphabet, 1 + Math.floor(random.next() * 160)));
+    // Code cut at every line, and prose lines that look like code (short, ending in a period).
+    for (const code of benignCode) {
+      const lines = code.split('\n');
+      for (let cut = 1; cut < lines.length; cut += 3) texts.push(lines.slice(cut).join('\n'), `Why does this fail?\n${lines.slice(0, cut).join('\n')}`);
+    }
+    const differing = texts.filter((text) => !isDeepStrictEqual(codeProse(text), referenceCodeProse(text)));
+    expect(differing).toEqual([]);
+    expect(texts.filter((text) => codeProse(text) !== undefined).length).toBeGreaterThan(benignCode.length);
   });
 });
