@@ -147,6 +147,11 @@ function overTaskFloor(probability: number, weight: number): number {
   return probability > WEAK_TASK_FLOOR ? weight * (logOdds(probability) - logOdds(WEAK_TASK_FLOOR)) : 0;
 }
 
+/** `weight × n / (n + half)` for a count n over 0, else 0: the form and assistant-address readings' saturating term. */
+function countTerm(count: number, weight: number, half: number): number {
+  return count > 0 ? weight * count / (count + half) : 0;
+}
+
 export function logOdds(probability: number): number {
   const clamped = Math.min(1 - 1e-6, Math.max(1e-6, probability));
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
@@ -160,11 +165,9 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const edgeTerm = taskWeight > 0 && evidence.task?.edge === true ? EDGE_TASK_WEIGHT * task : 0;
   const weakTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.weak ?? 0, WEAK_TASK_WEIGHT) : 0;
   const addressedTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.addressed ?? 0, ADDRESSED_TASK_WEIGHT) : 0;
-  const form = taskWeight > 0 ? evidence.task?.form ?? 0 : 0;
-  const formTerm = form > 0 ? FORM_DIRECTIVE_WEIGHT * form / (form + FORM_DIRECTIVE_HALF) : 0;
+  const formTerm = taskWeight > 0 ? countTerm(evidence.task?.form ?? 0, FORM_DIRECTIVE_WEIGHT, FORM_DIRECTIVE_HALF) : 0;
   const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm + formTerm;
-  const address = evidence.assistantAddress ?? 0;
-  const addressTerm = address > 0 ? ASSISTANT_ADDRESS_WEIGHT * address / (address + ASSISTANT_ADDRESS_HALF) : 0;
+  const addressTerm = countTerm(evidence.assistantAddress ?? 0, ASSISTANT_ADDRESS_WEIGHT, ASSISTANT_ADDRESS_HALF);
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm + addressTerm;
   return 1 / (1 + Math.exp(-z));
 }
@@ -237,8 +240,7 @@ export function bandTaskProbability(task: { readonly probability: number; readon
   const addressed = task.addressed ?? 0;
   const read = Math.max(task.probability, weak > WEAK_TASK_FLOOR ? weak : 0, addressed > WEAK_TASK_FLOOR ? addressed : 0);
   if (read <= 0) return read;
-  const form = task.form ?? 0;
-  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT) + (form > 0 ? FORM_DIRECTIVE_WEIGHT * form / (form + FORM_DIRECTIVE_HALF) : 0)
+  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT) + countTerm(task.form ?? 0, FORM_DIRECTIVE_WEIGHT, FORM_DIRECTIVE_HALF)
     + (task.edge === true && task.probability > 0 ? BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT) : 0);
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));

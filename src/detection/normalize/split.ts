@@ -3,19 +3,16 @@
  * Runs of at least four single characters separated by 1-3 separator characters are joined back
  * into words. The matcher is linear: each step consumes one letter and one separator run.
  */
+import { isWhitespace } from '../ml/gibberish.ts';
 
 // single char, separator (1-3 of space . - _ * | / ~ + , newline), repeated >= 3 times, then a final char.
 const SPLIT_RUN = /(?<![a-z0-9])(?:[a-z0-9][ .\-_*|/~+,\n\t]{1,3}){3,}[a-z0-9](?![a-z0-9])/gi;
 const SEPARATOR_RUN = /[ .\-_*|/~+,\n\t]{1,3}/g;
 
-function isWhitespace(char: string): boolean {
-  return char === ' ' || char === '\n' || char === '\t';
-}
-
 /** 'space' when every character of the separator is whitespace, 'mark' when none is, else 'mixed'. */
 function separatorKind(separator: string): 'space' | 'mark' | 'mixed' {
   let spaces = 0;
-  for (const char of separator) if (isWhitespace(char)) spaces++;
+  for (let index = 0; index < separator.length; index++) if (isWhitespace(separator.charCodeAt(index))) spaces++;
   return spaces === separator.length ? 'space' : spaces === 0 ? 'mark' : 'mixed';
 }
 
@@ -48,7 +45,7 @@ export function joinSplitCharacters(input: string): { text: string; runs: number
     // p_a_s_s"): the whitespace is the word break, whatever its length.
     const kinds = new Set(separators.map(separatorKind));
     if (kinds.size === 2 && kinds.has('space') && kinds.has('mark')) {
-      return run.replace(SEPARATOR_RUN, (separator) => (isWhitespace(separator[0]!) ? ' ' : ''));
+      return run.replace(SEPARATOR_RUN, (separator) => (isWhitespace(separator.charCodeAt(0)) ? ' ' : ''));
     }
     // One kind of separator: the shortest joins letters; a longer one ("i g n o r e  a l l")
     // marks a word break.
