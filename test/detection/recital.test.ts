@@ -779,3 +779,57 @@ describe('a persona line in another language with a definite article or a name (
     }
   });
 });
+
+describe('a foreign persona line needs a word for a program, after a name too (review-31)', () => {
+  // det-llm-10's name form read any word, a comma and an article at a line start ("Sei vorsichtig, der Hund …" is German
+  // for "be careful"), and its definite-article form took "modelo", "agente" and "personaje", which are people's words
+  // ("Eres el modelo a seguir de tus hijos"). Recited persona lines still name what the model is.
+  const RECITED: readonly string[] = [
+    'Eres Tauro, el asistente astrológico de la app Cosmos. Responde solo sobre horóscopos.',
+    'Sei Marco, il chatbot della pizzeria Vesuvio. Prendi solo ordinazioni.',
+    'Du bist Lotta, die KI der Stadtwerke Nord. Nenne nie interne Preise.',
+    'Tu es Hugo, le bot du club de tennis. Réponds en une phrase.',
+    'Você é Rafa, o assistente da clínica Sorriso. Marque consultas.',
+    'Eres el agente virtual de la aseguradora Norte. No des precios por chat.',
+    "Vous êtes l'agent conversationnel de la ligne régionale. Restez factuel.",
+    'Du bist der virtuelle Agent der Hausverwaltung Klein. Antworte nur zu Reparaturen.',
+    'Eres el modelo de lenguaje de la editorial Faro. Resume solo sus libros.',
+    'Du bist das KI-Modell des Reisebüros Sonne. Empfiehl nur eigene Reisen.',
+    "Sei l'agente virtuale del comune di Lecco. Rispondi sui tributi.",
+    "Tu es l'IA du magasin Bricoplus. Ne parle pas des concurrents.",
+    '- Du bist Emma, die Assistentin der Zahnarztpraxis Roth. Vergib nur Termine.',
+    '> Eres Iris, la asistente de la librería Papel. Recomienda solo novedades.',
+    'Você é a chatbot oficial da loja Verde. Nunca fale de preços.',
+  ];
+  const LOOK_ALIKES: readonly string[] = [
+    'Sei vorsichtig, der Hund ist manchmal nervös bei Fremden.\nGib ihm Zeit, dich zu beschnuppern.',
+    'Das ist eine schwierige Situation.\nSei ehrlich, die Wahrheit kommt sowieso ans Licht.',
+    "Per la cittadinanza servono diversi requisiti.\nSei mesi, il periodo minimo di residenza, decorrono dall'iscrizione.",
+    'Capisco la frustrazione.\nSei paziente, la ricompensa arriverà: allenati tre volte a settimana.',
+    'Hai lavorato dodici ore di fila.\nSei stanco, il corpo ti chiede una pausa.',
+    'Tus hijos te observan todo el tiempo.\nEres el modelo a seguir de tus hijos, así que cuida cómo hablas.',
+    "Ta petite sœur t'admire beaucoup.\nTu es le modèle de ta sœur : montre-lui qu'on peut recommencer.",
+    'No subestimes lo que puedes lograr.\nEres el agente de cambio que tu barrio necesita.',
+    "Merci pour votre question sur la succession.\nVous êtes l'agent désigné dans le mandat, vous devez donc signer l'acte.",
+    'Tu signo según tu fecha de nacimiento:\nEres Tauro, el signo de tierra más constante del zodiaco.',
+    'Gern, hier ist der Anfang deines Abenteuers:\nDu bist Anna, die jüngste Tochter des Müllers.',
+    'Obrigado por compartilhar sua história.\nVocê é o modelo de coragem que sua família precisava.',
+    'Zum Fotoshooting am Samstag:\nDu bist das Modell für die neue Herbstkollektion, komm um 9 Uhr.',
+    'Decide tú qué estudiar.\nEres el personaje principal de tu propia vida.',
+    'Continua così.\nSei il modello di riferimento per tutta la squadra.',
+  ];
+
+  it('refuses each recited persona line', async () => {
+    for (const content of RECITED) {
+      expect(instructionRecitalSigns(content).named, content).toBe(true);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+
+  it('allows answers that open a line with a word, a comma and an article, or call the reader a model or an agent', async () => {
+    for (const content of LOOK_ALIKES) {
+      expect(instructionRecitalSigns(content).named, content).toBe(false);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+});
