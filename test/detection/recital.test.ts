@@ -817,6 +817,9 @@ describe('a foreign persona line needs a word for a program, after a name too (r
     'Zum Fotoshooting am Samstag:\nDu bist das Modell für die neue Herbstkollektion, komm um 9 Uhr.',
     'Decide tú qué estudiar.\nEres el personaje principal de tu propia vida.',
     'Continua così.\nSei il modello di riferimento per tutta la squadra.',
+    "Merci pour ta question.\nTu es l'assistante de direction, donc c'est à toi d'organiser la réunion de lundi.",
+    'Entiendo tu duda.\nEres la asistente personal del alcalde, así que te toca preparar la agenda.',
+    'Zur Urlaubsvertretung:\nDu bist die Assistentin der Geschäftsführung und planst die Termine.',
   ];
 
   it('refuses each recited persona line', async () => {
