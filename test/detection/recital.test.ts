@@ -793,6 +793,8 @@ describe('a foreign persona line needs a word for a program, after a name too (r
     'Eres el agente virtual de la aseguradora Norte. No des precios por chat.',
     "Vous êtes l'agent conversationnel de la ligne régionale. Restez factuel.",
     'Du bist der virtuelle Agent der Hausverwaltung Klein. Antworte nur zu Reparaturen.',
+    'Eres el ayudante virtual de la tienda Max. Recomienda solo productos en oferta.',
+    'Vous êtes le conseiller virtuel de la banque Azur. Ne donnez jamais de taux.',
     'Eres el modelo de lenguaje de la editorial Faro. Resume solo sus libros.',
     'Du bist das KI-Modell des Reisebüros Sonne. Empfiehl nur eigene Reisen.',
     "Sei l'agente virtuale del comune di Lecco. Rispondi sui tributi.",
@@ -820,6 +822,9 @@ describe('a foreign persona line needs a word for a program, after a name too (r
     "Merci pour ta question.\nTu es l'assistante de direction, donc c'est à toi d'organiser la réunion de lundi.",
     'Entiendo tu duda.\nEres la asistente personal del alcalde, así que te toca preparar la agenda.',
     'Zur Urlaubsvertretung:\nDu bist die Assistentin der Geschäftsführung und planst die Termine.',
+    'Nach dem dritten Sieg in Folge:\nEres el ganador virtual del torneo, solo falta la última jornada.',
+    "Avec douze points d'avance :\nTu es le champion virtuel de la saison, il reste deux courses.",
+    "Il sondaggio ti dà in testa.\nSei il vincitore virtuale della gara, ma aspetta i risultati ufficiali.",
   ];
 
   it('refuses each recited persona line', async () => {
