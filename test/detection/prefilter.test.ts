@@ -48,7 +48,11 @@ describe('required literals of a regular expression', () => {
 
   it('names the strings every match starts with, or none when a match may start elsewhere', () => {
     expect(requiredPrefixes(String.raw`\b(?:for|just for)\s+(?:educational|research)`)).toEqual(['for', 'just for']);
-    expect(requiredPrefixes(String.raw`(?:a\s+)?dan\b`)).toBeNull();
+    expect(requiredPrefixes(String.raw`(?:a\s+)?dan\b`)).toEqual(['a', 'dan']);
+    expect(requiredPrefixes(String.raw`\b(?:the\s+)?(?:old\s+)?user\s+said`)).toEqual(['old', 'the', 'user']);
+    expect(requiredPrefixes(String.raw`\b\d{2,4}%|rated`)).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'rated']);
+    expect(requiredPrefixes(String.raw`(?:a\s+)?\s*dan`)).toBeNull();
+    expect(requiredPrefixes(String.raw`\D+x`)).toBeNull();
     expect(requiredPrefixes(String.raw`[?&/](?:q|data)=`)).toEqual(['&data=', '&q=', '/data=', '/q=', '?data=', '?q=']);
     expect(requiredPrefixes(String.raw`\s*ignore`)).toBeNull();
   });

@@ -131,6 +131,15 @@ function anchoredAtStart(part: string): boolean {
   return topLevelAlternatives(part).every((alternative) => alternative.startsWith(TEXT_START));
 }
 
+/**
+ * A part's prefixes, unless one is a lone space, tab or line break: such a character starts a
+ * match almost anywhere in prose, so its offsets would only cost their recording in every text's
+ * automaton pass before the part is scanned whole anyway (as without prefixes).
+ */
+function usablePrefixes(prefixes: string[] | null): string[] | null {
+  return prefixes === null || prefixes.some((prefix) => prefix.length === 1 && /\s/.test(prefix)) ? null : prefixes;
+}
+
 /** The ascending, distinct offsets of the given literals' occurrences; null when more than `limit`. */
 function mergeStarts(ids: readonly number[], starts: ReadonlyMap<number, readonly number[]>, limit: number): readonly number[] | null {
   let single: readonly number[] | undefined;
@@ -215,7 +224,7 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
     try {
       for (const alternative of alternatives) {
         const { parts, gaps } = splitPattern(alternative);
-        const prefixes = parts.map((part) => (anchoredAtStart(part) ? null : literalIds(requiredPrefixes(part))));
+        const prefixes = parts.map((part) => (anchoredAtStart(part) ? null : literalIds(usablePrefixes(requiredPrefixes(part)))));
         sequences.push({
           required: parts.map((part) => literalIds(requiredLiterals(part))),
           prefixes,

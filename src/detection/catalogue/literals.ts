@@ -184,11 +184,15 @@ export function requiredLiterals(source: string, options: { unicode?: boolean } 
   return [...required].sort();
 }
 
+/** The ten digits, the strings a match of `\d` (without the `u` and `v` flags' classes) starts with. */
+const DIGITS: ReadonlySet<string> = new Set('0123456789');
+
 /** Strings one of which every match of the element starts with (null when unknown or when one is empty). */
 function prefixOf(node: AST.Element): ReadonlySet<string> | null {
   if (node.type === 'Group' && node.modifiers === null) return alternativesPrefix(node.alternatives);
   if (node.type === 'CapturingGroup') return alternativesPrefix(node.alternatives);
   if (node.type === 'Quantifier' && node.min >= 1) return prefixOf(node.element);
+  if (node.type === 'CharacterSet' && node.kind === 'digit' && !node.negate) return DIGITS;
   const exact = elementInfo(node).exact;
   return exact === null || exact.has('') ? null : exact;
 }
@@ -196,18 +200,19 @@ function prefixOf(node: AST.Element): ReadonlySet<string> | null {
 function alternativesPrefix(alternatives: readonly AST.Alternative[]): ReadonlySet<string> | null {
   const out = new Set<string>();
   for (const alternative of alternatives) {
-    const prefixes = sequencePrefix(alternative);
+    const prefixes = elementsPrefix(alternative.elements, 0);
     if (prefixes === null) return null;
     for (const value of prefixes) out.add(value);
   }
   return out.size === 0 ? null : out;
 }
 
-function sequencePrefix(alternative: AST.Alternative): ReadonlySet<string> | null {
+function elementsPrefix(elements: readonly AST.Element[], from: number): ReadonlySet<string> | null {
   // Zero-width assertions and exact elements extend the prefix; the first other element ends it
   // (its own prefix still applies when it has one).
   let run: ReadonlySet<string> = new Set(['']);
-  for (const element of alternative.elements) {
+  for (let index = from; index < elements.length; index++) {
+    const element = elements[index]!;
     const exact = elementInfo(element).exact;
     if (exact !== null) {
       const next = cross(run, exact);
@@ -215,7 +220,14 @@ function sequencePrefix(alternative: AST.Alternative): ReadonlySet<string> | nul
       run = next;
       continue;
     }
-    const prefixes = prefixOf(element);
+    let prefixes = prefixOf(element);
+    if (prefixes === null && element.type === 'Quantifier' && element.min === 0) {
+      // An optional element: a match that takes it starts with its prefix, one that skips it
+      // with the prefix of what follows it ("(?:the\s+)?user": "the" or "user").
+      const taken = prefixOf(element.element);
+      const skipped = taken === null ? null : elementsPrefix(elements, index + 1);
+      if (taken !== null && skipped !== null) prefixes = new Set([...taken, ...skipped]);
+    }
     if (prefixes !== null) run = cross(run, prefixes, MAX_PREFIXES) ?? run;
     break;
   }

@@ -165,27 +165,66 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
   // would, without building the strings.
   const counts = countTable(mask + 1);
   const order: number[] = [];
-  const add = (hash: number) => {
-    const index = hash & mask;
-    if (counts[index] === 0) order.push(index);
-    counts[index] = counts[index]! + 1;
-  };
-  const words = wordsOf(text);
-  for (let n = 1; n <= config.wordNgrams; n += 1) {
-    const prefix = fnv(FNV_OFFSET, `w${n}:`);
-    for (let index = 0; index + n <= words.length; index += 1) {
-      let hash = fnv(prefix, words[index]!);
-      for (let next = index + 1; next < index + n; next += 1) hash = fnv(Math.imul(hash ^ 32, FNV_PRIME), words[next]!);
-      add(hash);
+  // The words of wordsOf as offsets into the lower-cased text (no string per word or n-gram):
+  // word w is lower[bounds[2w] .. bounds[2w + 1]).
+  const lower = text.toLowerCase();
+  const lowerLength = lower.length;
+  const bounds = scratchBounds(lowerLength + 2);
+  let words = 0;
+  let wordUnits = 0;
+  let start = -1;
+  for (let index = 0; index < lowerLength; index += 1) {
+    const code = lower.charCodeAt(index);
+    const isWord = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code > 127 || code === 39;
+    if (isWord) {
+      if (start < 0) start = index;
+    } else if (start >= 0) {
+      bounds[2 * words] = start;
+      bounds[2 * words + 1] = index;
+      words += 1;
+      wordUnits += index - start;
+      start = -1;
     }
   }
-  const compact = ` ${words.join(' ')} `;
+  if (start >= 0) {
+    bounds[2 * words] = start;
+    bounds[2 * words + 1] = lowerLength;
+    words += 1;
+    wordUnits += lowerLength - start;
+  }
+  for (let n = 1; n <= config.wordNgrams; n += 1) {
+    const prefix = fnv(FNV_OFFSET, `w${n}:`);
+    for (let word = 0; word + n <= words; word += 1) {
+      // fnv(prefix, words[word]), then for each next word the hash of " " and the word.
+      let hash = prefix;
+      for (let at = bounds[2 * word]!, end = bounds[2 * word + 1]!; at < end; at += 1) hash = Math.imul(hash ^ lower.charCodeAt(at), FNV_PRIME);
+      for (let next = word + 1; next < word + n; next += 1) {
+        hash = Math.imul(hash ^ 32, FNV_PRIME);
+        for (let at = bounds[2 * next]!, end = bounds[2 * next + 1]!; at < end; at += 1) hash = Math.imul(hash ^ lower.charCodeAt(at), FNV_PRIME);
+      }
+      const index = hash & mask;
+      if (counts[index] === 0) order.push(index);
+      counts[index] = counts[index]! + 1;
+    }
+  }
+  // ` ${words.join(' ')} ` as code units.
+  const compactLength = words === 0 ? 2 : wordUnits + words + 1;
+  const compact = scratchCompact(compactLength);
+  let filled = 0;
+  compact[filled++] = 32;
+  for (let word = 0; word < words; word += 1) {
+    if (word > 0) compact[filled++] = 32;
+    for (let at = bounds[2 * word]!, end = bounds[2 * word + 1]!; at < end; at += 1) compact[filled++] = lower.charCodeAt(at);
+  }
+  compact[filled++] = 32;
   for (const n of config.charNgrams) {
     const prefix = fnv(FNV_OFFSET, `c${n}:`);
-    for (let index = 0; index + n <= compact.length; index += 1) {
+    for (let index = 0; index + n <= compactLength; index += 1) {
       let hash = prefix;
-      for (let offset = index; offset < index + n; offset += 1) hash = Math.imul(hash ^ compact.charCodeAt(offset), FNV_PRIME);
-      add(hash);
+      for (let offset = index; offset < index + n; offset += 1) hash = Math.imul(hash ^ compact[offset]!, FNV_PRIME);
+      const slot = hash & mask;
+      if (counts[slot] === 0) order.push(slot);
+      counts[slot] = counts[slot]! + 1;
     }
   }
   const indices = new Int32Array(order.length);
@@ -234,6 +273,18 @@ function countTable(size: number): Uint32Array {
   let table = countTables.get(size);
   if (table === undefined) countTables.set(size, (table = new Uint32Array(size)));
   return table;
+}
+
+/** Scratch buffers of extractFeatures, grown as needed and reused by every call. */
+let boundsBuffer = new Int32Array(0);
+let compactBuffer = new Uint16Array(0);
+function scratchBounds(size: number): Int32Array {
+  if (boundsBuffer.length < size) boundsBuffer = new Int32Array(Math.max(size, MAX_FEATURE_CHARS + 2));
+  return boundsBuffer;
+}
+function scratchCompact(size: number): Uint16Array {
+  if (compactBuffer.length < size) compactBuffer = new Uint16Array(Math.max(size, MAX_FEATURE_CHARS + 2));
+  return compactBuffer;
 }
 
 const FNV_OFFSET = 0x811c9dc5;
