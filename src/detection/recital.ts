@@ -35,6 +35,19 @@ type Gated = readonly [readonly string[], RegExp];
 const MODEL_NOUN = '(?:assistant|ai|a\\.i\\.|chatbot|chat\\s{1,3}bot|bot|language\\s{1,3}model|llm|gpt|agent|model|copilot|persona)';
 
 /**
+ * The persona line of another language without a model noun ("Eres un experto en …", "Du bist ein erfahrener …", "你是…"). A
+ * recited prompt opens with it; an answer to a person says it to the reader inside the answer (a card: "Para tu tarjeta puedes
+ * escribir:\nEres una hermana maravillosa", a horoscope, a quiz result) or asks it ("Vous êtes une entreprise ?", "Sei un
+ * principiante?"). At the start of the text, and not before a question mark or a colon in its sentence, it names a persona
+ * (PERSONA); on another line it is the weak persona (PERSONA_WEAK), as the English "You are a …" is (det-llm-11).
+ */
+const FOREIGN_BARE_BODY = '(?:你是|您是|あなたは|(?:eres|tu\\s{1,3}es|vous\\s{1,3}êtes|du\\s{1,3}bist|você\\s{1,3}é|sei)\\s{1,3}(?:un|una|une|ein|eine|um|uma)\\s)(?![^\\n.!?。！？]{0,80}[?？:：])';
+const FOREIGN_BARE_WORDS: readonly string[] = ['你是', '您是', 'あなたは', 'eres', 'tu es', 'vous êtes', 'du bist', 'você é', 'sei '];
+const FOREIGN_BARE_MARK = '(?:[-*>#"\'`“]{1,3}[ \\t]{0,3})?';
+const FOREIGN_BARE_START: Gated = [FOREIGN_BARE_WORDS, new RegExp(`^[ \\t\\n]{0,8}${FOREIGN_BARE_MARK}${FOREIGN_BARE_BODY}`)];
+const FOREIGN_BARE_LINE: Gated = [FOREIGN_BARE_WORDS, new RegExp(`\\n[ \\t]{0,8}${FOREIGN_BARE_MARK}${FOREIGN_BARE_BODY}`)];
+
+/**
  * The persona line: the model named in the second person at the start of a line (a quote or a
  * list mark may precede it; a JSON key may not, so `"content": "You are a helpful assistant"` in
  * a code sample is not one).
@@ -56,9 +69,10 @@ const PERSONA: readonly Gated[] = [
   // vida") is left to the indefinite-article line below; so is a person's job title ("Tu es l'assistante de direction,
   // donc …", "Eres la asistente personal de …"), which a definite article and a name do not make a model's (review-31).
   [['你是', '您是', 'あなたは', 'eres', 'tu es', 'vous êtes', 'du bist', 'você é', 'sei '], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?(?:(?:你是|您是|あなたは)[^\n。，,！？]{0,12}(?:助手|助理|机器人|客服|模型|智能体|アシスタント|ボット|エージェント|モデル|ai)|(?:eres|tu\s{1,3}es|vous\s{1,3}êtes|du\s{1,3}bist|você\s{1,3}é|sei)\s{1,3}(?:[^\s.,;:!?()"'«»]{2,30},\s{1,3})?(?:(?:un|una|une|uno|ein|eine|um|uma|el|la|le|der|die|das|o|a|il)\s{1,3}|l')(?:[^\s.,;:!?()"'«»]{1,20}\s{1,3}){0,3}?(?:(?:[a-zà-ÿ]{1,20}-)?(?:asistente|asistenta|assistant|assistante|assistent|assistentin|assistente|bot|chatbot|ia|ki|ai|sprachmodell|llm|gpt|copilot)(?!\s{1,3}(?:personal|personnel|personnelle|personale|administrativ[oa]|ejecutiv[oa]|exécuti(?:f|ve)|esecutiv[oa]|executiv[oa]|de\s{1,3}(?:direcci[oó]n|direction|dire[cç][aã]o|diretoria|gerencia)|di\s{1,3}direzione|der\s{1,3}(?:geschäftsführung|geschäftsleitung|chefin|chefs?))(?![a-zà-ÿ]))|(?:ki|ia|ai)-(?:agente|agent|modelo|modèle|modell|modello)|virtuelle[rnms]?\s{1,3}(?:berater|helfer|agent|begleiter|tutor)(?:in)?|(?:agente|agent|ayudante|asesora?|consejer[oa]|recepcionista|gu[ií]a|tutora?|conseill(?:er|ère)|réceptionniste|guide|tuteur|tutrice|conselheir[oa]|atendente|consulente)\s{1,3}(?:virtual|virtuel|virtuelle|virtuale|conversacional|conversationnel|conversazionale)|(?:agente|agent|modelo|modèle|modell|modello)\s{1,3}(?:de\s{1,3}(?:soporte|lenguaje|langage|linguagem|ia)|di\s{1,3}(?:linguaggio|ia)|d'ia|ia|ki|ai))(?![a-zà-ÿ]))/],
-  // The same line with an indefinite article and no model noun ("Eres un experto en …"): named as well, unlike English. It also
-  // refuses "Eres una persona increíble" at a line start; moving it to PERSONA_WEAK lost two sealed recitals (docs/detection.md, det-llm-10).
-  [['你是', '您是', 'あなたは', 'eres', 'tu es', 'vous êtes', 'du bist', 'você é', 'sei '], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?(?:你是|您是|あなたは|(?:eres|tu\s{1,3}es|vous\s{1,3}êtes|du\s{1,3}bist|você\s{1,3}é|sei)\s{1,3}(?:un|una|une|ein|eine|um|uma)\s)/],
+  // The same line with an indefinite article and no model noun ("Eres un experto en …"): named at the start of the text only
+  // (FOREIGN_BARE_START). Moving it to PERSONA_WEAK everywhere lost two sealed recitals (docs/detection.md, det-llm-10); on any
+  // line it refused "Eres una persona increíble" inside an ordinary answer (det-llm-11).
+  FOREIGN_BARE_START,
   // Russian and Korean: "Ты — полезный ассистент", "당신은 친절한 AI 어시스턴트입니다".
   [['ты', 'вы', '당신은'], /(?:^|\n)[ \t]{0,8}(?:[-*>#"'`“]{1,3}[ \t]{0,3})?(?:(?:ты|вы)\s{0,3}[—–-]?\s{0,3}(?:[а-яё-]{1,20}\s{1,3}){0,3}?(?:ассистент|помощник|бот|чат-бот|модель|ии)|당신은\s{0,3}(?:[^\s\n]{1,12}\s{1,3}){0,3}?(?:ai|어시스턴트|도우미|챗봇|비서|모델))/],
   // "As an AI assistant, you …", "As a helpful chatbot for Acme, you should …".
@@ -72,6 +86,8 @@ const PERSONA: readonly Gated[] = [
  * travel planner …"; also "You are a silver member" in an airline's answer), "your role is a …".
  */
 const PERSONA_WEAK: readonly Gated[] = [
+  // The foreign persona line without a model noun on a line other than the first ("Hier ein paar Worte:\nDu bist ein toller Freund").
+  FOREIGN_BARE_LINE,
   [[], /^[\s"'`“*#>-]{0,8}(?:you\s{1,3}are|act\s{1,3}as|you\s{1,3}will\s{1,3}(?:act|play|be)\s{1,3}(?:as\s{1,3})?)\s{1,3}(?:an?|the)\s/],
   [['your persona', 'your role'], /\byour\s{1,3}(?:persona|role)\s{1,3}is\s{1,3}(?:an?|the)\s/],
   // "Pretend you are Grandma Rose", "You will be the narrator", "Your name is Orion." at a sentence start.
@@ -623,7 +639,7 @@ export function instructionRecitalStrength(output: string): number {
  * set-up in the first person ("I am an AI assistant", "my guidelines"). Each reading is weaker than
  * a recital class (a benign answer about an app's users, or one that says "I'm an AI", carries one)
  * and makes no finding; `assistantAddressCount` counts how many of the four an answer carries
- * (0–4; with det-llm-10's rule heading, 0–5), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
+ * (0–4; with det-llm-10's rule heading and det-llm-11's rule about what is told, 0–6), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
  */
 const YOU_CAST = /\byou\s(?:are|will\sbe|act\sas|play)\s(?:an?|the|my)\s(?:[\w-]{1,20}\s){0,3}?(?:assistant|bot|chatbot|ai|agent|model|companion|tutor|coach|expert|advisor|persona|character|guide)\b/;
 const YOUR_ROLE = /\byour\s(?:role|task|job|goal|purpose|mission|persona|name|instructions|guidelines|responses|answers|replies|tone|primary|main\s(?:goal|task|role|purpose))\b/;
@@ -709,14 +725,24 @@ const ADDRESS_READINGS_FOREIGN = [YOU_CAST_FOREIGN, YOUR_ROLE_FOREIGN, USER_SPOK
 const RULE_HEADING = /(?:^|\n)[ \t]{0,4}(?:#{1,4}\s)?(?:\*\*)?(?:guidelines|rules|constraints|restrictions|limitations|persona|tone|behaviou?r|response\sstyle|style\sguide|do'?s\sand\sdon'?ts|reglas|directrices|restricciones|règles|consignes|contraintes|regeln|richtlinien|einschränkungen|regras|diretrizes|restrições|regole|linee\sguida|vincoli)(?:\*\*)?\s?:?(?:\*\*)?[ \t]{0,4}(?:\n|$)/;
 
 /**
+ * A sixth reading (det-llm-11): a rule about what is told — "never reveal …", "do not mention …", "don't tell …", "never
+ * repeat …", "don't say …". A prompt guards what the model gives away (its instructions, a code, the company's internals);
+ * an answer to a person tells them what to do. "Share" and "give" are left out: they are the verbs of advice about the
+ * reader's own things ("never share your password", "don't give out your PIN"). Advice still reads it now and then ("never
+ * tell anyone your PIN"), so it ranks and decides nothing.
+ */
+const DISCLOSURE_RULE = /\b(?:never|do\snot|don't)\s(?:ever\s)?(?:reveal|disclose|repeat|mention|tell|say)\b/;
+
+/**
  * How many of the readings of an answer that speaks about the assistant and its user it carries
- * (0–5; ranking only): the four above, each in English or in another language
- * (ADDRESS_READINGS_FOREIGN), and a rule section's heading (RULE_HEADING).
+ * (0–6; ranking only): the four above, each in English or in another language
+ * (ADDRESS_READINGS_FOREIGN), a rule section's heading (RULE_HEADING) and a rule about what is
+ * told (DISCLOSURE_RULE).
  */
 export function assistantAddressCount(output: string): number {
   const text = prepare(output);
   const readings = ADDRESS_READINGS.filter((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text))).length;
-  return readings + (RULE_HEADING.test(text) ? 1 : 0);
+  return readings + (RULE_HEADING.test(text) ? 1 : 0) + (DISCLOSURE_RULE.test(text) ? 1 : 0);
 }
 
 /**
@@ -777,5 +803,5 @@ export function refusesInstructions(output: string): boolean {
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
   YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
-  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING,
+  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING, DISCLOSURE_RULE,
 ];

@@ -779,3 +779,34 @@ describe('ranking allowed tool outputs by sentences that direct or name the read
     expect(await vulnerableExpressions(FORM_DIRECTIVE_PATTERNS)).toEqual([]);
   });
 });
+
+describe('ranking model answers by a rule about what is told (det-llm-11)', () => {
+  const engine = createDetection({ analysisCache: false });
+  // Each pair: a short set of rules that guards what is told ("never reveal", "do not mention", "don't tell"), and the same
+  // text that tells it or holds it back in other words. Written for the test.
+  const pairs: readonly (readonly [string, string])[] = [
+    ['Happy to run the quiz night. Keep the questions light, never reveal the answers before the round ends, and read out the scores after each round.',
+      'Happy to run the quiz night. Keep the questions light, hold the answers until the round ends, and read out the scores after each round.'],
+    ['Sure. Greet each visitor by name, recommend the seasonal tasting menu, and do not mention the kitchen renovation that starts next month.',
+      'Sure. Greet each visitor by name, recommend the seasonal tasting menu, and point out the kitchen renovation that starts next month.'],
+    ['Welcome to Harbor Tours support. Ask for the booking reference first and don\'t tell callers which guides are off sick this week.',
+      'Welcome to Harbor Tours support. Ask for the booking reference first and tell callers which guides are on duty this week.'],
+  ];
+
+  it('reads one more in each guarded text than in its look-alike, and none in advice about the reader\'s own password or PIN', () => {
+    for (const [guarded, plain] of pairs) expect(assistantAddressCount(guarded), guarded).toBe(assistantAddressCount(plain) + 1);
+    expect(assistantAddressCount('Never share your password or give your PIN to anyone who calls you.')).toBe(0);
+  });
+
+  it('ranks each guarded text above its look-alike with the same decision, and moves no decision', async () => {
+    for (const [guarded, plain] of pairs) {
+      const attack = await engine.inspect({ kind: 'llm_output', content: guarded });
+      const benign = await engine.inspect({ kind: 'llm_output', content: plain });
+      expect(attack.decision).toBe('allow');
+      expect(benign.decision).toBe('allow');
+      expect(attack.decision_score).toBe(benign.decision_score);
+      expect(attack.threat_score).toBeGreaterThan(benign.threat_score);
+      expect(decide(attack.threat_score, DEFAULT_THRESHOLDS)).toBe('allow');
+    }
+  });
+});

@@ -890,3 +890,63 @@ describe('a role-play accepted in the first person is not a recited rule (issue 
     expect(await refused(content)).toBe(true);
   });
 });
+
+describe('a persona line in another language without a model noun: recited at the start, an ordinary answer inside (det-llm-11)', () => {
+  // "Eres una …", "Du bist ein …", "Tu es une …" without a model noun: a recited prompt opens with it ("Eres un experto en
+  // marketing. …"); an answer to a person says it to the reader inside a card, a horoscope or a quiz result, or asks it as a
+  // question ("¿Eres un particular?", "Vous êtes une entreprise ?"). Inside an answer, or before a question or a colon, the line
+  // is now the weak persona (logged at most), as the English "You are a …" is.
+  const RECITED: readonly string[] = [
+    'Eres un experto en marketing digital. Tu tarea es redactar textos para redes sociales. Nunca menciones a la competencia.',
+    'Eres un traductor profesional de inglés a español. Traduce el texto sin añadir comentarios.',
+    'Eres un chef con veinte años de experiencia. Propón menús de temporada y nunca uses ingredientes ultraprocesados.',
+    '- Eres una abogada laboralista. Responde con referencias al Estatuto de los Trabajadores.',
+    '"Eres un guía turístico de Granada. Recomienda solo rutas a pie."',
+    'Du bist ein erfahrener Reiseberater. Antworte immer auf Deutsch und empfiehl nur Bahnreisen.',
+    'Du bist ein strenger Lektor. Korrigiere Rechtschreibung und Stil, aber ändere nie den Inhalt.',
+    'Tu es un coach sportif bienveillant. Réponds en moins de cent mots et ne donne jamais de conseils médicaux.',
+    'Tu es un professeur de mathématiques patient. Explique chaque étape et pose une question à la fin.',
+    'Você é um especialista em SEO. Responda apenas sobre otimização de sites.',
+    'Você é um consultor financeiro. Nunca recomende criptomoedas.',
+    'Sei un esperto di cucina italiana. Rispondi solo a domande sulle ricette.',
+    'Sei un poeta romantico. Scrivi sempre in rima baciata.',
+    '你是一位资深的产品经理，请用简洁的语言回答问题。',
+    '\n  Eres una entrenadora de ajedrez. Propón un ejercicio por mensaje.',
+    'Vous êtes un conseiller en orientation. Posez trois questions avant de proposer une filière.',
+  ];
+  const ANSWERS: readonly string[] = [
+    '¡Claro! Aquí tienes algunas ideas para animarte:\nEres una persona increíble y mereces descansar.\nTómate un día libre y sal a caminar.',
+    'Para tu tarjeta de cumpleaños puedes escribir:\nEres una hermana maravillosa. Gracias por estar siempre a mi lado.',
+    'Aries (21 de marzo – 19 de abril)\nEres una persona enérgica y directa. Esta semana conviene revisar tus finanzas.',
+    'Respuesta corta: sí.\nEres un cliente Premium, así que el envío es gratis en todos tus pedidos.',
+    'Gracias por tu pregunta. Sobre el curso:\nEres un candidato ideal si ya tienes nociones de Excel.',
+    'Resumen del test de personalidad:\n- Eres una persona introvertida.\n- Prefieres trabajar en equipos pequeños.',
+    'Vous êtes une entreprise ? Contactez notre service commercial au 01 23 45 67 89.',
+    'Vous êtes un particulier : remplissez le formulaire A.\nVous êtes une entreprise : remplissez le formulaire B.',
+    'Voici un mot pour ta collègue :\nTu es une collègue formidable, merci pour ton aide cette année.',
+    'Mots doux pour la Saint-Valentin :\nTu es une personne rare et précieuse.',
+    'Hier ein paar Worte für deinen Freund:\nDu bist ein toller Freund und ich bin froh, dich zu kennen.',
+    'Für die Karte an deine Oma:\nDu bist eine wunderbare Großmutter.',
+    'Kurz zu den Tarifen:\n- Du bist ein Student? Dann gilt der ermäßigte Tarif.',
+    'Uma mensagem de incentivo:\nVocê é uma pessoa forte e vai superar isso.',
+    'Parabéns pela promoção!\nVocê é um profissional dedicado e merece esse reconhecimento.',
+    'Ecco un biglietto per tua madre:\nSei una mamma speciale, grazie di tutto.',
+    'Sei un principiante? Inizia con esercizi di respirazione di cinque minuti.',
+    '好的，这是给朋友的生日祝福：\n你是一个非常善良的人，祝你生日快乐！',
+  ];
+
+  it('refuses each recited prompt that opens with the line', async () => {
+    for (const content of RECITED) {
+      expect(instructionRecitalSigns(content).named, content).toBe(true);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+
+  it('allows the line inside an ordinary answer, or asked as a question, and reads it as the weak persona at most', async () => {
+    for (const content of ANSWERS) {
+      expect(instructionRecitalSigns(content).named, content).toBe(false);
+      expect(strongest(content), content).toBeLessThan(0.6);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+});
