@@ -527,4 +527,24 @@ function finding(found: Found): Finding {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST];
+/**
+ * The conversation's own text spoken of: where it stands ("the text above", "your previous
+ * message", "earlier", "the beginning", "the first line", "before this"), its exact wording
+ * ("verbatim", "word for word"), or it asked for again ("repeat"). A request for a guarded
+ * assistant's prompt points into the conversation that holds it; a question about the world
+ * does not need to (docs/detection.md, "Ranking alerted and logged prompts by the conversation
+ * they speak of", det-b3-11). Read only to rank a logged or alerted prompt, never a finding.
+ */
+const CONVERSATION_REFERENCE = /\b(?:this\s{1,3}conversation|previous|earlier|above|before\s{1,3}this|beginning|first\s{1,3}(?:message|line|sentence)|verbatim|word\s{1,3}for\s{1,3}word|repeat\w{0,5})\b/i;
+const CONVERSATION_REFERENCE_ALL = new RegExp(CONVERSATION_REFERENCE.source, 'gi');
+/** How far into a prompt the conversation's own text is looked for (characters). */
+const CONVERSATION_REFERENCE_SCAN = 4_000;
+
+/** How many times a prompt's first 4,000 characters speak of the conversation's own text (`CONVERSATION_REFERENCE`). Ranking only. */
+export function conversationReferenceCount(text: string): number {
+  let count = 0;
+  for (const _ of text.slice(0, CONVERSATION_REFERENCE_SCAN).matchAll(CONVERSATION_REFERENCE_ALL)) count++;
+  return count;
+}
+
+export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST, CONVERSATION_REFERENCE];
