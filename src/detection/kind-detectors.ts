@@ -182,13 +182,26 @@ const LONE_CATALOGUE_CAP = 0.25;
  * above), a catalogue finding from 0.6 to 0.9 counts as confident only when a finding of another
  * category (≥ 0.4, other than the answer's own advice) agrees; otherwise it is reported at 0.25.
  */
+/** The catalogue's character lock ("stay in character"), the one jailbreak sign that agrees with another of its own category in an answer. */
+const CHARACTER_LOCK = 'jb.stay-in-character';
+/**
+ * An answer that promises to stay in a character and names a jailbreak's mark beside it ("I'll stay
+ * in character as AIM, an unfiltered and amoral chatbot", "I'll stay in character as your evil AI
+ * and I won't refuse anything") has taken the jailbreak: the lock and the other jailbreak pattern
+ * agree, though they share a category. A role-play accepted ("Sure, I'll stay in character as your
+ * innkeeper") holds the lock alone and stays at Alert.
+ */
+function lockedIn(other: Finding, finding: Finding): boolean {
+  return other.category === 'jailbreak' && finding.category === 'jailbreak' && (other.id === CHARACTER_LOCK) !== (finding.id === CHARACTER_LOCK);
+}
+
 function requireAgreementInAnswer(findings: readonly Finding[], window: boolean): Finding[] {
   const catalogue = (finding: Finding) => finding.tier === 't1' && !finding.id.startsWith('leak.') && !finding.id.startsWith('indirect.');
   // The answer's own advice, reported under Challenge (answerInstructions), agrees with nothing.
   // In a window of a long answer (lengthWindow), nor does another catalogue pattern that is not
   // confident itself: two weak request-shaped phrases of different paragraphs do not prop each
   // other up there; a sign written for answers (a recital, a leak) agrees at any strength.
-  const agrees = (other: Finding, finding: Finding) => other.category !== finding.category && !(other.id.startsWith('indirect.') && other.confidence <= ANSWER_SHAPE_CAP)
+  const agrees = (other: Finding, finding: Finding) => (other.category !== finding.category || lockedIn(other, finding)) && !(other.id.startsWith('indirect.') && other.confidence <= ANSWER_SHAPE_CAP)
     && (window ? (other.confidence >= 0.4 || other.id.startsWith('leak.')) && !(catalogue(other) && other.confidence < CONFIDENT_PATTERN) : other.confidence >= 0.4);
   const from = window ? LONE_FROM_IN_WINDOW : CONFIDENT_PATTERN;
   const lone = (finding: Finding) => catalogue(finding) && finding.confidence >= from && finding.confidence < CATALOGUE_ALONE && !findings.some((other) => agrees(other, finding));

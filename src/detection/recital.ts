@@ -191,8 +191,16 @@ const ANSWER_RULES: readonly Gated[] = [
   [['should', 'must', 'shall', 'will', 'does not', "doesn't", 'never', 'always', 'only'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:it|the\s{1,3}(?:assistant|bot|gpt|ai|chatbot|agent)|(?!(?:you|we|they|he|she|one)\s)[a-z][\w-]{1,20})\s{1,3}(?:(?:should|must|shall|will)\s{1,3}(?:always|never|not|only)\s{1,3}(?:ask|answer|respond|reply|recommend|refuse|greet|speak|talk|discuss|mention|reveal|explain|provide|give|share|offer|suggest|adopt|maintain|disclose|engage)|(?:does\s{1,3}not|doesn't|never|always|only)\s{1,3}(?:asks?|answers?|responds?|repl(?:y|ies)|recommends?|refuses?|greets?|speaks?|talks?|discuss(?:es)?|mentions?|reveals?|gives?|shares?|offers?|suggests?|discloses?))\b/],
   // A question-answering prompt's rules: "Answer based only on the context below", "If the assistant is asked about …", "don't try to make up an answer".
   [['answer', 'respond', 'reply', 'asked', 'make up'], /(?:^|[.!]\s|\n)[ \t]{0,8}(?:[-*•][ \t]{0,3})?(?:answer|respond|reply)\s{1,3}(?:the\s{1,3}(?:question|user|query)\s{1,3})?(?:based\s{1,3}(?:only\s{1,3}|solely\s{1,3})?on|using\s{1,3}(?:only\s{1,3})?)\s{0,3}the\s{1,3}(?:context|information|documents?|passages?)\b|\bif\s{1,3}(?:the\s{1,3}(?:assistant|ai|bot|chatbot|model)|it)\s{1,3}is\s{1,3}asked\s{1,3}(?:about|to|for|whether)\b|\b(?:don't|do\s{1,3}not)\s{1,3}try\s{1,3}to\s{1,3}make\s{1,3}up\s{1,3}an\s{1,3}answer\b/],
-  [['character'], /\b(?:never|do\s{1,3}not|don't)\s{1,3}break\s{1,3}character\b/],
-  [['character'], /\b(?:stay|remain)\s{1,3}in\s{1,3}character\b/],
+  // Not the model's own promise to play a part ("Sure, I'll stay in character as your innkeeper", "I can
+  // remain in character", "I'll never break character during the mock interview"): an answer that
+  // accepts a role-play says so in the first person, and a recited rule binds "you" or no one ("Stay in
+  // character.", "You must stay in character", "Never break character"). "I" with a modal ('ll, will,
+  // can, 'd, am …) and at most two softeners (always, happily, going to, promise to, be happy to …)
+  // before the verb; "I was instructed to stay in character" and "I must always remain in character"
+  // are not promises and still count. A promise to stay in a jailbreak's character is read with the
+  // jailbreak's own pattern (kind-detectors.ts, requireAgreementInAnswer).
+  [['character'], /(?<!\bi(?:['’](?:ll|d|m)|\s{1,3}(?:will|can|could|shall|would|am))?(?:\s{1,3}(?:always|also|just|gladly|happily|certainly|definitely|going\s{1,3}to|promise\s{1,3}to|try\s{1,3}to|be\s{1,3}(?:happy|glad)\s{1,3}to)){0,2}\s{1,3})\b(?:never|do\s{1,3}not|don't)\s{1,3}break\s{1,3}character\b/],
+  [['character'], /(?<!\bi(?:['’](?:ll|d|m)|\s{1,3}(?:will|can|could|shall|would|am))?(?:\s{1,3}(?:always|also|just|gladly|happily|certainly|definitely|going\s{1,3}to|promise\s{1,3}to|try\s{1,3}to|be\s{1,3}(?:happy|glad)\s{1,3}to)){0,2}\s{1,3})\b(?:stay|remain)\s{1,3}in\s{1,3}character\b/],
   [['your responses', 'your answers', 'your replies', 'your response', 'your answer', 'your reply', 'your output'], /\byour\s{1,3}(?:responses?|answers?|replies|reply|outputs?)\s{1,3}(?:must|should|will|shall|may\s{1,3}only|can\s{1,3}only)\b|\b(?:any|every|each)\s{1,3}(?:part\s{1,3}of\s{1,3})?your\s{1,3}(?:responses?|answers?|replies|reply|outputs?)\b/],
   [['透露', '泄露', '泄漏', '重复', '输出', '公开', '告诉'], /(?:不要|不得|禁止|切勿|绝不|不能|不可)[^\n。]{0,12}(?:透露|泄露|泄漏|重复|输出|公开|告诉)[^\n。]{0,12}(?:指令|提示词?|规则|设定|说明)/],
 ];
