@@ -149,23 +149,25 @@ export interface TaskApart {
 }
 
 /**
- * Tool outputs: weight of `(d − APART_TASK_CENTRE) × (logit(t) − logit(WEAK_TASK_FLOOR))`, t the
- * ai-task probability of the text's most task-like sentence over the floor and d how far that
+ * Tool outputs: weight of `max(0, d − APART_TASK_CENTRE) × (logit(t) − logit(WEAK_TASK_FLOOR))`, t
+ * the ai-task probability of the text's most task-like sentence over the floor and d how far that
  * sentence stands from the rest of its text by its words (apart.ts: 1 − cosine of hashed word-stem
- * bags). A task-like sentence about something else than its data ranks up, one that shares the
- * data's words (an e-mail's own request, a README's step) ranks down, by as much as it reads like
- * a task. The cheap reading of det-b1-10's embedding distance (docs/detection.md, det-b1-11). The
- * centre is the median distance of the development corpora's benign tool outputs that have such a
- * sentence (0.906 by this code, rounded to 0.9), not a sealed-set choice; the weight is det-b1-10's (4; 2–4 measured). Not fitted
- * by `scripts/fit-graded-score.ts`. Logged and alerted tool outputs take the same log-odds
+ * bags). A task-like sentence about something else than its data ranks up, by as much as it reads
+ * like a task: the cheap reading of det-b1-10's embedding distance (docs/detection.md, det-b1-11).
+ * Only a lift: pushing down a sentence that shares its text's words gained a little more on the
+ * sealed set but lowered the development corpora's indirect AUROC (their planted tasks often reuse
+ * their text's words), so it is not done. The centre is the median distance of the development
+ * corpora's benign tool outputs that have such a sentence (0.906 by this code, rounded), not a
+ * sealed-set choice; the weight is det-b1-10's (4; 2–8 measured). Not fitted by
+ * `scripts/fit-graded-score.ts`. Logged and alerted tool outputs take the same log-odds
  * (`bandTaskProbability`). Applies only where the fit weighs the task.
  */
 export const APART_TASK_WEIGHT = 4;
 export const APART_TASK_CENTRE = 0.9;
 
-/** The log-odds `APART_TASK_WEIGHT` gives a task sentence standing apart (negative when it shares its text's words; 0 without one). */
+/** The log-odds `APART_TASK_WEIGHT` gives a task sentence standing apart from its text (0 without one, or at or under the centre). */
 function apartTerm(apart: TaskApart | undefined): number {
-  return apart === undefined ? 0 : (apart.distance - APART_TASK_CENTRE) * overTaskFloor(apart.probability, APART_TASK_WEIGHT);
+  return apart === undefined ? 0 : Math.max(0, apart.distance - APART_TASK_CENTRE) * overTaskFloor(apart.probability, APART_TASK_WEIGHT);
 }
 
 /** `weight × (logit(p) − logit(WEAK_TASK_FLOOR))` when p is over the floor, else 0: the weak and addressed task readings' term. */
@@ -183,7 +185,7 @@ export function logOdds(probability: number): number {
   return Math.max(-LOGIT_LIMIT, Math.min(LOGIT_LIMIT, Math.log(clamped / (1 - clamped))));
 }
 
-/** The fused probability of one inspection's evidence (monotone non-decreasing in each part, but for the task's distance from its text: `APART_TASK_WEIGHT`). */
+/** The fused probability of one inspection's evidence (monotone non-decreasing in each part). */
 export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): number {
   const probabilityTerm = evidence.probability === undefined ? 0 : evidence.english === false ? (fit.otherLanguage ?? 0) : Math.max(0, fit.probability) * (logOdds(evidence.probability) + LOGIT_LIMIT);
   const task = evidence.task === undefined || evidence.task.probability <= 0 ? 0 : logOdds(evidence.task.probability) + LOGIT_LIMIT;

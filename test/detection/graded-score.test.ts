@@ -837,15 +837,16 @@ describe('ranking tool outputs by how far their most task-like sentence stands f
     }
   });
 
-  it('moves the fused probability with the distance, around its centre, only over the floor, inside the allow band and where the fit weighs the task', () => {
+  it('raises the fused probability with the distance over its centre, only over the floor, inside the allow band and where the fit weighs the task', () => {
     expect(APART_TASK_WEIGHT).toBeGreaterThan(0);
     const fit = { bias: -1, probability: 0, score: 5, task: 0.2 };
     const base = { probability: 0, offTopic: 0, edge: false, weak: 0, addressed: 0 };
     const at = (probability: number, distance?: number) => gradedProbability(fit, { probability: undefined, score: 0, task: { ...base, ...(distance === undefined ? {} : { apart: { probability, distance } }) } });
     expect(at(0.6, 1)).toBeGreaterThan(at(0.6, 0.95));
     expect(at(0.6, 0.95)).toBeGreaterThan(at(0.6));
+    // Only a lift: a sentence at or under the centre (sharing its text's words) is not pushed down.
     expect(at(0.6, APART_TASK_CENTRE)).toBe(at(0.6));
-    expect(at(0.6, 0.3)).toBeLessThan(at(0.6));
+    expect(at(0.6, 0.3)).toBe(at(0.6));
     expect(at(0.9, 1)).toBeGreaterThan(at(0.6, 1));
     expect(at(WEAK_TASK_FLOOR, 1)).toBe(at(WEAK_TASK_FLOOR));
     const strongest = gradedThreatScore(fit, { probability: 0.999999, score: 0, task: { probability: 0.999999, offTopic: 1, edge: true, weak: 0.999999, addressed: 0.999999, form: 3, apart: { probability: 0.999999, distance: 1 } } }, DEFAULT_THRESHOLDS);
@@ -861,9 +862,9 @@ describe('ranking tool outputs by how far their most task-like sentence stands f
     expect(bandTaskProbability({ ...read, apart: { probability: 0.5, distance: 1 } })).toBeGreaterThan(bandTaskProbability({ ...read, apart: { probability: 0.5, distance: 0.95 } }));
     expect(bandTaskProbability({ ...read, apart: { probability: 0.5, distance: 0.2 } })).toBe(0.5);
     expect(bandTaskProbability({ ...read, apart: { probability: WEAK_TASK_FLOOR, distance: 1 } })).toBe(0.5);
-    // Beside another lift, a shared-words task takes some of it back.
+    // A shared-words task takes nothing from another lift.
     const lifted = bandTaskProbability({ ...read, form: 2 });
-    expect(bandTaskProbability({ ...read, form: 2, apart: { probability: 0.5, distance: 0.2 } })).toBeLessThan(lifted);
+    expect(bandTaskProbability({ ...read, form: 2, apart: { probability: 0.5, distance: 0.2 } })).toBe(lifted);
     expect(bandTaskProbability({ probability: 0.999999, form: 3, apart: { probability: 0.999999, distance: 1 } })).toBeLessThanOrEqual(1);
   });
 });
