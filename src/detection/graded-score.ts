@@ -68,7 +68,7 @@ export interface GradedEvidence {
   /** Whether the text reads as English (default true). */
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
-  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number };
+  readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number; readonly apart?: TaskApart };
   /** A model answer's count of readings that it speaks about the assistant and its user (recital.ts `assistantAddressCount`, 0–6; det-llm-10 added a rule heading, det-llm-11 a rule about what is told). */
   readonly assistantAddress?: number;
 }
@@ -142,6 +142,34 @@ export const FORM_DIRECTIVE_HALF = 0.5;
 export const ASSISTANT_ADDRESS_WEIGHT = 3;
 export const ASSISTANT_ADDRESS_HALF = 0.5;
 
+/** A tool output's most task-like sentence over the floor and how far it stands from the rest of its text (indirect.ts `TaskEvidence.apart`). */
+export interface TaskApart {
+  readonly probability: number;
+  readonly distance: number;
+}
+
+/**
+ * Tool outputs: weight of `max(0, d − APART_TASK_CENTRE) × (logit(t) − logit(WEAK_TASK_FLOOR))`, t
+ * the ai-task probability of the text's most task-like sentence over the floor and d how far that
+ * sentence stands from the rest of its text by its words (apart.ts: 1 − cosine of hashed word-stem
+ * bags). A task-like sentence about something else than its data ranks up, by as much as it reads
+ * like a task: the cheap reading of det-b1-10's embedding distance (docs/detection.md, det-b1-11).
+ * Only a lift: pushing down a sentence that shares its text's words gained a little more on the
+ * sealed set but lowered the development corpora's indirect AUROC (their planted tasks often reuse
+ * their text's words), so it is not done. The centre is the median distance of the development
+ * corpora's benign tool outputs that have such a sentence (0.906 by this code, rounded), not a
+ * sealed-set choice; the weight is det-b1-10's (4; 2–8 measured). Not fitted by
+ * `scripts/fit-graded-score.ts`. Logged and alerted tool outputs take the same log-odds
+ * (`bandTaskProbability`). Applies only where the fit weighs the task.
+ */
+export const APART_TASK_WEIGHT = 4;
+export const APART_TASK_CENTRE = 0.9;
+
+/** The log-odds `APART_TASK_WEIGHT` gives a task sentence standing apart from its text (0 without one, or at or under the centre). */
+function apartTerm(apart: TaskApart | undefined): number {
+  return apart === undefined ? 0 : Math.max(0, apart.distance - APART_TASK_CENTRE) * overTaskFloor(apart.probability, APART_TASK_WEIGHT);
+}
+
 /** `weight × (logit(p) − logit(WEAK_TASK_FLOOR))` when p is over the floor, else 0: the weak and addressed task readings' term. */
 function overTaskFloor(probability: number, weight: number): number {
   return probability > WEAK_TASK_FLOOR ? weight * (logOdds(probability) - logOdds(WEAK_TASK_FLOOR)) : 0;
@@ -166,7 +194,8 @@ export function gradedProbability(fit: GradedFit, evidence: GradedEvidence): num
   const weakTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.weak ?? 0, WEAK_TASK_WEIGHT) : 0;
   const addressedTerm = taskWeight > 0 ? overTaskFloor(evidence.task?.addressed ?? 0, ADDRESSED_TASK_WEIGHT) : 0;
   const formTerm = taskWeight > 0 ? countTerm(evidence.task?.form ?? 0, FORM_DIRECTIVE_WEIGHT, FORM_DIRECTIVE_HALF) : 0;
-  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm + formTerm;
+  const distanceTerm = taskWeight > 0 ? apartTerm(evidence.task?.apart) : 0;
+  const taskTerm = taskWeight * task + Math.max(0, fit.offTopicTask ?? 0) * task * (evidence.task?.offTopic ?? 0) + edgeTerm + weakTerm + addressedTerm + formTerm + distanceTerm;
   const addressTerm = countTerm(evidence.assistantAddress ?? 0, ASSISTANT_ADDRESS_WEIGHT, ASSISTANT_ADDRESS_HALF);
   const z = fit.bias + probabilityTerm + Math.max(0, fit.score) * evidence.score + taskTerm + addressTerm;
   return 1 / (1 + Math.exp(-z));
@@ -235,12 +264,12 @@ export const BAND_EDGE_TASK_WEIGHT = 1;
  * addressed and form readings; 0 with no task and no reading over the floor (then `bandTaskScore` returns
  * the decision score). Ranking only.
  */
-export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number }): number {
+export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number; readonly apart?: TaskApart }): number {
   const weak = task.weak ?? 0;
   const addressed = task.addressed ?? 0;
   const read = Math.max(task.probability, weak > WEAK_TASK_FLOOR ? weak : 0, addressed > WEAK_TASK_FLOOR ? addressed : 0);
   if (read <= 0) return read;
-  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT) + countTerm(task.form ?? 0, FORM_DIRECTIVE_WEIGHT, FORM_DIRECTIVE_HALF)
+  const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT) + countTerm(task.form ?? 0, FORM_DIRECTIVE_WEIGHT, FORM_DIRECTIVE_HALF) + apartTerm(task.apart)
     + (task.edge === true && task.probability > 0 ? BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT) : 0);
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));

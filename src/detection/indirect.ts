@@ -25,6 +25,8 @@
  * All regular expressions are linear: literals, bounded classes, no nested quantifiers.
  */
 import { aiTaskClassifier, hasWords, isTaskCandidate } from './ml/ai-task.ts';
+import { distanceFromRest } from './apart.ts';
+import { WEAK_TASK_FLOOR } from './graded-score.ts';
 import { spellSlugs } from './normalize/index.ts';
 import type { Finding, Span } from './types.ts';
 
@@ -550,6 +552,15 @@ export interface TaskEvidence {
    * `FORM_DIRECTIVE_WEIGHT`).
    */
   readonly form: number;
+  /**
+   * The text's most task-like sentence (the one `addressed` reads) when its ai-task probability is
+   * over `WEAK_TASK_FLOOR`: that probability, and how far the sentence stands from the rest of its
+   * text by its words (apart.ts `distanceFromRest`, 0–1). A planted instruction is about something
+   * else than the data it sits in; a data source's own request shares the data's words. Read only
+   * when asked (`weak: true`); absent when there is no such sentence, nothing else to compare it
+   * with, and in command documentation. Ranking only (graded-score.ts `APART_TASK_WEIGHT`).
+   */
+  readonly apart?: { readonly probability: number; readonly distance: number };
 }
 
 /** Most answer directives counted per text (`TaskEvidence.form`). */
@@ -643,6 +654,7 @@ export function taskEvidence(raw: string, options: { readonly offTopic?: boolean
   // many sentences of the text speak to a reader.
   let top = 0;
   let topAddresses = false;
+  let topSegment: Segment | undefined;
   let addressing = 0;
   // Sentences that direct the reader's answer (`form`).
   let form = 0;
@@ -661,6 +673,7 @@ export function taskEvidence(raw: string, options: { readonly offTopic?: boolean
     if (options.weak === true && !own && value > top && hasWords(segment.text, 4)) {
       top = value;
       topAddresses = addresses;
+      topSegment = segment;
     }
     if (!candidate) {
       if (value > weak && !own) weak = value;
@@ -672,16 +685,18 @@ export function taskEvidence(raw: string, options: { readonly offTopic?: boolean
     bestIndex = index;
   }
   const addressed = topAddresses && addressing === 1 ? top : 0;
-  if (best === undefined) return { probability: 0, offTopic: 0, edge: false, weak, addressed, form };
+  const distance = topSegment === undefined || top <= WEAK_TASK_FLOOR ? undefined : distanceFromRest(text, topSegment.start, topSegment.end);
+  const apart = distance === undefined ? {} : { apart: { probability: top, distance } };
+  if (best === undefined) return { probability: 0, offTopic: 0, edge: false, weak, addressed, form, ...apart };
   const edge = sentences >= EDGE_EVIDENCE_SENTENCES && (bestIndex === 0 || bestIndex === sentences - 1);
-  if (options.offTopic === false) return { probability, offTopic: 0, edge, weak, addressed, form };
+  if (options.offTopic === false) return { probability, offTopic: 0, edge, weak, addressed, form, ...apart };
   const own = contentWords(best.text, new Set());
-  if (own.size === 0) return { probability, offTopic: 0, edge, weak, addressed, form };
+  if (own.size === 0) return { probability, offTopic: 0, edge, weak, addressed, form, ...apart };
   const rest = contentWords(text.slice(0, best.start), new Set());
   contentWords(text.slice(best.end), rest);
   let unrelated = 0;
   for (const word of own) if (!rest.has(word)) unrelated++;
-  return { probability, offTopic: unrelated / own.size, edge, weak, addressed, form };
+  return { probability, offTopic: unrelated / own.size, edge, weak, addressed, form, ...apart };
 }
 
 /** Imperatives of the text other than `except` (the action verbs, a how-to's verbs, the task verbs), counted up to `limit`. */
