@@ -14,6 +14,9 @@ const SEPARATOR_RUN = /[ .\-_*|/~+,:;•·\n\t]{1,3}/g;
 const EARLIER_SPLIT_RUN = /(?<![a-z0-9])(?:[a-z0-9][ .\-_*|/~+,\n\t]{1,3}){3,}[a-z0-9](?![a-z0-9])/gi;
 const LATER_SEPARATOR = /[:;•·]/;
 const VOWEL = /[aeiouy]/i;
+// A run with those separators longer than this is not read as words: a spelled-out instruction is
+// a sentence or two, and reading a 64 KB run of "a:b;c•" would cost what main never spends on it.
+const LATER_RUN_LIMIT = 1024;
 
 /** The expressions above, for the ReDoS verdict test. */
 export const SPLIT_EXPRESSIONS: readonly RegExp[] = [SPLIT_RUN, SEPARATOR_RUN, EARLIER_SPLIT_RUN, LATER_SEPARATOR, VOWEL];
@@ -88,7 +91,7 @@ export function joinSplitCharacters(input: string): { text: string; runs: number
   };
   const text = input.replace(SPLIT_RUN, (run) => {
     if (!LATER_SEPARATOR.test(run)) return readEarlier(run);
-    const reading = readRun(run);
+    const reading = run.length <= LATER_RUN_LIMIT ? readRun(run) : '';
     if (readsAsWords(reading)) {
       runs++;
       return reading;
