@@ -48,6 +48,16 @@ describe('literal windows of a part', () => {
     expect(longestRuns('ab  c\t\n d_9x')).toEqual({ s: 3, w: 4 });
   });
 
+  it('counts runs of exactly the characters \\s and \\w match (every UTF-16 code unit)', () => {
+    const wrong: number[] = [];
+    for (let code = 0; code < 0x10000; code++) {
+      const char = String.fromCharCode(code);
+      const runs = longestRuns(`x${char}${char}x`);
+      if ((runs.s === 2) !== /\s/.test(char) || (runs.w >= 3) !== /\w/.test(char)) wrong.push(code);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('finds a match exactly where the whole scan does, over every part of the catalogue', () => {
     const random = generator(17);
     const plans = CATALOGUE.flatMap((entry) => {
