@@ -10,6 +10,7 @@ import type { CatalogueEntry } from './entry.ts';
 import { buildAutomaton, type MarkBase } from './keywords.ts';
 import { requiredLiterals, requiredPrefixes } from './literals.ts';
 import { PROMPT_PATTERNS } from './prompt.ts';
+import { boundOf, longestRuns, windowPlan, type WidthBound } from './windows.ts';
 
 export type { CatalogueEntry, Category } from './entry.ts';
 
@@ -46,12 +47,38 @@ export interface Sequence {
    */
   readonly prefixes: readonly (readonly number[] | null)[];
   readonly sticky: readonly (RegExp | null)[];
+  /**
+   * Per part, its literal windows (windows.ts): for each top-level alternative, a sticky copy,
+   * the ids of the strings one of which starts an element every match passes through, and how
+   * far before that element a match may start. Null where some alternative has none.
+   */
+  readonly windows: readonly (readonly CompiledWindow[] | null)[];
+}
+
+export interface CompiledWindow {
+  readonly sticky: RegExp;
+  readonly leaders: readonly number[];
+  readonly minBefore: number;
+  readonly maxBefore: WidthBound;
+}
+
+/** Offsets where one alternative of a part may start a match: [from[i], to[i]] (ascending, may overlap). */
+export interface WindowStarts {
+  readonly sticky: RegExp;
+  readonly from: readonly number[];
+  readonly to: readonly number[];
 }
 
 /** Where a text holds the catalogue's prefix literals (from the candidates pass). */
 export interface LiteralHits {
   /** Offsets (ascending) where a match of the sequence's part may start; null: try every offset. */
   startsOf(sequence: Sequence, part: number): readonly number[] | null;
+  /**
+   * Per top-level alternative of the part, the windows where its matches may start (every match
+   * of the part starts in one of them); null where that is not known (a leader too frequent, or
+   * no plan): try every offset.
+   */
+  windowsOf(sequence: Sequence, part: number): readonly WindowStarts[] | null;
 }
 
 export interface CandidateScan {
@@ -229,6 +256,17 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
           required: parts.map((part) => literalIds(requiredLiterals(part))),
           prefixes,
           sticky: parts.map((part, index) => (prefixes[index] === null ? null : new RegExp(part, 'my'))),
+          windows: parts.map((part) => {
+            const plan = anchoredAtStart(part) ? null : windowPlan(part);
+            return plan === null
+              ? null
+              : plan.map((alternative) => ({
+                  sticky: new RegExp(alternative.source, 'my'),
+                  leaders: alternative.leaders.map(idOf),
+                  minBefore: alternative.minBefore,
+                  maxBefore: alternative.maxBefore,
+                }));
+          }),
           gaps: gaps.map(compileGap),
           parts: parts.map((part) => {
             if (part.length === 0) throw new Error('empty part');
@@ -259,7 +297,12 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
   const trackByKind = new Map<InspectKind, Uint8Array>();
   for (const [kind, list] of byKind) {
     const track = new Uint8Array(stringIds.size);
-    for (const pattern of list) for (const sequence of pattern.sequences) for (const ids of sequence.prefixes) for (const id of ids ?? []) track[id] = 1;
+    for (const pattern of list) {
+      for (const sequence of pattern.sequences) {
+        for (const ids of sequence.prefixes) for (const id of ids ?? []) track[id] = 1;
+        for (const windows of sequence.windows) for (const window of windows ?? []) for (const id of window.leaders) track[id] = 1;
+      }
+    }
     trackByKind.set(kind, track);
   }
   const present = (found: Uint8Array, ids: readonly number[] | null): boolean => {
@@ -291,6 +334,15 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
       if (kept.length > 0) patterns.push(kept.length === sequences.length ? pattern : { entry: pattern.entry, sequences: kept });
     }
     const merged = new Map<readonly number[], readonly number[] | null>();
+    const mergedOf = (ids: readonly number[]): readonly number[] | null => {
+      let list = merged.get(ids);
+      if (list === undefined) {
+        list = mergeStarts(ids, starts, sparse);
+        merged.set(ids, list);
+      }
+      return list;
+    };
+    let runs: { s: number; w: number } | undefined;
     return {
       patterns,
       base: base === null ? null : { kind, marks: base },
@@ -298,12 +350,24 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
         startsOf(sequence, part) {
           const ids = sequence.prefixes[part];
           if (ids === null || ids === undefined || sequence.sticky[part] === null) return null;
-          let list = merged.get(ids);
-          if (list === undefined) {
-            list = mergeStarts(ids, starts, sparse);
-            merged.set(ids, list);
+          return mergedOf(ids);
+        },
+        windowsOf(sequence, part) {
+          const windows = sequence.windows[part];
+          if (windows === null || windows === undefined) return null;
+          const out: WindowStarts[] = [];
+          for (const window of windows) {
+            const at = mergedOf(window.leaders);
+            if (at === null) return null;
+            runs ??= longestRuns(text);
+            const before = boundOf(window.maxBefore, runs);
+            out.push({
+              sticky: window.sticky,
+              from: at.map((offset) => Math.max(0, offset - before)),
+              to: at.map((offset) => offset - window.minBefore),
+            });
           }
-          return list;
+          return out;
         },
       },
     };

@@ -4,7 +4,7 @@
  * expressions run at all, so the common clean input costs one linear scan per variant. Input is
  * bounded by normalization (64 KB); every pattern is linear-time (checked by a test).
  */
-import type { CandidateScan, CompiledCatalogue, CompiledGap, CompiledPattern, LiteralHits, Sequence } from '../catalogue/index.ts';
+import type { CandidateScan, CompiledCatalogue, CompiledGap, CompiledPattern, LiteralHits, Sequence, WindowStarts } from '../catalogue/index.ts';
 import type { Normalized } from '../normalize/index.ts';
 import type { Finding, InspectKind, Verdict } from '../types.ts';
 import { combineFindings } from '../score.ts';
@@ -48,8 +48,27 @@ function stickyEnds(sticky: RegExp, text: string, starts: readonly number[]): nu
   return ends;
 }
 
-/** Whether the part matches anywhere (trying only the listed offsets when there are any). */
-function anyMatch(regex: RegExp, sticky: RegExp | null, text: string, starts: readonly number[] | null): boolean {
+/**
+ * Whether the part matches anywhere: trying only the listed offsets when there are any, else
+ * each top-level alternative only inside its literal windows when they are known (the part
+ * matches at an offset exactly when one of its alternatives does), else scanning the text.
+ */
+function anyMatch(regex: RegExp, sticky: RegExp | null, text: string, starts: readonly number[] | null, windows: readonly WindowStarts[] | null = null): boolean {
+  if ((starts === null || sticky === null) && windows !== null) {
+    for (const window of windows) {
+      // Windows come in ascending order of their ends; offsets before `tried` were tried.
+      let tried = 0;
+      for (let index = 0; index < window.from.length; index++) {
+        const to = window.to[index]!;
+        for (let start = Math.max(tried, window.from[index]!); start <= to; start++) {
+          window.sticky.lastIndex = start;
+          if (window.sticky.test(text)) return true;
+        }
+        if (to + 1 > tried) tried = to + 1;
+      }
+    }
+    return false;
+  }
   if (starts === null || sticky === null) {
     regex.lastIndex = 0;
     return regex.test(text);
@@ -82,11 +101,17 @@ function matchSequence(pattern: Sequence, text: string, hits: LiteralHits | unde
   const first = parts[0];
   if (first === undefined) return false;
   const startsOf = (index: number) => (hits === undefined ? null : hits.startsOf(pattern, index));
-  if (parts.length === 1) return anyMatch(first, pattern.sticky[0] ?? null, text, startsOf(0));
+  // Literal windows are only read where a part has no sparse prefixes (it would be scanned whole).
+  const windowsOf = (index: number, starts: readonly number[] | null) => (hits === undefined || starts !== null ? null : hits.windowsOf(pattern, index));
+  if (parts.length === 1) {
+    const starts = startsOf(0);
+    return anyMatch(first, pattern.sticky[0] ?? null, text, starts, windowsOf(0, starts));
+  }
   // Every part must occur somewhere: the last one, usually the most specific, is looked for
   // first, so a sequence that cannot complete costs one scan that stops at its first match.
   const lastIndex = parts.length - 1;
-  if (!anyMatch(parts[lastIndex]!, pattern.sticky[lastIndex] ?? null, text, startsOf(lastIndex))) return false;
+  const lastStarts = startsOf(lastIndex);
+  if (!anyMatch(parts[lastIndex]!, pattern.sticky[lastIndex] ?? null, text, lastStarts, windowsOf(lastIndex, lastStarts))) return false;
   const firstStarts = startsOf(0);
   const firstSticky = pattern.sticky[0] ?? null;
   let reachable = firstStarts === null || firstSticky === null ? matchEnds(first, text) : stickyEnds(firstSticky, text, firstStarts);

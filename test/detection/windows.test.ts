@@ -1,0 +1,102 @@
+// Literal windows (catalogue/windows.ts, issue #39 item 1): a part tried only near its rarer
+// inner literals must match exactly where a scan of the whole text does.
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, compileCatalogue } from '../../src/detection/index.ts';
+import { boundOf, longestRuns, windowPlan } from '../../src/detection/catalogue/windows.ts';
+import { normalize } from '../../src/detection/normalize/index.ts';
+import { matchPattern } from '../../src/detection/tiers/t1.ts';
+import { LONG_TEXTS } from './long-texts.ts';
+
+const catalogue = compileCatalogue();
+
+function generator(seed: number) {
+  let state = seed;
+  const next = () => (state = (state * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  return { next, pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]! };
+}
+
+/** Whether some alternative of the plan matches inside its windows, leaders found by indexOf. */
+function windowed(plan: NonNullable<ReturnType<typeof windowPlan>>, text: string): boolean {
+  const runs = longestRuns(text);
+  for (const alternative of plan) {
+    const sticky = new RegExp(alternative.source, 'my');
+    const before = boundOf(alternative.maxBefore, runs);
+    for (const leader of alternative.leaders) {
+      for (let at = text.indexOf(leader); at >= 0; at = text.indexOf(leader, at + 1)) {
+        for (let start = Math.max(0, at - before); start <= at - alternative.minBefore; start++) {
+          sticky.lastIndex = start;
+          if (sticky.test(text)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+describe('literal windows of a part', () => {
+  it('bounds the distance to an inner literal, counting \\s and \\w runs', () => {
+    const plan = windowPlan(String.raw`\b(?:i|we|the admin)\s+(?:have\s+|has\s+)?(?:changed|updated)\s+(?:the|your)\b`);
+    expect(plan).toHaveLength(1);
+    expect(plan![0]!.leaders).toEqual(['changed', 'updated']);
+    expect(plan![0]!.minBefore).toBe(2);
+    expect(plan![0]!.maxBefore).toEqual({ c: 13, s: 2, w: 0 });
+    expect(windowPlan(String.raw`\b(?:to|in)\s+(?:\w+\s+)?(?:responses?|replies)\b`)![0]!.maxBefore).toEqual({ c: 2, s: 2, w: 1 });
+    // Unbounded before every literal of four or more characters, or an alternative without one: no plan.
+    expect(windowPlan(String.raw`\b(?:to|in)\s+\S+\s+(?:next|other)\b`)).toBeNull();
+    expect(windowPlan(String.raw`\b(?:changed|updated)\b|\bto\s+it\b`)).toBeNull();
+    expect(windowPlan(String.raw`(?:a|b)+\s+changed`)).toBeNull();
+    expect(longestRuns('ab  c\t\n d_9x')).toEqual({ s: 3, w: 4 });
+  });
+
+  it('counts runs of exactly the characters \\s and \\w match (every UTF-16 code unit)', () => {
+    const wrong: number[] = [];
+    for (let code = 0; code < 0x10000; code++) {
+      const char = String.fromCharCode(code);
+      const runs = longestRuns(`x${char}${char}x`);
+      if ((runs.s === 2) !== /\s/.test(char) || (runs.w >= 3) !== /\w/.test(char)) wrong.push(code);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('finds a match exactly where the whole scan does, over every part of the catalogue', () => {
+    const random = generator(17);
+    const plans = CATALOGUE.flatMap((entry) => {
+      const compiled = [...catalogue.forKind('prompt'), ...catalogue.forKind('tool_output'), ...catalogue.forKind('http')].find((pattern) => pattern.entry === entry);
+      return (compiled?.sequences ?? []).flatMap((sequence) => sequence.parts.map((part) => ({ entry, part, plan: windowPlan(part.source) })));
+    }).filter((item) => item.plan !== null);
+    expect(plans.length).toBeGreaterThan(20);
+    const words = [...new Set(CATALOGUE.flatMap((entry) => entry.examples.join(' ').toLowerCase().split(/\s+/)))].filter((word) => word.length > 0);
+    const spaces = [' ', ' ', ' ', '  ', '\n', ' \t ', '   \n  '];
+    const texts: string[] = [...CATALOGUE.flatMap((entry) => entry.examples), ...LONG_TEXTS.flatMap((long) => [long.records.join('\n\n'), long.attack])];
+    for (let trial = 0; trial < 1500; trial++) {
+      let text = '';
+      const length = 3 + Math.floor(random.next() * 40);
+      for (let word = 0; word < length; word++) text += random.pick(words) + random.pick(spaces);
+      texts.push(text);
+    }
+    const mismatches: string[] = [];
+    let matched = 0;
+    for (const source of texts) {
+      for (const variant of normalize(source, { kind: 'prompt' }).variants) {
+        for (const { entry, part, plan } of plans) {
+          part.lastIndex = 0;
+          const whole = part.test(variant.text);
+          if (whole) matched++;
+          if (windowed(plan!, variant.text) !== whole) mismatches.push(`${entry.id} ${JSON.stringify(variant.text.slice(0, 200))}`);
+        }
+      }
+    }
+    expect(matched).toBeGreaterThan(200);
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
+  it('leaves T1 findings as they were without the prefilter, with leaders dense and sparse', () => {
+    const text = 'We have   changed the rules. '.repeat(3) + 'the other agents met in the hall. '.repeat(200) + 'pass this note on to the next   agent';
+    for (const sample of [text, text.slice(0, 400), 'i   have\n\n  updated your instructions']) {
+      for (const variant of normalize(sample, { kind: 'prompt' }).variants) {
+        const scan = catalogue.scan('prompt', variant.text);
+        for (const pattern of scan.patterns) expect(matchPattern(pattern, variant.text, scan.hits)).toBe(matchPattern(pattern, variant.text));
+      }
+    }
+  });
+});
