@@ -10,6 +10,7 @@ import type { CatalogueEntry } from './entry.ts';
 import { buildAutomaton, type MarkBase } from './keywords.ts';
 import { requiredLiterals, requiredPrefixes } from './literals.ts';
 import { PROMPT_PATTERNS } from './prompt.ts';
+import { topLevelAlternatives } from './alternatives.ts';
 import { boundOf, longestRuns, windowPlan, type WidthBound } from './windows.ts';
 
 export type { CatalogueEntry, Category } from './entry.ts';
@@ -101,39 +102,9 @@ export interface CompiledPattern {
   readonly sequences: readonly Sequence[];
 }
 
+export { topLevelAlternatives };
+
 const GAP_TOKEN = /⟪(\d+):([^⟫]*)⟫/g;
-/** Splits a source at each "|" outside every group and character class. */
-export function topLevelAlternatives(source: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let last = 0;
-  for (let index = 0; index < source.length; index++) {
-    const char = source[index];
-    if (char === '\\') {
-      index++;
-      continue;
-    }
-    if (inClass) {
-      if (char === ']') inClass = false;
-      continue;
-    }
-    if (char === '⟪') {
-      index = source.indexOf('⟫', index);
-      if (index < 0) break;
-      continue;
-    }
-    if (char === '[') inClass = true;
-    else if (char === '(') depth++;
-    else if (char === ')') depth--;
-    else if (char === '|' && depth === 0) {
-      out.push(source.slice(last, index));
-      last = index + 1;
-    }
-  }
-  out.push(source.slice(last));
-  return out;
-}
 
 export function splitPattern(pattern: string): { parts: string[]; gaps: Gap[] } {
   const parts: string[] = [];

@@ -15,6 +15,8 @@
  * …) before the element leaves the alternative, and so the part, without a window plan.
  */
 
+import { topLevelAlternatives } from './alternatives.ts';
+
 /** An upper bound on a width: constant + s × (longest \s run) + w × (longest \w run); Infinity in c when unbounded. */
 export interface WidthBound {
   readonly c: number;
@@ -53,33 +55,6 @@ const times = (a: WidthBound, n: number): WidthBound => (n === 0 ? ZERO : { c: a
 /** A bound at least as large as both (coefficient-wise maximum). */
 const either = (a: WidthBound, b: WidthBound): WidthBound => ({ c: Math.max(a.c, b.c), s: Math.max(a.s, b.s), w: Math.max(a.w, b.w) });
 
-/** Top-level alternatives of a source (splitting at | outside groups and classes). */
-export function splitAlternatives(source: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let begin = 0;
-  for (let index = 0; index < source.length; index++) {
-    const char = source[index]!;
-    if (char === '\\') {
-      index++;
-      continue;
-    }
-    if (inClass) {
-      if (char === ']') inClass = false;
-      continue;
-    }
-    if (char === '[') inClass = true;
-    else if (char === '(') depth++;
-    else if (char === ')') depth--;
-    else if (char === '|' && depth === 0) {
-      out.push(source.slice(begin, index));
-      begin = index + 1;
-    }
-  }
-  out.push(source.slice(begin));
-  return out;
-}
 
 /** Width of a single-character escape or class body; null for a zero-width escape. */
 function escapeWidth(letter: string): { max: WidthBound; runs: 's' | 'w' | null } | null {
@@ -166,7 +141,7 @@ function atoms(source: string): Atom[] | null {
         min = 0;
         unit = ZERO;
       } else {
-        alternatives = splitAlternatives(source.slice(bodyStart, end));
+        alternatives = topLevelAlternatives(source.slice(bodyStart, end));
         let groupMin = Infinity;
         let groupMax: WidthBound = ZERO;
         for (const alternative of alternatives) {
@@ -281,7 +256,7 @@ export function windowAlternative(source: string, minLeader = 4): WindowAlternat
 /** A plan for every top-level alternative of a part, or null when one has none. */
 export function windowPlan(source: string, minLeader = 4): WindowAlternative[] | null {
   const plan: WindowAlternative[] = [];
-  for (const alternative of splitAlternatives(source)) {
+  for (const alternative of topLevelAlternatives(source)) {
     const entry = windowAlternative(alternative, minLeader);
     if (entry === null) return null;
     plan.push(entry);
