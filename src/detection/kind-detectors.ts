@@ -174,14 +174,6 @@ const CONFIDENT_PATTERN = 0.6;
 /** Reported, not counted: with the answer's advice (0.45) it stays under Challenge. */
 const LONE_CATALOGUE_CAP = 0.25;
 
-/**
- * The catalogue's patterns are written for requests; in a model's answer one of them alone is as
- * often the answer's own wording ("forget everything you know about budgeting", "never refuse a
- * second helping") as an attack, and in a long answer such wording turns up more often. In an
- * `llm_output` with no sign of a recital, a leak or a jailbreak that took (those keep everything,
- * above), a catalogue finding from 0.6 to 0.9 counts as confident only when a finding of another
- * category (≥ 0.4, other than the answer's own advice) agrees; otherwise it is reported at 0.25.
- */
 /** The catalogue's character lock ("stay in character"), the one jailbreak sign that agrees with another of its own category in an answer. */
 const CHARACTER_LOCK = 'jb.stay-in-character';
 /**
@@ -195,6 +187,14 @@ function lockedIn(other: Finding, finding: Finding): boolean {
   return other.category === 'jailbreak' && finding.category === 'jailbreak' && (other.id === CHARACTER_LOCK) !== (finding.id === CHARACTER_LOCK);
 }
 
+/**
+ * The catalogue's patterns are written for requests; in a model's answer one of them alone is as
+ * often the answer's own wording ("forget everything you know about budgeting", "never refuse a
+ * second helping") as an attack, and in a long answer such wording turns up more often. In an
+ * `llm_output` with no sign of a recital, a leak or a jailbreak that took (those keep everything,
+ * above), a catalogue finding from 0.6 to 0.9 counts as confident only when a finding of another
+ * category (≥ 0.4, other than the answer's own advice) agrees; otherwise it is reported at 0.25.
+ */
 function requireAgreementInAnswer(findings: readonly Finding[], window: boolean): Finding[] {
   const catalogue = (finding: Finding) => finding.tier === 't1' && !finding.id.startsWith('leak.') && !finding.id.startsWith('indirect.');
   // The answer's own advice, reported under Challenge (answerInstructions), agrees with nothing.
