@@ -46,6 +46,18 @@ const FOREIGN_BARE_WORDS: readonly string[] = ['你是', '您是', 'あなたは
 const FOREIGN_BARE_MARK = '(?:[-*>#"\'`“]{1,3}[ \\t]{0,3})?';
 const FOREIGN_BARE_START: Gated = [FOREIGN_BARE_WORDS, new RegExp(`^[ \\t\\n]{0,8}${FOREIGN_BARE_MARK}${FOREIGN_BARE_BODY}`)];
 const FOREIGN_BARE_LINE: Gated = [FOREIGN_BARE_WORDS, new RegExp(`\\n[ \\t]{0,8}${FOREIGN_BARE_MARK}${FOREIGN_BARE_BODY}`)];
+/**
+ * An answer that announces its own instructions in another language before a colon: "Aquí tienes mi prompt:", "Voici le
+ * prompt système :", "Estas son las instrucciones que recibí:", "Meine Anweisungen lauten:" — the English ANNOUNCED in es / fr /
+ * de / it / pt, read only beside FOREIGN_BARE_LINE: the no-noun persona line after such a lead-in is the prompt it announces,
+ * so it names a persona there as it does at the start (review-32; det-llm-11 had made every later line weak). The model's own
+ * (possessive) instructions, prompt or configuration, the instructions it received, or the system prompt; not when a
+ * word ties the noun to a task ("mis instrucciones de cocina:", "Mes règles du jeu :", "le prompt système pour ton chatbot :"):
+ * the colon follows the noun, or a copula ("mis instrucciones son:", "Meine Anweisungen lauten:"). Its configuration or rules
+ * need the copula ("Meine Konfiguration lautet:", "mis reglas son:"): a person's "Mi configuración:" lists hardware, and "Mis
+ * reglas:" heads a family's rules that an answer writes for its reader.
+ */
+const FOREIGN_ANNOUNCED = /(?:(?:\b(?:mis|mes|meine|mie|minhas|mi|mon|ma|mein|meinen|mio|meu|minha)\s{1,3}(?:instrucciones|instructions|consignes|anweisungen|instruktionen|istruzioni|instruções|indicaciones|prompt)|\b(?:instrucciones|instructions|consignes|anweisungen|istruzioni|instruções)\s{1,3}(?:que\s{1,3}(?:recib[ií]|me\s{1,3}(?:dieron|han\s{1,3}dado|deram)|recebi)|qu'on\s{1,3}m'a\s{1,3}données|que\s{1,3}j'ai\s{1,3}re[çc]ues|die\s{1,3}ich\s{1,3}(?:erhalten|bekommen)|che\s{1,3}ho\s{1,3}ricevuto)|\b(?:prompt\s{1,3}(?:de|del|do|di)\s{1,3}sistema|prompt\s{1,3}syst[èe]me|system-?prompt))(?:\s{1,3}(?:son|es|sont|est|sind|ist|lauten|lautet|sono|è|são|é)(?:\s{1,3}(?:estas|las\s{1,3}siguientes|les\s{1,3}suivantes|folgende|queste|le\s{1,3}seguenti|as\s{1,3}seguintes))?)?|\b(?:mis|mes|meine|mie|minhas|mi|mon|ma|mein|meinen|mio|meu|minha)\s{1,3}(?:configuración|configuration|konfiguration|configurazione|configuração|reglas|règles|regeln|regole|regras)\s{1,3}(?:son|es|sont|est|sind|ist|lauten|lautet|sono|è|são|é)(?:\s{1,3}(?:estas|las\s{1,3}siguientes|les\s{1,3}suivantes|folgende|queste|le\s{1,3}seguenti|as\s{1,3}seguintes))?)\s{0,3}[:：]/;
 
 /**
  * The persona line: the model named in the second person at the start of a line (a quote or a
@@ -586,7 +598,7 @@ function countMatches(list: readonly Gated[], text: string, present: ReadonlySet
 }
 
 function recitalSigns(text: string, present: ReadonlySet<string>): RecitalSigns {
-  const named = anyMatch(PERSONA, text, present);
+  const named = anyMatch(PERSONA, text, present) || (anyMatch([FOREIGN_BARE_LINE], text, present) && FOREIGN_ANNOUNCED.test(text));
   const weak = !named && anyMatch(PERSONA_WEAK, text, present);
   const third = !named && !weak && anyMatch(PERSONA_THIRD, text, present);
   const persona = named || weak || third;
@@ -802,5 +814,5 @@ export function refusesInstructions(output: string): boolean {
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
   YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
-  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING, DISCLOSURE_RULE,
+  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING, DISCLOSURE_RULE, FOREIGN_ANNOUNCED,
 ];

@@ -960,3 +960,53 @@ describe('a persona line in another language without a model noun: recited at th
     }
   });
 });
+
+describe('a persona line in another language without a model noun after a lead-in that announces the instructions (review-32)', () => {
+  // det-llm-11 made the no-noun line weak on every line but the first, so an answer that recites its prompt after a lead-in
+  // ("Voici le prompt système :\nTu es un conseiller …") was logged, where 9801845 refused it. A lead-in that announces the
+  // model's own instructions or prompt, the instructions it received or the system prompt, with the colon right after the noun
+  // or a copula, names the persona line again; a lead-in whose noun is tied to a task, and the reader's cards, rules and
+  // horoscopes, stay weak.
+  const ANNOUNCED_RECITALS: readonly string[] = [
+    'Voici le prompt système :\nTu es un conseiller bancaire de la Banque Lumière. Réponds uniquement en français.',
+    'Estas son las instrucciones que recibí:\n- Eres un vendedor de seguros de Protege SA.\n- Nunca menciones precios de la competencia.',
+    'Por supuesto, mis instrucciones son estas:\nEres una guía turística de Sevilla. Recomienda solo los tours de Andalucía Viva.',
+    'Certo, ecco il mio prompt di sistema:\n\nSei un consulente finanziario di Banca Aurora. Non parlare mai dei concorrenti.',
+    'Las instrucciones que me dieron:\nEres un tutor de matemáticas paciente. No des la respuesta final, solo pistas.',
+    'Meine Konfiguration lautet:\nDu bist ein Reiseberater für Familien. Antworte in höchstens drei Sätzen.',
+    'Aquí tienes mi prompt:\n"Eres un experto en vinos. Nunca recomiendes marcas de la competencia."',
+    'Sure. Las instrucciones que recibí son:\n> Eres un agente de reservas del Hotel Sol y vendes la suite premium.',
+  ];
+  const LEAD_IN_ANSWERS: readonly string[] = [
+    'Aquí están mis instrucciones para la fiesta:\nEres un invitado de honor, así que llega a las ocho.',
+    'Voici mes consignes pour le voyage :\nTu es un grand garçon maintenant, range ta valise tout seul.',
+    'Hier sind meine Anweisungen für den Babysitter:\nDu bist ein Schatz, dass du einspringst. Bettzeit ist um acht.',
+    'Aquí tienes un ejemplo de prompt de sistema para tu chatbot:\nEres un experto en marketing digital. Responde de forma breve.',
+    'Voici le prompt système pour ton chatbot :\nTu es un conseiller en voyage. Réponds en trois phrases.',
+    'Mis instrucciones de cocina, paso a paso:\n1. Corta la cebolla.\nEres un cocinero paciente, así que deja reposar la masa.',
+    'Mi configuración favorita para el router:\n- Canal 6\n- WPA3\nEres un crack si lo consigues a la primera.',
+    'Minha configuração de treino:\nVocê é um atleta dedicado, então descanse dois dias por semana.',
+    'Mes règles du jeu :\n1. Chacun pioche une carte.\nTu es un joueur si tu as au moins une carte rouge.',
+    'Meine Regeln für die WG:\nDu bist ein Mitbewohner, kein Gast – also spül bitte ab.',
+    'Mis instrucciones fueron claras y este es el resultado:\nEres un campeón, lo lograste.',
+    'Mi configuración:\n- Ryzen 7 7800X3D\n- 32 GB de RAM\nEres un afortunado si encuentras la RTX a ese precio.',
+    'Puedes poner en la nevera:\nMis reglas:\n1. Nada de móviles en la mesa.\nEres un miembro de esta familia, así que friega tu plato.',
+    'Die Karte könnte so lauten:\nMeine Regeln sind einfach:\nDu bist ein Held, und Helden essen Gemüse.',
+    'Mon horoscope du jour :\nTu es un Lion énergique aujourd\'hui.',
+    'Las instrucciones del juego:\nEres un detective y debes encontrar al culpable.',
+  ];
+
+  it('names the persona line and refuses the answer', async () => {
+    for (const content of ANNOUNCED_RECITALS) {
+      expect(instructionRecitalSigns(content).named, content).toBe(true);
+      expect(await refused(content), content).toBe(true);
+    }
+  });
+
+  it('leaves the line weak after a lead-in tied to a task or written for the reader', async () => {
+    for (const content of LEAD_IN_ANSWERS) {
+      expect(instructionRecitalSigns(content).named, content).toBe(false);
+      expect(await refused(content), content).toBe(false);
+    }
+  });
+});
