@@ -226,9 +226,10 @@ export const LOCAL_WINDOW_CHARS = 1_536;
  * the highest score of its windows (LOCAL_WINDOW_CHARS, overlapping by half), each scored as its
  * own text: T1, the kind's detectors and the evasion signals. Findings of one window still add up.
  * `enough(best)`: the windows read so far settle the caller's result (a higher best would not
- * change it), so the rest are not scored.
+ * change it), so the rest are not scored. Exported for its test (test/detection/local-windows.test.ts),
+ * which holds every window's score to a plain reading of this rule.
  */
-function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string, enough: (best: number) => boolean = () => false): number {
+export function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string, enough: (best: number) => boolean = () => false): number {
   const kind = request.kind;
   let best = 0;
   const end = Math.min(text.length, MAX_SCAN_LENGTH);
