@@ -248,6 +248,20 @@ export function codeShaped(code: string): boolean {
  * (a comment, a docstring's line, a line of prose, a question asked about the code) is kept whole.
  */
 export function codeProse(text: string): CodeProse | undefined {
+  // One inspection asks about the same text twice (the classifier's prose reading in engine.ts,
+  // and suffixStrength when the text's tail is suffix-like): the last answer is kept. The answer
+  // depends on the text alone and is never modified by its readers.
+  if (text !== lastCodeText) {
+    lastCodeProse = readCodeProse(text);
+    lastCodeText = text;
+  }
+  return lastCodeProse;
+}
+
+let lastCodeText: string | undefined;
+let lastCodeProse: CodeProse | undefined;
+
+function readCodeProse(text: string): CodeProse | undefined {
   if (text.length > MAX_CODE_CHARS) return undefined;
   const out: string[] = [];
   let state: State = { kind: 'none' };

@@ -10,7 +10,7 @@
  * guarded secret. Linear regular expressions only (bounded gaps, no nested quantifiers); the
  * multiword nouns are written with one space so that the prefilter's literals are whole nouns.
  */
-import { caseInsensitiveSlots, firstMatches, possibleMatches, requiredClauses } from './catalogue/literals.ts';
+import { caseInsensitiveFamilies, caseInsensitiveSlots, firstMatches, firstMatchPlan, possibleMatches, requiredClauses } from './catalogue/literals.ts';
 import type { Finding } from './types.ts';
 
 const MAX_SCAN = 16_384;
@@ -259,10 +259,9 @@ const WHAT_YOU_WERE_TOLD =
  * it, with a request to reveal, describe or restate it; or, in a short prompt that asked whether
  * the assistant has a system prompt, a later "what does it say?".
  */
-function receivedConfiguration(text: string): Finding[] {
+function receivedConfiguration(text: string, first: (index: number) => RegExpExecArray | null = NAME_CONFIGURATION(text)): Finding[] {
   // The first match of each expression that names the configuration (firstMatches: the same
   // match, found where it can start), each run only when reached.
-  const first = NAME_CONFIGURATION(text);
   const received = first(RECEIVED_AT);
   if (received !== null) {
     const near = text.slice(Math.max(0, received.index - NEAR), received.index + received[0].length + NEAR);
@@ -331,7 +330,10 @@ const PLAIN_CONFIGURATION = new RegExp(`\\b(?:your\\s{1,3}(?:[\\w-]{1,15}\\s{1,3
 const DISCLOSE = /\b(?:what|which|outline|detail|clarify|overview|rundown|breakdown|tell\s{1,3}me\s{1,3}about|walk\s{1,3}(?:me|us)\s{1,3}through|what(?:'s|’s|\s{1,3}is|\s{1,3}are|\s{1,3}were|\s{1,3}was)|elaborate\s{1,3}on)\b/i;
 
 /** receivedConfiguration's naming expressions, matched from one automaton pass per text (catalogue/literals.ts). */
-const NAME_CONFIGURATION = firstMatches([RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, PROPERTY_OF_INSTRUCTIONS, ABOVE_REFERENCE, WHAT_YOU_WERE_TOLD, DEFINING, OWN_CONFIGURATION, PLAIN_CONFIGURATION, HAS_CONFIGURATION]);
+const NAME_CONFIGURATION_EXPRESSIONS = [RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, PROPERTY_OF_INSTRUCTIONS, ABOVE_REFERENCE, WHAT_YOU_WERE_TOLD, DEFINING, OWN_CONFIGURATION, PLAIN_CONFIGURATION, HAS_CONFIGURATION];
+const NAME_CONFIGURATION = firstMatches(NAME_CONFIGURATION_EXPRESSIONS);
+/** The same, for the pass shared with CANDIDATE (JOINT). */
+const NAME_CONFIGURATION_PLAN = firstMatchPlan(NAME_CONFIGURATION_EXPRESSIONS);
 const [RECEIVED_AT, RECEIVED_QUESTION_AT, INSIDE_PROMPT_AT, PROPERTY_AT, ABOVE_AT, TOLD_AT, DEFINING_AT, OWN_AT, PLAIN_AT, HAS_AT] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 
 const OWNED_ALL = new RegExp(OWNED.source, 'giu');
@@ -410,35 +412,70 @@ function guardedSecretRequest(sentence: string, may: Uint8Array): { found: Found
 const NAMING = [PIECEWISE, OWNED, TARGET, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, INSTRUCTIONS_BY_REFERENCE] as const;
 const [PIECEWISE_AT, OWNED_AT, TARGET_AT, FOREIGN_TARGET_AT, FOREIGN_INSTRUCTIONS_AT, BY_REFERENCE_AT] = [0, 1, 2, 3, 4, 5] as const;
 const EVERY_NAMING = new Uint8Array(NAMING.length).fill(1);
-const CANDIDATE = ((): { inText(text: string): number[]; inSentence(sentence: string, among: readonly number[]): Uint8Array } | null => {
+const CANDIDATE = ((): {
+  literals: readonly string[];
+  inText(text: string): number[];
+  inFound(found: Uint8Array, slots: readonly number[]): number[];
+  inSentence(sentence: string, among: readonly number[]): Uint8Array;
+} | null => {
   const forms = NAMING.map((regex) => requiredClauses(regex.source, { unicode: true }));
   if (forms.some((form) => form === null)) return null;
   const literals = [...new Set(forms.flatMap((form) => form!).flat(2))];
+  const indexOf = new Map(literals.map((literal, index) => [literal, index]));
+  // Every alternative of every expression, with the expression it belongs to; clauses as literal indices.
+  const alternatives = forms.flatMap((form, regex) => form!.map((clauseList) => ({ regex, clauses: clauseList.map((clause) => [...new Set(clause.map((literal) => indexOf.get(literal)!))]) })));
+  /** The alternatives' clauses as slots (literal i at slots[i]). */
+  const bind = (slots: readonly number[]) => alternatives.map((alternative) => alternative.clauses.map((clause) => [...new Set(clause.map((literal) => slots[literal]!))]));
   const { slots, find } = caseInsensitiveSlots(literals);
-  const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
-  // Every alternative of every expression, with the expression it belongs to.
-  const alternatives = forms.flatMap((form, regex) => form!.map((clauseList) => ({ regex, clauses: clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]) })));
+  const own = bind(slots);
+  const boundTo = new WeakMap<readonly number[], number[][][]>([[slots, own]]);
   const holds = (found: Uint8Array, clause: readonly number[]) => {
     for (const slot of clause) if (found[slot] === 1) return true;
     return false;
   };
-  const satisfied = (found: Uint8Array, alternative: number) => {
-    for (const clause of alternatives[alternative]!.clauses) if (!holds(found, clause)) return false;
+  const satisfied = (found: Uint8Array, clauses: readonly (readonly number[])[]) => {
+    for (const clause of clauses) if (!holds(found, clause)) return false;
     return true;
   };
   const all = alternatives.map((_, index) => index);
+  const inFound = (found: Uint8Array, slotList: readonly number[]): number[] => {
+    let bound = boundTo.get(slotList);
+    if (bound === undefined) boundTo.set(slotList, (bound = bind(slotList)));
+    return all.filter((alternative) => satisfied(found, bound[alternative]!));
+  };
   return {
+    literals,
     /** The alternatives (by index) whose clauses all have a literal in the text. */
-    inText(text) {
-      const found = find(text);
-      return all.filter((alternative) => satisfied(found, alternative));
-    },
+    inText: (text) => inFound(find(text), slots),
+    /** inText from marks found elsewhere, literal i flagged at slots[i]. */
+    inFound,
     /** Per expression of NAMING, 1 when one of its alternatives among `among` holds in the sentence. */
     inSentence(sentence, among) {
       const may = new Uint8Array(NAMING.length);
       const found = find(sentence);
-      for (const alternative of among) if (may[alternatives[alternative]!.regex] === 0 && satisfied(found, alternative)) may[alternatives[alternative]!.regex] = 1;
+      for (const alternative of among) if (may[alternatives[alternative]!.regex] === 0 && satisfied(found, own[alternative]!)) may[alternatives[alternative]!.regex] = 1;
       return may;
+    },
+  };
+})();
+
+/**
+ * The two whole-text passes of this detector, CANDIDATE's (the `iu` flags' folding) and
+ * NAME_CONFIGURATION's (the `i` flag's), as one automaton pass (caseInsensitiveFamilies); null
+ * where the lists cannot share one. Its answer is null for a text holding a character the two
+ * foldings treat apart (U+017F, U+212A): that text is read by the two passes.
+ */
+const JOINT = ((): { mark(text: string): { among: number[]; first: (index: number) => RegExpExecArray | null } | null } | null => {
+  if (CANDIDATE === null) return null;
+  const joint = caseInsensitiveFamilies([CANDIDATE.literals, NAME_CONFIGURATION_PLAN.literals], ['iu', 'i']);
+  if (joint === null) return null;
+  const [candidateSlots, nameSlots] = joint.slots as [readonly number[], readonly number[]];
+  const names = NAME_CONFIGURATION_PLAN.bind(nameSlots);
+  return {
+    mark(text) {
+      const marks = joint.mark(text, names.track, names.limit(text));
+      if (marks === null) return null;
+      return { among: CANDIDATE.inFound(marks.found, candidateSlots), first: names.first(text, marks) };
     },
   };
 })();
@@ -496,7 +533,9 @@ export function detectSecretExtraction(raw: string): Finding[] {
   let named = false;
   // The advised sentence and every one after it, once advice about the reader's secret was exempted.
   let afterAdvice: string[] | null = null;
-  const among = CANDIDATE === null ? null : CANDIDATE.inText(text);
+  // One pass for the candidates and receivedConfiguration's names where it can answer (JOINT).
+  const joint = JOINT === null ? null : JOINT.mark(text);
+  const among = joint !== null ? joint.among : CANDIDATE === null ? null : CANDIDATE.inText(text);
   // No sentence may name the secret (and no advice can be exempted) when the whole text cannot.
   const sentences = among === null || among.length > 0 ? text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u) : [];
   for (const sentence of sentences) {
@@ -518,7 +557,7 @@ export function detectSecretExtraction(raw: string): Finding[] {
   }
   if (named && text.length <= FOLLOW_UP_LIMIT && (ABOUT_IT.test(text) || ENCODING.test(text)) && !MAKING.test(text)) return [finding(ENCODED)];
   if (text.length <= BARE_LIMIT && BARE_REQUEST.test(text)) return [finding(GUARDED)];
-  const received = receivedConfiguration(text);
+  const received = joint !== null ? receivedConfiguration(text, joint.first) : receivedConfiguration(text);
   return received.length > 0 ? received : foreignConfiguration(text);
 }
 
@@ -548,3 +587,21 @@ export function conversationReferenceCount(text: string): number {
 }
 
 export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST, CONVERSATION_REFERENCE];
+
+/**
+ * For the tests: the candidates and each naming expression's first match (index and text) from
+ * the shared pass (JOINT) and from the two passes it replaces; `joint` is null where the shared
+ * pass does not answer for the text.
+ */
+export function extractionPassesForTest(raw: string): { joint: unknown; separate: unknown } {
+  const text = (raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw).normalize('NFC');
+  const firsts = (first: (index: number) => RegExpExecArray | null) => NAME_CONFIGURATION_EXPRESSIONS.map((_, index) => {
+    const match = first(index);
+    return match === null ? null : [match.index, match[0]];
+  });
+  const joint = JOINT === null ? null : JOINT.mark(text);
+  return {
+    joint: joint === null ? null : { among: joint.among, first: firsts(joint.first) },
+    separate: { among: CANDIDATE === null ? null : CANDIDATE.inText(text), first: firsts(NAME_CONFIGURATION(text)) },
+  };
+}

@@ -84,6 +84,22 @@ describe('codeProse', () => {
   });
 });
 
+describe('codeProse keeps its last answer', () => {
+  it('answers each text as read alone, whichever text was asked before', () => {
+    const prose = 'Please summarise the attached meeting notes in three bullet points.';
+    const alone = benignCode.map((code) => JSON.stringify(codeProse(code)));
+    // Interleaved with prose, with each other and with themselves, asked twice in a row.
+    benignCode.forEach((code, index) => {
+      expect(codeProse(prose)).toBeUndefined();
+      expect(JSON.stringify(codeProse(code))).toBe(alone[index]);
+      expect(JSON.stringify(codeProse(code))).toBe(alone[index]);
+      expect(JSON.stringify(codeProse(benignCode[(index + 1) % benignCode.length]!))).toBe(alone[(index + 1) % benignCode.length]);
+    });
+    expect(codeProse(prose)).toBeUndefined();
+    expect(codeProse(`${benignCode[0]!}\n`)).toBeDefined();
+  });
+});
+
 describe('the suffix signal reads code by its prose', () => {
   it.each(CUT_MID_BLOCK)('finds no suffix in snippet %i cut %i lines before its end (the whole text carries one)', (snippet, lines) => {
     const text = cut(snippet, lines);

@@ -2,7 +2,7 @@
 // inner literals must match exactly where a scan of the whole text does.
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, compileCatalogue } from '../../src/detection/index.ts';
-import { boundOf, longestRuns, windowPlan } from '../../src/detection/catalogue/windows.ts';
+import { boundOf, longestRuns, mixedPlan, partPlan, windowPlan } from '../../src/detection/catalogue/windows.ts';
 import { normalize } from '../../src/detection/normalize/index.ts';
 import { matchPattern } from '../../src/detection/tiers/t1.ts';
 import { LONG_TEXTS } from './long-texts.ts';
@@ -62,11 +62,15 @@ describe('literal windows of a part', () => {
     const random = generator(17);
     const plans = CATALOGUE.flatMap((entry) => {
       const compiled = [...catalogue.forKind('prompt'), ...catalogue.forKind('tool_output'), ...catalogue.forKind('http')].find((pattern) => pattern.entry === entry);
-      return (compiled?.sequences ?? []).flatMap((sequence) => sequence.parts.map((part) => ({ entry, part, plan: windowPlan(part.source) })));
+      return (compiled?.sequences ?? []).flatMap((sequence) => sequence.parts.map((part) => ({ entry, part, plan: partPlan(part.source) })));
     }).filter((item) => item.plan !== null);
     expect(plans.length).toBeGreaterThan(20);
+    // Plans that mix windows with prefixes are among them (tp.promotion-claims and others).
+    expect(plans.filter((item) => windowPlan(item.part.source) === null).length).toBeGreaterThan(4);
     const words = [...new Set(CATALOGUE.flatMap((entry) => entry.examples.join(' ').toLowerCase().split(/\s+/)))].filter((word) => word.length > 0);
     const spaces = [' ', ' ', ' ', '  ', '\n', ' \t ', '   \n  '];
+    const promotion = ['#1 tool', 'rated #1', '50% more', '200%  faster', '3x better', '10x\tfaster', 'trusted by', 'as seen on', 'award-winning', 'five-star'];
+    words.push(...promotion, '1', '12', '123', '50%', '7x', 'x', '%', '#', '#12');
     const texts: string[] = [...CATALOGUE.flatMap((entry) => entry.examples), ...LONG_TEXTS.flatMap((long) => [long.records.join('\n\n'), long.attack])];
     for (let trial = 0; trial < 1500; trial++) {
       let text = '';
@@ -88,6 +92,30 @@ describe('literal windows of a part', () => {
     }
     expect(matched).toBeGreaterThan(200);
     expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
+  it('tries an alternative without a window at its own prefixes, so a part whose openings are dense (digits) is not scanned whole', () => {
+    const source = catalogue.forKind('prompt').find((pattern) => pattern.entry.id === 'tp.promotion-claims')!.sequences[0]!.parts[0]!.source;
+    expect(windowPlan(source)).toBeNull();
+    const plan = mixedPlan(source)!;
+    expect(plan.find((alternative) => alternative.source === '#1\\b')).toMatchObject({ leaders: ['#1'], minBefore: 0, maxBefore: { c: 0, s: 0, w: 0 } });
+    expect(plan.find((alternative) => alternative.source.startsWith('\\b\\d{2,4}%'))!.leaders).toEqual(['better', 'faster', 'more']);
+    // An alternative with neither (a lone-character or unknown opening), or a backreference: no plan.
+    expect(mixedPlan(String.raw`\b(?:changed|updated)\b|\[`)).toBeNull();
+    expect(mixedPlan(String.raw`\b(?:changed|updated)\b|\s*x`)).toBeNull();
+    expect(mixedPlan(String.raw`\b(?:changed|updated)\b|(ab)\1`)).toBeNull();
+    // Prose dense in digits, where each claim alone makes the pattern match.
+    const digits = Array.from({ length: 300 }, (_, index) => `step ${index}: add ${index * 7} and ${index + 3}.`).join(' ');
+    for (const claim of ['', 'the #1 tool', 'it is 40% faster', 'now 10x better', 'rated #1 by users', 'as seen on tv', 'run 40 %faster', 'a #12 pick']) {
+      const text = `${digits.slice(0, 1800)} ${claim} ${digits.slice(1800, 4000)}`;
+      const scan = catalogue.scan('prompt', text);
+      const pattern = scan.patterns.find((candidate) => candidate.entry.id === 'tp.promotion-claims');
+      const expected = ['the #1 tool', 'it is 40% faster', 'now 10x better', 'rated #1 by users', 'as seen on tv'].includes(claim);
+      expect(pattern === undefined ? false : matchPattern(pattern, text, scan.hits)).toBe(expected);
+      if (pattern !== undefined) expect(matchPattern(pattern, text)).toBe(expected);
+      // The digits' offsets are too many to try one by one: the part is answered by its windows.
+      expect(scan.hits.startsOf(pattern?.sequences[0] ?? catalogue.forKind('prompt')[0]!.sequences[0]!, 0) === null || pattern === undefined).toBe(true);
+    }
   });
 
   it('leaves T1 findings as they were without the prefilter, with leaders dense and sparse', () => {

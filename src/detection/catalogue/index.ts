@@ -11,7 +11,7 @@ import { buildAutomaton, type MarkBase } from './keywords.ts';
 import { requiredLiterals, requiredPrefixes } from './literals.ts';
 import { PROMPT_PATTERNS } from './prompt.ts';
 import { topLevelAlternatives } from './alternatives.ts';
-import { boundOf, longestRuns, windowPlan, type WidthBound } from './windows.ts';
+import { boundOf, longestRuns, partPlan, windowPlan, type WidthBound } from './windows.ts';
 
 export type { CatalogueEntry, Category } from './entry.ts';
 
@@ -228,7 +228,10 @@ function compileEntries(entries: readonly CatalogueEntry[]): CompiledCatalogue {
           prefixes,
           sticky: parts.map((part, index) => (prefixes[index] === null ? null : new RegExp(part, 'my'))),
           windows: parts.map((part) => {
-            const plan = anchoredAtStart(part) ? null : windowPlan(part);
+            // Windows mixed with prefixes only for the text kinds' patterns: an HTTP value is
+            // short, and its patterns' many short leaders ("for", "if", "name") would be recorded
+            // in every HTTP automaton pass for scans that cost little there.
+            const plan = anchoredAtStart(part) ? null : entry.kinds.includes('http') ? windowPlan(part) : partPlan(part);
             return plan === null
               ? null
               : plan.map((alternative) => ({

@@ -13,7 +13,7 @@
  * compiled without the `i` flag and run on lower-cased text, so a literal is compared as is.
  */
 import { RegExpParser, type AST } from '@eslint-community/regexpp';
-import { buildAutomaton, type Marks } from './keywords.ts';
+import { buildAutomaton, type KeywordAutomaton, type Marks } from './keywords.ts';
 
 /** Most strings an exact set may hold before it is reduced to a requirement. */
 const MAX_EXACT = 64;
@@ -278,6 +278,23 @@ export function caseInsensitiveSlots(literals: readonly string[], flags: 'i' | '
     const regexes = literals.map((literal) => new RegExp(literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), flags));
     return { slots: literals.map((_, index) => index), find: (text) => Uint8Array.from(regexes, (regex) => (regex.test(text) ? 1 : 0)) };
   }
+  const fold = foldTable(characters, flags);
+  const folded = literals.map((literal) => Array.from(literal, (character) => String.fromCharCode(fold[character.charCodeAt(0)]!)).join(''));
+  const distinct = [...new Set(folded)];
+  const automaton = buildAutomaton(distinct);
+  return {
+    slots: folded.map((value) => distinct.indexOf(value)),
+    find: (text) => automaton.mark(text, undefined, fold).found,
+    // With the offsets where the slots flagged in `track` start (automaton.mark's `limit`).
+    starts: (text, track, limit) => automaton.mark(text, track, fold, limit),
+  };
+}
+
+/**
+ * Each code unit of the Basic Multilingual Plane mapped to the first of `characters` (single code
+ * units) it equals under the flags' case folding, or to U+0001 (caseInsensitiveSlots).
+ */
+function foldTable(characters: readonly string[], flags: 'i' | 'iu'): Uint16Array {
   const fold = new Uint16Array(0x10000).fill(1);
   const escaped = characters.map((character) => character.replace(/[\]\\^-]/g, '\\$&'));
   const each = escaped.map((character) => new RegExp(`^[${character}]$`, flags));
@@ -290,14 +307,102 @@ export function caseInsensitiveSlots(literals: readonly string[], flags: 'i' | '
     const index = each.findIndex((regex) => regex.test(character));
     fold[character.charCodeAt(0)] = characters[index]!.charCodeAt(0);
   }
-  const folded = literals.map((literal) => Array.from(literal, (character) => String.fromCharCode(fold[character.charCodeAt(0)]!)).join(''));
-  const distinct = [...new Set(folded)];
-  const automaton = buildAutomaton(distinct);
+  return fold;
+}
+
+/** One pass for several literal lists, each under its own case folding (caseInsensitiveFamilies). */
+export interface JointSlots {
+  /** Per list, per literal: its slot in `mark`'s flags (literals equal under their folding share one). */
+  readonly slots: readonly (readonly number[])[];
+  /**
+   * automaton.mark over the joint slots (`track` and `limit` as there); null where the text holds
+   * a character that the joint pass cannot answer for (one that folds with a literal's character
+   * under one list's flags and with another code unit's than that character's under the other's,
+   * such as U+017F, which the `iu` flags fold with "s" and the `i` flag does not): the caller then
+   * reads each list by itself (caseInsensitiveSlots).
+   */
+  mark(text: string, track: Uint8Array | undefined, limit: number): Marks | null;
+}
+
+/**
+ * caseInsensitiveSlots for several lists of literals at once, each list with its flags ('i' or
+ * 'iu'): one automaton pass instead of one per list. Each code unit is mapped to the tuple of its
+ * folds (one per list), numbered; a literal's character c of list k is written as the tuple of c
+ * itself, which stands for every code unit whose fold under list k is c, except those whose tuple
+ * differs from c's elsewhere. Those few code units (U+017F and U+212A against ASCII letters, for
+ * the `i` and `iu` flags) are tracked as one-character keywords of their own, and a text holding
+ * one is answered null. Null where a list has a character outside the plane or below U+0002, or
+ * where there are more distinct tuples than the automaton's alphabet allows.
+ */
+export function caseInsensitiveFamilies(lists: readonly (readonly string[])[], flags: readonly ('i' | 'iu')[]): JointSlots | null {
+  const characterLists = lists.map((literals) => [...new Set(literals.join(''))]);
+  if (characterLists.some((characters) => characters.some((character) => character.length !== 1 || character.charCodeAt(0) < 2))) return null;
+  const folds = characterLists.map((characters, index) => foldTable(characters, flags[index]!));
+  // Number the tuples: code 1 is "no list's character" (every fold U+0001). A tuple is numbered by
+  // its first code unit, the space and the lower-case letters read first, where that is ASCII (so
+  // that the automaton's columns for prose's letters stay together), else by a free code.
+  const keyOf = (unit: number): string | null => {
+    let key = '';
+    let any = false;
+    for (const fold of folds) {
+      key += String.fromCharCode(fold[unit]!);
+      any ||= fold[unit] !== 1;
+    }
+    return any ? key : null;
+  };
+  const codeOf = new Map<string, number>();
+  const pending: string[] = [];
+  const order = [...' abcdefghijklmnopqrstuvwxyz'].map((character) => character.charCodeAt(0));
+  for (let unit = 0; unit < 0x10000; unit++) order.push(unit);
+  for (const unit of order) {
+    const key = keyOf(unit);
+    if (key === null || codeOf.has(key)) continue;
+    if (unit >= 2 && unit < 128) codeOf.set(key, unit);
+    else {
+      codeOf.set(key, 0);
+      pending.push(key);
+    }
+  }
+  const taken = new Set(codeOf.values());
+  let free = 2;
+  for (const key of pending) {
+    while (taken.has(free)) free++;
+    codeOf.set(key, free);
+    taken.add(free);
+  }
+  const map = new Uint16Array(0x10000);
+  for (let unit = 0; unit < 0x10000; unit++) {
+    const key = keyOf(unit);
+    map[unit] = key === null ? 1 : codeOf.get(key)!;
+  }
+  // A code unit is answered exactly when, for every list where it folds to a literal character c,
+  // its tuple is c's own.
+  const strays = new Set<number>();
+  for (let unit = 0; unit < 0x10000; unit++) {
+    for (const fold of folds) {
+      const to = fold[unit]!;
+      if (to !== 1 && map[to] !== map[unit]) strays.add(map[unit]!);
+    }
+  }
+  const written = lists.map((literals) => literals.map((literal) => Array.from(literal, (character) => String.fromCharCode(map[character.charCodeAt(0)]!)).join('')));
+  const strayKeys = [...strays].map((code) => String.fromCharCode(code));
+  // A stray tuple that is also some literal character's own cannot be told apart.
+  if (written.some((list) => list.some((literal) => Array.from(literal).some((character) => strays.has(character.charCodeAt(0)))))) return null;
+  const distinct = [...new Set([...written.flat(), ...strayKeys])];
+  let automaton: KeywordAutomaton;
+  try {
+    automaton = buildAutomaton(distinct);
+  } catch {
+    return null;
+  }
+  const strayIds = strayKeys.map((key) => distinct.indexOf(key));
   return {
-    slots: folded.map((value) => distinct.indexOf(value)),
-    find: (text) => automaton.mark(text, undefined, fold).found,
-    // With the offsets where the slots flagged in `track` start (automaton.mark's `limit`).
-    starts: (text, track, limit) => automaton.mark(text, track, fold, limit),
+    slots: written.map((list) => list.map((value) => distinct.indexOf(value))),
+    mark(text, track, limit) {
+      const marks = automaton.mark(text, track, map, limit);
+      for (const id of strayIds) if (marks.found[id] === 1) return null;
+      return marks;
+    },
   };
 }
 
@@ -343,38 +448,63 @@ const DENSE_START_SPACING = 48;
  * DENSE_START_SPACING characters the expression scans the text itself. One automaton pass per text.
  */
 export function firstMatches(regexes: readonly RegExp[]): (text: string) => (index: number) => RegExpExecArray | null {
+  const plan = firstMatchPlan(regexes);
+  const { slots, starts } = caseInsensitiveSlots(plan.literals, 'i');
+  const bound = plan.bind(slots);
+  return (text) => {
+    if (starts === undefined) return (index) => regexes[index]!.exec(text);
+    return bound.first(text, starts(text, bound.track, bound.limit(text)));
+  };
+}
+
+/**
+ * firstMatches in two halves, for a caller that finds the literals in a pass it shares
+ * (caseInsensitiveFamilies): `literals` (each to be found as the `i` flag folds); `bind(slots)`,
+ * with literal i flagged at slots[i] of the marks, gives the slots to track, the limit for a
+ * text, and `first(text, marks)`, where marks is automaton.mark's answer for them.
+ */
+export function firstMatchPlan(regexes: readonly RegExp[]): {
+  literals: readonly string[];
+  bind(slots: readonly number[]): { track: Uint8Array; limit(text: string): number; first(text: string, marks: Marks): (index: number) => RegExpExecArray | null };
+} {
   if (regexes.some((regex) => regex.flags !== 'i')) throw new Error('firstMatches: the expressions must have the i flag alone');
   const forms = regexes.map((regex) => requiredClauses(regex.source));
   const prefixes = regexes.map((regex) => requiredPrefixes(regex.source));
   const sticky = regexes.map((regex) => new RegExp(regex.source, 'iy'));
   const literals = [...new Set([...forms.flatMap((form) => form ?? []).flat(2), ...prefixes.flatMap((list) => list ?? [])])];
-  const { slots, starts } = caseInsensitiveSlots(literals, 'i');
-  const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
-  const clauses = forms.map((form) => (form === null ? null : form.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]))));
-  const prefixSlots = prefixes.map((list) => (list === null ? null : [...new Set(list.map((literal) => slotOf.get(literal)!))]));
-  const track = new Uint8Array(Math.max(0, ...slots) + 1);
-  for (const list of prefixSlots) for (const slot of list ?? []) track[slot] = 1;
   const holds = (found: Uint8Array, clause: readonly number[]): boolean => {
     for (const slot of clause) if (found[slot] === 1) return true;
     return false;
   };
-  return (text) => {
-    if (starts === undefined) return (index) => regexes[index]!.exec(text);
-    const limit = Math.max(16, text.length / DENSE_START_SPACING);
-    const marks = starts(text, track, limit);
-    return (index) => {
-      const alternatives = clauses[index]!;
-      if (alternatives !== null && !alternatives.some((clauseList) => clauseList.every((clause) => holds(marks.found, clause)))) return null;
-      const offsets = prefixSlots[index] === null ? null : mergeOffsets(prefixSlots[index]!, marks.starts, limit);
-      if (offsets === null) return regexes[index]!.exec(text);
-      const regex = sticky[index]!;
-      for (const offset of offsets) {
-        regex.lastIndex = offset;
-        const match = regex.exec(text);
-        if (match !== null) return match;
-      }
-      return null;
-    };
+  return {
+    literals,
+    bind(slots) {
+      const slotOf = new Map(literals.map((literal, index) => [literal, slots[index]!]));
+      const clauses = forms.map((form) => (form === null ? null : form.map((clauseList) => clauseList.map((clause) => [...new Set(clause.map((literal) => slotOf.get(literal)!))]))));
+      const prefixSlots = prefixes.map((list) => (list === null ? null : [...new Set(list.map((literal) => slotOf.get(literal)!))]));
+      const track = new Uint8Array(Math.max(0, ...slots) + 1);
+      for (const list of prefixSlots) for (const slot of list ?? []) track[slot] = 1;
+      return {
+        track,
+        limit: (text) => Math.max(16, text.length / DENSE_START_SPACING),
+        first(text, marks) {
+          const limit = Math.max(16, text.length / DENSE_START_SPACING);
+          return (index) => {
+            const alternatives = clauses[index]!;
+            if (alternatives !== null && !alternatives.some((clauseList) => clauseList.every((clause) => holds(marks.found, clause)))) return null;
+            const offsets = prefixSlots[index] === null ? null : mergeOffsets(prefixSlots[index]!, marks.starts, limit);
+            if (offsets === null) return regexes[index]!.exec(text);
+            const regex = sticky[index]!;
+            for (const offset of offsets) {
+              regex.lastIndex = offset;
+              const match = regex.exec(text);
+              if (match !== null) return match;
+            }
+            return null;
+          };
+        },
+      };
+    },
   };
 }
 

@@ -16,6 +16,7 @@
  */
 
 import { topLevelAlternatives } from './alternatives.ts';
+import { requiredPrefixes } from './literals.ts';
 
 /** An upper bound on a width: constant + s × (longest \s run) + w × (longest \w run); Infinity in c when unbounded. */
 export interface WidthBound {
@@ -262,6 +263,41 @@ export function windowPlan(source: string, minLeader = 4): WindowAlternative[] |
     plan.push(entry);
   }
   return plan;
+}
+
+/**
+ * A plan for a part whose alternatives do not all have a window: each alternative without one
+ * is tried at its own prefixes instead (a window of width zero: every match of the alternative
+ * starts where one of them occurs). Only where at least one alternative has a window: a part
+ * whose alternatives all fall back has, together, the part's own prefixes, which T1 already
+ * tries. Null where an alternative has neither, or holds a backreference (compiled alone, it
+ * would not see the group it refers to). `tp.promotion-claims` is the case in point: its
+ * `\d{2,4}%` opening makes the part's prefixes the ten digits, dense in prose with numbers,
+ * while "#1" (its one alternative without a 4-character literal) is rare.
+ */
+export function mixedPlan(source: string, minLeader = 4): WindowAlternative[] | null {
+  const plan: WindowAlternative[] = [];
+  let windows = 0;
+  for (const alternative of topLevelAlternatives(source)) {
+    if (/\\(?:[1-9]|k<)/.test(alternative)) return null;
+    const window = windowAlternative(alternative, minLeader);
+    if (window !== null) {
+      plan.push(window);
+      windows++;
+      continue;
+    }
+    const prefixes = requiredPrefixes(alternative);
+    // A single character ("[", "(", a lone space) starts a match almost anywhere: recording its
+    // offsets in every text's automaton pass would cost more than the scan it could spare.
+    if (prefixes === null || prefixes.some((prefix) => prefix.length < 2)) return null;
+    plan.push({ source: alternative, leaders: prefixes, minBefore: 0, maxBefore: ZERO });
+  }
+  return windows > 0 ? plan : null;
+}
+
+/** A part's plan: windows for every alternative, else windows mixed with prefixes, else null. */
+export function partPlan(source: string, minLeader = 4): WindowAlternative[] | null {
+  return windowPlan(source, minLeader) ?? mixedPlan(source, minLeader);
 }
 
 /** The longest runs of `\s` and of `\w` characters in a text (JavaScript's definitions, without the u flag). */
