@@ -69,7 +69,7 @@ export interface GradedEvidence {
   readonly english?: boolean;
   /** A tool output's task evidence (read only when the fit weighs it). */
   readonly task?: { readonly probability: number; readonly offTopic: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number; readonly apart?: TaskApart };
-  /** A model answer's count of readings that it speaks about the assistant and its user (recital.ts `assistantAddressCount`, 0–6; det-llm-10 added a rule heading, det-llm-11 a rule about what is told). */
+  /** A model answer's count of readings that it speaks about the assistant and its user (recital.ts `assistantAddressCount`, 0–7; det-llm-10 added a rule heading, det-llm-11 a rule about what is told, det-b5-12 a rule word shouted in capitals). */
   readonly assistantAddress?: number;
 }
 

@@ -650,7 +650,7 @@ export function instructionRecitalStrength(output: string): number {
  * set-up in the first person ("I am an AI assistant", "my guidelines"). Each reading is weaker than
  * a recital class (a benign answer about an app's users, or one that says "I'm an AI", carries one)
  * and makes no finding; `assistantAddressCount` counts how many of the four an answer carries
- * (0–4; with det-llm-10's rule heading and det-llm-11's rule about what is told, 0–6), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
+ * (0–4; with det-llm-10's rule heading, det-llm-11's rule about what is told and det-b5-12's shouted rule word, 0–7), which ranks an allowed answer inside the allow band (graded-score.ts) and moves no decision.
  */
 const YOU_CAST = /\byou\s(?:are|will\sbe|act\sas|play)\s(?:an?|the|my)\s(?:[\w-]{1,20}\s){0,3}?(?:assistant|bot|chatbot|ai|agent|model|companion|tutor|coach|expert|advisor|persona|character|guide)\b/;
 const YOUR_ROLE = /\byour\s(?:role|task|job|goal|purpose|mission|persona|name|instructions|guidelines|responses|answers|replies|tone|primary|main\s(?:goal|task|role|purpose))\b/;
@@ -745,15 +745,25 @@ const RULE_HEADING = /(?:^|\n)[ \t]{0,4}(?:#{1,4}\s)?(?:\*\*)?(?:guidelines|rule
 const DISCLOSURE_RULE = /\b(?:never|do\snot|don't)\s(?:ever\s)?(?:reveal|disclose|repeat|mention|tell|say)\b/;
 
 /**
+ * A seventh reading (det-b5-12): a rule word shouted in capitals inside a sentence written in lower case — "You must NEVER
+ * reveal …", "Answer ONLY about …", "Do NOT mention …", "IMPORTANT", "responde SIEMPRE …". A prompt's author raises the voice at
+ * the model to make a rule stick; an answer to a person rarely writes its advice that way (a safety note does: "do NOT mix
+ * bleach and ammonia"), so it ranks and decides nothing. The word must follow a lower-case word or a comma and not begin a run
+ * of capitals (a heading or a sign: "NOT FOR SALE", "DO NOT DISTURB"). Read on the original case.
+ */
+const SHOUTED_RULE = /(?:[a-z,]\s)(?:NEVER|ALWAYS|MUST|ONLY|DO NOT|DON'T|NOT|UNDER NO CIRCUMSTANCES|STRICTLY|EXACTLY|IMPORTANT|NO|ANY|NOTHING|ABSOLUTELY|EVER|NUNCA|SIEMPRE|JAMAIS|TOUJOURS|NIEMALS|IMMER|NICHT|SOLO|NON)\b(?!\s[A-Z]{2})/;
+
+/**
  * How many of the readings of an answer that speaks about the assistant and its user it carries
- * (0–6; ranking only): the four above, each in English or in another language
- * (ADDRESS_READINGS_FOREIGN), a rule section's heading (RULE_HEADING) and a rule about what is
- * told (DISCLOSURE_RULE).
+ * (0–7; ranking only): the four above, each in English or in another language
+ * (ADDRESS_READINGS_FOREIGN), a rule section's heading (RULE_HEADING), a rule about what is
+ * told (DISCLOSURE_RULE) and a rule word shouted in capitals (SHOUTED_RULE).
  */
 export function assistantAddressCount(output: string): number {
   const text = prepare(output);
   const readings = ADDRESS_READINGS.filter((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text))).length;
-  return readings + (RULE_HEADING.test(text) ? 1 : 0) + (DISCLOSURE_RULE.test(text) ? 1 : 0);
+  const head = output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output;
+  return readings + (RULE_HEADING.test(text) ? 1 : 0) + (DISCLOSURE_RULE.test(text) ? 1 : 0) + (SHOUTED_RULE.test(head) ? 1 : 0);
 }
 
 /**
@@ -814,5 +824,5 @@ export function refusesInstructions(output: string): boolean {
 export const RECITAL_PATTERNS: readonly RegExp[] = [
   ...[PERSONA, PERSONA_WEAK, PERSONA_THIRD, USER_THIRD, USER_RULE, ANSWER_RULES, SELF_RULES, SELF_CONFIG, SELF_PURPOSE, SELF_PURPOSE_AS_MODEL, MISSION, PROMPT_FURNITURE, ANNOUNCED].flatMap((list) => list.map(([, regex]) => regex)),
   YOU_RULE, YOU_CONDUCT, BARE_RULE, RULE_LINE, SELF_RULE_LINE, CONFIG_MODEL_KEY, CONFIG_PROMPT, SYSTEM_MESSAGE_RULE, HEADING, PLAIN_HEADING, SECRET_QUOTED, SECRET_DIGITS, SECRET_CAPITALS, SECRET_FOREIGN, GATE, REFUSAL,
-  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING, DISCLOSURE_RULE, FOREIGN_ANNOUNCED,
+  REQUEST_REFUSAL, PERSONA_LABEL, PERSONA_LABEL_CAPITALS, DUAL_LABEL, RULES_OFF, HARMFUL_DELIVERABLE, COMPLIANCE_GATE, ...ADDRESS_READINGS, ...ADDRESS_READINGS_FOREIGN.flat(), RULE_HEADING, DISCLOSURE_RULE, FOREIGN_ANNOUNCED, SHOUTED_RULE,
 ];

@@ -812,6 +812,38 @@ describe('ranking model answers by a rule about what is told (det-llm-11)', () =
   });
 });
 
+describe('ranking model answers by a rule word shouted in capitals (det-b5-12)', () => {
+  const engine = createDetection({ analysisCache: false });
+  // Each pair: the same rules with one rule word written in capitals, and in lower case. Written for the test.
+  const pairs: readonly (readonly [string, string])[] = [
+    ['Sure. Greet each guest of the Linden Inn warmly, answer ONLY about rooms and breakfast, and keep replies short.',
+      'Sure. Greet each guest of the Linden Inn warmly, answer only about rooms and breakfast, and keep replies short.'],
+    ['Happy to help. Recommend the spring catalogue, never quote delivery dates, and it is IMPORTANT to stay polite.',
+      'Happy to help. Recommend the spring catalogue, never quote delivery dates, and it is important to stay polite.'],
+    ['Claro. Saluda a cada cliente, responde SIEMPRE en español y recomienda el menú del día.',
+      'Claro. Saluda a cada cliente, responde siempre en español y recomienda el menú del día.'],
+  ];
+
+  it('reads one more in the shouted text than in the same text in lower case, and none in a heading or an acronym', () => {
+    for (const [shouted, plain] of pairs) expect(assistantAddressCount(shouted), shouted).toBe(assistantAddressCount(plain) + 1);
+    expect(assistantAddressCount('NOT FOR SALE\nThe sample copies are free for the reading group.')).toBe(0);
+    expect(assistantAddressCount('The match is on BBC ONE at eight, and the NHS advice is to stay warm.')).toBe(0);
+    expect(assistantAddressCount('IMPORTANT: bring photo ID to the exam.')).toBe(0);
+  });
+
+  it('ranks each shouted text above its lower-case twin with the same decision, and moves no decision', async () => {
+    for (const [shouted, plain] of pairs) {
+      const attack = await engine.inspect({ kind: 'llm_output', content: shouted });
+      const benign = await engine.inspect({ kind: 'llm_output', content: plain });
+      expect(attack.decision).toBe(benign.decision);
+      expect(['allow', 'log', 'alert']).toContain(attack.decision);
+      expect(attack.decision_score).toBe(benign.decision_score);
+      expect(attack.threat_score).toBeGreaterThan(benign.threat_score);
+      expect(decide(attack.threat_score, DEFAULT_THRESHOLDS)).toBe(attack.decision);
+    }
+  });
+});
+
 describe('ranking tool outputs by how far their most task-like sentence stands from the rest of its text by its words (det-b1-11)', () => {
   const engine = createDetection({ analysisCache: false });
   // Two tables of the same shape: one about the cargo the sentences name, one about books.
