@@ -14,9 +14,14 @@ const SEPARATOR_RUN = /[ .\-_*|/~+,:;•·\n\t]{1,3}/g;
 const EARLIER_SPLIT_RUN = /(?<![a-z0-9])(?:[a-z0-9][ .\-_*|/~+,\n\t]{1,3}){3,}[a-z0-9](?![a-z0-9])/gi;
 const LATER_SEPARATOR = /[:;•·]/;
 const VOWEL = /[aeiouy]/i;
-// A run with those separators longer than this is not read as words: a spelled-out instruction is
-// a sentence or two, and reading a 64 KB run of "a:b;c•" would cost what main never spends on it.
+const SEPARATOR_CHARS = new Set([...' .-_*|/~+,:;•·\n\t']);
+// A run with those separators is read in stretches of at most this many characters (cut at a
+// separator), each on its own: a spelled-out instruction is a sentence or two, and padding a run
+// past the stretch ("x:x:x:…") no longer hides the words in it.
 const LATER_RUN_LIMIT = 1024;
+// At most this many characters of such runs are read per text: reading a 64 KB run of "a:b;c•"
+// would cost what main never spends on it. Beyond it, runs are read as before evasion-split12.
+const LATER_READ_BUDGET = 16 * 1024;
 
 /** The expressions above, for the ReDoS verdict test. */
 export const SPLIT_EXPRESSIONS: readonly RegExp[] = [SPLIT_RUN, SEPARATOR_RUN, EARLIER_SPLIT_RUN, LATER_SEPARATOR, VOWEL];
@@ -77,10 +82,40 @@ function readRun(run: string): string {
   return run.replace(SEPARATOR_RUN, (separator) => (separator.length > shortest ? ' ' : ''));
 }
 
-/** At least two words, each with a letter and a vowel: a reading of words, not of digits or codes. */
+/**
+ * At least two words with a vowel, and at least two words in three with one: a reading of words,
+ * not of digits or codes ("1234 5678", "abcd 1234 efgh" are not read). A number or a word without
+ * a vowel among them ("ignore all 10 rules", "reveal the pwd") no longer stops the reading.
+ */
 function readsAsWords(reading: string): boolean {
   const words = reading.split(' ');
-  return words.length >= 2 && words.every((word) => VOWEL.test(word));
+  let voweled = 0;
+  for (const word of words) if (VOWEL.test(word)) voweled++;
+  return words.length >= 2 && voweled >= 2 && 3 * voweled >= 2 * words.length;
+}
+
+/**
+ * A run with the later separators cut into stretches of at most LATER_RUN_LIMIT characters, each
+ * ending on a letter; the separator between two stretches is kept with the next one's start.
+ * Returns [stretch, separator before it] pairs.
+ */
+function stretches(run: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  let start = 0;
+  let before = '';
+  while (run.length - start > LATER_RUN_LIMIT) {
+    // The last letter at or before the limit that a separator follows: a letter, then 1-3 marks.
+    let end = start + LATER_RUN_LIMIT;
+    while (end > start && (SEPARATOR_CHARS.has(run[end - 1]!) || !SEPARATOR_CHARS.has(run[end] ?? ''))) end--;
+    if (end === start) break;
+    out.push([run.slice(start, end), before]);
+    let next = end;
+    while (next < run.length && SEPARATOR_CHARS.has(run[next]!)) next++;
+    before = run.slice(end, next);
+    start = next;
+  }
+  out.push([run.slice(start), before]);
+  return out;
 }
 
 export function joinSplitCharacters(input: string): { text: string; runs: number } | null {
@@ -89,14 +124,27 @@ export function joinSplitCharacters(input: string): { text: string; runs: number
     runs++;
     return readRun(run);
   };
+  let budget = LATER_READ_BUDGET;
   const text = input.replace(SPLIT_RUN, (run) => {
     if (!LATER_SEPARATOR.test(run)) return readEarlier(run);
-    const reading = run.length <= LATER_RUN_LIMIT ? readRun(run) : '';
-    if (readsAsWords(reading)) {
-      runs++;
-      return reading;
-    }
-    return run.replace(EARLIER_SPLIT_RUN, readEarlier);
+    // Each stretch read as words, while the budget lasts; a run none of whose stretches reads as
+    // words is read as before (its parts with the earlier separators).
+    const parts = stretches(run);
+    const readings = parts.map(([stretch]) => {
+      if (budget < stretch.length) return null;
+      budget -= stretch.length;
+      const reading = readRun(stretch);
+      return readsAsWords(reading) ? reading : null;
+    });
+    if (readings.every((reading) => reading === null)) return run.replace(EARLIER_SPLIT_RUN, readEarlier);
+    return parts
+      .map(([stretch, before], index) => {
+        const reading = readings[index];
+        if (reading === null || reading === undefined) return before + stretch.replace(EARLIER_SPLIT_RUN, readEarlier);
+        runs++;
+        return (index > 0 ? ' ' : '') + reading;
+      })
+      .join('');
   });
   return runs > 0 ? { text, runs } : null;
 }
