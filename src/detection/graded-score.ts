@@ -29,6 +29,16 @@ export const GRADED_WEIGHTS_FILE = path.join(here, 'weights', 'graded-score.json
 export const GRADED_CEILING = 0.95;
 
 /**
+ * Resolution of a score placed inside its band (the step it is rounded down to). At 1e-4 the
+ * allow band's strongest evidence collapsed into one value: every tool output whose fused
+ * log-odds passed about 8 reported 0.1899, so a planted instruction read by three readings tied
+ * with a table's note read by one (docs/detection.md, det-b1-12). At 1e-6 log-odds up to about 12
+ * stay apart; the score still never reaches its band's top. Ranking only: decisions read the
+ * decision score, not the placed one.
+ */
+export const SCORE_RESOLUTION = 1e6;
+
+/**
  * One kind's fusion: q = sigmoid(bias + probability × (logit(p) + 9) + score × s) for a text that
  * reads as English, with `otherLanguage` in place of the classifier's term for one that does not
  * (the n-gram head learned English: on other languages its probability says nothing, measured
@@ -215,7 +225,7 @@ export function gradedThreatScore(fit: GradedFit | undefined, evidence: GradedEv
   if (!(bands as readonly string[]).includes(decision)) return evidence.score;
   const [low, high] = decision === 'allow' ? [0, thresholds.log] : decision === 'log' ? [thresholds.log, thresholds.alert] : [thresholds.alert, thresholds.challenge];
   if (!(high > low)) return evidence.score;
-  const placed = low + Math.floor((high - low) * GRADED_CEILING * gradedProbability(fit, evidence) * 1e4) / 1e4;
+  const placed = low + Math.floor((high - low) * GRADED_CEILING * gradedProbability(fit, evidence) * SCORE_RESOLUTION) / SCORE_RESOLUTION;
   return placed;
 }
 
@@ -331,5 +341,5 @@ function liftWithinBand(decisionScore: number, thresholds: Thresholds, share: nu
   const ranked = decision === 'log' || decision === 'alert' || (refusals && (decision === 'challenge' || decision === 'block'));
   if (share <= 0 || !ranked) return decisionScore;
   const high = decision === 'log' ? thresholds.alert : decision === 'alert' ? thresholds.challenge : decision === 'challenge' ? thresholds.block : 1;
-  return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * 1e4) / 1e4;
+  return decisionScore + Math.floor(Math.max(0, high - decisionScore) * GRADED_CEILING * share * SCORE_RESOLUTION) / SCORE_RESOLUTION;
 }

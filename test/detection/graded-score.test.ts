@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createDetection, decide, DEFAULT_THRESHOLDS, notifyDecision, withBehaviour } from '../../src/detection/index.ts';
 import type { EventBus } from '../../src/platform/events.ts';
-import { ADDRESSED_TASK_WEIGHT, APART_TASK_CENTRE, APART_TASK_WEIGHT, ASSISTANT_ADDRESS_WEIGHT, FORM_DIRECTIVE_WEIGHT, BAND_ADDRESS_WEIGHT, BAND_EDGE_TASK_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
+import { ADDRESSED_TASK_WEIGHT, APART_TASK_CENTRE, SCORE_RESOLUTION, APART_TASK_WEIGHT, ASSISTANT_ADDRESS_WEIGHT, FORM_DIRECTIVE_WEIGHT, BAND_ADDRESS_WEIGHT, BAND_EDGE_TASK_WEIGHT, bandRecitalScore, bandTaskProbability, bandTaskScore, GRADED_CEILING, gradedProbability, gradedThreatScore, loadGradedWeights, readsTaskEvidence, WEAK_TASK_FLOOR, WEAK_TASK_WEIGHT } from '../../src/detection/graded-score.ts';
 import { FORM_DIRECTIVE_PATTERNS, taskEvidence } from '../../src/detection/indirect.ts';
 import { distanceFromRest } from '../../src/detection/apart.ts';
 import { vulnerableExpressions } from './redos-verdicts.ts';
 import { assistantAddressCount, instructionRecitalStrength } from '../../src/detection/recital.ts';
+import { BENIGN_LOOKALIKES, PLANTED } from './planted-data-texts.ts';
 
 // Every text below was written for this test (none is taken from a corpus).
 
@@ -929,5 +930,45 @@ describe('ranking tool outputs by how far their most task-like sentence stands f
     const lifted = bandTaskProbability({ ...read, form: 2 });
     expect(bandTaskProbability({ ...read, form: 2, apart: { probability: 0.5, distance: 0.2 } })).toBe(lifted);
     expect(bandTaskProbability({ probability: 0.999999, form: 3, apart: { probability: 0.999999, distance: 1 } })).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the resolution of a score placed inside its band (det-b1-12)', () => {
+  const fit = { bias: 0, probability: 0, score: 0, task: 1 };
+
+  it('keeps strong fused evidence apart at the top of the allow band, under the log threshold', () => {
+    // Fused log-odds 8, 10 and 12: at a resolution of 1e-4 all three read 0.1899.
+    const scores = [8, 10, 12].map((z) => gradedThreatScore({ bias: z - 9, probability: 0, score: 0 }, { probability: 0.5, score: 0 }, DEFAULT_THRESHOLDS));
+    expect(scores[1]).toBeGreaterThan(scores[0]!);
+    expect(scores[2]).toBeGreaterThan(scores[1]!);
+    for (const score of scores) {
+      expect(score).toBeLessThan(DEFAULT_THRESHOLDS.log * GRADED_CEILING);
+      expect(decide(score, DEFAULT_THRESHOLDS)).toBe('allow');
+      expect(Math.abs(score * SCORE_RESOLUTION - Math.round(score * SCORE_RESOLUTION))).toBeLessThan(1e-6);
+    }
+    expect(gradedThreatScore(fit, { probability: 0.5, score: 0, task: { probability: 0.999999, offTopic: 0, weak: 0.999999, addressed: 0.999999, form: 3 } }, DEFAULT_THRESHOLDS))
+      .toBeGreaterThan(gradedThreatScore(fit, { probability: 0.5, score: 0, task: { probability: 0.999999, offTopic: 0, weak: 0.999999, form: 3 } }, DEFAULT_THRESHOLDS));
+  });
+
+  it('keeps two close band lifts apart, in their band', () => {
+    // 0.9 and 0.9005 lift a logged score by 0.08864 and 0.08869: one value at a resolution of 1e-4.
+    const lifted = [0.9, 0.9005, 0.999999].map((p) => bandTaskScore(0.25, DEFAULT_THRESHOLDS, p));
+    expect(lifted[1]).toBeGreaterThan(lifted[0]!);
+    expect(lifted[2]).toBeGreaterThan(lifted[1]!);
+    for (const score of lifted) expect(decide(score, DEFAULT_THRESHOLDS)).toBe('log');
+  });
+
+  it('gives the written planted texts the engine allows at the top of the band distinct scores, with no decision on the corpus out of its band', async () => {
+    const detection = createDetection({});
+    const top: number[] = [];
+    for (const content of [...PLANTED, ...BENIGN_LOOKALIKES]) {
+      const result = await detection.inspect({ kind: 'tool_output', content });
+      expect(decide(result.threat_score, DEFAULT_THRESHOLDS)).toBe(result.decision === 'challenge' ? 'challenge' : result.decision);
+      if (result.decision === 'allow' && result.threat_score > 0.185) top.push(result.threat_score);
+    }
+    expect(PLANTED.length).toBeGreaterThanOrEqual(30);
+    expect(BENIGN_LOOKALIKES.length).toBeGreaterThanOrEqual(30);
+    expect(top.length).toBeGreaterThan(5);
+    expect(new Set(top).size).toBe(top.length);
   });
 });
