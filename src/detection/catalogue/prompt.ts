@@ -31,10 +31,12 @@ const PROMPT_QUALIFIER = String.raw`(?:system|initial|original|hidden|secret|int
 // contents", "your prompt template", "your configuration values"). A closed list of grammar and of
 // the parts of a text, never of the nouns that make the look-alikes. Read after "your … instructions"
 // (sp.repeat-your-instructions, sp.transform-instructions, sp.what-were-you-told) and after "system
-// configuration" ("the system configuration options for a Raspberry Pi").
+// configuration" ("the system configuration options for a Raspberry Pi"). Not when the sentence
+// goes on to ask for the values or the contents ("Describe your configuration options and their
+// current values").
 const TEXT_PART = String.raw`(?:texts?|contents?|wording|words?|details?|lists?|files?|documents?|docs?|values?|messages?|templates?|strings?|sections?|parts?|blocks?|code|source|json|yaml|xml|data|parameters?|params|settings?|variables?|entries|entry|lines?|items?|body|headers?|copy|copies|dump|versions?|summary|verbatim|hints?|hash(?:es)?|length|letters?|characters?|digits?|paragraphs?|sentences?|clauses?|bullets?|points?|pages?|chunks?|pieces?|steps?|passages?|segments?|portions?|excerpts?|quotes?|fragments?|phrases?|notes?|tokens?|secrets?|instructions?|prompts?|rules|directives|guidelines|programming|configuration)`;
 const FUNCTION_WORD = String.raw`(?:a|an|the|and|or|but|nor|so|then|than|as|at|by|for|from|in|into|of|off|on|onto|out|over|to|up|with|without|within|via|per|about|above|below|before|after|again|also|back|both|each|every|all|any|some|one|once|twice|here|there|now|first|last|next|exactly|please|you|your|yours|i|me|my|we|us|our|it|its|this|that|these|those|which|who|what|when|where|why|how|while|whose|if|is|are|was|were|be|been|being|do|does|did|done|can|could|will|would|shall|should|must|may|might|has|have|had|not|no|just|only|too|very|still|even|ever|given|written|hidden|taken|shown|set|line|word|verbatim|starting|beginning|including|containing|using|following|regarding|concerning|backwards?|together|alongside|beneath|afterwards|later|today|inline|aloud|anyway|plz|pls|asap|thanks|thank|cheers|lol|raw|whole|entire|intact)`;
-const NOUN_AS_MODIFIER = String.raw`\s+(?!(?:${FUNCTION_WORD}|${TEXT_PART})\b|[a-z]+(?:ly|ed)\b)[a-z]{3,}\b`;
+const NOUN_AS_MODIFIER = String.raw`\s+(?!(?:${FUNCTION_WORD}|${TEXT_PART})\b|[a-z]+(?:ly|ed)\b)[a-z]{3,}\b(?![^.?!\n]{0,80}\b(?:values?|contents?|verbatim|word for word)\b)`;
 
 /**
  * What a system-prompt extraction asks for. "The previous message" (prior, above, preceding) is
