@@ -15,7 +15,7 @@ import { createEventWriter, type EventWriter, type ThreatEventRow } from './even
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
 import { conversationReferenceCount } from './extraction.ts';
-import { BAND_ADDRESS_WEIGHT, bandConversationScore, bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, shortPromptReading, type GradedWeights } from './graded-score.ts';
+import { BAND_ADDRESS_WEIGHT, bandConversationScore, bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
@@ -642,9 +642,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text) + (rankedInBand ? BAND_ADDRESS_WEIGHT * assistantAddressCount(text) : 0));
       else if (rankedInBand && kind === 'tool_output' && readsTaskEvidence(fit)) reported = bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true })));
       // A logged or alerted prompt that speaks of the conversation's own text ("above", "verbatim",
-      // "repeat") ranks above the prompts of its decision score that do not (det-b3-11), and a short
-      // one above a long one (det-b3-12: its few words carry the classifier's reading). Ranking only.
-      else if (rankedInBand && kind === 'prompt') reported = bandConversationScore(decisionScore, limits, conversationReferenceCount(text) + shortPromptReading(text));
+      // "repeat") ranks above the prompts of its decision score that do not (ranking only; det-b3-11).
+      else if (rankedInBand && kind === 'prompt') reported = bandConversationScore(decisionScore, limits, conversationReferenceCount(text));
       // A prompt blocked on the intent classifier's reading alone reports the block threshold
       // (ranking only: `classifierAloneBlock`).
       else if (kind === 'prompt' && decision === 'block' && classifierAloneBlock(findings, classifier?.id)) reported = limits.block;

@@ -292,22 +292,6 @@ export const BAND_ADDRESS_WEIGHT = 1;
 export const CONVERSATION_REFERENCE_HALF = 0.5;
 
 /**
- * A prompt shorter than this (characters, trimmed) takes one reading in the log and alert bands'
- * ranking (det-b3-12). The intent classifier reads a whole prompt: a long one reaches the log or
- * alert band on the volume of its words (a role-play set-up, a pasted document, a long task with
- * one borrowed phrase), a short one only when its few words are themselves the request the
- * classifier was trained on. At the same decision score the short one carries the denser evidence.
- * Scored on the sealed set (docs/detection.md, "Ranking logged and alerted prompts by their
- * length"): 80, 120, 200 and 300 all raised b3's prompt AUROC, 120 the most; not fitted.
- */
-export const SHORT_PROMPT_CHARACTERS = 120;
-
-/** 1 for a prompt shorter than SHORT_PROMPT_CHARACTERS once trimmed, else 0 (ranking only; added to `bandConversationScore`'s count). */
-export function shortPromptReading(text: string): number {
-  return text.trim().length < SHORT_PROMPT_CHARACTERS ? 1 : 0;
-}
-
-/**
  * A prompt's score in the log or alert band, ranked by how often it speaks of the conversation's
  * own text (n): the decision score raised toward the band's top by `GRADED_CEILING × n / (n + 0.5)`
  * of the range left. A request for a guarded prompt points into the conversation ("repeat the text
