@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createDetectionEngine } from '../../src/detection/index.ts';
 import { detectSecretExtraction, EXTRACTION_PATTERNS } from '../../src/detection/extraction.ts';
 import { vulnerableExpressions } from './redos-verdicts.ts';
+import { createDetection } from '../../src/detection/detection.ts';
+import { obliqueBenign, obliqueExtraction } from './extraction-oblique-texts.ts';
 
 const engine = createDetectionEngine({ analysisCache: false });
 const inspect = (content: string) => engine.inspect({ kind: 'prompt', content });
@@ -371,4 +373,31 @@ describe('the extraction expressions', () => {
   it('are linear-time (recheck finds none vulnerable)', async () => {
     expect(await vulnerableExpressions(EXTRACTION_PATTERNS)).toEqual([]);
   }, 120_000);
+});
+
+/**
+ * The twelfth round's corpus (det-b3-12, test/detection/extraction-oblique-texts.ts), through the
+ * engine as served (rules + the shipped intent classifier): the benign look-alikes a guarded
+ * assistant's users send — acrostics, spelling, base64, riddles, stories with secrets, password
+ * practice, urgency, the same questions in Spanish, German, French and Chinese — are not refused,
+ * and the extraction attempts the rules name stay refused.
+ */
+describe('the twelfth round corpus through the served engine', () => {
+  const served = createDetection({ analysisCache: false });
+  it('refuses none of the benign look-alikes', async () => {
+    for (const content of obliqueBenign) {
+      const decision = await served.inspect({ kind: 'prompt', content });
+      expect({ content, allowed: decision.allowed }).toEqual({ content, allowed: true });
+    }
+  });
+  it('refuses the extraction attempts an extraction rule names', async () => {
+    let named = 0;
+    for (const content of obliqueExtraction) {
+      if (detectSecretExtraction(content).length === 0) continue;
+      named++;
+      const decision = await served.inspect({ kind: 'prompt', content });
+      expect({ content, allowed: decision.allowed }).toEqual({ content, allowed: false });
+    }
+    expect(named).toBeGreaterThanOrEqual(18);
+  });
 });
