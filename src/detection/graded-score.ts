@@ -29,12 +29,12 @@ export const GRADED_WEIGHTS_FILE = path.join(here, 'weights', 'graded-score.json
 export const GRADED_CEILING = 0.95;
 
 /**
- * Resolution of a score placed inside its band (the step it is rounded down to). At 1e-4 the
- * allow band's strongest evidence collapsed into one value: every tool output whose fused
- * log-odds passed about 8 reported 0.1899, so a planted instruction read by three readings tied
- * with a table's note read by one (docs/detection.md, det-b1-12). At 1e-6 log-odds up to about 12
- * stay apart; the score still never reaches its band's top. Ranking only: decisions read the
- * decision score, not the placed one.
+ * Steps per unit of a score placed inside its band: it is rounded down to a multiple of
+ * 1 / SCORE_RESOLUTION. At a step of 1e-4 the allow band's strongest evidence collapsed into one
+ * value: every tool output whose fused log-odds passed about 8 reported 0.1899, so a planted
+ * instruction read by three readings tied with a table's note read by one (docs/detection.md,
+ * det-b1-12). At a step of 1e-6 log-odds up to about 12 stay apart; the score still never reaches
+ * its band's top. Ranking only: decisions read the decision score, not the placed one.
  */
 export const SCORE_RESOLUTION = 1e6;
 
