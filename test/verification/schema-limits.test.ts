@@ -56,6 +56,10 @@ function realisticSchema(): Record<string, unknown> {
 const realisticAnswer = () => ({ id: 'o-1', country: 'C042', lines: [{ sku: 'AB-12', quantity: 2, price: { amount: 9.5, currency: 'EUR' } }], total: { amount: 19, currency: 'EUR' }, tags: ['a', 'b'], field_0: 3, field_1: 'x' });
 
 describe('limits on a JSON Schema before ajv compiles it', () => {
+  // The two pattern-scan tests below need classes no earlier scan has cached (regex-safety's overlap cache is per
+  // process): one random base for both, so their code points (SCAN_BASE + 0…2 and SCAN_BASE + 20…22) can never meet, where
+  // two independent bases met now and then and the second schema found one of its scans cached.
+  const SCAN_BASE = 0x4e00 + Math.floor(Math.random() * 10_000);
   const refused = (schema: Record<string, unknown>) => {
     const outcome = compileSchema(schema);
     expect(outcome).toHaveProperty('error');
@@ -112,14 +116,12 @@ describe('limits on a JSON Schema before ajv compiles it', () => {
 
   it('refuses patterns that together need more class-against-class scans than the schema’s budget', () => {
     // Each needs one uncached scan: classes of code points no other test uses.
-    const base = 0x4e00 + Math.floor(Math.random() * 10_000);
-    const patterns = Array.from({ length: SCHEMA_LIMITS.patternScans + 1 }, (_, i) => `[^${String.fromCodePoint(base + i)}]+[${String.fromCodePoint(base + i)}]+`);
+    const patterns = Array.from({ length: SCHEMA_LIMITS.patternScans + 1 }, (_, i) => `[^${String.fromCodePoint(SCAN_BASE + i)}]+[${String.fromCodePoint(SCAN_BASE + i)}]+`);
     expect(refused({ type: 'object', properties: properties(patterns.length, (i) => ({ type: 'string', pattern: patterns[i] })) })).toEqual({ error: 'schema_too_many_pattern_checks', limit: SCHEMA_LIMITS.patternScans });
   });
 
   it('does not keep a refusal for want of pattern scans: once the scans are done the same schema compiles', () => {
-    const base = 0x4e00 + Math.floor(Math.random() * 10_000);
-    const patterns = Array.from({ length: SCHEMA_LIMITS.patternScans + 1 }, (_, i) => `[^${String.fromCodePoint(base + 20 + i)}]+[${String.fromCodePoint(base + 20 + i)}]+`);
+    const patterns = Array.from({ length: SCHEMA_LIMITS.patternScans + 1 }, (_, i) => `[^${String.fromCodePoint(SCAN_BASE + 20 + i)}]+[${String.fromCodePoint(SCAN_BASE + 20 + i)}]+`);
     const schema = { type: 'object', properties: properties(patterns.length, (i) => ({ type: 'string', pattern: patterns[i] })) };
     expect(refused(schema)).toEqual({ error: 'schema_too_many_pattern_checks', limit: SCHEMA_LIMITS.patternScans });
     for (const pattern of patterns) expect(compileSchema({ type: 'string', pattern })).not.toHaveProperty('error');
