@@ -115,9 +115,11 @@ export function createBudgetStore(db: Database): BudgetStore {
     },
     async add(rows) {
       if (rows.length === 0) return;
+      // In key order, as UsageHistory.add: concurrent workers' batches then never deadlock.
       await db.query(
         `INSERT INTO budget_usage (org_id, day, tokens, micro_usd)
          SELECT org_id, day, tokens, micro_usd FROM jsonb_to_recordset($1::jsonb) AS r(org_id uuid, day date, tokens bigint, micro_usd bigint)
+          ORDER BY org_id, day
          ON CONFLICT (org_id, day) DO UPDATE
            SET tokens = budget_usage.tokens + excluded.tokens, micro_usd = budget_usage.micro_usd + excluded.micro_usd, updated_at = now()`,
         [JSON.stringify(rows.map((row) => ({ org_id: row.orgId, day: row.day, tokens: row.tokens, micro_usd: row.microUsd })))],

@@ -100,10 +100,14 @@ export class UsageHistory {
   async add(input: readonly UsageHourRow[], now: number = Date.now()): Promise<void> {
     const rows = clampToHour(input, hourOf(now));
     if (rows.length === 0) return;
+    // ORDER BY the key: every worker's batch locks the rows it updates in the same order, so two
+    // batches sharing keys wait for each other instead of deadlocking (PostgreSQL answered
+    // "deadlock detected" under WORKERS=4, and the batch was lost; docs/decisions.md).
     await this.db.query(
       `INSERT INTO gateway_usage_hourly (org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd)
        SELECT org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd
          FROM jsonb_to_recordset($1::jsonb) AS r(org_id uuid, hour timestamptz, provider text, model text, requests bigint, prompt_tokens bigint, completion_tokens bigint, cost_usd numeric)
+        ORDER BY org_id, hour, provider, model
        ON CONFLICT (org_id, hour, provider, model) DO UPDATE
          SET requests = gateway_usage_hourly.requests + excluded.requests,
              prompt_tokens = gateway_usage_hourly.prompt_tokens + excluded.prompt_tokens,
@@ -137,7 +141,7 @@ export class UsageHistory {
     await this.db.query(
       `WITH moved AS (DELETE FROM gateway_usage_hourly WHERE hour > $1 RETURNING *)
        INSERT INTO gateway_usage_hourly (org_id, hour, provider, model, requests, prompt_tokens, completion_tokens, cost_usd)
-       SELECT org_id, $1, provider, model, sum(requests), sum(prompt_tokens), sum(completion_tokens), sum(cost_usd) FROM moved GROUP BY org_id, provider, model
+       SELECT org_id, $1, provider, model, sum(requests), sum(prompt_tokens), sum(completion_tokens), sum(cost_usd) FROM moved GROUP BY org_id, provider, model ORDER BY org_id, provider, model
        ON CONFLICT (org_id, hour, provider, model) DO UPDATE
          SET requests = gateway_usage_hourly.requests + excluded.requests,
              prompt_tokens = gateway_usage_hourly.prompt_tokens + excluded.prompt_tokens,
@@ -152,7 +156,7 @@ export class UsageHistory {
     await this.db.query(
       `WITH moved AS (DELETE FROM budget_usage WHERE day > $1::date RETURNING *)
        INSERT INTO budget_usage (org_id, day, tokens, micro_usd)
-       SELECT org_id, $1::date, sum(tokens), sum(micro_usd) FROM moved GROUP BY org_id
+       SELECT org_id, $1::date, sum(tokens), sum(micro_usd) FROM moved GROUP BY org_id ORDER BY org_id
        ON CONFLICT (org_id, day) DO UPDATE
          SET tokens = budget_usage.tokens + excluded.tokens, micro_usd = budget_usage.micro_usd + excluded.micro_usd, updated_at = now()`,
       [today],

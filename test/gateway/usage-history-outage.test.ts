@@ -48,6 +48,25 @@ describe('hourly usage rows while the database is out', () => {
     expect(rows.reduce((sum, row) => sum + row.costUsd, 0)).toBeCloseTo(0.006, 10);
   });
 
+  it('keeps the rows of a batch a lock conflict rolled back (another worker\'s batch) and adds them to the next batch', async () => {
+    const stored: UsageHourRow[][] = [];
+    let conflicts = 2;
+    const settlement = settlementWith(async (rows) => {
+      if (conflicts > 0) {
+        conflicts -= 1;
+        throw Object.assign(new Error('deadlock detected'), { code: conflicts === 1 ? '40P01' : '40001' });
+      }
+      stored.push(rows.map((row) => ({ ...row })));
+    });
+    settlement.account(call('org-a'), openai, 'gpt-4o-mini', usage);
+    await settlement.settled();
+    await settlement.settled();
+    expect(stored).toEqual([]);
+    settlement.account(call('org-a'), openai, 'gpt-4o-mini', usage);
+    await settlement.settled();
+    expect(stored.flat()).toEqual([expect.objectContaining({ orgId: 'org-a', requests: 2, promptTokens: 20, completionTokens: 10 })]);
+  });
+
   it('drops, and does not retry, rows the database refused for another reason than an outage', async () => {
     const stored: UsageHourRow[][] = [];
     let fail = true;

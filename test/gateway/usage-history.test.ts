@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type AppInstance } from '../../src/http/build-app.ts';
 import { BUDGET_RETENTION_DAYS, startGatewayJobs, USAGE_PURGE_JOB, USAGE_RETENTION_DAYS, UsageHistory } from '../../src/gateway/index.ts';
+import { createBudgetStore } from '../../src/gateway/budget.ts';
 import { hourOf } from '../../src/gateway/usage-history.ts';
 import { InProcessQueue } from '../../src/platform/queue.ts';
 import type { Services } from '../../src/services.ts';
@@ -182,5 +183,41 @@ describe('usage retention', () => {
     await new UsageHistory(services.db).purge(new Date(now));
     const stored = await services.db.query<{ day: string; tokens: string; micro_usd: string }>('SELECT day::text AS day, tokens::text AS tokens, micro_usd::text AS micro_usd FROM budget_usage WHERE org_id = $1 ORDER BY day', [orgId]);
     expect(stored.rows.map((row) => [row.day, row.tokens, row.micro_usd])).toEqual([[dayOf(-(BUDGET_RETENTION_DAYS - 1)), '2', '10'], [dayOf(0), '110', '550']]);
+  });
+});
+
+describe('usage counters written by several workers at once', () => {
+  // Each worker adds its batch in one statement. Two batches that share keys in opposite orders
+  // each held a row the other wanted: PostgreSQL rolled one back with "deadlock detected" (seen
+  // with WORKERS=4), and those requests' usage was never counted. Every count must arrive.
+  const KEYS = 120;
+  const WRITERS = 8;
+  const ROUNDS = 4;
+
+  it('counts every batch of hourly usage when concurrent batches share keys in opposite orders', async () => {
+    const { orgId } = await orgWithFakes();
+    const hour = hourOf(Date.now());
+    const history = new UsageHistory(services.db);
+    const rows = Array.from({ length: KEYS }, (_, index) => ({ orgId, hour, provider: 'openai', model: `model-${String(index).padStart(3, '0')}`, requests: 1, promptTokens: 2, completionTokens: 1, costUsd: 0.001 }));
+    await history.add(rows);
+    for (let round = 0; round < ROUNDS; round++) {
+      const outcomes = await Promise.allSettled(Array.from({ length: WRITERS }, (_, writer) => history.add(writer % 2 === 0 ? rows : [...rows].reverse())));
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    }
+    const stored = await services.db.query<{ requests: string; count: string }>('SELECT requests::text AS requests, count(*)::text AS count FROM gateway_usage_hourly WHERE org_id = $1 GROUP BY requests', [orgId]);
+    expect(stored.rows).toEqual([{ requests: String(1 + WRITERS * ROUNDS), count: String(KEYS) }]);
+  });
+
+  it('counts every batch of daily budget usage when concurrent batches share keys in opposite orders', async () => {
+    const { orgId } = await orgWithFakes();
+    const store = createBudgetStore(services.db);
+    const rows = Array.from({ length: KEYS }, (_, index) => ({ orgId, day: new Date(Date.UTC(2026, 0, 1) + index * 86_400_000).toISOString().slice(0, 10), tokens: 10, microUsd: 5 }));
+    await store.add(rows);
+    for (let round = 0; round < ROUNDS; round++) {
+      const outcomes = await Promise.allSettled(Array.from({ length: WRITERS }, (_, writer) => store.add(writer % 2 === 0 ? rows : [...rows].reverse())));
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    }
+    const stored = await services.db.query<{ tokens: string; count: string }>('SELECT tokens::text AS tokens, count(*)::text AS count FROM budget_usage WHERE org_id = $1 GROUP BY tokens', [orgId]);
+    expect(stored.rows).toEqual([{ tokens: String(10 * (1 + WRITERS * ROUNDS)), count: String(KEYS) }]);
   });
 });

@@ -38,6 +38,15 @@ export function isDatabaseOutage(error: unknown): boolean {
   return cause !== undefined && cause !== error && isDatabaseOutage(cause);
 }
 
+/**
+ * The statement lost a lock conflict (40P01 deadlock detected, 40001 serialization failure): the
+ * database rolled it back whole, and the same statement may succeed when tried again.
+ */
+export function isLockConflict(error: unknown): boolean {
+  const { code } = fields(error);
+  return code === '40P01' || code === '40001';
+}
+
 /** A value in the statement cannot be stored (SQLSTATE class 22, "data exception"). */
 export function isInvalidValue(error: unknown): boolean {
   return /^22[0-9A-Z]{3}$/.test(fields(error).code);
