@@ -8,7 +8,7 @@ import { detectSecretExtraction } from './extraction.ts';
 import { detectForeignOverride } from './foreign-override.ts';
 import { DOCUMENTED_TALK, detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
 import { detectLeak } from './leak.ts';
-import { detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
+import { assistantAddressHint, detectInstructionRecital, detectJailbreakCompliance, refusesInstructions, refusesRequest } from './recital.ts';
 import { detectMaliciousCapability, toolDefinitionText } from './tool-definition.ts';
 import { DEFAULT_THRESHOLDS, HIJACKING_CATEGORIES } from './policy.ts';
 import { combineFindings } from './score.ts';
@@ -158,6 +158,8 @@ const REFUSAL_CAP = 0.3;
  */
 function adjustRefusal(all: readonly Finding[], raw: string, window: boolean): Finding[] {
   if (all.some((finding) => finding.id.startsWith('leak.') && finding.confidence >= 0.6)) return [...all];
+  // Nothing found in a whole answer: two readings of speaking about the assistant and its user log it (ranking; det-llm-13).
+  if (all.length === 0) return window ? [] : assistantAddressHint(raw);
   const { findings, advice } = answerInstructions(all, window);
   const adjusted = requireAgreementInAnswer(capJailbreakWordsInRefusal(capPromptWordsInRefusal(findings, raw), raw), window);
   if (!window) return adjusted;

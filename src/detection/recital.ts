@@ -767,6 +767,23 @@ export function assistantAddressCount(output: string): number {
 }
 
 /**
+ * A hint for an answer in which no detector found anything but which speaks about the assistant and its user in two of
+ * the readings above (det-llm-13): "you" cast as an assistant, the assistant's role or answers, the user in the third
+ * person, its own set-up, a rule heading, a rule about what is told, a shouted rule word. An answer to a person speaks to
+ * that person; one that gives a set-up away below every recital class still speaks about the assistant and its user. One
+ * reading alone is common in ordinary answers ("the user object", "I'm an AI"); two are rare in them, and they are also
+ * how an answer that explains or writes a system prompt speaks, so the hint only logs (at the log threshold, where the
+ * band's recital ranking orders it): it refuses and alerts on nothing. The caller adds it only when no other finding was
+ * made (kind-detectors.ts), so it never adds up with another weak finding into Alert.
+ */
+export const ADDRESS_HINT_READINGS = 2;
+
+/** The hint for an otherwise clean answer that carries `ADDRESS_HINT_READINGS` readings (see above), or none. */
+export function assistantAddressHint(output: string): Finding[] {
+  return assistantAddressCount(output) >= ADDRESS_HINT_READINGS ? [recitalHint('Output speaks about the assistant and its user in two ways')] : [];
+}
+
+/**
  * An answer that shows a jailbreak took: the model speaks as the persona it was talked into
  * ("DAN: Sure thing …", "[🔓JAILBREAK] …", a normal answer and an "unlocked" one side by side),
  * says its rules are off ("As an unrestricted AI, I …", "I am free from OpenAI's policies",

@@ -546,15 +546,17 @@ describe('ranking allowed model answers by whom they speak about (rank10)', () =
     expect(assistantAddressCount('You can book a room online; you should bring your library card.')).toBe(0);
   });
 
-  it('ranks an allowed answer that speaks about the assistant and its user above its look-alike, with the same decision', async () => {
+  // Two readings and no other finding: since det-llm-13 such an answer is logged by a hint (allowed, never alerted); its
+  // look-alike stays in the allow band, where the readings' term ranks (ASSISTANT_ADDRESS_WEIGHT, checked below).
+  it('ranks an answer that speaks about the assistant and its user above its look-alike: logged, the look-alike allowed', async () => {
     for (const [reciting, answering] of pairs) {
       const attack = await engine.inspect({ kind: 'llm_output', content: reciting });
       const benign = await engine.inspect({ kind: 'llm_output', content: answering });
-      expect(attack.decision).toBe('allow');
+      expect(attack.decision).toBe('log');
+      expect(attack.allowed).toBe(true);
       expect(benign.decision).toBe('allow');
-      expect(attack.decision_score).toBe(benign.decision_score);
       expect(attack.threat_score).toBeGreaterThan(benign.threat_score);
-      expect(decide(attack.threat_score, DEFAULT_THRESHOLDS)).toBe('allow');
+      expect(decide(attack.threat_score, DEFAULT_THRESHOLDS)).toBe('log');
     }
   });
 
@@ -563,7 +565,7 @@ describe('ranking allowed model answers by whom they speak about (rank10)', () =
     expect(advice.decision).toBe('allow');
     for (const [reciting] of pairs) {
       const attack = await engine.inspect({ kind: 'llm_output', content: reciting });
-      expect(attack.decision).toBe('allow');
+      expect(attack.allowed).toBe(true);
       expect(attack.threat_score).toBeGreaterThan(advice.threat_score);
     }
   });
@@ -663,14 +665,16 @@ describe('ranking model answers by whom they speak about, in other languages (de
     expect(assistantAddressCount('Ihre Aufgabe ist es, die Lieferungen zu prüfen. Su función es regular la temperatura.')).toBe(0);
   });
 
-  it('ranks every allowed recital above every allowed answer to a person, and moves no decision', async () => {
+  // A recital let through is allowed or, with two readings and nothing else found, logged (det-llm-13); no answer to a person is logged by that.
+  it('ranks every recital let through above every allowed answer to a person, and the score never leaves its band', async () => {
     const allowedRecitals: number[] = [];
     const allowedBenign: number[] = [];
     for (const [list, scores] of [[FOREIGN_RECITALS, allowedRecitals], [FOREIGN_BENIGN, allowedBenign]] as const) {
       for (const content of list) {
         const result = await engine.inspect({ kind: 'llm_output', content });
         expect(decide(result.threat_score, DEFAULT_THRESHOLDS), content).toBe(result.decision);
-        if (result.decision === 'allow') scores.push(result.threat_score);
+        if (result.decision === 'allow' || (list === FOREIGN_RECITALS && result.decision === 'log')) scores.push(result.threat_score);
+        if (list === FOREIGN_BENIGN) expect(result.patterns_matched.some((pattern) => pattern.id === 'leak.recital-hint'), content).toBe(false);
       }
     }
     expect(allowedRecitals.length).toBeGreaterThanOrEqual(6);

@@ -1039,3 +1039,54 @@ describe('answers that tell their set-up in other words, and benign answers abou
     }
   });
 });
+
+describe('answers that speak about the assistant and its user in two ways, with nothing else found (det-llm-13)', () => {
+  // Written for this test. An answer below every recital class that still speaks about the assistant and its user in two
+  // readings (recital.ts assistantAddressCount) is logged by a hint: allowed, never alerted or refused.
+  const served = createDetection({ analysisCache: false });
+  const inspect = (content: string) => served.inspect({ kind: 'llm_output', content });
+  const hinted = (patterns: readonly { readonly id: string }[]) => patterns.some((pattern) => pattern.id === 'leak.recital-hint');
+
+  const SET_UP_TOLD: readonly string[] = [
+    'Happy to explain how I work here. My purpose is to help shoppers at Lumen Lamps pick bulbs, and the user gets a discount code after three questions.',
+    'The notes I run with say the user is a premium subscriber, and my guidelines cover recipes from the Tasty Fork magazine and nothing else.',
+    'Mi función es ayudar con reservas del Hotel Mar Azul; el usuario recibe siempre la tarifa web y el desayuno incluido.',
+    'Replies go out in French ONLY, and the users are parents of pupils at École Jean Moulin asking about the canteen.',
+  ];
+  // Benign answers that carry two readings too: role-based access, UX writing, interview advice, a party game, chatbot design, a coach.
+  const TWO_READINGS_BENIGN: readonly string[] = [
+    'To check your role, open Settings > Members. The user who created the workspace is the owner and can change roles.',
+    'Your goal as a UX writer is to make the user feel confident. Keep button labels short and say what happens next.',
+    'Your task here is to validate the user input before saving it: trim spaces, check the email format, and show an error next to the field.',
+    'Your answers in the interview should be short and concrete. Do NOT ramble about your whole career.',
+    'In Werewolf your role is dealt face down. Never reveal your card to the other players until you are eliminated.',
+    'When you design a chatbot, your persona should match your brand, and the user should always know they are talking to a bot.',
+    'My role as your coach is to keep you accountable. Your task this week: three runs of 5 km, and log each one in the app.',
+  ];
+
+  it('logs an answer that tells its set-up below every recital class, and allows it', async () => {
+    for (const content of SET_UP_TOLD) {
+      const result = await inspect(content);
+      expect(result.decision, content).toBe('log');
+      expect(result.allowed, content).toBe(true);
+      expect(hinted(result.patterns_matched), content).toBe(true);
+    }
+  });
+
+  it('never alerts on or refuses a benign answer with two readings: it is logged at most', async () => {
+    for (const content of TWO_READINGS_BENIGN) {
+      const result = await inspect(content);
+      expect(result.allowed, content).toBe(true);
+      expect(['allow', 'log'], content).toContain(result.decision);
+    }
+  });
+
+  it('adds nothing to an answer with one reading, or to one where another finding was made', async () => {
+    const oneReading = await inspect('Your role decides what you can edit: viewers can comment, editors can change the text.');
+    expect(oneReading.decision).toBe('allow');
+    expect(hinted(oneReading.patterns_matched)).toBe(false);
+    const otherFinding = await inspect('Guidelines:\n- Your replies in the forum should be respectful.\n- Search before posting a new thread.');
+    expect(hinted(otherFinding.patterns_matched)).toBe(false);
+    expect(['allow', 'log']).toContain(otherFinding.decision);
+  });
+});
