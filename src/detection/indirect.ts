@@ -622,6 +622,13 @@ function answerReading(sentence: string): number {
 const READER_ADDRESS = /\byou(?:rs?)?\b/i;
 
 /**
+ * A line that names the text's addressee: a greeting ("Hi Omar,", "Dear Mr Alvarez") or an
+ * e-mail's "To:" header. A letter speaks to its recipient from its first line, so its one "you"
+ * is not a turn (`turnsToReader`). Linear: one anchored alternation.
+ */
+const ADDRESSEE_LINE = /(?:^|\n)[ \t]{0,8}(?:to:|(?:hi|hello|dear|hey)[ ,])/i;
+
+/**
  * Whether a tool output turns to its reader once (issue #32 item 4, det-b1-13): exactly one of its
  * sentences (of its first 16 KiB, `segments`) says "you", "your" or "yours", and it has at least one
  * other sentence; never in command documentation. Data addresses its own audience throughout (an
@@ -634,7 +641,7 @@ const READER_ADDRESS = /\byou(?:rs?)?\b/i;
  */
 export function turnsToReader(raw: string): boolean {
   const text = raw.length > TASK_EVIDENCE_CHARS ? raw.slice(0, TASK_EVIDENCE_CHARS) : raw;
-  if (COMMAND_DOCUMENTATION.test(text)) return false;
+  if (COMMAND_DOCUMENTATION.test(text) || ADDRESSEE_LINE.test(text)) return false;
   let addressing = 0;
   let sentences = 0;
   for (const segment of segments(text)) {
@@ -717,7 +724,7 @@ export function taskEvidence(raw: string, options: { readonly offTopic?: boolean
   }
   const addressed = topAddresses && addressing === 1 ? top : 0;
   const distance = topSegment === undefined || top <= WEAK_TASK_FLOOR ? undefined : distanceFromRest(text, topSegment.start, topSegment.end);
-  const apart = { ...(distance === undefined ? {} : { apart: { probability: top, distance } }), ...(addressing === 1 && sentences > 1 ? { loneAddress: 1 } : {}) };
+  const apart = { ...(distance === undefined ? {} : { apart: { probability: top, distance } }), ...(addressing === 1 && sentences > 1 && !ADDRESSEE_LINE.test(text) ? { loneAddress: 1 } : {}) };
   if (best === undefined) return { probability: 0, offTopic: 0, edge: false, weak, addressed, form, ...apart };
   const edge = sentences >= EDGE_EVIDENCE_SENTENCES && (bestIndex === 0 || bestIndex === sentences - 1);
   if (options.offTopic === false) return { probability, offTopic: 0, edge, weak, addressed, form, ...apart };
@@ -1314,7 +1321,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
-export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, READER_ADDRESS];
+export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, READER_ADDRESS, ADDRESSEE_LINE];
 
 /** The expressions that recognise command documentation (isCommandDocumentation), for the ReDoS test. */
 export const DOCUMENTATION_PATTERNS: readonly RegExp[] = DOCUMENTATION_SIGNS.map((sign) => sign.regex);
