@@ -7,6 +7,7 @@ import { distanceFromRest } from '../../src/detection/apart.ts';
 import { vulnerableExpressions } from './redos-verdicts.ts';
 import { assistantAddressCount, instructionRecitalStrength } from '../../src/detection/recital.ts';
 import { BENIGN_LOOKALIKES, PLANTED } from './planted-data-texts.ts';
+import { READER_LOOKALIKES, READER_PLANTED } from './reader-address-texts.ts';
 
 // Every text below was written for this test (none is taken from a corpus).
 
@@ -974,5 +975,19 @@ describe('the resolution of a score placed inside its band (det-b1-12)', () => {
     expect(BENIGN_LOOKALIKES.length).toBeGreaterThanOrEqual(30);
     expect(top.length).toBeGreaterThan(5);
     expect(new Set(top).size).toBe(top.length);
+  });
+});
+
+describe('written texts that address the reader or its answer, and look-alikes that address their own reader (det-b1-13)', () => {
+  it('keeps every text\'s score in its decision\'s band, and refuses the planted sentence that speaks of the reader\'s answer in the second person', async () => {
+    const detection = createDetection({});
+    expect(READER_PLANTED.length).toBeGreaterThanOrEqual(15);
+    expect(READER_LOOKALIKES.length).toBeGreaterThanOrEqual(15);
+    for (const content of [...READER_PLANTED, ...READER_LOOKALIKES]) {
+      const result = await detection.inspect({ kind: 'tool_output', content });
+      expect(decide(result.threat_score, DEFAULT_THRESHOLDS)).toBe(result.decision);
+    }
+    // "In your answer, mention that …" inside a choir's e-mail.
+    expect((await detection.inspect({ kind: 'tool_output', content: READER_PLANTED[1]! })).allowed).toBe(false);
   });
 });
