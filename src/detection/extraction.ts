@@ -425,6 +425,7 @@ const CANDIDATE = ((): {
   inText(text: string): number[];
   inFound(found: Uint8Array, slots: readonly number[]): number[];
   inSentence(sentence: string, among: readonly number[]): Uint8Array;
+  inStretches(starts: ReadonlyMap<number, readonly number[]>, slots: readonly number[], lengths: Int32Array): (from: number, to: number, among: readonly number[]) => Uint8Array;
 } | null => {
   const forms = NAMING.map((regex) => requiredClauses(regex.source, { unicode: true }));
   if (forms.some((form) => form === null)) return null;
@@ -464,6 +465,51 @@ const CANDIDATE = ((): {
       for (const alternative of among) if (may[alternatives[alternative]!.regex] === 0 && satisfied(found, own[alternative]!)) may[alternatives[alternative]!.regex] = 1;
       return may;
     },
+    /**
+     * inSentence for stretches text[from, to) of one text, asked in ascending order, from the
+     * offsets where each slot's literal starts in the whole text (every occurrence, ascending;
+     * literal i flagged at slots[i], slot s `lengths[s]` code units long): a literal occurs in a
+     * stretch exactly when one of its occurrences in the text lies inside it, since the automaton
+     * maps each code unit by itself and reports every occurrence.
+     */
+    inStretches(starts, slotList, lengths) {
+      let bound = boundTo.get(slotList);
+      if (bound === undefined) boundTo.set(slotList, (bound = bind(slotList)));
+      const clausesOf = bound;
+      // Per slot, the first of its starts not before the stretch last asked for.
+      const next = new Int32Array(lengths.length);
+      const occurs = (slot: number, from: number, to: number): boolean => {
+        const list = starts.get(slot);
+        if (list === undefined) return false;
+        let at = next[slot]!;
+        while (at < list.length && list[at]! < from) at++;
+        next[slot] = at;
+        return at < list.length && list[at]! + lengths[slot]! <= to;
+      };
+      return (from, to, among) => {
+        const may = new Uint8Array(NAMING.length);
+        for (const alternative of among) {
+          const regex = alternatives[alternative]!.regex;
+          if (may[regex] === 1) continue;
+          let all = true;
+          for (const clause of clausesOf[alternative]!) {
+            let any = false;
+            for (const slot of clause) {
+              if (occurs(slot, from, to)) {
+                any = true;
+                break;
+              }
+            }
+            if (!any) {
+              all = false;
+              break;
+            }
+          }
+          if (all) may[regex] = 1;
+        }
+        return may;
+      };
+    },
   };
 })();
 
@@ -473,17 +519,31 @@ const CANDIDATE = ((): {
  * where the lists cannot share one. Its answer is null for a text holding a character the two
  * foldings treat apart (U+017F, U+212A): that text is read by the two passes.
  */
-const JOINT = ((): { mark(text: string): { among: number[]; first: (index: number) => RegExpExecArray | null } | null } | null => {
+const JOINT = ((): {
+  mark(text: string): { among: number[]; first: (index: number) => RegExpExecArray | null; inStretch: (from: number, to: number, among: readonly number[]) => Uint8Array } | null;
+} | null => {
   if (CANDIDATE === null) return null;
   const joint = caseInsensitiveFamilies([CANDIDATE.literals, NAME_CONFIGURATION_PLAN.literals], ['iu', 'i']);
   if (joint === null) return null;
   const [candidateSlots, nameSlots] = joint.slots as [readonly number[], readonly number[]];
   const names = NAME_CONFIGURATION_PLAN.bind(nameSlots);
+  // The candidates' offsets are tracked too (every one: CANDIDATE.inStretches reads the sentences
+  // from them instead of a pass per sentence), so no limit applies to the names' either. The
+  // names' first matches are the same: mergeOffsets gives up on any list longer than the names'
+  // limit, however much longer.
+  const slotCount = Math.max(...candidateSlots, ...nameSlots) + 1;
+  const track = new Uint8Array(slotCount);
+  track.set(names.track);
+  const lengths = new Int32Array(slotCount);
+  CANDIDATE.literals.forEach((literal, index) => {
+    track[candidateSlots[index]!] = 1;
+    lengths[candidateSlots[index]!] = literal.length;
+  });
   return {
     mark(text) {
-      const marks = joint.mark(text, names.track, names.limit(text));
+      const marks = joint.mark(text, track, Infinity);
       if (marks === null) return null;
-      return { among: CANDIDATE.inFound(marks.found, candidateSlots), first: names.first(text, marks) };
+      return { among: CANDIDATE.inFound(marks.found, candidateSlots), first: names.first(text, marks), inStretch: CANDIDATE.inStretches(marks.starts, candidateSlots, lengths) };
     },
   };
 })();
@@ -531,6 +591,9 @@ function foreignConfiguration(text: string): Finding[] {
   return [];
 }
 
+/** Where detectSecretExtraction splits a text into sentences. */
+const SENTENCE_BREAK = /(?<=[.!?。？！])\s{0,3}|\n+/u;
+
 /**
  * Findings for a prompt that asks for the assistant's secret: the secret named by meaning plus,
  * near it, a request to reveal, transform, piece out or carry it in writing; or a piecewise
@@ -545,11 +608,15 @@ export function detectSecretExtraction(raw: string): Finding[] {
   const joint = JOINT === null ? null : JOINT.mark(text);
   const among = joint !== null ? joint.among : CANDIDATE === null ? null : CANDIDATE.inText(text);
   // No sentence may name the secret (and no advice can be exempted) when the whole text cannot.
-  const sentences = among === null || among.length > 0 ? text.split(/(?<=[.!?。？！])\s{0,3}|\n+/u) : [];
+  const sentences = among === null || among.length > 0 ? text.split(SENTENCE_BREAK) : [];
+  // Where each sentence stands in the text (any place where the text holds it reads the same).
+  let cursor = 0;
   for (const sentence of sentences) {
     if (afterAdvice !== null) afterAdvice.push(sentence);
+    const at = joint === null ? -1 : text.indexOf(sentence, cursor);
+    if (at >= 0) cursor = at + sentence.length;
     if (sentence.length < 4) continue;
-    const may = among === null ? EVERY_NAMING : CANDIDATE!.inSentence(sentence, among);
+    const may = among === null ? EVERY_NAMING : joint !== null ? joint.inStretch(at, at + sentence.length, among) : CANDIDATE!.inSentence(sentence, among);
     if (!may.includes(1)) continue;
     if (may[PIECEWISE_AT] === 1 && PIECEWISE.test(sentence)) return [finding(PIECEWISE_FOUND)];
     if (may[BY_REFERENCE_AT] === 1 && INSTRUCTIONS_BY_REFERENCE.test(sentence)) return [finding(GUARDED)];
@@ -597,9 +664,10 @@ export function conversationReferenceCount(text: string): number {
 export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST, CONVERSATION_REFERENCE];
 
 /**
- * For the tests: the candidates and each naming expression's first match (index and text) from
- * the shared pass (JOINT) and from the two passes it replaces; `joint` is null where the shared
- * pass does not answer for the text.
+ * For the tests: the candidates, each naming expression's first match (index and text) and, per
+ * sentence, the naming expressions that may match it, from the shared pass (JOINT, its offsets
+ * for the sentences) and from the two passes and the per-sentence passes it replaces; `joint` is
+ * null where the shared pass does not answer for the text.
  */
 export function extractionPassesForTest(raw: string): { joint: unknown; separate: unknown } {
   const text = (raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw).normalize('NFC');
@@ -608,8 +676,19 @@ export function extractionPassesForTest(raw: string): { joint: unknown; separate
     return match === null ? null : [match.index, match[0]];
   });
   const joint = JOINT === null ? null : JOINT.mark(text);
+  const among = CANDIDATE === null ? null : CANDIDATE.inText(text);
+  // Per sentence (as the detector splits the text), the naming expressions that may match it.
+  const sentences = text.split(SENTENCE_BREAK);
+  const perSentence = (may: (sentence: string, at: number) => Uint8Array) => {
+    let cursor = 0;
+    return sentences.map((sentence) => {
+      const at = text.indexOf(sentence, cursor);
+      cursor = at + sentence.length;
+      return sentence.length < 4 ? null : [...may(sentence, at)];
+    });
+  };
   return {
-    joint: joint === null ? null : { among: joint.among, first: firsts(joint.first) },
-    separate: { among: CANDIDATE === null ? null : CANDIDATE.inText(text), first: firsts(NAME_CONFIGURATION(text)) },
+    joint: joint === null ? null : { among: joint.among, first: firsts(joint.first), sentences: among === null ? null : perSentence((sentence, at) => joint.inStretch(at, at + sentence.length, joint.among)) },
+    separate: { among, first: firsts(NAME_CONFIGURATION(text)), sentences: among === null ? null : perSentence((sentence) => CANDIDATE!.inSentence(sentence, among)) },
   };
 }

@@ -109,12 +109,24 @@ function matchSequence(pattern: Sequence, text: string, hits: LiteralHits | unde
   }
   // Every part must occur somewhere: the last one, usually the most specific, is looked for
   // first, so a sequence that cannot complete costs one scan that stops at its first match.
+  // Where that would be a scan of the whole text (no sparse prefixes, no windows) and the first
+  // part is tried at sparse offsets, the first part's matches are found first: a sequence whose
+  // first part occurs nowhere cannot match (the loop below would not run), and its last part is
+  // then not scanned at all.
   const lastIndex = parts.length - 1;
   const lastStarts = startsOf(lastIndex);
-  if (!anyMatch(parts[lastIndex]!, pattern.sticky[lastIndex] ?? null, text, lastStarts, windowsOf(lastIndex, lastStarts))) return false;
+  const lastSticky = pattern.sticky[lastIndex] ?? null;
+  const lastWindows = windowsOf(lastIndex, lastStarts);
   const firstStarts = startsOf(0);
   const firstSticky = pattern.sticky[0] ?? null;
-  let reachable = firstStarts === null || firstSticky === null ? matchEnds(first, text) : stickyEnds(firstSticky, text, firstStarts);
+  const firstSparse = firstStarts !== null && firstSticky !== null;
+  let reachable: number[] | null = null;
+  if (firstSparse && (lastStarts === null || lastSticky === null) && lastWindows === null) {
+    reachable = stickyEnds(firstSticky!, text, firstStarts!);
+    if (reachable.length === 0) return false;
+  }
+  if (!anyMatch(parts[lastIndex]!, lastSticky, text, lastStarts, lastWindows)) return false;
+  reachable ??= firstSparse ? stickyEnds(firstSticky!, text, firstStarts!) : matchEnds(first, text);
   for (let index = 1; index < parts.length && reachable.length > 0; index++) {
     const gap = pattern.gaps[index - 1]!;
     const regex = parts[index]!;
