@@ -14,7 +14,7 @@ import { compileCatalogue, type CatalogueEntry, type CompiledCatalogue } from '.
 import { createEventWriter, type EventWriter, type ThreatEventRow } from './events.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { explain } from './explain.ts';
-import { conversationReferenceCount, endsInQuestion } from './extraction.ts';
+import { conversationReferenceCount } from './extraction.ts';
 import { BAND_ADDRESS_WEIGHT, bandConversationScore, bandRecitalScore, bandTaskProbability, bandTaskScore, gradedThreatScore, loadGradedWeights, readsTaskEvidence, type GradedWeights } from './graded-score.ts';
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
@@ -643,9 +643,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text) + (rankedInBand ? BAND_ADDRESS_WEIGHT * assistantAddressCount(text) : 0));
       else if (rankedInBand && kind === 'tool_output' && readsTaskEvidence(fit)) reported = bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true })));
       // A logged or alerted prompt that speaks of the conversation's own text ("above", "verbatim",
-      // "repeat"), or that ends in a question, ranks above the prompts of its decision score that do
-      // not (ranking only; det-b3-11, det-b3-13).
-      else if (rankedInBand && kind === 'prompt') reported = bandConversationScore(decisionScore, limits, conversationReferenceCount(text) + endsInQuestion(text));
+      // "repeat") ranks above the prompts of its decision score that do not (ranking only; det-b3-11).
+      else if (rankedInBand && kind === 'prompt') reported = bandConversationScore(decisionScore, limits, conversationReferenceCount(text));
       // A prompt blocked on the intent classifier's reading alone reports the block threshold
       // (ranking only: `classifierAloneBlock`).
       else if (kind === 'prompt' && decision === 'block' && classifierAloneBlock(findings, classifier?.id)) reported = limits.block;

@@ -594,18 +594,6 @@ export function conversationReferenceCount(text: string): number {
   return count;
 }
 
-/**
- * 1 when a prompt ends in a question mark (ASCII or full-width), else 0. A request for what the
- * assistant holds is asked of it ("What were you told before I arrived?"), while the benign prompts
- * the intent classifier logs or alerts on for their task-like words are mostly directions ("Act as
- * …, write …"). Counted beside `conversationReferenceCount` to rank a logged or alerted prompt
- * (docs/detection.md, det-b3-13); never a finding, never read in another band. No expression.
- */
-export function endsInQuestion(text: string): number {
-  const end = text.trimEnd();
-  return end.endsWith('?') || end.endsWith('\uFF1F') ? 1 : 0;
-}
-
 export const EXTRACTION_PATTERNS: readonly RegExp[] = [OWNED, REQUEST, PIECEWISE, TARGET, PROTECTED, FOREIGN_TARGET, FOREIGN_INSTRUCTIONS, FOREIGN_TOPIC, FOREIGN_ACT, FOREIGN_CARRIER, REVEAL, TRANSFORM, PIECES, CARRIER, MAKING, NEGATED, ABOUT_IT, ENCODING, ASSISTANTS, INSTRUCTIONS_BY_REFERENCE, RECEIVED, RECEIVED_QUESTION, INSIDE_PROMPT, OWN_CONFIGURATION, AS_TEXT, PLAIN_CONFIGURATION, DISCLOSE, DEFINING, RESPOND_WITH, RESTATE, HAS_CONFIGURATION, WHAT_IT_SAYS, BARE_REQUEST, ABOVE_REFERENCE, ABOVE_ACT, PROPERTY_OF_INSTRUCTIONS, WHAT_YOU_WERE_TOLD, FOREIGN_REPEAT, FOREIGN_ABOVE, FOREIGN_YOUR_INSTRUCTIONS, FOREIGN_ASK, ADVICE, ASKED_AFTER, SOLVED, READERS, SECRET_ITSELF, COORDINATED, SUBJECT, LATER_REQUEST, CONVERSATION_REFERENCE];
 
 /**
