@@ -780,7 +780,14 @@ export const ADDRESS_HINT_READINGS = 2;
 
 /** The hint for an otherwise clean answer that carries `ADDRESS_HINT_READINGS` readings (see above), or none. */
 export function assistantAddressHint(output: string): Finding[] {
-  return assistantAddressCount(output) >= ADDRESS_HINT_READINGS ? [recitalHint('Output speaks about the assistant and its user in two ways')] : [];
+  return assistantAddressCount(output) >= ADDRESS_HINT_READINGS ? [recitalHint(ADDRESS_HINT_NAME)] : [];
+}
+
+const ADDRESS_HINT_NAME = 'Output speaks about the assistant and its user in two ways';
+
+/** Whether a finding is the hint above (the engine drops it when an evasion signal is found: review-33). */
+export function isAssistantAddressHint(finding: Finding): boolean {
+  return finding.id === 'leak.recital-hint' && finding.name === ADDRESS_HINT_NAME;
 }
 
 /**
