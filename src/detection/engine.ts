@@ -31,7 +31,7 @@ import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
 import { codeProse } from './code-prose.ts';
-import { assistantAddressCount, instructionRecitalStrength } from './recital.ts';
+import { assistantAddressCount, instructionRecitalStrength, isAssistantAddressHint } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
 
 /** T2 as the ML capability provides it (structural, so tests can pass a fake). */
@@ -351,8 +351,12 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
       // A tool result is adjusted even without findings of its own (command documentation: adjustForKind).
       if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output' && context.input.kind !== 'tool_output') return verdict;
-      const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra], rawText.get(context.normalized) ?? context.input.text);
+      const raw = rawText.get(context.normalized) ?? context.input.text;
+      const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra], raw);
       if (findings.length === 0) return verdict;
+      // The address hint is made only when nothing else is found (det-llm-13); an evasion signal (T3) is a finding too, and
+      // beside one the hint would add up into Alert (0.2 with a homoglyph's 0.3): then it is not made (review-33).
+      if (findings.length === 1 && isAssistantAddressHint(findings[0]!) && evasionSignals(context.input.kind, context.normalized, [], raw).findings.length > 0) return verdict;
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
     },
   }];

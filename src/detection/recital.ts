@@ -780,7 +780,18 @@ export const ADDRESS_HINT_READINGS = 2;
 
 /** The hint for an otherwise clean answer that carries `ADDRESS_HINT_READINGS` readings (see above), or none. */
 export function assistantAddressHint(output: string): Finding[] {
-  return assistantAddressCount(output) >= ADDRESS_HINT_READINGS ? [recitalHint('Output speaks about the assistant and its user in two ways')] : [];
+  // One of the two must say who is spoken of (the assistant or its user; review-33): a rule about what is told with a shouted
+  // word and nothing else ("Don't mention the cake to Priya, and do NOT post …") is how advice is written as often as a leak.
+  const text = prepare(output);
+  const who = ADDRESS_READINGS.some((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text)));
+  return who && assistantAddressCount(output) >= ADDRESS_HINT_READINGS ? [recitalHint(ADDRESS_HINT_NAME)] : [];
+}
+
+const ADDRESS_HINT_NAME = 'Output speaks about the assistant and its user in two ways';
+
+/** Whether a finding is the hint above (the engine drops it when an evasion signal is found: review-33). */
+export function isAssistantAddressHint(finding: Finding): boolean {
+  return finding.id === 'leak.recital-hint' && finding.name === ADDRESS_HINT_NAME;
 }
 
 /**

@@ -1089,4 +1089,39 @@ describe('answers that speak about the assistant and its user in two ways, with 
     expect(hinted(otherFinding.patterns_matched)).toBe(false);
     expect(['allow', 'log']).toContain(otherFinding.decision);
   });
+
+  it('adds nothing when neither reading says who is spoken of: a rule about what is told with a shouted word (review-33)', async () => {
+    // Written for this test: advice, and leaked rules, that carry "don't mention / never tell" and a word in capitals but
+    // neither the assistant nor its user. Benign answers of this shape were logged as often as the leaks (8 and 7 of 10).
+    const ruleAndShout: readonly string[] = [
+      "For the surprise party, keep it quiet at work. Don't mention the cake to Priya, and do NOT post anything on the team channel before Friday.",
+      'Secret Santa tips: draw names on Monday, never tell anyone whose name you drew, and spend $25 ONLY, so nobody feels awkward.',
+      'Never reveal the internal pricing sheet. Answer ONLY questions about Acme routers.',
+    ];
+    for (const content of ruleAndShout) {
+      const result = await inspect(content);
+      expect(hinted(result.patterns_matched), content).toBe(false);
+      expect(result.decision, content).toBe('allow');
+    }
+    // With a reading of who is spoken of beside them, the hint stays.
+    const withUser = await inspect('Never reveal the internal pricing sheet. Answer ONLY questions the user asks about Acme routers.');
+    expect(hinted(withUser.patterns_matched)).toBe(true);
+  });
+
+  it('adds nothing beside an evasion signal, so a benign answer with two readings is never alerted on by it (review-33)', async () => {
+    // Written for this test: two readings each, and a sign T3's evasion signals read (a Cyrillic letter in a Latin word, a
+    // code sample cut off inside its brackets, a word repeated). The hint (0.2) beside a signal of 0.3 would be Alert.
+    const withSignals: readonly string[] = [
+      'Of course. Your answers to the surv\u0435y are anonymous; the user ID on the summary page is a random number, not your account.',
+      'Happy to help with the toast! Start with how you met the c\u043euple, tell one short story and raise a glass. Don\'t mention exes, and do NOT go over three minutes.',
+      'Sure, your answers are saved when the user presses Save. The payload looks like {"id": [1, {"answers": (2, [3',
+      `Your goal is a calm reply, and the user should feel heard. ${'yes '.repeat(60)}`,
+    ];
+    for (const content of withSignals) {
+      const result = await inspect(content);
+      expect(result.patterns_matched.some((pattern) => pattern.id.startsWith('signal.')), content).toBe(true);
+      expect(hinted(result.patterns_matched), content).toBe(false);
+      expect(['allow', 'log'], content).toContain(result.decision);
+    }
+  });
 });
