@@ -5,8 +5,13 @@ const OVERRIDE_VERBS = String.raw`(?:ignore|ignoring|disregard|disregarding|forg
 const OBJECTS = String.raw`(?:instructions?|prompts?|rules|directions?|directives?|guidelines?|guidance|commands?|context|constraints|restrictions|programming|orders|polic(?:y|ies)|safeguards|filters|training|messages?|conversation|requests?|tasks?|text|content|limitations)`;
 /** Devices and apps whose "developer mode" or "jailbreak" is an ordinary setting or hack, not an attack on the model. */
 const DEVICE = String.raw`(?:android|iphone|ipad|ipod|ios|phone|smartphone|device|tablet|pc|mac|macbook|laptop|computer|windows|linux|chrome|chromebook|browser|firefox|safari|edge|xbox|playstation|ps[2345]|psp|nintendo|switch|wii|tv|router|car|tesla|camera|watch|samsung|galaxy|pixel|huawei|xiaomi|oneplus|kindle|roku|fire ?stick|minecraft|game|emulator|console|app|settings)`;
-/** "my iPhone", "a PS4", "this phone", "his own Xbox": what a device setting or device jailbreak is about. */
-const DEVICE_OBJECT = String.raw`(?:(?:my|an?|the|your|this|our|his|her|their|its)\s+)?(?:own\s+)?${DEVICE}s?\b`;
+/**
+ * "my iPhone", "a PS4", "this phone", "his own Xbox": what a device setting or device jailbreak is about.
+ * The generic nouns app, settings and game keep the old determiners only (no his/her/their/its, own
+ * or plural): the assistant is an app with settings, so "jailbreak its own settings" and "god mode on
+ * their own apps" are the model's (review-33b).
+ */
+const DEVICE_OBJECT = String.raw`(?:(?:(?:my|an?|the|your|this|our)\s+)?${DEVICE}\b|(?:(?:my|an?|the|your|this|our|his|her|their|its)\s+)?(?:own\s+)?(?!(?:app|settings|game)s?\b)${DEVICE}s?\b)`;
 /**
  * Nouns an instruction word only modifies when it names a document: "the previous task list",
  * "the earlier training handouts", "the old message board" are superseded documents, not the
