@@ -28,7 +28,7 @@ import { combineFindings, noisyOr, round } from './score.ts';
 import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
-import { evasionSignals } from './tiers/t3-signals.ts';
+import { evasionSignals, type SignalResult } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
 import { codeProse } from './code-prose.ts';
 import { assistantAddressCount, instructionRecitalStrength, isAssistantAddressHint } from './recital.ts';
@@ -324,6 +324,10 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   const embeddings = new WeakMap<object, Float32Array>();
   // The semantic head's probability for the text (when the semantic tier scored it).
   const semanticProbability = new WeakMap<object, number>();
+  // T3's evasion signals when T1 measured them first (the address hint's guard), read without findings of T1: T3 takes them
+  // as they are when none of the findings before it was matched in a decoded or de-obfuscated variant (the one reading of
+  // them, `obfuscated-match`), so they are measured once.
+  const measuredSignals = new WeakMap<object, SignalResult>();
   // The n-gram classifier's probability for the text (when T3 ran it), for the graded score.
   const classifierProbability = new WeakMap<object, number>();
   const graded: GradedWeights | null = deps.gradedScore === false ? null : (deps.gradedScore ?? loadGradedWeights());
@@ -355,8 +359,14 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       const findings = adjustForKind(context.input.kind, [...verdict.findings, ...extra], raw);
       if (findings.length === 0) return verdict;
       // The address hint is made only when nothing else is found (det-llm-13); an evasion signal (T3) is a finding too, and
-      // beside one the hint would add up into Alert (0.2 with a homoglyph's 0.3): then it is not made (review-33).
-      if (findings.length === 1 && isAssistantAddressHint(findings[0]!) && evasionSignals(context.input.kind, context.normalized, [], raw).findings.length > 0) return verdict;
+      // beside one the hint would add up into Alert (0.2 with a homoglyph's 0.3): then it is not made (review-33). The
+      // signals are measured here, before the pipeline adds the hint's score (which gates T4 and shows in T1's report), and
+      // T3 takes them from `measuredSignals` rather than measuring them again (mend-34).
+      if (findings.length === 1 && isAssistantAddressHint(findings[0]!)) {
+        const signals = evasionSignals(context.input.kind, context.normalized, [], raw);
+        measuredSignals.set(context.normalized, signals);
+        if (signals.findings.length > 0) return verdict;
+      }
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
     },
   }];
@@ -421,7 +431,8 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // option lines, tables and code (split characters, entropy, a suffix of symbols) are
       // reported at most in the Log band and agree with nothing.
       const documentation = documentationOnly(context.input.kind, context.findings, raw);
-      const measured = evasionSignals(context.input.kind, context.normalized, context.findings, raw);
+      const measuredFirst = context.findings.every((finding) => finding.variant === undefined) ? measuredSignals.get(context.normalized) : undefined;
+      const measured = measuredFirst ?? evasionSignals(context.input.kind, context.normalized, context.findings, raw);
       const signals = documentation ? documentedSignals(measured) : measured;
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];

@@ -513,8 +513,8 @@ function anyMatch(list: readonly Gated[], text: string, present: ReadonlySet<str
 }
 
 /** A hint of a recital, at the log threshold: it ranks the answer and refuses nothing (see SELF_CONFIG). */
-function recitalHint(name: string): Finding {
-  return { id: 'leak.recital-hint', name, category: 'system-prompt-extraction', confidence: RECITAL_HINT, tier: 't1' };
+function recitalHint(name: string, id = 'leak.recital-hint'): Finding {
+  return { id, name, category: 'system-prompt-extraction', confidence: RECITAL_HINT, tier: 't1' };
 }
 
 function recitalFinding(name: string, confidence: number): Finding {
@@ -753,17 +753,32 @@ const DISCLOSURE_RULE = /\b(?:never|do\snot|don't)\s(?:ever\s)?(?:reveal|disclos
  */
 const SHOUTED_RULE = /(?:[a-z,]\s)(?:NEVER|ALWAYS|MUST|ONLY|DO NOT|DON'T|NOT|UNDER NO CIRCUMSTANCES|STRICTLY|EXACTLY|IMPORTANT|NO|ANY|NOTHING|ABSOLUTELY|EVER|NUNCA|SIEMPRE|JAMAIS|TOUJOURS|NIEMALS|IMMER|NICHT|SOLO|NON)\b(?!\s[A-Z]{2})/;
 
+/** The readings of an answer that speaks about the assistant and its user (below), read in one pass. */
+interface AddressReadings {
+  /** How many it carries (0–7). */
+  readonly count: number;
+  /** Whether one of them says who is spoken of: "you" cast as an assistant, its role, the user, its own set-up (any language). */
+  readonly who: boolean;
+}
+
 /**
- * How many of the readings of an answer that speaks about the assistant and its user it carries
- * (0–7; ranking only): the four above, each in English or in another language
- * (ADDRESS_READINGS_FOREIGN), a rule section's heading (RULE_HEADING), a rule about what is
- * told (DISCLOSURE_RULE) and a rule word shouted in capitals (SHOUTED_RULE).
+ * The readings of an answer that speaks about the assistant and its user (ranking only): the four
+ * above, each in English or in another language (ADDRESS_READINGS_FOREIGN), a rule section's
+ * heading (RULE_HEADING), a rule about what is told (DISCLOSURE_RULE) and a rule word shouted in
+ * capitals (SHOUTED_RULE). The count ranks (`assistantAddressCount`), the count with `who` makes
+ * the hint (`assistantAddressHint`); both read them here once.
  */
-export function assistantAddressCount(output: string): number {
+function addressReadings(output: string): AddressReadings {
   const text = prepare(output);
   const readings = ADDRESS_READINGS.filter((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text))).length;
   const head = output.length > MAX_SCAN ? output.slice(0, MAX_SCAN) : output;
-  return readings + (RULE_HEADING.test(text) ? 1 : 0) + (DISCLOSURE_RULE.test(text) ? 1 : 0) + (SHOUTED_RULE.test(head) ? 1 : 0);
+  const count = readings + (RULE_HEADING.test(text) ? 1 : 0) + (DISCLOSURE_RULE.test(text) ? 1 : 0) + (SHOUTED_RULE.test(head) ? 1 : 0);
+  return { count, who: readings > 0 };
+}
+
+/** How many of the readings of an answer that speaks about the assistant and its user it carries (0–7; ranking only). */
+export function assistantAddressCount(output: string): number {
+  return addressReadings(output).count;
 }
 
 /**
@@ -778,20 +793,22 @@ export function assistantAddressCount(output: string): number {
  */
 export const ADDRESS_HINT_READINGS = 2;
 
+/** The address hint's pattern id (its own since mend-34; it was `leak.recital-hint`, the set-up statement's hint, before). */
+export const ADDRESS_HINT_ID = 'leak.address-hint';
+
 /** The hint for an otherwise clean answer that carries `ADDRESS_HINT_READINGS` readings (see above), or none. */
 export function assistantAddressHint(output: string): Finding[] {
   // One of the two must say who is spoken of (the assistant or its user; review-33): a rule about what is told with a shouted
   // word and nothing else ("Don't mention the cake to Priya, and do NOT post …") is how advice is written as often as a leak.
-  const text = prepare(output);
-  const who = ADDRESS_READINGS.some((regex, index) => regex.test(text) || ADDRESS_READINGS_FOREIGN[index]!.some((foreign) => foreign.test(text)));
-  return who && assistantAddressCount(output) >= ADDRESS_HINT_READINGS ? [recitalHint(ADDRESS_HINT_NAME)] : [];
+  const { count, who } = addressReadings(output);
+  return who && count >= ADDRESS_HINT_READINGS ? [recitalHint(ADDRESS_HINT_NAME, ADDRESS_HINT_ID)] : [];
 }
 
 const ADDRESS_HINT_NAME = 'Output speaks about the assistant and its user in two ways';
 
 /** Whether a finding is the hint above (the engine drops it when an evasion signal is found: review-33). */
 export function isAssistantAddressHint(finding: Finding): boolean {
-  return finding.id === 'leak.recital-hint' && finding.name === ADDRESS_HINT_NAME;
+  return finding.id === ADDRESS_HINT_ID;
 }
 
 /**

@@ -9,9 +9,9 @@
  *   returns. `append` resolves only after the line is written and fdatasync'd (appends that
  *   arrive during a sync share the next one: group commit). Replay reads the file from the start,
  *   hands consecutive records of one kind to that kind's handler in the order they were appended,
- *   and stops at the first outage, keeping the rest; once everything is written the file is
- *   removed. The spool is bounded (`maxBytes`): beyond it, records are dropped and counted in an
- *   error log line. While the spool holds records, writers keep appending to it (`pending()`), so
+ *   and stops at the first outage or lock conflict, keeping the rest; once everything is written
+ *   the file is removed. The spool is bounded (`maxBytes`): beyond it, records are dropped and
+ *   counted in an error log line. While the spool holds records, writers keep appending to it (`pending()`), so
  *   audit entries are chained in the order they were produced.
  * - journal segments, `<owner>.journal-<tag>-<n>.jsonl`: every evidence record as it is produced
  *   (`journal`), on disk before the answer it belongs to is sent; the writer says `done()` once the
@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isDatabaseOutage } from './db/failures.ts';
+import { isDatabaseOutage, isLockConflict } from './db/failures.ts';
 import type { Logger } from './logger.ts';
 
 export interface OutboxRecord {
@@ -38,7 +38,7 @@ export interface OutboxRecord {
 }
 
 /**
- * Writes records of one kind, in order. Throws on an outage (replay then waits and retries).
+ * Writes records of one kind, in order. Throws on an outage or a lock conflict (replay then waits and retries).
  * Must be idempotent on each record's own id: a record may be handed over again after a crash.
  */
 export type OutboxHandler = (records: unknown[]) => Promise<void>;
@@ -71,7 +71,7 @@ export interface Outbox {
   journal(kind: string, data: unknown): JournalEntry;
   /** Records spooled (or adopted) and not yet written. Journaled records do not count. */
   pending(): number;
-  /** Writes what is spooled; stops at an outage. Returns how many records were written. */
+  /** Writes what is spooled; stops at an outage or a lock conflict. Returns how many records were written. */
   replay(): Promise<number>;
   /** Replays every `intervalMs` while records wait (default 2 s); adopts the files of dead processes. */
   start(intervalMs?: number): void;
@@ -290,7 +290,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
         if (registered === undefined) throw Object.assign(new Error(`no outbox handler for ${kind}`), { code: 'ECONNREFUSED' });
         await registered.handler(records.slice(index, end).map((record) => record.data));
       } catch (error) {
-        if (isDatabaseOutage(error)) {
+        // An outage, or a lock conflict that rolled the call back whole (another writer's transaction): the records wait
+        // for the next replay (the call is all-or-nothing and idempotent, so nothing is written twice).
+        const outage = isDatabaseOutage(error);
+        if (outage || isLockConflict(error)) {
+          if (!outage) logger.warn({ kind, records: end - index, code: (error as { code?: unknown }).code }, 'outbox: a lock conflict rolled the records back; they wait for the next replay');
           await rewrite(file, records.slice(index));
           return { written: index, total: records.length, done: false };
         }

@@ -36,7 +36,7 @@ import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
-import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Outbox } from '../platform/outbox.ts';
 
@@ -427,7 +427,9 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         if (!(await gate.subscribed(event.orgId)).has(event.event)) return;
         await webhooks.emit(event.orgId, event.event, admitted.data, { gatewayId: event.gatewayId, at: event.at, eventId: spooled.id });
       } catch (error) {
-        if (outbox === undefined || !isDatabaseOutage(error)) throw error;
+        // A lock conflict (another writer's transaction) rolled the statement back whole: spooled like an outage, the
+        // event is written by the next replay instead of being lost.
+        if (outbox === undefined || !(isDatabaseOutage(error) || isLockConflict(error))) throw error;
         settled = false;
         await outbox.append(SPOOL_KIND, spooled);
         settled = true;
@@ -468,14 +470,20 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         payload: JSON.stringify(buildEnvelope(orgId, record.event, record.data, record.gatewayId, new Date(record.at))),
         at: record.at,
       }));
+      // The rows are inserted in the order of their ids (the conflict key): two writers that insert the same new deliveries
+      // (a spool replayed twice at once) then wait for each other; in opposite orders each waited on a row the other had
+      // inserted, and PostgreSQL rolled one back ("deadlock detected"). They are queued in the order their events happened.
       const inserted = await db.withOrg(orgId, (tx) =>
         tx.query<{ id: string }>(
-          `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
-           SELECT md5(r.id || e.id::text)::uuid, $1, e.id, r.event, r.payload, 'pending', r.at
-             FROM jsonb_to_recordset($2::jsonb) AS r(id text, event text, payload text, at timestamptz)
-             JOIN webhook_endpoints e ON e.state = 'active' AND e.events @> jsonb_build_array(r.event)
-           ON CONFLICT (id) DO NOTHING
-           RETURNING id::text`,
+          `WITH inserted AS (
+             INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
+             SELECT md5(r.id || e.id::text)::uuid, $1, e.id, r.event, r.payload, 'pending', r.at
+               FROM jsonb_to_recordset($2::jsonb) AS r(id text, event text, payload text, at timestamptz)
+               JOIN webhook_endpoints e ON e.state = 'active' AND e.events @> jsonb_build_array(r.event)
+              ORDER BY 1
+             ON CONFLICT (id) DO NOTHING
+             RETURNING id, next_attempt_at)
+           SELECT id::text FROM inserted ORDER BY next_attempt_at, id`,
           [orgId, JSON.stringify(rows)],
         ),
       );
@@ -498,11 +506,13 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       const at = options.at ?? new Date();
       const payload = JSON.stringify(buildEnvelope(orgId, event, data, options.gatewayId ?? null, at));
       const eventId = options.eventId ?? randomUUID();
+      // In the order of their ids, as the outbox's writer inserts them (a replay of this event may run at the same time).
       const inserted = await db.withOrg(orgId, (tx) =>
         tx.query<{ id: string }>(
           `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event, payload, state, next_attempt_at)
            SELECT md5($5 || id::text)::uuid, $1, id, $2, $3, 'pending', $4 FROM webhook_endpoints
             WHERE state = 'active' AND events @> jsonb_build_array($2::text)
+            ORDER BY 1
            ON CONFLICT (id) DO NOTHING
            RETURNING id::text`,
           [orgId, event, payload, at.toISOString(), eventId],

@@ -675,7 +675,7 @@ describe('ranking model answers by whom they speak about, in other languages (de
         const result = await engine.inspect({ kind: 'llm_output', content });
         expect(decide(result.threat_score, DEFAULT_THRESHOLDS), content).toBe(result.decision);
         if (result.decision === 'allow' || (list === FOREIGN_RECITALS && result.decision === 'log')) scores.push(result.threat_score);
-        if (list === FOREIGN_BENIGN) expect(result.patterns_matched.some((pattern) => pattern.id === 'leak.recital-hint'), content).toBe(false);
+        if (list === FOREIGN_BENIGN) expect(result.patterns_matched.some((pattern) => pattern.id === 'leak.recital-hint' || pattern.id === 'leak.address-hint'), content).toBe(false);
       }
     }
     expect(allowedRecitals.length).toBeGreaterThanOrEqual(6);

@@ -1045,7 +1045,7 @@ describe('answers that speak about the assistant and its user in two ways, with 
   // readings (recital.ts assistantAddressCount) is logged by a hint: allowed, never alerted or refused.
   const served = createDetection({ analysisCache: false });
   const inspect = (content: string) => served.inspect({ kind: 'llm_output', content });
-  const hinted = (patterns: readonly { readonly id: string }[]) => patterns.some((pattern) => pattern.id === 'leak.recital-hint');
+  const hinted = (patterns: readonly { readonly id: string }[]) => patterns.some((pattern) => pattern.id === 'leak.address-hint');
 
   const SET_UP_TOLD: readonly string[] = [
     'Happy to explain how I work here. My purpose is to help shoppers at Lumen Lamps pick bulbs, and the user gets a discount code after three questions.',
@@ -1070,6 +1070,8 @@ describe('answers that speak about the assistant and its user in two ways, with 
       expect(result.decision, content).toBe('log');
       expect(result.allowed, content).toBe(true);
       expect(hinted(result.patterns_matched), content).toBe(true);
+      // Its own id (mend-34), not the set-up statement's `leak.recital-hint`: a consumer can tell the two hints apart.
+      expect(result.patterns_matched.map((pattern) => pattern.id), content).toEqual(['leak.address-hint']);
     }
   });
 

@@ -62,6 +62,26 @@ describe('the evidence outbox', () => {
     await outbox.close();
   });
 
+  it('keeps the records a lock conflict rolled back (another writer\'s transaction) and writes them with the next replay', async () => {
+    const dir = join(directory, 'lock');
+    const outbox = createOutbox({ dir, logger });
+    const written: number[] = [];
+    let conflicts = 1;
+    outbox.register('item', async (records) => {
+      if (conflicts > 0) {
+        conflicts -= 1;
+        throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      }
+      written.push(...(records as number[]));
+    }, { batch: 4 });
+    for (let index = 0; index < 10; index++) await outbox.append('item', index);
+    expect(await outbox.replay()).toBe(0);
+    expect(outbox.pending()).toBe(10);
+    expect(await outbox.replay()).toBe(10);
+    expect(written).toEqual(Array.from({ length: 10 }, (_, index) => index));
+    await outbox.close();
+  });
+
   it('keeps the order of a batch appended at once and writes it back in that order', async () => {
     const dir = join(directory, 'f');
     const outbox = createOutbox({ dir, logger });
