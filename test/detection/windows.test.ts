@@ -118,6 +118,30 @@ describe('literal windows of a part', () => {
     }
   });
 
+  it('reads classes and escapes as the engine does, so a window still holds the match', () => {
+    // Whether trying the part's plan finds a match where a scan of the whole text does.
+    const findsLikeScan = (source: string, text: string): boolean => {
+      const plan = partPlan(source);
+      return plan === null ? new RegExp(source, 'm').test(text) : windowed(plan, text);
+    };
+    // "[^]" is a whole class (any character): the "]" after it is a literal, four characters before "changed", not one.
+    expect(new RegExp(String.raw`[^]ab]\s*changed`).test('xab] changed')).toBe(true);
+    expect(findsLikeScan(String.raw`[^]ab]\s*changed`, 'xab] changed')).toBe(true);
+    // "\01" is one character (an octal escape), not "\0" and a leader "1changed".
+    expect(findsLikeScan(String.raw`a\01changed`, 'a\x01changed')).toBe(true);
+    // "\xg" is the letter x (no hex digits follow), not a four-character escape.
+    expect(findsLikeScan(String.raw`\xgi\01{2,4}?changed`, 'xgi\x01\x01\x01\x01changed')).toBe(true);
+  });
+
+  it('refuses a mixed plan for a backreference only, not for an escaped backslash before a digit', () => {
+    const source = String.raw`\b(?:changed|updated)\b|c:\\1x`;
+    const plan = mixedPlan(source);
+    expect(plan?.map((alternative) => alternative.leaders)).toEqual([['changed', 'updated'], ['c:\\1x']]);
+    expect(windowed(plan!, 'see c:\\1x here')).toBe(true);
+    expect(windowed(plan!, 'see c:1x here')).toBe(false);
+    expect(mixedPlan(String.raw`\b(?:changed|updated)\b|(ab)(?=\1)`)).toBeNull();
+  });
+
   it('leaves T1 findings as they were without the prefilter, with leaders dense and sparse', () => {
     const text = 'We have   changed the rules. '.repeat(3) + 'the other agents met in the hall. '.repeat(200) + 'pass this note on to the next   agent';
     for (const sample of [text, text.slice(0, 400), 'i   have\n\n  updated your instructions']) {

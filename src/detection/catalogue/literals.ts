@@ -167,17 +167,26 @@ function elementInfo(node: AST.Element): Info {
 const parser = new RegExpParser({ ecmaVersion: 2025 });
 
 /**
+ * The syntax tree of a regular expression's source (without the `v` flag; with `u` when
+ * `unicode`), or null when it does not parse. Shared by the catalogue's analyses (this module's
+ * literals and prefixes, windows.ts's literal windows).
+ */
+export function parseSource(source: string, unicode = false): AST.Pattern | null {
+  try {
+    return parser.parsePattern(source, 0, source.length, { unicode });
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Strings one of which every match of `source` (compiled without `v`) contains, or null when the
  * analysis finds none. Never an empty string. With the `i` flag the strings must be looked for
  * case-insensitively too (a regular expression of them with the same flags).
  */
 export function requiredLiterals(source: string, options: { unicode?: boolean } = {}): string[] | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parser.parsePattern(source, 0, source.length, { unicode: options.unicode ?? false });
-  } catch {
-    return null;
-  }
+  const pattern = parseSource(source, options.unicode ?? false);
+  if (pattern === null) return null;
   const info = alternativesInfo(pattern.alternatives);
   const required = info.required;
   if (required === null || quality(required) < 0) return null;
@@ -240,12 +249,8 @@ function elementsPrefix(elements: readonly AST.Element[], from: number): Readonl
  * the expression, instead of scanning every position of the text.
  */
 export function requiredPrefixes(source: string): string[] | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parser.parsePattern(source, 0, source.length, { unicode: false });
-  } catch {
-    return null;
-  }
+  const pattern = parseSource(source);
+  if (pattern === null) return null;
   const prefixes = alternativesPrefix(pattern.alternatives);
   return prefixes === null ? null : [...prefixes].sort();
 }
@@ -531,12 +536,8 @@ function mergeOffsets(slots: readonly number[], starts: ReadonlyMap<number, read
  * one string in the text. Null when some top-level alternative has no clause.
  */
 export function requiredClauses(source: string, options: { unicode?: boolean } = {}): string[][][] | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parser.parsePattern(source, 0, source.length, { unicode: options.unicode ?? false });
-  } catch {
-    return null;
-  }
+  const pattern = parseSource(source, options.unicode ?? false);
+  if (pattern === null) return null;
   const forms: string[][][] = [];
   for (const alternative of pattern.alternatives) {
     // Runs of exact elements crossed into strings (as in sequenceInfo), each run and each other

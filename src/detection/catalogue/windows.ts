@@ -15,8 +15,8 @@
  * …) before the element leaves the alternative, and so the part, without a window plan.
  */
 
-import { topLevelAlternatives } from './alternatives.ts';
-import { requiredPrefixes } from './literals.ts';
+import type { AST } from '@eslint-community/regexpp';
+import { parseSource, requiredPrefixes } from './literals.ts';
 
 /** An upper bound on a width: constant + s × (longest \s run) + w × (longest \w run); Infinity in c when unbounded. */
 export interface WidthBound {
@@ -36,16 +36,23 @@ export interface WindowAlternative {
   readonly maxBefore: WidthBound;
 }
 
+/** One element of an alternative (with its quantifier) as the window analysis sees it. */
 interface Atom {
-  readonly source: string;
-  /** Width of one repetition. */
   readonly min: number;
   readonly max: WidthBound;
-  /** For a non-lookaround group: its alternatives' sources. */
-  readonly alternatives: readonly string[] | null;
-  /** A plain literal character (may join a leader string). */
+  /** For an unquantified group (not a look-around): the fixed string each of its alternatives starts with ('' for none). */
+  readonly openings: readonly string[] | null;
+  /** An unquantified plain literal character (may join a leader string). */
   readonly literal: string | null;
-  readonly quantified: boolean;
+}
+
+/** One repetition of an element: its width, and whether it matches only `\s` (or only `\w`) characters. */
+interface Unit {
+  readonly min: number;
+  readonly max: WidthBound;
+  readonly runs: 's' | 'w' | null;
+  readonly openings: readonly string[] | null;
+  readonly literal: string | null;
 }
 
 const UNBOUNDED: WidthBound = { c: Infinity, s: 0, w: 0 };
@@ -56,145 +63,101 @@ const times = (a: WidthBound, n: number): WidthBound => (n === 0 ? ZERO : { c: a
 /** A bound at least as large as both (coefficient-wise maximum). */
 const either = (a: WidthBound, b: WidthBound): WidthBound => ({ c: Math.max(a.c, b.c), s: Math.max(a.s, b.s), w: Math.max(a.w, b.w) });
 
+const ZERO_WIDTH: Unit = { min: 0, max: ZERO, runs: null, openings: null, literal: null };
+const character = (runs: 's' | 'w' | null, literal: string | null = null): Unit => ({ min: 1, max: one(1), runs, openings: null, literal });
 
-/** Width of a single-character escape or class body; null for a zero-width escape. */
-function escapeWidth(letter: string): { max: WidthBound; runs: 's' | 'w' | null } | null {
-  if (letter === 'b' || letter === 'B') return null;
-  if (letter === 's') return { max: one(1), runs: 's' };
-  if (letter === 'w' || letter === 'd') return { max: one(1), runs: 'w' };
-  return { max: one(1), runs: null };
-}
+/** Escaped characters that stand for themselves in a leader. */
+const LITERAL_ESCAPES = new Set(['.', '-', "'", '"', '/', ':']);
+/** Class members that match only `\s` characters, or only `\w` ones (as written: `[\s\t]`, `[a-z0-9_]`). */
+const SPACE_MEMBER = /^(?:\\s|\\t|\\n|\\r| )$/;
+const WORD_MEMBER = /^(?:\\w|\\d|[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|_)$/;
 
-/** Whether every character a class can match is a `\s` character (or every one a `\w` one). */
-function classRuns(body: string): 's' | 'w' | null {
-  if (/^(?:\\s|\\t|\\n|\\r| )+$/.test(body)) return 's';
-  if (/^(?:\\w|\\d|[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|_)+$/.test(body)) return 'w';
+function classRuns(node: AST.CharacterClass): 's' | 'w' | null {
+  if (node.negate || node.elements.length === 0) return null;
+  if (node.elements.every((element) => SPACE_MEMBER.test(element.raw))) return 's';
+  if (node.elements.every((element) => WORD_MEMBER.test(element.raw))) return 'w';
   return null;
 }
 
 /**
- * The top-level atoms of an alternative, or null where the syntax is beyond this reader
- * (backreferences, named groups and the like): the caller then has no window plan.
+ * One repetition of an element, or null where the syntax is beyond this reader: backreferences,
+ * named groups, groups with modifiers, and the escapes \c, \p, \P, \k and \1–\9 (without the
+ * u flag these may read as other characters), and a "{" that is not a quantifier.
  */
-function atoms(source: string): Atom[] | null {
-  const out: Atom[] = [];
-  let index = 0;
-  while (index < source.length) {
-    const begin = index;
-    const char = source[index]!;
-    let min = 1;
-    let unit: WidthBound = one(1);
-    let runs: 's' | 'w' | null = null;
-    let alternatives: string[] | null = null;
-    let literal: string | null = null;
-    if (char === '\\') {
-      const letter = source[index + 1];
-      if (letter === undefined || /[1-9k]/.test(letter)) return null;
-      if (letter === 'x') index += 4;
-      else if (letter === 'u') {
-        if (source[index + 2] === '{') return null;
-        index += 6;
-      } else if (letter === 'c' || letter === 'p' || letter === 'P') return null;
-      else index += 2;
-      const width = escapeWidth(letter);
-      if (width === null) {
-        min = 0;
-        unit = ZERO;
-      } else {
-        unit = width.max;
-        runs = width.runs;
-        if (/[.\-'"/:]/.test(letter)) literal = letter;
+function unitOf(node: AST.Element): Unit | null {
+  switch (node.type) {
+    case 'Character': {
+      if (node.raw.startsWith('\\')) {
+        const letter = node.raw[1];
+        // \x and \u with their hex digits, any other escape one letter: "\u{…}", "\xg", "\01" and the like are not read.
+        const length = letter === 'x' ? 4 : letter === 'u' ? 6 : 2;
+        if (letter === undefined || /[1-9kcpP]/.test(letter) || node.raw.length !== length) return null;
+        return character(null, node.raw.length === 2 && LITERAL_ESCAPES.has(letter) ? letter : null);
       }
-    } else if (char === '[') {
-      let end = index + 1;
-      if (source[end] === '^') end++;
-      if (source[end] === ']') end++;
-      while (end < source.length && source[end] !== ']') end += source[end] === '\\' ? 2 : 1;
-      if (end >= source.length) return null;
-      runs = source[index + 1] === '^' ? null : classRuns(source.slice(index + 1, end));
-      index = end + 1;
-    } else if (char === '(') {
-      let depth = 0;
-      let end = index;
-      let inClass = false;
-      for (; end < source.length; end++) {
-        const inner = source[end]!;
-        if (inner === '\\') {
-          end++;
-          continue;
-        }
-        if (inClass) {
-          if (inner === ']') inClass = false;
-          continue;
-        }
-        if (inner === '[') inClass = true;
-        else if (inner === '(') depth++;
-        else if (inner === ')' && --depth === 0) break;
-      }
-      if (end >= source.length) return null;
-      const head = source.slice(index, index + 4);
-      let bodyStart: number;
-      if (head.startsWith('(?:')) bodyStart = index + 3;
-      else if (head.startsWith('(?=') || head.startsWith('(?!') || head === '(?<=' || head === '(?<!') bodyStart = -1;
-      else if (head.startsWith('(?')) return null;
-      else bodyStart = index + 1;
-      if (bodyStart < 0) {
-        min = 0;
-        unit = ZERO;
-      } else {
-        alternatives = topLevelAlternatives(source.slice(bodyStart, end));
-        let groupMin = Infinity;
-        let groupMax: WidthBound = ZERO;
-        for (const alternative of alternatives) {
-          const width = sequenceWidth(alternative);
-          if (width === null) return null;
-          groupMin = Math.min(groupMin, width.min);
-          groupMax = either(groupMax, width.max);
-        }
-        min = groupMin;
-        unit = groupMax;
-      }
-      index = end + 1;
-    } else if (char === '^' || char === '$') {
-      min = 0;
-      unit = ZERO;
-      index++;
-    } else if (char === ')' || char === '|' || char === '*' || char === '+' || char === '?' || char === '{') {
+      return node.raw === '{' ? null : character(null, node.raw);
+    }
+    case 'CharacterSet':
+      if (node.kind === 'any') return character(null);
+      if (node.kind === 'space') return character(node.negate ? null : 's');
+      if (node.kind === 'digit' || node.kind === 'word') return character(node.negate ? null : 'w');
       return null;
-    } else {
-      if (char !== '.') literal = char;
-      index++;
-    }
-    // A quantifier on the atom.
-    let low = 1;
-    let high = 1;
-    const next = source[index];
-    if (next === '?' || next === '*' || next === '+') {
-      low = next === '+' ? 1 : 0;
-      high = next === '?' ? 1 : Infinity;
-      index++;
-    } else if (next === '{') {
-      const quantifier = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(index));
-      if (quantifier === null) return null;
-      low = Number(quantifier[1]);
-      high = quantifier[2] === undefined ? low : quantifier[3] === '' ? Infinity : Number(quantifier[3]);
-      index += quantifier[0].length;
-    }
-    if (source[index] === '?' && index > begin + 1 && /[?*+}]/.test(source[index - 1]!)) index++;
-    const quantified = low !== 1 || high !== 1;
-    let max: WidthBound;
-    if (high === Infinity) {
-      // A run of \s or \w characters is no longer than the text's longest such run.
-      max = unit.c === 0 && unit.s === 0 && unit.w === 0 ? ZERO : runs === 's' ? { c: 0, s: 1, w: 0 } : runs === 'w' ? { c: 0, s: 0, w: 1 } : UNBOUNDED;
-    } else max = times(unit, high);
-    out.push({ source: source.slice(begin, index), min: min * low, max, alternatives: quantified ? null : alternatives, literal: quantified ? null : literal, quantified });
+    case 'CharacterClass':
+      return character(classRuns(node));
+    case 'Assertion':
+      // \b, \B, ^, $ and the look-arounds: their content is not read (a match is judged by what it consumes).
+      return ZERO_WIDTH;
+    case 'Group':
+      return node.modifiers === null ? groupUnit(node.alternatives) : null;
+    case 'CapturingGroup':
+      return node.name === null ? groupUnit(node.alternatives) : null;
+    default:
+      // Backreferences; a quantifier directly on a quantifier does not parse.
+      return null;
   }
-  return out;
 }
 
-function sequenceWidth(source: string): { min: number; max: WidthBound } | null {
-  const list = atoms(source);
-  if (list === null) return null;
+function groupUnit(alternatives: readonly AST.Alternative[]): Unit | null {
+  let min = Infinity;
+  let max: WidthBound = ZERO;
+  const openings: string[] = [];
+  for (const alternative of alternatives) {
+    const list = atoms(alternative);
+    if (list === null) return null;
+    const width = sequenceWidth(list);
+    min = Math.min(min, width.min);
+    max = either(max, width.max);
+    openings.push(leadingString(list));
+  }
+  return { min, max, runs: null, openings, literal: null };
+}
+
+function atomOf(node: AST.Element): Atom | null {
+  const quantifier = node.type === 'Quantifier' ? node : null;
+  const unit = unitOf(quantifier?.element ?? node);
+  if (unit === null) return null;
+  const low = quantifier?.min ?? 1;
+  const high = quantifier?.max ?? 1;
+  if (low === 1 && high === 1) return { min: unit.min, max: unit.max, openings: unit.openings, literal: unit.literal };
+  let max: WidthBound;
+  if (high === Infinity) {
+    // A run of \s or \w characters is no longer than the text's longest such run.
+    max = unit.max.c === 0 && unit.max.s === 0 && unit.max.w === 0 ? ZERO : unit.runs === 's' ? { c: 0, s: 1, w: 0 } : unit.runs === 'w' ? { c: 0, s: 0, w: 1 } : UNBOUNDED;
+  } else max = times(unit.max, high);
+  return { min: unit.min * low, max, openings: null, literal: null };
+}
+
+/** The atoms of an alternative, or null where one is beyond this reader (the caller then has no window plan). */
+function atoms(alternative: AST.Alternative): readonly Atom[] | null {
+  const list: Atom[] = [];
+  for (const element of alternative.elements) {
+    const atom = atomOf(element);
+    if (atom === null) return null;
+    list.push(atom);
+  }
+  return list;
+}
+
+function sequenceWidth(list: readonly Atom[]): { min: number; max: WidthBound } {
   let min = 0;
   let max: WidthBound = ZERO;
   for (const atom of list) {
@@ -205,9 +168,7 @@ function sequenceWidth(source: string): { min: number; max: WidthBound } | null 
 }
 
 /** The fixed string every match of an alternative starts with (its leading literal characters), or ''. */
-function leadingString(source: string): string {
-  const list = atoms(source);
-  if (list === null) return '';
+function leadingString(list: readonly Atom[]): string {
   let out = '';
   for (const atom of list) {
     if (atom.literal === null) break;
@@ -225,7 +186,13 @@ const PLAIN = /^[a-z0-9 '_-]+$/;
  * `minLeader` characters), ties to the earliest; null where none qualifies.
  */
 export function windowAlternative(source: string, minLeader = 4): WindowAlternative | null {
-  const list = atoms(source);
+  const pattern = parseSource(source);
+  if (pattern === null || pattern.alternatives.length !== 1) return null;
+  return alternativeWindow(pattern.alternatives[0]!, minLeader);
+}
+
+function alternativeWindow(alternative: AST.Alternative, minLeader: number): WindowAlternative | null {
+  const list = atoms(alternative);
   if (list === null) return null;
   let best: WindowAlternative | null = null;
   let bestScore = minLeader - 1;
@@ -238,14 +205,14 @@ export function windowAlternative(source: string, minLeader = 4): WindowAlternat
       let run = '';
       for (let next = index; next < list.length && list[next]!.literal !== null; next++) run += list[next]!.literal;
       leaders = [run];
-    } else if (atom.alternatives !== null) {
-      leaders = atom.alternatives.map(leadingString);
+    } else if (atom.openings !== null) {
+      leaders = [...atom.openings];
     }
     if (leaders !== null && maxBefore.c !== Infinity && leaders.every((leader) => PLAIN.test(leader))) {
       const score = Math.min(...leaders.map((leader) => leader.length));
       if (score > bestScore) {
         bestScore = score;
-        best = { source, leaders: [...new Set(leaders)].sort(), minBefore, maxBefore };
+        best = { source: alternative.raw, leaders: [...new Set(leaders)].sort(), minBefore, maxBefore };
       }
     }
     minBefore += atom.min;
@@ -256,13 +223,34 @@ export function windowAlternative(source: string, minLeader = 4): WindowAlternat
 
 /** A plan for every top-level alternative of a part, or null when one has none. */
 export function windowPlan(source: string, minLeader = 4): WindowAlternative[] | null {
+  const pattern = parseSource(source);
+  if (pattern === null) return null;
   const plan: WindowAlternative[] = [];
-  for (const alternative of topLevelAlternatives(source)) {
-    const entry = windowAlternative(alternative, minLeader);
+  for (const alternative of pattern.alternatives) {
+    const entry = alternativeWindow(alternative, minLeader);
     if (entry === null) return null;
     plan.push(entry);
   }
   return plan;
+}
+
+/** Whether a node holds a backreference (in a group, a look-around or a quantified element). */
+function hasBackreference(node: AST.Alternative | AST.Element): boolean {
+  switch (node.type) {
+    case 'Backreference':
+      return true;
+    case 'Alternative':
+      return node.elements.some(hasBackreference);
+    case 'Quantifier':
+      return hasBackreference(node.element);
+    case 'Group':
+    case 'CapturingGroup':
+      return node.alternatives.some(hasBackreference);
+    case 'Assertion':
+      return (node.kind === 'lookahead' || node.kind === 'lookbehind') && node.alternatives.some(hasBackreference);
+    default:
+      return false;
+  }
 }
 
 /**
@@ -276,21 +264,23 @@ export function windowPlan(source: string, minLeader = 4): WindowAlternative[] |
  * while "#1" (its one alternative without a 4-character literal) is rare.
  */
 export function mixedPlan(source: string, minLeader = 4): WindowAlternative[] | null {
+  const pattern = parseSource(source);
+  if (pattern === null) return null;
   const plan: WindowAlternative[] = [];
   let windows = 0;
-  for (const alternative of topLevelAlternatives(source)) {
-    if (/\\(?:[1-9]|k<)/.test(alternative)) return null;
-    const window = windowAlternative(alternative, minLeader);
+  for (const alternative of pattern.alternatives) {
+    if (hasBackreference(alternative)) return null;
+    const window = alternativeWindow(alternative, minLeader);
     if (window !== null) {
       plan.push(window);
       windows++;
       continue;
     }
-    const prefixes = requiredPrefixes(alternative);
+    const prefixes = requiredPrefixes(alternative.raw);
     // A single character ("[", "(", a lone space) starts a match almost anywhere: recording its
     // offsets in every text's automaton pass would cost more than the scan it could spare.
     if (prefixes === null || prefixes.some((prefix) => prefix.length < 2)) return null;
-    plan.push({ source: alternative, leaders: prefixes, minBefore: 0, maxBefore: ZERO });
+    plan.push({ source: alternative.raw, leaders: prefixes, minBefore: 0, maxBefore: ZERO });
   }
   return windows > 0 ? plan : null;
 }
