@@ -9,6 +9,9 @@
  * with a 2xx (refusals' CPU counts, refusals do not).
  * Prints the medians, the per-window ratios to the bare route in the same round (median), after ÷
  * before, and the load average at the start and the end.
+ * BENCH_CPU_METHOD=gateway measures each window as the gateway benchmark's CPU rounds do
+ * (`cpuPerRequest`, bench/gateway.ts: BENCH_GATEWAY_COUNT requests, default 1,000, on 4 keep-alive
+ * connections, the evidence pauses before and after; one key): the figure issue #39's targets read.
  *   BENCH_BEFORE_DIR=/tmp/before npx tsx bench/gateway-cpu-before-after.ts [--quick]
  */
 import { readFileSync } from 'node:fs';
@@ -16,6 +19,7 @@ import autocannon from 'autocannon';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { cpuPerRequest } from './gateway.ts';
 import { round3, startChild, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const beforeDir = process.env.BENCH_BEFORE_DIR;
@@ -26,6 +30,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 3 : 6));
 const seconds = Number(process.env.BENCH_WINDOW_S ?? (quick ? 2 : 3));
 /** Longer than svc's evidence window (src/verification/provenance.ts, 200 ms) plus one write. */
 const SETTLE_MS = 400;
+const gatewayMethod = process.env.BENCH_CPU_METHOD === 'gateway';
+const gatewayCount = Number(process.env.BENCH_GATEWAY_COUNT ?? 1_000);
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 
 const ticksOf = (stat: string) => {
@@ -85,7 +91,7 @@ async function drive(target: ProbeTarget, keys: readonly string[], seconds: numb
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 const load = () => loadavg().map((value) => Math.round(value * 100) / 100);
 
-const results: Record<string, unknown> = { load_average_start: load(), connections: 10, rounds, seconds_per_window: seconds };
+const results: Record<string, unknown> = { load_average_start: load(), ...(gatewayMethod ? { method: 'gateway', connections: 4, requests_per_window: gatewayCount } : { connections: 10, seconds_per_window: seconds }), rounds };
 const children: ChildServer[] = [];
 try {
   const upstream = await startChild('bench/gateway-upstream.ts');
@@ -141,6 +147,11 @@ try {
     for (const { target, server } of targets) await warmUp(target, server === bare ? [] : keysOf(server), server.process.pid!);
     for (let round = 0; round < rounds; round++) {
       for (const { target, server } of round % 2 === 0 ? targets : [...targets].reverse()) {
+        if (gatewayMethod) {
+          const figure = await cpuPerRequest(target, server.process.pid!, gatewayCount);
+          if (figure !== null) (cpu[target.name] ??= []).push(figure);
+          continue;
+        }
         await delay(SETTLE_MS);
         const start = cpuTicks(server.process.pid!);
         const mainStart = mainTicks(server.process.pid!);
@@ -162,7 +173,7 @@ try {
     results[mode] = {
       cpu_us_per_completion: Object.fromEntries(Object.entries(cpu).map(([name, values]) => [name, { median: Math.round(median(values)), rounds: values.map(Math.round) }])),
       // Of which the main thread (the rest: V8's background threads, the collector's concurrent work among them, and libuv's pool).
-      main_thread_us_per_completion: Object.fromEntries(Object.entries(mainCpu).map(([name, values]) => [name, Math.round(median(values))])),
+      main_thread_us_per_completion: gatewayMethod ? null : Object.fromEntries(Object.entries(mainCpu).map(([name, values]) => [name, Math.round(median(values))])),
       requests_per_s: Object.fromEntries(Object.entries(rates).map(([name, values]) => [name, median(values)])),
       ratio_to_bare: { before: ratio('before', 'bare'), after: ratio('after', 'bare') },
       after_vs_before: ratio('after', 'before'),
