@@ -343,6 +343,15 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     if (known === undefined) english.set(analysis, (known = readsAsEnglish(text)));
     return known;
   };
+  // A model answer's readings of speaking about the assistant and its user (recital.ts), read
+  // for every allowed answer's graded score: a function of the text alone, so repeated content
+  // reads it once, as above.
+  const addressCounts = new WeakMap<Analysis, number>();
+  const addressCountOf = (analysis: Analysis, text: string): number => {
+    let known = addressCounts.get(analysis);
+    if (known === undefined) addressCounts.set(analysis, (known = assistantAddressCount(text)));
+    return known;
+  };
   const requests = new WeakMap<object, InspectRequest>();
   // The texts warm() runs through the cascade: no caller's traffic, so T5 observes none of them.
   const warming = new WeakSet<object>();
@@ -644,7 +653,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
           // An allowed tool output's strongest AI-style task and how unrelated it is to its data (ranking only).
           ...(kind === 'tool_output' && readsTaskEvidence(fit) ? { task: taskEvidence(text, { offTopic: (fit?.offTopicTask ?? 0) > 0, weak: true }) } : {}),
           // An allowed model answer that speaks about the assistant and its user (ranking only).
-          ...(kind === 'llm_output' ? { assistantAddress: assistantAddressCount(text) } : {}),
+          ...(kind === 'llm_output' ? { assistantAddress: addressCountOf(analysis, text) } : {}),
         }, limits, graded?.bands);
       // Logged or alerted (and not graded by the fit): a tool output's task evidence (the allow
       // band's readings: the strongest task, a direction in another shape, the edge), or a model
@@ -655,7 +664,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       let reported = score;
       // A logged or alerted answer's count also takes its readings of speaking about the assistant
       // and its user (`BAND_ADDRESS_WEIGHT` each; rank10).
-      if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text) + (rankedInBand ? BAND_ADDRESS_WEIGHT * assistantAddressCount(text) : 0));
+      if (kind === 'llm_output' && (rankedInBand || decision === 'challenge' || decision === 'block')) reported = bandRecitalScore(decisionScore, limits, instructionRecitalStrength(text) + (rankedInBand ? BAND_ADDRESS_WEIGHT * addressCountOf(analysis, text) : 0));
       else if (rankedInBand && kind === 'tool_output' && readsTaskEvidence(fit)) reported = bandTaskScore(decisionScore, limits, bandTaskProbability(taskEvidence(text, { offTopic: false, weak: true })));
       // A logged or alerted prompt that speaks of the conversation's own text ("above", "verbatim",
       // "repeat") ranks above the prompts of its decision score that do not (ranking only; det-b3-11).
