@@ -116,8 +116,43 @@ export function contentSignals(text: string): McpFinding[] {
  */
 export const MCP_RESULT_SCAN_MAX = 1_048_576;
 
+/** Texts up to this long have their content signals and personal-data finding remembered (TextFacts below). */
+const FACTS_TEXT_MAX = 2_048;
+/** Texts whose facts are remembered (least recently used forgotten first): at most ~2 MB of keys. */
+const FACTS_ENTRIES = 512;
+
+/** What a text carries whatever the surface and the org: both are pure functions of the text. */
+interface TextFacts {
+  readonly signals: readonly McpFinding[];
+  /** The arguments' personal-data finding (null: none); undefined until an arguments scan asks. */
+  personal?: McpFinding | null;
+}
+
+function personalData(text: string): McpFinding | null {
+  const personal = detectPii(text).filter((span) => span.type !== 'IP' && span.type !== 'PERSON' && span.type !== 'URL');
+  return personal.length === 0 ? null : Object.freeze({ id: SIGNALS.personalData, name: `Personal data or secrets leaving (${[...new Set(personal.map((span) => span.type))].join(', ')})`, category: 'personal-data', confidence: 0.3 });
+}
+
 export function createInspector(engine: DetectionEngine): McpInspector {
-  const run = async (surface: keyof typeof KINDS, text: string, context: InspectContext, extra: McpFinding[], tool?: ToolDefinitionShape): Promise<Inspection> => {
+  // The signals' eight expressions and the PII scan of a short text, remembered per text: tool
+  // calls repeat their argument and result texts (the same query, the same short answer), and
+  // the engine already remembers its own analysis of repeated content (analysis-cache.ts). The
+  // findings are frozen, so a remembered one is the value a fresh scan would give.
+  const facts = new Map<string, TextFacts>();
+  const factsOf = (text: string): TextFacts => {
+    if (text.length > FACTS_TEXT_MAX) return { signals: contentSignals(text) };
+    const known = facts.get(text);
+    if (known !== undefined) {
+      facts.delete(text);
+      facts.set(text, known);
+      return known;
+    }
+    const fresh: TextFacts = { signals: Object.freeze(contentSignals(text).map((signal) => Object.freeze(signal))) };
+    facts.set(text, fresh);
+    if (facts.size > FACTS_ENTRIES) facts.delete(facts.keys().next().value!);
+    return fresh;
+  };
+  const run = async (surface: keyof typeof KINDS, text: string, context: InspectContext, extra: readonly McpFinding[], tool?: ToolDefinitionShape, known?: TextFacts): Promise<Inspection> => {
     const threat = await engine.inspect({
       kind: KINDS[surface],
       ...(tool === undefined ? { content: text } : { tool }),
@@ -137,7 +172,7 @@ export function createInspector(engine: DetectionEngine): McpInspector {
       category: engine.catalogue.byId(pattern.id)?.category ?? fallbackCategory(pattern.id, threat.categories),
       ...(span === undefined || tool !== undefined ? {} : { span }),
     }));
-    for (const signal of [...contentSignals(text), ...extra]) {
+    for (const signal of [...(known ?? factsOf(text)).signals, ...extra]) {
       categories.add(signal.category);
       findings.push(signal);
     }
@@ -147,9 +182,9 @@ export function createInspector(engine: DetectionEngine): McpInspector {
     tool: (tool, text, context) => run('tool', text, context, [], tool),
     definition: (text, context) => run('definition', text, context, []),
     arguments: (text, context) => {
-      const personal = detectPii(text).filter((span) => span.type !== 'IP' && span.type !== 'PERSON' && span.type !== 'URL');
-      const extra: McpFinding[] = personal.length === 0 ? [] : [{ id: SIGNALS.personalData, name: `Personal data or secrets leaving (${[...new Set(personal.map((span) => span.type))].join(', ')})`, category: 'personal-data', confidence: 0.3 }];
-      return run('arguments', text, context, extra);
+      const known = factsOf(text);
+      if (known.personal === undefined) known.personal = personalData(text);
+      return run('arguments', text, context, known.personal === null ? [] : [known.personal], undefined, known);
     },
     result: (text, context) => run('result', text, context, []),
     template: (text, context) => run('template', text, context, []),

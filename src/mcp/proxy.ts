@@ -201,17 +201,18 @@ export function createProxy(deps: ProxyDeps) {
   async function handle(request: ProxyRequest): Promise<ProxyResponse> {
     // Parsed first, so that svc's own errors below answer the request ids (JSON-RPC: null only when unreadable).
     const body = request.method === 'POST' ? parseBody(request.body) : null;
-    const sent = body !== null && 'messages' in body ? { batch: body.batch, ids: body.messages.flatMap((message) => requestIdOf(message)) } : null;
+    // What the POST asked, for svc's own error answers (made only when one is needed).
+    const sent = (): Sent | null => (body !== null && 'messages' in body ? { batch: body.batch, ids: body.messages.flatMap((message) => requestIdOf(message)) } : null);
     const upstreamSession = header(request.headers, 'mcp-session-id') ?? null;
     if (upstreamSession !== null) {
       const owner = await deps.cache.get(bindingKey(deps.cache.prefix, request.server.id, upstreamSession)).catch(() => null);
-      if (owner !== request.caller.orgId) return jsonResponse(404, errorAnswer(sent, -32001, 'Session not found'));
+      if (owner !== request.caller.orgId) return jsonResponse(404, errorAnswer(sent(), -32001, 'Session not found'));
     }
     const xSession = header(request.headers, 'x-session-id');
     const sessionId = xSession !== undefined && xSession !== '' ? xSession.slice(0, 256) : upstreamSession;
     if (sessionId !== null && request.method !== 'DELETE') {
       const state = await deps.session(request.caller, request.server, sessionId, upstreamSession);
-      if (state === 'expired') return jsonResponse(404, errorAnswer(sent, -32001, 'Session expired'));
+      if (state === 'expired') return jsonResponse(404, errorAnswer(sent(), -32001, 'Session expired'));
     }
     const pendingKey = upstreamSession === null ? null : `${request.server.id}:${upstreamSession}`;
     const exchange: Exchange = { caller: request.caller, server: request.server, sessionId, requestId: request.requestId, pending: new Map(), headers: request.headers, signal: request.signal };
@@ -272,12 +273,12 @@ export function createProxy(deps: ProxyDeps) {
     // Always the value that was inspected, re-serialised, never the client's bytes: JSON with
     // duplicate keys reads differently in different parsers, and svc authorized and scanned what
     // JSON.parse read (the last key); an upstream reading the first would run something else.
-    const body = Buffer.from(JSON.stringify(batch ? forwarded : forwarded[0]));
+    const body = JSON.stringify(batch ? forwarded : forwarded[0]);
     const sent: Sent = { batch, ids: forwarded.filter(isRequest).map((message) => message.id!) };
     return forward(request, exchange, body, local, pendingKey, sent);
   }
 
-  async function forward(request: ProxyRequest, exchange: Exchange, body: Buffer | null, local: JsonRpcMessage[], pendingKey: string | null, sent: Sent | null): Promise<ProxyResponse> {
+  async function forward(request: ProxyRequest, exchange: Exchange, body: string | null, local: JsonRpcMessage[], pendingKey: string | null, sent: Sent | null): Promise<ProxyResponse> {
     const headers: Record<string, string> = {};
     for (const name of FORWARD_REQUEST_HEADERS) {
       const value = header(request.headers, name);
@@ -499,13 +500,14 @@ export function createProxy(deps: ProxyDeps) {
     const configured = exchange.server.tool_categories[tool];
     const category = (configured !== undefined ? inferCategory({ name: tool }, configured) : (record?.category ?? inferCategory({ name: tool }))) as Parameters<typeof roleAllows>[1];
     const hash = record?.hash ?? null;
-    const base = { session_id: exchange.sessionId, hop: exchange.caller.hop, server_id: exchange.server.id, tool, role: exchange.caller.role, category, definition_hash: hash, jsonrpc_id: message.id, request_id: exchange.requestId };
+    // The audit entry's fields of a refused call (a forwarded one is audited with its answer).
+    const base = () => ({ session_id: exchange.sessionId, hop: exchange.caller.hop, server_id: exchange.server.id, tool, role: exchange.caller.role, category, definition_hash: hash, jsonrpc_id: message.id, request_id: exchange.requestId });
     if (record !== null && (record.pending_hash !== null || record.hash === null)) {
-      deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base, decision: 'held', findings: record.findings } });
+      deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base(), decision: 'held', findings: record.findings } });
       return refusal(message.id!, 'MCP_TOOL_HELD', { tool, pending_hash: record.pending_hash });
     }
     if (!roleAllows(exchange.caller.role, category)) {
-      deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'denied', target: tool, details: { ...base, decision: 'deny', findings: notListed } });
+      deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'denied', target: tool, details: { ...base(), decision: 'deny', findings: notListed } });
       return refusal(message.id!, 'MCP_TOOL_FORBIDDEN', { tool, role: exchange.caller.role, category });
     }
     const argumentsText = params.arguments === undefined ? '' : JSON.stringify(params.arguments);
@@ -525,7 +527,7 @@ export function createProxy(deps: ProxyDeps) {
       const enforced = inspection.findings.some((finding) => !finding.id.startsWith('ml.') && !finding.id.startsWith('signal.'));
       if (inspection.decision === 'block' && enforced) {
         await notify(exchange, inspection, 'block', tool);
-        deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base, decision: 'block', score: inspection.score, findings: inspection.findings } });
+        deps.audit(orgId, { action: 'mcp.tool_call', outcome: 'blocked', target: tool, details: { ...base(), decision: 'block', score: inspection.score, findings: inspection.findings } });
         return refusal(message.id!, 'MCP_ARGUMENTS_BLOCKED', { tool, findings: inspection.findings.map((finding) => finding.id) });
       }
       if (inspection.decision === 'alert' || inspection.decision === 'block') notify(exchange, inspection, 'alert', tool);
@@ -763,10 +765,12 @@ export function createProxy(deps: ProxyDeps) {
   async function scanContent(texts: AnswerText, original: Record<string, unknown>, exchange: Exchange, pending: Pending, key: string, passed: 'allow' | 'upstream_error' = 'allow'): Promise<{ notice: string; meta: Record<string, unknown> } | null> {
     const length = texts.content.length + texts.template.length;
     const oversize = length > MCP_RESULT_SCAN_MAX;
-    const [content, template] = oversize ? [null, null] : await Promise.all([
-      texts.content === '' ? null : deps.inspector.result(texts.content, context(exchange)),
-      texts.template === '' ? null : deps.inspector.template(texts.template, context(exchange)),
-    ]);
+    const [content, template] = oversize ? [null, null]
+      : texts.template === '' ? [texts.content === '' ? null : await deps.inspector.result(texts.content, context(exchange)), null]
+      : await Promise.all([
+        texts.content === '' ? null : deps.inspector.result(texts.content, context(exchange)),
+        deps.inspector.template(texts.template, context(exchange)),
+      ]);
     const inspections = [content, template].filter((inspection): inspection is Inspection => inspection !== null);
     const findings: McpFinding[] = oversize ? [{ id: TOO_LARGE_FINDING, name: `Longer than svc scans (${length} characters, limit ${MCP_RESULT_SCAN_MAX})`, category: 'scan-limit', confidence: 1 }] : inspections.flatMap((inspection) => inspection.findings);
     if (content !== null) await correlate(exchange, observe(content, 'result', pending.tool, exchange, `${key}:result`));

@@ -272,7 +272,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     const handler = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       const auth = request.auth;
       if (auth === null) throw new SvcError('AUTH_MISSING');
-      const server = await mcp.getServer(auth.orgId, request.params.id);
+      const server = await mcp.proxyServer(auth.orgId, request.params.id);
       const actor = auditActor(auth);
       const hopHeader = request.headers['x-agent-hop'];
       const caller: ProxyCaller = {
@@ -331,7 +331,7 @@ export const mcpRoutes: RoutesPlugin<McpRouteOptions> = async (app, options) => 
     };
     scope.get('/mcp/:id/sse', routeOptions, async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       const { caller, orgId } = callerOf(request);
-      const server = await mcp.getServer(orgId, request.params.id);
+      const server = await mcp.proxyServer(orgId, request.params.id);
       releaseSlot(request);
       const stream = mcp.openLegacy(server, caller, request.headers);
       reply.raw.once('close', () => stream.destroy());

@@ -343,9 +343,13 @@ export function createMcp(deps: McpDeps) {
       return (await store.listServers(orgId)).map(view);
     },
     async getServer(orgId: string, id: string): Promise<McpServerView> {
+      return view(await this.proxyServer(orgId, id));
+    },
+    /** The registration the proxy endpoint serves (per-replica cache, as getServer), without the management view. */
+    async proxyServer(orgId: string, id: string): Promise<McpServerRecord> {
       const server = await cachedServer(orgId, id);
       if (server === null) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
-      return view(server);
+      return server;
     },
     async deleteServer(orgId: string, actor: string, id: string): Promise<void> {
       if (!(await store.deleteServer(orgId, id))) throw new SvcError('NOT_FOUND', { details: { resource: 'mcp_server', id } });
