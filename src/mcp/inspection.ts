@@ -13,6 +13,7 @@
  * add facts, never lower a decision. All regular expressions are linear (bounded repetitions,
  * no nested quantifiers) and the inputs are bounded by the engine's scan length.
  */
+import { LRUCache } from 'lru-cache';
 import type { DetectionEngine, InspectKind, Span, Thresholds, ToolDefinitionShape } from '../detection/index.ts';
 import { detectPii } from '../gateway/index.ts';
 
@@ -118,7 +119,7 @@ export const MCP_RESULT_SCAN_MAX = 1_048_576;
 
 /** Texts up to this long have their content signals and personal-data finding remembered (TextFacts below). */
 const FACTS_TEXT_MAX = 2_048;
-/** Texts whose facts are remembered (least recently used forgotten first): at most ~2 MB of keys. */
+/** Texts whose facts are remembered (lru-cache: least recently used forgotten first): at most ~2 MB of keys. */
 const FACTS_ENTRIES = 512;
 
 /** What a text carries whatever the surface and the org: both are pure functions of the text. */
@@ -138,18 +139,13 @@ export function createInspector(engine: DetectionEngine): McpInspector {
   // calls repeat their argument and result texts (the same query, the same short answer), and
   // the engine already remembers its own analysis of repeated content (analysis-cache.ts). The
   // findings are frozen, so a remembered one is the value a fresh scan would give.
-  const facts = new Map<string, TextFacts>();
+  const facts = new LRUCache<string, TextFacts>({ max: FACTS_ENTRIES });
   const factsOf = (text: string): TextFacts => {
     if (text.length > FACTS_TEXT_MAX) return { signals: contentSignals(text) };
     const known = facts.get(text);
-    if (known !== undefined) {
-      facts.delete(text);
-      facts.set(text, known);
-      return known;
-    }
+    if (known !== undefined) return known;
     const fresh: TextFacts = { signals: Object.freeze(contentSignals(text).map((signal) => Object.freeze(signal))) };
     facts.set(text, fresh);
-    if (facts.size > FACTS_ENTRIES) facts.delete(facts.keys().next().value!);
     return fresh;
   };
   const run = async (surface: keyof typeof KINDS, text: string, context: InspectContext, extra: readonly McpFinding[], tool?: ToolDefinitionShape, known?: TextFacts): Promise<Inspection> => {
