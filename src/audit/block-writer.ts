@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
-import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
 import type { AuditEntryInput, AuditLog } from './audit-log.ts';
 
 export interface BlockAuditServices {
@@ -86,7 +86,10 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
       try {
         await audit.appendMany(orgId, entries);
       } catch (error) {
-        if (isDatabaseOutage(error)) throw error;
+        // A lock conflict rolled the one transaction back whole: the entries stay in the spool for the next replay
+        // (appendMany skips ids already chained), rather than being written one by one, where a second conflict
+        // would replace an entry by an `audit.entry_rejected` marker (review-34b).
+        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
         await appendEach(audit, services.logger, orgId, entries, error);
       }
     },

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Database } from '../platform/db/index.ts';
-import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 
@@ -77,10 +77,12 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
       try {
         await insertRows(db, list[0]!.orgId, list);
       } catch (error) {
-        if (isDatabaseOutage(error)) throw error;
+        // A lock conflict rolled the statement back whole: the rows wait in the spool (ON CONFLICT (id) DO NOTHING makes
+        // the replay write none twice) instead of being dropped as refused (review-34b).
+        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
         for (const row of list) {
           await insertRows(db, row.orgId, [row]).catch((rowError: unknown) => {
-            if (isDatabaseOutage(rowError)) throw rowError;
+            if (isDatabaseOutage(rowError) || isLockConflict(rowError)) throw rowError;
             logger?.warn({ org_id: row.orgId, request_id: row.requestId.slice(0, 128), code: errorCode(rowError) }, 'threat_events row rejected');
           });
         }

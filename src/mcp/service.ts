@@ -9,7 +9,7 @@ import type { AuditEntryInput, AuditLog, AuditRecord } from '../audit/index.ts';
 import type { DetectionEngine, ProfileBaseline } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
-import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -152,7 +152,16 @@ export function createMcp(deps: McpDeps) {
     MCP_AUDIT_OUTBOX_KIND,
     async (records) => {
       const list = records as Array<{ orgId: string; entry: AuditEntryInput }>;
-      if (list.length > 0) await write(list[0]!.orgId, list.map((record) => record.entry));
+      if (list.length === 0) return;
+      const orgId = list[0]!.orgId;
+      const entries = list.map((record) => record.entry);
+      try {
+        await deps.audit.appendMany(orgId, entries);
+      } catch (error) {
+        // An outage or a lock conflict (the transaction rolled back whole): kept for the next replay (review-34b).
+        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
+        await appendEach(orgId, entries);
+      }
     },
     { group: (record) => (record as { orgId: string }).orgId, batch: 100 },
   );

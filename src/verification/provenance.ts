@@ -27,7 +27,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import type { AuditLog } from '../audit/index.ts';
 import { copyField, type Database } from '../platform/db/index.ts';
-import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { sanitizeJson } from '../platform/db/sanitize.ts';
@@ -337,7 +337,8 @@ export function createProvenanceWriter(
       try {
         await writeChunk(orgId, chunk);
       } catch (error) {
-        if (isDatabaseOutage(error)) throw error;
+        // An outage or a lock conflict (the transaction rolled back whole): kept for the next replay (review-34b).
+        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
         await writeEach(orgId, chunk);
       }
     },
