@@ -140,3 +140,59 @@ describe('warming the engine with every optional tier configured', () => {
     expect(calls.model).toBeGreaterThan(0);
   });
 });
+
+describe('analysis cache: a model answer is keyed on its system prompt and secrets', () => {
+  // Written for this test (none is taken from a corpus).
+  const LEAKED = 'You are the billing helper of Northwind Outfitters. Only discuss invoices, refunds and shipping fees, and never mention the discount code list kept for staff.';
+  const OTHER = 'You are a gardening tutor for a community allotment. Explain soil, compost and crop rotation to beginners in short friendly steps with one example each.';
+  // The answer recites LEAKED's instructions: a leak against LEAKED, none against OTHER.
+  const ANSWER = `Sure, here are my instructions: ${LEAKED}`;
+  /** What a caller reads of a decision, without the timings. */
+  const seen = (decision: Awaited<ReturnType<ReturnType<typeof createDetectionEngine>['inspect']>>) => {
+    const { latency_ms: _latency, tiers, ...rest } = decision;
+    return { ...rest, tiers: tiers.map((report) => ({ tier: report.tier, outcome: report.outcome, score: report.score })) };
+  };
+  const cold = async (request: Parameters<ReturnType<typeof createDetectionEngine>['inspect']>[0]) => seen(await createDetectionEngine({ t2: countingT2(0.1) }).inspect(request));
+
+  it('judges the same answer against each system prompt, alternating, as a cold engine does', async () => {
+    const t2 = countingT2(0.1);
+    const engine = createDetectionEngine({ t2 });
+    const leaked = { kind: 'llm_output' as const, content: ANSWER, systemPrompt: LEAKED };
+    const other = { kind: 'llm_output' as const, content: ANSWER, systemPrompt: OTHER };
+    const first = [seen(await engine.inspect(leaked)), seen(await engine.inspect(other))];
+    const calls = t2.calls;
+    expect(calls).toBeGreaterThan(0);
+    const again = [seen(await engine.inspect(leaked)), seen(await engine.inspect(other))];
+    // The repeated pair is answered from the cache (no tier ran again) ...
+    expect(t2.calls).toBe(calls);
+    // ... each with its own prompt's findings ...
+    expect(first[0]!.patterns_matched.map((pattern) => pattern.id)).toContain('leak.system-prompt');
+    expect(first[1]!.patterns_matched.map((pattern) => pattern.id)).not.toContain('leak.system-prompt');
+    expect(first[0]!.threat_score).not.toBe(first[1]!.threat_score);
+    // ... and exactly what an engine without a cache decides.
+    expect(again).toEqual(first);
+    expect(first).toEqual([await cold(leaked), await cold(other)]);
+    // The same prompt given as a system message reads the same entry and decides the same.
+    expect(seen(await engine.inspect({ kind: 'llm_output', content: ANSWER, messages: [{ role: 'system', content: LEAKED }] }))).toEqual(first[0]);
+    expect(t2.calls).toBe(calls);
+  });
+
+  it('judges the same answer against each tenant\'s secrets, and without any, as a cold engine does', async () => {
+    const engine = createDetectionEngine({ t2: countingT2(0.1) });
+    const answer = 'The staff discount code is NWO-STAFF-7731-QX, do not share it.';
+    const requests = [
+      { kind: 'llm_output' as const, content: answer, secrets: ['NWO-STAFF-7731-QX'] },
+      { kind: 'llm_output' as const, content: answer, secrets: ['GARDEN-PLOT-0042-ZZ'] },
+      { kind: 'llm_output' as const, content: answer },
+    ];
+    const first = [];
+    for (const request of requests) first.push(seen(await engine.inspect(request)));
+    const again = [];
+    for (const request of requests) again.push(seen(await engine.inspect(request)));
+    expect(first[0]!.patterns_matched.map((pattern) => pattern.id)).not.toEqual(first[1]!.patterns_matched.map((pattern) => pattern.id));
+    expect(again).toEqual(first);
+    const colds = [];
+    for (const request of requests) colds.push(await cold(request));
+    expect(first).toEqual(colds);
+  });
+});
