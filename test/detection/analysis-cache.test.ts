@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ANALYSIS_CACHE, createAnalysisCache, type Analysis } from '../../src/detection/analysis-cache.ts';
 import { createDetectionEngine } from '../../src/detection/index.ts';
+import { kindAnalysisContext } from '../../src/detection/kind-detectors.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import { memoryCache } from '../helpers/memory-cache.ts';
 
@@ -194,5 +195,20 @@ describe('analysis cache: a model answer is keyed on its system prompt and secre
     const colds = [];
     for (const request of requests) colds.push(await cold(request));
     expect(first).toEqual(colds);
+  });
+});
+
+describe('analysis cache: the digest of a model answer\'s context', () => {
+  it('differs for every different prompt and secret set, lone surrogates and part boundaries included', () => {
+    const contexts = [
+      { systemPrompt: '\uD800' }, { systemPrompt: '\uDBFF' }, { systemPrompt: '\uFFFD' },
+      { systemPrompt: 'ab', secrets: ['c'] }, { systemPrompt: 'a', secrets: ['bc'] }, { systemPrompt: 'abc' }, { secrets: ['abc'] }, { systemPrompt: 'a', secrets: ['b', 'c'] },
+    ].map((context) => kindAnalysisContext({ kind: 'llm_output', content: 'x', ...context }));
+    expect(new Set(contexts).size).toBe(contexts.length);
+    expect(contexts.every((context) => /^[0-9a-f]{64}$/.test(context))).toBe(true);
+    // The same prompt as a field or as a system message is the same context; other kinds have none.
+    expect(kindAnalysisContext({ kind: 'llm_output', messages: [{ role: 'system', content: 'abc' }] })).toBe(contexts[5]);
+    expect(kindAnalysisContext({ kind: 'prompt', content: 'x', systemPrompt: 'abc' })).toBe('');
+    expect(kindAnalysisContext({ kind: 'llm_output', content: 'x' })).toBe('');
   });
 });
