@@ -1,8 +1,9 @@
 /**
  * Per-replica cache of the content-only part of an inspection: normalization and the tier
- * cascade, which depend on nothing but the kind, the text (plus header names for HTTP) and the
- * thresholds in force. Session escalation, fragments, the decision, metrics and threat events
- * are still computed for every request. Repeated content (a system prompt sent with every call,
+ * cascade, which depend on nothing but the kind, the text (plus header names for HTTP; a model
+ * answer's system prompt and secrets, as a digest) and the thresholds in force. Session
+ * escalation, fragments, the decision, metrics and threat events are still computed for every
+ * request. Repeated content (a system prompt sent with every call,
  * a retried request, a templated prompt, the same tool output read by many agents) is analysed
  * once.
  *
@@ -29,10 +30,13 @@ export interface AnalysisCache {
   readonly size: number;
 }
 
-/** The cache key, or null when the text is too long to be worth keeping. */
-export function analysisKey(kind: string, text: string, thresholdsKey: string, headerNames?: readonly string[]): string | null {
+/**
+ * The cache key, or null when the text is too long to be worth keeping. `context` is what else the
+ * analysis reads (a model answer's system prompt and secrets, as a digest: kindAnalysisContext).
+ */
+export function analysisKey(kind: string, text: string, thresholdsKey: string, headerNames?: readonly string[], context = ''): string | null {
   if (text.length > ANALYSIS_CACHE.MAX_TEXT) return null;
-  return `${kind}\u0000${thresholdsKey}\u0000${headerNames === undefined ? '' : headerNames.join(',')}\u0000${text}`;
+  return `${kind}\u0000${thresholdsKey}\u0000${headerNames === undefined ? '' : headerNames.join(',')}\u0000${context}\u0000${text}`;
 }
 
 export function createAnalysisCache(options: { maxEntries?: number; maxTotalChars?: number; ttlMs?: number } = {}): AnalysisCache {

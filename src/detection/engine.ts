@@ -29,7 +29,7 @@ import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
 import { evasionSignals, type SignalResult } from './tiers/t3-signals.ts';
-import { adjustForKind, documentationOnly, kindFindings, kindText, kindUsesAnalysisCache } from './kind-detectors.ts';
+import { adjustForKind, documentationOnly, kindFindings, kindAnalysisContext, kindText } from './kind-detectors.ts';
 import { codeProse } from './code-prose.ts';
 import { assistantAddressCount, instructionRecitalStrength, isAssistantAddressHint } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
@@ -562,15 +562,21 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       else text = kindText(request);
 
       const limits = request.orgId === undefined ? policy.thresholds : await thresholds.get(request.orgId).catch(() => policy.thresholds);
-      // Content-only analysis (normalization + cascade) is cached for repeated content (analysis-cache.ts).
-      const key = analyses === null || !kindUsesAnalysisCache(request) ? null : analysisKey(kind, text, `${catalogueGeneration}:${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames);
+      // Content-only analysis (normalization + cascade) is cached for repeated content (analysis-cache.ts);
+      // a model answer's key also holds the digest of its system prompt and secrets (kindAnalysisContext).
+      const key = analyses === null ? null : analysisKey(kind, text, `${catalogueGeneration}:${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames, kindAnalysisContext(request));
       let analysis = key === null ? undefined : analyses!.get(key);
       if (analysis === undefined) {
         const normalized = normalize(text, { kind });
         rawText.set(normalized, text.slice(0, 65_536));
         requests.set(normalized, request);
         analysis = { normalized, result: await pipeline.run({ kind, text, ...(headerNames === undefined ? {} : { headerNames }) }, normalized, { ...policy, thresholds: limits }) };
-        if (key !== null) analyses!.set(key, analysis);
+        if (key !== null) {
+          analyses!.set(key, analysis);
+          // T1 read the request during the run; a cached analysis must not keep it (a model answer's
+          // request carries its system prompt and messages, which the cache's size bound does not count).
+          requests.delete(normalized);
+        }
       }
       const { normalized, result } = analysis;
 

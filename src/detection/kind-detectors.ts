@@ -4,6 +4,7 @@
  * system prompt or a configured secret, and recitals of instructions written for a model (`llm_output`). The kind decides: a sentence typed by the
  * user is a request, the same sentence inside a tool result is planted.
  */
+import { hash } from 'node:crypto';
 import { detectSecretExtraction } from './extraction.ts';
 import { detectForeignOverride } from './foreign-override.ts';
 import { DOCUMENTED_TALK, detectPlantedInstructions, isCommandDocumentation } from './indirect.ts';
@@ -36,9 +37,25 @@ export function systemPromptOf(request: KindRequest): string {
   return (request.messages ?? []).filter((message) => message.role === 'system' || message.role === 'developer').map((message) => message.content).join('\n');
 }
 
-/** Content-only analyses are cached; an `llm_output` check also depends on its prompt and secrets. */
-export function kindUsesAnalysisCache(request: KindRequest): boolean {
-  return !(request.kind === 'llm_output' && (systemPromptOf(request) !== '' || (request.secrets?.length ?? 0) > 0));
+/**
+ * What an analysis depends on beyond the kind and the text, for the analysis cache's key: an
+ * `llm_output` check also reads its system prompt (the leak and recital checks against it) and the
+ * configured secrets, so their SHA-256 is part of the key ('' when there are none, and for every
+ * other kind, whose detectors read the text alone). The digest is of the prompt and each secret,
+ * each prefixed with its length, so no two different sets share one; the secrets never appear in
+ * the key.
+ */
+export function kindAnalysisContext(request: KindRequest): string {
+  if (request.kind !== 'llm_output') return '';
+  const systemPrompt = systemPromptOf(request);
+  const secrets = request.secrets ?? [];
+  if (systemPrompt === '' && secrets.length === 0) return '';
+  // Each part prefixed with its length: unambiguous, without JSON.stringify's escaping scan (which
+  // cost about twice the hash itself for a 2 KB prompt). Hashed as UTF-16 code units: UTF-8 would
+  // write every lone surrogate as U+FFFD, and two different prompts would share a digest.
+  let material = `${systemPrompt.length}:${systemPrompt}`;
+  for (const secret of secrets) material += `${secret.length}:${secret}`;
+  return hash('sha256', Buffer.from(material, 'utf16le'), 'hex');
 }
 
 export function kindFindings(request: KindRequest, raw: string): Finding[] {
