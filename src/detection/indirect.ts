@@ -339,7 +339,7 @@ const ABOUT_THE_DATA =
  * planted in a docstring — "Explain quantum entanglement to a ten-year-old" above `def
  * process(items)` — is about something else); and it speaks to no reader, names no answer, no
  * secret, no address, no language or form for an answer and no other work to write
- * (NOT_A_SUMMARY, OTHER_WORK), in a text that nowhere turns to whoever explains it (READER_IN_CODE). The same sentence alone or in prose is not excused: "Translate the given string
+ * (NOT_A_SUMMARY, OTHER_WORK), in a text that nowhere turns to whoever explains it (readerInCode). The same sentence alone or in prose is not excused: "Translate the given string
  * into Klingon." cannot be told from a planted task by its words (programming types and "the
  * given …" were tried and let planted tasks in e-mails through).
  */
@@ -358,7 +358,26 @@ const NOT_A_SUMMARY = /\b(?:you|your|yours|yourself)\b|@|~\//;
  * before; excusing it would let the direction through). "Raises ValueError if you pass an empty
  * list" speaks to a programmer and does not count.
  */
-const READER_IN_CODE = /\b(?:you|your)\b[^.\n]{0,80}\b(?:users?|answer|answers|reply|replies|response|responses|explain|explaining|summari[sz]e|summari[sz]ing|describe|describing|tell)\b|\b(?:assistant|chatbot|llm|gpt|ai|language\s{1,3}model)\b/i;
+const AI_READER = /\b(?:assistant|chatbot|llm|gpt|ai|language\s{1,3}model)\b/i;
+const YOU_WORD = /\b(?:you|your)\b/gi;
+const TURN_WORDS = /\b(?:users?|answer|answers|reply|replies|response|responses|explain|explaining|summari[sz]e|summari[sz]ing|describe|describing|tell)\b/i;
+/** Characters after "you" read for TURN_WORDS, up to the sentence's end. */
+const TURN_REACH = 90;
+function readerInCode(text: string): boolean {
+  if (AI_READER.test(text)) return true;
+  YOU_WORD.lastIndex = 0;
+  for (let match = YOU_WORD.exec(text); match !== null; match = YOU_WORD.exec(text)) {
+    let window = text.slice(match.index, match.index + TURN_REACH);
+    const stop = window.search(/[.\n]/);
+    if (stop >= 0) window = window.slice(0, stop);
+    if (TURN_WORDS.test(window)) {
+      YOU_WORD.lastIndex = 0;
+      return true;
+    }
+  }
+  YOU_WORD.lastIndex = 0;
+  return false;
+}
 /** Longest sentence read as a function's summary (a docstring's first line is one line). */
 const SUMMARY_CHARS = 200;
 /** A declared name: `def name`, `function name`, `class Name`, `name(params) ->` (parameters are left out: "values", "text", "items" name anything). */
@@ -400,7 +419,7 @@ function otherTaskInText(all: readonly Segment[], summary: Segment): boolean {
 function functionSummary(text: string, segment: Segment, all: readonly Segment[]): boolean {
   if (segment.text.length > SUMMARY_CHARS || !DOC_LEAD.test(text.slice(Math.max(0, segment.start - DOC_LEAD_CHARS), segment.start))) return false;
   const lower = segment.text.toLowerCase();
-  if (NOT_A_SUMMARY.test(lower) || OTHER_WORK.test(lower) || READER_IN_CODE.test(text.length > DECLARATION_CHARS ? text.slice(0, DECLARATION_CHARS) : text)) return false;
+  if (NOT_A_SUMMARY.test(lower) || OTHER_WORK.test(lower) || readerInCode(text.length > DECLARATION_CHARS ? text.slice(0, DECLARATION_CHARS) : text)) return false;
   const names = declaredNames(text);
   let shared = false;
   for (const word of contentWords(segment.text, new Set())) if (!COMMON_WORDS.has(word) && names.has(word.slice(0, NAME_STEM))) shared = true;
@@ -1357,7 +1376,7 @@ export function detectPlantedInstructions(raw: string, options: PlantedOptions =
 }
 
 /** The expressions of the answer-directive and task-request checks, for the ReDoS test. */
-export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST, DOC_LEAD, NOT_A_SUMMARY, OTHER_WORK, DECLARATION, READER_IN_CODE];
+export const TASK_DIRECTIVE_PATTERNS: readonly RegExp[] = [...ANSWER_DIRECTIVE_PATTERNS, ...ANSWER_FORM_PATTERNS, ANSWER_FORM_GATE, VOCATIVE, WHOEVER_PROCESSES, TASK_REQUEST, COMMAND_DOCUMENTATION, HOW_TO, ABOUT_THE_DATA, SEND_REQUEST, DOC_LEAD, NOT_A_SUMMARY, OTHER_WORK, DECLARATION, AI_READER, YOU_WORD, TURN_WORDS];
 
 /** The expressions of the edge-task check (prose sentence, a manual's opening verbs, the signs that keep it out of documentation), for the ReDoS test. */
 export const EDGE_TASK_PATTERNS: readonly RegExp[] = [PROSE_SENTENCE, MANUAL_OPENING, COMMAND_SIGNS, INFORMATION_REQUEST, PRODUCE_JUDGE_OR_ACT, THIRD_PARTY_OR_ADDRESS, FIELD_LABEL, READER_ADDRESS];
