@@ -18,6 +18,7 @@ import { createCache } from '../../src/platform/cache.ts';
 import { createEventBus } from '../../src/platform/events.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createOutbox } from '../../src/platform/outbox.ts';
+import { createProvenanceWriter, type ProvenanceRecord } from '../../src/verification/provenance.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-live-lock-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -147,6 +148,56 @@ describe('a lock conflict on the live MCP audit write', () => {
     expect(outbox.pending()).toBe(0);
     await mcp.close();
     await cache.close();
+    await outbox.close();
+  });
+});
+
+describe('a lock conflict on the live provenance write', () => {
+  it('spools the records rather than losing one, and the replay stores each', async () => {
+    const outbox = createOutbox({ dir: join(directory, 'provenance'), logger });
+    const stored: string[] = [];
+    let conflicts = 2; // the batch's transaction, then the first record's alone (before the change: that record was lost)
+    const tx = {
+      query: async (_sql: string, values: unknown[]) => {
+        const rows = JSON.parse(values[1] as string) as Array<{ request_id: string }>;
+        for (const row of rows) stored.push(row.request_id);
+        return { rows: [], rowCount: rows.length };
+      },
+    };
+    const db = {
+      withOrg: async (_orgId: string, work: (transaction: typeof tx) => Promise<unknown>) => {
+        if (conflicts > 0) {
+          conflicts -= 1;
+          throw conflict();
+        }
+        return work(tx);
+      },
+    };
+    const audit = { appendMany: async () => [{ seq: '1', hash: 'a'.repeat(64) }] };
+    const writer = createProvenanceWriter({ db: db as never, audit: audit as never, logger, outbox }, { flushMs: 60_000 });
+    const record = (index: number): ProvenanceRecord => ({
+      requestId: `p-${index}`,
+      contentHash: 'b'.repeat(64),
+      delivered: true,
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      streamed: false,
+      sources: [],
+      checks: {},
+      passed: true,
+      action: null,
+      retriedFrom: null,
+      riskClass: 'general',
+      sb942ManifestPresent: false,
+    });
+    for (let index = 0; index < 3; index++) writer.record('org-1', record(index));
+    await writer.flush();
+    expect(stored).toEqual([]);
+    expect(outbox.pending()).toBe(3);
+    expect(await outbox.replay()).toBe(0); // the second conflict: kept for the next replay
+    await outbox.replay();
+    expect(stored).toEqual(['p-0', 'p-1', 'p-2']);
+    expect(outbox.pending()).toBe(0);
     await outbox.close();
   });
 });
