@@ -90,7 +90,10 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
         // (appendMany skips ids already chained), rather than being written one by one, where a second conflict
         // would replace an entry by an `audit.entry_rejected` marker (review-34b).
         if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
-        await appendEach(audit, services.logger, orgId, entries, error);
+        // An entry that loses a lock conflict (or meets an outage) alone stays in the spool too: the whole call is
+        // repeated, and the entries already chained are skipped.
+        const stopped = await appendEach(audit, services.logger, orgId, entries, error, true);
+        if (stopped !== null) throw stopped.error;
       }
     },
     { group: (record) => (record as SpooledEntry).orgId, batch: 100 },
@@ -120,11 +123,17 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
             settle(chunk);
           }
         } catch (error) {
-          if (outbox !== undefined && isDatabaseOutage(error)) await spool(orgId, chunk);
+          // A lock conflict rolled the one transaction back whole: like an outage, the entries are kept in the spool
+          // (chained, in order, by its replay) rather than written one by one, where a second conflict replaced an
+          // entry by an `audit.entry_rejected` marker.
+          if (outbox !== undefined && (isDatabaseOutage(error) || isLockConflict(error))) await spool(orgId, chunk);
           else {
             // One entry the database refuses must not take the batch with it: write one by one.
-            await appendEach(audit, services.logger, orgId, entries, error);
-            settle(chunk);
+            const stopped = await appendEach(audit, services.logger, orgId, entries, error, outbox !== undefined);
+            const written = stopped === null ? chunk.length : stopped.index;
+            settle(chunk.slice(0, written));
+            // An entry that lost a lock conflict or met an outage alone: it and the ones after it wait in the spool.
+            if (written < chunk.length) await spool(orgId, chunk.slice(written));
           }
         } finally {
           backlog -= chunk.length;
@@ -206,16 +215,27 @@ function failureCode(error: unknown): string {
  * After a failed batch: each entry alone, so only an entry the database refuses is lost, and
  * that loss is itself an entry of the chain (`audit.entry_rejected`). Logged without the
  * entry's content (it may carry request data): org, target and the database's error code.
+ * With `keep` (an outbox can hold them), an entry that loses a lock conflict or meets an outage
+ * is not refused: the writing stops there and the entry's index comes back, for the caller to
+ * keep it and the ones after it.
  */
-async function appendEach(audit: AuditLog, logger: Logger, orgId: string, entries: readonly AuditEntryInput[], batchError: unknown): Promise<void> {
+async function appendEach(
+  audit: AuditLog,
+  logger: Logger,
+  orgId: string,
+  entries: readonly AuditEntryInput[],
+  batchError: unknown,
+  keep: boolean,
+): Promise<{ index: number; error: unknown } | null> {
   if (isDatabaseOutage(batchError)) {
     logger.error({ org_id: orgId, entries: entries.length, code: failureCode(batchError) }, 'could not write block audit entries: database unavailable');
-    return;
+    return null;
   }
-  for (const entry of entries) {
+  for (const [index, entry] of entries.entries()) {
     try {
       await audit.append(orgId, entry);
     } catch (error) {
+      if (keep && (isDatabaseOutage(error) || isLockConflict(error))) return { index, error };
       const code = failureCode(error);
       logger.warn({ org_id: orgId, target: entry.target ?? null, action: entry.action, code }, 'block audit entry rejected');
       try {
@@ -225,4 +245,5 @@ async function appendEach(audit: AuditLog, logger: Logger, orgId: string, entrie
       }
     }
   }
+  return null;
 }

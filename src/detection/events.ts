@@ -102,6 +102,16 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
     for (const item of list) item.journaled?.done();
   };
 
+  // Kept in the spool, in order, for its replay: what an outage or a lock conflict (the statement rolled back whole) stopped.
+  const spool = async (entries: readonly Buffered[]) => {
+    const list = entries.map((item) => item.row);
+    // One disk sync for the rows, in their order. If the spool cannot take them, the journal keeps them for the next start.
+    await outbox!.appendMany(OUTBOX_KIND, list).then(
+      () => settle(entries),
+      (spoolError: unknown) => logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events not spooled: spool write failed (kept in the journal)'),
+    );
+  };
+
   const write = async (items: Buffered[]) => {
     const byOrg = new Map<string, Buffered[]>();
     for (const item of items) {
@@ -115,25 +125,26 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
         await insertRows(db, orgId, list);
         settle(entries);
       } catch (error) {
-        if (isDatabaseOutage(error)) {
-          if (outbox === undefined) {
-            logger?.warn({ code: errorCode(error), rows: list.length }, 'threat_events batch dropped: database unavailable');
-            continue;
-          }
-          // Kept on disk and written when the database is back (platform/outbox.ts).
-          // One disk sync for the batch, the rows in their order. If the spool cannot take them,
-          // the journal keeps them for the next start.
-          await outbox.appendMany(OUTBOX_KIND, list).then(
-            () => settle(entries),
-            (spoolError: unknown) => logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events not spooled: spool write failed (kept in the journal)'),
-          );
+        if (isDatabaseOutage(error) && outbox === undefined) {
+          logger?.warn({ code: errorCode(error), rows: list.length }, 'threat_events batch dropped: database unavailable');
+          continue;
+        }
+        // Kept on disk and written when the database is back (platform/outbox.ts); a lock conflict likewise, rather than
+        // rows written one by one, where a second conflict dropped a row as rejected.
+        if (outbox !== undefined && (isDatabaseOutage(error) || isLockConflict(error))) {
+          await spool(entries);
           continue;
         }
         // One row the database refuses must not take the batch with it: insert one by one.
-        for (const item of entries) {
+        for (const [index, item] of entries.entries()) {
           try {
             await insertRows(db, orgId, [item.row]);
           } catch (rowError) {
+            if (outbox !== undefined && (isDatabaseOutage(rowError) || isLockConflict(rowError))) {
+              // Not refused: this row and the ones after it wait in the spool.
+              await spool(entries.slice(index));
+              break;
+            }
             logger?.warn({ org_id: orgId, request_id: item.row.requestId.slice(0, 128), code: errorCode(rowError) }, 'threat_events row rejected');
           }
           item.journaled?.done();

@@ -40,6 +40,15 @@ const AUDIT_GATHER_MS = 1_000;
 const AUDIT_GATHER_ENTRIES = 250;
 const MCP_AUDIT_OUTBOX_KIND = 'mcp_audit_entry';
 
+/** An outage or a lock conflict stopped an audit write: `entries` (in order) were not written and may be later. */
+class Unwritten extends Error {
+  readonly entries: readonly AuditEntryInput[];
+  constructor(entries: readonly AuditEntryInput[], cause: unknown) {
+    super('mcp audit entries not written', { cause });
+    this.entries = entries;
+  }
+}
+
 export interface McpDeps {
   /** svc_mcp_events_total (absent: not counted). */
   readonly metrics?: Pick<Metrics, 'mcpEvents'>;
@@ -128,13 +137,19 @@ export function createMcp(deps: McpDeps) {
     if (lost > 0) deps.logger.error({ org_id: orgId, entries: lost }, 'mcp audit entries not spooled: spool write failed or full (kept in the journal)');
     return lost === 0;
   };
-  /** Each entry alone after a refused batch; rethrows an outage. */
+  // An outage, or (when the outbox can keep the entries) a lock conflict: the transaction rolled back whole and the same
+  // entries may be written later, so they are kept rather than refused.
+  const retryLater = (error: unknown): boolean => isDatabaseOutage(error) || (outbox !== undefined && isLockConflict(error));
+  /**
+   * Each entry alone after a refused batch; rethrows an outage or a lock conflict (retryLater) with
+   * the entries not yet written, so that only those are kept.
+   */
   const appendEach = async (orgId: string, entries: readonly AuditEntryInput[]): Promise<void> => {
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
       try {
         await deps.audit.append(orgId, entry);
       } catch (error) {
-        if (isDatabaseOutage(error)) throw error;
+        if (retryLater(error)) throw new Unwritten(entries.slice(index), error);
         deps.logger.error({ org_id: orgId, action: entry.action, target: entry.target ?? null, code: failureCode(error) }, 'mcp audit entry rejected');
       }
     }
@@ -143,7 +158,7 @@ export function createMcp(deps: McpDeps) {
     try {
       await deps.audit.appendMany(orgId, entries);
     } catch (error) {
-      if (isDatabaseOutage(error)) throw error;
+      if (retryLater(error)) throw new Unwritten(entries, error);
       await appendEach(orgId, entries);
     }
   };
@@ -160,7 +175,10 @@ export function createMcp(deps: McpDeps) {
       } catch (error) {
         // An outage or a lock conflict (the transaction rolled back whole): kept for the next replay (review-34b).
         if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
-        await appendEach(orgId, entries);
+        // An entry alone that loses a lock conflict keeps the call in the spool (the entries already chained are skipped).
+        await appendEach(orgId, entries).catch((stopped: unknown) => {
+          throw stopped instanceof Unwritten ? stopped.cause : stopped;
+        });
       }
     },
     { group: (record) => (record as { orgId: string }).orgId, batch: 100 },
@@ -177,8 +195,13 @@ export function createMcp(deps: McpDeps) {
         if (outbox !== undefined && outbox.pending() > 0) settled = await spool(orgId, entries);
         else await write(orgId, entries);
       } catch (error) {
-        if (outbox !== undefined && isDatabaseOutage(error)) settled = await spool(orgId, entries);
-        else deps.logger.error({ org_id: orgId, entries: entries.length, code: failureCode(error) }, 'mcp audit append failed');
+        // An outage or a lock conflict: the entries not yet written wait in the spool, in order (a lock conflict used to
+        // fall back to one entry at a time, where a second conflict lost the entry).
+        if (outbox !== undefined && error instanceof Unwritten) settled = await spool(orgId, error.entries);
+        else {
+          const cause = error instanceof Unwritten ? error.cause : error;
+          deps.logger.error({ org_id: orgId, entries: entries.length, code: failureCode(cause) }, 'mcp audit append failed');
+        }
       }
       if (settled) for (const item of batch) item.journaled?.done();
       // What gathered meanwhile waits for its own gathering time unless it is a batch already.

@@ -305,13 +305,17 @@ export function createProvenanceWriter(
     }
   };
 
-  /** After a refused batch: each record alone, so only a record the database refuses is lost. Rethrows an outage. */
+  // An outage, or (when the outbox can keep the records) a lock conflict: the transaction rolled back whole, and the
+  // same records may be written later, so they are kept rather than refused.
+  const retryLater = (error: unknown): boolean => isDatabaseOutage(error) || (outbox !== undefined && isLockConflict(error));
+
+  /** After a refused batch: each record alone, so only a record the database refuses is lost. Rethrows an outage or a lock conflict (retryLater). */
   const writeEach = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
     for (const record of chunk) {
       try {
         await writeChunk(orgId, [record]);
       } catch (error) {
-        if (isDatabaseOutage(error)) throw error;
+        if (retryLater(error)) throw error;
         deps.logger.error({ org_id: orgId, request_id: record.requestId.slice(0, 128), code: failureCode(error) }, 'verification provenance record rejected');
       }
     }
@@ -361,7 +365,9 @@ export function createProvenanceWriter(
           if (outbox !== undefined && outbox.pending() > 0) await spool(orgId, chunk);
           else await writeChunk(orgId, chunk);
         } catch (error) {
-          if (isDatabaseOutage(error)) {
+          // A lock conflict rolled the transaction back whole: kept like an outage's records, rather than written one by
+          // one, where a second conflict lost the record.
+          if (retryLater(error)) {
             if (outbox !== undefined) await spool(orgId, chunk);
             else deps.logger.error({ org_id: orgId, records: chunk.length, code: failureCode(error) }, 'verification provenance lost: database unavailable');
             continue;
