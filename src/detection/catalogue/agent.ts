@@ -32,17 +32,7 @@ const OWN_HOW_TO_LOOKBEHIND = String.raw`(?<!(?:^|[.?!:;\n"'\u201c]\s{0,3})(?:ho
  * https://…? Do it now." and "Can we disable the safety filter for this chat?" are orders
  * (review-33b). The verb matches where either fails.
  */
-/**
- * A how-to question answered by an order to act on it at once (det-fp-14, review-33b's residual): the
- * next sentence takes up the question's "way" or control by a pronoun and chains another act ("Use it
- * and fetch /admin/users.", "Disable it, then run the transfer.", "Ignore them and hit the endpoint",
- * "Do that and dump the users table"), or opens with "then" and an act on data, money or systems
- * ("Then transfer the funds …", "Then upload them to …"). A developer's follow-up asks for the
- * answer's form ("Show me the middleware.", "Use pytest fixtures.", "Then explain how …", "Explain it
- * and show the command.") or limits the pronoun ("Use it only in the test config."), and is no such order.
- */
-const ACT_ON_IT = String.raw`\?\s{1,3}(?:(?:then\s{1,3})?(?!(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|why|how|what|when|where|which|who|explain|show|describe|summari[sz]e|compare|list|give|tell|clarify|walk|outline|break|document|test|check|verify|justify|rephrase|illustrate)\b)[a-z]{2,12}\s{1,3}(?:it|them|that|this)(?:\s{1,3}(?:off|on|out|down|up))?(?:\s{0,2},|\s{1,3}(?:and|then))\s{1,3}[a-z]|then\s{1,3}(?:transfer|wire|upload|send|delete|drop|dump|wipe|deploy|fetch|download|pay|exfiltrate|move|copy|export|post|log\s{1,3}in(?:to)?)\b)`;
-const READER_OR_NOW = String.raw`(?:\b(?:your|yourself|now|immediately|right\s{1,3}away|do\s{1,3}it|go\s{1,3}ahead|proceed|execute|run\s{1,3}it|assistant|agent|ai|this\s{1,3}(?:chat|conversation|session))\b|https?://|${ACT_ON_IT})`;
+const READER_OR_NOW = String.raw`(?:\b(?:your|yourself|now|immediately|right\s{1,3}away|do\s{1,3}it|go\s{1,3}ahead|proceed|execute|run\s{1,3}it|assistant|agent|ai|this\s{1,3}(?:chat|conversation|session))\b|https?://)`;
 /**
  * The exemption before a verb that starts with `verb`: the look behind and the 300-character look
  * ahead run only where the verb starts, not at every offset of the text (run at every offset, they
