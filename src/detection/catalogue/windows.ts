@@ -290,6 +290,22 @@ export function partPlan(source: string, minLeader = 4): WindowAlternative[] | n
   return windowPlan(source, minLeader) ?? mixedPlan(source, minLeader);
 }
 
+/**
+ * Per code unit: 1 for a `\w` character, 2 for a `\s` one (JavaScript's definitions, without the
+ * u flag), 0 otherwise.
+ */
+const RUN_CLASS = (() => {
+  const table = new Uint8Array(0x10000);
+  for (let code = 0; code < 0x10000; code++) {
+    const word = (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95;
+    const space =
+      code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) ||
+      code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+    table[code] = word ? 1 : space ? 2 : 0;
+  }
+  return table;
+})();
+
 /** The longest runs of `\s` and of `\w` characters in a text (JavaScript's definitions, without the u flag). */
 export function longestRuns(text: string): { s: number; w: number } {
   let s = 0;
@@ -297,25 +313,17 @@ export function longestRuns(text: string): { s: number; w: number } {
   let runS = 0;
   let runW = 0;
   for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    const word = (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95;
-    const space =
-      !word &&
-      (code === 32 ||
-        (code >= 9 && code <= 13) ||
-        code === 0xa0 ||
-        code === 0x1680 ||
-        (code >= 0x2000 && code <= 0x200a) ||
-        code === 0x2028 ||
-        code === 0x2029 ||
-        code === 0x202f ||
-        code === 0x205f ||
-        code === 0x3000 ||
-        code === 0xfeff);
-    runW = word ? runW + 1 : 0;
-    runS = space ? runS + 1 : 0;
-    if (runW > w) w = runW;
-    if (runS > s) s = runS;
+    const kind = RUN_CLASS[text.charCodeAt(index)]!;
+    if (kind === 1) {
+      runS = 0;
+      if (++runW > w) w = runW;
+    } else if (kind === 2) {
+      runW = 0;
+      if (++runS > s) s = runS;
+    } else {
+      runW = 0;
+      runS = 0;
+    }
   }
   return { s, w };
 }

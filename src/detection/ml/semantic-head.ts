@@ -103,6 +103,19 @@ const ENGLISH_WORDS: ReadonlySet<string> = new Set(
   'the a an and or but of to in on at for with from by is are was were be been this that these those it its you your i me my we our they their he she his her not no do does did have has had will would can could should must please what which who how when where if then than as so all any'.split(' '),
 );
 const LONGEST_ENGLISH_WORD = Math.max(...[...ENGLISH_WORDS].map((word) => word.length));
+/**
+ * A word of [a-z'] of at most LONGEST_ENGLISH_WORD characters as a number: its characters as
+ * digits 1–27 (a–z, the apostrophe) in base 28, so that two different words never share a key.
+ */
+const wordKey = (text: string, start: number, end: number): number => {
+  let key = 0;
+  for (let index = start; index < end; index++) {
+    const code = text.charCodeAt(index);
+    key = key * 28 + (code === 39 ? 27 : code - 96);
+  }
+  return key;
+};
+const ENGLISH_WORD_KEYS: ReadonlySet<number> = new Set([...ENGLISH_WORDS].map((word) => wordKey(word, 0, word.length)));
 
 /**
  * Whether a text reads as English: at least 15 % of its Latin-letter words are English function
@@ -121,8 +134,7 @@ let lastEnglish = false;
 
 function readEnglish(text: string): boolean {
   // The words are the runs of [a-z'] of the lower-cased text (as /[a-z']+/g finds them), read by
-  // character code; only a run no longer than the longest function word is made a string and
-  // looked up.
+  // character code; only a run no longer than the longest function word is looked up, by its key.
   const lower = text.slice(0, 4096).toLowerCase();
   let words = 0;
   let common = 0;
@@ -134,7 +146,7 @@ function readEnglish(text: string): boolean {
     let end = index + 1;
     while (end < lower.length && isWordCode(lower.charCodeAt(end))) end += 1;
     words += 1;
-    if (end - index <= LONGEST_ENGLISH_WORD && ENGLISH_WORDS.has(lower.slice(index, end))) common += 1;
+    if (end - index <= LONGEST_ENGLISH_WORD && ENGLISH_WORD_KEYS.has(wordKey(lower, index, end))) common += 1;
     index = end;
   }
   if (words < 4) return common > 0;

@@ -84,7 +84,8 @@ describe('T3 intent classifier', () => {
       return counts;
     };
     const config = { hashBits: 14, wordNgrams: 3, charNgrams: [3, 4] };
-    for (const text of ["Don't IGNORE the rules, Ignore them!", 'Straße ΣΑΣ naïve 𝒜𝒷𝒸 日本語のテキスト', 'x\ud800y', '', 'a']) {
+    // The last two are MAX_FEATURE_CHARS (2,048) of one repeated n-gram: the largest counts a text can give.
+    for (const text of ["Don't IGNORE the rules, Ignore them!", 'Straße ΣΑΣ naïve 𝒜𝒷𝒸 日本語のテキスト', 'x\ud800y', '', 'a', 'a'.repeat(2048), 'a '.repeat(1024)]) {
       const features = extractFeatures(text, config);
       const counts = reference(text, config);
       expect([...features.indices]).toEqual([...counts.keys()]);

@@ -163,8 +163,10 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
   // Counts per hashed index, in the order indices first occur (the order of the sparse vector,
   // hence of the sums below). Keys are hashed as hashString(`w${n}:…`) / hashString(`c${n}:…`)
   // would, without building the strings.
-  const counts = countTable(mask + 1);
-  const order: number[] = [];
+  const counts = countTable(mask + 1, config.wordNgrams + config.charNgrams.length);
+  // The indices in order of first occurrence: at most one per n-gram.
+  const order = scratchOrder((config.wordNgrams + config.charNgrams.length) * (text.length + 2));
+  let distinct = 0;
   // The words of wordsOf as offsets into the lower-cased text (no string per word or n-gram):
   // word w is lower[bounds[2w] .. bounds[2w + 1]).
   const lower = text.toLowerCase();
@@ -203,7 +205,7 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
         for (let at = bounds[2 * next]!, end = bounds[2 * next + 1]!; at < end; at += 1) hash = Math.imul(hash ^ lower.charCodeAt(at), FNV_PRIME);
       }
       const index = hash & mask;
-      if (counts[index] === 0) order.push(index);
+      if (counts[index] === 0) order[distinct++] = index;
       counts[index] = counts[index]! + 1;
     }
   }
@@ -223,14 +225,14 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
       let hash = prefix;
       for (let offset = index; offset < index + n; offset += 1) hash = Math.imul(hash ^ compact[offset]!, FNV_PRIME);
       const slot = hash & mask;
-      if (counts[slot] === 0) order.push(slot);
+      if (counts[slot] === 0) order[distinct++] = slot;
       counts[slot] = counts[slot]! + 1;
     }
   }
-  const indices = new Int32Array(order.length);
-  const values = new Float32Array(order.length);
+  const indices = new Int32Array(distinct);
+  const values = new Float32Array(distinct);
   let norm = 0;
-  for (let position = 0; position < order.length; position += 1) {
+  for (let position = 0; position < distinct; position += 1) {
     const index = order[position]!;
     const value = Math.sqrt(counts[index]!);
     counts[index] = 0;
@@ -267,17 +269,29 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
   return { indices, values, extra };
 }
 
-/** One zeroed count table per size, reused by every call (each call leaves it zeroed). */
-const countTables = new Map<number, Uint32Array>();
-function countTable(size: number): Uint32Array {
-  let table = countTables.get(size);
-  if (table === undefined) countTables.set(size, (table = new Uint32Array(size)));
+/**
+ * One zeroed count table per size, reused by every call (each call leaves it zeroed). A count is
+ * at most the number of n-grams of a text of MAX_FEATURE_CHARS: with `orders` n-gram orders
+ * (word and character) that is under 65,536 for up to 31 orders, and the table's entries are then
+ * 16 bits (half the memory a call's scattered reads and writes touch).
+ */
+const countTables = new Map<number, Uint16Array | Uint32Array>();
+function countTable(size: number, orders: number): Uint16Array | Uint32Array {
+  const wide = orders * (MAX_FEATURE_CHARS + 2) >= 0x10000;
+  const key = wide ? -size : size;
+  let table = countTables.get(key);
+  if (table === undefined) countTables.set(key, (table = wide ? new Uint32Array(size) : new Uint16Array(size)));
   return table;
 }
 
 /** Scratch buffers of extractFeatures, grown as needed and reused by every call. */
 let boundsBuffer = new Int32Array(0);
 let compactBuffer = new Uint16Array(0);
+let orderBuffer = new Int32Array(0);
+function scratchOrder(size: number): Int32Array {
+  if (orderBuffer.length < size) orderBuffer = new Int32Array(size);
+  return orderBuffer;
+}
 function scratchBounds(size: number): Int32Array {
   if (boundsBuffer.length < size) boundsBuffer = new Int32Array(Math.max(size, MAX_FEATURE_CHARS + 2));
   return boundsBuffer;

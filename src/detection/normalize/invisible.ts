@@ -37,39 +37,38 @@ export function removeInvisible(input: string): InvisibleResult {
   let tags = 0;
   let selectors = 0;
   let tagText = '';
-  const out: string[] = [];
-  const points = Array.from(input, (char) => char.codePointAt(0) ?? 0);
-  for (let index = 0; index < points.length; index++) {
-    const point = points[index] ?? 0;
-    if (point === 0x200d && isPictograph(points[index - 1]) && isPictograph(points[index + 1])) {
-      out.push('\u200d'); // emoji ZWJ sequence
-      continue;
+  // Walked by code point (a surrogate pair is one point, a lone surrogate its own); the points
+  // kept are copied as stretches of the input between the points removed, not one by one.
+  let out = '';
+  let kept = 0;
+  let previous: number | undefined;
+  for (let index = 0; index < input.length; ) {
+    const point = input.codePointAt(index)!;
+    const width = point > 0xffff ? 2 : 1;
+    const next = index + width < input.length ? input.codePointAt(index + width) : undefined;
+    const remove = point === 0x200d ? !(isPictograph(previous) && isPictograph(next)) && ZERO_WIDTH.has(point) : removed(point, previous);
+    if (remove) {
+      if (ZERO_WIDTH.has(point)) zeroWidth++;
+      else if (BIDI.has(point)) bidi++;
+      else if (point >= 0xe0000 && point <= 0xe007f) {
+        tags++;
+        const shadow = point - 0xe0000;
+        if (shadow >= 0x20 && shadow < 0x7f) tagText += String.fromCharCode(shadow);
+      } else selectors++;
+      out += input.slice(kept, index);
+      kept = index + width;
     }
-    if (ZERO_WIDTH.has(point)) {
-      zeroWidth++;
-      continue;
-    }
-    if (BIDI.has(point)) {
-      bidi++;
-      continue;
-    }
-    if (point >= 0xe0000 && point <= 0xe007f) {
-      tags++;
-      const shadow = point - 0xe0000;
-      if (shadow >= 0x20 && shadow < 0x7f) tagText += String.fromCharCode(shadow);
-      continue;
-    }
-    if ((point >= 0xfe00 && point <= 0xfe0f) || (point >= 0xe0100 && point <= 0xe01ef)) {
-      if (point === 0xfe0f || point === 0xfe0e) {
-        if (isPictograph(points[index - 1])) {
-          out.push(String.fromCodePoint(point));
-          continue;
-        }
-      }
-      selectors++;
-      continue;
-    }
-    out.push(String.fromCodePoint(point));
+    previous = point;
+    index += width;
   }
-  return { text: out.join(''), zeroWidth, bidi, tags, tagText, selectors };
+  return { text: kept === 0 ? input : out + input.slice(kept), zeroWidth, bidi, tags, tagText, selectors };
+}
+
+/** Whether a code point other than U+200D is removed (`previous`: the point before it). */
+function removed(point: number, previous: number | undefined): boolean {
+  if (point < 0xad) return false;
+  if (ZERO_WIDTH.has(point) || BIDI.has(point)) return true;
+  if (point >= 0xe0000 && point <= 0xe007f) return true;
+  if ((point >= 0xfe00 && point <= 0xfe0f) || (point >= 0xe0100 && point <= 0xe01ef)) return !((point === 0xfe0f || point === 0xfe0e) && isPictograph(previous));
+  return false;
 }

@@ -1,0 +1,98 @@
+// The per-character passes rewritten for speed (issue #39 item 1, speed-inspect18) answer exactly
+// as the plain formulations they replaced: invisible characters removed by a walk that copies the
+// kept stretches, the longest \s and \w runs read from a class table, and the English-word share
+// read from numeric word keys.
+import { describe, expect, it } from 'vitest';
+import { longestRuns } from '../../src/detection/catalogue/windows.ts';
+import { removeInvisible } from '../../src/detection/normalize/invisible.ts';
+import { readsAsEnglish } from '../../src/detection/ml/semantic-head.ts';
+
+function generator(seed: number) {
+  let state = seed;
+  const next = () => (state = (state * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  return { next, pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]! };
+}
+
+// Invisible and format characters, emoji (pictographs, selectors, joiners), tag characters, lone
+// and paired surrogates, every \s character and ordinary letters, digits and punctuation.
+const PIECES = [
+  '\u200b', '\u200c', '\u200d', '\u2060', '\u2064', '\ufeff', '\u00ad', '\u180e', '\u034f', '\u115f', '\u3164', '\uffa0', '\u17b4',
+  '\u200e', '\u202e', '\u2066', '\u061c', '\ufe0f', '\ufe0e', '\ufe00', '\u{e0100}', '\u{e01ef}', '\u{1f600}', '\u2764', '\u2190',
+  '\u{e0041}', '\u{e0068}', '\u{e007f}', '\u{e0020}', '\ud83d', '\ude00', '\udb40', '\udc41',
+  ' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\u0085',
+  'a', 'Z', '_', '9', "'", '-', '.', 'é', 'Σ', 'я', 'the ', 'you ', 'please ', "don't ", 'shoulder ', 'Que ', 'de la ', 'x',
+];
+
+function randomTexts(count: number, seed: number): string[] {
+  const random = generator(seed);
+  return Array.from({ length: count }, () => Array.from({ length: 1 + Math.floor(random.next() * 120) }, () => random.pick(PIECES)).join(''));
+}
+
+/** The walk removeInvisible replaced: by code point, each kept point appended on its own. */
+function removeInvisibleReference(input: string) {
+  const zeroWidthSet = new Set([0x200b, 0x200c, 0x200d, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xfeff, 0x00ad, 0x180e, 0x034f, 0x115f, 0x1160, 0x3164, 0xffa0, 0x17b4, 0x17b5]);
+  const bidiSet = new Set([0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x061c]);
+  const pictograph = (point: number | undefined) => point !== undefined && point >= 0x2190 && !(point >= 0xe0000 && point <= 0xe01ef);
+  let zeroWidth = 0;
+  let bidi = 0;
+  let tags = 0;
+  let selectors = 0;
+  let tagText = '';
+  const out: string[] = [];
+  const points = Array.from(input, (char) => char.codePointAt(0) ?? 0);
+  for (let index = 0; index < points.length; index++) {
+    const point = points[index]!;
+    if (point === 0x200d && pictograph(points[index - 1]) && pictograph(points[index + 1])) out.push('\u200d');
+    else if (zeroWidthSet.has(point)) zeroWidth++;
+    else if (bidiSet.has(point)) bidi++;
+    else if (point >= 0xe0000 && point <= 0xe007f) {
+      tags++;
+      if (point - 0xe0000 >= 0x20 && point - 0xe0000 < 0x7f) tagText += String.fromCharCode(point - 0xe0000);
+    } else if ((point >= 0xfe00 && point <= 0xfe0f) || (point >= 0xe0100 && point <= 0xe01ef)) {
+      if ((point === 0xfe0f || point === 0xfe0e) && pictograph(points[index - 1])) out.push(String.fromCodePoint(point));
+      else selectors++;
+    } else out.push(String.fromCodePoint(point));
+  }
+  return { text: out.join(''), zeroWidth, bidi, tags, tagText, selectors };
+}
+
+/** The longest matches of /\s+/g and /\w+/g. */
+function longestRunsReference(text: string) {
+  const longest = (pattern: RegExp) => Math.max(0, ...[...text.matchAll(pattern)].map((match) => match[0].length));
+  return { s: longest(/\s+/g), w: longest(/\w+/g) };
+}
+
+/** The English reading as /[a-z']+/g finds the words, each looked up as a string. */
+function readsAsEnglishReference(text: string): boolean {
+  const english = new Set('the a an and or but of to in on at for with from by is are was were be been this that these those it its you your i me my we our they their he she his her not no do does did have has had will would can could should must please what which who how when where if then than as so all any'.split(' '));
+  const words = text.slice(0, 4096).toLowerCase().match(/[a-z']+/g) ?? [];
+  const common = words.filter((word) => english.has(word)).length;
+  return words.length < 4 ? common > 0 : common / words.length >= 0.15;
+}
+
+describe('per-character passes (speed-inspect18)', () => {
+  const texts = [
+    ...randomTexts(4000, 18),
+    'Family: \u{1f468}\u200d\u{1f469}\u200d\u{1f467}, heart \u2764\ufe0f, text\ufe0f, ig\u200bnore, \u202eevil, \u{e0049}\u{e0067}\u{e006e}\u{e006f}\u{e0072}\u{e0065}',
+    '\ud83d lone high, lone low \ude00 and a pair \u{1f600}\u200d',
+    '\u200d at the start and at the end \u200d',
+    '',
+  ];
+
+  it('removes invisible characters, counts them and keeps emoji joiners and selectors as the code-point walk does', () => {
+    for (const text of texts) expect(removeInvisible(text)).toEqual(removeInvisibleReference(text));
+    // A text with nothing to remove comes back as it is.
+    expect(removeInvisible('plain text, nothing hidden').text).toBe('plain text, nothing hidden');
+    expect(removeInvisible('ig\u200bno\u00adre \u{e0041}').text).toBe('ignore ');
+  });
+
+  it('measures the longest whitespace and word runs as /\\s+/ and /\\w+/ do', () => {
+    for (const text of texts) expect(longestRuns(text)).toEqual(longestRunsReference(text));
+  });
+
+  it('reads English by its function words as a lookup of each /[a-z\']+/ word does', () => {
+    for (const text of texts) expect(readsAsEnglish(text)).toBe(readsAsEnglishReference(text));
+    // Longer than the longest function word, a prefix of one, and with apostrophes.
+    for (const text of ['shoulder wouldn thes pleased', "please don't you", "the'", 'ab', 'the the the the the']) expect(readsAsEnglish(text)).toBe(readsAsEnglishReference(text));
+  });
+});
