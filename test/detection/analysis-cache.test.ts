@@ -236,6 +236,23 @@ describe('analysis cache: a tool definition is keyed on its name and description
   });
 });
 
+describe('analysis cache: an HTTP request is keyed on its header names apart from its text', () => {
+  it('gives a request whose header name holds the key\'s separator its own analysis, in either order, as a cold engine does', async () => {
+    // Written for this test: a header named "host\0\0; cat /etc/passwd", and a request whose path is
+    // "; cat /etc/passwd\0\0" followed by the first request's text, with a host header (not scanned).
+    // Joined by NULs, the two keys were one; the second text reads differently at its start.
+    const first = { kind: 'http' as const, request: { method: 'GET', path: '/', headers: { 'host\u0000\u0000; cat /etc/passwd': 'hello' } } };
+    const second = { kind: 'http' as const, request: { method: 'GET', path: '; cat /etc/passwd\u0000\u0000/\u2029host\u0000\u0000; cat /etc/passwd: hello', headers: { host: 'a' } } };
+    const read = (decision: { readonly threat_score: number; readonly patterns_matched: readonly { readonly id: string }[] }) => ({ score: decision.threat_score, ids: decision.patterns_matched.map((pattern) => pattern.id) });
+    const cold = [read(await createDetectionEngine({ analysisCache: false }).inspect(first)), read(await createDetectionEngine({ analysisCache: false }).inspect(second))];
+    expect(cold[0]).not.toEqual(cold[1]);
+    for (const order of [[0, 1], [1, 0]]) {
+      const engine = createDetectionEngine();
+      for (const index of [...order, ...order]) expect(read(await engine.inspect(index === 0 ? first : second)), `request ${index}`).toEqual(cold[index]);
+    }
+  });
+});
+
 describe('analysis cache: the digest of a model answer\'s context', () => {
   it('differs for every different prompt and secret set, lone surrogates and part boundaries included', () => {
     const contexts = [
