@@ -22,13 +22,13 @@ import { httpScanText } from './http-text.ts';
 import { taskEvidence } from './indirect.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
-import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
+import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition, type TierVerdict } from './pipeline.ts';
 import { decide, escalate, escalationTier, HIJACKING_CATEGORIES, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
 import { combineFindings, noisyOr, round } from './score.ts';
 import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
-import { evasionSignals, type SignalResult } from './tiers/t3-signals.ts';
+import { evasionSignals } from './tiers/t3-signals.ts';
 import { adjustForKind, documentationOnly, kindFindings, kindAnalysisContext, kindText } from './kind-detectors.ts';
 import { codeProse } from './code-prose.ts';
 import { assistantAddressCount, instructionRecitalStrength, isAssistantAddressHint } from './recital.ts';
@@ -324,10 +324,6 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   const embeddings = new WeakMap<object, Float32Array>();
   // The semantic head's probability for the text (when the semantic tier scored it).
   const semanticProbability = new WeakMap<object, number>();
-  // T3's evasion signals when T1 measured them first (the address hint's guard), read without findings of T1: T3 takes them
-  // as they are when none of the findings before it was matched in a decoded or de-obfuscated variant (the one reading of
-  // them, `obfuscated-match`), so they are measured once.
-  const measuredSignals = new WeakMap<object, SignalResult>();
   // The n-gram classifier's probability for the text (when T3 ran it), for the graded score.
   const classifierProbability = new WeakMap<object, number>();
   const graded: GradedWeights | null = deps.gradedScore === false ? null : (deps.gradedScore ?? loadGradedWeights());
@@ -358,7 +354,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
 
   const definitions: TierDefinition[] = [{
     name: 't1', failMode: 'closed', stage: 'always',
-    run(context): Verdict {
+    run(context): TierVerdict {
       const verdict = runT1(catalogue, context.input.kind, context.normalized);
       const request = requests.get(context.normalized);
       const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
@@ -370,11 +366,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // The address hint is made only when nothing else is found (det-llm-13); an evasion signal (T3) is a finding too, and
       // beside one the hint would add up into Alert (0.2 with a homoglyph's 0.3): then it is not made (review-33). The
       // signals are measured here, before the pipeline adds the hint's score (which gates T4 and shows in T1's report), and
-      // T3 takes them from `measuredSignals` rather than measuring them again (mend-34).
+      // handed to T3 on the pipeline's context rather than measured again (mend-34). The hint is made only when the catalogue
+      // and the kind's detectors found nothing, so no finding before T3 was matched in a decoded variant (T2's and T5's never
+      // name one): the signals measured without findings are those T3 would measure.
       if (findings.length === 1 && isAssistantAddressHint(findings[0]!)) {
         const signals = evasionSignals(context.input.kind, context.normalized, [], raw);
-        measuredSignals.set(context.normalized, signals);
-        if (signals.findings.length > 0) return verdict;
+        if (signals.findings.length > 0) return { ...verdict, evasionSignals: signals };
+        return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed', evasionSignals: signals };
       }
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
     },
@@ -440,8 +438,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // option lines, tables and code (split characters, entropy, a suffix of symbols) are
       // reported at most in the Log band and agree with nothing.
       const documentation = documentationOnly(context.input.kind, context.findings, raw);
-      const measuredFirst = context.findings.every((finding) => finding.variant === undefined) ? measuredSignals.get(context.normalized) : undefined;
-      const measured = measuredFirst ?? evasionSignals(context.input.kind, context.normalized, context.findings, raw);
+      const measured = context.evasionSignals ?? evasionSignals(context.input.kind, context.normalized, context.findings, raw);
       const signals = documentation ? documentedSignals(measured) : measured;
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
