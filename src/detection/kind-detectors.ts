@@ -47,15 +47,16 @@ export function systemPromptOf(request: KindRequest): string {
  *   newlines, so a sentence in the description and the same sentence as a schema title with no
  *   description make one text, and only the first is the tool's purpose;
  * - every other kind: nothing (its detectors read the text alone).
- * The secrets never appear in the key.
+ * The secrets never appear in the key. `systemPrompt`: the request's system prompt when the caller
+ * has already joined it (systemPromptOf).
  */
-export function kindAnalysisContext(request: KindRequest): string {
+export function kindAnalysisContext(request: KindRequest, systemPrompt?: string): string {
   if (request.kind === 'tool_definition') return request.tool === undefined ? '' : contextDigest([request.tool.name, request.tool.description ?? '']);
   if (request.kind !== 'llm_output') return '';
-  const systemPrompt = systemPromptOf(request);
+  const prompt = systemPrompt ?? systemPromptOf(request);
   const secrets = request.secrets ?? [];
-  if (systemPrompt === '' && secrets.length === 0) return '';
-  return contextDigest([systemPrompt, ...secrets]);
+  if (prompt === '' && secrets.length === 0) return '';
+  return contextDigest([prompt, ...secrets]);
 }
 
 /**
@@ -71,16 +72,17 @@ function contextDigest(parts: readonly string[]): string {
   return hash('sha256', Buffer.from(material, 'utf16le'), 'hex');
 }
 
-export function kindFindings(request: KindRequest, raw: string): Finding[] {
+/** `systemPrompt`: the request's system prompt when the caller has already joined it (systemPromptOf). */
+export function kindFindings(request: KindRequest, raw: string, systemPrompt?: string): Finding[] {
   switch (request.kind) {
     case 'prompt':
       return [...detectSecretExtraction(raw), ...detectForeignOverride(raw)];
     case 'tool_output':
       return [...detectPlantedInstructions(raw, { aiTask: true, documentation: true }), ...detectForeignOverride(raw)];
     case 'llm_output': {
-      const systemPrompt = systemPromptOf(request);
+      const prompt = systemPrompt ?? systemPromptOf(request);
       // The planted-instruction findings are judged as an answer's advice in adjustForKind.
-      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...detectInstructionRecital(raw), ...detectJailbreakCompliance(raw), ...detectPlantedInstructions(raw)];
+      return [...detectLeak(raw, { ...(prompt === '' ? {} : { systemPrompt: prompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...detectInstructionRecital(raw), ...detectJailbreakCompliance(raw), ...detectPlantedInstructions(raw)];
     }
     case 'tool_definition':
       return request.tool === undefined ? [] : detectMaliciousCapability(request.tool);
