@@ -32,11 +32,16 @@ export interface AnalysisCache {
 
 /**
  * The cache key, or null when the text is too long to be worth keeping. `context` is what else the
- * analysis reads (a model answer's system prompt and secrets, as a digest: kindAnalysisContext).
+ * analysis reads (a model answer's system prompt and secrets, a tool's name and description, as a
+ * digest: kindAnalysisContext). The header names are prefixed with their length: a name may hold
+ * the separator (the inspect API takes any string as a header name), and without the length a
+ * header named "host\0\0x" with the text T would have the key of a header named "host" with the
+ * text "x\0\0" + T.
  */
 export function analysisKey(kind: string, text: string, thresholdsKey: string, headerNames?: readonly string[], context = ''): string | null {
   if (text.length > ANALYSIS_CACHE.MAX_TEXT) return null;
-  return `${kind}\u0000${thresholdsKey}\u0000${headerNames === undefined ? '' : headerNames.join(',')}\u0000${context}\u0000${text}`;
+  const names = headerNames === undefined ? '' : headerNames.join(',');
+  return `${kind}\u0000${thresholdsKey}\u0000${names.length}:${names}\u0000${context}\u0000${text}`;
 }
 
 export function createAnalysisCache(options: { maxEntries?: number; maxTotalChars?: number; ttlMs?: number } = {}): AnalysisCache {

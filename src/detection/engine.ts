@@ -22,14 +22,14 @@ import { httpScanText } from './http-text.ts';
 import { taskEvidence } from './indirect.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
-import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
+import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition, type TierVerdict } from './pipeline.ts';
 import { decide, escalate, escalationTier, HIJACKING_CATEGORIES, isAllowed, THREAT_SIGNAL_FLOOR } from './policy.ts';
 import { combineFindings, noisyOr, round } from './score.ts';
 import { createSessionStore, type SessionStore } from './session.ts';
 import { createThresholdStore, type ThresholdStore } from './thresholds.ts';
 import { runT1, scanVariants } from './tiers/t1.ts';
-import { evasionSignals, type SignalResult } from './tiers/t3-signals.ts';
-import { adjustForKind, documentationOnly, kindFindings, kindAnalysisContext, kindText } from './kind-detectors.ts';
+import { evasionSignals } from './tiers/t3-signals.ts';
+import { adjustForKind, documentationOnly, kindFindings, kindAnalysisContext, kindText, systemPromptOf } from './kind-detectors.ts';
 import { codeProse } from './code-prose.ts';
 import { assistantAddressCount, instructionRecitalStrength, isAssistantAddressHint } from './recital.ts';
 import type { Finding, HttpRequestShape, InspectKind, ThreatDecision, TierName, ToolDefinitionShape, Verdict } from './types.ts';
@@ -227,9 +227,10 @@ export const LOCAL_WINDOW_CHARS = 1_536;
  * own text: T1, the kind's detectors and the evasion signals. Findings of one window still add up.
  * `enough(best)`: the windows read so far settle the caller's result (a higher best would not
  * change it), so the rest are not scored. Exported for its test (test/detection/local-windows.test.ts),
- * which holds every window's score to a plain reading of this rule.
+ * which holds every window's score to a plain reading of this rule. `systemPrompt`: a model answer's
+ * system prompt when the caller has already joined it (systemPromptOf).
  */
-export function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string, enough: (best: number) => boolean = () => false): number {
+export function localRuleScore(catalogue: CompiledCatalogue, request: InspectRequest, text: string, enough: (best: number) => boolean = () => false, systemPrompt?: string): number {
   const kind = request.kind;
   let best = 0;
   const end = Math.min(text.length, MAX_SCAN_LENGTH);
@@ -238,7 +239,7 @@ export function localRuleScore(catalogue: CompiledCatalogue, request: InspectReq
     const window = text.slice(start, Math.min(end, start + LOCAL_WINDOW_CHARS));
     const normalized = normalize(window, { kind });
     const t1 = runT1(catalogue, kind, normalized);
-    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window)], window, true);
+    const findings = adjustForKind(kind, [...t1.findings, ...kindFindings({ ...request, content: window }, window, systemPrompt)], window, true);
     const signals = evasionSignals(kind, normalized, findings, window);
     best = Math.max(best, noisyOr([combineFindings(findings), signals.score]));
     // The caller keeps its score once a window reaches it: further windows cannot lower it.
@@ -324,10 +325,6 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
   const embeddings = new WeakMap<object, Float32Array>();
   // The semantic head's probability for the text (when the semantic tier scored it).
   const semanticProbability = new WeakMap<object, number>();
-  // T3's evasion signals when T1 measured them first (the address hint's guard), read without findings of T1: T3 takes them
-  // as they are when none of the findings before it was matched in a decoded or de-obfuscated variant (the one reading of
-  // them, `obfuscated-match`), so they are measured once.
-  const measuredSignals = new WeakMap<object, SignalResult>();
   // The n-gram classifier's probability for the text (when T3 ran it), for the graded score.
   const classifierProbability = new WeakMap<object, number>();
   const graded: GradedWeights | null = deps.gradedScore === false ? null : (deps.gradedScore ?? loadGradedWeights());
@@ -352,16 +349,17 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     if (known === undefined) addressCounts.set(analysis, (known = assistantAddressCount(text)));
     return known;
   };
-  const requests = new WeakMap<object, InspectRequest>();
+  // The request of a text the cascade runs on, with a model answer's system prompt as inspect() joined it (systemPromptOf).
+  const requests = new WeakMap<object, { readonly request: InspectRequest; readonly systemPrompt: string | undefined }>();
   // The texts warm() runs through the cascade: no caller's traffic, so T5 observes none of them.
   const warming = new WeakSet<object>();
 
   const definitions: TierDefinition[] = [{
     name: 't1', failMode: 'closed', stage: 'always',
-    run(context): Verdict {
+    run(context): TierVerdict {
       const verdict = runT1(catalogue, context.input.kind, context.normalized);
-      const request = requests.get(context.normalized);
-      const extra = request === undefined ? [] : kindFindings(request, rawText.get(context.normalized) ?? context.input.text);
+      const pending = requests.get(context.normalized);
+      const extra = pending === undefined ? [] : kindFindings(pending.request, rawText.get(context.normalized) ?? context.input.text, pending.systemPrompt);
       // A tool result is adjusted even without findings of its own (command documentation: adjustForKind).
       if (extra.length === 0 && context.input.kind !== 'tool_definition' && context.input.kind !== 'llm_output' && context.input.kind !== 'tool_output') return verdict;
       const raw = rawText.get(context.normalized) ?? context.input.text;
@@ -370,11 +368,13 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // The address hint is made only when nothing else is found (det-llm-13); an evasion signal (T3) is a finding too, and
       // beside one the hint would add up into Alert (0.2 with a homoglyph's 0.3): then it is not made (review-33). The
       // signals are measured here, before the pipeline adds the hint's score (which gates T4 and shows in T1's report), and
-      // T3 takes them from `measuredSignals` rather than measuring them again (mend-34).
+      // handed to T3 on the pipeline's context rather than measured again (mend-34). The hint is made only when the catalogue
+      // and the kind's detectors found nothing, so no finding before T3 was matched in a decoded variant (T2's and T5's never
+      // name one): the signals measured without findings are those T3 would measure.
       if (findings.length === 1 && isAssistantAddressHint(findings[0]!)) {
         const signals = evasionSignals(context.input.kind, context.normalized, [], raw);
-        measuredSignals.set(context.normalized, signals);
-        if (signals.findings.length > 0) return verdict;
+        if (signals.findings.length > 0) return { ...verdict, evasionSignals: signals };
+        return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed', evasionSignals: signals };
       }
       return { outcome: 'match', score: combineFindings(findings), findings, failMode: 'closed' };
     },
@@ -384,7 +384,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
     definitions.push({
       name: 't5', failMode: 'open', stage: 'always',
       async run(context) {
-        const request = requests.get(context.normalized);
+        const request = requests.get(context.normalized)?.request;
         if (request === undefined) return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'no request metadata' };
         if (warming.has(context.normalized)) return { outcome: 'skipped', score: 0, findings: [], failMode: 'open', reason: 'warming' };
         const result = await t5(request);
@@ -440,8 +440,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // option lines, tables and code (split characters, entropy, a suffix of symbols) are
       // reported at most in the Log band and agree with nothing.
       const documentation = documentationOnly(context.input.kind, context.findings, raw);
-      const measuredFirst = context.findings.every((finding) => finding.variant === undefined) ? measuredSignals.get(context.normalized) : undefined;
-      const measured = measuredFirst ?? evasionSignals(context.input.kind, context.normalized, context.findings, raw);
+      const measured = context.evasionSignals ?? evasionSignals(context.input.kind, context.normalized, context.findings, raw);
       const signals = documentation ? documentedSignals(measured) : measured;
       const findings: Finding[] = [...signals.findings];
       const scores = [signals.score];
@@ -560,16 +559,19 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       let headerNames: string[] | undefined;
       if (kind === 'http' && request.request !== undefined) ({ text, headerNames } = httpScanText(request.request));
       else text = kindText(request);
+      // A model answer's system prompt, joined once (systemPromptOf): the cache key's digest, the leak check and the windows
+      // of a long answer read it.
+      const systemPrompt = kind === 'llm_output' ? systemPromptOf(request) : undefined;
 
       const limits = request.orgId === undefined ? policy.thresholds : await thresholds.get(request.orgId).catch(() => policy.thresholds);
       // Content-only analysis (normalization + cascade) is cached for repeated content (analysis-cache.ts);
       // a model answer's key also holds the digest of its system prompt and secrets (kindAnalysisContext).
-      const key = analyses === null ? null : analysisKey(kind, text, `${catalogueGeneration}:${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames, kindAnalysisContext(request));
+      const key = analyses === null ? null : analysisKey(kind, text, `${catalogueGeneration}:${limits.log},${limits.alert},${limits.challenge},${limits.block}`, headerNames, kindAnalysisContext(request, systemPrompt));
       let analysis = key === null ? undefined : analyses!.get(key);
       if (analysis === undefined) {
         const normalized = normalize(text, { kind });
         rawText.set(normalized, text.slice(0, 65_536));
-        requests.set(normalized, request);
+        requests.set(normalized, { request, systemPrompt });
         analysis = { normalized, result: await pipeline.run({ kind, text, ...(headerNames === undefined ? {} : { headerNames }) }, normalized, { ...policy, thresholds: limits }) };
         if (key !== null) {
           analyses!.set(key, analysis);
@@ -588,7 +590,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         // plus what the learned heads said (their scores are already the best window's).
         const learned = findings.filter((finding) => finding.id.startsWith('ml.')).map((finding) => finding.confidence);
         const whole = base;
-        base = Math.min(base, noisyOr([localRuleScore(catalogue, request, text, (best) => noisyOr([best, ...learned]) >= whole), ...learned]));
+        base = Math.min(base, noisyOr([localRuleScore(catalogue, request, text, (best) => noisyOr([best, ...learned]) >= whole, systemPrompt), ...learned]));
       }
       const semanticP = semanticProbability.get(normalized);
       if (deps.semantic !== undefined && semanticP !== undefined && SEMANTIC_KIND_SET.has(kind) && semanticP < deps.semantic.thresholds.benign && base >= limits.challenge && !result.immediateBlock
@@ -735,7 +737,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
         const text = kindText(request);
         const normalized = normalize(text, { kind });
         rawText.set(normalized, text);
-        requests.set(normalized, request);
+        requests.set(normalized, { request, systemPrompt: undefined });
         warming.add(normalized);
         await pipeline.run({ kind, text }, normalized, policy);
       }

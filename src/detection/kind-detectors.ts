@@ -38,36 +38,51 @@ export function systemPromptOf(request: KindRequest): string {
 }
 
 /**
- * What an analysis depends on beyond the kind and the text, for the analysis cache's key: an
- * `llm_output` check also reads its system prompt (the leak and recital checks against it) and the
- * configured secrets, so their SHA-256 is part of the key ('' when there are none, and for every
- * other kind, whose detectors read the text alone). The digest is of the prompt and each secret,
- * each prefixed with its length, so no two different sets share one; the secrets never appear in
- * the key.
+ * What an analysis depends on beyond the kind and the text, for the analysis cache's key, as the
+ * SHA-256 of the parts it reads (contextDigest); '' when there are none:
+ * - `llm_output`: its system prompt (the leak and recital checks against it) and the configured
+ *   secrets ('' when there are neither);
+ * - `tool_definition`: the tool's name and description, which the malicious-capability check reads
+ *   apart from the text. The text joins them with the schema's texts and the annotations by
+ *   newlines, so a sentence in the description and the same sentence as a schema title with no
+ *   description make one text, and only the first is the tool's purpose;
+ * - every other kind: nothing (its detectors read the text alone).
+ * The secrets never appear in the key. `systemPrompt`: the request's system prompt when the caller
+ * has already joined it (systemPromptOf).
  */
-export function kindAnalysisContext(request: KindRequest): string {
+export function kindAnalysisContext(request: KindRequest, systemPrompt?: string): string {
+  if (request.kind === 'tool_definition') return request.tool === undefined ? '' : contextDigest([request.tool.name, request.tool.description ?? '']);
   if (request.kind !== 'llm_output') return '';
-  const systemPrompt = systemPromptOf(request);
+  const prompt = systemPrompt ?? systemPromptOf(request);
   const secrets = request.secrets ?? [];
-  if (systemPrompt === '' && secrets.length === 0) return '';
-  // Each part prefixed with its length: unambiguous, without JSON.stringify's escaping scan (which
-  // cost about twice the hash itself for a 2 KB prompt). Hashed as UTF-16 code units: UTF-8 would
-  // write every lone surrogate as U+FFFD, and two different prompts would share a digest.
-  let material = `${systemPrompt.length}:${systemPrompt}`;
-  for (const secret of secrets) material += `${secret.length}:${secret}`;
+  if (prompt === '' && secrets.length === 0) return '';
+  return contextDigest([prompt, ...secrets]);
+}
+
+/**
+ * The digest of an analysis's parts, each prefixed with its length, so no two different lists of
+ * parts share one (parts joined by a separator can: a separator inside a part reads as a boundary).
+ * The length prefix is unambiguous without JSON.stringify's escaping scan (which cost about twice
+ * the hash itself for a 2 KB prompt). Hashed as UTF-16 code units: UTF-8 would write every lone
+ * surrogate as U+FFFD, and two different parts would share a digest.
+ */
+function contextDigest(parts: readonly string[]): string {
+  let material = '';
+  for (const part of parts) material += `${part.length}:${part}`;
   return hash('sha256', Buffer.from(material, 'utf16le'), 'hex');
 }
 
-export function kindFindings(request: KindRequest, raw: string): Finding[] {
+/** `systemPrompt`: the request's system prompt when the caller has already joined it (systemPromptOf). */
+export function kindFindings(request: KindRequest, raw: string, systemPrompt?: string): Finding[] {
   switch (request.kind) {
     case 'prompt':
       return [...detectSecretExtraction(raw), ...detectForeignOverride(raw)];
     case 'tool_output':
       return [...detectPlantedInstructions(raw, { aiTask: true, documentation: true }), ...detectForeignOverride(raw)];
     case 'llm_output': {
-      const systemPrompt = systemPromptOf(request);
+      const prompt = systemPrompt ?? systemPromptOf(request);
       // The planted-instruction findings are judged as an answer's advice in adjustForKind.
-      return [...detectLeak(raw, { ...(systemPrompt === '' ? {} : { systemPrompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...detectInstructionRecital(raw), ...detectJailbreakCompliance(raw), ...detectPlantedInstructions(raw)];
+      return [...detectLeak(raw, { ...(prompt === '' ? {} : { systemPrompt: prompt }), ...(request.secrets === undefined ? {} : { secrets: request.secrets }) }), ...detectInstructionRecital(raw), ...detectJailbreakCompliance(raw), ...detectPlantedInstructions(raw)];
     }
     case 'tool_definition':
       return request.tool === undefined ? [] : detectMaliciousCapability(request.tool);

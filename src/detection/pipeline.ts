@@ -11,6 +11,9 @@
  *      language is weak evidence). The T3 signal part (cheap) always runs.
  *   4. T4 (LLM) only when configured and the score after T2/T3 is still in the T4 band
  *      (0.4 ≤ s < 0.7 by default: between alert and block).
+ * What a tier found reaches the tiers after it on their context (`findings`), and so do the evasion
+ * signals when a tier measured them (`evasionSignals`: T1 does for the address hint's guard, and
+ * T3 then takes them rather than measuring them again).
  * Combination: noisy-or of the scores of tiers that matched. An erroring tier is reported as
  * `error`; fail-open tiers then contribute nothing (and the explanation says so), fail-closed
  * tiers raise the score to at least the challenge threshold.
@@ -18,6 +21,7 @@
 import type { Normalized } from './normalize/index.ts';
 import { DEFAULT_THRESHOLDS, IMMEDIATE_BLOCK_SCORE } from './policy.ts';
 import { noisyOr, round } from './score.ts';
+import type { SignalResult } from './tiers/t3-signals.ts';
 import { TIER_NAMES, type Finding, type InspectKind, type ScanInput, type Thresholds, type TierName, type TierReport, type Verdict } from './types.ts';
 
 export interface PipelinePolicy {
@@ -45,9 +49,20 @@ export interface TierContext {
   /** Whether the running score is in the uncertain band (T3 runs its classifier only then). */
   readonly escalate: boolean;
   readonly runningScore: number;
+  /** The text's evasion signals, when a tier before this one measured them (TierVerdict). */
+  readonly evasionSignals?: SignalResult;
 }
 
-export type TierFunction = (context: TierContext) => Verdict | Promise<Verdict>;
+/**
+ * A tier's verdict, with the text's evasion signals when the tier measured them: the tiers after it
+ * read them on their context instead of measuring them again. A tier hands them on only when they
+ * hold for those tiers: of the findings before it, the signals read only a catalogue match in a
+ * decoded or de-obfuscated variant (`signal.obfuscated-match`), so T1 hands on what it measured when
+ * it found nothing in the catalogue.
+ */
+export type TierVerdict = Verdict & { readonly evasionSignals?: SignalResult };
+
+export type TierFunction = (context: TierContext) => TierVerdict | Promise<TierVerdict>;
 
 export interface TierDefinition {
   readonly name: TierName;
@@ -96,25 +111,27 @@ export function createPipeline(definitions: readonly TierDefinition[]): Pipeline
       const failedOpen: TierName[] = [];
       let closedFloor = 0;
       let immediateBlock = false;
+      let evasionSignals: SignalResult | undefined;
       const running = () => Math.max(noisyOr(matchedScores), closedFloor);
       const [low, high] = policy.uncertainBand[input.kind];
 
       for (const definition of ordered) {
         const score = running();
         const escalate = score >= low && score <= high;
-        let verdict: Verdict;
+        let verdict: TierVerdict;
         const started = performance.now();
         if (immediateBlock) verdict = skipped('T1 blocked immediately', definition.failMode);
         else if (definition.stage === 'uncertain' && !escalate) verdict = skipped('score outside the uncertain band', definition.failMode);
         else if (definition.stage === 'last-resort' && !(score >= policy.t4Band[0] && score < policy.t4Band[1])) verdict = skipped('score outside the T4 band', definition.failMode);
         else {
           try {
-            verdict = await definition.run({ input, normalized, policy, findings: [...findings], escalate, runningScore: score });
+            verdict = await definition.run({ input, normalized, policy, findings: [...findings], escalate, runningScore: score, ...(evasionSignals === undefined ? {} : { evasionSignals }) });
           } catch (error) {
             verdict = { outcome: 'error', score: 0, findings: [], failMode: definition.failMode, error: error instanceof Error ? error.name : 'error' };
           }
         }
         const latency = Math.round((performance.now() - started) * 1000) / 1000;
+        if (verdict.evasionSignals !== undefined) evasionSignals = verdict.evasionSignals;
         if (verdict.outcome === 'match') {
           matchedScores.push(verdict.score);
           findings.push(...verdict.findings);

@@ -198,6 +198,61 @@ describe('analysis cache: a model answer is keyed on its system prompt and secre
   });
 });
 
+describe('analysis cache: a tool definition is keyed on its name and description', () => {
+  // Written for this test: one sentence of an offensive purpose, once as the description and once as
+  // the input schema's title of a tool without a description. Both join to the same text
+  // ("x\n" + the sentence), but only the description is the tool's purpose (the malicious-capability
+  // check reads the name and the description).
+  const SENTENCE = 'Dumps LSASS memory and harvests NTLM hashes from the target host.';
+  const described = { kind: 'tool_definition' as const, tool: { name: 'x', description: SENTENCE } };
+  const titled = { kind: 'tool_definition' as const, tool: { name: 'x', inputSchema: { title: SENTENCE } } };
+  const capabilities = (decision: { readonly patterns_matched: readonly { readonly id: string }[] }) => decision.patterns_matched.map((pattern) => pattern.id).filter((id) => id.startsWith('tool.capability.'));
+
+  it('gives each of two tools whose texts join the same its own findings, in either order, as a cold engine does', async () => {
+    const cold = {
+      described: await createDetectionEngine({ analysisCache: false }).inspect(described),
+      titled: await createDetectionEngine({ analysisCache: false }).inspect(titled),
+    };
+    expect(capabilities(cold.described).length).toBeGreaterThan(0);
+    expect(capabilities(cold.titled)).toEqual([]);
+    for (const order of [[described, titled], [titled, described]]) {
+      const engine = createDetectionEngine();
+      for (const request of [...order, ...order]) {
+        const decision = await engine.inspect(request);
+        const expected = request === described ? cold.described : cold.titled;
+        expect(capabilities(decision), request === described ? 'description' : 'schema title').toEqual(capabilities(expected));
+        expect(decision.decision).toBe(expected.decision);
+        expect(decision.threat_score).toBe(expected.threat_score);
+      }
+    }
+  });
+
+  it('has a context digest that differs when the name and the description split the same characters differently', () => {
+    const contexts = [{ name: 'ab', description: 'c' }, { name: 'a', description: 'bc' }, { name: 'abc' }, { name: 'a\nb' }, { name: 'a', description: 'b' }]
+      .map((tool) => kindAnalysisContext({ kind: 'tool_definition', tool }));
+    expect(new Set(contexts).size).toBe(contexts.length);
+    // An absent description is read as an empty one, by the check and by the key.
+    expect(kindAnalysisContext({ kind: 'tool_definition', tool: { name: 'abc', description: '' } })).toBe(contexts[2]);
+  });
+});
+
+describe('analysis cache: an HTTP request is keyed on its header names apart from its text', () => {
+  it('gives a request whose header name holds the key\'s separator its own analysis, in either order, as a cold engine does', async () => {
+    // Written for this test: a header named "host\0\0; cat /etc/passwd", and a request whose path is
+    // "; cat /etc/passwd\0\0" followed by the first request's text, with a host header (not scanned).
+    // Joined by NULs, the two keys were one; the second text reads differently at its start.
+    const first = { kind: 'http' as const, request: { method: 'GET', path: '/', headers: { 'host\u0000\u0000; cat /etc/passwd': 'hello' } } };
+    const second = { kind: 'http' as const, request: { method: 'GET', path: '; cat /etc/passwd\u0000\u0000/\u2029host\u0000\u0000; cat /etc/passwd: hello', headers: { host: 'a' } } };
+    const read = (decision: { readonly threat_score: number; readonly patterns_matched: readonly { readonly id: string }[] }) => ({ score: decision.threat_score, ids: decision.patterns_matched.map((pattern) => pattern.id) });
+    const cold = [read(await createDetectionEngine({ analysisCache: false }).inspect(first)), read(await createDetectionEngine({ analysisCache: false }).inspect(second))];
+    expect(cold[0]).not.toEqual(cold[1]);
+    for (const order of [[0, 1], [1, 0]]) {
+      const engine = createDetectionEngine();
+      for (const index of [...order, ...order]) expect(read(await engine.inspect(index === 0 ? first : second)), `request ${index}`).toEqual(cold[index]);
+    }
+  });
+});
+
 describe('analysis cache: the digest of a model answer\'s context', () => {
   it('differs for every different prompt and secret set, lone surrogates and part boundaries included', () => {
     const contexts = [

@@ -452,6 +452,25 @@ describe('pipeline contract', () => {
     expect(result.score).toBeGreaterThanOrEqual(0.6);
   });
 
+  it('hands the evasion signals a tier measured to the tiers after it, on their context, for that run alone', async () => {
+    const measured = { score: 0.3, findings: [{ id: 'signal.homoglyphs', name: 'Words mixing Latin and lookalike letters', category: 'evasion', confidence: 0.3, tier: 't3' as const }] };
+    let runs = 0;
+    const seen: unknown[][] = [];
+    const pipeline = createPipeline([
+      { name: 't1', failMode: 'closed', stage: 'always', run: (context) => {
+        runs += 1;
+        seen.push([context.evasionSignals]);
+        // Measured on the first run only.
+        return runs === 1 ? { outcome: 'clean', score: 0, findings: [], failMode: 'closed', evasionSignals: measured } : { outcome: 'clean', score: 0, findings: [], failMode: 'closed' };
+      } },
+      { name: 't2', failMode: 'open', stage: 'always', run: (context) => { seen.at(-1)!.push(context.evasionSignals); return { outcome: 'clean', score: 0, findings: [], failMode: 'open' }; } },
+      { name: 't3', failMode: 'open', stage: 'always', run: (context) => { seen.at(-1)!.push(context.evasionSignals); return { outcome: 'clean', score: 0, findings: [], failMode: 'open' }; } },
+    ]);
+    await pipeline.run({ kind: 'prompt', text: 'x' }, normalize('x'));
+    await pipeline.run({ kind: 'prompt', text: 'x' }, normalize('x'));
+    expect(seen).toEqual([[undefined, measured, measured], [undefined, undefined, undefined]]);
+  });
+
   it('runs the ML tiers only in the uncertain band', async () => {
     let calls = 0;
     const withT2 = createDetectionEngine({ t2: { score: async () => { calls++; return { score: 0.9, nearestId: 'x', nearestCategory: 'prompt-injection' }; } } });
