@@ -3,7 +3,8 @@
  * over the same call made directly to the upstream, both with the official SDK client against an
  * SDK server on loopback, interleaved over rounds (ML tiers off: T1 + T3 signals), and the same
  * proxied call with the T5 baselines of tool calls switched off (`proxied_without_t5`: the proxy's
- * `behaviour` answers a resolved "no anomaly" without observing), interleaved too; (2) the
+ * `behaviour` answers a resolved "no anomaly" without observing), interleaved too, after a settled
+ * warm-up of the same interleaved calls (2-s windows until two agree: `warm_up_windows`); (2) the
  * tool-definition poisoning detector's detection and false-positive rates per file of
  * ../shared/datasets/mcp/ (the rule the proxy applies on first sight: poisonLevel).
  */
