@@ -36,7 +36,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { measureVerificationCost, type PairedOptions } from './gateway-verification.ts';
-import { median, probeLatency, repoRoot, round3, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
+import { median, probeLatency, repoRoot, round3, settleWindows, startChild, summarize, throughput, type ChildServer, type ProbeTarget } from './lib.ts';
 
 const PROMPT = 'Summarize in one sentence why keep-alive connections matter for API gateways.';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
@@ -91,17 +91,14 @@ export async function cpuPerRequest(target: ProbeTarget, pid: number, count: num
  * row agree within 15 % (at least 3 windows, at most 12); returns each window's figure.
  */
 async function settleCpu(target: ProbeTarget, pid: number): Promise<number[]> {
-  const figures: number[] = [];
-  for (let window = 0; window < 12; window += 1) {
+  const { figures } = await settleWindows(async () => {
     const before = cpuMs(pid);
     const sample = await throughput(target, { connections: 10, durationSeconds: 2 });
     await delay(EVIDENCE_SETTLE_MS);
     const after = cpuMs(pid);
-    if (before === null || after === null || sample.requests === 0) return figures;
-    figures.push(Math.round(((after - before) * 1000) / sample.requests));
-    const [previous, last] = figures.slice(-2) as [number, number];
-    if (figures.length >= 3 && Math.abs(last - previous) <= 0.15 * Math.min(last, previous)) break;
-  }
+    if (before === null || after === null || sample.requests === 0) return null;
+    return Math.round(((after - before) * 1000) / sample.requests);
+  });
   return figures;
 }
 

@@ -93,6 +93,27 @@ export function median(values: readonly number[]): number {
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
+/**
+ * A settled warm-up: measures windows (each returns one figure, or null to stop) until the figures
+ * of two windows in a row agree within `tolerance` of the smaller one's size (at least `min`
+ * windows, at most `max`). Returns every window's figure and whether the last two agreed. The
+ * first windows run on code V8 has not optimised yet; a fixed count of warm-up calls can stop
+ * before the code under test is hot, so its first measured rounds read a cold JIT.
+ */
+export async function settleWindows(window: () => Promise<number | null>, options: { min?: number; max?: number; tolerance?: number } = {}): Promise<{ figures: number[]; settled: boolean }> {
+  const min = options.min ?? 3, max = options.max ?? 12, tolerance = options.tolerance ?? 0.15;
+  const figures: number[] = [];
+  while (figures.length < max) {
+    const figure = await window();
+    if (figure === null) break;
+    figures.push(figure);
+    if (figures.length < Math.max(2, min)) continue;
+    const [previous, last] = figures.slice(-2) as [number, number];
+    if (Math.abs(last - previous) <= tolerance * Math.min(Math.abs(last), Math.abs(previous))) return { figures, settled: true };
+  }
+  return { figures, settled: false };
+}
+
 /** Sequential keep-alive requests, interleaved over targets in rounds; latencies in ms. */
 export async function probeLatency(targets: ProbeTarget[], options: { rounds?: number; perRound?: number; warmup?: number } = {}) {
   const rounds = options.rounds ?? 10;
