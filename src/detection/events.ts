@@ -8,7 +8,9 @@
  * Each row gets its id when it is recorded and is journaled then (platform/outbox.ts): `record`
  * returns a promise that resolves once the row is on disk, so a block can be answered only after
  * its evidence would survive a SIGKILL. Inserts skip an id already stored, so a row written again
- * from the journal or the spool after a crash is never duplicated.
+ * from the journal or the spool after a crash is never duplicated. While the spool holds records
+ * (an outage, a lost lock conflict), new rows are spooled behind them, so they are stored in the
+ * order they were recorded.
  */
 import { randomUUID } from 'node:crypto';
 import { uuidFromText } from '../platform/crypto.ts';
@@ -122,6 +124,12 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
     for (const [orgId, entries] of byOrg) {
       const list = entries.map((item) => item.row);
       try {
+        // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers' do):
+        // the replay stores them after the older ones, so no event lands before one that happened earlier.
+        if (outbox !== undefined && outbox.pending() > 0) {
+          await spool(entries);
+          continue;
+        }
         await insertRows(db, orgId, list);
         settle(entries);
       } catch (error) {
