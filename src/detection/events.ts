@@ -124,7 +124,7 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
     for (const [orgId, entries] of byOrg) {
       const list = entries.map((item) => item.row);
       try {
-        // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers' do):
+        // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers do):
         // the replay stores them after the older ones, so no event lands before one that happened earlier.
         if (outbox !== undefined && outbox.pending() > 0) {
           await spool(entries);
