@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
-import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import type { AuditEntryInput, AuditLog } from './audit-log.ts';
 
 export interface BlockAuditServices {
@@ -89,7 +89,7 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
         // A lock conflict rolled the one transaction back whole: the entries stay in the spool for the next replay
         // (appendMany skips ids already chained), rather than being written one by one, where a second conflict
         // would replace an entry by an `audit.entry_rejected` marker (review-34b).
-        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
+        if (isRetryableWriteFailure(error)) throw error;
         // An entry that loses a lock conflict (or meets an outage) alone stays in the spool too: the whole call is
         // repeated, and the entries already chained are skipped.
         const stopped = await appendEach(audit, services.logger, orgId, entries, error, true);
@@ -126,7 +126,7 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
           // A lock conflict rolled the one transaction back whole: like an outage, the entries are kept in the spool
           // (chained, in order, by its replay) rather than written one by one, where a second conflict replaced an
           // entry by an `audit.entry_rejected` marker.
-          if (outbox !== undefined && (isDatabaseOutage(error) || isLockConflict(error))) await spool(orgId, chunk);
+          if (outbox !== undefined && isRetryableWriteFailure(error)) await spool(orgId, chunk);
           else {
             // One entry the database refuses must not take the batch with it: write one by one.
             const stopped = await appendEach(audit, services.logger, orgId, entries, error, outbox !== undefined);
@@ -235,7 +235,7 @@ async function appendEach(
     try {
       await audit.append(orgId, entry);
     } catch (error) {
-      if (keep && (isDatabaseOutage(error) || isLockConflict(error))) return { index, error };
+      if (keep && isRetryableWriteFailure(error)) return { index, error };
       const code = failureCode(error);
       logger.warn({ org_id: orgId, target: entry.target ?? null, action: entry.action, code }, 'block audit entry rejected');
       try {

@@ -8,12 +8,14 @@
  * Each row gets its id when it is recorded and is journaled then (platform/outbox.ts): `record`
  * returns a promise that resolves once the row is on disk, so a block can be answered only after
  * its evidence would survive a SIGKILL. Inserts skip an id already stored, so a row written again
- * from the journal or the spool after a crash is never duplicated.
+ * from the journal or the spool after a crash is never duplicated. While the spool holds records
+ * (an outage, a lost lock conflict), new rows are spooled behind them, so they are stored in the
+ * order they were recorded.
  */
 import { randomUUID } from 'node:crypto';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Database } from '../platform/db/index.ts';
-import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 
@@ -79,10 +81,10 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
       } catch (error) {
         // A lock conflict rolled the statement back whole: the rows wait in the spool (ON CONFLICT (id) DO NOTHING makes
         // the replay write none twice) instead of being dropped as refused (review-34b).
-        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
+        if (isRetryableWriteFailure(error)) throw error;
         for (const row of list) {
           await insertRows(db, row.orgId, [row]).catch((rowError: unknown) => {
-            if (isDatabaseOutage(rowError) || isLockConflict(rowError)) throw rowError;
+            if (isRetryableWriteFailure(rowError)) throw rowError;
             logger?.warn({ org_id: row.orgId, request_id: row.requestId.slice(0, 128), code: errorCode(rowError) }, 'threat_events row rejected');
           });
         }
@@ -122,6 +124,12 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
     for (const [orgId, entries] of byOrg) {
       const list = entries.map((item) => item.row);
       try {
+        // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers do):
+        // the replay stores them after the older ones, so no event lands before one that happened earlier.
+        if (outbox !== undefined && outbox.pending() > 0) {
+          await spool(entries);
+          continue;
+        }
         await insertRows(db, orgId, list);
         settle(entries);
       } catch (error) {
@@ -131,7 +139,7 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
         }
         // Kept on disk and written when the database is back (platform/outbox.ts); a lock conflict likewise, rather than
         // rows written one by one, where a second conflict dropped a row as rejected.
-        if (outbox !== undefined && (isDatabaseOutage(error) || isLockConflict(error))) {
+        if (outbox !== undefined && isRetryableWriteFailure(error)) {
           await spool(entries);
           continue;
         }
@@ -140,7 +148,7 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
           try {
             await insertRows(db, orgId, [item.row]);
           } catch (rowError) {
-            if (outbox !== undefined && (isDatabaseOutage(rowError) || isLockConflict(rowError))) {
+            if (outbox !== undefined && isRetryableWriteFailure(rowError)) {
               // Not refused: this row and the ones after it wait in the spool.
               await spool(entries.slice(index));
               break;

@@ -9,7 +9,7 @@
  * HISTORY_BATCH_MS and added in one statement. A failed request releases its reservation.
  * `settled()` (tests, shutdown) applies whatever is queued.
  */
-import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { SpendTracker } from './anomaly.ts';
@@ -199,11 +199,10 @@ export class Settlement {
         // The database is out: the rows wait for the next batch (bounded), as the budget counters do.
         // A lock conflict (another worker's batch) rolled the statement back whole: the same
         // rows are tried again with the next batch.
-        const outage = isDatabaseOutage(error);
-        if ((outage || isLockConflict(error)) && this.pendingHours.size + rows.length <= HISTORY_HELD_ROWS) {
+        if (isRetryableWriteFailure(error) && this.pendingHours.size + rows.length <= HISTORY_HELD_ROWS) {
           for (const row of rows) this.holdHour(row);
           this.scheduleHistory();
-          if (outage) this.deps.logger.warn({ code: 'DATABASE_UNAVAILABLE', rows: rows.length }, 'gateway usage history held for the next batch: the database is unavailable');
+          if (isDatabaseOutage(error)) this.deps.logger.warn({ code: 'DATABASE_UNAVAILABLE', rows: rows.length }, 'gateway usage history held for the next batch: the database is unavailable');
           else this.deps.logger.warn({ err: error, rows: rows.length }, 'gateway usage history held for the next batch: a lock conflict rolled it back');
           return;
         }

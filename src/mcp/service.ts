@@ -9,7 +9,7 @@ import type { AuditEntryInput, AuditLog, AuditRecord } from '../audit/index.ts';
 import type { DetectionEngine, ProfileBaseline } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Database } from '../platform/db/index.ts';
-import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -139,7 +139,7 @@ export function createMcp(deps: McpDeps) {
   };
   // An outage, or (when the outbox can keep the entries) a lock conflict: the transaction rolled back whole and the same
   // entries may be written later, so they are kept rather than refused.
-  const retryLater = (error: unknown): boolean => isDatabaseOutage(error) || (outbox !== undefined && isLockConflict(error));
+  const retryLater = (error: unknown): boolean => (outbox !== undefined ? isRetryableWriteFailure(error) : isDatabaseOutage(error));
   /**
    * Each entry alone after a refused batch; rethrows an outage or a lock conflict (retryLater) with
    * the entries not yet written, so that only those are kept.
@@ -174,7 +174,7 @@ export function createMcp(deps: McpDeps) {
         await deps.audit.appendMany(orgId, entries);
       } catch (error) {
         // An outage or a lock conflict (the transaction rolled back whole): kept for the next replay (review-34b).
-        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
+        if (isRetryableWriteFailure(error)) throw error;
         // An entry alone that loses a lock conflict keeps the call in the spool (the entries already chained are skipped).
         await appendEach(orgId, entries).catch((stopped: unknown) => {
           throw stopped instanceof Unwritten ? stopped.cause : stopped;

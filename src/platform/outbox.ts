@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isDatabaseOutage, isLockConflict } from './db/failures.ts';
+import { isDatabaseOutage, isRetryableWriteFailure } from './db/failures.ts';
 import type { Logger } from './logger.ts';
 
 export interface OutboxRecord {
@@ -292,9 +292,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       } catch (error) {
         // An outage, or a lock conflict that rolled the call back whole (another writer's transaction): the records wait
         // for the next replay (the call is all-or-nothing and idempotent, so nothing is written twice).
-        const outage = isDatabaseOutage(error);
-        if (outage || isLockConflict(error)) {
-          if (!outage) logger.warn({ kind, records: end - index, code: (error as { code?: unknown }).code }, 'outbox: a lock conflict rolled the records back; they wait for the next replay');
+        if (isRetryableWriteFailure(error)) {
+          if (!isDatabaseOutage(error)) logger.warn({ kind, records: end - index, code: (error as { code?: unknown }).code }, 'outbox: a lock conflict rolled the records back; they wait for the next replay');
           await rewrite(file, records.slice(index));
           return { written: index, total: records.length, done: false };
         }

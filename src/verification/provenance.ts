@@ -27,7 +27,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import type { AuditLog } from '../audit/index.ts';
 import { copyField, type Database } from '../platform/db/index.ts';
-import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
+import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { sanitizeJson } from '../platform/db/sanitize.ts';
@@ -307,7 +307,7 @@ export function createProvenanceWriter(
 
   // An outage, or (when the outbox can keep the records) a lock conflict: the transaction rolled back whole, and the
   // same records may be written later, so they are kept rather than refused.
-  const retryLater = (error: unknown): boolean => isDatabaseOutage(error) || (outbox !== undefined && isLockConflict(error));
+  const retryLater = (error: unknown): boolean => (outbox !== undefined ? isRetryableWriteFailure(error) : isDatabaseOutage(error));
 
   /** After a refused batch: each record alone, so only a record the database refuses is lost. Rethrows an outage or a lock conflict (retryLater). */
   const writeEach = async (orgId: string, chunk: readonly ProvenanceRecord[]): Promise<void> => {
@@ -342,7 +342,7 @@ export function createProvenanceWriter(
         await writeChunk(orgId, chunk);
       } catch (error) {
         // An outage or a lock conflict (the transaction rolled back whole): kept for the next replay (review-34b).
-        if (isDatabaseOutage(error) || isLockConflict(error)) throw error;
+        if (isRetryableWriteFailure(error)) throw error;
         await writeEach(orgId, chunk);
       }
     },

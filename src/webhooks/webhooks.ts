@@ -36,7 +36,7 @@ import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
-import { isDatabaseOutage, isLockConflict } from '../platform/db/failures.ts';
+import { isRetryableWriteFailure } from '../platform/db/failures.ts';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Outbox } from '../platform/outbox.ts';
 
@@ -429,7 +429,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       } catch (error) {
         // A lock conflict (another writer's transaction) rolled the statement back whole: spooled like an outage, the
         // event is written by the next replay instead of being lost.
-        if (outbox === undefined || !(isDatabaseOutage(error) || isLockConflict(error))) throw error;
+        if (outbox === undefined || !isRetryableWriteFailure(error)) throw error;
         settled = false;
         await outbox.append(SPOOL_KIND, spooled);
         settled = true;

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBlockAudit } from '../../src/audit/index.ts';
-import type { AuditEntryInput } from '../../src/audit/audit-log.ts';
 import { createEventWriter, type ThreatEventRow } from '../../src/detection/events.ts';
 import { createMcp } from '../../src/mcp/service.ts';
 import { createCache } from '../../src/platform/cache.ts';
@@ -19,38 +18,16 @@ import { createEventBus } from '../../src/platform/events.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createOutbox } from '../../src/platform/outbox.ts';
 import { createProvenanceWriter, type ProvenanceRecord } from '../../src/verification/provenance.ts';
+import { conflictingAudit, failingDb, provenanceKeys, threatEventKeys } from './failing-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-live-lock-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 const logger = createLogger('error', { write: () => undefined } as never);
-const conflict = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
-const refused = () => Object.assign(new Error('value out of range'), { code: '22003' });
-
-/** An audit log whose next `conflicts` writes (batch or single) lose a lock conflict; `refuse` targets are refused. */
-function conflictingAudit(conflicts: number, refuse: readonly string[] = []) {
-  const chained: AuditEntryInput[] = [];
-  let left = conflicts;
-  const take = (entries: readonly AuditEntryInput[]) => {
-    if (left > 0) {
-      left -= 1;
-      throw conflict();
-    }
-    if (entries.some((entry) => refuse.includes(entry.target ?? ''))) throw refused();
-    for (const entry of entries) if (entry.id === undefined || !chained.some((known) => known.id === entry.id)) chained.push(entry);
-    return entries;
-  };
-  const audit = {
-    appendMany: async (_orgId: string, entries: readonly AuditEntryInput[]) => take(entries),
-    append: async (_orgId: string, entry: AuditEntryInput) => take([entry])[0],
-    addGatherer: () => () => undefined,
-  };
-  return { audit, chained };
-}
 
 describe('a lock conflict on the live block audit write', () => {
   it('spools the entries and chains each once, in order, with the replay (no audit.entry_rejected marker)', async () => {
     const outbox = createOutbox({ dir: join(directory, 'audit'), logger });
-    const { audit, chained } = conflictingAudit(2); // the batch, then the first entry written alone
+    const { audit, chained } = conflictingAudit({ conflicts: 2 }); // the batch, then the first entry written alone
     const events = createEventBus(logger);
     const writer = startBlockAudit({ audit: audit as never, events, logger, outbox }, { flushMs: 60_000 });
     for (let index = 0; index < 3; index++) await events.emit('org-1', 'threat.blocked', { request_id: `r-${index}`, threat_score: 0.95, decision: 'block' });
@@ -70,18 +47,7 @@ describe('a lock conflict on the live block audit write', () => {
   it('still writes around a refused entry, and spools the entry after it that loses a lock conflict', async () => {
     const outbox = createOutbox({ dir: join(directory, 'audit-refused'), logger });
     // The batch is refused (r-1 cannot be stored); written alone, r-0 goes in, r-1 is refused, r-2 loses a conflict.
-    const chained: AuditEntryInput[] = [];
-    let conflictOn: string | null = 'r-2';
-    const take = (entries: readonly AuditEntryInput[]) => {
-      if (entries.length === 1 && entries[0]!.target === conflictOn) {
-        conflictOn = null;
-        throw conflict();
-      }
-      if (entries.some((entry) => entry.target === 'r-1' && entry.action === 'threat.blocked')) throw refused();
-      for (const entry of entries) if (entry.id === undefined || !chained.some((known) => known.id === entry.id)) chained.push(entry);
-      return entries;
-    };
-    const audit = { appendMany: async (_o: string, entries: readonly AuditEntryInput[]) => take(entries), append: async (_o: string, entry: AuditEntryInput) => take([entry])[0], addGatherer: () => () => undefined };
+    const { audit, chained } = conflictingAudit({ loneConflict: 'r-2', refuse: (entry) => entry.target === 'r-1' && entry.action === 'threat.blocked' });
     const events = createEventBus(logger);
     const writer = startBlockAudit({ audit: audit as never, events, logger, outbox }, { flushMs: 60_000 });
     for (let index = 0; index < 3; index++) await events.emit('org-1', 'threat.blocked', { request_id: `r-${index}`, decision: 'block' });
@@ -97,21 +63,8 @@ describe('a lock conflict on the live block audit write', () => {
 describe('a lock conflict on the live threat event write', () => {
   it('spools the rows rather than dropping one as rejected, and the replay stores each', async () => {
     const outbox = createOutbox({ dir: join(directory, 'events'), logger });
-    const stored: string[] = [];
-    let conflicts = 2; // the batch, then the first row written alone (before the change: that row was dropped)
-    const db = {
-      withOrg: async (_orgId: string, work: (tx: { query: (sql: string, values: unknown[]) => Promise<{ rows: [] }> }) => Promise<unknown>) =>
-        work({
-          query: async (_sql, values) => {
-            if (conflicts > 0) {
-              conflicts -= 1;
-              throw conflict();
-            }
-            for (let index = 0; index < values.length; index += 11) if (!stored.includes(values[index + 2] as string)) stored.push(values[index + 2] as string);
-            return { rows: [] };
-          },
-        }),
-    };
+    // The batch, then the first row written alone (before the change: that row was dropped).
+    const { db, stored } = failingDb({ conflicts: 2, keys: threatEventKeys });
     const writer = createEventWriter(db as never, logger, outbox);
     const row = (index: number): ThreatEventRow => ({ orgId: 'org-1', requestId: `q-${index}`, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
     for (let index = 0; index < 3; index++) await writer.record(row(index));
@@ -131,7 +84,7 @@ describe('a lock conflict on the live threat event write', () => {
 describe('a lock conflict on the live MCP audit write', () => {
   it('spools the entries rather than losing one, and the replay chains each once, in order', async () => {
     const outbox = createOutbox({ dir: join(directory, 'mcp'), logger });
-    const { audit, chained } = conflictingAudit(2); // the batch, then the first entry written alone
+    const { audit, chained } = conflictingAudit({ conflicts: 2 }); // the batch, then the first entry written alone
     const db = { withOrg: async (_orgId: string, work: (tx: { query: () => Promise<{ rows: []; rowCount: number }> }) => Promise<unknown>) => work({ query: async () => ({ rows: [], rowCount: 1 }) }) };
     const cache = createCache({ kind: 'memory' }, 'live-lock:');
     const mcp = createMcp({ db: db as never, cache, events: createEventBus(logger), logger, audit: audit as never, outbox, detection: {} as never, checkTarget: async (url) => new URL(url), allowPrivateTargets: true, enabled: true });
@@ -155,24 +108,8 @@ describe('a lock conflict on the live MCP audit write', () => {
 describe('a lock conflict on the live provenance write', () => {
   it('spools the records rather than losing one, and the replay stores each', async () => {
     const outbox = createOutbox({ dir: join(directory, 'provenance'), logger });
-    const stored: string[] = [];
-    let conflicts = 2; // the batch's transaction, then the first record's alone (before the change: that record was lost)
-    const tx = {
-      query: async (_sql: string, values: unknown[]) => {
-        const rows = JSON.parse(values[1] as string) as Array<{ request_id: string }>;
-        for (const row of rows) stored.push(row.request_id);
-        return { rows: [], rowCount: rows.length };
-      },
-    };
-    const db = {
-      withOrg: async (_orgId: string, work: (transaction: typeof tx) => Promise<unknown>) => {
-        if (conflicts > 0) {
-          conflicts -= 1;
-          throw conflict();
-        }
-        return work(tx);
-      },
-    };
+    // The batch's transaction, then the first record's alone (before the change: that record was lost).
+    const { db, stored } = failingDb({ conflicts: 2, at: 'withOrg', keys: provenanceKeys });
     const audit = { appendMany: async () => [{ seq: '1', hash: 'a'.repeat(64) }] };
     const writer = createProvenanceWriter({ db: db as never, audit: audit as never, logger, outbox }, { flushMs: 60_000 });
     const record = (index: number): ProvenanceRecord => ({

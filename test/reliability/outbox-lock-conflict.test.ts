@@ -9,35 +9,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBlockAudit } from '../../src/audit/index.ts';
-import type { AuditEntryInput } from '../../src/audit/audit-log.ts';
 import { createEventWriter, type ThreatEventRow } from '../../src/detection/events.ts';
 import { createEventBus } from '../../src/platform/events.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createOutbox } from '../../src/platform/outbox.ts';
+import { conflictingAudit, failingDb, threatEventKeys } from './failing-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-outbox-lock-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 const logger = createLogger('error', { write: () => undefined } as never);
-const conflict = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
 
 describe('a lock conflict during the block audit replay', () => {
   it('keeps the entries in the spool and chains each once, in order, with the next replay', async () => {
     const outbox = createOutbox({ dir: join(directory, 'audit'), logger });
-    const chained: AuditEntryInput[] = [];
-    let conflicts = 2; // the next two writes lose a lock conflict, whichever they are
-    const take = (entries: readonly AuditEntryInput[]) => {
-      if (conflicts > 0) {
-        conflicts -= 1;
-        throw conflict();
-      }
-      for (const entry of entries) if (!chained.some((known) => known.id === entry.id)) chained.push(entry);
-      return entries;
-    };
-    const audit = {
-      appendMany: async (_orgId: string, entries: readonly AuditEntryInput[]) => take(entries),
-      append: async (_orgId: string, entry: AuditEntryInput) => take([entry])[0],
-      addGatherer: () => () => undefined,
-    };
+    const { audit, chained } = conflictingAudit({ conflicts: 2 }); // the next two writes lose a lock conflict, whichever they are
     const writer = startBlockAudit({ audit: audit as never, events: createEventBus(logger), logger, outbox });
     const entries = Array.from({ length: 3 }, (_, index) => ({ orgId: 'org-1', entry: { id: `00000000-0000-4000-8000-00000000000${index}`, actor: 'system:response-policy', action: 'threat.blocked', target: `r-${index}`, outcome: 'blocked', details: {} } }));
     await outbox.appendMany('block_audit_entry', entries);
@@ -54,21 +39,8 @@ describe('a lock conflict during the block audit replay', () => {
 
   it('keeps threat events in the spool rather than dropping them as rejected rows', async () => {
     const outbox = createOutbox({ dir: join(directory, 'events'), logger });
-    const stored: string[] = [];
-    let conflicts = 2; // the batch, then the first row written alone (main dropped that row)
-    const db = {
-      withOrg: async (_orgId: string, work: (tx: { query: (sql: string, values: unknown[]) => Promise<{ rows: [] }> }) => Promise<unknown>) =>
-        work({
-          query: async (_sql, values) => {
-            if (conflicts > 0) {
-              conflicts -= 1;
-              throw conflict();
-            }
-            for (let index = 0; index < values.length; index += 11) if (!stored.includes(values[index + 2] as string)) stored.push(values[index + 2] as string);
-            return { rows: [] };
-          },
-        }),
-    };
+    // The batch, then the first row written alone (main dropped that row).
+    const { db, stored } = failingDb({ conflicts: 2, keys: threatEventKeys });
     const writer = createEventWriter(db as never, logger, outbox);
     const row = (index: number): ThreatEventRow => ({ id: `00000000-0000-4000-8000-00000000010${index}`, orgId: 'org-1', requestId: `q-${index}`, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
     await outbox.appendMany('threat_event', [0, 1, 2].map(row));

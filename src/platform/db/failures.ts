@@ -47,6 +47,16 @@ export function isLockConflict(error: unknown): boolean {
   return code === '40P01' || code === '40001';
 }
 
+/**
+ * A write that failed but may succeed when tried again: an outage or a lost lock conflict. The
+ * one decision every evidence writer and replay handler makes before falling back to writing
+ * records one by one: a retryable failure keeps the records (spooled, or rethrown so that the
+ * outbox keeps them) rather than refusing any of them.
+ */
+export function isRetryableWriteFailure(error: unknown): boolean {
+  return isDatabaseOutage(error) || isLockConflict(error);
+}
+
 /** A value in the statement cannot be stored (SQLSTATE class 22, "data exception"). */
 export function isInvalidValue(error: unknown): boolean {
   return /^22[0-9A-Z]{3}$/.test(fields(error).code);
