@@ -106,11 +106,22 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
 
   // Kept in the spool, in order, for its replay: what an outage or a lock conflict (the statement rolled back whole) stopped.
   const spool = async (entries: readonly Buffered[]) => {
+    await spoolTaken(entries, true);
+  };
+  // Returns the entries the spool refused (full), or none when `giveUp`: then they are settled, given up as the spool's bound says.
+  const spoolTaken = async (entries: readonly Buffered[], giveUp: boolean): Promise<Buffered[]> => {
     const list = entries.map((item) => item.row);
     // One disk sync for the rows, in their order. If the spool cannot take them, the journal keeps them for the next start.
-    await outbox!.appendMany(OUTBOX_KIND, list).then(
-      () => settle(entries),
-      (spoolError: unknown) => logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events not spooled: spool write failed (kept in the journal)'),
+    return outbox!.appendMany(OUTBOX_KIND, list).then(
+      (taken) => {
+        const refused = giveUp ? [] : entries.filter((_, index) => taken[index] !== true);
+        settle(giveUp ? entries : entries.filter((_, index) => taken[index] === true));
+        return refused;
+      },
+      (spoolError: unknown) => {
+        logger?.error({ code: errorCode(spoolError), rows: list.length }, 'threat events not spooled: spool write failed (kept in the journal)');
+        return [];
+      },
     );
   };
 
@@ -121,15 +132,18 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
       if (list === undefined) byOrg.set(item.row.orgId, [item]);
       else list.push(item);
     }
-    for (const [orgId, entries] of byOrg) {
+    for (const [orgId, queued] of byOrg) {
+      let entries = queued;
+      // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers do):
+      // the replay stores them after the older ones, so no event lands before one that happened earlier. A record at
+      // the spool's head that never replays (a kind no handler here takes) keeps it non-empty for good: once the spool
+      // is full, the rows it refuses are inserted now rather than given up, the database being up as far as is known.
+      if (outbox !== undefined && outbox.pending() > 0) {
+        entries = await spoolTaken(entries, false);
+        if (entries.length === 0) continue;
+      }
       const list = entries.map((item) => item.row);
       try {
-        // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers do):
-        // the replay stores them after the older ones, so no event lands before one that happened earlier.
-        if (outbox !== undefined && outbox.pending() > 0) {
-          await spool(entries);
-          continue;
-        }
         await insertRows(db, orgId, list);
         settle(entries);
       } catch (error) {

@@ -163,14 +163,18 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
   // Counts per hashed index, in the order indices first occur (the order of the sparse vector,
   // hence of the sums below). Keys are hashed as hashString(`w${n}:…`) / hashString(`c${n}:…`)
   // would, without building the strings.
-  const counts = countTable(mask + 1, config.wordNgrams + config.charNgrams.length);
-  // The indices in order of first occurrence: at most one per n-gram.
-  const order = scratchOrder((config.wordNgrams + config.charNgrams.length) * (text.length + 2));
-  let distinct = 0;
   // The words of wordsOf as offsets into the lower-cased text (no string per word or n-gram):
   // word w is lower[bounds[2w] .. bounds[2w + 1]).
   const lower = text.toLowerCase();
   const lowerLength = lower.length;
+  // N-grams are read from the lower-cased text, which can be longer than the text (U+0130 lowers
+  // to two code units): each order gives at most lowerLength + 2 of them (the words, or the
+  // characters of ` ${words.join(' ')} `), which bounds both a count and the distinct indices.
+  const ngrams = (config.wordNgrams + config.charNgrams.length) * (lowerLength + 2);
+  const counts = countTable(mask + 1, ngrams);
+  // The indices in order of first occurrence: at most one per n-gram.
+  const order = scratchOrder(ngrams);
+  let distinct = 0;
   const bounds = scratchBounds(lowerLength + 2);
   let words = 0;
   let wordUnits = 0;
@@ -271,13 +275,13 @@ export function extractFeatures(raw: string, config: FeatureConfig): SparseFeatu
 
 /**
  * One zeroed count table per size, reused by every call (each call leaves it zeroed). A count is
- * at most the number of n-grams of a text of MAX_FEATURE_CHARS: with `orders` n-gram orders
- * (word and character) that is under 65,536 for up to 31 orders, and the table's entries are then
- * 16 bits (half the memory a call's scattered reads and writes touch).
+ * at most `ngrams`, the number of n-grams of the call's text: under 65,536 for any text of
+ * MAX_FEATURE_CHARS with the configured orders, and the table's entries are then 16 bits (half the
+ * memory a call's scattered reads and writes touch); 32 bits otherwise.
  */
 const countTables = new Map<number, Uint16Array | Uint32Array>();
-function countTable(size: number, orders: number): Uint16Array | Uint32Array {
-  const wide = orders * (MAX_FEATURE_CHARS + 2) >= 0x10000;
+function countTable(size: number, ngrams: number): Uint16Array | Uint32Array {
+  const wide = ngrams >= 0x10000;
   const key = wide ? -size : size;
   let table = countTables.get(key);
   if (table === undefined) countTables.set(key, (table = wide ? new Uint32Array(size) : new Uint16Array(size)));
