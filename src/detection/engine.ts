@@ -19,7 +19,7 @@ import { BAND_ADDRESS_WEIGHT, bandConversationScore, bandRecitalScore, bandTaskP
 import { hasFewerWords, proseOf } from './ml/t3.ts';
 import { readsAsEnglish, readsAsOtherLanguage } from './ml/semantic-head.ts';
 import { httpScanText } from './http-text.ts';
-import { taskEvidence, turnsToReader } from './indirect.ts';
+import { taskEvidence } from './indirect.ts';
 import { DEFAULT_SCAN_MAX, scanBeyondFirstWindow } from './long-body.ts';
 import { MAX_SCAN_LENGTH, normalize } from './normalize/index.ts';
 import { createPipeline, DEFAULT_PIPELINE_POLICY, type Pipeline, type PipelinePolicy, type TierDefinition } from './pipeline.ts';
@@ -646,11 +646,7 @@ export function createDetectionEngine(deps: DetectionDeps = {}): DetectionEngine
       // Spec: the agent-hijacking classes default to block (and alert): a confident finding of
       // one of them raises the score to the block threshold.
       const hijack = findings.some((finding) => HIJACKING_CATEGORIES.has(finding.category) && finding.confidence >= HIJACKING_BLOCK_CONFIDENCE);
-      const escalated = round(hijack ? Math.max(escalation.score, limits.block) : escalation.score);
-      // A tool output that turns to its reader in one sentence and addresses nobody elsewhere is
-      // logged, not allowed silently (indirect.ts `turnsToReader`; "allow and log": nothing is
-      // refused or alerted on it, it ranks above the silently allowed tool outputs; det-b1-13).
-      const decisionScore = kind === 'tool_output' && escalated < limits.log && turnsToReader(text) ? limits.log : escalated;
+      const decisionScore = round(hijack ? Math.max(escalation.score, limits.block) : escalation.score);
       const decision = decide(decisionScore, limits);
       // Within the bands that do not refuse the reported score grades the evidence
       // (graded-score.ts); the decision, and everything that acts on it, is the decision score's.

@@ -152,13 +152,6 @@ export const FORM_DIRECTIVE_HALF = 0.5;
 export const ASSISTANT_ADDRESS_WEIGHT = 3;
 export const ASSISTANT_ADDRESS_HALF = 0.5;
 
-/**
- * Tool outputs logged or alerted: log-odds `bandTaskProbability` adds when the text turns to its
- * reader once (indirect.ts `TaskEvidence.loneAddress`, `turnsToReader`; det-b1-13). Scored on the
- * sealed set (docs/detection.md, det-b1-13: 1, 2 and 4 within 0.001 on b1, 2 kept); not fitted.
- */
-export const LONE_ADDRESS_WEIGHT = 2;
-
 /** A tool output's most task-like sentence over the floor and how far it stands from the rest of its text (indirect.ts `TaskEvidence.apart`). */
 export interface TaskApart {
   readonly probability: number;
@@ -281,13 +274,12 @@ export const BAND_EDGE_TASK_WEIGHT = 1;
  * addressed and form readings; 0 with no task and no reading over the floor (then `bandTaskScore` returns
  * the decision score). Ranking only.
  */
-export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number; readonly apart?: TaskApart; readonly loneAddress?: number }): number {
+export function bandTaskProbability(task: { readonly probability: number; readonly edge?: boolean; readonly weak?: number; readonly addressed?: number; readonly form?: number; readonly apart?: TaskApart }): number {
   const weak = task.weak ?? 0;
   const addressed = task.addressed ?? 0;
   const read = Math.max(task.probability, weak > WEAK_TASK_FLOOR ? weak : 0, addressed > WEAK_TASK_FLOOR ? addressed : 0);
   if (read <= 0) return read;
   const lift = overTaskFloor(addressed, ADDRESSED_TASK_WEIGHT) + countTerm(task.form ?? 0, FORM_DIRECTIVE_WEIGHT, FORM_DIRECTIVE_HALF) + apartTerm(task.apart)
-    + ((task.loneAddress ?? 0) > 0 ? LONE_ADDRESS_WEIGHT : 0)
     + (task.edge === true && task.probability > 0 ? BAND_EDGE_TASK_WEIGHT * (logOdds(task.probability) + LOGIT_LIMIT) : 0);
   // (the max keeps it monotone where logOdds clips at ±9: the lift is never below the reading)
   return lift === 0 ? read : Math.max(read, 1 / (1 + Math.exp(-(logOdds(read) + lift))));
