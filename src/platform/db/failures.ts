@@ -68,9 +68,9 @@ export interface LockConflictRetry {
 }
 
 /**
- * Four attempts, about 15, 30 and 60 ms apart: a conflicting transaction that the database rolled
- * back has usually finished by then, and a request waits at most ~0.2 s longer before it is
- * answered as on an outage.
+ * Four attempts, waits drawn from [10, 20], [20, 40] and [40, 80] ms: the transaction that won the
+ * conflict has usually committed by then, and a request waits at most 0.14 s longer (plus the
+ * attempts) before it is answered as on an outage.
  */
 export const LOCK_CONFLICT_RETRY: LockConflictRetry = { attempts: 4, baseMs: 20, maxMs: 160 };
 
