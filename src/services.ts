@@ -141,8 +141,8 @@ export interface ServiceOptions {
   siem?: Partial<SiemPolicy>;
   /** Test seams: the compliance capability's clock and unlearning hooks. */
   compliance?: Partial<Pick<ComplianceDeps, 'now' | 'unlearning'>>;
-  /** Test and bench seams: the collector's clock and wire version. */
-  collector?: { now?: () => number; wireVersion?: number; certificateAuthority?: () => Promise<CertificateAuthority> };
+  /** Test and bench seams: the collector's clock, wire version, CA and audit chain (a stand-in that loses lock conflicts). */
+  collector?: { now?: () => number; wireVersion?: number; certificateAuthority?: () => Promise<CertificateAuthority>; audit?: AuditLog };
 }
 
 export async function createServices(config: ResolvedConfig, options: ServiceOptions = {}): Promise<Services> {

@@ -19,7 +19,8 @@
  * A finding whose sensor clock is more than 30 s off is accepted, and an audit warning
  * (sensor.clock_skew, at most one per sensor per minute) is written. A persistence failure clears
  * the de-duplication markers of what was not stored and answers 503, so the sensor keeps the
- * findings in its spool and sends them again.
+ * findings in its spool and sends them again; an audit group that loses a lock conflict is tried
+ * again a few times first (a conflict is transient and says nothing about the findings).
  *
  * Security posture: nothing of a finding is parsed before its signature verifies; sensors are
  * identified by X-SVC-Sensor-ID, their keys read on the owner connection and cached for 5 s (a
@@ -35,7 +36,7 @@ import { createChainCorrelator, type CompoundFinding } from '../../mcp/index.ts'
 import type { Cache } from '../../platform/cache.ts';
 import { uuidFromText } from '../../platform/crypto.ts';
 import type { Database } from '../../platform/db/index.ts';
-import { isDatabaseOutage } from '../../platform/db/failures.ts';
+import { isRetryableWriteFailure, retryingLockConflicts } from '../../platform/db/failures.ts';
 import { ERRORS, SvcError, type ErrorCode } from '../../platform/errors.ts';
 import type { EventBus } from '../../platform/events.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -280,6 +281,9 @@ export function createCollector(deps: CollectorDeps) {
   // Group commit of findings' audit entries, per org: while one appendMany holds the org's chain
   // head, the entries of requests arriving meanwhile gather and go in the next one (one lock and
   // one transaction for all of them). Each request still waits for its own entries' commit.
+  // There is no outbox here: a group that loses a lock conflict is tried again a few times
+  // (retryingLockConflicts), and a conflict that persists, like an outage, rejects the waiting
+  // requests, which answer 503 so that the sensors keep their findings and send them again.
   const auditGroups = new Map<string, { entries: AuditEntryInput[]; waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> }>();
   const auditRunning = new Set<string>();
   async function drainAudit(orgId: string): Promise<void> {
@@ -287,26 +291,29 @@ export function createCollector(deps: CollectorDeps) {
     try {
       for (let group = auditGroups.get(orgId); group !== undefined; group = auditGroups.get(orgId)) {
         auditGroups.delete(orgId);
+        const { entries, waiters } = group;
         try {
-          await deps.audit.appendMany(orgId, group.entries);
-          for (const waiter of group.waiters) waiter.resolve();
+          await retryingLockConflicts(() => deps.audit.appendMany(orgId, entries));
+          for (const waiter of waiters) waiter.resolve();
         } catch (error) {
-          if (isDatabaseOutage(error)) {
-            for (const waiter of group.waiters) waiter.reject(error);
+          if (isRetryableWriteFailure(error)) {
+            for (const waiter of waiters) waiter.reject(error);
             continue;
           }
           // One entry the chain refuses must not fail the others gathered with it: each alone,
-          // the refused one logged (its finding is stored in threat_events all the same).
+          // the refused one logged (its finding is stored in threat_events all the same). An
+          // entry that meets an outage or keeps losing lock conflicts is not refused: the
+          // requests are rejected and their findings sent again (the chain skips ids it holds).
           try {
-            for (const entry of group.entries) {
-              await deps.audit.append(orgId, entry).catch((entryError: unknown) => {
-                if (isDatabaseOutage(entryError)) throw entryError;
+            for (const entry of entries) {
+              await retryingLockConflicts(() => deps.audit.append(orgId, entry)).catch((entryError: unknown) => {
+                if (isRetryableWriteFailure(entryError)) throw entryError;
                 deps.logger.error({ org_id: orgId, action: entry.action, code: (entryError as { code?: string }).code ?? 'unknown' }, 'sensor audit entry refused by the audit chain');
               });
             }
-            for (const waiter of group.waiters) waiter.resolve();
-          } catch (outage) {
-            for (const waiter of group.waiters) waiter.reject(outage);
+            for (const waiter of waiters) waiter.resolve();
+          } catch (retryable) {
+            for (const waiter of waiters) waiter.reject(retryable);
           }
         }
       }

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { retryingLockConflicts } from './failures.ts';
+
+const failure = (code: string) => Object.assign(new Error(code), { code });
+const quick = { attempts: 3, baseMs: 2, maxMs: 4 };
+
+/** A write whose first `failures` calls throw what `failure` makes; counts its calls. */
+function flaky(failures: number, make: () => Error) {
+  let calls = 0;
+  return {
+    get calls() {
+      return calls;
+    },
+    work: async () => {
+      calls += 1;
+      if (calls <= failures) throw make();
+      return 'stored';
+    },
+  };
+}
+
+describe('retryingLockConflicts', () => {
+  it('tries a write again while it loses a deadlock or a serialization failure, within its attempts', async () => {
+    const deadlocked = flaky(2, () => failure('40P01'));
+    expect(await retryingLockConflicts(deadlocked.work, quick)).toBe('stored');
+    expect(deadlocked.calls).toBe(3);
+    const serialized = flaky(1, () => failure('40001'));
+    expect(await retryingLockConflicts(serialized.work, quick)).toBe('stored');
+    expect(serialized.calls).toBe(2);
+  });
+
+  it('throws the conflict of the last attempt when it persists', async () => {
+    const persistent = flaky(10, () => failure('40P01'));
+    await expect(retryingLockConflicts(persistent.work, quick)).rejects.toMatchObject({ code: '40P01' });
+    expect(persistent.calls).toBe(3);
+  });
+
+  it('does not try again a write the database refused or could not reach', async () => {
+    for (const code of ['22003', 'ECONNREFUSED', '23505']) {
+      const refused = flaky(1, () => failure(code));
+      await expect(retryingLockConflicts(refused.work, quick)).rejects.toMatchObject({ code });
+      expect(refused.calls).toBe(1);
+    }
+  });
+});
