@@ -101,6 +101,13 @@ export type AuditEntryInput = Omit<AuditEntry, 'target' | 'details'> & {
    * chained twice. Without it the entry gets a new id.
    */
   id?: string;
+  /**
+   * When the audited thing happened (ISO 8601), fixed by a writer that may append the entry later
+   * (the evidence outbox's spool after an outage, its journal after a crash): it becomes the
+   * record's occurred_at, hashed like any other. Without it (or a time not yet come) the record gets
+   * the append's time, as before.
+   */
+  occurredAt?: string;
 };
 
 interface RecordRow {
@@ -182,7 +189,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
       stored.add(id);
       recordIds.push(id);
       seq += 1;
-      const unsigned = { orgId, seq, occurredAt: now.toISOString(), ...entry, prevHash };
+      const unsigned = { orgId, seq, occurredAt: occurredAt(inputs[index]!, now), ...entry, prevHash };
       const record: AuditRecord = { ...unsigned, hash: recordHash(chainKey, unsigned) };
       records.push(record);
       prevHash = record.hash;
@@ -404,6 +411,16 @@ export function createAuditLog(services: AuditServices): AuditLog {
       };
     },
   };
+}
+
+/**
+ * The record's time: the entry's own when it names a real instant no later than the append (a
+ * journaled or spooled entry written late), else the append's. In milliseconds, as the record is
+ * read back (toRecord) and verified: what is hashed equals what PostgreSQL gives back.
+ */
+function occurredAt(input: AuditEntryInput, now: Date): string {
+  const given = typeof input.occurredAt === 'string' ? Date.parse(input.occurredAt) : Number.NaN;
+  return new Date(Number.isNaN(given) || given > now.getTime() ? now.getTime() : given).toISOString();
 }
 
 /** Bounds and normalizes an entry so that what is hashed equals what PostgreSQL gives back. */

@@ -177,7 +177,8 @@ export function startBlockAudit(services: BlockAuditServices, options: { flushMs
       droppedByOrg.set(event.orgId, (droppedByOrg.get(event.orgId) ?? 0) + 1);
       return;
     }
-    const entry: AuditEntryInput = { ...blockEntry(event.data, event.gatewayId), id: randomUUID() };
+    // Its id and its time (the block's) are fixed now: chained later from the spool or the journal, it keeps both.
+    const entry: AuditEntryInput = { ...blockEntry(event.data, event.gatewayId), id: randomUUID(), occurredAt: event.at.toISOString() };
     const journaled = outbox?.journal(OUTBOX_KIND, { orgId: event.orgId, entry } satisfies SpooledEntry) ?? null;
     if (journaled !== null) event.hold(journaled.durable);
     if (enqueue(event.orgId, { entry, journaled }) >= batch) void writeOrg(event.orgId);

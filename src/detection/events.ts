@@ -10,18 +10,27 @@
  * its evidence would survive a SIGKILL. Inserts skip an id already stored, so a row written again
  * from the journal or the spool after a crash is never duplicated. While the spool holds records
  * (an outage, a lost lock conflict), new rows are spooled behind them, so they are stored in the
- * order they were recorded.
+ * order they were recorded. Each row carries the time it was recorded (`occurredAt`), stored as
+ * its occurred_at, so rows written late (replayed after an outage) keep the time they happened.
  */
 import { randomUUID } from 'node:crypto';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Database } from '../platform/db/index.ts';
 import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
+import { isoTimeOrNull, recordedAt } from '../platform/time.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
 
 export interface ThreatEventRow {
   /** The row's own id, fixed when it is recorded (absent only in spools of older versions). */
   readonly id?: string;
+  /**
+   * When the event happened (ISO 8601), fixed when it is recorded, so a row written later (from the
+   * spool after an outage or a lock conflict, or from the journal after a crash) keeps its own time
+   * rather than the replay's. Absent in spools of older versions and from other callers: the row then
+   * gets the time of its insert (the column's default, clock_timestamp()).
+   */
+  readonly occurredAt?: string;
   readonly orgId: string;
   readonly requestId: string;
   readonly pillar: string;
@@ -50,16 +59,20 @@ function errorCode(error: unknown): string {
   return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';
 }
 
+/** The row's recorded time, or null (none, or not a time: the insert's time then). */
+const occurredAt = (row: ThreatEventRow): string | null => isoTimeOrNull(row.occurredAt);
+
 export async function insertRows(db: Database, orgId: string, list: readonly ThreatEventRow[]): Promise<void> {
   await db.withOrg(orgId, async (tx) => {
     const values: unknown[] = [];
     const tuples = list.map((row, index) => {
-      values.push(row.id ?? uuidFromText(JSON.stringify(row)) /* spooled by a version that did not fix ids */, row.orgId, row.requestId, row.pillar, row.kind, row.threatScore, row.decision, JSON.stringify(row.patterns), row.sessionId, row.gatewayId, JSON.stringify(row.details));
-      const base = index * 11;
-      return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8}::jsonb, $${base + 9}, $${base + 10}, $${base + 11}::jsonb)`;
+      values.push(row.id ?? uuidFromText(JSON.stringify(row)) /* spooled by a version that did not fix ids */, row.orgId, row.requestId, row.pillar, row.kind, row.threatScore, row.decision, JSON.stringify(row.patterns), row.sessionId, row.gatewayId, JSON.stringify(row.details), occurredAt(row));
+      const base = index * 12;
+      // The event's own time when it has one; otherwise the insert's (per row, as the column's default).
+      return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}, $${base + 7}, $${base + 8}::jsonb, $${base + 9}, $${base + 10}, $${base + 11}::jsonb, COALESCE($${base + 12}::timestamptz, clock_timestamp()))`;
     });
     await tx.query(
-      `INSERT INTO threat_events (id, org_id, request_id, pillar, kind, threat_score, decision, patterns, session_id, gateway_id, details) VALUES ${tuples.join(', ')}
+      `INSERT INTO threat_events (id, org_id, request_id, pillar, kind, threat_score, decision, patterns, session_id, gateway_id, details, occurred_at) VALUES ${tuples.join(', ')}
        ON CONFLICT (id) DO NOTHING`,
       values,
     );
@@ -189,7 +202,8 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
   return {
     record(input) {
       if (buffer.length >= MAX_BUFFER) return DURABLE; // shed load rather than grow without bound
-      const row = input.id === undefined ? { ...input, id: randomUUID() } : input;
+      // Its id and its time are fixed now: a row written later (spool, journal) is stored once, at the time it happened.
+      const row = input.id === undefined || input.occurredAt === undefined ? { ...input, id: input.id ?? randomUUID(), occurredAt: input.occurredAt ?? recordedAt() } : input;
       const journaled = outbox?.journal(OUTBOX_KIND, row) ?? null;
       buffer.push({ row, journaled });
       if (buffer.length >= FLUSH_AT) void flush();

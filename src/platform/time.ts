@@ -11,3 +11,27 @@ export function utcDay(now: number): string {
   dayLabel = new Date(dayStart).toISOString().slice(0, 10);
   return dayLabel;
 }
+
+let lastMicros = 0;
+
+/**
+ * Now as an ISO 8601 UTC time with microseconds (PostgreSQL's timestamptz resolution), strictly
+ * increasing within this process: evidence stamped when it is recorded (and written later, from a
+ * spool) keeps the order it was recorded in, as clock_timestamp() kept it for rows of one insert.
+ * A wall clock set back by more than a millisecond is followed, not papered over.
+ */
+export function recordedAt(): string {
+  let micros = Date.now() * 1000 + Math.floor((performance.now() % 1) * 1000);
+  if (micros <= lastMicros && lastMicros - micros < 1000) micros = lastMicros + 1;
+  lastMicros = micros;
+  const millis = Math.floor(micros / 1000);
+  return `${new Date(millis).toISOString().slice(0, -1)}${String(micros - millis * 1000).padStart(3, '0')}Z`;
+}
+
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
+/** `value` when it is an ISO 8601 UTC time that names a real instant (as recordedAt writes them), else null. */
+export function isoTimeOrNull(value: unknown): string | null {
+  if (typeof value !== 'string' || !ISO_UTC.test(value) || Number.isNaN(Date.parse(value))) return null;
+  return value;
+}

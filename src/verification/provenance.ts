@@ -29,6 +29,7 @@ import type { AuditLog } from '../audit/index.ts';
 import { copyField, type Database } from '../platform/db/index.ts';
 import { isDatabaseOutage, isRetryableWriteFailure } from '../platform/db/failures.ts';
 import type { Logger } from '../platform/logger.ts';
+import { isoTimeOrNull, recordedAt } from '../platform/time.ts';
 import type { Outbox } from '../platform/outbox.ts';
 import { sanitizeJson } from '../platform/db/sanitize.ts';
 import type { LayerName, Verdict } from './types.ts';
@@ -47,6 +48,12 @@ export interface ProvenanceRecord {
   retriedFrom: string | null;
   riskClass: string;
   sb942ManifestPresent: boolean;
+  /**
+   * When the completion was recorded (ISO 8601), fixed by `record`, so a record written later (from
+   * the spool after an outage or a lock conflict) is stored with its own time as created_at, not the
+   * replay's. Not part of the record's digest (created_at never was).
+   */
+  recordedAt?: string;
 }
 
 export interface ProvenanceView {
@@ -118,9 +125,11 @@ export function provenanceBatchDigest(statements: readonly ProvenanceStatement[]
 interface Leaf {
   statement: ProvenanceStatement;
   digest: string;
+  /** The record's created_at: its recorded time, or (a record spooled by an older version) the write's. */
+  createdAt: string;
 }
 
-function batchDigestOf(leaves: readonly Leaf[]): string {
+function batchDigestOf(leaves: readonly Pick<Leaf, 'statement' | 'digest'>[]): string {
   const sorted = [...leaves].sort((left, right) => {
     const a = left.statement.request_id;
     const b = right.statement.request_id;
@@ -140,13 +149,13 @@ function batchDigestOf(leaves: readonly Leaf[]): string {
 export const ROWS_PER_STATEMENT = 100;
 
 const UNIQUE_VIOLATION = '23505';
-const COPY_COLUMNS = ['org_id', 'request_id', 'content_hash', 'delivered', 'provider', 'model', 'streamed', 'sources', 'checks', 'passed', 'action', 'retried_from', 'risk_class', 'sb942_manifest_present', 'audit_seq', 'audit_hash'] as const;
+const COPY_COLUMNS = ['org_id', 'created_at', 'request_id', 'content_hash', 'delivered', 'provider', 'model', 'streamed', 'sources', 'checks', 'passed', 'action', 'retried_from', 'risk_class', 'sb942_manifest_present', 'audit_seq', 'audit_hash'] as const;
 
 /** Statements as COPY text rows in COPY_COLUMNS' order, each with the org and the batch's audit entry. */
-function copyText(orgId: string, statements: readonly ProvenanceStatement[], seq: number, hash: string): string {
+function copyText(orgId: string, leaves: readonly Leaf[], seq: number, hash: string): string {
   let text = '';
-  for (const row of statements) {
-    text += `${copyField(orgId)}\t${copyField(row.request_id)}\t${copyField(row.content_hash)}\t${copyField(row.delivered)}\t${copyField(row.provider)}\t${copyField(row.model)}\t${copyField(row.streamed)}\t${copyField(JSON.stringify(row.sources))}\t${copyField(JSON.stringify(row.checks))}\t${copyField(row.passed)}\t${copyField(row.action)}\t${copyField(row.retried_from)}\t${copyField(row.risk_class)}\t${copyField(row.sb942_manifest_present)}\t${copyField(seq)}\t${copyField(hash)}\n`;
+  for (const { statement: row, createdAt } of leaves) {
+    text += `${copyField(orgId)}\t${copyField(createdAt)}\t${copyField(row.request_id)}\t${copyField(row.content_hash)}\t${copyField(row.delivered)}\t${copyField(row.provider)}\t${copyField(row.model)}\t${copyField(row.streamed)}\t${copyField(JSON.stringify(row.sources))}\t${copyField(JSON.stringify(row.checks))}\t${copyField(row.passed)}\t${copyField(row.action)}\t${copyField(row.retried_from)}\t${copyField(row.risk_class)}\t${copyField(row.sb942_manifest_present)}\t${copyField(seq)}\t${copyField(hash)}\n`;
   }
   return text;
 }
@@ -223,7 +232,7 @@ export function createProvenanceWriter(
         const statement = statementOf(record);
         if (seen.has(statement.request_id)) continue;
         seen.add(statement.request_id);
-        leaves.push({ statement, digest: provenanceRecordDigest(statement) });
+        leaves.push({ statement, digest: provenanceRecordDigest(statement), createdAt: isoTimeOrNull(record.recordedAt) ?? recordedAt() });
       }
     }
     return leaves;
@@ -280,16 +289,17 @@ export function createProvenanceWriter(
         let inserted = 0;
         for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
           if (start > 0) await nextTurn();
-          const rows = fresh.slice(start, start + ROWS_PER_STATEMENT).map((leaf) => leaf.statement);
+          const slice = fresh.slice(start, start + ROWS_PER_STATEMENT);
           if (tx.copyRows !== undefined) {
             // The embedded engine: COPY, no conflict clause (a stored id fails it with 23505, below).
-            inserted += await tx.copyRows('ai_provenance', COPY_COLUMNS, copyText(orgId, rows, entry!.seq, entry!.hash));
+            inserted += await tx.copyRows('ai_provenance', COPY_COLUMNS, copyText(orgId, slice, entry!.seq, entry!.hash));
             continue;
           }
+          const rows = slice.map((leaf) => ({ ...leaf.statement, created_at: leaf.createdAt }));
           const result = await tx.query(
-            `INSERT INTO ai_provenance (org_id, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
-             SELECT $1, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
-             FROM jsonb_to_recordset($2::jsonb) AS r(request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)
+            `INSERT INTO ai_provenance (org_id, created_at, request_id, content_hash, delivered, provider, model, streamed, sources, checks, passed, action, retried_from, risk_class, sb942_manifest_present, audit_seq, audit_hash)
+             SELECT $1, r.created_at, r.request_id, r.content_hash, r.delivered, r.provider, r.model, r.streamed, r.sources, r.checks, r.passed, r.action, r.retried_from, r.risk_class, r.sb942_manifest_present, $3, $4
+             FROM jsonb_to_recordset($2::jsonb) AS r(created_at timestamptz, request_id text, content_hash text, delivered boolean, provider text, model text, streamed boolean, sources jsonb, checks jsonb, passed boolean, action text, retried_from text, risk_class text, sb942_manifest_present boolean)
              ON CONFLICT (org_id, request_id) DO NOTHING`,
             [orgId, JSON.stringify(rows), entry!.seq, entry!.hash],
           );
@@ -402,9 +412,11 @@ export function createProvenanceWriter(
         return;
       }
       backlog += 1;
+      // Its time is fixed now: written later (spooled during an outage), the record keeps it as created_at.
+      const stamped = record.recordedAt === undefined ? { ...record, recordedAt: recordedAt() } : record;
       const list = waiting.get(orgId);
-      if (list === undefined) waiting.set(orgId, [record]);
-      else list.push(record);
+      if (list === undefined) waiting.set(orgId, [stamped]);
+      else list.push(stamped);
       if (timer === null) {
         timer = setTimeout(() => void flushAll(), flushMs);
         timer.unref();

@@ -60,8 +60,8 @@ export function failingDb(options: FailingDbOptions): { db: { withOrg: (orgId: s
   };
 }
 
-/** The request ids of a threat_events insert (11 values a row, the request id third). */
-export const threatEventKeys = (values: unknown[]): string[] => values.filter((_, index) => index % 11 === 2) as string[];
+/** The request ids of a threat_events insert (12 values a row, the request id third). */
+export const threatEventKeys = (values: unknown[]): string[] => values.filter((_, index) => index % 12 === 2) as string[];
 
 /** The request ids of an ai_provenance insert (the records as JSON, second value). */
 export const provenanceKeys = (values: unknown[]): string[] => (JSON.parse(values[1] as string) as Array<{ request_id: string }>).map((row) => row.request_id);
