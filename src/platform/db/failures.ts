@@ -1,7 +1,7 @@
 /**
  * What kind of failure a database error is, so callers can answer the right thing: an outage
- * (connection refused, server shutting down, pool exhausted) is retried later or answered 503
- * SERVICE_UNAVAILABLE; a value the database cannot store (class 22 "data exception": a number
+ * (connection refused, server shutting down, pool exhausted) or a lost lock conflict is retried
+ * later or answered 503 SERVICE_UNAVAILABLE; a value the database cannot store (class 22 "data exception": a number
  * out of range, an invalid text encoding) is the client's input, answered 400; anything else is
  * a bug (500).
  */
@@ -102,10 +102,14 @@ export function isInvalidValue(error: unknown): boolean {
 /** Seconds a client is told to wait when the database is unavailable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
+/** Seconds a client is told to wait after its request lost a lock conflict (another transaction held the rows). */
+export const LOCK_CONFLICT_RETRY_AFTER_SECONDS = 1;
+
 /**
  * The catalogue error for a database failure that reached a request: 503 SERVICE_UNAVAILABLE
- * with Retry-After for an outage, 400 VALIDATION_FAILED for a value the database cannot store;
- * null for anything else (a bug: the caller answers 500).
+ * with Retry-After for an outage and for a lost lock conflict (the transaction was rolled back
+ * whole: the same request may succeed when sent again), 400 VALIDATION_FAILED for a value the
+ * database cannot store; null for anything else (a bug: the caller answers 500).
  */
 export function databaseFailure(error: unknown): SvcError | null {
   if (error instanceof SvcError) return null;
@@ -114,6 +118,14 @@ export function databaseFailure(error: unknown): SvcError | null {
       message: 'The database is unavailable; retry after the number of seconds in Retry-After.',
       details: { dependency: 'database' },
       headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      cause: error,
+    });
+  }
+  if (isLockConflict(error)) {
+    return new SvcError('SERVICE_UNAVAILABLE', {
+      message: 'The request lost a lock conflict with another transaction and was rolled back; retry after the number of seconds in Retry-After.',
+      details: { dependency: 'database', reason: 'lock_conflict' },
+      headers: { 'Retry-After': String(LOCK_CONFLICT_RETRY_AFTER_SECONDS) },
       cause: error,
     });
   }
