@@ -9,14 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEventWriter, type ThreatEventRow } from '../../src/detection/events.ts';
-import { createLogger } from '../../src/platform/logger.ts';
+import { createEventWriter } from '../../src/detection/events.ts';
 import { createOutbox } from '../../src/platform/outbox.ts';
-import { failingDb, threatEventKeys } from './failing-stores.ts';
+import { failingDb, quietLogger as logger, threatEventKeys, threatRow as row } from './failing-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-spool-head-'));
-const logger = createLogger('error', { write: () => undefined } as never);
-const row = (orgId: string, requestId: string): ThreatEventRow => ({ orgId, requestId, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
 
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
