@@ -79,6 +79,8 @@ export const LOCK_CONFLICT_RETRY: LockConflictRetry = { attempts: 4, baseMs: 20,
  * short jittered backoff, while it loses a lock conflict, up to `policy.attempts` in all. Any
  * other failure, and the last attempt's conflict, is thrown to the caller: for the caller a
  * conflict that persists is a retryable failure like an outage, never a refusal of the records.
+ * (Hand-written for now: p-retry 4, the one installed, does not fit cleanly; p-retry 7 would.
+ * docs/decisions.md, mend-rel-36.)
  */
 export async function retryingLockConflicts<T>(work: () => Promise<T>, policy: LockConflictRetry = LOCK_CONFLICT_RETRY, random: () => number = Math.random): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
