@@ -197,7 +197,7 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
 
   // Capabilities, each built once through its factory. Order follows the arrows only.
   const accounts = createAccounts({ db, config, logger, sensorCount: (orgId) => countSensors(db, orgId) });
-  const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger });
+  const outbox = createOutbox({ dir: join(config.dataDir, 'outbox'), logger, metrics });
   const audit = createAuditLog({ config, db, queue, logger });
   const signIn = {
     totp: createTotp({ db, config, audit }),
@@ -399,6 +399,9 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
     async start() {
       if (started || closed) return;
       started = true;
+      // Every outbox handler is registered before the outbox starts (the block audit writer's here): from then on a
+      // spooled record of a kind none takes is set aside rather than waited for (platform/outbox.ts).
+      blockAudit = startBlockAudit({ audit, events, logger, outbox });
       outbox.start();
       redisProbe = setInterval(() => {
         void cache.ping().then((seconds) => {
@@ -413,7 +416,6 @@ export async function createServices(config: ResolvedConfig, options: ServiceOpt
       stopAuditJobs = startAuditJobs({ audit, db, queue, logger });
       stopGatewayJobs = startGatewayJobs({ history: new UsageHistory(db), queue, logger });
       await compliance.start();
-      blockAudit = startBlockAudit({ audit, events, logger, outbox });
       // A cluster worker keeps its token budget gauge; the primary evaluates the merged metrics.
       alerts = startOperationalAlerts({ metrics, logger, events }, { evaluate: options.clusterWorker !== true });
       // Pending deliveries of a previous run (or another replica) are queued again on start. A

@@ -148,9 +148,9 @@ export function createEventWriter(db: Database, logger?: Logger, outbox?: Outbox
     for (const [orgId, queued] of byOrg) {
       let entries = queued;
       // While anything waits in the spool, new rows queue behind it (as the block audit and provenance writers do):
-      // the replay stores them after the older ones, so no event lands before one that happened earlier. A record at
-      // the spool's head that never replays (a kind no handler here takes) keeps it non-empty for good: once the spool
-      // is full, the rows it refuses are inserted now rather than given up, the database being up as far as is known.
+      // the replay stores them after the older ones, so no event lands before one that happened earlier. The spool can
+      // be full with the database up (a long outage's backlog the replay has not caught up with; before the outbox
+      // starts, a record no handler takes yet): the rows it refuses here are inserted now rather than given up.
       if (outbox !== undefined && outbox.pending() > 0) {
         entries = await spoolTaken(entries, false);
         if (entries.length === 0) continue;

@@ -15,6 +15,7 @@ import type { EventBus } from '../platform/events.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { JournalEntry, Outbox } from '../platform/outbox.ts';
+import { recordedAt } from '../platform/time.ts';
 import { createChainCorrelator } from './chains.ts';
 import { definitionHash, sha256Jcs, TOOL_CATEGORIES } from './definitions.ts';
 import { createInspector } from './inspection.ts';
@@ -126,8 +127,9 @@ export function createMcp(deps: McpDeps) {
   const auditTimers = new Map<string, NodeJS.Timeout>();
   const { outbox } = deps;
   // An empty target (a tool call whose tool is unknown) is left out: the audit log refuses an empty one.
-  // Its id and its time are fixed when the call is audited: chained later (spool, journal), the entry keeps both.
-  const toInput = (entry: CallAudit): AuditEntryInput => ({ id: randomUUID(), occurredAt: new Date().toISOString(), actor: 'mcp-proxy', action: entry.action, ...(entry.target === '' ? {} : { target: entry.target }), outcome: entry.outcome, details: entry.details });
+  // Its id and its time (recordedAt: increasing within the process, as the other evidence writers stamp theirs) are fixed
+  // when the call is audited: chained later (spool, journal), the entry keeps both.
+  const toInput = (entry: CallAudit): AuditEntryInput => ({ id: randomUUID(), occurredAt: recordedAt(), actor: 'mcp-proxy', action: entry.action, ...(entry.target === '' ? {} : { target: entry.target }), outcome: entry.outcome, details: entry.details });
   const failureCode = (error: unknown): string => {
     const code = (error as { code?: unknown } | null)?.code;
     return typeof code === 'string' ? code.slice(0, 32) : error instanceof Error ? error.name.slice(0, 32) : 'unknown';

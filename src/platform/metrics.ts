@@ -23,6 +23,8 @@ export interface Metrics {
   readonly mcpEvents: Counter<'action' | 'outcome'>;
   /** svc_ai_cost_usd_total: listed-price cost of AI gateway completions (unpriced models add nothing). */
   readonly aiCost: Counter<'model' | 'provider'>;
+  /** svc_outbox_unreplayable_total: spooled evidence records of a kind no handler takes, set aside (platform/outbox.ts). */
+  readonly outboxUnreplayable: Counter<string>;
   /** The exposition a scrape answers: this registry, or in a cluster worker every worker's merged. */
   text(): Promise<string>;
   /** Stops answering the primary's collections (cluster workers). */
@@ -118,6 +120,11 @@ export function createMetrics(options: { defaultMetrics?: boolean; dbPoolSize?: 
       name: 'svc_ai_cost_usd_total',
       help: "Cost of AI-gateway completions in US dollars at the providers' list prices, by model and provider (unpriced models add nothing).",
       labelNames: ['model', 'provider'],
+      registers: [registry],
+    }),
+    outboxUnreplayable: new Counter({
+      name: 'svc_outbox_unreplayable_total',
+      help: 'Spooled evidence records of a kind no handler of this process takes (e.g. a file adopted from another version), set aside under DATA_DIR/outbox/unreplayable/ instead of replayed.',
       registers: [registry],
     }),
   };

@@ -10,7 +10,11 @@
  *   arrive during a sync share the next one: group commit). Replay reads the file from the start,
  *   hands consecutive records of one kind to that kind's handler in the order they were appended,
  *   and stops at the first outage or lock conflict, keeping the rest; once everything is written
- *   the file is removed. The spool is bounded (`maxBytes`): beyond it, records are dropped and
+ *   the file is removed. Records of a kind no handler takes (a file adopted from a process of
+ *   another version) are set aside once the outbox has started (handlers are registered before
+ *   `start()`): appended to `unreplayable/<owner>.jsonl` (fdatasync'd, kept for an operator), with
+ *   an error log line and `svc_outbox_unreplayable_total`, so they neither block the records behind
+ *   them nor read as an outage. Before `start()` a replay stops at them, keeping them. The spool is bounded (`maxBytes`): beyond it, records are dropped and
  *   counted in an error log line. While the spool holds records, writers keep appending to it (`pending()`), so
  *   audit entries are chained in the order they were produced.
  * - journal segments, `<owner>.journal-<tag>-<n>.jsonl`: every evidence record as it is produced
@@ -31,6 +35,7 @@ import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDatabaseOutage, isRetryableWriteFailure } from './db/failures.ts';
 import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
 
 export interface OutboxRecord {
   kind: string;
@@ -54,7 +59,7 @@ export interface Outbox {
   /**
    * The writer of one kind. A handler call must be all-or-nothing (one transaction), since a call
    * that failed is repeated: `group` splits runs so that one call holds records of one group
-   * (e.g. one org), `batch` bounds its size (1: one record per call).
+   * (e.g. one org), `batch` bounds its size (1: one record per call). Registered before `start()`.
    */
   register(kind: string, handler: OutboxHandler, options?: { group?: (data: unknown) => string; batch?: number }): void;
   /** Appends durably (resolves after fdatasync). False when the spool is full and the record was dropped. */
@@ -73,7 +78,10 @@ export interface Outbox {
   pending(): number;
   /** Writes what is spooled; stops at an outage or a lock conflict. Returns how many records were written. */
   replay(): Promise<number>;
-  /** Replays every `intervalMs` while records wait (default 2 s); adopts the files of dead processes. */
+  /**
+   * Replays every `intervalMs` while records wait (default 2 s); adopts the files of dead processes.
+   * Every handler is registered by then: from now on a record of a kind none takes is set aside.
+   */
   start(intervalMs?: number): void;
   /** Stops the timer, tries a last replay and leaves the rest on disk for the next start. */
   close(): Promise<void>;
@@ -86,6 +94,8 @@ export interface OutboxOptions {
   maxBytes?: number;
   /** This process's id (tests; the owner name is then the pid alone). */
   pid?: number;
+  /** Counts the records set aside as unreplayable (svc_outbox_unreplayable_total). */
+  metrics?: Pick<Metrics, 'outboxUnreplayable'>;
 }
 
 /** A journal segment is closed for new records at this size. */
@@ -154,7 +164,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let replaying: Promise<number> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let lastAdoption = 0;
+  let started = false;
   const adopted: string[] = [];
+  const unreplayablePath = join(dir, 'unreplayable', `${owner}.jsonl`);
   inUse.add(path);
 
   // ---------------------------------------------------------------------------- journal
@@ -259,13 +271,38 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
   };
 
-  /** Writes the records of one spool file in order; on an outage keeps the rest in the file. */
-  const writeSpooled = async (file: string): Promise<{ written: number; total: number; done: boolean }> => {
+  /**
+   * Keeps records no handler takes apart from the spool (appended and fdatasync'd before the spool
+   * forgets them: a crash in between leaves them in both, never in neither). False: not kept.
+   */
+  const setAside = async (kind: string, rest: readonly OutboxRecord[]): Promise<boolean> => {
+    let out: FileHandle | null = null;
+    try {
+      mkdirSync(join(dir, 'unreplayable'), { recursive: true });
+      out = await open(unreplayablePath, 'a');
+      await out.write(rest.map((record) => `${JSON.stringify(record)}\n`).join(''));
+      await out.datasync();
+    } catch (error) {
+      logger.error({ kind: kind.slice(0, 64), records: rest.length, code: (error as { code?: unknown } | null)?.code ?? null }, 'outbox: records no handler takes could not be set aside; they stay in the spool');
+      return false;
+    } finally {
+      await out?.close().catch(() => undefined);
+    }
+    logger.error({ kind: kind.slice(0, 64), records: rest.length, path: unreplayablePath }, 'outbox: records of a kind no handler takes were set aside as unreplayable');
+    options.metrics?.outboxUnreplayable.inc(rest.length);
+    return true;
+  };
+
+  /**
+   * Writes the records of one spool file in order; on an outage keeps the rest in the file.
+   * `processed`: records the file no longer holds (written, refused, or set aside); `written` leaves out those set aside.
+   */
+  const writeSpooled = async (file: string): Promise<{ processed: number; written: number; total: number; done: boolean }> => {
     let text: string;
     try {
       text = await readFile(file, 'utf8');
     } catch {
-      return { written: 0, total: 0, done: true };
+      return { processed: 0, written: 0, total: 0, done: true };
     }
     const records: OutboxRecord[] = [];
     for (const line of text.split('\n')) {
@@ -277,32 +314,42 @@ export function createOutbox(options: OutboxOptions): Outbox {
       }
     }
     let index = 0;
+    let setAsideCount = 0;
+    const stop = async () => {
+      await rewrite(file, records.slice(index));
+      return { processed: index, written: index - setAsideCount, total: records.length, done: false };
+    };
     while (index < records.length) {
       const kind = records[index]!.kind;
       const registered = handlers.get(kind);
-      const group = registered?.group(records[index]!.data);
+      if (registered === undefined) {
+        // No handler takes this kind. Before start() one may still be registered: wait, as on an outage. Once started,
+        // none will be: the run of them is set aside, so that it neither blocks the records behind it nor reads as an outage.
+        let end = index;
+        while (end < records.length && records[end]!.kind === kind) end++;
+        if (!started || !(await setAside(kind, records.slice(index, end)))) return stop();
+        setAsideCount += end - index;
+        index = end;
+        continue;
+      }
+      const group = registered.group(records[index]!.data);
       let end = index;
-      while (
-        end < records.length && records[end]!.kind === kind && end - index < (registered?.batch ?? 1) &&
-        (registered === undefined || registered.group(records[end]!.data) === group)
-      ) end++;
+      while (end < records.length && records[end]!.kind === kind && end - index < registered.batch && registered.group(records[end]!.data) === group) end++;
       try {
-        if (registered === undefined) throw Object.assign(new Error(`no outbox handler for ${kind}`), { code: 'ECONNREFUSED' });
         await registered.handler(records.slice(index, end).map((record) => record.data));
       } catch (error) {
         // An outage, or a lock conflict that rolled the call back whole (another writer's transaction): the records wait
         // for the next replay (the call is all-or-nothing and idempotent, so nothing is written twice).
         if (isRetryableWriteFailure(error)) {
           if (!isDatabaseOutage(error)) logger.warn({ kind, records: end - index, code: (error as { code?: unknown }).code }, 'outbox: a lock conflict rolled the records back; they wait for the next replay');
-          await rewrite(file, records.slice(index));
-          return { written: index, total: records.length, done: false };
+          return stop();
         }
         logger.error({ kind, records: end - index, code: (error as { code?: unknown } | null)?.code ?? null }, 'outbox: records refused by the database were dropped');
       }
       index = end;
     }
     await rm(file, { force: true });
-    return { written: records.length, total: records.length, done: true };
+    return { processed: records.length, written: records.length - setAsideCount, total: records.length, done: true };
   };
 
   /** Replaces a spool file by the records still to be written (temporary file, fsync, rename). */
@@ -365,7 +412,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       handle = null;
       const result = await writeSpooled(path);
       // Records appended after the replay started are not in the file yet: they stay counted.
-      const left = result.total - (result.done ? result.total : result.written);
+      const left = result.total - (result.done ? result.total : result.processed);
       const removed = result.total - left;
       bytes = Math.max(0, Math.round(bytes * (count === 0 ? 0 : 1 - removed / count)));
       count = Math.max(0, count - removed);
@@ -428,6 +475,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     start(intervalMs = 2_000) {
+      started = true;
       if (timer !== null) clearInterval(timer);
       timer = setInterval(() => {
         void (async () => {

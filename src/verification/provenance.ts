@@ -49,7 +49,8 @@ export interface ProvenanceRecord {
   riskClass: string;
   sb942ManifestPresent: boolean;
   /**
-   * When the completion was recorded (ISO 8601), fixed by `record`, so a record written later (from
+   * When the completion was recorded (ISO 8601, `recordedAt()`), set where the record is built (else by
+   * `record`, on a copy), so a record written later (from
    * the spool after an outage or a lock conflict) is stored with its own time as created_at, not the
    * replay's. Not part of the record's digest (created_at never was).
    */
@@ -412,7 +413,9 @@ export function createProvenanceWriter(
         return;
       }
       backlog += 1;
-      // Its time is fixed now: written later (spooled during an outage), the record keeps it as created_at.
+      // Its time is fixed by now: written later (spooled during an outage), the record keeps it as created_at. The
+      // completion path stamps the record as it builds it (verification/service.ts); a caller that did not (tests,
+      // tools) gets a stamped copy here.
       const stamped = record.recordedAt === undefined ? { ...record, recordedAt: recordedAt() } : record;
       const list = waiting.get(orgId);
       if (list === undefined) waiting.set(orgId, [stamped]);

@@ -15,6 +15,7 @@ import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
+import { recordedAt } from '../platform/time.ts';
 import { sha256Hex } from './integrity.ts';
 import { DEFAULT_POLICY, policyView, resolvePolicy, type InactiveRule, type PolicyBody, type ResolvedPolicy } from './policy.ts';
 import { createProvenanceWriter, type ProvenanceRecord, type ProvenanceWriter } from './provenance.ts';
@@ -174,6 +175,8 @@ export function createVerification(deps: VerificationDeps): VerificationCore {
       retriedFrom: outcome.retriedFrom ?? null,
       riskClass,
       sb942ManifestPresent: false,
+      // Stamped where the record is built (not copied in the writer to add it): written later from the spool, it keeps this time as created_at.
+      recordedAt: recordedAt(),
     });
   };
 

@@ -72,6 +72,18 @@ describe('a lock conflict on the collector audit group', () => {
     expect(chainedFindings(standIn.chained)).toEqual({ [keys[0]!]: 1, [keys[2]!]: 1 });
   });
 
+  it('answers SERVICE_UNAVAILABLE, not a 500, when a single audit append (an enrolment token) loses a lock conflict, and the request sent again succeeds', async () => {
+    standIn = conflictingAudit({ conflicts: 1 });
+    const conflicted = await context.app.inject({ method: 'POST', url: '/api/v1/sensors/enrolment-tokens', headers: { authorization: `Bearer ${org.apiKey}` }, payload: { name: 'conflict' } });
+    // Before: 500 INTERNAL_ERROR (databaseFailure mapped only outages), though the client only had to send it again.
+    expect(conflicted.statusCode).toBe(503);
+    expect(conflicted.json().error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(Number(conflicted.headers['retry-after'])).toBeGreaterThan(0);
+    const again = await context.app.inject({ method: 'POST', url: '/api/v1/sensors/enrolment-tokens', headers: { authorization: `Bearer ${org.apiKey}` }, payload: { name: 'conflict' } });
+    expect(again.statusCode).toBe(201);
+    expect(standIn.chained.map((entry) => entry.action)).toEqual(['sensor.enrolment_token.created']);
+  });
+
   it('answers SERVICE_UNAVAILABLE to a finding whose audit group keeps losing lock conflicts, and chains it once when the sensor sends it again', async () => {
     standIn = conflictingAudit({ conflicts: 1_000 });
     const signed = sensor.finding({ idempotencyKey: 'persist-00001', data: { request_id: 'req-persist' } });

@@ -5,8 +5,21 @@
  * own ids make a write repeated by a replay a no-op), in the order it was stored: what a reader of
  * the table or the chain would find. Shared by the live-write and replay tests of
  * outbox-lock-conflict.test.ts and live-lock-conflict.test.ts, and the spool-order tests.
+ *
+ * Also the setup the outage tests share (spool-order.test.ts, occurred-at.test.ts): a test app and
+ * a directory for their outboxes, the real database behind an outage switch, and
+ * `recordThroughOutage`: records made during an outage, the outage ended, the outbox replayed.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { AuditEntryInput } from '../../src/audit/audit-log.ts';
+import type { ThreatEventRow } from '../../src/detection/events.ts';
+import type { Database } from '../../src/platform/db/index.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { createOutbox, type Outbox } from '../../src/platform/outbox.ts';
+import { createTestApp, type TestContext } from '../helpers/app.ts';
 
 export const lockConflict = (): Error => Object.assign(new Error('deadlock detected'), { code: '40P01' });
 export const databaseOutage = (): Error => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
@@ -94,4 +107,73 @@ export function conflictingAudit(options: { conflicts?: number; loneConflict?: s
     addGatherer: () => () => undefined,
   };
   return { audit, chained };
+}
+
+/** A logger that writes nothing (the writers log every outage they meet). */
+export const quietLogger = createLogger('error', { write: () => undefined } as never);
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A blocked request's threat event, as detection records it. */
+export const threatRow = (orgId: string, requestId: string): ThreatEventRow => ({ orgId, requestId, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
+
+/**
+ * A test app (built before the file's tests, closed after them) and a directory for the outboxes
+ * they make (removed after them): `outbox(name)` makes one in its own subdirectory.
+ */
+export function outageTestbed(prefix: string): { readonly context: TestContext; outbox(name: string): Outbox } {
+  const directory = mkdtempSync(join(tmpdir(), prefix));
+  let context: TestContext | undefined;
+  beforeAll(async () => {
+    context = await createTestApp();
+  }, 60_000);
+  afterAll(async () => {
+    await context?.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+  return {
+    get context() {
+      if (context === undefined) throw new Error('the test app is built in beforeAll');
+      return context;
+    },
+    outbox: (name) => createOutbox({ dir: join(directory, name), logger: quietLogger }),
+  };
+}
+
+/** `real` behind a switch: while `down`, every transaction fails as on an outage (the connection refused). */
+export function switchedDatabase(real: Pick<Database, 'withOrg'>): { db: Database; down: boolean } {
+  const withOrg: Database['withOrg'] = (orgId, work) => (state.down ? Promise.reject(databaseOutage()) : real.withOrg(orgId, work));
+  const state = { down: true, db: { withOrg } as Database };
+  return state;
+}
+
+/**
+ * Makes one record per id while the database is down, `gapMs` apart (`record` makes it, `flush`
+ * hands it to the database, which refuses it: spooled), lets the outage go on for `outageMs`, ends
+ * it (`recover`) and replays the outbox. Returns when each record was made and when the outage
+ * ended (epoch ms). Checks that every record waited in the spool and that the replay wrote them all.
+ */
+export async function recordThroughOutage(options: {
+  outbox: Outbox;
+  ids: readonly string[];
+  record(id: string): unknown;
+  flush(): Promise<void>;
+  recover(): void;
+  gapMs?: number;
+  outageMs?: number;
+}): Promise<{ recorded: Map<string, number>; recoveredAt: number }> {
+  const recorded = new Map<string, number>();
+  for (const id of options.ids) {
+    recorded.set(id, Date.now());
+    await options.record(id);
+    await options.flush(); // meets the outage: spooled
+    await sleep(options.gapMs ?? 300);
+  }
+  expect(options.outbox.pending()).toBe(options.ids.length);
+  await sleep(options.outageMs ?? 1_000); // the outage goes on
+  options.recover();
+  const recoveredAt = Date.now();
+  await options.outbox.replay();
+  expect(options.outbox.pending()).toBe(0);
+  return { recorded, recoveredAt };
 }

@@ -6,58 +6,27 @@
  * them as having happened after the outage, every event of one replay at nearly the same time.
  * Provenance records likewise (ai_provenance.created_at DEFAULT now()).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startBlockAudit } from '../../src/audit/block-writer.ts';
 import type { AuditLog } from '../../src/audit/audit-log.ts';
-import { createEventWriter, type ThreatEventRow } from '../../src/detection/events.ts';
-import type { Database } from '../../src/platform/db/index.ts';
+import { createEventWriter } from '../../src/detection/events.ts';
 import { createEventBus } from '../../src/platform/events.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { createOutbox } from '../../src/platform/outbox.ts';
 import { createProvenanceWriter, type ProvenanceRecord } from '../../src/verification/provenance.ts';
-import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { databaseOutage } from './failing-stores.ts';
+import { databaseOutage, outageTestbed, quietLogger as logger, recordThroughOutage, switchedDatabase, threatRow } from './failing-stores.ts';
 
-const directory = mkdtempSync(join(tmpdir(), 'svc-occurred-at-'));
-const logger = createLogger('error', { write: () => undefined } as never);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const row = (orgId: string, requestId: string): ThreatEventRow => ({ orgId, requestId, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
-
-let context: TestContext;
-
-beforeAll(async () => {
-  context = await createTestApp();
-}, 60_000);
-
-afterAll(async () => {
-  await context?.close();
-  rmSync(directory, { recursive: true, force: true });
-});
+const testbed = outageTestbed('svc-occurred-at-');
 
 describe('evidence spooled during an outage', () => {
   it('threat events are listed by GET /api/v1/threats at the times they were recorded, not the replay time', async () => {
+    const { context } = testbed;
     const { orgId, apiKey } = await context.createOrg();
-    const outbox = createOutbox({ dir: join(directory, 'threats'), logger });
-    let down = true;
-    const real = context.services.db;
-    const db: Pick<Database, 'withOrg'> = { withOrg: (org, work) => (down ? Promise.reject(databaseOutage()) : real.withOrg(org, work)) };
-    const writer = createEventWriter(db as Database, logger, outbox);
-    const recorded = new Map<string, number>();
-    for (const id of ['out-0', 'out-1', 'out-2']) {
-      recorded.set(id, Date.now());
-      await writer.record(row(orgId, id));
-      await writer.flush(); // each one meets the outage and is spooled
-      await sleep(300);
-    }
-    expect(outbox.pending()).toBe(3);
-    await sleep(1_000); // the outage goes on
-    down = false;
-    const recoveredAt = Date.now();
-    await outbox.replay();
-    expect(outbox.pending()).toBe(0);
+    const outbox = testbed.outbox('threats');
+    const database = switchedDatabase(context.services.db);
+    const writer = createEventWriter(database.db, logger, outbox);
+    const { recorded, recoveredAt } = await recordThroughOutage({
+      outbox, ids: ['out-0', 'out-1', 'out-2'],
+      record: (id) => writer.record(threatRow(orgId, id)), flush: () => writer.flush(), recover: () => (database.down = false),
+    });
 
     const response = await context.app.inject({ method: 'GET', url: '/api/v1/threats', headers: { authorization: `Bearer ${apiKey}` } });
     expect(response.statusCode).toBe(200);
@@ -87,8 +56,9 @@ describe('evidence spooled during an outage', () => {
   }, 30_000);
 
   it('block audit entries are listed by GET /api/v1/audit at the times of their blocks, and the chain verifies', async () => {
+    const { context } = testbed;
     const { orgId, apiKey } = await context.createOrg();
-    const outbox = createOutbox({ dir: join(directory, 'audit'), logger });
+    const outbox = testbed.outbox('audit');
     let down = true;
     const real = context.services.audit;
     const audit: AuditLog = {
@@ -98,19 +68,10 @@ describe('evidence spooled during an outage', () => {
     };
     const events = createEventBus(logger);
     const writer = startBlockAudit({ audit, events, logger, outbox }, { flushMs: 10 });
-    const blocked = new Map<string, number>();
-    for (const id of ['blk-0', 'blk-1']) {
-      blocked.set(id, Date.now());
-      await events.emit(orgId, 'threat.blocked', { request_id: id, decision: 'block', threat_score: 0.95 });
-      await writer.flush();
-      await sleep(300);
-    }
-    expect(outbox.pending()).toBe(2);
-    await sleep(1_000);
-    down = false;
-    const recoveredAt = Date.now();
-    await outbox.replay();
-    expect(outbox.pending()).toBe(0);
+    const { recorded: blocked, recoveredAt } = await recordThroughOutage({
+      outbox, ids: ['blk-0', 'blk-1'],
+      record: (id) => events.emit(orgId, 'threat.blocked', { request_id: id, decision: 'block', threat_score: 0.95 }), flush: () => writer.flush(), recover: () => (down = false),
+    });
 
     const response = await context.app.inject({ method: 'GET', url: '/api/v1/audit?action=threat.blocked', headers: { authorization: `Bearer ${apiKey}` } });
     expect(response.statusCode).toBe(200);
@@ -128,29 +89,19 @@ describe('evidence spooled during an outage', () => {
   }, 30_000);
 
   it('provenance records keep the time their completions were recorded as created_at', async () => {
+    const { context } = testbed;
     const { orgId } = await context.createOrg();
-    const outbox = createOutbox({ dir: join(directory, 'provenance'), logger });
-    let down = true;
-    const real = context.services.db;
-    const db: Pick<Database, 'withOrg'> = { withOrg: (org, work) => (down ? Promise.reject(databaseOutage()) : real.withOrg(org, work)) };
-    const writer = createProvenanceWriter({ db: db as Database, audit: context.services.audit, logger, outbox }, { flushMs: 60_000 });
+    const outbox = testbed.outbox('provenance');
+    const database = switchedDatabase(context.services.db);
+    const writer = createProvenanceWriter({ db: database.db, audit: context.services.audit, logger, outbox }, { flushMs: 60_000 });
     const record = (requestId: string): ProvenanceRecord => ({
       requestId, contentHash: 'b'.repeat(64), delivered: true, provider: 'openai', model: 'gpt-4o-mini', streamed: false,
       sources: [], checks: {}, passed: true, action: null, retriedFrom: null, riskClass: 'general', sb942ManifestPresent: false,
     });
-    const recorded = new Map<string, number>();
-    for (const id of ['prov-0', 'prov-1']) {
-      recorded.set(id, Date.now());
-      writer.record(orgId, record(id));
-      await writer.flush();
-      await sleep(300);
-    }
-    expect(outbox.pending()).toBe(2);
-    await sleep(1_000);
-    down = false;
-    const recoveredAt = Date.now();
-    await outbox.replay();
-    expect(outbox.pending()).toBe(0);
+    const { recorded, recoveredAt } = await recordThroughOutage({
+      outbox, ids: ['prov-0', 'prov-1'],
+      record: (id) => writer.record(orgId, record(id)), flush: () => writer.flush(), recover: () => (database.down = false),
+    });
     for (const [id, time] of recorded) {
       const view = await writer.get(orgId, id);
       expect(view).not.toBeNull();

@@ -1,22 +1,19 @@
 /**
  * Threat events queue behind a non-empty spool (mend-rel-35) so that they are stored in order. A
- * spooled record that never replays (a kind no handler of this process takes — a file adopted from
- * a dead process of another version — is kept as if the database were out) keeps the spool
- * non-empty for ever: the events recorded meanwhile, with the database up, must not be lost when
- * the spool is full.
+ * spooled record that does not replay yet keeps the spool non-empty (here a kind no handler takes
+ * before the outbox has started; after start it is set aside: outbox-unreplayable.test.ts; a long
+ * outage's backlog likewise): the events recorded meanwhile, with the database up, must not be
+ * lost when the spool is full.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEventWriter, type ThreatEventRow } from '../../src/detection/events.ts';
-import { createLogger } from '../../src/platform/logger.ts';
+import { createEventWriter } from '../../src/detection/events.ts';
 import { createOutbox } from '../../src/platform/outbox.ts';
-import { failingDb, threatEventKeys } from './failing-stores.ts';
+import { failingDb, quietLogger as logger, threatEventKeys, threatRow as row } from './failing-stores.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'svc-spool-head-'));
-const logger = createLogger('error', { write: () => undefined } as never);
-const row = (orgId: string, requestId: string): ThreatEventRow => ({ orgId, requestId, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
 
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -29,7 +26,7 @@ describe('threat events behind a spooled record that never replays', () => {
     const writer = createEventWriter(db as never, logger, outbox);
     for (const id of ['e-0', 'e-1', 'e-2', 'e-3']) await writer.record(row('org-1', id));
     await writer.flush();
-    await outbox.replay(); // stops at the stuck record: no handler takes it
+    await outbox.replay(); // stops at the stuck record: no handler takes it (the outbox has not started)
     await writer.flush();
     // Every event is stored or still waits in the spool (behind the stuck record). Before the fix the
     // spool took the first and refused the others (full), which were given up: none was stored.

@@ -5,36 +5,15 @@
  * than one that happened before it. Before mend-rel-35 the writer inserted them at once, and the
  * replay then stored the older events after them.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventWriter, type ThreatEventRow } from '../../src/detection/events.ts';
-import type { Database } from '../../src/platform/db/index.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { createOutbox } from '../../src/platform/outbox.ts';
-import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { databaseOutage, failingDb, threatEventKeys } from './failing-stores.ts';
+import { describe, expect, it } from 'vitest';
+import { createEventWriter } from '../../src/detection/events.ts';
+import { databaseOutage, failingDb, outageTestbed, quietLogger as logger, sleep, switchedDatabase, threatEventKeys, threatRow as row } from './failing-stores.ts';
 
-const directory = mkdtempSync(join(tmpdir(), 'svc-spool-order-'));
-const logger = createLogger('error', { write: () => undefined } as never);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const row = (orgId: string, requestId: string): ThreatEventRow => ({ orgId, requestId, pillar: 'api_security', kind: 'http', threatScore: 0.9, decision: 'block', patterns: [], sessionId: null, gatewayId: null, details: {} });
-
-let context: TestContext;
-
-beforeAll(async () => {
-  context = await createTestApp();
-}, 60_000);
-
-afterAll(async () => {
-  await context?.close();
-  rmSync(directory, { recursive: true, force: true });
-});
+const testbed = outageTestbed('svc-spool-order-');
 
 describe('threat events recorded after an outage, before the spool is replayed', () => {
   it('are stored after the events the outage spooled', async () => {
-    const outbox = createOutbox({ dir: join(directory, 'stand-in'), logger });
+    const outbox = testbed.outbox('stand-in');
     const { db, stored } = failingDb({ conflicts: 1, failure: databaseOutage, keys: threatEventKeys }); // the first batch meets the outage
     const writer = createEventWriter(db as never, logger, outbox);
     for (const id of ['q-0', 'q-1', 'q-2']) await writer.record(row('org-1', id));
@@ -52,16 +31,15 @@ describe('threat events recorded after an outage, before the spool is replayed',
   });
 
   it('are listed by GET /api/v1/threats as no older than the spooled events', async () => {
+    const { context } = testbed;
     const { orgId, apiKey } = await context.createOrg();
-    const outbox = createOutbox({ dir: join(directory, 'listing'), logger });
-    let down = true;
-    const real = context.services.db;
-    const db: Pick<Database, 'withOrg'> = { withOrg: (org, work) => (down ? Promise.reject(databaseOutage()) : real.withOrg(org, work)) };
-    const writer = createEventWriter(db as Database, logger, outbox);
+    const outbox = testbed.outbox('listing');
+    const database = switchedDatabase(context.services.db);
+    const writer = createEventWriter(database.db, logger, outbox);
     for (const id of ['before-0', 'before-1', 'before-2']) await writer.record(row(orgId, id));
     await writer.flush();
     expect(outbox.pending()).toBe(3);
-    down = false;
+    database.down = false;
     for (const id of ['after-0', 'after-1']) await writer.record(row(orgId, id));
     await writer.flush();
     await sleep(20); // the outbox replays on its own timer, a while after the database is back

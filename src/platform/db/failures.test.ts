@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryingLockConflicts } from './failures.ts';
+import { databaseFailure, retryingLockConflicts } from './failures.ts';
 
 const failure = (code: string) => Object.assign(new Error(code), { code });
 const quick = { attempts: 3, baseMs: 2, maxMs: 4 };
@@ -41,5 +41,19 @@ describe('retryingLockConflicts', () => {
       await expect(retryingLockConflicts(refused.work, quick)).rejects.toMatchObject({ code });
       expect(refused.calls).toBe(1);
     }
+  });
+});
+
+describe('databaseFailure', () => {
+  it('answers a lost lock conflict like an outage: 503 SERVICE_UNAVAILABLE with Retry-After, for the client to retry', () => {
+    for (const code of ['40P01', '40001']) {
+      const mapped = databaseFailure(failure(code));
+      // Before: null (answered 500 INTERNAL_ERROR).
+      expect(mapped).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, details: { dependency: 'database', reason: 'lock_conflict' } });
+      expect(Number(mapped?.headers?.['Retry-After'])).toBeGreaterThan(0);
+    }
+    expect(databaseFailure(failure('ECONNREFUSED'))).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    expect(databaseFailure(failure('22003'))).toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+    expect(databaseFailure(failure('23505'))).toBeNull();
   });
 });
