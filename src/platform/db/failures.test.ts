@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { databaseFailure, retryingLockConflicts } from './failures.ts';
 
 const failure = (code: string) => Object.assign(new Error(code), { code });
-const quick = { attempts: 3, baseMs: 2, maxMs: 4 };
+const quick = { attempts: 3, minMs: 1, maxMs: 4 };
 
 /** A write whose first `failures` calls throw what `failure` makes; counts its calls. */
 function flaky(failures: number, make: () => Error) {

@@ -5,7 +5,7 @@
  * out of range, an invalid text encoding) is the client's input, answered 400; anything else is
  * a bug (500).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
 import { SvcError } from '../errors.ts';
 
 /** SQLSTATE classes and codes that mean "the database is not there right now". */
@@ -62,8 +62,8 @@ export function isRetryableWriteFailure(error: unknown): boolean {
 export interface LockConflictRetry {
   /** Attempts, the first included. */
   readonly attempts: number;
-  /** The wait before the second attempt is drawn from [base/2, base] ms; it doubles with each further attempt, up to maxMs. */
-  readonly baseMs: number;
+  /** The wait before the second attempt is drawn from [minMs, 2 × minMs] ms; it doubles with each further attempt, capped at maxMs. */
+  readonly minMs: number;
   readonly maxMs: number;
 }
 
@@ -72,28 +72,24 @@ export interface LockConflictRetry {
  * conflict has usually committed by then, and a request waits at most 0.14 s longer (plus the
  * attempts) before it is answered as on an outage.
  */
-export const LOCK_CONFLICT_RETRY: LockConflictRetry = { attempts: 4, baseMs: 20, maxMs: 160 };
+export const LOCK_CONFLICT_RETRY: LockConflictRetry = { attempts: 4, minMs: 10, maxMs: 80 };
 
 /**
  * Runs `work` (a whole transaction, which a lock conflict rolls back) and runs it again, after a
- * short jittered backoff, while it loses a lock conflict, up to `policy.attempts` in all. Any
- * other failure, and the last attempt's conflict, is thrown to the caller: for the caller a
- * conflict that persists is a retryable failure like an outage, never a refusal of the records.
- * (Hand-written for now: p-retry 4, the one installed, does not fit cleanly; p-retry 7 would.
- * docs/decisions.md, mend-rel-36.)
+ * short randomized backoff (p-retry), while it loses a lock conflict, up to `policy.attempts` in
+ * all. Any other failure, and the last attempt's conflict, is thrown to the caller as it was
+ * thrown: for the caller a conflict that persists is a retryable failure like an outage, never a
+ * refusal of the records.
  */
-export async function retryingLockConflicts<T>(work: () => Promise<T>, policy: LockConflictRetry = LOCK_CONFLICT_RETRY, random: () => number = Math.random): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!isLockConflict(error) || attempt >= policy.attempts) throw error;
-      // Equal jitter: half the ceiling always waited (the other transaction needs the time to
-      // finish), half drawn at random (two writers that deadlocked do not meet again in step).
-      const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
-      await sleep(ceiling / 2 + random() * (ceiling / 2));
-    }
-  }
+export function retryingLockConflicts<T>(work: () => Promise<T>, policy: LockConflictRetry = LOCK_CONFLICT_RETRY): Promise<T> {
+  return pRetry(work, {
+    retries: policy.attempts - 1,
+    minTimeout: policy.minMs,
+    maxTimeout: policy.maxMs,
+    factor: 2,
+    randomize: true,
+    shouldRetry: ({ error }) => isLockConflict(error),
+  });
 }
 
 /** A value in the statement cannot be stored (SQLSTATE class 22, "data exception"). */
