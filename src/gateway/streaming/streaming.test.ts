@@ -241,7 +241,7 @@ describe('streamEvents', () => {
         const expected: string[] = [];
         await consume(generatorReference(upstream(reads, expected, failAt), step, end), expected, take);
         const actual: string[] = [];
-        await consume(streamEvents(upstream(reads, actual, failAt), step, end), actual, take);
+        await consume(streamEvents(upstream(reads, actual, failAt), { step, end }), actual, take);
         expect(actual).toStrictEqual(expected);
       }),
       { numRuns: 500 },
@@ -250,7 +250,7 @@ describe('streamEvents', () => {
 
   it('answers the events of a read already converted without waiting for the upstream', async () => {
     const log: string[] = [];
-    const iterator = streamEvents(upstream([['d:a', 'd:b', 'd:c'], ['done']], log, null), step, () => ({ type: 'done', finishReason: 'other', rawFinishReason: null, usage: null }));
+    const iterator = streamEvents(upstream([['d:a', 'd:b', 'd:c'], ['done']], log, null), { step, end: () => ({ type: 'done', finishReason: 'other', rawFinishReason: null, usage: null }) });
     await iterator.next();
     expect(log).toStrictEqual(['read 0']);
     await iterator.next();

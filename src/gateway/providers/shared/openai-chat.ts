@@ -16,7 +16,7 @@ import type {
   UpstreamHeaders,
   UpstreamRequest,
 } from '../../contract.ts';
-import { sseBatches, streamEvents, type SseEvent } from '../../streaming/sse.ts';
+import { sseBatches, streamEvents, type SseEvent, type StreamConverter } from '../../streaming/sse.ts';
 import {
   arrayAt,
   countAt,
@@ -197,17 +197,28 @@ export function parseOpenAiResponse(provider: string, bodyText: string, requeste
 }
 
 export function parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncIterableIterator<StreamEvent> {
-  let rawFinishReason: string | null = null;
-  let refused = false;
-  const finish = (): FinishReason => (refused ? 'content_filter' : mapFinishReason(rawFinishReason));
-  let usage: TokenUsage | null = null;
-  let model: string | undefined;
-  const done = (): StreamEvent => ({ type: 'done', finishReason: finish(), rawFinishReason, usage, ...(model === undefined ? {} : { model }) });
-  // One upstream event at a time, a read's events converted together (streamEvents).
-  const step = (event: SseEvent, out: StreamEvent[]): boolean => {
+  return streamEvents(sseBatches(body, provider), new OpenAiChunks(provider));
+}
+
+/** One stream's Chat Completions chunks as stream events, a read's events converted together (streamEvents). */
+class OpenAiChunks implements StreamConverter {
+  private rawFinishReason: string | null = null;
+  private refused = false;
+  private usage: TokenUsage | null = null;
+  private model: string | undefined;
+
+  constructor(private readonly provider: string) {}
+
+  private done(): StreamEvent {
+    const finishReason: FinishReason = this.refused ? 'content_filter' : mapFinishReason(this.rawFinishReason);
+    return { type: 'done', finishReason, rawFinishReason: this.rawFinishReason, usage: this.usage, ...(this.model === undefined ? {} : { model: this.model }) };
+  }
+
+  step(event: SseEvent, out: StreamEvent[]): boolean {
+    const provider = this.provider;
     const data = event.data.trim();
     if (data === '[DONE]') {
-      out.push(done());
+      out.push(this.done());
       return true;
     }
     if (data.length === 0) return false;
@@ -217,8 +228,8 @@ export function parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Arr
       throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(error, 'code') ?? stringAt(error, 'type') ?? 'stream_error' });
     }
     // Azure's first chunk (prompt filter results) carries model "": keep the first real one.
-    if (model === undefined) model = stringAt(chunk, 'model') || undefined;
-    usage = toUsage(chunk.usage) ?? toUsage(objectAt(chunk, 'x_groq')?.usage) ?? usage;
+    if (this.model === undefined) this.model = stringAt(chunk, 'model') || undefined;
+    this.usage = toUsage(chunk.usage) ?? toUsage(objectAt(chunk, 'x_groq')?.usage) ?? this.usage;
     const choice = arrayAt(chunk, 'choices')?.[0];
     if (!isObject(choice)) return false;
     const delta = objectAt(choice, 'delta');
@@ -226,7 +237,7 @@ export function parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Arr
     if (text !== undefined && text.length > 0) out.push({ type: 'delta', text });
     const refusal = stringAt(delta, 'refusal');
     if (refusal !== undefined && refusal.length > 0) {
-      refused = true;
+      this.refused = true;
       out.push({ type: 'delta', text: refusal });
     }
     const calls = arrayAt(delta, 'tool_calls');
@@ -246,15 +257,16 @@ export function parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Arr
       }
     }
     const finishReason = stringAt(choice, 'finish_reason');
-    if (finishReason !== undefined) rawFinishReason = finishReason;
+    if (finishReason !== undefined) this.rawFinishReason = finishReason;
     return false;
-  };
-  return streamEvents(sseBatches(body, provider), step, () => {
+  }
+
+  end(): StreamEvent {
     // Some compatible servers close without [DONE]; a finish_reason already seen means the answer
     // is complete. Without one the stream was cut: never a silent truncation.
-    if (rawFinishReason === null) throw truncatedStream(provider);
-    return done();
-  });
+    if (this.rawFinishReason === null) throw truncatedStream(this.provider);
+    return this.done();
+  }
 }
 
 function requireBaseUrl(settings: OpenAiChatSettings, target: ProviderTarget): string {
