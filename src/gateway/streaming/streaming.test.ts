@@ -2,9 +2,9 @@ import { createParser } from 'eventsource-parser';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../test/fakes/providers/protocols/bedrock.ts';
-import { UpstreamError } from '../contract.ts';
+import { UpstreamError, type StreamEvent } from '../contract.ts';
 import { awsEventMessages } from './aws-event-stream.ts';
-import { sseBatches, type SseEvent } from './sse.ts';
+import { sseBatches, streamEvents, type SseEvent } from './sse.ts';
 
 async function* pieces(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Uint8Array> {
   const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
@@ -153,5 +153,111 @@ describe('awsEventMessages', () => {
   it('reports a stream cut inside a frame as truncated', async () => {
     const cut = joined.subarray(0, joined.length - 5);
     await expect(all(awsEventMessages(pieces(cut, []), 'bedrock'))).rejects.toMatchObject({ code: 'network', providerCode: 'stream_truncated' });
+  });
+});
+
+describe('streamEvents', () => {
+  /**
+   * What the adapters' async generators did: each upstream event converted when the consumer asks
+   * for it, its stream events yielded one by one, the batches closed by the `for await` when the
+   * generator returns or throws inside it.
+   */
+  async function* generatorReference(batches: AsyncIterable<SseEvent[]>, step: (event: SseEvent, out: StreamEvent[]) => boolean, end: () => StreamEvent): AsyncGenerator<StreamEvent> {
+    for await (const events of batches) {
+      for (const event of events) {
+        const out: StreamEvent[] = [];
+        const complete = step(event, out);
+        for (const item of out) yield item;
+        if (complete) return;
+      }
+    }
+    yield end();
+  }
+
+  /** Upstream reads as batches of events; every read, close and failure goes to `log`. */
+  function upstream(reads: readonly (readonly string[])[], log: string[], failAt: number | null): AsyncIterable<SseEvent[]> {
+    return {
+      [Symbol.asyncIterator]() {
+        let index = 0;
+        return {
+          next: async () => {
+            log.push(`read ${index}`);
+            if (index === failAt) throw new UpstreamError({ provider: 'test', status: null, code: 'network' });
+            return index < reads.length ? { done: false, value: reads[index++]!.map((data) => ({ event: undefined, data })) } : { done: true, value: undefined };
+          },
+          return: async () => {
+            log.push('closed');
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
+  }
+
+  /** An adapter step: "d:x" a delta, "t:x" a tool call and a delta, "skip" nothing, "fail" an invalid chunk, "done" completes. */
+  const step = (event: SseEvent, out: StreamEvent[]): boolean => {
+    if (event.data === 'done') {
+      out.push({ type: 'done', finishReason: 'stop', rawFinishReason: 'stop', usage: null });
+      return true;
+    }
+    if (event.data === 'fail') throw new UpstreamError({ provider: 'test', status: null, code: 'invalid_response', retryable: false });
+    if (event.data.startsWith('t:')) out.push({ type: 'tool_call_delta', index: 0, argumentsDelta: event.data.slice(2) }, { type: 'delta', text: event.data.slice(2) });
+    else if (event.data.startsWith('d:')) out.push({ type: 'delta', text: event.data.slice(2) });
+    return false;
+  };
+
+  /** Takes up to `take` events (then returns early), logging each event, the end and a failure's code. */
+  async function consume(iterator: AsyncIterator<StreamEvent>, log: string[], take: number): Promise<void> {
+    try {
+      for (let count = 0; ; count++) {
+        if (count === take) {
+          await iterator.return?.();
+          log.push('left');
+          return;
+        }
+        const next = await iterator.next();
+        if (next.done === true) {
+          log.push('over');
+          // Asking again after the end: still over, nothing read.
+          log.push((await iterator.next()).done === true ? 'over' : 'more');
+          return;
+        }
+        log.push(JSON.stringify(next.value));
+      }
+    } catch (error) {
+      log.push(`threw ${error instanceof UpstreamError ? error.code : String(error)}`);
+      log.push((await iterator.next()).done === true ? 'over' : 'more');
+    }
+  }
+
+  it('hands on the events, failures, reads and closes of the generator it replaces, in the same order', async () => {
+    const item = fc.constantFrom('d:a', 'd:bc', 't:x', 'skip', 'fail', 'done');
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(item, { maxLength: 5 }), { maxLength: 5 }), fc.option(fc.nat(6)), fc.nat(14), fc.boolean(), async (reads, failAt, take, cut) => {
+        const end = (): StreamEvent => {
+          if (cut) throw new UpstreamError({ provider: 'test', status: null, code: 'network', providerCode: 'stream_truncated' });
+          return { type: 'done', finishReason: 'other', rawFinishReason: null, usage: null };
+        };
+        const expected: string[] = [];
+        await consume(generatorReference(upstream(reads, expected, failAt), step, end), expected, take);
+        const actual: string[] = [];
+        await consume(streamEvents(upstream(reads, actual, failAt), { step, end }), actual, take);
+        expect(actual).toStrictEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('answers the events of a read already converted without waiting for the upstream', async () => {
+    const log: string[] = [];
+    const iterator = streamEvents(upstream([['d:a', 'd:b', 'd:c'], ['done']], log, null), { step, end: () => ({ type: 'done', finishReason: 'other', rawFinishReason: null, usage: null }) });
+    await iterator.next();
+    expect(log).toStrictEqual(['read 0']);
+    await iterator.next();
+    await iterator.next();
+    // The second read starts only when the first read's events were all taken.
+    expect(log).toStrictEqual(['read 0']);
+    expect((await iterator.next()).value).toMatchObject({ type: 'done' });
+    expect(log).toStrictEqual(['read 0', 'read 1']);
   });
 });

@@ -16,7 +16,7 @@ import type {
   UpstreamHeaders,
   UpstreamRequest,
 } from '../../contract.ts';
-import { sseBatches } from '../../streaming/sse.ts';
+import { sseBatches, streamEvents, type SseEvent, type StreamConverter } from '../../streaming/sse.ts';
 import {
   arrayAt,
   countAt,
@@ -196,62 +196,77 @@ export function parseOpenAiResponse(provider: string, bodyText: string, requeste
   return result;
 }
 
-export async function* parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
-  let rawFinishReason: string | null = null;
-  let refused = false;
-  const finish = (): FinishReason => (refused ? 'content_filter' : mapFinishReason(rawFinishReason));
-  let usage: TokenUsage | null = null;
-  let model: string | undefined;
-  for await (const events of sseBatches(body, provider)) {
-    for (const event of events) {
-      const data = event.data.trim();
-      if (data === '[DONE]') {
-        yield { type: 'done', finishReason: finish(), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
-        return;
-      }
-      if (data.length === 0) continue;
-      const chunk = parseJsonObject(provider, data);
-      if (isObject(chunk.error)) {
-        const error = chunk.error;
-        throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(error, 'code') ?? stringAt(error, 'type') ?? 'stream_error' });
-      }
-      // Azure's first chunk (prompt filter results) carries model "": keep the first real one.
-      if (model === undefined) model = stringAt(chunk, 'model') || undefined;
-      usage = toUsage(chunk.usage) ?? toUsage(objectAt(chunk, 'x_groq')?.usage) ?? usage;
-      const choice = arrayAt(chunk, 'choices')?.[0];
-      if (!isObject(choice)) continue;
-      const delta = objectAt(choice, 'delta');
-      const text = isObject(delta) ? contentText(provider, delta.content) : undefined;
-      if (text !== undefined && text.length > 0) yield { type: 'delta', text };
-      const refusal = stringAt(delta, 'refusal');
-      if (refusal !== undefined && refusal.length > 0) {
-        refused = true;
-        yield { type: 'delta', text: refusal };
-      }
-      const calls = arrayAt(delta, 'tool_calls');
-      if (calls) {
-        for (const call of calls) {
-          const fn = objectAt(call, 'function');
-          const index = countAt(call, 'index') ?? 0;
-          const id = stringAt(call, 'id');
-          const name = stringAt(fn, 'name');
-          yield {
-            type: 'tool_call_delta',
-            index,
-            ...(id === undefined ? {} : { id }),
-            ...(name === undefined ? {} : { name }),
-            argumentsDelta: stringAt(fn, 'arguments') ?? '',
-          };
-        }
-      }
-      const finishReason = stringAt(choice, 'finish_reason');
-      if (finishReason !== undefined) rawFinishReason = finishReason;
-    }
+export function parseOpenAiStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncIterableIterator<StreamEvent> {
+  return streamEvents(sseBatches(body, provider), new OpenAiChunks(provider));
+}
+
+/** One stream's Chat Completions chunks as stream events, a read's events converted together (streamEvents). */
+class OpenAiChunks implements StreamConverter {
+  private rawFinishReason: string | null = null;
+  private refused = false;
+  private usage: TokenUsage | null = null;
+  private model: string | undefined;
+
+  constructor(private readonly provider: string) {}
+
+  private done(): StreamEvent {
+    const finishReason: FinishReason = this.refused ? 'content_filter' : mapFinishReason(this.rawFinishReason);
+    return { type: 'done', finishReason, rawFinishReason: this.rawFinishReason, usage: this.usage, ...(this.model === undefined ? {} : { model: this.model }) };
   }
-  // Some compatible servers close without [DONE]; a finish_reason already seen means the answer
-  // is complete. Without one the stream was cut: never a silent truncation.
-  if (rawFinishReason === null) throw truncatedStream(provider);
-  yield { type: 'done', finishReason: finish(), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
+
+  step(event: SseEvent, out: StreamEvent[]): boolean {
+    const provider = this.provider;
+    const data = event.data.trim();
+    if (data === '[DONE]') {
+      out.push(this.done());
+      return true;
+    }
+    if (data.length === 0) return false;
+    const chunk = parseJsonObject(provider, data);
+    if (isObject(chunk.error)) {
+      const error = chunk.error;
+      throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(error, 'code') ?? stringAt(error, 'type') ?? 'stream_error' });
+    }
+    // Azure's first chunk (prompt filter results) carries model "": keep the first real one.
+    if (this.model === undefined) this.model = stringAt(chunk, 'model') || undefined;
+    this.usage = toUsage(chunk.usage) ?? toUsage(objectAt(chunk, 'x_groq')?.usage) ?? this.usage;
+    const choice = arrayAt(chunk, 'choices')?.[0];
+    if (!isObject(choice)) return false;
+    const delta = objectAt(choice, 'delta');
+    const text = isObject(delta) ? contentText(provider, delta.content) : undefined;
+    if (text !== undefined && text.length > 0) out.push({ type: 'delta', text });
+    const refusal = stringAt(delta, 'refusal');
+    if (refusal !== undefined && refusal.length > 0) {
+      this.refused = true;
+      out.push({ type: 'delta', text: refusal });
+    }
+    const calls = arrayAt(delta, 'tool_calls');
+    if (calls) {
+      for (const call of calls) {
+        const fn = objectAt(call, 'function');
+        const index = countAt(call, 'index') ?? 0;
+        const id = stringAt(call, 'id');
+        const name = stringAt(fn, 'name');
+        out.push({
+          type: 'tool_call_delta',
+          index,
+          ...(id === undefined ? {} : { id }),
+          ...(name === undefined ? {} : { name }),
+          argumentsDelta: stringAt(fn, 'arguments') ?? '',
+        });
+      }
+    }
+    const finishReason = stringAt(choice, 'finish_reason');
+    if (finishReason !== undefined) this.rawFinishReason = finishReason;
+    return false;
+  }
+
+  end(): StreamEvent {
+    // Some compatible servers close without [DONE]; a finish_reason already seen means the answer
+    // is complete. Without one the stream was cut: never a silent truncation.
+    if (this.rawFinishReason === null) throw truncatedStream(this.provider);
+    return this.done();
+  }
 }
 
 function requireBaseUrl(settings: OpenAiChatSettings, target: ProviderTarget): string {
