@@ -275,7 +275,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
    * Keeps records no handler takes apart from the spool (appended and fdatasync'd before the spool
    * forgets them: a crash in between leaves them in both, never in neither). False: not kept.
    */
-  const setAside = async (kind: string, rest: readonly OutboxRecord[]): Promise<boolean> => {
+  const setAside = async (kind: string | null, rest: readonly OutboxRecord[]): Promise<boolean> => {
     let out: FileHandle | null = null;
     try {
       mkdirSync(join(dir, 'unreplayable'), { recursive: true });
@@ -283,12 +283,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await out.write(rest.map((record) => `${JSON.stringify(record)}\n`).join(''));
       await out.datasync();
     } catch (error) {
-      logger.error({ kind: kind.slice(0, 64), records: rest.length, code: (error as { code?: unknown } | null)?.code ?? null }, 'outbox: records no handler takes could not be set aside; they stay in the spool');
+      logger.error({ kind: kind?.slice(0, 64) ?? null, records: rest.length, code: (error as { code?: unknown } | null)?.code ?? null }, 'outbox: records no handler takes could not be set aside; they stay in the spool');
       return false;
     } finally {
       await out?.close().catch(() => undefined);
     }
-    logger.error({ kind: kind.slice(0, 64), records: rest.length, path: unreplayablePath }, 'outbox: records of a kind no handler takes were set aside as unreplayable');
+    logger.error({ kind: kind?.slice(0, 64) ?? null, records: rest.length, path: unreplayablePath }, 'outbox: records of a kind no handler takes were set aside as unreplayable');
     options.metrics?.outboxUnreplayable.inc(rest.length);
     return true;
   };
@@ -313,6 +313,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
         logger.error({ file }, 'outbox: a torn spool line was skipped'); // a crash mid-write
       }
     }
+    // A line that parses but is no record (no string kind: a hand-edited or damaged file) has no kind a handler takes.
+    const kindOf = (record: OutboxRecord | null): string | null => (typeof record?.kind === 'string' ? record.kind : null);
     let index = 0;
     let setAsideCount = 0;
     const stop = async () => {
@@ -320,13 +322,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return { processed: index, written: index - setAsideCount, total: records.length, done: false };
     };
     while (index < records.length) {
-      const kind = records[index]!.kind;
-      const registered = handlers.get(kind);
+      const kind = kindOf(records[index]!);
+      const registered = kind === null ? undefined : handlers.get(kind);
       if (registered === undefined) {
         // No handler takes this kind. Before start() one may still be registered: wait, as on an outage. Once started,
         // none will be: the run of them is set aside, so that it neither blocks the records behind it nor reads as an outage.
         let end = index;
-        while (end < records.length && records[end]!.kind === kind) end++;
+        while (end < records.length && kindOf(records[end]!) === kind) end++;
         if (!started || !(await setAside(kind, records.slice(index, end)))) return stop();
         setAsideCount += end - index;
         index = end;
@@ -334,7 +336,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       }
       const group = registered.group(records[index]!.data);
       let end = index;
-      while (end < records.length && records[end]!.kind === kind && end - index < registered.batch && registered.group(records[end]!.data) === group) end++;
+      while (end < records.length && kindOf(records[end]!) === kind && end - index < registered.batch && registered.group(records[end]!.data) === group) end++;
       try {
         await registered.handler(records.slice(index, end).map((record) => record.data));
       } catch (error) {

@@ -76,6 +76,27 @@ describe('a spooled record no handler takes', () => {
     await outbox.close();
   });
 
+  it('sets aside a spool line that parses but is no record, once, and writes the records behind it', async () => {
+    const dir = join(directory, 'no-record');
+    mkdirSync(dir, { recursive: true });
+    // A dead process's spool holding lines that are JSON but no record (a hand-edited or damaged file).
+    writeFileSync(join(dir, '4194306.jsonl'), ['123', 'null', '{"data":1}', JSON.stringify({ kind: 'item', data: 'a' })].map((line) => `${line}\n`).join(''));
+    const outbox = createOutbox({ dir, logger });
+    const written: unknown[] = [];
+    outbox.register('item', async (records) => {
+      written.push(...records);
+    });
+    outbox.start(60_000);
+    await waitFor(() => (outbox.pending() > 0 || written.length > 0 ? true : undefined)); // adopted
+    for (let tries = 0; tries < 3; tries++) await outbox.replay().catch(() => 0);
+    // Before: the replay threw on every try (reading `kind` of null, or slicing a kind that is no string after the
+    // set-aside append): 'a' never written, the file adopted for good, and `123` appended to unreplayable/ again each time.
+    expect(written).toEqual(['a']);
+    expect(outbox.pending()).toBe(0);
+    expect(setAside(dir)).toEqual([123, null, { data: 1 }]);
+    await outbox.close();
+  });
+
   it('waits while the outbox has not started (a handler may still be registered), then is written by it', async () => {
     const dir = join(directory, 'late');
     const outbox = createOutbox({ dir, logger });

@@ -42,6 +42,27 @@ describe('retryingLockConflicts', () => {
       expect(refused.calls).toBe(1);
     }
   });
+
+  it('hands a failure that is not an Error, or is a TypeError, to the caller as it was thrown, and tries a lock conflict among them again', async () => {
+    // p-retry turns a thrown non-Error into a TypeError of its own and never retries a TypeError: an outage thrown as a
+    // plain object lost its code (the caller took it for a refusal), and a conflict thrown so was not tried again.
+    const outage = { code: 'ECONNREFUSED' };
+    const refused = flaky(1, () => outage as unknown as Error);
+    await expect(retryingLockConflicts(refused.work, quick)).rejects.toBe(outage);
+    expect(refused.calls).toBe(1);
+    const conflict = flaky(2, () => ({ code: '40P01' }) as unknown as Error);
+    expect(await retryingLockConflicts(conflict.work, quick)).toBe('stored');
+    expect(conflict.calls).toBe(3);
+    const typed = flaky(2, () => Object.assign(new TypeError('40001'), { code: '40001' }));
+    expect(await retryingLockConflicts(typed.work, quick)).toBe('stored');
+    expect(typed.calls).toBe(3);
+    const persistent = { code: '40001' };
+    const lasting = flaky(10, () => persistent as unknown as Error);
+    await expect(retryingLockConflicts(lasting.work, quick)).rejects.toBe(persistent);
+    expect(lasting.calls).toBe(3);
+    const text = flaky(1, () => 'not an error' as unknown as Error);
+    await expect(retryingLockConflicts(text.work, quick)).rejects.toBe('not an error');
+  });
 });
 
 describe('databaseFailure', () => {

@@ -75,20 +75,43 @@ export interface LockConflictRetry {
 export const LOCK_CONFLICT_RETRY: LockConflictRetry = { attempts: 4, minMs: 10, maxMs: 80 };
 
 /**
+ * A failure of `work` as p-retry receives it. p-retry replaces a thrown value that is not an Error
+ * by a TypeError of its own, and never asks `shouldRetry` about a TypeError: a value carried here
+ * (anything that is not an Error, and a TypeError) reaches `shouldRetry` and the caller unchanged.
+ */
+class Carried extends Error {
+  constructor(readonly value: unknown) {
+    super('carried failure');
+  }
+}
+const carried = (error: unknown): unknown => (error instanceof Carried ? error.value : error);
+
+/**
  * Runs `work` (a whole transaction, which a lock conflict rolls back) and runs it again, after a
  * short randomized backoff (p-retry), while it loses a lock conflict, up to `policy.attempts` in
  * all. Any other failure, and the last attempt's conflict, is thrown to the caller as it was
- * thrown: for the caller a conflict that persists is a retryable failure like an outage, never a
- * refusal of the records.
+ * thrown (whatever its type: see `Carried`): for the caller a conflict that persists is a
+ * retryable failure like an outage, never a refusal of the records.
  */
 export function retryingLockConflicts<T>(work: () => Promise<T>, policy: LockConflictRetry = LOCK_CONFLICT_RETRY): Promise<T> {
-  return pRetry(work, {
-    retries: policy.attempts - 1,
-    minTimeout: policy.minMs,
-    maxTimeout: policy.maxMs,
-    factor: 2,
-    randomize: true,
-    shouldRetry: ({ error }) => isLockConflict(error),
+  return pRetry(
+    async () => {
+      try {
+        return await work();
+      } catch (error) {
+        throw error instanceof Error && !(error instanceof TypeError) ? error : new Carried(error);
+      }
+    },
+    {
+      retries: policy.attempts - 1,
+      minTimeout: policy.minMs,
+      maxTimeout: policy.maxMs,
+      factor: 2,
+      randomize: true,
+      shouldRetry: ({ error }) => isLockConflict(carried(error)),
+    },
+  ).catch((error: unknown) => {
+    throw carried(error);
   });
 }
 
