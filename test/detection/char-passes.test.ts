@@ -5,6 +5,7 @@
 // answers as its one case-insensitive Unicode expression does without scanning every offset with it.
 import { describe, expect, it } from 'vitest';
 import { candidateGateForTest } from '../../src/detection/foreign-override.ts';
+import { mergeStartsForTest } from '../../src/detection/catalogue/index.ts';
 import { longestRuns } from '../../src/detection/catalogue/windows.ts';
 import { removeInvisible } from '../../src/detection/normalize/invisible.ts';
 import { readsAsEnglish } from '../../src/detection/ml/semantic-head.ts';
@@ -125,6 +126,36 @@ describe('the foreign-override gate', () => {
           : random.next() < 0.02 ? random.pick(pieces.slice(-2)) : random.pick(pieces.slice(0, -2));
       }
       expect(isCandidate(text), JSON.stringify(text)).toBe(CANDIDATE.test(text));
+    }
+  });
+});
+
+describe('the merged prefix offsets of a part', () => {
+  /** The former formulation: every offset of every list, sorted, duplicates dropped. */
+  function reference(ids: readonly number[], starts: ReadonlyMap<number, readonly number[]>, limit: number): readonly number[] | null {
+    const lists = ids.flatMap((id) => (starts.has(id) ? [starts.get(id)!] : []));
+    const total = lists.reduce((sum, list) => sum + list.length, 0);
+    if (total > limit) return null;
+    if (lists.length <= 1) return lists[0] ?? [];
+    return [...new Set(lists.flat())].sort((left, right) => left - right);
+  }
+
+  it('is the ascending, distinct union of the literals\' ascending offsets, or null above the limit', () => {
+    const random = generator(23);
+    for (let count = 0; count < 5_000; count++) {
+      const starts = new Map<number, number[]>();
+      const literals = 1 + Math.floor(random.next() * 7);
+      for (let id = 0; id < literals; id++) {
+        if (random.next() < 0.15) continue;
+        const list: number[] = [];
+        // Dense or sparse, often sharing offsets with the other lists.
+        const step = 1 + Math.floor(random.next() * (random.next() < 0.5 ? 4 : 60));
+        for (let at = Math.floor(random.next() * step); at < 400; at += 1 + Math.floor(random.next() * step)) list.push(at);
+        starts.set(id, list);
+      }
+      const ids = Array.from({ length: literals + 1 }, (_, id) => id).filter(() => random.next() < 0.85);
+      const limit = random.next() < 0.2 ? 20 : 10_000;
+      expect(mergeStartsForTest(ids, starts, limit)).toEqual(reference(ids, starts, limit));
     }
   });
 });
