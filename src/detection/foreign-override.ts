@@ -137,6 +137,22 @@ const LANGUAGES: readonly Language[] = [
 
 /** Letters of the languages above that are not ASCII, or their Latin-script verbs: texts without any skip the expressions. */
 const CANDIDATE = /[^\x00-\x7f]|abaikan|lupakan|acuhkan|hiraukan|pedulikan|pansinin|kalimutan|balewalain|isantabi|zignoruj|ignoruj|zapomnij|yok say|unut/iu;
+/**
+ * CANDIDATE's answer without its slow case-insensitive Unicode scan of every offset. Under
+ * `iu`, `[^\x00-\x7f]` matches every code point beyond ASCII except U+017F and U+212A (they
+ * fold to "s" and "k"): a code unit outside ASCII and those two (a surrogate too, paired or
+ * not) is such a point, so CANDIDATE matches. A text of ASCII alone matches it exactly where
+ * it holds one of the verbs in any case, which `i` without `u` reads the same on ASCII. Texts
+ * of ASCII and U+017F or U+212A (rare) are asked CANDIDATE itself.
+ */
+const BEYOND_ASCII = /[^\x00-\x7f\u017f\u212a]/;
+const FOLDS_TO_ASCII = /[\u017f\u212a]/;
+const LATIN_VERBS = /abaikan|lupakan|acuhkan|hiraukan|pedulikan|pansinin|kalimutan|balewalain|isantabi|zignoruj|ignoruj|zapomnij|yok say|unut/i;
+
+function isCandidate(text: string): boolean {
+  if (BEYOND_ASCII.test(text)) return true;
+  return FOLDS_TO_ASCII.test(text) ? CANDIDATE.test(text) : LATIN_VERBS.test(text);
+}
 
 /**
  * Which languages' verbs can match a text, from one automaton pass: every match of a verb holds
@@ -179,7 +195,7 @@ function stretch(text: string, start: number, end: number, side: 'after' | 'befo
 
 export function detectForeignOverride(raw: string): Finding[] {
   const bounded = raw.length > MAX_SCAN ? raw.slice(0, MAX_SCAN) : raw;
-  if (!CANDIDATE.test(bounded)) return [];
+  if (!isCandidate(bounded)) return [];
   const text = bounded.normalize('NFKC').toLowerCase();
   const possible = VERB_FILTER(text);
   for (const [index, { code, verb, side, reach, qualifier, object }] of LANGUAGES.entries()) {
@@ -196,4 +212,7 @@ export function detectForeignOverride(raw: string): Finding[] {
 }
 
 /** Every expression of this detector, for the ReDoS check. */
-export const FOREIGN_OVERRIDE_PATTERNS: readonly RegExp[] = [...LANGUAGES.flatMap((entry) => [entry.verb, entry.qualifier, entry.object]), CANDIDATE, SENTENCE_END];
+export const FOREIGN_OVERRIDE_PATTERNS: readonly RegExp[] = [...LANGUAGES.flatMap((entry) => [entry.verb, entry.qualifier, entry.object]), CANDIDATE, SENTENCE_END, BEYOND_ASCII, FOLDS_TO_ASCII, LATIN_VERBS];
+
+/** The gate and the expression it stands for, for the equivalence test. */
+export const candidateGateForTest = { isCandidate, CANDIDATE };

@@ -1,8 +1,11 @@
 // The per-character passes rewritten for speed (issue #39 item 1, speed-inspect18) answer exactly
 // as the plain formulations they replaced: invisible characters removed by a walk that copies the
 // kept stretches, the longest \s and \w runs read from a class table, and the English-word share
-// read from numeric word keys.
+// read from numeric word keys. And (speed-inspect19) the foreign-override detector's gate, which
+// answers as its one case-insensitive Unicode expression does without scanning every offset with it.
 import { describe, expect, it } from 'vitest';
+import { candidateGateForTest } from '../../src/detection/foreign-override.ts';
+import { mergeStartsForTest } from '../../src/detection/catalogue/index.ts';
 import { longestRuns } from '../../src/detection/catalogue/windows.ts';
 import { removeInvisible } from '../../src/detection/normalize/invisible.ts';
 import { readsAsEnglish } from '../../src/detection/ml/semantic-head.ts';
@@ -94,5 +97,65 @@ describe('per-character passes (speed-inspect18)', () => {
     for (const text of texts) expect(readsAsEnglish(text)).toBe(readsAsEnglishReference(text));
     // Longer than the longest function word, a prefix of one, and with apostrophes.
     for (const text of ['shoulder wouldn thes pleased', "please don't you", "the'", 'ab', 'the the the the the']) expect(readsAsEnglish(text)).toBe(readsAsEnglishReference(text));
+  });
+});
+
+describe('the foreign-override gate', () => {
+  const { isCandidate, CANDIDATE } = candidateGateForTest;
+  const verbs = ['abaikan', 'lupakan', 'acuhkan', 'hiraukan', 'pedulikan', 'pansinin', 'kalimutan', 'balewalain', 'isantabi', 'zignoruj', 'ignoruj', 'zapomnij', 'yok say', 'unut'];
+
+  it('answers as the expression for every code point alone and inside ASCII text (U+017F and U+212A fold to ASCII)', () => {
+    for (let point = 0; point <= 0x10ffff; point += point < 0x3000 ? 1 : 97) {
+      const character = String.fromCodePoint(point);
+      for (const text of [character, `plain ${character} text`]) expect(isCandidate(text), point.toString(16)).toBe(CANDIDATE.test(text));
+    }
+    for (const text of ['\ud800', 'a\udfff b', '\u{1f600}', 'yok \u017fay', 'abai\u212aan', 'ABAI\u212aAN', '\u017f\u212a', 'YOK SAY', 'UnUt', 'u n u t', 'İgnoruj', '']) {
+      expect(isCandidate(text), text).toBe(CANDIDATE.test(text));
+    }
+  });
+
+  it('answers as the expression on random texts of the verbs in mixed case, with the two folding letters', () => {
+    const random = generator(19);
+    const pieces = [...'abikunlpzjogyrs KSIUNT.\n', '\u017f', '\u212a', '\u0130', '\u0301'];
+    for (let count = 0; count < 20_000; count++) {
+      let text = '';
+      const length = 1 + Math.floor(random.next() * 30);
+      for (let index = 0; index < length; index++) {
+        text += random.next() < 0.08
+          ? random.pick(verbs).replace(/./g, (letter) => (random.next() < 0.3 ? letter.toUpperCase() : letter === 's' && random.next() < 0.3 ? '\u017f' : letter === 'k' && random.next() < 0.3 ? '\u212a' : letter))
+          : random.next() < 0.02 ? random.pick(pieces.slice(-2)) : random.pick(pieces.slice(0, -2));
+      }
+      expect(isCandidate(text), JSON.stringify(text)).toBe(CANDIDATE.test(text));
+    }
+  });
+});
+
+describe('the merged prefix offsets of a part', () => {
+  /** The former formulation: every offset of every list, sorted, duplicates dropped. */
+  function reference(ids: readonly number[], starts: ReadonlyMap<number, readonly number[]>, limit: number): readonly number[] | null {
+    const lists = ids.flatMap((id) => (starts.has(id) ? [starts.get(id)!] : []));
+    const total = lists.reduce((sum, list) => sum + list.length, 0);
+    if (total > limit) return null;
+    if (lists.length <= 1) return lists[0] ?? [];
+    return [...new Set(lists.flat())].sort((left, right) => left - right);
+  }
+
+  it('is the ascending, distinct union of the literals\' ascending offsets, or null above the limit', () => {
+    const random = generator(23);
+    for (let count = 0; count < 5_000; count++) {
+      const starts = new Map<number, number[]>();
+      const literals = 1 + Math.floor(random.next() * 7);
+      for (let id = 0; id < literals; id++) {
+        if (random.next() < 0.15) continue;
+        const list: number[] = [];
+        // Dense or sparse, often sharing offsets with the other lists.
+        const step = 1 + Math.floor(random.next() * (random.next() < 0.5 ? 4 : 60));
+        for (let at = Math.floor(random.next() * step); at < 400; at += 1 + Math.floor(random.next() * step)) list.push(at);
+        starts.set(id, list);
+      }
+      const ids = Array.from({ length: literals + 1 }, (_, id) => id).filter(() => random.next() < 0.85);
+      const limit = random.next() < 0.2 ? 20 : 10_000;
+      expect(mergeStartsForTest(ids, starts, limit)).toEqual(reference(ids, starts, limit));
+    }
   });
 });

@@ -152,15 +152,37 @@ function mergeStarts(ids: readonly number[], starts: ReadonlyMap<number, readonl
   }
   if (total > limit) return null;
   if (lists <= 1) return single ?? [];
-  // Offsets are small non-negative integers: a typed array sorts them natively, without a comparator call per pair.
-  const sorted = new Int32Array(total);
-  let filled = 0;
-  for (const id of ids) for (const start of starts.get(id) ?? []) sorted[filled++] = start;
-  sorted.sort();
-  const all: number[] = [];
-  for (let read = 0; read < filled; read++) if (read === 0 || sorted[read] !== sorted[read - 1]) all.push(sorted[read]!);
-  return all;
+  // Each literal's offsets are ascending (the automaton records them in text order): merged two
+  // lists at a time, without sorting the whole.
+  let pending: (readonly number[])[] = [];
+  for (const id of ids) {
+    const list = starts.get(id);
+    if (list !== undefined) pending.push(list);
+  }
+  while (pending.length > 1) {
+    const next: (readonly number[])[] = [];
+    for (let index = 0; index + 1 < pending.length; index += 2) next.push(mergeTwo(pending[index]!, pending[index + 1]!));
+    if (pending.length % 2 === 1) next.push(pending[pending.length - 1]!);
+    pending = next;
+  }
+  return pending[0]!;
 }
+
+/** The ascending, distinct union of two ascending lists. */
+function mergeTwo(left: readonly number[], right: readonly number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  let last = -1;
+  while (i < left.length || j < right.length) {
+    const value = j >= right.length || (i < left.length && left[i]! <= right[j]!) ? left[i++]! : right[j++]!;
+    if (value !== last) out.push((last = value));
+  }
+  return out;
+}
+
+/** mergeStarts, for the test that holds it to a sort of the offsets. */
+export const mergeStartsForTest = mergeStarts;
 
 /** Above one prefix occurrence per this many characters, a part is scanned as a whole instead. */
 const DENSE_PREFIX_SPACING = 48;

@@ -96,6 +96,14 @@ export function matchPattern(pattern: CompiledPattern, text: string, hits?: Lite
   return pattern.sequences.some((sequence) => matchSequence(sequence, text, hits));
 }
 
+/** Whether every part between the first and the last is tried only at its listed offsets. */
+function middlesSparse(pattern: Sequence, hits: LiteralHits): boolean {
+  for (let index = 1; index < pattern.parts.length - 1; index++) {
+    if (pattern.sticky[index] === null || pattern.sticky[index] === undefined || hits.startsOf(pattern, index) === null) return false;
+  }
+  return true;
+}
+
 function matchSequence(pattern: Sequence, text: string, hits: LiteralHits | undefined): boolean {
   const parts = pattern.parts;
   const first = parts[0];
@@ -125,7 +133,12 @@ function matchSequence(pattern: Sequence, text: string, hits: LiteralHits | unde
     reachable = stickyEnds(firstSticky!, text, firstStarts!);
     if (reachable.length === 0) return false;
   }
-  if (!anyMatch(parts[lastIndex]!, lastSticky, text, lastStarts, lastWindows)) return false;
+  // Where the first part's ends are known and every middle part is tried at sparse offsets (up
+  // to the reach of the ends before it), the loop below is itself the last part's one scan, from
+  // the first end it can continue on: the check is a condition the loop's answer already holds
+  // (it returns true only on a match of the last part), and scanning the whole text for it would
+  // read the text once more.
+  if ((reachable === null || !middlesSparse(pattern, hits!)) && !anyMatch(parts[lastIndex]!, lastSticky, text, lastStarts, lastWindows)) return false;
   reachable ??= firstSparse ? stickyEnds(firstSticky!, text, firstStarts!) : matchEnds(first, text);
   for (let index = 1; index < parts.length && reachable.length > 0; index++) {
     const gap = pattern.gaps[index - 1]!;
