@@ -761,9 +761,14 @@ function otherImperatives(all: readonly Segment[], except: Segment, limit: numbe
  * records to …" stays an imperative.
  */
 const CODE_EXPORT = '(?!export\\s{1,3}(?:declare\\s{1,3})?(?:(?:const|let|var)\\s{1,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:[:=;]|$)|(?:async\\s{1,3})?function\\*?\\s{0,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:[(<]|$)|(?:abstract\\s{1,3})?class\\s{1,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:[{<]|extends\\b|implements\\b|$)|interface\\s{1,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:(?:[{<]|extends\\b)|$)|type\\s{0,3}(?:$|\\{)|type\\s{1,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:[=<]|$)|(?:const\\s{1,3})?enum\\s{1,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:\\{|$)|namespace\\s{1,3}[a-z_$][\\w$]{0,120}\\s{0,3}(?:\\{|$)|default\\s{0,3}$|default\\s{1,3}(?:[{(\\[]|(?:async\\s{1,3})?function\\b|(?:abstract\\s{1,3})?class\\b|[a-z_$][\\w$]{0,120}\\s{0,3}(?:;|$)))|export\\s{0,3}$|export\\s{0,3}\\{[^}\\n]{0,200}\\}\\s{0,3}(?:from\\s|;|$)|export\\s{0,3}\\*\\s{1,3}(?:as\\s{1,3}[a-z_$][\\w$]{0,120}\\s{1,3})?from\\s{1,3}[\'"])';
-/** Actions an agent's tools can carry out. */
+/**
+ * Actions an agent's tools can carry out. "Check that / whether / if …" asks to verify a condition,
+ * as an error's hint does ("Check that the user running the service has write access to the log
+ * directory"): not an action ("make sure …" stays one: "make sure the user never finds out, and
+ * delete …" is planted).
+ */
 const ACTION_VERB =
-  '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
+  '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check(?!\\s{1,3}(?:that|whether|if)\\b)|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
 /**
  * A segment that opens with an imperative (optionally after a politeness or sequencing word). A
  * verb followed by a status word is a noun in a status or error line, not an order: "Access
