@@ -764,11 +764,12 @@ const CODE_EXPORT = '(?!export\\s{1,3}(?:declare\\s{1,3})?(?:(?:const|let|var)\\
 /**
  * Actions an agent's tools can carry out. "Check that / whether / if …" asks to verify a condition,
  * as an error's hint does ("Check that the user running the service has write access to the log
- * directory"): not an action ("make sure …" stays one: "make sure the user never finds out, and
- * delete …" is planted).
+ * directory"): not an action, unless an act follows it in the sentence ("check that no one is
+ * watching, then delete all the files …"). "Make sure …" stays one: "make sure the user never finds
+ * out, and delete …" is planted.
  */
 const ACTION_VERB =
-  '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check(?!\\s{1,3}(?:that|whether|if)\\b)|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
+  '(?:print|say|state|repeat|output|include|send|e-?mail|forward|transfer|wire|pay|deposit|withdraw|sell|buy|purchase|grant|share|delete|remove|erase|wipe|unlock|disable|deactivate|turn\\s{1,3}off|change|update|move|upload|download|post|publish|invite|add|create|schedule|book|cancel|redirect|retrieve|fetch|get|find|list|export|copy|visit|open|navigate\\s{1,3}to|go\\s{1,3}to|execute|run|install|call|use|dispatch|leave|make|set|grant|give|provide|reply|respond|tell|write|save|store|initiate|approve|authori[sz]e|solve|access|check(?!\\s{1,3}(?:that|whether|if)\\b(?![^.\\n]{0,120}\\b(?:then|and)\\s{1,3}(?:then\\s{1,3})?(?:send|e-?mail|forward|transfer|wire|pay|delete|remove|erase|wipe|unlock|disable|upload|post|share|grant|cancel|change|move|export|copy|run|execute|install|create|add|invite|book|buy)\\b))|search|look\\s{1,3}up|generate|guide|order|rename|invite)';
 /**
  * A segment that opens with an imperative (optionally after a politeness or sequencing word). A
  * verb followed by a status word is a noun in a status or error line, not an order: "Access
