@@ -35,7 +35,7 @@ const DEVICE_ONLY = String.raw`${DEVICE_OBJECT}(?!\s+(?:safety|filters?|rules|re
  * override is asked for, not denied. ("Do not follow …" is an override verb of its own.)
  */
 const NOT_NEGATED = String.raw`(?<!\b(?:does|do|did|will|would|can|could|should|must|may|shall)(?:\s+not|n't|n’t)\s+)(?<!\b(?:cannot|never)\s+)`;
-const DOCUMENT_NOUN = String.raw`(?:lists?|materials?|manuals?|schedules?|sheets?|slides?|decks?|binders?|handouts?|trackers?|boards?|spreadsheets?|calendars?|videos?|modules?|sessions?|courses?)`;
+const DOCUMENT_NOUN = String.raw`(?:lists?|materials?|manuals?|schedules?|sheets?|slides?|decks?|binders?|handouts?|trackers?|boards?|spreadsheets?|calendars?|videos?|modules?|sessions?|courses?|files?|folders?|directory)`;
 const CONVERSATION_QUALIFIER = String.raw`(?:preceding|above|previous|prior)`;
 const PROMPT_QUALIFIER = String.raw`(?:system|initial|original|hidden|secret|internal|developer|pre|confidential|verbatim|exact|entire|full|complete|first|starting|opening|underlying|core|base)`;
 // The instructions noun as the modifier of another noun (issue #32, det-fp-12): "Describe your
