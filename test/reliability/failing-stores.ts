@@ -80,18 +80,18 @@ export const threatEventKeys = (values: unknown[]): string[] => values.filter((_
 export const provenanceKeys = (values: unknown[]): string[] => (JSON.parse(values[1] as string) as Array<{ request_id: string }>).map((row) => row.request_id);
 
 /**
- * An audit log whose next `conflicts` writes (batch or single) lose a lock conflict, whose first
- * write of the entry targeting `loneConflict` alone loses one, and which refuses a write holding
- * an entry `refuse` names; `chained` holds the entries chained, in order.
+ * An audit log whose next `conflicts` writes (batch or single) lose a lock conflict (or fail with
+ * `failure`), whose first write of the entry targeting `loneConflict` alone loses one, and which
+ * refuses a write holding an entry `refuse` names; `chained` holds the entries chained, in order.
  */
-export function conflictingAudit(options: { conflicts?: number; loneConflict?: string; refuse?: (entry: AuditEntryInput) => boolean }) {
+export function conflictingAudit(options: { conflicts?: number; failure?: () => Error; loneConflict?: string; refuse?: (entry: AuditEntryInput) => boolean }) {
   const chained: AuditEntryInput[] = [];
   let left = options.conflicts ?? 0;
   let lone = options.loneConflict;
   const take = (entries: readonly AuditEntryInput[]) => {
     if (left > 0) {
       left -= 1;
-      throw lockConflict();
+      throw (options.failure ?? lockConflict)();
     }
     if (lone !== undefined && entries.length === 1 && entries[0]!.target === lone) {
       lone = undefined;

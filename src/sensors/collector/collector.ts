@@ -595,6 +595,16 @@ export function createCollector(deps: CollectorDeps) {
     return { certificate_pem: issued.certificatePem, ca_certificate_pem: issued.caCertificatePem, serial_number: issued.serialNumber, expires_at: issued.notAfter.toISOString() };
   }
 
+  /**
+   * A store write that appends its audit entry in its own transaction (`within`): the write and the
+   * entry are stored together or not at all. A lost lock conflict rolls both back and the whole
+   * transaction is tried again (retryingLockConflicts); a conflict that persists, or an outage,
+   * reaches the request (503) with nothing written, so the client's retry writes it once.
+   */
+  function audited<T>(write: () => Promise<T>): Promise<T> {
+    return retryingLockConflicts(write);
+  }
+
   async function mustGet(orgId: string, id: string): Promise<SensorRecord> {
     const sensor = await store.get(orgId, id);
     if (sensor === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
@@ -614,16 +624,23 @@ export function createCollector(deps: CollectorDeps) {
       const orgId = await store.tokenOrg(token);
       if (orgId === null) throw new SvcError('ENROLMENT_TOKEN_INVALID');
       const limit = await limitOf(orgId);
-      const outcome = await store.enrol(orgId, token, input, (registered) => {
-        if (limit.limit > 0 && registered >= limit.limit) {
-          metrics.rejections.inc({ code: 'SENSOR_LIMIT_REACHED' });
-          throw new SvcError('SENSOR_LIMIT_REACHED', { details: { limit: limit.limit, registered, source: limit.source, plan: limit.plan } });
-        }
-      });
+      const outcome = await audited(() =>
+        store.enrol(
+          orgId,
+          token,
+          input,
+          (registered) => {
+            if (limit.limit > 0 && registered >= limit.limit) {
+              metrics.rejections.inc({ code: 'SENSOR_LIMIT_REACHED' });
+              throw new SvcError('SENSOR_LIMIT_REACHED', { details: { limit: limit.limit, registered, source: limit.source, plan: limit.plan } });
+            }
+          },
+          (tx, { sensor, created }) => deps.audit.append(orgId, { actor: `sensor:${sensor.id}`, action: created ? 'sensor.enrolled' : 'sensor.registered', target: sensor.id, outcome: 'success', details: registrationDetails(sensor) }, { tx }),
+        ),
+      );
       if (outcome === 'token_invalid') throw new SvcError('ENROLMENT_TOKEN_INVALID');
       const { sensor, created } = outcome;
       sensors.delete(sensor.id);
-      await deps.audit.append(orgId, { actor: `sensor:${sensor.id}`, action: created ? 'sensor.enrolled' : 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: sensor.name, class: sensor.class, version: sensor.version, wire_version: sensor.wire_version, capabilities: sensor.capabilities } });
       const certificate = certificateRequest === undefined ? undefined : await issueCertificate(sensor, certificateRequest);
       return { directive: await directiveFor(sensor, 'registration'), created, orgId, ...(certificate === undefined ? {} : { certificate }) };
     },
@@ -633,9 +650,12 @@ export function createCollector(deps: CollectorDeps) {
       checkLicence();
       if (input.public_key !== sensor.public_key) throw new SvcError('VALIDATION_FAILED', { message: 'A registered sensor keeps its key; a new key enrols with a new enrolment token.', details: { field: 'body.public_key', reason: 'key_changed' } });
       if (certificateRequest !== undefined) await checkCertificateRequest(certificateRequest, input.public_key);
-      const updated = await store.reregister(sensor.org_id, sensor.id, input);
+      const updated = await audited(() =>
+        store.reregister(sensor.org_id, sensor.id, input, (tx, record) =>
+          deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.registered', target: sensor.id, outcome: 'success', details: registrationDetails(record) }, { tx }),
+        ),
+      );
       sensors.delete(sensor.id);
-      await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.registered', target: sensor.id, outcome: 'success', details: { name: updated.name, class: updated.class, version: updated.version, wire_version: updated.wire_version, capabilities: updated.capabilities } });
       // A signed registration with a request is also how a sensor renews its certificate (same key only).
       if (certificateRequest !== undefined) return { ...(await directiveFor(updated, 'registration')), certificate: await issueCertificate(updated, certificateRequest) };
       return directiveFor(updated, 'registration');
@@ -645,13 +665,16 @@ export function createCollector(deps: CollectorDeps) {
       const { gateway_usage: usage, ...report } = received;
       // A gateway sensor's spend, before the answer: the etag it gets back already counts it.
       if (usage !== undefined && sensor.class === 'gateway' && deps.gatewayContexts !== undefined) await deps.gatewayContexts.recordUsage(sensor.org_id, usage);
-      const updated = await store.heartbeat(sensor.org_id, sensor.id, report, new Date(clock()));
-      if (updated === null) throw new SvcError('SENSOR_UNKNOWN', { details: { sensor_id: sensor.id } });
       const dropped = Object.entries(report.spool?.dropped ?? {}).filter(([, count]) => count > 0);
+      // A spool-drop report is stored with its audit entry (one transaction), or neither is.
+      const updated = await audited(() =>
+        store.heartbeat(sensor.org_id, sensor.id, report, new Date(clock()), async (tx) => {
+          if (dropped.length === 0) return;
+          await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.spool_dropped', target: sensor.id, outcome: 'warning', details: { dropped: Object.fromEntries(dropped), spool_depth: report.spool?.depth ?? null } }, { tx });
+        }),
+      );
+      if (updated === null) throw new SvcError('SENSOR_UNKNOWN', { details: { sensor_id: sensor.id } });
       for (const [severity, count] of dropped) metrics.spoolDropped.inc({ severity }, count);
-      if (dropped.length > 0) {
-        await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.spool_dropped', target: sensor.id, outcome: 'warning', details: { dropped: Object.fromEntries(dropped), spool_depth: report.spool?.depth ?? null } });
-      }
       return directiveFor(updated, 'heartbeat');
     },
     /** GET /sensors/{id}/config (a gateway sensor's sealed context, an mcp sensor's whole context). */
@@ -659,8 +682,12 @@ export function createCollector(deps: CollectorDeps) {
       return directiveFor(sensor, 'config');
     },
     async createEnrolmentToken(orgId: string, input: { name: string | null; expiresInS: number; actor: string }) {
-      const created = await store.createToken(orgId, { name: input.name, createdBy: input.actor, expiresAt: new Date(clock() + input.expiresInS * 1000) });
-      await deps.audit.append(orgId, { actor: input.actor, action: 'sensor.enrolment_token.created', target: created.id, outcome: 'success', details: { name: input.name, expires_at: created.expires_at } });
+      const expiresAt = new Date(clock() + input.expiresInS * 1000);
+      const created = await audited(() =>
+        store.createToken(orgId, { name: input.name, createdBy: input.actor, expiresAt }, (tx, token) =>
+          deps.audit.append(orgId, { actor: input.actor, action: 'sensor.enrolment_token.created', target: token.id, outcome: 'success', details: { name: input.name, expires_at: token.expires_at } }, { tx }),
+        ),
+      );
       return { id: created.id, token: created.token, name: input.name, expires_at: created.expires_at };
     },
     async list(orgId: string) {
@@ -672,21 +699,25 @@ export function createCollector(deps: CollectorDeps) {
       return view(await mustGet(orgId, id));
     },
     async setConfig(orgId: string, id: string, change: Partial<SensorConfig>, actor: string): Promise<SensorView> {
-      const updated = await store.setConfig(orgId, id, change);
+      const updated = await audited(() =>
+        store.setConfig(orgId, id, change, (tx, record) => deps.audit.append(orgId, { actor, action: 'sensor.config.set', target: id, outcome: 'success', details: { change, config_version: record.config_version } }, { tx })),
+      );
       if (updated === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
       sensors.delete(id);
-      await deps.audit.append(orgId, { actor, action: 'sensor.config.set', target: id, outcome: 'success', details: { change, config_version: updated.config_version } });
       return view(updated);
     },
     async revoke(orgId: string, id: string, actor: string): Promise<SensorView> {
       // The org's own sensor first (an admin of one org must not revoke another's certificates),
-      // then its certificates (the CA's revocation list reaches the TLS listener at once), then the row.
+      // then its certificates (the CA's revocation list reaches the TLS listener at once), then the row
+      // and its audit entry in one transaction. A failure after the CA's revocation leaves the row
+      // unrevoked and no entry; the admin's retry revokes at the CA again (a no-op there) and then the row.
       const existing = await mustGet(orgId, id);
       const serials = existing.certificate_expires_at === null || existing.revoked_at !== null ? [] : await (await openAuthority()).revoke({ sensorId: id });
-      const revoked = await store.revoke(orgId, id);
+      const revoked = await audited(() =>
+        store.revoke(orgId, id, (tx, record) => deps.audit.append(orgId, { actor, action: 'sensor.revoked', target: id, outcome: 'success', details: { name: record.name, certificates_revoked: serials } }, { tx })),
+      );
       if (revoked === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
       sensors.delete(id);
-      await deps.audit.append(orgId, { actor, action: 'sensor.revoked', target: id, outcome: 'success', details: { name: revoked.name, certificates_revoked: serials } });
       return view(revoked);
     },
     /** The CA (src/sensors/ca.ts) records the expiry of the certificate it issued a sensor. */
@@ -695,6 +726,11 @@ export function createCollector(deps: CollectorDeps) {
 }
 
 export type Collector = ReturnType<typeof createCollector>;
+
+/** What a registration's audit entry (sensor.enrolled, sensor.registered) records of the sensor. */
+function registrationDetails(sensor: SensorRecord): Record<string, unknown> {
+  return { name: sensor.name, class: sensor.class, version: sensor.version, wire_version: sensor.wire_version, capabilities: sensor.capabilities };
+}
 
 function registerMetrics(deps: CollectorDeps) {
   const registry = deps.metrics.registry;

@@ -89,17 +89,27 @@ export async function countSensors(db: Database, orgId: string): Promise<number>
   return rows[0]?.count ?? 0;
 }
 
+/**
+ * Work a write runs in its own transaction after the write (the collector's audit entry): a failure
+ * of it rolls the write back, so the write and its entry are stored together or not at all.
+ */
+export type WithinWrite<T> = (tx: Queryable, written: T) => Promise<unknown>;
+
+const none = async (): Promise<void> => undefined;
+
 export function createSensorStore(db: Database) {
   return {
-    async createToken(orgId: string, input: { name: string | null; createdBy: string; expiresAt: Date }): Promise<{ id: string; token: string; expires_at: string }> {
+    async createToken(orgId: string, input: { name: string | null; createdBy: string; expiresAt: Date }, within: WithinWrite<{ id: string; expires_at: string }> = none): Promise<{ id: string; token: string; expires_at: string }> {
       const id = randomUUID();
       const token = `${ENROLMENT_TOKEN_PREFIX}${randomBase62(40)}`;
-      await db.withOrg(orgId, (tx) =>
-        tx.query('INSERT INTO sensor_enrolment_tokens (id, org_id, token_hash, name, created_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-          id, orgId, sha256Hex(token), input.name, input.createdBy, input.expiresAt.toISOString(),
-        ]),
-      );
-      return { id, token, expires_at: input.expiresAt.toISOString() };
+      const created = { id, token, expires_at: input.expiresAt.toISOString() };
+      await db.withOrg(orgId, async (tx) => {
+        await tx.query('INSERT INTO sensor_enrolment_tokens (id, org_id, token_hash, name, created_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+          id, orgId, sha256Hex(token), input.name, input.createdBy, created.expires_at,
+        ]);
+        await within(tx, { id, expires_at: created.expires_at });
+      });
+      return created;
     },
 
     /** The org of a usable (unused, unexpired) token, looked up by its hash on the owner connection. */
@@ -121,9 +131,15 @@ export function createSensorStore(db: Database) {
      * serialized (an advisory lock), the token is consumed, and the sensor is inserted only if
      * `allowed(count)` says the org may have one more. The same public key enrolled again returns
      * its existing sensor (a redeployed sensor keeps its identity). A refused registration rolls
-     * back: the token stays usable.
+     * back: the token stays usable; so does a failure of `within` (the audit entry).
      */
-    async enrol(orgId: string, token: string, input: RegistrationInput, allowed: (registered: number) => void): Promise<{ sensor: SensorRecord; created: boolean } | 'token_invalid'> {
+    async enrol(
+      orgId: string,
+      token: string,
+      input: RegistrationInput,
+      allowed: (registered: number) => void,
+      within: WithinWrite<{ sensor: SensorRecord; created: boolean }> = none,
+    ): Promise<{ sensor: SensorRecord; created: boolean } | 'token_invalid'> {
       return db.withOrg(orgId, async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 38))', [`sensors:${orgId}`]);
         const consumed = await tx.query<{ id: string }>(
@@ -136,7 +152,9 @@ export function createSensorStore(db: Database) {
         if (existing.rows[0] !== undefined) {
           const sensor = await updateRegistration(tx, orgId, existing.rows[0].id as string, input);
           await tx.query('UPDATE sensor_enrolment_tokens SET sensor_id = $2 WHERE id = $1', [tokenId, sensor.id]);
-          return { sensor, created: false };
+          const registered = { sensor, created: false };
+          await within(tx, registered);
+          return registered;
         }
         const count = await tx.query<{ count: number }>('SELECT count(*)::int AS count FROM sensors WHERE org_id = $1 AND revoked_at IS NULL', [orgId]);
         allowed(count.rows[0]?.count ?? 0);
@@ -148,20 +166,29 @@ export function createSensorStore(db: Database) {
           [id, orgId, input.name, input.class, JSON.stringify(input.capabilities), input.version, input.wire_version, input.public_key],
         );
         await tx.query('UPDATE sensor_enrolment_tokens SET sensor_id = $2 WHERE id = $1', [tokenId, id]);
-        return { sensor: sensorRow(rows[0]!), created: true };
+        const enrolled = { sensor: sensorRow(rows[0]!), created: true };
+        await within(tx, enrolled);
+        return enrolled;
       });
     },
 
     /** A registered sensor's boot: identity, capabilities and version brought up to date. */
-    async reregister(orgId: string, id: string, input: RegistrationInput): Promise<SensorRecord> {
-      return db.withOrg(orgId, (tx) => updateRegistration(tx, orgId, id, input));
+    async reregister(orgId: string, id: string, input: RegistrationInput, within: WithinWrite<SensorRecord> = none): Promise<SensorRecord> {
+      return db.withOrg(orgId, async (tx) => {
+        const updated = await updateRegistration(tx, orgId, id, input);
+        await within(tx, updated);
+        return updated;
+      });
     },
 
-    async heartbeat(orgId: string, id: string, report: HeartbeatReport, at: Date): Promise<SensorRecord | null> {
-      const { rows } = await db.withOrg(orgId, (tx) =>
-        tx.query('UPDATE sensors SET last_heartbeat_at = $3, heartbeat = $4::jsonb WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [orgId, id, at.toISOString(), JSON.stringify(report)]),
-      );
-      return rows[0] === undefined ? null : sensorRow(rows[0]);
+    /** Stores a heartbeat; `within` runs only when the sensor was updated (null: unknown or revoked). */
+    async heartbeat(orgId: string, id: string, report: HeartbeatReport, at: Date, within: WithinWrite<SensorRecord> = none): Promise<SensorRecord | null> {
+      return db.withOrg(orgId, async (tx) => {
+        const { rows } = await tx.query('UPDATE sensors SET last_heartbeat_at = $3, heartbeat = $4::jsonb WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [
+          orgId, id, at.toISOString(), JSON.stringify(report),
+        ]);
+        return updatedThen(tx, rows[0], within);
+      });
     },
 
     async list(orgId: string): Promise<SensorRecord[]> {
@@ -176,18 +203,22 @@ export function createSensorStore(db: Database) {
     },
 
     /** Merges a configuration change and bumps its version (the sensor sees it at its next heartbeat). */
-    async setConfig(orgId: string, id: string, change: Partial<SensorConfig>): Promise<SensorRecord | null> {
+    async setConfig(orgId: string, id: string, change: Partial<SensorConfig>, within: WithinWrite<SensorRecord> = none): Promise<SensorRecord | null> {
       if (!UUID.test(id)) return null;
-      const { rows } = await db.withOrg(orgId, (tx) =>
-        tx.query('UPDATE sensors SET config = config || $3::jsonb, config_version = config_version + 1 WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [orgId, id, JSON.stringify(change)]),
-      );
-      return rows[0] === undefined ? null : sensorRow(rows[0]);
+      return db.withOrg(orgId, async (tx) => {
+        const { rows } = await tx.query('UPDATE sensors SET config = config || $3::jsonb, config_version = config_version + 1 WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [
+          orgId, id, JSON.stringify(change),
+        ]);
+        return updatedThen(tx, rows[0], within);
+      });
     },
 
-    async revoke(orgId: string, id: string): Promise<SensorRecord | null> {
+    async revoke(orgId: string, id: string, within: WithinWrite<SensorRecord> = none): Promise<SensorRecord | null> {
       if (!UUID.test(id)) return null;
-      const { rows } = await db.withOrg(orgId, (tx) => tx.query('UPDATE sensors SET revoked_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [orgId, id]));
-      return rows[0] === undefined ? null : sensorRow(rows[0]);
+      return db.withOrg(orgId, async (tx) => {
+        const { rows } = await tx.query('UPDATE sensors SET revoked_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [orgId, id]);
+        return updatedThen(tx, rows[0], within);
+      });
     },
 
     /** The expiry of the sensor's current certificate (the CA calls this when it issues one). */
@@ -196,6 +227,14 @@ export function createSensorStore(db: Database) {
       await db.query('UPDATE sensors SET certificate_expires_at = $2 WHERE id = $1', [id, expiresAt.toISOString()]);
     },
   };
+}
+
+/** The row an UPDATE … RETURNING * gave, with `within` run on it; null (nothing run) when none matched. */
+async function updatedThen(tx: Queryable, row: Record<string, unknown> | undefined, within: WithinWrite<SensorRecord>): Promise<SensorRecord | null> {
+  if (row === undefined) return null;
+  const record = sensorRow(row);
+  await within(tx, record);
+  return record;
 }
 
 async function updateRegistration(tx: Queryable, orgId: string, id: string, input: RegistrationInput): Promise<SensorRecord> {
