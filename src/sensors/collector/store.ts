@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { randomBase62, sha256Hex } from '../../platform/crypto.ts';
 import type { Database, Queryable } from '../../platform/db/index.ts';
+import { noWithin as none, type WithinWrite } from '../../platform/db/within.ts';
 import type { SensorClass } from '../wire.ts';
 
 /** Configuration the collector pushes to a sensor (heartbeat answer and GET /sensors/{id}/config). */
@@ -89,13 +90,7 @@ export async function countSensors(db: Database, orgId: string): Promise<number>
   return rows[0]?.count ?? 0;
 }
 
-/**
- * Work a write runs in its own transaction after the write (the collector's audit entry): a failure
- * of it rolls the write back, so the write and its entry are stored together or not at all.
- */
-export type WithinWrite<T> = (tx: Queryable, written: T) => Promise<unknown>;
-
-const none = async (): Promise<void> => undefined;
+export type { WithinWrite } from '../../platform/db/within.ts';
 
 export function createSensorStore(db: Database) {
   return {
