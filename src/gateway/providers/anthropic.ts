@@ -19,7 +19,7 @@ import type {
   UpstreamHeaders,
   UpstreamRequest,
 } from '../contract.ts';
-import { sseBatches } from '../streaming/sse.ts';
+import { sseBatches, streamEvents, type SseEvent, type StreamConverter } from '../streaming/sse.ts';
 import {
   argumentsObject,
   arrayAt,
@@ -169,66 +169,76 @@ function parseResponse(status: number, headers: UpstreamHeaders, bodyText: strin
   return result;
 }
 
-async function* parseStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
-  let usage: TokenUsage | null = null;
-  let model: string | undefined;
-  let rawFinishReason: string | null = null;
-  let inputUsage: unknown;
-  const toolIndexByBlock = new Map<number, number>();
-  for await (const events of sseBatches(body, PROVIDER)) {
-    for (const event of events) {
-      if (event.event === 'ping' || event.data.length === 0) continue;
-      const data = parseJsonObject(PROVIDER, event.data);
-      const type = event.event ?? stringAt(data, 'type');
-      switch (type) {
-        case 'message_start': {
-          const message = objectAt(data, 'message');
-          model = stringAt(message, 'model');
-          inputUsage = message?.usage;
-          usage = toUsage(inputUsage);
-          break;
-        }
-        case 'content_block_start': {
-          const block = objectAt(data, 'content_block');
-          if (stringAt(block, 'type') === 'tool_use') {
-            const index = toolIndexByBlock.size;
-            toolIndexByBlock.set(countAt(data, 'index') ?? 0, index);
-            yield { type: 'tool_call_delta', index, id: stringAt(block, 'id') ?? `toolu_${index}`, name: stringAt(block, 'name') ?? '', argumentsDelta: '' };
-          }
-          break;
-        }
-        case 'content_block_delta': {
-          const delta = objectAt(data, 'delta');
-          const deltaType = stringAt(delta, 'type');
-          if (deltaType === 'text_delta') {
-            const text = stringAt(delta, 'text') ?? '';
-            if (text.length > 0) yield { type: 'delta', text };
-          } else if (deltaType === 'input_json_delta') {
-            const index = toolIndexByBlock.get(countAt(data, 'index') ?? 0) ?? 0;
-            yield { type: 'tool_call_delta', index, argumentsDelta: stringAt(delta, 'partial_json') ?? '' };
-          }
-          break;
-        }
-        case 'message_delta': {
-          rawFinishReason = stringAt(objectAt(data, 'delta'), 'stop_reason') ?? rawFinishReason;
-          // message_delta usage is cumulative; input fields may be absent there, keep message_start's.
-          const merged = isObject(data.usage) ? { ...(isObject(inputUsage) ? inputUsage : {}), ...data.usage } : inputUsage;
-          usage = toUsage(merged) ?? usage;
-          break;
-        }
-        case 'message_stop':
-          yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) };
-          return;
-        case 'error': {
-          const errorType = stringAt(objectAt(data, 'error'), 'type') ?? 'stream_error';
-          throw new UpstreamError({ provider: PROVIDER, status: null, code: errorType === 'overloaded_error' ? 'overloaded' : 'server', providerCode: errorType });
-        }
-        default:
-          break;
+function parseStream(body: AsyncIterable<Uint8Array>): AsyncIterableIterator<StreamEvent> {
+  return streamEvents(sseBatches(body, PROVIDER), new AnthropicEvents());
+}
+
+/** One stream's Messages events as stream events, a read's events converted together (streamEvents). */
+class AnthropicEvents implements StreamConverter {
+  private usage: TokenUsage | null = null;
+  private model: string | undefined;
+  private rawFinishReason: string | null = null;
+  private inputUsage: unknown;
+  private readonly toolIndexByBlock = new Map<number, number>();
+
+  step(event: SseEvent, out: StreamEvent[]): boolean {
+    if (event.event === 'ping' || event.data.length === 0) return false;
+    const data = parseJsonObject(PROVIDER, event.data);
+    const type = event.event ?? stringAt(data, 'type');
+    switch (type) {
+      case 'message_start': {
+        const message = objectAt(data, 'message');
+        this.model = stringAt(message, 'model');
+        this.inputUsage = message?.usage;
+        this.usage = toUsage(this.inputUsage);
+        return false;
       }
+      case 'content_block_start': {
+        const block = objectAt(data, 'content_block');
+        if (stringAt(block, 'type') === 'tool_use') {
+          const index = this.toolIndexByBlock.size;
+          this.toolIndexByBlock.set(countAt(data, 'index') ?? 0, index);
+          out.push({ type: 'tool_call_delta', index, id: stringAt(block, 'id') ?? `toolu_${index}`, name: stringAt(block, 'name') ?? '', argumentsDelta: '' });
+        }
+        return false;
+      }
+      case 'content_block_delta': {
+        const delta = objectAt(data, 'delta');
+        const deltaType = stringAt(delta, 'type');
+        if (deltaType === 'text_delta') {
+          const text = stringAt(delta, 'text') ?? '';
+          if (text.length > 0) out.push({ type: 'delta', text });
+        } else if (deltaType === 'input_json_delta') {
+          const index = this.toolIndexByBlock.get(countAt(data, 'index') ?? 0) ?? 0;
+          out.push({ type: 'tool_call_delta', index, argumentsDelta: stringAt(delta, 'partial_json') ?? '' });
+        }
+        return false;
+      }
+      case 'message_delta': {
+        this.rawFinishReason = stringAt(objectAt(data, 'delta'), 'stop_reason') ?? this.rawFinishReason;
+        // message_delta usage is cumulative; input fields may be absent there, keep message_start's.
+        const inputUsage = this.inputUsage;
+        const merged = isObject(data.usage) ? { ...(isObject(inputUsage) ? inputUsage : {}), ...data.usage } : inputUsage;
+        this.usage = toUsage(merged) ?? this.usage;
+        return false;
+      }
+      case 'message_stop': {
+        const { rawFinishReason, usage, model } = this;
+        out.push({ type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage, ...(model === undefined ? {} : { model }) });
+        return true;
+      }
+      case 'error': {
+        const errorType = stringAt(objectAt(data, 'error'), 'type') ?? 'stream_error';
+        throw new UpstreamError({ provider: PROVIDER, status: null, code: errorType === 'overloaded_error' ? 'overloaded' : 'server', providerCode: errorType });
+      }
+      default:
+        return false;
     }
   }
-  throw truncatedStream(PROVIDER);
+
+  end(): StreamEvent {
+    throw truncatedStream(PROVIDER);
+  }
 }
 
 export const anthropic = {

@@ -18,7 +18,8 @@ import type {
   UpstreamHeaders,
   UpstreamRequest,
 } from '../contract.ts';
-import { awsEventMessages } from '../streaming/aws-event-stream.ts';
+import { awsEventBatches, type AwsEventMessage } from '../streaming/aws-event-stream.ts';
+import { streamEvents, type StreamConverter } from '../streaming/sse.ts';
 import {
   argumentsObject,
   arrayAt,
@@ -231,11 +232,17 @@ const STREAM_EXCEPTIONS: Readonly<Record<string, 'rate_limited' | 'overloaded' |
   validationException: 'bad_request',
 };
 
-async function* parseStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
-  let rawFinishReason: string | null = null;
-  let stopped = false;
-  const toolIndexByBlock = new Map<number, number>();
-  for await (const message of awsEventMessages(body, PROVIDER)) {
+function parseStream(body: AsyncIterable<Uint8Array>): AsyncIterableIterator<StreamEvent> {
+  return streamEvents(awsEventBatches(body, PROVIDER), new ConverseStreamEvents());
+}
+
+/** One ConverseStream's event-stream messages as stream events, a read's frames converted together (streamEvents). */
+class ConverseStreamEvents implements StreamConverter<AwsEventMessage> {
+  private rawFinishReason: string | null = null;
+  private stopped = false;
+  private readonly toolIndexByBlock = new Map<number, number>();
+
+  step(message: AwsEventMessage, out: StreamEvent[]): boolean {
     if (message.messageType !== 'event') {
       const code = STREAM_EXCEPTIONS[message.type] ?? 'server';
       throw new UpstreamError({ provider: PROVIDER, status: null, code, providerCode: message.type || 'stream_exception' });
@@ -245,36 +252,42 @@ async function* parseStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<Str
       case 'contentBlockStart': {
         const toolUse = objectAt(objectAt(data, 'start'), 'toolUse');
         if (toolUse) {
-          const index = toolIndexByBlock.size;
-          toolIndexByBlock.set(countAt(data, 'contentBlockIndex') ?? 0, index);
-          yield { type: 'tool_call_delta', index, id: stringAt(toolUse, 'toolUseId') ?? `tooluse_${index}`, name: stringAt(toolUse, 'name') ?? '', argumentsDelta: '' };
+          const index = this.toolIndexByBlock.size;
+          this.toolIndexByBlock.set(countAt(data, 'contentBlockIndex') ?? 0, index);
+          out.push({ type: 'tool_call_delta', index, id: stringAt(toolUse, 'toolUseId') ?? `tooluse_${index}`, name: stringAt(toolUse, 'name') ?? '', argumentsDelta: '' });
         }
-        break;
+        return false;
       }
       case 'contentBlockDelta': {
         const delta = objectAt(data, 'delta');
         const text = stringAt(delta, 'text');
-        if (text !== undefined && text.length > 0) yield { type: 'delta', text };
+        if (text !== undefined && text.length > 0) out.push({ type: 'delta', text });
         const toolUse = objectAt(delta, 'toolUse');
         if (toolUse) {
-          const index = toolIndexByBlock.get(countAt(data, 'contentBlockIndex') ?? 0) ?? 0;
-          yield { type: 'tool_call_delta', index, argumentsDelta: stringAt(toolUse, 'input') ?? '' };
+          const index = this.toolIndexByBlock.get(countAt(data, 'contentBlockIndex') ?? 0) ?? 0;
+          out.push({ type: 'tool_call_delta', index, argumentsDelta: stringAt(toolUse, 'input') ?? '' });
         }
-        break;
+        return false;
       }
       case 'messageStop':
-        rawFinishReason = stringAt(data, 'stopReason') ?? null;
-        stopped = true;
-        break;
-      case 'metadata':
-        yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: toUsage(data.usage) };
-        return;
+        this.rawFinishReason = stringAt(data, 'stopReason') ?? null;
+        this.stopped = true;
+        return false;
+      case 'metadata': {
+        const rawFinishReason = this.rawFinishReason;
+        out.push({ type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: toUsage(data.usage) });
+        return true;
+      }
       default:
-        break;
+        return false;
     }
   }
-  if (!stopped) throw truncatedStream(PROVIDER);
-  yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: null };
+
+  end(): StreamEvent {
+    if (!this.stopped) throw truncatedStream(PROVIDER);
+    const rawFinishReason = this.rawFinishReason;
+    return { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: null };
+  }
 }
 
 export const bedrock = {

@@ -14,7 +14,7 @@ import type {
   UpstreamHeaders,
   UpstreamRequest,
 } from '../contract.ts';
-import { sseBatches } from '../streaming/sse.ts';
+import { sseBatches, streamEvents, type SseEvent, type StreamConverter } from '../streaming/sse.ts';
 import {
   arrayAt,
   countAt,
@@ -121,48 +121,55 @@ function parseResponse(status: number, headers: UpstreamHeaders, bodyText: strin
   return result;
 }
 
-async function* parseStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
-  let toolIndex = -1;
-  for await (const events of sseBatches(body, PROVIDER)) {
-    for (const event of events) {
-      const dataText = event.data.trim();
-      if (dataText.length === 0 || dataText === '[DONE]') continue;
-      const data = parseJsonObject(PROVIDER, dataText);
-      const type = stringAt(data, 'type') ?? event.event;
-      const message = objectAt(objectAt(data, 'delta'), 'message');
-      switch (type) {
-        case 'content-delta': {
-          const text = stringAt(objectAt(message, 'content'), 'text') ?? '';
-          if (text.length > 0) yield { type: 'delta', text };
-          break;
-        }
-        case 'tool-call-start': {
-          toolIndex += 1;
-          const call = objectAt(message, 'tool_calls');
-          const fn = objectAt(call, 'function');
-          yield { type: 'tool_call_delta', index: toolIndex, id: stringAt(call, 'id') ?? `call_${toolIndex}`, name: stringAt(fn, 'name') ?? '', argumentsDelta: stringAt(fn, 'arguments') ?? '' };
-          break;
-        }
-        case 'tool-call-delta': {
-          const fn = objectAt(objectAt(message, 'tool_calls'), 'function');
-          yield { type: 'tool_call_delta', index: Math.max(toolIndex, 0), argumentsDelta: stringAt(fn, 'arguments') ?? '' };
-          break;
-        }
-        case 'message-end': {
-          const delta = objectAt(data, 'delta');
-          const rawFinishReason = stringAt(delta, 'finish_reason') ?? null;
-          if (isObject(delta?.error) || rawFinishReason === 'ERROR') {
-            throw new UpstreamError({ provider: PROVIDER, status: null, code: 'server', providerCode: 'stream_error' });
-          }
-          yield { type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: toUsage(delta?.usage) };
-          return;
-        }
-        default:
-          break;
+function parseStream(body: AsyncIterable<Uint8Array>): AsyncIterableIterator<StreamEvent> {
+  return streamEvents(sseBatches(body, PROVIDER), new CohereEvents());
+}
+
+/** One stream's v2 chat events as stream events, a read's events converted together (streamEvents). */
+class CohereEvents implements StreamConverter {
+  private toolIndex = -1;
+
+  step(event: SseEvent, out: StreamEvent[]): boolean {
+    const dataText = event.data.trim();
+    if (dataText.length === 0 || dataText === '[DONE]') return false;
+    const data = parseJsonObject(PROVIDER, dataText);
+    const type = stringAt(data, 'type') ?? event.event;
+    const message = objectAt(objectAt(data, 'delta'), 'message');
+    switch (type) {
+      case 'content-delta': {
+        const text = stringAt(objectAt(message, 'content'), 'text') ?? '';
+        if (text.length > 0) out.push({ type: 'delta', text });
+        return false;
       }
+      case 'tool-call-start': {
+        const toolIndex = ++this.toolIndex;
+        const call = objectAt(message, 'tool_calls');
+        const fn = objectAt(call, 'function');
+        out.push({ type: 'tool_call_delta', index: toolIndex, id: stringAt(call, 'id') ?? `call_${toolIndex}`, name: stringAt(fn, 'name') ?? '', argumentsDelta: stringAt(fn, 'arguments') ?? '' });
+        return false;
+      }
+      case 'tool-call-delta': {
+        const fn = objectAt(objectAt(message, 'tool_calls'), 'function');
+        out.push({ type: 'tool_call_delta', index: Math.max(this.toolIndex, 0), argumentsDelta: stringAt(fn, 'arguments') ?? '' });
+        return false;
+      }
+      case 'message-end': {
+        const delta = objectAt(data, 'delta');
+        const rawFinishReason = stringAt(delta, 'finish_reason') ?? null;
+        if (isObject(delta?.error) || rawFinishReason === 'ERROR') {
+          throw new UpstreamError({ provider: PROVIDER, status: null, code: 'server', providerCode: 'stream_error' });
+        }
+        out.push({ type: 'done', finishReason: mapFinishReason(rawFinishReason), rawFinishReason, usage: toUsage(delta?.usage) });
+        return true;
+      }
+      default:
+        return false;
     }
   }
-  throw truncatedStream(PROVIDER);
+
+  end(): StreamEvent {
+    throw truncatedStream(PROVIDER);
+  }
 }
 
 export const cohere = {

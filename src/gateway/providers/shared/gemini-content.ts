@@ -11,7 +11,7 @@ import type {
   ToolCall,
   UpstreamHeaders,
 } from '../../contract.ts';
-import { sseBatches } from '../../streaming/sse.ts';
+import { sseBatches, streamEvents, type SseEvent, type StreamConverter } from '../../streaming/sse.ts';
 import {
   argumentsObject,
   arrayAt,
@@ -181,7 +181,7 @@ interface CandidateParts {
   rawFinishReason: string | null;
 }
 
-function readCandidate(provider: string, chunk: JsonObject, toolOffset: number): CandidateParts {
+export function readCandidate(provider: string, chunk: JsonObject, toolOffset: number): CandidateParts {
   const candidate = arrayAt(chunk, 'candidates')?.[0];
   const result: CandidateParts = { text: '', toolCalls: [], rawFinishReason: stringAt(candidate, 'finishReason') ?? null };
   if (candidate === undefined) {
@@ -223,42 +223,54 @@ export function parseGenerateContentResponse(provider: string, bodyText: string,
 }
 
 /** `alt=sse`: each event is a GenerateContentResponse; the stream ends by closing after a finishReason. */
-export async function* parseGenerateContentStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
-  let rawFinishReason: string | null = null;
-  let usage: TokenUsage | null = null;
-  let model: string | undefined;
-  let toolCount = 0;
-  for await (const events of sseBatches(body, provider)) {
-    for (const event of events) {
-      if (event.data.trim().length === 0) continue;
-      const chunk = parseJsonObject(provider, event.data);
-      if (isObject(chunk.error)) {
-        throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(chunk.error, 'status') ?? 'stream_error' });
-      }
-      model ??= stringAt(chunk, 'modelVersion');
-      usage = toUsage(chunk.usageMetadata) ?? usage;
-      const candidate = readCandidate(provider, chunk, toolCount);
-      if (candidate.text.length > 0) yield { type: 'delta', text: candidate.text };
-      for (const call of candidate.toolCalls) {
-        yield {
-          type: 'tool_call_delta',
-          index: toolCount,
-          id: call.id,
-          name: call.name,
-          argumentsDelta: call.arguments,
-          ...(call.thought_signature === undefined ? {} : { thoughtSignature: call.thought_signature }),
-        };
-        toolCount += 1;
-      }
-      if (candidate.rawFinishReason !== null) rawFinishReason = candidate.rawFinishReason;
+export function parseGenerateContentStream(provider: string, body: AsyncIterable<Uint8Array>): AsyncIterableIterator<StreamEvent> {
+  return streamEvents(sseBatches(body, provider), new GenerateContentChunks(provider));
+}
+
+/** One stream's GenerateContentResponse chunks as stream events, a read's events converted together (streamEvents). */
+class GenerateContentChunks implements StreamConverter {
+  private rawFinishReason: string | null = null;
+  private usage: TokenUsage | null = null;
+  private model: string | undefined;
+  private toolCount = 0;
+
+  constructor(private readonly provider: string) {}
+
+  step(event: SseEvent, out: StreamEvent[]): boolean {
+    const provider = this.provider;
+    if (event.data.trim().length === 0) return false;
+    const chunk = parseJsonObject(provider, event.data);
+    if (isObject(chunk.error)) {
+      throw new UpstreamError({ provider, status: null, code: 'server', providerCode: stringAt(chunk.error, 'status') ?? 'stream_error' });
     }
+    this.model ??= stringAt(chunk, 'modelVersion');
+    this.usage = toUsage(chunk.usageMetadata) ?? this.usage;
+    const candidate = readCandidate(provider, chunk, this.toolCount);
+    if (candidate.text.length > 0) out.push({ type: 'delta', text: candidate.text });
+    for (const call of candidate.toolCalls) {
+      out.push({
+        type: 'tool_call_delta',
+        index: this.toolCount,
+        id: call.id,
+        name: call.name,
+        argumentsDelta: call.arguments,
+        ...(call.thought_signature === undefined ? {} : { thoughtSignature: call.thought_signature }),
+      });
+      this.toolCount += 1;
+    }
+    if (candidate.rawFinishReason !== null) this.rawFinishReason = candidate.rawFinishReason;
+    return false;
   }
-  if (rawFinishReason === null) throw truncatedStream(provider);
-  yield {
-    type: 'done',
-    finishReason: mapFinishReason(rawFinishReason, toolCount > 0),
-    rawFinishReason,
-    usage,
-    ...(model === undefined ? {} : { model }),
-  };
+
+  end(): StreamEvent {
+    const { rawFinishReason, usage, model } = this;
+    if (rawFinishReason === null) throw truncatedStream(this.provider);
+    return {
+      type: 'done',
+      finishReason: mapFinishReason(rawFinishReason, this.toolCount > 0),
+      rawFinishReason,
+      usage,
+      ...(model === undefined ? {} : { model }),
+    };
+  }
 }
