@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createEventWriter } from '../../src/detection/events.ts';
-import { databaseOutage, failingDb, outageTestbed, quietLogger as logger, sleep, switchedDatabase, threatEventKeys, threatRow as row } from './failing-stores.ts';
+import { databaseOutage, failingDb, outageTestbed, quietLogger as logger, switchedDatabase, threatEventKeys, threatRow as row } from './failing-stores.ts';
 
 const testbed = outageTestbed('svc-spool-order-');
 
