@@ -23,8 +23,8 @@ import { Transform, type Readable } from 'node:stream';
 import type { AuditLog } from '../audit/index.ts';
 import { decide, joinBehaviourScore, type DetectionEngine, type ThreatDecision } from '../detection/index.ts';
 import type { Cache } from '../platform/cache.ts';
-import { isDatabaseOutage } from '../platform/db/failures.ts';
-import type { Database } from '../platform/db/index.ts';
+import { isDatabaseOutage, retryingLockConflicts } from '../platform/db/failures.ts';
+import type { Database, Queryable } from '../platform/db/index.ts';
 import type { ErrorCode } from '../platform/errors.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
@@ -379,8 +379,10 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     return { name: name.trim(), backendUrl: backend.toString().replace(/\/$/, backend.pathname === '/' ? '' : '/').replace(/\/$/, ''), mode, hostname, pathPrefix, openapi, settings };
   };
 
-  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown>) =>
-    audit.append(orgId, { actor, action, target, outcome: 'success', details });
+  // A change's entry is appended in the change's transaction (the store's `within`), the whole
+  // tried again on a lost lock conflict: both are stored or neither (an outage answers 503).
+  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown>, tx: Queryable) =>
+    audit.append(orgId, { actor, action, target, outcome: 'success', details }, { tx });
 
   const summaryOf = (decision: ThreatDecision | null, final: string, pattern: string | null, score: number): DecisionSummary => ({
     score: decision?.threat_score ?? score,
@@ -765,10 +767,13 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     challenges,
     async create(orgId, actor, input) {
       const fields = await validate(input, null);
-      const gateway = await store.create(orgId, fields);
+      const gateway = await retryingLockConflicts(() =>
+        store.create(orgId, fields, (tx, created) =>
+          note(orgId, actor, 'gateway.create', created.id, { name: created.name, backend_url: created.backendUrl, mode: created.mode, hostname: created.hostname, path_prefix: created.pathPrefix }, tx),
+        ),
+      );
       remember(gateway, gateway.id);
       if (gateway.hostname !== null || gateway.pathPrefix !== null) await refreshRoutes();
-      await note(orgId, actor, 'gateway.create', gateway.id, { name: gateway.name, backend_url: gateway.backendUrl, mode: gateway.mode, hostname: gateway.hostname, path_prefix: gateway.pathPrefix });
       return gateway;
     },
     async update(orgId, actor, id, input) {
@@ -777,20 +782,21 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       const current = await store.get(orgId, id);
       fields = await validate(input, current);
       const prepared = fields;
-      const gateway = await store.update(orgId, id, () => prepared);
+      const changed = Object.keys(input).filter((key) => key !== 'openapi').concat(input.openapi === undefined ? [] : ['openapi']);
+      const gateway = await retryingLockConflicts(() =>
+        store.update(orgId, id, () => prepared, (tx, updated) => note(orgId, actor, 'gateway.update', id, { changed, mode: updated.mode }, tx)),
+      );
       remember(gateway, gateway.id);
       analyzer.forget(id);
       await refreshRoutes();
-      await note(orgId, actor, 'gateway.update', id, { changed: Object.keys(input).filter((key) => key !== 'openapi').concat(input.openapi === undefined ? [] : ['openapi']), mode: gateway.mode });
       return gateway;
     },
     async remove(orgId, actor, id) {
-      const gateway = await store.remove(orgId, id);
+      await retryingLockConflicts(() => store.remove(orgId, id, (tx, removed) => note(orgId, actor, 'gateway.delete', id, { name: removed.name }, tx)));
       remember(null, id);
       health.forget(id);
       analyzer.forget(id);
       await refreshRoutes();
-      await note(orgId, actor, 'gateway.delete', id, { name: gateway.name });
     },
     view(gateway) {
       const state = health.state(gateway.id);
@@ -819,15 +825,18 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
     },
     async createGeoRule(orgId, actor, input) {
       const countries = [...new Set(input.countries.map((country) => country.toUpperCase()))];
-      const rule = await store.createGeoRule(orgId, { gatewayId: input.gateway_id ?? null, ruleName: input.rule_name, action: input.action, countries, responseCode: input.response_code ?? 403, log: input.log ?? true });
+      const fields = { gatewayId: input.gateway_id ?? null, ruleName: input.rule_name, action: input.action, countries, responseCode: input.response_code ?? 403, log: input.log ?? true };
+      const rule = await retryingLockConflicts(() =>
+        store.createGeoRule(orgId, fields, (tx, created) =>
+          note(orgId, actor, 'geo_rule.create', created.id, { rule_name: created.ruleName, countries, response_code: created.responseCode, gateway_id: created.gatewayId, enforced: deps.config.geoBlocking }, tx),
+        ),
+      );
       geoRules.delete(orgId);
-      await note(orgId, actor, 'geo_rule.create', rule.id, { rule_name: rule.ruleName, countries, response_code: rule.responseCode, gateway_id: rule.gatewayId, enforced: deps.config.geoBlocking });
       return rule;
     },
     async removeGeoRule(orgId, actor, id) {
-      const rule = await store.removeGeoRule(orgId, id);
+      await retryingLockConflicts(() => store.removeGeoRule(orgId, id, (tx, removed) => note(orgId, actor, 'geo_rule.delete', id, { rule_name: removed.ruleName }, tx)));
       geoRules.delete(orgId);
-      await note(orgId, actor, 'geo_rule.delete', id, { rule_name: rule.ruleName });
     },
     async resolve(id, clientIp) {
       const cached = gateways.get(id);

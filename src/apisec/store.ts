@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Gateway, GatewayMode, GatewaySettings } from './types.ts';
 import { DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts';
@@ -108,23 +109,33 @@ function geoFromRow(row: GeoRow): GeoRule {
 
 const GEO_COLUMNS = 'id::text, org_id::text, gateway_id::text, rule_name, action, countries, response_code, log, created_at';
 
+/**
+ * The management writes take `within`, run in the write's transaction after it (the audit entry):
+ * a failure of it rolls the write back, so the change and its entry are stored together or not at all.
+ */
 export interface GatewayStore {
-  create(orgId: string, fields: GatewayFields): Promise<Gateway>;
+  create(orgId: string, fields: GatewayFields, within?: WithinWrite<Gateway>): Promise<Gateway>;
   list(orgId: string): Promise<Gateway[]>;
   get(orgId: string, id: string): Promise<Gateway>;
-  update(orgId: string, id: string, change: (current: Gateway) => GatewayFields): Promise<Gateway>;
-  remove(orgId: string, id: string): Promise<Gateway>;
+  update(orgId: string, id: string, change: (current: Gateway) => GatewayFields, within?: WithinWrite<Gateway>): Promise<Gateway>;
+  remove(orgId: string, id: string, within?: WithinWrite<Gateway>): Promise<Gateway>;
   /** Any org's gateway by id (traffic path), or null. */
   findById(id: string): Promise<Gateway | null>;
   /** Every gateway with a hostname or path prefix (the router's table). */
   routed(): Promise<Gateway[]>;
   /** Every gateway (health checks). */
   all(): Promise<Gateway[]>;
-  createGeoRule(orgId: string, rule: Omit<GeoRule, 'id' | 'orgId' | 'createdAt'>): Promise<GeoRule>;
+  createGeoRule(orgId: string, rule: Omit<GeoRule, 'id' | 'orgId' | 'createdAt'>, within?: WithinWrite<GeoRule>): Promise<GeoRule>;
   listGeoRules(orgId: string): Promise<GeoRule[]>;
-  removeGeoRule(orgId: string, id: string): Promise<GeoRule>;
+  removeGeoRule(orgId: string, id: string, within?: WithinWrite<GeoRule>): Promise<GeoRule>;
   /** Geo rules of an org (traffic path, owner role). */
   geoRulesOf(orgId: string): Promise<GeoRule[]>;
+}
+
+/** `written` (a record a write just stored or deleted), with `within` run on it in the write's transaction. */
+async function writtenThen<T>(tx: Queryable, written: T, within: WithinWrite<T>): Promise<T> {
+  await within(tx, written);
+  return written;
 }
 
 export function createGatewayStore(db: Database): GatewayStore {
@@ -143,7 +154,7 @@ export function createGatewayStore(db: Database): GatewayStore {
   };
 
   return {
-    async create(orgId, fields) {
+    async create(orgId, fields, within = noWithin) {
       const id = randomUUID();
       try {
         return await db.withOrg(orgId, async (tx) => {
@@ -152,7 +163,7 @@ export function createGatewayStore(db: Database): GatewayStore {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
             [id, orgId, fields.name, fields.backendUrl, fields.mode, fields.hostname, fields.pathPrefix, fields.openapi === null ? null : JSON.stringify(fields.openapi), JSON.stringify(fields.settings)],
           );
-          return fromRow(result.rows[0]!);
+          return writtenThen(tx, fromRow(result.rows[0]!), within);
         });
       } catch (error) {
         return conflict(error);
@@ -165,7 +176,7 @@ export function createGatewayStore(db: Database): GatewayStore {
       });
     },
     get: (orgId, id) => db.withOrg(orgId, (tx) => load(tx, id)),
-    async update(orgId, id, change) {
+    async update(orgId, id, change, within = noWithin) {
       try {
         return await db.withOrg(orgId, async (tx) => {
           const current = await load(tx, id);
@@ -175,19 +186,21 @@ export function createGatewayStore(db: Database): GatewayStore {
              WHERE id = $1 RETURNING ${COLUMNS}`,
             [id, fields.name, fields.backendUrl, fields.mode, fields.hostname, fields.pathPrefix, fields.openapi === null ? null : JSON.stringify(fields.openapi), JSON.stringify(fields.settings)],
           );
-          return fromRow(result.rows[0]!);
+          return writtenThen(tx, fromRow(result.rows[0]!), within);
         });
       } catch (error) {
         return conflict(error);
       }
     },
-    async remove(orgId, id) {
+    async remove(orgId, id, within = noWithin) {
       if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
       // The DELETE itself decides who wins a race: concurrent deletes wait for the first and then
       // find no row (404), so only one caller goes on to audit the deletion.
-      const row = await db.withOrg(orgId, async (tx) => (await tx.query<GatewayRow>(`DELETE FROM apisec_gateways WHERE id = $1 RETURNING ${COLUMNS}`, [id])).rows[0]);
-      if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
-      return fromRow(row);
+      return db.withOrg(orgId, async (tx) => {
+        const row = (await tx.query<GatewayRow>(`DELETE FROM apisec_gateways WHERE id = $1 RETURNING ${COLUMNS}`, [id])).rows[0];
+        if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
+        return writtenThen(tx, fromRow(row), within);
+      });
     },
     async findById(id) {
       if (!isUuid(id)) return null;
@@ -203,7 +216,7 @@ export function createGatewayStore(db: Database): GatewayStore {
       const result = await db.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways`);
       return result.rows.map(fromRow);
     },
-    async createGeoRule(orgId, rule) {
+    async createGeoRule(orgId, rule, within = noWithin) {
       const id = randomUUID();
       return db.withOrg(orgId, async (tx) => {
         if (rule.gatewayId !== null) await load(tx, rule.gatewayId);
@@ -212,7 +225,7 @@ export function createGatewayStore(db: Database): GatewayStore {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${GEO_COLUMNS}`,
           [id, orgId, rule.gatewayId, rule.ruleName, rule.action, JSON.stringify(rule.countries), rule.responseCode, rule.log],
         );
-        return geoFromRow(result.rows[0]!);
+        return writtenThen(tx, geoFromRow(result.rows[0]!), within);
       });
     },
     async listGeoRules(orgId) {
@@ -221,13 +234,13 @@ export function createGatewayStore(db: Database): GatewayStore {
         return result.rows.map(geoFromRow);
       });
     },
-    async removeGeoRule(orgId, id) {
+    async removeGeoRule(orgId, id, within = noWithin) {
       if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'geo_rule', id } });
       return db.withOrg(orgId, async (tx) => {
         const result = await tx.query<GeoRow>(`DELETE FROM apisec_geo_rules WHERE id = $1 RETURNING ${GEO_COLUMNS}`, [id]);
         const row = result.rows[0];
         if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'geo_rule', id } });
-        return geoFromRow(row);
+        return writtenThen(tx, geoFromRow(row), within);
       });
     },
     async geoRulesOf(orgId) {

@@ -5,6 +5,9 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
+import type { Queryable } from '../platform/db/index.ts';
+import type { WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { EventBus } from '../platform/events.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
@@ -125,8 +128,11 @@ export function sessionIdOf(request: FastifyRequest): string | undefined {
 export interface DetectionRoutesOptions {
   engine: DetectionEngine;
   events: EventBus;
-  /** Threshold changes are written to the org's audit chain (approval history, compliance export). */
-  audit?: { append(orgId: string, entry: { actor: string; action: string; target: string | null; outcome: string; details: Record<string, unknown> }): Promise<unknown> };
+  /**
+   * Threshold changes are written to the org's audit chain (approval history, compliance export),
+   * in the change's transaction (`tx`): the change and its entry are stored together or not at all.
+   */
+  audit?: { append(orgId: string, entry: { actor: string; action: string; target: string | null; outcome: string; details: Record<string, unknown> }, options: { tx: Queryable }): Promise<unknown> };
 }
 
 export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app, { engine, events, audit }) => {
@@ -167,16 +173,20 @@ export const detectionRoutes: RoutesPlugin<DetectionRoutesOptions> = async (app,
     const auth = request.auth;
     if (auth === null || auth === undefined) throw new SvcError('AUTH_MISSING');
     const body = request.body as Static<typeof ThresholdsBody>;
+    const update = {
+      ...(body.block_threshold === undefined ? {} : { block: body.block_threshold }),
+      ...(body.challenge_threshold === undefined ? {} : { challenge: body.challenge_threshold }),
+      ...(body.alert_threshold === undefined ? {} : { alert: body.alert_threshold }),
+      ...(body.log_threshold === undefined ? {} : { log: body.log_threshold }),
+    };
+    const actor = auditActor(auth);
+    const note: WithinWrite<Thresholds> = async (tx, thresholds) => {
+      await audit?.append(auth.orgId, { actor, action: 'config.thresholds.set', target: null, outcome: 'success', details: { request_id: String(request.id), ...thresholdsView(thresholds).thresholds } }, { tx });
+    };
     try {
-      const saved = await engine.thresholds.set(auth.orgId, {
-        ...(body.block_threshold === undefined ? {} : { block: body.block_threshold }),
-        ...(body.challenge_threshold === undefined ? {} : { challenge: body.challenge_threshold }),
-        ...(body.alert_threshold === undefined ? {} : { alert: body.alert_threshold }),
-        ...(body.log_threshold === undefined ? {} : { log: body.log_threshold }),
-      });
-      const view = thresholdsView(saved.thresholds, saved.updatedAt);
-      await audit?.append(auth.orgId, { actor: auditActor(auth), action: 'config.thresholds.set', target: null, outcome: 'success', details: { request_id: String(request.id), ...view.thresholds } });
-      return view;
+      // Tried again whole on a lost lock conflict; an outage answers 503 with nothing stored.
+      const saved = await retryingLockConflicts(() => engine.thresholds.set(auth.orgId, update, note));
+      return thresholdsView(saved.thresholds, saved.updatedAt);
     } catch (error) {
       if (error instanceof ThresholdError) throw new SvcError('VALIDATION_FAILED', { message: error.message, details: { field: error.field, ...(error.order ? { reason: 'order', order: error.order } : {}) } });
       throw error;

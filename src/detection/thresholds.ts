@@ -7,6 +7,7 @@
 import { LRUCache } from 'lru-cache';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { DEFAULT_THRESHOLDS, resolveThresholds } from './policy.ts';
 import type { Thresholds } from './types.ts';
 import { entryBound } from '../platform/lru.ts';
@@ -15,7 +16,11 @@ export const THRESHOLD_CACHE_MS = 10_000;
 
 export interface ThresholdStore {
   get(orgId: string): Promise<Thresholds>;
-  set(orgId: string, update: Partial<Thresholds>): Promise<{ thresholds: Thresholds; updatedAt: Date }>;
+  /**
+   * Validates (ThresholdError) and saves the change; `within` runs in the save's transaction (the
+   * audit entry): a failure of it stores nothing.
+   */
+  set(orgId: string, update: Partial<Thresholds>, within?: WithinWrite<Thresholds>): Promise<{ thresholds: Thresholds; updatedAt: Date }>;
 }
 
 interface Row {
@@ -54,20 +59,22 @@ export function createThresholdStore(db: Database | undefined): ThresholdStore {
       cached.set(orgId, { value, until: Date.now() + THRESHOLD_CACHE_MS });
       return value;
     },
-    async set(orgId, update) {
+    async set(orgId, update, within = noWithin) {
       if (db === undefined) throw new Error('threshold store has no database');
       const current = await read(orgId);
       const thresholds = resolveThresholds(update, current);
-      const result = await db.withOrg(orgId, (tx) =>
-        tx.query<{ updated_at: Date }>(
+      const result = await db.withOrg(orgId, async (tx) => {
+        const saved = await tx.query<{ updated_at: Date }>(
           `INSERT INTO detection_thresholds (org_id, log_threshold, alert_threshold, challenge_threshold, block_threshold, updated_at)
            VALUES ($1, $2, $3, $4, $5, now())
            ON CONFLICT (org_id) DO UPDATE SET log_threshold = EXCLUDED.log_threshold, alert_threshold = EXCLUDED.alert_threshold,
              challenge_threshold = EXCLUDED.challenge_threshold, block_threshold = EXCLUDED.block_threshold, updated_at = now()
            RETURNING updated_at`,
           [orgId, thresholds.log, thresholds.alert, thresholds.challenge, thresholds.block],
-        ),
-      );
+        );
+        await within(tx, thresholds);
+        return saved;
+      });
       cached.set(orgId, { value: thresholds, until: Date.now() + THRESHOLD_CACHE_MS });
       return { thresholds, updatedAt: result.rows[0]?.updated_at ?? new Date() };
     },

@@ -14,9 +14,10 @@
  *   another version) are set aside once the outbox has started (handlers are registered before
  *   `start()`): appended to `unreplayable/<owner>.jsonl` (fdatasync'd, kept for an operator), with
  *   an error log line and `svc_outbox_unreplayable_total`, so they neither block the records behind
- *   them nor read as an outage. Before `start()` a replay stops at them, keeping them. The spool is bounded (`maxBytes`): beyond it, records are dropped and
- *   counted in an error log line. While the spool holds records, writers keep appending to it (`pending()`), so
- *   audit entries are chained in the order they were produced.
+ *   them nor read as an outage. Before `start()` a replay stops at them, keeping them. The spool is
+ *   bounded (`maxBytes`): beyond it, records are dropped and counted in an error log line. While the
+ *   spool holds records, writers keep appending to it (`pending()`), so audit entries are chained in
+ *   the order they were produced.
  * - journal segments, `<owner>.journal-<tag>-<n>.jsonl`: every evidence record as it is produced
  *   (`journal`), on disk before the answer it belongs to is sent; the writer says `done()` once the
  *   record is in the database or the spool, and a segment whose records are all done is deleted.
@@ -30,8 +31,8 @@
  * mid-replay, a journal record that had also been written — writes nothing twice.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDatabaseOutage, isRetryableWriteFailure } from './db/failures.ts';
 import type { Logger } from './logger.ts';
@@ -188,7 +189,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       let ok = true;
       try {
         if (current.handle === null) {
-          mkdirSync(dir, { recursive: true });
+          await mkdir(dir, { recursive: true });
           current.handle = await open(current.path, 'a');
           await syncDirectory(dir);
         }
@@ -260,7 +261,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (current === null) return;
     try {
       if (handle === null) {
-        mkdirSync(dir, { recursive: true });
+        await mkdir(dir, { recursive: true });
         handle = await open(path, 'a');
       }
       await handle.write(current.lines.join(''));
@@ -278,7 +279,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const setAside = async (kind: string | null, rest: readonly OutboxRecord[]): Promise<boolean> => {
     let out: FileHandle | null = null;
     try {
-      mkdirSync(join(dir, 'unreplayable'), { recursive: true });
+      await mkdir(join(dir, 'unreplayable'), { recursive: true });
       out = await open(unreplayablePath, 'a');
       await out.write(rest.map((record) => `${JSON.stringify(record)}\n`).join(''));
       await out.datasync();

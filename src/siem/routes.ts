@@ -9,6 +9,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { assertPlanAllows } from '../accounts/index.ts';
 import type { AuditLog } from '../audit/index.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
+import type { Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { SIEM_KINDS, SIEM_STREAMS, type Siem, type SinkInput } from './siem.ts';
@@ -59,14 +61,15 @@ const described = (sink: { kind: string; format: string; transport: string | nul
 });
 
 export const siemRoutes: RoutesPlugin<SiemRoutesOptions> = async (app, { siem, audit }) => {
-  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown>) =>
-    audit.append(orgId, { actor, action, target, outcome: 'success', details });
+  // A change's entry is appended in the change's transaction (`within`), the whole tried again on
+  // a lost lock conflict: both are stored or neither (an outage answers 503 with nothing stored).
+  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown>, tx: Queryable) =>
+    audit.append(orgId, { actor, action, target, outcome: 'success', details }, { tx });
 
   app.post('/api/v1/siem/sinks', { config: { scope: 'admin' }, schema: { tags: ['siem'], body: CreateSink } }, async (request, reply) => {
     const { orgId, plan, actor } = callerOf(request);
     assertPlanAllows(plan, 'siem_export');
-    const sink = await siem.create(orgId, request.body as SinkInput);
-    await note(orgId, actor, 'siem.sink.created', sink.id, described(sink));
+    const sink = await retryingLockConflicts(() => siem.create(orgId, request.body as SinkInput, (tx, created) => note(orgId, actor, 'siem.sink.created', created.id, described(created), tx)));
     reply.status(201);
     return sink;
   });
@@ -78,15 +81,15 @@ export const siemRoutes: RoutesPlugin<SiemRoutesOptions> = async (app, { siem, a
   app.patch('/api/v1/siem/sinks/:id', { config: { scope: 'admin' }, schema: { tags: ['siem'], params: Params, body: UpdateSink } }, async (request) => {
     const { orgId, plan, actor } = callerOf(request);
     assertPlanAllows(plan, 'siem_export');
-    const sink = await siem.update(orgId, request.params.id, request.body as Partial<SinkInput>);
-    await note(orgId, actor, 'siem.sink.updated', sink.id, { ...described(sink), changed: Object.keys(request.body) });
-    return sink;
+    const changed = Object.keys(request.body);
+    return retryingLockConflicts(() =>
+      siem.update(orgId, request.params.id, request.body as Partial<SinkInput>, (tx, sink) => note(orgId, actor, 'siem.sink.updated', sink.id, { ...described(sink), changed }, tx)),
+    );
   });
 
   app.delete('/api/v1/siem/sinks/:id', { config: { scope: 'admin' }, schema: { tags: ['siem'], params: Params } }, async (request, reply) => {
     const { orgId, actor } = callerOf(request);
-    await siem.remove(orgId, request.params.id);
-    await note(orgId, actor, 'siem.sink.deleted', request.params.id, {});
+    await retryingLockConflicts(() => siem.remove(orgId, request.params.id, (tx, id) => note(orgId, actor, 'siem.sink.deleted', id, {}, tx)));
     reply.status(204);
   });
 };

@@ -28,6 +28,7 @@ import { hostname as osHostname } from 'node:os';
 import type { Agent } from 'undici';
 import { decrypt, encrypt, encryptionKeyFrom, mask } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { assertPublicHost, assertPublicUrl, isPrivateHost } from '../platform/ssrf.ts';
@@ -110,11 +111,17 @@ export interface SiemDeps {
 
 export interface Siem {
   readonly policy: SiemPolicy;
-  create(orgId: string, input: SinkInput): Promise<SinkView>;
+  /**
+   * The writes take `within`, run in the write's transaction after it (the audit entry): a failure
+   * of it rolls the write back, so the change and its entry are stored together or not at all.
+   */
+  create(orgId: string, input: SinkInput, within?: WithinWrite<SinkView>): Promise<SinkView>;
   list(orgId: string): Promise<SinkView[]>;
   get(orgId: string, id: string): Promise<SinkView>;
-  update(orgId: string, id: string, changes: Partial<SinkInput>): Promise<SinkView>;
-  remove(orgId: string, id: string): Promise<void>;
+  /** `within` runs also when nothing changes (the request is recorded as made). */
+  update(orgId: string, id: string, changes: Partial<SinkInput>, within?: WithinWrite<SinkView>): Promise<SinkView>;
+  /** `within` gets the id of the sink deleted. */
+  remove(orgId: string, id: string, within?: WithinWrite<string>): Promise<void>;
   /**
    * Inside a plan change's transaction: a plan without SIEM export disables the org's enabled
    * sinks (reason `plan`) and drops their queues; a plan with it enables the sinks a downgrade had
@@ -217,6 +224,13 @@ export function createSiem(deps: SiemDeps): Siem {
         throw invalid('body.url', 'a hec sink on a public host needs https: over http the HEC token would cross the network in clear', { reason: 'https_required' });
       }
     }
+  };
+
+  /** The view of a sink just written, with `within` run on it in the write's transaction. */
+  const viewThen = async (tx: Queryable, row: SinkRow, within: WithinWrite<SinkView>): Promise<SinkView> => {
+    const written = await view(tx, row);
+    await within(tx, written);
+    return written;
   };
 
   const view = async (tx: Queryable, row: SinkRow): Promise<SinkView> => {
@@ -424,7 +438,7 @@ export function createSiem(deps: SiemDeps): Siem {
   const siem: Siem = {
     policy,
 
-    async create(orgId, input) {
+    async create(orgId, input, within = noWithin) {
       const sink: SinkInput & { format: 'cef' | 'json'; streams: SiemStream[] } = {
         ...input,
         format: input.format ?? (input.kind === 'hec' ? 'json' : 'cef'),
@@ -447,7 +461,7 @@ export function createSiem(deps: SiemDeps): Siem {
             await chainHead(tx, orgId),
           ],
         );
-        return view(tx, inserted.rows[0]!);
+        return viewThen(tx, inserted.rows[0]!, within);
       });
     },
 
@@ -464,7 +478,7 @@ export function createSiem(deps: SiemDeps): Siem {
       return db.withOrg(orgId, async (tx) => view(tx, await find(tx, id)));
     },
 
-    async update(orgId, id, changes) {
+    async update(orgId, id, changes, within = noWithin) {
       const before = await db.withOrg(orgId, (tx) => find(tx, id));
       const merged = {
         name: changes.name ?? before.name,
@@ -533,17 +547,20 @@ export function createSiem(deps: SiemDeps): Siem {
           sets.push('next_attempt_at = now()');
         }
         if (resetCursor) set('audit_cursor', await chainHead(tx, orgId));
-        if (sets.length === 0) return view(tx, current);
+        if (sets.length === 0) return viewThen(tx, current, within);
         sets.push('updated_at = now()');
         const updated = await tx.query<SinkRow>(`UPDATE siem_sinks SET ${sets.join(', ')} WHERE id = $1 RETURNING ${SINK_COLUMNS}`, params);
-        return view(tx, updated.rows[0]!);
+        return viewThen(tx, updated.rows[0]!, within);
       });
     },
 
-    async remove(orgId, id) {
+    async remove(orgId, id, within = noWithin) {
       if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
-      const deleted = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM siem_sinks WHERE id = $1 RETURNING id', [id]));
-      if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
+      await db.withOrg(orgId, async (tx) => {
+        const deleted = await tx.query('DELETE FROM siem_sinks WHERE id = $1 RETURNING id', [id]);
+        if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
+        await within(tx, id);
+      });
     },
 
     async planChanged(tx, orgId, siemIncluded) {

@@ -10,6 +10,7 @@ import { planGate } from '../accounts/index.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { SourceSchema, ToolSchema, VerificationSchema } from '../gateway/index.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
 import { SvcError } from '../platform/errors.ts';
 import { PolicyError, PolicySchema, refusalDetails } from './policy.ts';
 import { schemaRefusalMessage } from './schema-limits.ts';
@@ -78,20 +79,21 @@ export const verificationRoutes: RoutesPlugin<VerificationRoutesOptions> = async
   app.put('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'], body: PolicySchema } }, async (request) => {
     planGate(request, 'verification');
     const orgId = orgOf(request);
+    // A policy change is an approval the compliance approval history lists (docs/compliance.md):
+    // its entry is appended in the change's transaction, tried again whole on a lost lock conflict.
+    const entry = { actor: actorOf(request), action: 'verification.policy.set', target: null, outcome: 'success', details: { request_id: String(request.id) } };
     try {
-      await core.policies.put(orgId, request.body as Static<typeof PolicySchema>);
+      await retryingLockConflicts(() => core.policies.put(orgId, request.body as Static<typeof PolicySchema>, (tx) => audit.append(orgId, entry, { tx })));
     } catch (error) {
       policyFailure(error);
     }
-    // A policy change is an approval the compliance approval history lists (docs/compliance.md).
-    await audit.append(orgId, { actor: actorOf(request), action: 'verification.policy.set', target: null, outcome: 'success', details: { request_id: String(request.id) } });
     return core.policies.view(orgId);
   });
 
   app.delete('/api/v1/config/verification', { config: { scope: 'admin' }, schema: { tags: ['verification'] } }, async (request, reply) => {
     const orgId = orgOf(request);
-    await core.policies.reset(orgId);
-    await audit.append(orgId, { actor: actorOf(request), action: 'verification.policy.reset', target: null, outcome: 'success', details: { request_id: String(request.id) } });
+    const entry = { actor: actorOf(request), action: 'verification.policy.reset', target: null, outcome: 'success', details: { request_id: String(request.id) } };
+    await retryingLockConflicts(() => core.policies.reset(orgId, (tx) => audit.append(orgId, entry, { tx })));
     return reply.status(204).send();
   });
 

@@ -12,6 +12,7 @@ import { LRUCache } from 'lru-cache';
 import { AI_HEADERS, type CompletionBody, type CompletionVerifier, type StreamVerifier, type VerifierContext } from '../gateway/index.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Outbox } from '../platform/outbox.ts';
@@ -41,9 +42,13 @@ export interface PolicyStore {
   get(orgId: string): Promise<ResolvedPolicy>;
   /** The policy, when it was saved, and its inactive rules (stored patterns today's rule refuses; skipped). */
   view(orgId: string): Promise<{ policy: ReturnType<typeof policyView>; updated_at: string | null; inactive_rules: InactiveRule[] }>;
-  /** Validates (throws PolicyError) and saves; returns the resolved view. */
-  put(orgId: string, body: PolicyBody): Promise<ReturnType<typeof policyView>>;
-  reset(orgId: string): Promise<void>;
+  /**
+   * Validates (throws PolicyError) and saves; returns the resolved view. `within` runs in the
+   * save's transaction (the audit entry): a failure of it stores nothing.
+   */
+  put(orgId: string, body: PolicyBody, within?: WithinWrite<void>): Promise<ReturnType<typeof policyView>>;
+  /** Removes the org's policy (defaults apply); `within` as for `put`. */
+  reset(orgId: string, within?: WithinWrite<void>): Promise<void>;
 }
 
 export interface GuardRequest {
@@ -108,20 +113,24 @@ function createPolicyStore(db: Database, logger: Logger): PolicyStore {
       const entry = await load(orgId);
       return { policy: policyView(entry.value), updated_at: entry.updatedAt, inactive_rules: entry.value.compiled.inactive };
     },
-    async put(orgId, body) {
+    async put(orgId, body, within = noWithin) {
       const resolved = resolvePolicy(body);
-      await db.withOrg(orgId, (tx) =>
-        tx.query(
+      await db.withOrg(orgId, async (tx) => {
+        await tx.query(
           `INSERT INTO verification_policies (org_id, policy, updated_at) VALUES ($1, $2::jsonb, now())
            ON CONFLICT (org_id) DO UPDATE SET policy = EXCLUDED.policy, updated_at = now()`,
           [orgId, JSON.stringify(body)],
-        ),
-      );
+        );
+        await within(tx, undefined);
+      });
       cached.delete(orgId);
       return policyView(resolved);
     },
-    async reset(orgId) {
-      await db.withOrg(orgId, (tx) => tx.query('DELETE FROM verification_policies WHERE org_id = $1', [orgId]));
+    async reset(orgId, within = noWithin) {
+      await db.withOrg(orgId, async (tx) => {
+        await tx.query('DELETE FROM verification_policies WHERE org_id = $1', [orgId]);
+        await within(tx, undefined);
+      });
       cached.delete(orgId);
     },
   };

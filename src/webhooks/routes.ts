@@ -6,6 +6,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/index.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
+import type { Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
@@ -30,8 +32,10 @@ export interface WebhookRoutesOptions {
 }
 
 export const webhookRoutes: RoutesPlugin<WebhookRoutesOptions> = async (app, { webhooks, audit }) => {
-  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown> = {}) =>
-    audit.append(orgId, { actor, action, target, outcome: 'success', details });
+  // A change's entry is appended in the change's transaction (`within`), the whole tried again on
+  // a lost lock conflict: both are stored or neither (an outage answers 503 with nothing stored).
+  const note = (orgId: string, actor: string, action: string, target: string, details: Record<string, unknown>, tx: Queryable) =>
+    audit.append(orgId, { actor, action, target, outcome: 'success', details }, { tx });
 
   app.post(
     '/api/v1/webhooks',
@@ -44,8 +48,9 @@ export const webhookRoutes: RoutesPlugin<WebhookRoutesOptions> = async (app, { w
     },
     async (request, reply) => {
       const { orgId, actor } = authOf(request);
-      const created = await webhooks.create(orgId, request.body);
-      await note(orgId, actor, 'webhook.create', created.id, { url: created.url, events: created.events });
+      const created = await retryingLockConflicts(() =>
+        webhooks.create(orgId, request.body, (tx, endpoint) => note(orgId, actor, 'webhook.create', endpoint.id, { url: endpoint.url, events: endpoint.events }, tx)),
+      );
       reply.status(201);
       return created;
     },
@@ -79,16 +84,16 @@ export const webhookRoutes: RoutesPlugin<WebhookRoutesOptions> = async (app, { w
     },
     async (request) => {
       const { orgId, actor } = authOf(request);
-      const updated = await webhooks.update(orgId, request.params.id, request.body);
-      await note(orgId, actor, 'webhook.update', updated.id, { changes: Object.keys(request.body), state: updated.state });
-      return updated;
+      const changes = Object.keys(request.body);
+      return retryingLockConflicts(() =>
+        webhooks.update(orgId, request.params.id, request.body, (tx, endpoint) => note(orgId, actor, 'webhook.update', endpoint.id, { changes, state: endpoint.state }, tx)),
+      );
     },
   );
 
   app.delete('/api/v1/webhooks/:id', { config: { scope: 'admin' }, schema: { tags: ['webhooks'], params: Params } }, async (request, reply) => {
     const { orgId, actor } = authOf(request);
-    await webhooks.remove(orgId, request.params.id);
-    await note(orgId, actor, 'webhook.delete', request.params.id);
+    await retryingLockConflicts(() => webhooks.remove(orgId, request.params.id, (tx, id) => note(orgId, actor, 'webhook.delete', id, {}, tx)));
     reply.status(204);
     return null;
   });

@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'undici';
 import type { Database } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JobQueue } from '../platform/queue.ts';
 import type { EventBus } from '../platform/events.ts';
@@ -109,17 +110,23 @@ export interface DeliveryView {
 
 export interface Webhooks {
   readonly policy: DeliveryPolicy;
-  /** Fans an event out to the org's active subscriptions and enqueues the deliveries. */
   /**
    * Fans an event out to the org's active subscriptions and enqueues the deliveries. `eventId`
    * (a UUID) names the event: emitting it again creates no second delivery per endpoint.
    */
   emit(orgId: string, event: WebhookEvent, data: Record<string, unknown>, options?: { gatewayId?: string | null; at?: Date; eventId?: string }): Promise<{ deliveries: string[] }>;
-  create(orgId: string, input: { url: string; events: WebhookEvent[]; description?: string | null }): Promise<WebhookEndpoint & { secret: string }>;
+  /**
+   * The subscription writes take `within`, run in the write's transaction after it (the audit
+   * entry): a failure of it rolls the write back, so the change and its entry are stored together
+   * or not at all.
+   */
+  create(orgId: string, input: { url: string; events: WebhookEvent[]; description?: string | null }, within?: WithinWrite<WebhookEndpoint>): Promise<WebhookEndpoint & { secret: string }>;
   list(orgId: string): Promise<WebhookEndpoint[]>;
   get(orgId: string, id: string): Promise<WebhookEndpoint>;
-  update(orgId: string, id: string, changes: { url?: string; events?: WebhookEvent[]; description?: string | null; state?: EndpointState }): Promise<WebhookEndpoint>;
-  remove(orgId: string, id: string): Promise<void>;
+  /** `within` runs also when nothing changes (the request is recorded as made). */
+  update(orgId: string, id: string, changes: { url?: string; events?: WebhookEvent[]; description?: string | null; state?: EndpointState }, within?: WithinWrite<WebhookEndpoint>): Promise<WebhookEndpoint>;
+  /** `within` gets the id of the subscription deleted. */
+  remove(orgId: string, id: string, within?: WithinWrite<string>): Promise<void>;
   failureSummary(orgId: string, id: string, since?: Date): Promise<FailureSummary>;
   /** Recent deliveries of one endpoint, newest first. */
   deliveries(orgId: string, id: string, limit?: number): Promise<DeliveryView[]>;
@@ -528,7 +535,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return { deliveries: ids };
     },
 
-    async create(orgId, input) {
+    async create(orgId, input, within = noWithin) {
       await assertPublicUrl(input.url, { allowPrivate });
       const events = uniqueEvents(input.events);
       const id = randomUUID();
@@ -543,10 +550,12 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
            VALUES ($1, $2, $3, $4, $5, $6, 'active') RETURNING ${ENDPOINT_COLUMNS}`,
           [id, orgId, input.url, JSON.stringify(events), input.description ?? null, encrypt(encryptionKey, secret, secretContext(id))],
         );
-        return inserted.rows[0]!;
+        const created = endpointView(inserted.rows[0]!);
+        await within(tx, created);
+        return created;
       });
       gate.forget(orgId);
-      return { ...endpointView(row), secret };
+      return { ...row, secret };
     },
 
     async list(orgId) {
@@ -558,7 +567,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       return endpointView(await findEndpoint(orgId, id));
     },
 
-    async update(orgId, id, changes) {
+    async update(orgId, id, changes, within = noWithin) {
       const before = await findEndpoint(orgId, id);
       if (changes.url !== undefined) await assertPublicUrl(changes.url, { allowPrivate });
       const sets: string[] = [];
@@ -576,24 +585,34 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       } else if (changes.state === 'paused' && before.state === 'active') {
         sets.push(`state = 'paused'`, 'paused_at = now()', `paused_reason = 'manual'`);
       }
-      if (sets.length === 0) return endpointView(before);
+      if (sets.length === 0) {
+        const unchanged = endpointView(before);
+        await db.withOrg(orgId, (tx) => within(tx, unchanged));
+        return unchanged;
+      }
       sets.push('updated_at = now()');
-      const result = await db.withOrg(orgId, (tx) =>
-        tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params),
-      );
-      const row = result.rows[0];
-      if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      const updated = await db.withOrg(orgId, async (tx) => {
+        const result = await tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params);
+        const row = result.rows[0];
+        if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+        const view = endpointView(row);
+        await within(tx, view);
+        return view;
+      });
       gate.forget(orgId);
       if (reenable) await releaseHeld(orgId, id);
-      return endpointView(row);
+      return updated;
     },
 
-    async remove(orgId, id) {
+    async remove(orgId, id, within = noWithin) {
       if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
       // One statement decides: of concurrent deletes, only the one whose DELETE removed the row
       // succeeds; the others wait for it and find nothing (404), so one audit entry is written.
-      const deleted = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id]));
-      if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      await db.withOrg(orgId, async (tx) => {
+        const deleted = await tx.query('DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', [id]);
+        if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+        await within(tx, id);
+      });
       gate.forget(orgId);
     },
 

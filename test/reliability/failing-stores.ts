@@ -9,12 +9,14 @@
  * Also the setup the outage tests share (spool-order.test.ts, occurred-at.test.ts): a test app and
  * a directory for their outboxes, the real database behind an outage switch, and
  * `recordThroughOutage`: records made during an outage, the outage ended, the outbox replayed.
+ * And `failingAuditAppends`, the real audit chain with its next appends of one action failing
+ * (admin-audit-atomic.test.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { AuditEntryInput } from '../../src/audit/audit-log.ts';
+import type { AuditEntryInput, AuditLog } from '../../src/audit/audit-log.ts';
 import type { ThreatEventRow } from '../../src/detection/events.ts';
 import type { Database } from '../../src/platform/db/index.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -107,6 +109,30 @@ export function conflictingAudit(options: { conflicts?: number; failure?: () => 
     addGatherer: () => () => undefined,
   };
   return { audit, chained };
+}
+
+/**
+ * Makes the real audit chain's single appends of `action` fail: the next `failures` of them throw
+ * `failure()` (default: an outage) before anything is written, as PostgreSQL fails the statement;
+ * other appends, and later ones, go through to the chain. Thrown inside a caller's transaction
+ * (options.tx), the failure rolls that transaction back, as the real chain's would. `restore()`
+ * puts the real append back.
+ */
+export function failingAuditAppends(audit: AuditLog, options: { action: string; failures: number; failure?: () => Error }): { restore(): void } {
+  const real = audit.append;
+  let left = options.failures;
+  audit.append = async (orgId, entry, appendOptions) => {
+    if (entry.action === options.action && left > 0) {
+      left -= 1;
+      throw (options.failure ?? databaseOutage)();
+    }
+    return real.call(audit, orgId, entry, appendOptions);
+  };
+  return {
+    restore() {
+      audit.append = real;
+    },
+  };
 }
 
 /** A logger that writes nothing (the writers log every outage they meet). */

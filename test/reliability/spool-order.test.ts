@@ -1,13 +1,13 @@
 /**
  * Threat events recorded once the database is back, while events an outage spooled still wait for
  * the outbox's next replay, queue behind them (as block audit entries and provenance records do):
- * they are stored after the older events, so the threats listing never shows an event as older
- * than one that happened before it. Before mend-rel-35 the writer inserted them at once, and the
+ * they are stored after the older events, so the threats listing never shows an event while an
+ * older one is still missing from it. Before mend-rel-35 the writer inserted them at once, and the
  * replay then stored the older events after them.
  */
 import { describe, expect, it } from 'vitest';
 import { createEventWriter } from '../../src/detection/events.ts';
-import { databaseOutage, failingDb, outageTestbed, quietLogger as logger, sleep, switchedDatabase, threatEventKeys, threatRow as row } from './failing-stores.ts';
+import { databaseOutage, failingDb, outageTestbed, quietLogger as logger, switchedDatabase, threatEventKeys, threatRow as row } from './failing-stores.ts';
 
 const testbed = outageTestbed('svc-spool-order-');
 
@@ -30,26 +30,36 @@ describe('threat events recorded after an outage, before the spool is replayed',
     await outbox.close();
   });
 
-  it('are listed by GET /api/v1/threats as no older than the spooled events', async () => {
+  it('are not listed by GET /api/v1/threats before the spooled events, and are listed after them once replayed', async () => {
     const { context } = testbed;
     const { orgId, apiKey } = await context.createOrg();
     const outbox = testbed.outbox('listing');
     const database = switchedDatabase(context.services.db);
     const writer = createEventWriter(database.db, logger, outbox);
-    for (const id of ['before-0', 'before-1', 'before-2']) await writer.record(row(orgId, id));
+    const recordedInOrder = ['before-0', 'before-1', 'before-2', 'after-0', 'after-1'];
+    const listed = async () => {
+      const response = await context.app.inject({ method: 'GET', url: '/api/v1/threats', headers: { authorization: `Bearer ${apiKey}` } });
+      expect(response.statusCode).toBe(200);
+      return (response.json() as { data: Array<{ request_id: string; occurred_at: string }> }).data;
+    };
+    /** Listed, oldest first by when each was recorded: always the first n recorded (no event shown while an older one is missing). */
+    const listedIds = async () => (await listed()).map((event) => event.request_id).sort((a, b) => recordedInOrder.indexOf(a) - recordedInOrder.indexOf(b));
+    for (const id of recordedInOrder.slice(0, 3)) await writer.record(row(orgId, id));
     await writer.flush();
     expect(outbox.pending()).toBe(3);
     database.down = false;
-    for (const id of ['after-0', 'after-1']) await writer.record(row(orgId, id));
+    for (const id of recordedInOrder.slice(3)) await writer.record(row(orgId, id));
     await writer.flush();
-    await sleep(20); // the outbox replays on its own timer, a while after the database is back
+    // The database is back and the outbox has not replayed yet (it replays on its own timer, a while
+    // later). Before mend-rel-35 the events recorded after the outage were inserted at once: a
+    // client polling the listing saw after-0 and after-1 without the three older events, which then
+    // appeared behind the newest it had seen (a poll from that event on never showed them).
+    const beforeReplay = await listedIds();
+    expect(beforeReplay).toEqual(recordedInOrder.slice(0, beforeReplay.length));
     await outbox.replay();
-    const response = await context.app.inject({ method: 'GET', url: '/api/v1/threats', headers: { authorization: `Bearer ${apiKey}` } });
-    expect(response.statusCode).toBe(200);
-    const listed = (response.json() as { data: Array<{ request_id: string; occurred_at: string }> }).data;
-    expect(listed.map((event) => event.request_id).sort()).toEqual(['after-0', 'after-1', 'before-0', 'before-1', 'before-2']);
-    const at = (prefix: string) => listed.filter((event) => event.request_id.startsWith(prefix)).map((event) => Date.parse(event.occurred_at));
-    // Before the change the events recorded after the outage were stored first, so listed as older than the spooled ones.
+    const replayed = await listed();
+    expect(replayed.map((event) => event.request_id).sort()).toEqual([...recordedInOrder].sort());
+    const at = (prefix: string) => replayed.filter((event) => event.request_id.startsWith(prefix)).map((event) => Date.parse(event.occurred_at));
     expect(Math.min(...at('after-'))).toBeGreaterThanOrEqual(Math.max(...at('before-')));
     await writer.close();
     await outbox.close();

@@ -595,22 +595,17 @@ export function createCollector(deps: CollectorDeps) {
     return { certificate_pem: issued.certificatePem, ca_certificate_pem: issued.caCertificatePem, serial_number: issued.serialNumber, expires_at: issued.notAfter.toISOString() };
   }
 
-  /**
-   * A store write that appends its audit entry in its own transaction (`within`): the write and the
-   * entry are stored together or not at all. A lost lock conflict rolls both back and the whole
-   * transaction is tried again (retryingLockConflicts); a conflict that persists, or an outage,
-   * reaches the request (503) with nothing written, so the client's retry writes it once.
-   */
-  function audited<T>(write: () => Promise<T>): Promise<T> {
-    return retryingLockConflicts(write);
-  }
-
   async function mustGet(orgId: string, id: string): Promise<SensorRecord> {
     const sensor = await store.get(orgId, id);
     if (sensor === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
     return sensor;
   }
 
+  // A write with a single audit entry (enrolment token, registration, spool-drop heartbeat,
+  // configuration, revocation) appends the entry in the write's own transaction (the store's
+  // `within`): both are stored or neither. The transaction runs under retryingLockConflicts: a lost
+  // lock conflict rolls both back and the whole is tried again; one that persists, or an outage,
+  // reaches the request (503) with nothing written, so the client's retry writes it once.
   return {
     ingest,
     authenticate,
@@ -624,7 +619,7 @@ export function createCollector(deps: CollectorDeps) {
       const orgId = await store.tokenOrg(token);
       if (orgId === null) throw new SvcError('ENROLMENT_TOKEN_INVALID');
       const limit = await limitOf(orgId);
-      const outcome = await audited(() =>
+      const outcome = await retryingLockConflicts(() =>
         store.enrol(
           orgId,
           token,
@@ -650,7 +645,7 @@ export function createCollector(deps: CollectorDeps) {
       checkLicence();
       if (input.public_key !== sensor.public_key) throw new SvcError('VALIDATION_FAILED', { message: 'A registered sensor keeps its key; a new key enrols with a new enrolment token.', details: { field: 'body.public_key', reason: 'key_changed' } });
       if (certificateRequest !== undefined) await checkCertificateRequest(certificateRequest, input.public_key);
-      const updated = await audited(() =>
+      const updated = await retryingLockConflicts(() =>
         store.reregister(sensor.org_id, sensor.id, input, (tx, record) =>
           deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.registered', target: sensor.id, outcome: 'success', details: registrationDetails(record) }, { tx }),
         ),
@@ -667,7 +662,7 @@ export function createCollector(deps: CollectorDeps) {
       if (usage !== undefined && sensor.class === 'gateway' && deps.gatewayContexts !== undefined) await deps.gatewayContexts.recordUsage(sensor.org_id, usage);
       const dropped = Object.entries(report.spool?.dropped ?? {}).filter(([, count]) => count > 0);
       // A spool-drop report is stored with its audit entry (one transaction), or neither is.
-      const updated = await audited(() =>
+      const updated = await retryingLockConflicts(() =>
         store.heartbeat(sensor.org_id, sensor.id, report, new Date(clock()), async (tx) => {
           if (dropped.length === 0) return;
           await deps.audit.append(sensor.org_id, { actor: `sensor:${sensor.id}`, action: 'sensor.spool_dropped', target: sensor.id, outcome: 'warning', details: { dropped: Object.fromEntries(dropped), spool_depth: report.spool?.depth ?? null } }, { tx });
@@ -683,7 +678,7 @@ export function createCollector(deps: CollectorDeps) {
     },
     async createEnrolmentToken(orgId: string, input: { name: string | null; expiresInS: number; actor: string }) {
       const expiresAt = new Date(clock() + input.expiresInS * 1000);
-      const created = await audited(() =>
+      const created = await retryingLockConflicts(() =>
         store.createToken(orgId, { name: input.name, createdBy: input.actor, expiresAt }, (tx, token) =>
           deps.audit.append(orgId, { actor: input.actor, action: 'sensor.enrolment_token.created', target: token.id, outcome: 'success', details: { name: input.name, expires_at: token.expires_at } }, { tx }),
         ),
@@ -699,7 +694,7 @@ export function createCollector(deps: CollectorDeps) {
       return view(await mustGet(orgId, id));
     },
     async setConfig(orgId: string, id: string, change: Partial<SensorConfig>, actor: string): Promise<SensorView> {
-      const updated = await audited(() =>
+      const updated = await retryingLockConflicts(() =>
         store.setConfig(orgId, id, change, (tx, record) => deps.audit.append(orgId, { actor, action: 'sensor.config.set', target: id, outcome: 'success', details: { change, config_version: record.config_version } }, { tx })),
       );
       if (updated === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
@@ -713,7 +708,7 @@ export function createCollector(deps: CollectorDeps) {
       // unrevoked and no entry; the admin's retry revokes at the CA again (a no-op there) and then the row.
       const existing = await mustGet(orgId, id);
       const serials = existing.certificate_expires_at === null || existing.revoked_at !== null ? [] : await (await openAuthority()).revoke({ sensorId: id });
-      const revoked = await audited(() =>
+      const revoked = await retryingLockConflicts(() =>
         store.revoke(orgId, id, (tx, record) => deps.audit.append(orgId, { actor, action: 'sensor.revoked', target: id, outcome: 'success', details: { name: record.name, certificates_revoked: serials } }, { tx })),
       );
       if (revoked === null) throw new SvcError('NOT_FOUND', { details: { resource: 'sensor', id: id.slice(0, 64) } });
