@@ -47,6 +47,14 @@ async function attacks(org: { orgId: string; apiKey: string }, count: number): P
     requestIds.push(answer.headers['x-request-id'] as string);
   }
   await context.services.detection.flush();
+  // Each block's audit entry is chained in the background (audit/block-writer.ts, batched up to
+  // 50 ms): waited for here, so that a sink change made next comes after them in the chain. Without
+  // it, an audit stream added next could count them as waiting, had they been chained between the
+  // change's read of the chain head and its answer (once seen on PostgreSQL: pending.audit 3).
+  await until('the blocks audited', async () => {
+    const audited = new Set((await context.services.audit.list(org.orgId, { action: 'threat.blocked' })).map((record) => record.target));
+    return requestIds.every((id) => audited.has(id));
+  });
   const rows = await context.services.db.withOrg(org.orgId, (tx) => tx.query<{ id: string }>('SELECT id::text FROM threat_events WHERE request_id = ANY($1)', [requestIds]));
   expect(rows.rows).toHaveLength(count);
   return rows.rows.map((row) => row.id);
