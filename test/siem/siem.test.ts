@@ -277,6 +277,45 @@ describe('sink changes', () => {
   });
 });
 
+const onPostgres = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '';
+
+describe('sink changes racing a finding (PostgreSQL: concurrent transactions)', () => {
+  it.skipIf(!onPostgres)('leaves no finding waiting for a sink whose findings stream was taken off while the finding was being recorded', async () => {
+    const org = await context.createOrg({ plan: 'pro' });
+    const port = await freePort(); // nothing listens: every attempt is refused
+    const sink = (await api('POST', '/api/v1/siem/sinks', org.apiKey, { name: 'race', kind: 'syslog', host: '127.0.0.1', port, streams: ['findings'] })).json();
+    const { db } = context.services;
+    // The org's chain head held: the PATCH's audit entry waits for it, so its transaction stays
+    // open after it has dropped the sink's queue and taken findings off its streams.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.withOrg(org.orgId, async (tx) => {
+      await tx.query('SELECT seq FROM audit_chain_heads WHERE org_id = $1 FOR UPDATE', [org.orgId]);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const patched = api('PATCH', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey, { streams: ['audit'] });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A finding recorded meanwhile: its trigger reads the sink as it was before the PATCH.
+    const answer = await api('POST', '/api/v1/inspect', org.apiKey, { kind: 'prompt', content: `${ATTACK} (race)` });
+    expect(answer.json().decision).toBe('block');
+    const recorded = context.services.detection.flush();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    release();
+    await holder;
+    expect((await patched).statusCode).toBe(200);
+    await recorded;
+    const waiting = async () =>
+      (await db.withOrg(org.orgId, (tx) => tx.query<{ count: number }>('SELECT count(*)::int AS count FROM siem_pending WHERE sink_id = $1', [sink.id]))).rows[0]!.count;
+    await until('no finding waiting for the audit-only sink', async () => (await waiting()) === 0, 5_000);
+    const view = (await api('GET', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey)).json();
+    expect(view).toMatchObject({ streams: ['audit'], pending: { findings: 0 } });
+  }, 60_000);
+});
+
 describe('sink targets (SSRF)', () => {
   it('refuses loopback and private hosts at save unless the deployment allows private targets', async () => {
     const strict = await createTestApp({ env: { ALLOW_PRIVATE_TARGETS: 'false' } });
