@@ -297,13 +297,22 @@ describe('sink changes racing a finding (PostgreSQL: concurrent transactions)', 
       await held;
     });
     await isLocked;
+    /** Until a statement matching `pattern` waits for a lock (or 10 s: a test that proceeds early can only pass). */
+    const blockedOn = async (pattern: string) => {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        const waiting = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [pattern]);
+        if ((waiting.rows[0]?.count ?? 0) > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
     const patched = api('PATCH', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey, { streams: ['audit'] });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await blockedOn('%audit_chain_heads%');
     // A finding recorded meanwhile: its trigger reads the sink as it was before the PATCH.
     const answer = await api('POST', '/api/v1/inspect', org.apiKey, { kind: 'prompt', content: `${ATTACK} (race)` });
     expect(answer.json().decision).toBe('block');
     const recorded = context.services.detection.flush();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await blockedOn('%threat_events%');
     release();
     await holder;
     expect((await patched).statusCode).toBe(200);
