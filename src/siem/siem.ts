@@ -235,7 +235,11 @@ export function createSiem(deps: SiemDeps): Siem {
 
   const view = async (tx: Queryable, row: SinkRow): Promise<SinkView> => {
     const streams = streamsOf(row);
-    const pendingFindings = await tx.query<{ count: number }>('SELECT count(*)::int AS count FROM siem_pending WHERE sink_id = $1', [row.id]);
+    // Only what will be sent: a row left for a sink that does not stream findings (or is disabled) by
+    // a finding recorded while the sink was changed is dropped, not waiting (loadBatch, update).
+    const pendingFindings = streams.includes('findings') && row.enabled
+      ? await tx.query<{ count: number }>('SELECT count(*)::int AS count FROM siem_pending WHERE sink_id = $1', [row.id])
+      : { rows: [{ count: 0 }] };
     let pendingAudit = 0;
     if (streams.includes('audit') && row.enabled) {
       const head = await tx.query<{ seq: string }>('SELECT seq::text FROM audit_chain_heads WHERE org_id = $1', [row.org_id]);
@@ -292,7 +296,19 @@ export function createSiem(deps: SiemDeps): Siem {
     return db.withOrg(row.org_id, async (tx) => {
       const items: SiemRecord[] = [];
       const eventIds: string[] = [];
-      if (streams.includes('findings')) {
+      // A finding recorded while its sink's change (findings taken off its streams) was in flight
+      // is queued by the trigger from the sink as it was before the change (the trigger's read does
+      // not wait for the change's lock; only its foreign key check does, and that passes once the
+      // change commits): the row is left behind, the sink due for ever. Dropped here, at the sink's
+      // next pass, as the change itself dropped the rows it found (review-37). The sink's streams
+      // are read again by the statement, not taken from the claim: a change that added findings
+      // since, and the findings queued after it, are both seen, and kept.
+      if (!streams.includes('findings')) {
+        await tx.query(
+          `DELETE FROM siem_pending p USING siem_sinks s WHERE p.sink_id = $1 AND s.id = p.sink_id AND NOT s.streams @> '["findings"]'::jsonb`,
+          [row.id],
+        );
+      } else {
         const findings = await tx.query<{
           event_id: string; id: string | null; request_id: string; occurred_at: Date; pillar: string; kind: string; threat_score: number; decision: string;
           patterns: FindingRecord['patterns'] | string; session_id: string | null; gateway_id: string | null; details: Record<string, unknown> | string;
@@ -535,8 +551,10 @@ export function createSiem(deps: SiemDeps): Siem {
         }
         if (changes.enabled === true && !current.enabled) {
           if (current.disabled_reason === 'plan') throw new SvcError('PLAN_UPGRADE_REQUIRED', { details: { feature: 'siem_export', required_plan: 'pro' } });
-          // Re-enabled: from the chain's head on, and retried at once.
+          // Re-enabled: from the chain's head on, and retried at once. Findings start from now too:
+          // a row a finding recorded while the sink was being disabled left behind is dropped.
           resetCursor = true;
+          await tx.query('DELETE FROM siem_pending WHERE sink_id = $1', [id]);
           sets.push('enabled = true', 'disabled_reason = NULL', 'consecutive_failures = 0', 'next_attempt_at = now()');
         } else if (changes.enabled === false && current.enabled) {
           sets.push('enabled = false', `disabled_reason = 'manual'`);
@@ -569,6 +587,8 @@ export function createSiem(deps: SiemDeps): Siem {
         await tx.query(`UPDATE siem_sinks SET enabled = false, disabled_reason = 'plan', updated_at = now() WHERE org_id = $1 AND enabled`, [orgId]);
         return;
       }
+      // Re-enabled from now on: rows a finding recorded while the downgrade was in flight left behind are dropped.
+      await tx.query(`DELETE FROM siem_pending WHERE sink_id IN (SELECT id FROM siem_sinks WHERE org_id = $1 AND NOT enabled AND disabled_reason = 'plan')`, [orgId]);
       await tx.query(
         `UPDATE siem_sinks SET enabled = true, disabled_reason = NULL, consecutive_failures = 0, next_attempt_at = now(), updated_at = now(),
                 audit_cursor = coalesce((SELECT seq FROM audit_chain_heads WHERE org_id = $1), 0)

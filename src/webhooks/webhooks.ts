@@ -23,7 +23,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'undici';
-import type { Database } from '../platform/db/index.ts';
+import type { Database, Queryable } from '../platform/db/index.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JobQueue } from '../platform/queue.ts';
@@ -222,16 +222,26 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     return row;
   };
 
-  const releaseHeld = async (orgId: string, endpointId: string) => {
-    const now = new Date();
-    const released = await db.withOrg(orgId, (tx) =>
-      tx.query<{ id: string; attempts: number }>(
-        `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = $2, lease_until = NULL
-          WHERE endpoint_id = $1 AND state = 'held' RETURNING id::text, attempts`,
-        [endpointId, now.toISOString()],
-      ),
+  /** Makes an endpoint's held deliveries pending again, in the caller's transaction (queued by enqueueReleased after its commit). */
+  const releaseHeld = async (tx: Queryable, endpointId: string, now: Date): Promise<{ id: string; attempts: number; at: number }[]> => {
+    const released = await tx.query<{ id: string; attempts: number }>(
+      `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = $2, lease_until = NULL
+        WHERE endpoint_id = $1 AND state = 'held' RETURNING id::text, attempts`,
+      [endpointId, now.toISOString()],
     );
-    for (const row of released.rows) await enqueue({ deliveryId: row.id, orgId }, 0, `${row.id}_${row.attempts + 1}_${now.getTime()}`);
+    return released.rows.map((row) => ({ id: row.id, attempts: row.attempts, at: now.getTime() }));
+  };
+
+  /**
+   * Queues deliveries released by a committed change. The change is stored: a queue failure is a
+   * warning, not the answer's failure (the rows are pending and due, so the periodic sweep queues them).
+   */
+  const enqueueReleased = async (orgId: string, released: readonly { id: string; attempts: number; at: number }[]) => {
+    try {
+      for (const row of released) await enqueue({ deliveryId: row.id, orgId }, 0, `${row.id}_${row.attempts + 1}_${row.at}`);
+    } catch (error) {
+      logger.warn({ org_id: orgId, deliveries: released.length, message: error instanceof Error ? error.message.slice(0, 200) : null }, 'webhook enqueue failed; the sweep will retry');
+    }
   };
 
   // ------------------------------------------------------------------------------ delivery
@@ -591,16 +601,22 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         return unchanged;
       }
       sets.push('updated_at = now()');
-      const updated = await db.withOrg(orgId, async (tx) => {
+      // The deliveries held while the endpoint was paused are released in the re-enable's own
+      // transaction: a lost lock conflict rolls back both, and the caller's retry of the whole call
+      // (retryingLockConflicts) makes both again. Released in a transaction of their own after the
+      // commit, a conflict there had the retry find the endpoint active already: the held deliveries
+      // stayed held for good, and the re-enable was audited twice (review-37).
+      const { view: updated, released } = await db.withOrg(orgId, async (tx) => {
         const result = await tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params);
         const row = result.rows[0];
         if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
         const view = endpointView(row);
+        const released = reenable ? await releaseHeld(tx, id, new Date()) : [];
         await within(tx, view);
-        return view;
+        return { view, released };
       });
       gate.forget(orgId);
-      if (reenable) await releaseHeld(orgId, id);
+      await enqueueReleased(orgId, released);
       return updated;
     },
 

@@ -47,6 +47,14 @@ async function attacks(org: { orgId: string; apiKey: string }, count: number): P
     requestIds.push(answer.headers['x-request-id'] as string);
   }
   await context.services.detection.flush();
+  // Each block's audit entry is chained in the background (audit/block-writer.ts, batched up to
+  // 50 ms): waited for here, so that a sink change made next comes after them in the chain. Without
+  // it, an audit stream added next could count them as waiting, had they been chained between the
+  // change's read of the chain head and its answer (once seen on PostgreSQL: pending.audit 3).
+  await until('the blocks audited', async () => {
+    const audited = new Set((await context.services.audit.list(org.orgId, { action: 'threat.blocked' })).map((record) => record.target));
+    return requestIds.every((id) => audited.has(id));
+  });
   const rows = await context.services.db.withOrg(org.orgId, (tx) => tx.query<{ id: string }>('SELECT id::text FROM threat_events WHERE request_id = ANY($1)', [requestIds]));
   expect(rows.rows).toHaveLength(count);
   return rows.rows.map((row) => row.id);
@@ -267,6 +275,54 @@ describe('sink changes', () => {
     const enabled = await api('PATCH', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey, { enabled: true, streams: ['findings', 'audit'] });
     expect(enabled.json()).toMatchObject({ enabled: true, state: 'active', pending: { findings: 0, audit: 0 } });
   });
+});
+
+const onPostgres = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== '';
+
+describe('sink changes racing a finding (PostgreSQL: concurrent transactions)', () => {
+  it.skipIf(!onPostgres)('leaves no finding waiting for a sink whose findings stream was taken off while the finding was being recorded', async () => {
+    const org = await context.createOrg({ plan: 'pro' });
+    const port = await freePort(); // nothing listens: every attempt is refused
+    const sink = (await api('POST', '/api/v1/siem/sinks', org.apiKey, { name: 'race', kind: 'syslog', host: '127.0.0.1', port, streams: ['findings'] })).json();
+    const { db } = context.services;
+    // The org's chain head held: the PATCH's audit entry waits for it, so its transaction stays
+    // open after it has dropped the sink's queue and taken findings off its streams.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.withOrg(org.orgId, async (tx) => {
+      await tx.query('SELECT seq FROM audit_chain_heads WHERE org_id = $1 FOR UPDATE', [org.orgId]);
+      locked();
+      await held;
+    });
+    await isLocked;
+    /** Until a statement matching `pattern` waits for a lock (or 10 s: a test that proceeds early can only pass). */
+    const blockedOn = async (pattern: string) => {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        const waiting = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [pattern]);
+        if ((waiting.rows[0]?.count ?? 0) > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const patched = api('PATCH', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey, { streams: ['audit'] });
+    await blockedOn('%audit_chain_heads%');
+    // A finding recorded meanwhile: its trigger reads the sink as it was before the PATCH.
+    const answer = await api('POST', '/api/v1/inspect', org.apiKey, { kind: 'prompt', content: `${ATTACK} (race)` });
+    expect(answer.json().decision).toBe('block');
+    const recorded = context.services.detection.flush();
+    await blockedOn('%threat_events%');
+    release();
+    await holder;
+    expect((await patched).statusCode).toBe(200);
+    await recorded;
+    const waiting = async () =>
+      (await db.withOrg(org.orgId, (tx) => tx.query<{ count: number }>('SELECT count(*)::int AS count FROM siem_pending WHERE sink_id = $1', [sink.id]))).rows[0]!.count;
+    await until('no finding waiting for the audit-only sink', async () => (await waiting()) === 0, 5_000);
+    const view = (await api('GET', `/api/v1/siem/sinks/${sink.id as string}`, org.apiKey)).json();
+    expect(view).toMatchObject({ streams: ['audit'], pending: { findings: 0 } });
+  }, 60_000);
 });
 
 describe('sink targets (SSRF)', () => {
