@@ -345,7 +345,8 @@ export function createAccounts(deps: {
     },
 
     /** Creates an org (Starter trial unless a plan is given) and its first admin key (live). */
-    async createOrg(input: { name: string; plan?: Plan }) {
+    /** Creates an org and its initial admin key; `within` (e.g. the CLI's org.created entry) runs in their transaction. */
+    async createOrg(input: { name: string; plan?: Plan }, within: WithinWrite<{ org: OrgRecord; key: ApiKeyRecord }> = noWithin) {
       if (input.name.trim() === '' || input.name.length > 200) {
         throw new SvcError('VALIDATION_FAILED', { details: { field: 'name' }, message: 'name must be 1 to 200 characters' });
       }
@@ -355,6 +356,7 @@ export function createAccounts(deps: {
       return db.transaction(async (tx) => {
         const org = await createOrgIn(tx, input);
         const { key, apiKey } = await insertKey(tx, org, { scope: 'admin', keyClass: 'live', name: 'initial admin key' });
+        await within(tx, { org, key });
         return { org, key, apiKey };
       });
     },

@@ -16,9 +16,11 @@ export { databaseOutage, lockConflict };
  * Makes the next `times` appends of an entry whose action is `action` fail with `failure` before
  * anything is written (the rest go through to the real chain, in the caller's transaction when it
  * gives one). A failure thrown inside a caller's transaction rolls back what it wrote, as the real
- * chain's would. Restored by `vi.restoreAllMocks()`.
+ * chain's would. Replaces the stand-in of an earlier call; restored by `vi.restoreAllMocks()`.
  */
 export function failAppends(audit: AuditLog, action: string, times: number, failure: () => Error = databaseOutage): void {
+  // A stand-in set before is taken away first (a spy of a spy would call itself).
+  if (vi.isMockFunction(audit.append)) audit.append.mockRestore();
   const real = audit.append.bind(audit);
   let left = times;
   vi.spyOn(audit, 'append').mockImplementation(async (orgId: string, entry: AuditEntryInput, options?: { tx?: Queryable; now?: Date }) => {
