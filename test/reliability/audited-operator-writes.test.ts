@@ -50,7 +50,7 @@ describe("the CLI's changes and their audit entries are stored together or not a
     const name = `cli-${randomUUID().slice(0, 8)}`;
     const named = async () => (await context.services.accounts.listKeys(org.orgId)).filter((key) => key.name === name);
     failAppends(context.services.audit, 'api_key.created', times, failure);
-    await expect(runCommand(context.services, 'key create', { org: org.orgId, scope: 'read', name })).rejects.toMatchObject({ code: failure().code });
+    await expect(runCommand(context.services, 'key create', { org: org.orgId, scope: 'read', name })).rejects.toMatchObject({ code: (failure() as Error & { code: string }).code });
     // Before: the key was stored (and usable) with no entry.
     expect(await named()).toEqual([]);
     vi.restoreAllMocks();

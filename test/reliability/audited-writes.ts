@@ -20,7 +20,8 @@ export { databaseOutage, lockConflict };
  */
 export function failAppends(audit: AuditLog, action: string, times: number, failure: () => Error = databaseOutage): void {
   // A stand-in set before is taken away first (a spy of a spy would call itself).
-  if (vi.isMockFunction(audit.append)) audit.append.mockRestore();
+  const current = audit.append;
+  if (vi.isMockFunction(current)) current.mockRestore();
   const real = audit.append.bind(audit);
   let left = times;
   vi.spyOn(audit, 'append').mockImplementation(async (orgId: string, entry: AuditEntryInput, options?: { tx?: Queryable; now?: Date }) => {
