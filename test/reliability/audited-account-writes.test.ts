@@ -155,3 +155,31 @@ describe('account changes and their audit entries are stored together or not at 
     expect((await context.services.accounts.getOrg(org.orgId))?.trial_ends_at).toBe(before?.trial_ends_at);
   });
 });
+
+describe('an invitation whose e-mail cannot be delivered', () => {
+  let context: TestContext;
+  let owner: Person;
+  beforeAll(async () => {
+    // Nothing listens on port 1: every delivery is refused at once.
+    context = await createTestApp({ env: { SMTP_URL: 'smtp://127.0.0.1:1', SMTP_FROM: 'svc test <svc@example.test>' } });
+    owner = await register(context);
+  }, 60_000);
+  afterAll(async () => context.close());
+
+  it('is stored with its user.invited entry and then revoked with a user.invitation_revoked entry saying why', async () => {
+    const email = `viewer-${randomUUID().slice(0, 8)}@example.com`;
+    const answer = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(owner.token), payload: { email, role: 'viewer' } });
+    expect(answer.statusCode).toBe(502);
+    expect(answer.json().error.code).toBe('EMAIL_DELIVERY_FAILED');
+    const [invitation] = (await context.services.accounts.members.listInvitations(owner.orgId)).filter((listed) => listed.email === email);
+    expect(invitation?.status).toBe('revoked');
+    const trail = await context.services.db.withOrg(owner.orgId, (tx) =>
+      tx.query<{ action: string; details: Record<string, unknown> }>('SELECT action, details FROM audit_log WHERE target = $1 ORDER BY seq', [invitation!.invitation_id]),
+    );
+    // Before: nothing was chained, although the invitation had been stored.
+    expect(trail.rows.map((row) => [row.action, row.details.reason ?? null])).toEqual([
+      ['user.invited', null],
+      ['user.invitation_revoked', 'delivery_failed'],
+    ]);
+  });
+});
