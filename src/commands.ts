@@ -5,7 +5,8 @@
 import type { ParseArgsConfig } from 'node:util';
 import { KEY_CLASSES, PLANS, ROLES, SCOPES, type KeyClass, type Plan, type Role, type Scope } from './accounts/index.ts';
 import { runAuditVerify } from './audit/index.ts';
-import { migrate } from './platform/db/index.ts';
+import { retryingLockConflicts } from './platform/db/failures.ts';
+import { migrate, type Queryable } from './platform/db/index.ts';
 import { SvcError } from './platform/errors.ts';
 import type { Services } from './services.ts';
 
@@ -23,9 +24,13 @@ interface CommandSpec {
   run(services: Services, options: Options): Promise<CommandResult>;
 }
 
-/** Operator changes made through the CLI go to the org's audit chain with actor "cli". */
-function auditCli(services: Services, orgId: string, action: string, target: string, details: Record<string, unknown> = {}) {
-  return services.audit.append(orgId, { actor: 'cli', action, target, outcome: 'success', details });
+/**
+ * Operator changes made through the CLI go to the org's audit chain with actor "cli", appended in
+ * the change's own transaction (`tx`): the change and its entry are stored together or not at all.
+ * The commands run the whole under retryingLockConflicts.
+ */
+function auditCli(services: Services, tx: Queryable, orgId: string, action: string, target: string, details: Record<string, unknown> = {}) {
+  return services.audit.append(orgId, { actor: 'cli', action, target, outcome: 'success', details }, { tx });
 }
 
 function required(options: Options, name: string): string {
@@ -68,8 +73,11 @@ export const commandSpecs: Record<string, CommandSpec> = {
     options: { name: { type: 'string' }, plan: { type: 'string' } },
     async run(services, options) {
       const plan = options.plan === undefined ? undefined : oneOf<Plan>(options, 'plan', PLANS);
-      const { org, key, apiKey } = await services.accounts.createOrg({ name: required(options, 'name'), ...(plan ? { plan } : {}) });
-      await auditCli(services, org.id, 'org.created', org.id, { plan: org.plan, initial_key_id: key.key_id });
+      const { org, apiKey } = await retryingLockConflicts(() =>
+        services.accounts.createOrg({ name: required(options, 'name'), ...(plan ? { plan } : {}) }, (tx, created) =>
+          auditCli(services, tx, created.org.id, 'org.created', created.org.id, { plan: created.org.plan, initial_key_id: created.key.key_id }),
+        ),
+      );
       return {
         json: { org_id: org.id, org_tag: org.tag, plan: org.plan, trial_ends_at: org.trial_ends_at, api_key: apiKey },
         text: `org ${org.id} (${org.tag}) plan ${org.plan}\nadmin key (shown once): ${apiKey}`,
@@ -82,14 +90,17 @@ export const commandSpecs: Record<string, CommandSpec> = {
     async run(services, options) {
       const orgId = uuid(options, 'org');
       const plan = oneOf<Plan>(options, 'plan', PLANS);
-      const result = await services.accounts.changePlan(orgId, plan);
-      await auditCli(services, orgId, 'org.plan_changed', orgId, {
-        from: result.previous.plan,
-        from_effective: result.previous.effective_plan,
-        to: result.org.plan,
-        change: result.change,
-        trial_ends_at_before: result.previous.trial_ends_at,
-      });
+      const result = await retryingLockConflicts(() =>
+        services.accounts.changePlan(orgId, plan, (tx, changed) =>
+          auditCli(services, tx, orgId, 'org.plan_changed', orgId, {
+            from: changed.previous.plan,
+            from_effective: changed.previous.effective_plan,
+            to: changed.org.plan,
+            change: changed.change,
+            trial_ends_at_before: changed.previous.trial_ends_at,
+          }),
+        ),
+      );
       return {
         json: { org: result.org, previous: result.previous, change: result.change },
         text: `org ${orgId}: ${result.previous.effective_plan} → ${result.org.plan} (${result.change})`,
@@ -124,8 +135,9 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const keyClass = oneOf<KeyClass>(options, 'class', KEY_CLASSES, 'live');
       const name = typeof options.name === 'string' ? options.name : null;
       const orgId = uuid(options, 'org');
-      const { key, apiKey } = await services.accounts.createKey(orgId, { scope, keyClass, name, createdBy: 'cli' });
-      await auditCli(services, orgId, 'api_key.created', key.key_id, { scope, class: keyClass });
+      const { key, apiKey } = await retryingLockConflicts(() =>
+        services.accounts.createKey(orgId, { scope, keyClass, name, createdBy: 'cli' }, (tx, created) => auditCli(services, tx, orgId, 'api_key.created', created.key_id, { scope, class: keyClass })),
+      );
       return { json: { key_id: key.key_id, api_key: apiKey, scope: key.scope, class: key.class }, text: `key ${key.key_id} (${scope}, ${keyClass}): ${apiKey}` };
     },
   },
@@ -142,8 +154,8 @@ export const commandSpecs: Record<string, CommandSpec> = {
     options: { org: { type: 'string' }, key: { type: 'string' } },
     async run(services, options) {
       const orgId = uuid(options, 'org');
-      const key = await services.accounts.revokeKey(orgId, uuid(options, 'key'));
-      await auditCli(services, orgId, 'api_key.revoked', key.key_id);
+      const keyId = uuid(options, 'key');
+      const key = await retryingLockConflicts(() => services.accounts.revokeKey(orgId, keyId, (tx, revoked) => auditCli(services, tx, orgId, 'api_key.revoked', revoked.key_id)));
       return { json: { ...key }, text: `revoked ${key.key_id}` };
     },
   },
@@ -155,8 +167,11 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const role = oneOf<Role>(options, 'role', ROLES);
       const user = await services.accounts.members.findByEmail(orgId, required(options, 'email'));
       if (user === null) throw new SvcError('NOT_FOUND', { message: 'No user with this e-mail in the org.', details: { resource: 'user' } });
-      const { user: changed, previousRole } = await services.accounts.members.changeRole(orgId, 'operator', user.user_id, role);
-      if (previousRole !== changed.role) await auditCli(services, orgId, 'user.role_changed', changed.user_id, { from: previousRole, to: changed.role });
+      const { user: changed, previousRole } = await retryingLockConflicts(() =>
+        services.accounts.members.changeRole(orgId, 'operator', user.user_id, role, async (tx, result) => {
+          if (result.previousRole !== result.user.role) await auditCli(services, tx, orgId, 'user.role_changed', result.user.user_id, { from: result.previousRole, to: result.user.role });
+        }),
+      );
       return { json: { ...changed, previous_role: previousRole }, text: `${changed.email}: ${previousRole} → ${changed.role}` };
     },
   },
@@ -167,8 +182,11 @@ export const commandSpecs: Record<string, CommandSpec> = {
       const baseUrl = typeof options['base-url'] === 'string' ? options['base-url'] : null;
       if (baseUrl !== null) await services.checkTarget(baseUrl, 'base-url');
       const orgId = uuid(options, 'org');
-      const record = await services.accounts.providerKeys.set(orgId, required(options, 'provider'), required(options, 'key'), baseUrl);
-      await auditCli(services, orgId, 'provider_key.set', record.provider, { base_url: record.base_url });
+      const provider = required(options, 'provider');
+      const key = required(options, 'key');
+      const record = await retryingLockConflicts(() =>
+        services.accounts.providerKeys.set(orgId, provider, key, baseUrl, (tx, stored) => auditCli(services, tx, orgId, 'provider_key.set', stored.provider, { base_url: stored.base_url })),
+      );
       return { json: { ...record }, text: `stored ${record.provider} key ${record.key}` };
     },
   },

@@ -18,6 +18,7 @@ import { PROVIDER_CATALOGUE } from '../platform/providers.ts';
 import { decrypt, encrypt, encryptionKeyFrom, mask, randomBase62, safeEqual, sha256Hex } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { isDatabaseOutage } from '../platform/db/failures.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { AuthContext, KeyClass, Role, Scope } from './access.ts';
@@ -80,6 +81,13 @@ export type Accounts = ReturnType<typeof createAccounts>;
 
 /** How a plan change moved the org (from the plan in force before it). */
 export type PlanChange = 'upgrade' | 'downgrade' | 'trial_conversion' | 'unchanged';
+
+/** What a plan change answers: the org after it, its plan before, and the kind of change. */
+export interface PlanChangeResult {
+  org: OrgRecord;
+  previous: { plan: Plan; effective_plan: Plan; trial_ends_at: string | null };
+  change: PlanChange;
+}
 
 /** Runs inside a plan change's transaction (e.g. SIEM export disables its sinks on a plan without it). */
 export type PlanChangeListener = (tx: Queryable, orgId: string, plan: Plan) => Promise<void>;
@@ -265,7 +273,7 @@ export function createAccounts(deps: {
      * the API or an operator through the CLI. There is no payment processor: the plan is what the
      * operator sets. The new plan has no trial (a trial org that gets a plan is converted).
      */
-    async changePlan(orgId: string, plan: Plan): Promise<{ org: OrgRecord; previous: { plan: Plan; effective_plan: Plan; trial_ends_at: string | null }; change: PlanChange }> {
+    async changePlan(orgId: string, plan: Plan, within: WithinWrite<PlanChangeResult> = noWithin): Promise<PlanChangeResult> {
       if (!(PLANS as readonly string[]).includes(plan)) {
         throw new SvcError('VALIDATION_FAILED', { details: { field: 'plan', allowed: [...PLANS] }, message: `plan must be one of ${PLANS.join(', ')}` });
       }
@@ -287,7 +295,9 @@ export function createAccounts(deps: {
                   : 'trial_conversion';
         const updated = await tx.query('UPDATE orgs SET plan = $2, trial_started_at = NULL, trial_ends_at = NULL WHERE id = $1 RETURNING *', [orgId, plan]);
         for (const listener of planListeners) await listener(tx, orgId, plan);
-        return { org: orgRow(updated.rows[0]!), previous: { plan: before.plan, effective_plan: before.effective_plan, trial_ends_at: before.trial_ends_at }, change };
+        const changed: PlanChangeResult = { org: orgRow(updated.rows[0]!), previous: { plan: before.plan, effective_plan: before.effective_plan, trial_ends_at: before.trial_ends_at }, change };
+        await within(tx, changed);
+        return changed;
       });
       forgetOrg(orgId);
       accounts.findings.forget(orgId);
@@ -335,7 +345,8 @@ export function createAccounts(deps: {
     },
 
     /** Creates an org (Starter trial unless a plan is given) and its first admin key (live). */
-    async createOrg(input: { name: string; plan?: Plan }) {
+    /** Creates an org and its initial admin key; `within` (e.g. the CLI's org.created entry) runs in their transaction. */
+    async createOrg(input: { name: string; plan?: Plan }, within: WithinWrite<{ org: OrgRecord; key: ApiKeyRecord }> = noWithin) {
       if (input.name.trim() === '' || input.name.length > 200) {
         throw new SvcError('VALIDATION_FAILED', { details: { field: 'name' }, message: 'name must be 1 to 200 characters' });
       }
@@ -345,6 +356,7 @@ export function createAccounts(deps: {
       return db.transaction(async (tx) => {
         const org = await createOrgIn(tx, input);
         const { key, apiKey } = await insertKey(tx, org, { scope: 'admin', keyClass: 'live', name: 'initial admin key' });
+        await within(tx, { org, key });
         return { org, key, apiKey };
       });
     },
@@ -360,7 +372,7 @@ export function createAccounts(deps: {
       return result.rows.map(orgRow);
     },
 
-    async extendTrial(orgId: string, days: number): Promise<OrgRecord> {
+    async extendTrial(orgId: string, days: number, within: WithinWrite<OrgRecord> = noWithin): Promise<OrgRecord> {
       return db.withOrg(orgId, async (tx) => {
         const result = await tx.query('SELECT * FROM orgs WHERE id = $1 FOR UPDATE', [orgId]);
         const row = result.rows[0];
@@ -375,16 +387,23 @@ export function createAccounts(deps: {
           throw new SvcError('TRIAL_LIMIT');
         }
         const updated = await tx.query('UPDATE orgs SET trial_ends_at = $2 WHERE id = $1 RETURNING *', [orgId, next]);
-        return orgRow(updated.rows[0]!);
+        const extended = orgRow(updated.rows[0]!);
+        await within(tx, extended);
+        return extended;
       });
     },
 
-    /** Creates a key; createdBy names its creator (the audit actor form: user:<id>, api_key:<id>, cli). */
-    async createKey(orgId: string, input: { scope: Scope; keyClass: KeyClass; name?: string | null; createdBy?: string | null }) {
+    /**
+     * Creates a key; createdBy names its creator (the audit actor form: user:<id>, api_key:<id>, cli).
+     * `within` (its audit entry) runs in the key's transaction: a failure of it stores no key.
+     */
+    async createKey(orgId: string, input: { scope: Scope; keyClass: KeyClass; name?: string | null; createdBy?: string | null }, within: WithinWrite<ApiKeyRecord> = noWithin) {
       return db.withOrg(orgId, async (tx) => {
         const org = await tx.query<{ id: string; tag: string }>('SELECT id, tag FROM orgs WHERE id = $1', [orgId]);
         if (!org.rows[0]) throw new SvcError('NOT_FOUND', { message: 'No such organization.' });
-        return insertKey(tx, org.rows[0], input);
+        const created = await insertKey(tx, org.rows[0], input);
+        await within(tx, created.key);
+        return created;
       });
     },
 
@@ -407,10 +426,13 @@ export function createAccounts(deps: {
      * while revoked_at is null); a key already revoked is 409 CONFLICT (reason already_revoked,
      * with its revoked_at), an unknown one 404.
      */
-    async revokeKey(orgId: string, keyId: string): Promise<ApiKeyRecord> {
+    async revokeKey(orgId: string, keyId: string, within: WithinWrite<ApiKeyRecord> = noWithin): Promise<ApiKeyRecord> {
       const result = await db.withOrg(orgId, async (tx) => {
         const updated = await tx.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING *', [keyId]);
-        if (updated.rows[0] !== undefined) return updated;
+        if (updated.rows[0] !== undefined) {
+          await within(tx, keyRow(updated.rows[0]));
+          return updated;
+        }
         const existing = await tx.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
         const revokedAt = existing.rows[0]?.revoked_at;
         if (revokedAt === undefined || revokedAt === null) throw new SvcError('NOT_FOUND', { details: { resource: 'api_key' } });
@@ -482,7 +504,7 @@ export function createAccounts(deps: {
     },
 
     providerKeys: {
-      async set(orgId: string, provider: string, key: string, baseUrl: string | null): Promise<ProviderKeyRecord> {
+      async set(orgId: string, provider: string, key: string, baseUrl: string | null, within: WithinWrite<ProviderKeyRecord> = noWithin): Promise<ProviderKeyRecord> {
         if (!PROVIDER_IDS.includes(provider)) {
           throw new SvcError('VALIDATION_FAILED', { details: { field: 'provider' }, message: `unknown provider ${provider}` });
         }
@@ -494,23 +516,26 @@ export function createAccounts(deps: {
           throw new SvcError('VALIDATION_FAILED', { details: { field: 'key', reason: placeholder }, message: 'key looks like a placeholder (an ellipsis, "<…>" or "your-key"), not a provider key' });
         }
         const ciphertext = encrypt(encryptionKey, key, `${orgId}:${provider}`);
-        const result = await db.withOrg(orgId, (tx) =>
-          tx.query(
+        const stored = await db.withOrg(orgId, async (tx) => {
+          const result = await tx.query(
             `INSERT INTO provider_keys (id, org_id, provider, ciphertext, last4, base_url) VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (org_id, provider) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, last4 = EXCLUDED.last4,
                base_url = EXCLUDED.base_url, updated_at = now()
              RETURNING provider, last4, base_url, updated_at`,
             [randomUUID(), orgId, provider, ciphertext, key.length >= 20 ? key.slice(-4) : '', baseUrl] /* the mask shows the last four only of a key long enough */,
-          ),
-        );
+          );
+          const row = result.rows[0]!;
+          const record: ProviderKeyRecord = {
+            provider: row.provider as string,
+            key: mask(row.last4 as string),
+            base_url: (row.base_url as string | null) ?? null,
+            updated_at: (row.updated_at as Date).toISOString(),
+          };
+          await within(tx, record);
+          return record;
+        });
         providerKeyCache.delete(`${orgId}:${provider}`);
-        const row = result.rows[0]!;
-        return {
-          provider: row.provider as string,
-          key: mask(row.last4 as string),
-          base_url: (row.base_url as string | null) ?? null,
-          updated_at: (row.updated_at as Date).toISOString(),
-        };
+        return stored;
       },
 
       /** The decrypted key for a call upstream (cached 30 s), or null when none is stored. */
@@ -539,10 +564,16 @@ export function createAccounts(deps: {
         }));
       },
 
-      async remove(orgId: string, provider: string): Promise<boolean> {
-        const result = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM provider_keys WHERE provider = $1 RETURNING provider', [provider]));
+      /** Removes a provider's key; `within` runs in the delete's transaction, only when there was one. */
+      async remove(orgId: string, provider: string, within: WithinWrite<string> = noWithin): Promise<boolean> {
+        const removed = await db.withOrg(orgId, async (tx) => {
+          const result = await tx.query('DELETE FROM provider_keys WHERE provider = $1 RETURNING provider', [provider]);
+          if (result.rows.length === 0) return false;
+          await within(tx, provider);
+          return true;
+        });
         providerKeyCache.delete(`${orgId}:${provider}`);
-        return result.rows.length > 0;
+        return removed;
       },
     },
 

@@ -16,6 +16,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { ADMIN_ROLES, requireRole, roleAllows, type AuthContext, type Role } from './access.ts';
@@ -45,6 +46,15 @@ export interface InvitationRecord {
 }
 
 export type Members = ReturnType<typeof createMembers>;
+
+/** An accepted invitation: the user it created. */
+export interface AcceptedInvitation {
+  userId: string;
+  orgId: string;
+  role: Role;
+  email: string;
+  invitationId: string;
+}
 
 function userRow(row: Record<string, unknown>): UserRecord {
   return {
@@ -137,9 +147,16 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
      * Invites an e-mail address with a role. Sent by SMTP when configured (the link is then never
      * returned); otherwise the link is returned once, for the admin to hand over. An earlier
      * pending invitation of the same address in the org is revoked. A failed delivery revokes the
-     * new invitation and answers 502 EMAIL_DELIVERY_FAILED.
+     * new invitation and answers 502 EMAIL_DELIVERY_FAILED. `within` runs in the invitation's
+     * transaction (its audit entry, with how it is delivered), `undelivered` in the revocation's
+     * after a failed delivery.
      */
-    async invite(caller: AuthContext, input: { email: string; role: Role; orgName: string }) {
+    async invite(
+      caller: AuthContext,
+      input: { email: string; role: Role; orgName: string },
+      within: WithinWrite<{ invitation: InvitationRecord; delivery: 'not_configured' | 'sent' }> = noWithin,
+      undelivered: WithinWrite<InvitationRecord> = noWithin,
+    ) {
       superAdminGuard(caller, [input.role], 'invite_super_admin');
       const email = input.email.trim().toLowerCase();
       const taken = await db.query('SELECT 1 FROM users WHERE lower(email) = $1', [email]);
@@ -161,6 +178,7 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
           `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
           [id, caller.orgId, email, input.role, sha256Hex(token), invitedBy, expiresAt],
         );
+        await within(tx, { invitation: invitationRow(inserted.rows[0]!), delivery: mailer === null ? 'not_configured' : 'sent' });
         return inserted.rows[0]!;
       });
       const acceptUrl = `${config.publicUrl}/dashboard/accept-invitation#token=${token}`;
@@ -168,7 +186,10 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
       try {
         await mailer.sendInvitation({ to: email, orgName: input.orgName, role: input.role, acceptUrl, expiresAt });
       } catch (error) {
-        await db.withOrg(caller.orgId, (tx) => tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1', [id]));
+        await db.withOrg(caller.orgId, async (tx) => {
+          const revoked = await tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1 RETURNING *', [id]);
+          if (revoked.rows[0] !== undefined) await undelivered(tx, invitationRow(revoked.rows[0]));
+        });
         throw new SvcError('EMAIL_DELIVERY_FAILED', { cause: error, details: { reason: (error as { code?: string }).code ?? 'send_failed' } });
       }
       return { invitation: invitationRow(row), delivery: 'sent' as const, acceptUrl: null };
@@ -181,10 +202,14 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
     },
 
     /** Revokes a pending invitation: NOT_FOUND when unknown, 409 INVITATION_USED when accepted. */
-    async revokeInvitation(orgId: string, invitationId: string): Promise<InvitationRecord> {
+    async revokeInvitation(orgId: string, invitationId: string, within: WithinWrite<InvitationRecord> = noWithin): Promise<InvitationRecord> {
       return db.withOrg(orgId, async (tx) => {
         const updated = await tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1 AND accepted_at IS NULL AND revoked_at IS NULL RETURNING *', [invitationId]);
-        if (updated.rows[0] !== undefined) return invitationRow(updated.rows[0]);
+        if (updated.rows[0] !== undefined) {
+          const revoked = invitationRow(updated.rows[0]);
+          await within(tx, revoked);
+          return revoked;
+        }
         const existing = await tx.query('SELECT accepted_at FROM invitations WHERE id = $1', [invitationId]);
         if (existing.rows[0] === undefined || existing.rows[0].accepted_at === null) throw new SvcError('NOT_FOUND', { details: { resource: 'invitation' } });
         throw new SvcError('INVITATION_USED');
@@ -197,7 +222,7 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
      * or lost the right to grant the role), 410 INVITATION_EXPIRED,
      * 409 INVITATION_USED (accepted before), 409 EMAIL_TAKEN (the address signed up meanwhile).
      */
-    async accept(token: string, password: string): Promise<{ userId: string; orgId: string; role: Role; email: string; invitationId: string }> {
+    async accept(token: string, password: string, within: WithinWrite<AcceptedInvitation> = noWithin): Promise<AcceptedInvitation> {
       let invitationId: string;
       let orgId: string;
       try {
@@ -234,7 +259,9 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
             row.role,
           ]);
           await tx.query('UPDATE invitations SET accepted_at = now(), accepted_user_id = $2 WHERE id = $1', [invitationId, userId]);
-          return { userId, orgId, role: row.role as Role, email, invitationId };
+          const accepted: AcceptedInvitation = { userId, orgId, role: row.role as Role, email, invitationId };
+          await within(tx, accepted);
+          return accepted;
         });
       } catch (error) {
         if ((error as { code?: string }).code === '23505') throw new SvcError('EMAIL_TAKEN');
@@ -246,7 +273,7 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
      * Changes a user's role; the user's open sessions take the new role at their next request.
      * 409 LAST_ADMIN when it would leave the org without an administrator.
      */
-    async changeRole(orgId: string, caller: AuthContext | 'operator', userId: string, role: Role): Promise<{ user: UserRecord; previousRole: Role }> {
+    async changeRole(orgId: string, caller: AuthContext | 'operator', userId: string, role: Role, within: WithinWrite<{ user: UserRecord; previousRole: Role }> = noWithin): Promise<{ user: UserRecord; previousRole: Role }> {
       return db.withOrg(orgId, async (tx) => {
         const { target, admins } = await lockTarget(tx, userId);
         const previousRole = target.role as Role;
@@ -256,12 +283,14 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
         }
         const updated = await tx.query('UPDATE users SET role = $2 WHERE id = $1 RETURNING id, email, role, created_at, last_login_at', [userId, role]);
         await tx.query('UPDATE user_sessions SET role = $2 WHERE user_id = $1 AND revoked_at IS NULL', [userId, role]);
-        return { user: userRow(updated.rows[0]!), previousRole };
+        const changed = { user: userRow(updated.rows[0]!), previousRole };
+        await within(tx, changed);
+        return changed;
       });
     },
 
     /** Removes a user from the org and revokes all their sessions. 409 LAST_ADMIN for the last administrator. */
-    async remove(caller: AuthContext, userId: string): Promise<{ user: UserRecord; sessionsRevoked: number }> {
+    async remove(caller: AuthContext, userId: string, within: WithinWrite<{ user: UserRecord; sessionsRevoked: number }> = noWithin): Promise<{ user: UserRecord; sessionsRevoked: number }> {
       return db.withOrg(caller.orgId, async (tx) => {
         const { target, admins } = await lockTarget(tx, userId);
         const role = target.role as Role;
@@ -269,23 +298,30 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
         if (ADMIN_ROLES.includes(role) && admins <= 1) throw new SvcError('LAST_ADMIN', { details: { user_id: userId, role } });
         const revoked = await tx.query('UPDATE user_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING id', [userId]);
         await tx.query('DELETE FROM users WHERE id = $1', [userId]);
-        return { user: userRow(target), sessionsRevoked: revoked.rows.length };
+        const removed = { user: userRow(target), sessionsRevoked: revoked.rows.length };
+        await within(tx, removed);
+        return removed;
       });
     },
 
     /**
      * Changes the caller's password after checking the current one (403 PASSWORD_INCORRECT), and
-     * revokes every session of the user. Returns how many sessions were revoked.
+     * revokes every session of the user, in one transaction with `within` (its audit entry, given
+     * how many sessions were revoked). Returns how many sessions were revoked.
      */
-    async changePassword(orgId: string, userId: string, current: string, next: string): Promise<number> {
+    async changePassword(orgId: string, userId: string, current: string, next: string, within: WithinWrite<number> = noWithin): Promise<number> {
       const found = await db.withOrg(orgId, (tx) => tx.query('SELECT password_hash FROM users WHERE id = $1', [userId]));
       const stored = found.rows[0]?.password_hash as string | null | undefined;
       if (stored === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'user' } });
       const ok = stored !== null && (await argonVerify(stored, current).catch(() => false));
       if (!ok) throw new SvcError('PASSWORD_INCORRECT');
       const passwordHash = await argonHash(next);
-      await db.withOrg(orgId, (tx) => tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]));
-      return sessions.revokeUser(orgId, userId);
+      return db.withOrg(orgId, async (tx) => {
+        await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+        const revoked = await sessions.revokeUserIn(tx, userId);
+        await within(tx, revoked);
+        return revoked;
+      });
     },
   };
 }

@@ -9,6 +9,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/index.ts';
 import type { FeatureFlags } from '../platform/config.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
+import type { Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Metrics } from '../platform/metrics.ts';
@@ -78,16 +80,23 @@ const FEATURE_VARIABLES: ReadonlyArray<[keyof FeatureFlags, string, string]> = [
 
 export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, services) => {
   const { accounts, audit } = services;
-  /** Key and configuration changes are written to the org's audit chain. */
-  const record = (request: FastifyRequest, action: string, target: string | null, details: Record<string, unknown> = {}) => {
+  /**
+   * Key and configuration changes are written to the org's audit chain, in the change's own
+   * transaction (`tx`): the change and its entry are stored together or not at all.
+   */
+  const record = (tx: Queryable, request: FastifyRequest, action: string, target: string | null, details: Record<string, unknown> = {}) => {
     const caller = auth(request);
-    return audit.append(caller.orgId, {
-      actor: auditActor(caller),
-      action,
-      target,
-      outcome: 'success',
-      details: { request_id: request.id, ...details },
-    });
+    return audit.append(
+      caller.orgId,
+      {
+        actor: auditActor(caller),
+        action,
+        target,
+        outcome: 'success',
+        details: { request_id: request.id, ...details },
+      },
+      { tx },
+    );
   };
 
   app.post(
@@ -187,9 +196,9 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
       },
     },
     async (request) => {
-      const org = await accounts.extendTrial(auth(request).orgId, request.body.days);
-      await record(request, 'org.trial_extended', org.id, { days: request.body.days, trial_ends_at: org.trial_ends_at });
-      return org;
+      return retryingLockConflicts(() =>
+        accounts.extendTrial(auth(request).orgId, request.body.days, (tx, org) => record(tx, request, 'org.trial_extended', org.id, { days: request.body.days, trial_ends_at: org.trial_ends_at })),
+      );
     },
   );
 
@@ -220,14 +229,17 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
     async (request) => {
       const caller = auth(request);
       if (caller.role !== 'super_admin') throw new SvcError('ROLE_INSUFFICIENT', { details: { required_role: 'super_admin', role: caller.role } });
-      const result = await accounts.changePlan(caller.orgId, request.body.plan);
-      await record(request, 'org.plan_changed', caller.orgId, {
-        from: result.previous.plan,
-        from_effective: result.previous.effective_plan,
-        to: result.org.plan,
-        change: result.change,
-        trial_ends_at_before: result.previous.trial_ends_at,
-      });
+      const result = await retryingLockConflicts(() =>
+        accounts.changePlan(caller.orgId, request.body.plan, (tx, changed) =>
+          record(tx, request, 'org.plan_changed', caller.orgId, {
+            from: changed.previous.plan,
+            from_effective: changed.previous.effective_plan,
+            to: changed.org.plan,
+            change: changed.change,
+            trial_ends_at_before: changed.previous.trial_ends_at,
+          }),
+        ),
+      );
       return { org: result.org, previous: result.previous, change: result.change };
     },
   );
@@ -254,13 +266,13 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
       if (caller.kind === 'api_key' && caller.keyClass !== 'live' && (request.body.class ?? 'live') !== caller.keyClass) {
         throw new SvcError('KEY_CLASS_FORBIDDEN', { details: { field: 'body.class', key_class: caller.keyClass, allowed: [caller.keyClass] } });
       }
-      const { key, apiKey } = await accounts.createKey(caller.orgId, {
-        scope: request.body.scope,
-        keyClass: request.body.class ?? 'live',
-        name: request.body.name ?? null,
-        createdBy: auditActor(caller),
-      });
-      await record(request, 'api_key.created', key.key_id, { scope: key.scope, class: key.class });
+      const { key, apiKey } = await retryingLockConflicts(() =>
+        accounts.createKey(
+          caller.orgId,
+          { scope: request.body.scope, keyClass: request.body.class ?? 'live', name: request.body.name ?? null, createdBy: auditActor(caller) },
+          (tx, created) => record(tx, request, 'api_key.created', created.key_id, { scope: created.scope, class: created.class }),
+        ),
+      );
       reply.status(201);
       return { ...key, api_key: apiKey };
     },
@@ -274,9 +286,7 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
     '/api/v1/keys/:id',
     { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ id: Type.String({ format: 'uuid' }) }), response: { 200: ApiKey } } },
     async (request) => {
-      const key = await accounts.revokeKey(auth(request).orgId, request.params.id);
-      await record(request, 'api_key.revoked', key.key_id);
-      return key;
+      return retryingLockConflicts(() => accounts.revokeKey(auth(request).orgId, request.params.id, (tx, key) => record(tx, request, 'api_key.revoked', key.key_id)));
     },
   );
 
@@ -297,9 +307,9 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
     async (request) => {
       const baseUrl = request.body.base_url ?? null;
       if (baseUrl !== null) await services.checkTarget(baseUrl, 'base_url');
-      const stored = await accounts.providerKeys.set(auth(request).orgId, request.params.provider, request.body.key, baseUrl);
-      await record(request, 'provider_key.set', stored.provider, { base_url: stored.base_url });
-      return stored;
+      return retryingLockConflicts(() =>
+        accounts.providerKeys.set(auth(request).orgId, request.params.provider, request.body.key, baseUrl, (tx, stored) => record(tx, request, 'provider_key.set', stored.provider, { base_url: stored.base_url })),
+      );
     },
   );
 
@@ -311,8 +321,10 @@ export const accountRoutes: RoutesPlugin<AccountRoutesOptions> = async (app, ser
     '/api/v1/providers/:provider/key',
     { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: Type.Object({ provider: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$' }) }) } },
     async (request, reply) => {
-      if (!(await accounts.providerKeys.remove(auth(request).orgId, request.params.provider))) throw new SvcError('NOT_FOUND');
-      await record(request, 'provider_key.removed', request.params.provider);
+      const removed = await retryingLockConflicts(() =>
+        accounts.providerKeys.remove(auth(request).orgId, request.params.provider, (tx, provider) => record(tx, request, 'provider_key.removed', provider)),
+      );
+      if (!removed) throw new SvcError('NOT_FOUND');
       reply.status(204);
     },
   );

@@ -17,7 +17,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { safeEqual } from '../platform/crypto.ts';
-import type { Database } from '../platform/db/index.ts';
+import type { Database, Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { effectivePlan, type Plan } from './plans.ts';
@@ -51,6 +51,12 @@ export interface SessionState {
 }
 
 export type Sessions = ReturnType<typeof createSessions>;
+
+/** Revokes every open session of a user in `tx`; returns how many were revoked. */
+async function revokeUserIn(tx: Queryable, userId: string): Promise<number> {
+  const result = await tx.query('UPDATE user_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING id', [userId]);
+  return result.rows.length;
+}
 
 export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
   const { db, config } = deps;
@@ -192,8 +198,9 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
 
     /** Revokes every active session of a user; returns how many. */
     async revokeUser(orgId: string, userId: string): Promise<number> {
-      const result = await db.withOrg(orgId, (tx) => tx.query('UPDATE user_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING id', [userId]));
-      return result.rows.length;
+      return db.withOrg(orgId, (tx) => revokeUserIn(tx, userId));
     },
+    /** revokeUser in the caller's transaction (a password change and its audit entry). */
+    revokeUserIn,
   };
 }

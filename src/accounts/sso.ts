@@ -18,10 +18,11 @@ import { X509Certificate, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
 import * as oidc from 'openid-client';
-import type { AuditLog } from '../audit/index.ts';
+import type { AuditEntryInput, AuditLog } from '../audit/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { decrypt, encrypt, encryptionKeyFrom, mask, sha256Hex } from '../platform/crypto.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Accounts, Role } from './accounts.ts';
@@ -91,22 +92,33 @@ export function createSso(deps: {
     const row = result.rows[0];
     return row === undefined ? null : { settings: row.settings as T, secret: (row.secret_ciphertext as string | null) ?? null, updatedAt: new Date(row.updated_at as Date).toISOString() };
   };
-  const save = async (orgId: string, kind: 'oidc' | 'saml', settings: object, secret: string | null) => {
-    const result = await db.withOrg(orgId, (tx) =>
-      tx.query(
-        `INSERT INTO sso_connections (org_id, kind, settings, secret_ciphertext) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (org_id, kind) DO UPDATE SET settings = $3, secret_ciphertext = $4, updated_at = now() RETURNING updated_at`,
-        [orgId, kind, JSON.stringify(settings), secret],
-      ),
+  /**
+   * Saves a connection with its audit entry (`entry`) in one transaction: a failure of the append
+   * stores neither; a lost lock conflict is tried again whole (retryingLockConflicts).
+   */
+  const save = async (orgId: string, kind: 'oidc' | 'saml', settings: object, secret: string | null, entry: AuditEntryInput) =>
+    retryingLockConflicts(() =>
+      db.withOrg(orgId, async (tx) => {
+        const result = await tx.query(
+          `INSERT INTO sso_connections (org_id, kind, settings, secret_ciphertext) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (org_id, kind) DO UPDATE SET settings = $3, secret_ciphertext = $4, updated_at = now() RETURNING updated_at`,
+          [orgId, kind, JSON.stringify(settings), secret],
+        );
+        await audit.append(orgId, entry, { tx });
+        return new Date(result.rows[0]!.updated_at as Date).toISOString();
+      }),
     );
-    return new Date(result.rows[0]!.updated_at as Date).toISOString();
-  };
   const remove = async (orgId: string, kind: 'oidc' | 'saml', actor: string) => {
-    const result = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM sso_connections WHERE kind = $1 RETURNING kind', [kind]));
-    if (result.rows.length === 0) return false;
-    discovered.delete(orgId);
-    await audit.append(orgId, { actor, action: `sso.${kind}.removed`, target: orgId, outcome: 'success', details: {} });
-    return true;
+    const removed = await retryingLockConflicts(() =>
+      db.withOrg(orgId, async (tx) => {
+        const result = await tx.query('DELETE FROM sso_connections WHERE kind = $1 RETURNING kind', [kind]);
+        if (result.rows.length === 0) return false;
+        await audit.append(orgId, { actor, action: `sso.${kind}.removed`, target: orgId, outcome: 'success', details: {} }, { tx });
+        return true;
+      }),
+    );
+    if (removed) discovered.delete(orgId);
+    return removed;
   };
 
   const planOf = async (orgId: string): Promise<Plan> => {
@@ -178,15 +190,19 @@ export function createSso(deps: {
       throw new SvcError('SSO_DOMAIN_NOT_ALLOWED', { details: { reason: 'domain', domain } });
     }
     const userId = randomUUID();
+    // The new user and its user.created entry are one transaction: a failure of the append (an
+    // outage, a lock conflict that persists) creates no user, and the sign-in answers as on an outage.
     try {
-      await db.withOrg(orgId, (tx) =>
-        tx.query('INSERT INTO users (id, org_id, email, password_hash, role, last_login_at) VALUES ($1, $2, $3, NULL, $4, now())', [userId, orgId, email, settings.default_role]),
+      await retryingLockConflicts(() =>
+        db.withOrg(orgId, async (tx) => {
+          await tx.query('INSERT INTO users (id, org_id, email, password_hash, role, last_login_at) VALUES ($1, $2, $3, NULL, $4, now())', [userId, orgId, email, settings.default_role]);
+          await audit.append(orgId, { actor: `sso:${method}`, action: 'user.created', target: userId, outcome: 'success', details: { method, role: settings.default_role, domain } }, { tx });
+        }),
       );
     } catch (error) {
       if ((error as { code?: string }).code === '23505') throw new SvcError('CONFLICT', { message: 'A user with this e-mail was created meanwhile; sign in again.', details: { reason: 'email_taken' } });
       throw error;
     }
-    await audit.append(orgId, { actor: `sso:${method}`, action: 'user.created', target: userId, outcome: 'success', details: { method, role: settings.default_role, domain } });
     return { userId, orgId, role: settings.default_role };
   };
 
@@ -229,9 +245,14 @@ export function createSso(deps: {
           if (error instanceof SvcError) throw error;
           throw new SvcError('VALIDATION_FAILED', { message: "The issuer's OpenID configuration could not be read, or names another issuer.", details: { field: 'issuer', reason: 'discovery_failed' } });
         }
-        const updatedAt = await save(orgId, 'oidc', settings, encrypt(encryptionKey, secret, secretContext(orgId)));
+        const updatedAt = await save(orgId, 'oidc', settings, encrypt(encryptionKey, secret, secretContext(orgId)), {
+          actor,
+          action: 'sso.oidc.set',
+          target: settings.issuer,
+          outcome: 'success',
+          details: { issuer: settings.issuer, client_id: settings.client_id, allowed_domains: settings.allowed_domains, default_role: settings.default_role },
+        });
         discovered.delete(orgId);
-        await audit.append(orgId, { actor, action: 'sso.oidc.set', target: settings.issuer, outcome: 'success', details: { issuer: settings.issuer, client_id: settings.client_id, allowed_domains: settings.allowed_domains, default_role: settings.default_role } });
         return oidcView(settings, secret, updatedAt);
       },
 
@@ -328,8 +349,13 @@ export function createSso(deps: {
           sp_entity_id: input.sp_entity_id,
           acs_url: input.acs_url,
         };
-        const updatedAt = await save(orgId, 'saml', settings, null);
-        await audit.append(orgId, { actor, action: 'sso.saml.set', target: settings.idp_entity_id, outcome: 'success', details: { idp_entity_id: settings.idp_entity_id, sso_url: settings.sso_url, allowed_domains: settings.allowed_domains, default_role: settings.default_role } });
+        const updatedAt = await save(orgId, 'saml', settings, null, {
+          actor,
+          action: 'sso.saml.set',
+          target: settings.idp_entity_id,
+          outcome: 'success',
+          details: { idp_entity_id: settings.idp_entity_id, sso_url: settings.sso_url, allowed_domains: settings.allowed_domains, default_role: settings.default_role },
+        });
         return { ...settings, updated_at: updatedAt };
       },
 

@@ -19,6 +19,7 @@ import QRCode from 'qrcode';
 import type { AuditLog } from '../audit/index.ts';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { decrypt, encrypt, encryptionKeyFrom, safeEqual, sha256Hex } from '../platform/crypto.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { deriveSecret } from '../platform/secrets.ts';
@@ -94,12 +95,20 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       if (row.totp_secret === null) throw new SvcError('CONFLICT', { message: 'Start an enrolment first (POST /api/v1/auth/totp/enroll).', details: { reason: 'not_enrolled' } });
       const result = await check(decrypt(encryptionKey, row.totp_secret, context(user.userId)), code, null, now());
       if (result === null) throw new SvcError('MFA_CODE_INVALID', { details: { reason: 'wrong_code' } });
-      const updated = await db.withOrg(user.orgId, (tx) =>
-        tx.query<{ totp_enabled_at: Date }>('UPDATE users SET totp_enabled_at = now(), totp_last_step = $2 WHERE id = $1 AND totp_enabled_at IS NULL RETURNING totp_enabled_at', [user.userId, result]),
+      // Activated with its audit entry in one transaction: a failure of the append leaves TOTP
+      // pending (the user confirms again); a lost lock conflict is tried again whole.
+      const enabledAt = await retryingLockConflicts(() =>
+        db.withOrg(user.orgId, async (tx) => {
+          const updated = await tx.query<{ totp_enabled_at: Date }>('UPDATE users SET totp_enabled_at = now(), totp_last_step = $2 WHERE id = $1 AND totp_enabled_at IS NULL RETURNING totp_enabled_at', [
+            user.userId,
+            result,
+          ]);
+          const enabled = updated.rows[0]?.totp_enabled_at;
+          if (enabled === undefined) throw new SvcError('CONFLICT', { message: 'TOTP is already active.', details: { reason: 'totp_active' } });
+          await audit.append(user.orgId, { actor: `user:${user.userId}`, action: 'user.totp.enrolled', target: user.userId, outcome: 'success', details: { recovery_codes: RECOVERY_CODE_COUNT } }, { tx });
+          return enabled;
+        }),
       );
-      const enabledAt = updated.rows[0]?.totp_enabled_at;
-      if (enabledAt === undefined) throw new SvcError('CONFLICT', { message: 'TOTP is already active.', details: { reason: 'totp_active' } });
-      await audit.append(user.orgId, { actor: `user:${user.userId}`, action: 'user.totp.enrolled', target: user.userId, outcome: 'success', details: { recovery_codes: RECOVERY_CODE_COUNT } });
       return { enabled_at: new Date(enabledAt).toISOString() };
     },
 
@@ -207,18 +216,20 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
      * an admin must not be able to take a super_admin's second factor away.
      */
     async reset(orgId: string, userId: string, actor: string, caller?: AuthContext): Promise<void> {
-      const result = await db.withOrg(orgId, async (tx) => {
-        const target = await tx.query('SELECT role FROM users WHERE id = $1 FOR UPDATE', [userId]);
-        if (target.rows[0]?.role === 'super_admin' && caller !== undefined) requireRole(caller, 'super_admin', 'reset_super_admin_totp');
-        const updated = await tx.query(
-          'UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL, totp_failures = 0, totp_locked_until = NULL WHERE id = $1 RETURNING id',
-          [userId],
-        );
-        await tx.query('DELETE FROM user_recovery_codes WHERE user_id = $1', [userId]);
-        return updated;
-      });
-      if (result.rows.length === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'user' } });
-      await audit.append(orgId, { actor, action: 'user.totp.reset', target: userId, outcome: 'success', details: {} });
+      // The reset and its audit entry are one transaction (a second factor never disappears unrecorded).
+      await retryingLockConflicts(() =>
+        db.withOrg(orgId, async (tx) => {
+          const target = await tx.query('SELECT role FROM users WHERE id = $1 FOR UPDATE', [userId]);
+          if (target.rows[0]?.role === 'super_admin' && caller !== undefined) requireRole(caller, 'super_admin', 'reset_super_admin_totp');
+          const updated = await tx.query(
+            'UPDATE users SET totp_secret = NULL, totp_enabled_at = NULL, totp_last_step = NULL, totp_failures = 0, totp_locked_until = NULL WHERE id = $1 RETURNING id',
+            [userId],
+          );
+          if (updated.rows.length === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'user' } });
+          await tx.query('DELETE FROM user_recovery_codes WHERE user_id = $1', [userId]);
+          await audit.append(orgId, { actor, action: 'user.totp.reset', target: userId, outcome: 'success', details: {} }, { tx });
+        }),
+      );
     },
   };
 }

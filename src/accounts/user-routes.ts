@@ -5,6 +5,8 @@
  * signed link is the credential); the session routes need a dashboard session.
  */
 import { Type } from '@sinclair/typebox';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
+import type { Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import { ROLES, type AuthContext } from './access.ts';
@@ -34,11 +36,15 @@ function sessionOf(request: CallerRequest): AuthContext & { sessionId: string; u
 export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = async (app, services) => {
   const { accounts, audit } = services;
   const { members, sessions } = accounts;
-  const record = (request: CallerRequest, action: string, target: string | null, details: Record<string, unknown> = {}, actor?: { orgId: string; name: string }) => {
+  /**
+   * A change's audit entry, appended in the change's own transaction (`tx`): the change and its
+   * entry are stored together or not at all (the routes run the whole under retryingLockConflicts).
+   */
+  const record = (tx: Queryable, request: CallerRequest, action: string, target: string | null, details: Record<string, unknown> = {}, actor?: { orgId: string; name: string }) => {
     const caller = request.auth;
     const orgId = actor?.orgId ?? caller?.orgId;
     if (orgId === undefined) return Promise.resolve();
-    return audit.append(orgId, { actor: actor?.name ?? auditActor(caller), action, target, outcome: 'success', details: { request_id: request.id, ...details } }).then(() => undefined);
+    return audit.append(orgId, { actor: actor?.name ?? auditActor(caller), action, target, outcome: 'success', details: { request_id: request.id, ...details } }, { tx }).then(() => undefined);
   };
 
   app.get('/api/v1/users', { config: { scope: 'read' }, schema: { tags: ['accounts'] } }, async (request) => ({
@@ -52,15 +58,19 @@ export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = 
       schema: { tags: ['accounts'], params: IdParams, body: Type.Object({ role: RoleSchema }, { additionalProperties: false }) },
     },
     async (request) => {
-      const { user, previousRole } = await members.changeRole(auth(request).orgId, auth(request), request.params.id, request.body.role);
-      if (previousRole !== user.role) await record(request, 'user.role_changed', user.user_id, { from: previousRole, to: user.role });
+      const { user } = await retryingLockConflicts(() =>
+        members.changeRole(auth(request).orgId, auth(request), request.params.id, request.body.role, async (tx, changed) => {
+          if (changed.previousRole !== changed.user.role) await record(tx, request, 'user.role_changed', changed.user.user_id, { from: changed.previousRole, to: changed.user.role });
+        }),
+      );
       return user;
     },
   );
 
   app.delete('/api/v1/users/:id', { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: IdParams } }, async (request, reply) => {
-    const { user, sessionsRevoked } = await members.remove(auth(request), request.params.id);
-    await record(request, 'user.removed', user.user_id, { role: user.role, sessions_revoked: sessionsRevoked });
+    await retryingLockConflicts(() =>
+      members.remove(auth(request), request.params.id, (tx, { user, sessionsRevoked }) => record(tx, request, 'user.removed', user.user_id, { role: user.role, sessions_revoked: sessionsRevoked })),
+    );
     reply.status(204);
   });
 
@@ -78,8 +88,15 @@ export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = 
       const caller = auth(request);
       const org = await accounts.getOrg(caller.orgId);
       if (org === null) throw new SvcError('NOT_FOUND');
-      const { invitation, delivery, acceptUrl } = await members.invite(caller, { email: request.body.email, role: request.body.role, orgName: org.name });
-      await record(request, 'user.invited', invitation.invitation_id, { email: invitation.email, role: invitation.role, delivery, expires_at: invitation.expires_at });
+      const { invitation, delivery, acceptUrl } = await retryingLockConflicts(() =>
+        members.invite(
+          caller,
+          { email: request.body.email, role: request.body.role, orgName: org.name },
+          (tx, invited) => record(tx, request, 'user.invited', invited.invitation.invitation_id, { email: invited.invitation.email, role: invited.invitation.role, delivery: invited.delivery, expires_at: invited.invitation.expires_at }),
+          // The e-mail was not delivered: the invitation is revoked with an entry saying why.
+          (tx, revoked) => record(tx, request, 'user.invitation_revoked', revoked.invitation_id, { email: revoked.email, role: revoked.role, reason: 'delivery_failed' }),
+        ),
+      );
       reply.status(201);
       return { ...invitation, delivery, accept_url: acceptUrl };
     },
@@ -90,9 +107,9 @@ export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = 
   }));
 
   app.delete('/api/v1/users/invitations/:id', { config: { scope: 'admin' }, schema: { tags: ['accounts'], params: IdParams } }, async (request) => {
-    const invitation = await members.revokeInvitation(auth(request).orgId, request.params.id);
-    await record(request, 'user.invitation_revoked', invitation.invitation_id, { email: invitation.email, role: invitation.role });
-    return invitation;
+    return retryingLockConflicts(() =>
+      members.revokeInvitation(auth(request).orgId, request.params.id, (tx, invitation) => record(tx, request, 'user.invitation_revoked', invitation.invitation_id, { email: invitation.email, role: invitation.role })),
+    );
   });
 
   app.post(
@@ -107,8 +124,11 @@ export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = 
     },
     async (request, reply) => {
       await strictTier(services, request, reply, 'invitation', LOGIN_POLICY, 'LOGIN_BLOCKED');
-      const accepted = await members.accept(request.body.token, request.body.password);
-      await record(request, 'user.invitation_accepted', accepted.invitationId, { user_id: accepted.userId, role: accepted.role }, { orgId: accepted.orgId, name: `user:${accepted.userId}` });
+      const accepted = await retryingLockConflicts(() =>
+        members.accept(request.body.token, request.body.password, (tx, user) =>
+          record(tx, request, 'user.invitation_accepted', user.invitationId, { user_id: user.userId, role: user.role }, { orgId: user.orgId, name: `user:${user.userId}` }),
+        ),
+      );
       const body = await finishSignIn(request, reply, { userId: accepted.userId, orgId: accepted.orgId, role: accepted.role }, 'invite');
       reply.status(201);
       return { ...body, email: accepted.email };
@@ -158,8 +178,9 @@ export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = 
       const caller = sessionOf(request);
       // The strict sign-in tier, per user: the current password cannot be guessed through here.
       await strictTier(services, request, reply, 'password', LOGIN_POLICY, 'LOGIN_BLOCKED', caller.userId);
-      const revoked = await members.changePassword(caller.orgId, caller.userId, request.body.current_password, request.body.new_password);
-      await record(request, 'user.password_changed', caller.userId, { sessions_revoked: revoked });
+      await retryingLockConflicts(() =>
+        members.changePassword(caller.orgId, caller.userId, request.body.current_password, request.body.new_password, (tx, revoked) => record(tx, request, 'user.password_changed', caller.userId, { sessions_revoked: revoked })),
+      );
       return finishSignIn(request, reply, { userId: caller.userId, orgId: caller.orgId, role: caller.role ?? 'viewer' }, 'password');
     },
   );

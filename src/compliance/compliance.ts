@@ -12,7 +12,7 @@
 import { Gauge } from 'prom-client';
 import type { AuditEntryInput, AuditLog } from '../audit/index.ts';
 import type { Cache } from '../platform/cache.ts';
-import type { Database } from '../platform/db/index.ts';
+import type { Database, Queryable } from '../platform/db/index.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { JobQueue } from '../platform/queue.ts';
@@ -60,8 +60,8 @@ export interface Compliance {
   readonly unlearning: Unlearning;
   readonly exporter: AuditExporter;
   riskTolerance(orgId: string): Promise<{ thresholds: ToleranceEntry[]; measured_at: string }>;
-  /** Appends one entry to the org's audit chain (one per compliance call). */
-  record(orgId: string, entry: AuditEntryInput): Promise<void>;
+  /** Appends one entry to the org's audit chain (one per compliance call); in `options.tx` when given (the call's write). */
+  record(orgId: string, entry: AuditEntryInput, options?: { tx?: Queryable }): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -140,8 +140,8 @@ export function createCompliance(deps: ComplianceDeps): Compliance {
     unlearning,
     exporter,
     riskTolerance: (orgId) => riskTolerance({ db, ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }) }, orgId),
-    async record(orgId, entry) {
-      await audit.append(orgId, entry);
+    async record(orgId, entry, options = {}) {
+      await audit.append(orgId, entry, options);
     },
     async start() {
       const resumed = await unlearning.start();

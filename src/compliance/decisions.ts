@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { CatalogModel, ModelCatalog } from './models.ts';
 import { APPEAL_MACHINE, nextState, type AppealStatus } from './states.ts';
@@ -152,13 +153,14 @@ function appealView(row: AppealRow, humanReviewContact: string | null): Appeal {
 
 export interface Decisions {
   get(orgId: string, decisionId: string): Promise<DecisionView>;
-  updateExplainability(orgId: string, decisionId: string, input: NotesInput, actor: string): Promise<DecisionView>;
+  /** The write methods take `within`, run in their transaction after the write (the call's audit entry). */
+  updateExplainability(orgId: string, decisionId: string, input: NotesInput, actor: string, within?: WithinWrite<unknown>): Promise<DecisionView>;
   appeal(orgId: string, decisionId: string): Promise<Appeal>;
-  fileAppeal(orgId: string, decisionId: string, input: { reason: string; contact?: string }, actor: string): Promise<Appeal>;
-  reviewAppeal(orgId: string, decisionId: string, actor: string): Promise<Appeal>;
-  resolveAppeal(orgId: string, decisionId: string, input: { outcome: 'upheld' | 'overturned'; resolution: string }, actor: string): Promise<Appeal>;
+  fileAppeal(orgId: string, decisionId: string, input: { reason: string; contact?: string }, actor: string, within?: WithinWrite<unknown>): Promise<Appeal>;
+  reviewAppeal(orgId: string, decisionId: string, actor: string, within?: WithinWrite<unknown>): Promise<Appeal>;
+  resolveAppeal(orgId: string, decisionId: string, input: { outcome: 'upheld' | 'overturned'; resolution: string }, actor: string, within?: WithinWrite<unknown>): Promise<Appeal>;
   riskAssessment(orgId: string, id: string): Promise<RiskAssessment>;
-  explain(orgId: string, decisionId: string): Promise<Explanation>;
+  explain(orgId: string, decisionId: string, within?: WithinWrite<unknown>): Promise<Explanation>;
   explanation(orgId: string, id: string): Promise<Explanation | null>;
   /** Every appeal of the org (audit export). */
   appeals(orgId: string): Promise<Appeal[]>;
@@ -222,13 +224,15 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
     return { appeal: loaded.appeal, contact: view.explainability.contact };
   };
 
-  const move = async (orgId: string, decisionId: string, step: 'review' | 'resolve', update: (tx: Queryable, to: AppealStatus) => Promise<AppealRow | undefined>): Promise<Appeal> =>
+  const move = async (orgId: string, decisionId: string, step: 'review' | 'resolve', update: (tx: Queryable, to: AppealStatus) => Promise<AppealRow | undefined>, within: WithinWrite<unknown>): Promise<Appeal> =>
     db.withOrg(orgId, async (tx) => {
       const { appeal, contact } = await appealOrThrow(tx, decisionId);
       const to = nextState(APPEAL_MACHINE, 'appeal', appeal.status, step);
       const row = await update(tx, to);
       if (row === undefined) throw new SvcError('CONFLICT', { message: 'The appeal changed meanwhile; read it again.', details: { resource: 'appeal', decision_id: decisionId } });
-      return appealView(row, contact);
+      const moved = appealView(row, contact);
+      await within(tx, moved);
+      return moved;
     });
 
   const assessDecision = async (orgId: string, view: DecisionView): Promise<RiskAssessment> => {
@@ -294,7 +298,7 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
 
   return {
     get,
-    async updateExplainability(orgId, decisionId, input, actor) {
+    async updateExplainability(orgId, decisionId, input, actor, within = noWithin) {
       await deps.flushEvidence();
       await db.withOrg(orgId, async (tx) => {
         assemble(decisionId, await load(tx, decisionId));
@@ -309,6 +313,7 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
              updated_at = now(), updated_by = $7`,
           [orgId, decisionId, input.logic_involved ?? null, input.significance ?? null, input.human_review_available ?? null, input.contact ?? null, actor, input.contact !== undefined],
         );
+        await within(tx, decisionId);
       });
       return get(orgId, decisionId);
     },
@@ -318,7 +323,7 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
         return appealView(appeal, contact);
       });
     },
-    async fileAppeal(orgId, decisionId, input, actor) {
+    async fileAppeal(orgId, decisionId, input, actor, within = noWithin) {
       await deps.flushEvidence();
       return db.withOrg(orgId, async (tx) => {
         const view = assemble(decisionId, await load(tx, decisionId));
@@ -332,14 +337,21 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
         );
         const row = inserted.rows[0];
         if (row === undefined) throw new SvcError('CONFLICT', { message: 'An appeal of this decision was already filed; read it with GET …/appeal-status.', details: { resource: 'appeal', decision_id: decisionId } });
-        return appealView(row, view.explainability.contact);
+        const filed = appealView(row, view.explainability.contact);
+        await within(tx, filed);
+        return filed;
       });
     },
-    reviewAppeal: (orgId, decisionId, actor) =>
-      move(orgId, decisionId, 'review', async (tx, to) =>
-        (await tx.query<AppealRow>(`UPDATE compliance_appeals SET status = $2, review_started_at = now(), reviewed_by = $3 WHERE decision_id = $1 AND status = 'pending' RETURNING ${APPEAL_COLUMNS}`, [decisionId, to, actor])).rows[0],
+    reviewAppeal: (orgId, decisionId, actor, within = noWithin) =>
+      move(
+        orgId,
+        decisionId,
+        'review',
+        async (tx, to) =>
+          (await tx.query<AppealRow>(`UPDATE compliance_appeals SET status = $2, review_started_at = now(), reviewed_by = $3 WHERE decision_id = $1 AND status = 'pending' RETURNING ${APPEAL_COLUMNS}`, [decisionId, to, actor])).rows[0],
+        within,
       ),
-    resolveAppeal: (orgId, decisionId, input, actor) =>
+    resolveAppeal: (orgId, decisionId, input, actor, within = noWithin) =>
       move(orgId, decisionId, 'resolve', async (tx, to) =>
         (
           await tx.query<AppealRow>(
@@ -347,6 +359,7 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
             [decisionId, to, actor, input.outcome, input.resolution],
           )
         ).rows[0],
+      within,
       ),
     async riskAssessment(orgId, id) {
       let view: DecisionView | null = null;
@@ -369,13 +382,15 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
         assessed_at: new Date().toISOString(),
       };
     },
-    async explain(orgId, decisionId) {
+    async explain(orgId, decisionId, within = noWithin) {
       const view = await get(orgId, decisionId);
       const body = buildExplanation(view);
       const id = randomUUID();
-      const created = await db.withOrg(orgId, (tx) =>
-        tx.query<{ created_at: Date }>('INSERT INTO compliance_explanations (org_id, id, decision_id, body) VALUES ($1, $2, $3, $4::jsonb) RETURNING created_at', [orgId, id, decisionId, JSON.stringify(body)]),
-      );
+      const created = await db.withOrg(orgId, async (tx) => {
+        const inserted = await tx.query<{ created_at: Date }>('INSERT INTO compliance_explanations (org_id, id, decision_id, body) VALUES ($1, $2, $3, $4::jsonb) RETURNING created_at', [orgId, id, decisionId, JSON.stringify(body)]);
+        await within(tx, id);
+        return inserted;
+      });
       return { id, created_at: created.rows[0]!.created_at.toISOString(), ...body };
     },
     async explanation(orgId, id) {

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import { GRIEVANCE_ACKNOWLEDGE_BUSINESS_DAYS, GRIEVANCE_RESPONSE_DAYS, addBusinessDays, addCalendarDays } from './business-days.ts';
 import { GRIEVANCE_MACHINE, nextState, type GrievanceMove, type GrievanceState } from './states.ts';
@@ -88,10 +89,11 @@ function view(row: GrievanceRow, now: Date): Grievance {
 }
 
 export interface Grievances {
-  submit(orgId: string, input: GrievanceInput, actor: string): Promise<Grievance>;
+  /** The write methods take `within`, run in their transaction after the write (the call's audit entry). */
+  submit(orgId: string, input: GrievanceInput, actor: string, within?: WithinWrite<unknown>): Promise<Grievance>;
   get(orgId: string, id: string): Promise<Grievance | null>;
-  review(orgId: string, id: string, actor: string): Promise<Grievance>;
-  decide(orgId: string, id: string, input: { outcome: 'upheld' | 'declined'; response: string }, actor: string): Promise<Grievance>;
+  review(orgId: string, id: string, actor: string, within?: WithinWrite<unknown>): Promise<Grievance>;
+  decide(orgId: string, id: string, input: { outcome: 'upheld' | 'declined'; response: string }, actor: string, within?: WithinWrite<unknown>): Promise<Grievance>;
   list(orgId: string): Promise<Grievance[]>;
   /** Open grievances past a due date, per org, across all orgs (owner connection; the gauge). */
   overdueByOrg(): Promise<Array<{ orgId: string; acknowledgment: number; response: number }>>;
@@ -110,21 +112,23 @@ export function createGrievances(deps: { db: Database; now?: () => Date }): Grie
     return row;
   };
 
-  const move = (orgId: string, id: string, step: GrievanceMove, apply: (tx: Queryable, to: GrievanceState, at: Date) => Promise<GrievanceRow | undefined>) =>
+  const move = (orgId: string, id: string, step: GrievanceMove, apply: (tx: Queryable, to: GrievanceState, at: Date) => Promise<GrievanceRow | undefined>, within: WithinWrite<unknown>) =>
     db.withOrg(orgId, async (tx) => {
       const row = await read(tx, id, true);
       const to = nextState(GRIEVANCE_MACHINE, 'grievance', row.state, step);
       const at = now();
       const updated = await apply(tx, to, at);
       if (updated === undefined) throw new SvcError('CONFLICT', { details: { resource: 'grievance', id } });
-      return view(updated, at);
+      const moved = view(updated, at);
+      await within(tx, moved);
+      return moved;
     });
 
   return {
-    async submit(orgId, input, actor) {
+    async submit(orgId, input, actor, within = noWithin) {
       const submittedAt = now();
-      const rows = await db.withOrg(orgId, (tx) =>
-        tx.query<GrievanceRow>(
+      const rows = await db.withOrg(orgId, async (tx) => {
+        const inserted = await tx.query<GrievanceRow>(
           `INSERT INTO compliance_grievances (org_id, id, state, category, description, contact, decision_id, submitted_at, submitted_by, acknowledge_due_at, response_due_at)
            VALUES ($1, $2, 'submitted', $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
           [
@@ -139,8 +143,10 @@ export function createGrievances(deps: { db: Database; now?: () => Date }): Grie
             addBusinessDays(submittedAt, GRIEVANCE_ACKNOWLEDGE_BUSINESS_DAYS).toISOString(),
             addCalendarDays(submittedAt, GRIEVANCE_RESPONSE_DAYS).toISOString(),
           ],
-        ),
-      );
+        );
+        await within(tx, inserted.rows[0]);
+        return inserted;
+      });
       return view(rows.rows[0]!, submittedAt);
     },
     async get(orgId, id) {
@@ -148,11 +154,16 @@ export function createGrievances(deps: { db: Database; now?: () => Date }): Grie
       const rows = await db.withOrg(orgId, (tx) => tx.query<GrievanceRow>(`SELECT ${COLUMNS} FROM compliance_grievances WHERE id = $1`, [id]));
       return rows.rows[0] === undefined ? null : view(rows.rows[0], now());
     },
-    review: (orgId, id, actor) =>
-      move(orgId, id, 'review', async (tx, to, at) =>
-        (await tx.query<GrievanceRow>(`UPDATE compliance_grievances SET state = $2, review_started_at = $3, reviewed_by = $4 WHERE id = $1 AND state = 'submitted' RETURNING ${COLUMNS}`, [id, to, at.toISOString(), actor])).rows[0],
+    review: (orgId, id, actor, within = noWithin) =>
+      move(
+        orgId,
+        id,
+        'review',
+        async (tx, to, at) =>
+          (await tx.query<GrievanceRow>(`UPDATE compliance_grievances SET state = $2, review_started_at = $3, reviewed_by = $4 WHERE id = $1 AND state = 'submitted' RETURNING ${COLUMNS}`, [id, to, at.toISOString(), actor])).rows[0],
+        within,
       ),
-    decide: (orgId, id, input, actor) =>
+    decide: (orgId, id, input, actor, within = noWithin) =>
       move(orgId, id, input.outcome === 'upheld' ? 'uphold' : 'decline', async (tx, to, at) =>
         (
           await tx.query<GrievanceRow>(
@@ -160,6 +171,7 @@ export function createGrievances(deps: { db: Database; now?: () => Date }): Grie
             [id, to, at.toISOString(), actor, input.outcome, input.response],
           )
         ).rows[0],
+      within,
       ),
     async list(orgId) {
       const rows = await db.withOrg(orgId, (tx) => tx.query<GrievanceRow>(`SELECT ${COLUMNS} FROM compliance_grievances ORDER BY submitted_at`));

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 
 export const SYSTEMIC_RISK_FLOPS = 1e25;
@@ -86,7 +87,8 @@ function view(row: ModelRow): CatalogModel {
 const COLUMNS = 'id::text, name, provider, version, training_flops, parameters, systemic_risk, details, registered_at, registered_by';
 
 export interface ModelCatalog {
-  register(orgId: string, input: ModelInput, actor: string): Promise<CatalogModel>;
+  /** `within` runs in the registration's transaction, only when the model was registered (the call's audit entry). */
+  register(orgId: string, input: ModelInput, actor: string, within?: WithinWrite<unknown>): Promise<CatalogModel>;
   list(orgId: string): Promise<CatalogModel[]>;
   get(orgId: string, id: string): Promise<CatalogModel | null>;
   /** The catalogued model a completion used (by provider and model name), if any. */
@@ -95,19 +97,21 @@ export interface ModelCatalog {
 
 export function createModelCatalog(db: Database): ModelCatalog {
   return {
-    async register(orgId, input, actor) {
+    async register(orgId, input, actor, within = noWithin) {
       if (input.training_flops === undefined && input.parameters === undefined) {
         throw new SvcError('VALIDATION_FAILED', { message: 'give training_flops or parameters (or both): systemic risk is judged on them', details: { field: 'training_flops', reason: 'required' } });
       }
       const systemic = systemicRiskReasons(input).length > 0;
       const details = { ...(input.description === undefined ? {} : { description: input.description }), ...(input.intended_use === undefined ? {} : { intended_use: input.intended_use }) };
-      const result = await db.withOrg(orgId, (tx) =>
-        tx.query<ModelRow>(
+      const result = await db.withOrg(orgId, async (tx) => {
+        const inserted = await tx.query<ModelRow>(
           `INSERT INTO compliance_models (org_id, id, name, provider, version, training_flops, parameters, systemic_risk, details, registered_by)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10) ON CONFLICT (org_id, name, version) DO NOTHING RETURNING ${COLUMNS}`,
           [orgId, randomUUID(), input.name, input.provider, input.version ?? '', input.training_flops ?? null, input.parameters ?? null, systemic, JSON.stringify(details), actor],
-        ),
-      );
+        );
+        if (inserted.rows[0] !== undefined) await within(tx, inserted.rows[0]);
+        return inserted;
+      });
       const row = result.rows[0];
       if (row === undefined) throw new SvcError('CONFLICT', { message: 'a model with this name and version is already registered', details: { resource: 'model', name: input.name, version: input.version ?? '' } });
       return view(row);

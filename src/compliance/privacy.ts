@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import type { Cache } from '../platform/cache.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { PROVIDER_CATALOGUE } from '../platform/providers.ts';
 
 export const OPT_OUT_CACHE_TTL_MS = 24 * 3_600_000;
@@ -67,7 +68,8 @@ export interface OptOut {
 const OPT_OUT_EFFECT = 'Requests that carry this subject in X-Subject-ID are answered with X-AI-Opt-Out: honoured and chained in the audit log (privacy.ai_opt_out.applied) with their request id, so automated decisions on them go to human review.';
 
 export interface Privacy {
-  optOut(orgId: string, subjectId: string, reason: string | undefined, actor: string): Promise<{ created: boolean; record: OptOut }>;
+  /** `within` runs in the opt-out's transaction (the call's audit entry), given whether it was new. */
+  optOut(orgId: string, subjectId: string, reason: string | undefined, actor: string, within?: WithinWrite<{ created: boolean }>): Promise<{ created: boolean; record: OptOut }>;
   /** The request path's check (cache first; the database on a miss; both answers cached 24 h). */
   isOptedOut(orgId: string, subjectId: string): Promise<boolean>;
   categoriesCollected(orgId: string): Promise<unknown>;
@@ -144,14 +146,18 @@ export function createPrivacy(deps: { db: Database; cache: Cache; providerEnvKey
   };
 
   return {
-    async optOut(orgId, subjectId, reason, actor) {
+    async optOut(orgId, subjectId, reason, actor, within = noWithin) {
       const result = await db.withOrg(orgId, async (tx: Queryable) => {
         const inserted = await tx.query<{ reason: string | null; created_at: Date; created_by: string }>(
           `INSERT INTO compliance_opt_outs (org_id, subject_id, reason, created_by) VALUES ($1, $2, $3, $4) ON CONFLICT (org_id, subject_id) DO NOTHING RETURNING reason, created_at, created_by`,
           [orgId, subjectId, reason ?? null, actor],
         );
-        if (inserted.rows[0] !== undefined) return { created: true, row: inserted.rows[0] };
+        if (inserted.rows[0] !== undefined) {
+          await within(tx, { created: true });
+          return { created: true, row: inserted.rows[0] };
+        }
         const existing = await tx.query<{ reason: string | null; created_at: Date; created_by: string }>('SELECT reason, created_at, created_by FROM compliance_opt_outs WHERE subject_id = $1', [subjectId]);
+        await within(tx, { created: false });
         return { created: false, row: existing.rows[0]! };
       });
       await cache.set(cacheKey(orgId, subjectId), '1', OPT_OUT_CACHE_TTL_MS);

@@ -9,6 +9,9 @@
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditEntryInput } from '../audit/index.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import { auditActor, type RoutesPlugin } from '../platform/http-plugin.ts';
 import type { Compliance } from './compliance.ts';
@@ -138,25 +141,48 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
     return url;
   };
 
+  /** The call's entry: its action, target (the :id), outcome by status, and the error code of a refusal. */
+  const entryOf = (request: FastifyRequest, name: string, status: number, code: string | null): AuditEntryInput => {
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    return {
+      actor: actorOf(request),
+      action: name,
+      target: typeof params.id === 'string' ? params.id.slice(0, 256) : null,
+      outcome: status < 400 ? 'success' : 'refused',
+      details: { status, request_id: String(request.id), method: request.method, route: request.routeOptions.url ?? null, ...(code === null ? {} : { code }) },
+    };
+  };
+  /** Calls whose success entry was stored with their write (the onSend hook writes none for them). */
+  const chainedWithWrite = new WeakSet<FastifyRequest>();
+  /**
+   * A call that changes something: its success entry (answered with `status`, read from what was
+   * written) is appended in the write's own transaction, so the change and its entry are stored
+   * together or not at all, and the whole is tried again on a lost lock conflict. A failure
+   * stores neither and reaches the client (503 for an outage); the onSend hook then chains the
+   * refusal as for any refused call.
+   */
+  const audited = async <T, W>(request: FastifyRequest, status: (written: W) => number, write: (within: WithinWrite<W>) => Promise<T>): Promise<T> => {
+    const orgId = orgOf(request);
+    const name = actions.get(`${request.method} ${request.routeOptions.url ?? ''}`);
+    if (name === undefined) return write(noWithin);
+    const result = await retryingLockConflicts(() => write((tx, written) => compliance.record(orgId, entryOf(request, name, status(written), null), { tx })));
+    chainedWithWrite.add(request);
+    return result;
+  };
+
   // One audit entry per call, written before the answer is sent (so a client that reads the
-  // chain after its answer finds it). Refused calls are written too, with their error code.
+  // chain after its answer finds it). Refused calls are written too, with their error code. A
+  // call that changed something had its entry stored with the change (audited).
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const auth = request.auth;
     if (auth === null || auth === undefined) return payload;
     const name = actions.get(`${request.method} ${request.routeOptions.url ?? ''}`);
     if (name === undefined) return payload;
     const status = reply.statusCode;
+    if (chainedWithWrite.has(request) && status < 400) return payload;
     const code = status >= 400 ? errorCodeOf(payload) : null;
-    const params = (request.params ?? {}) as Record<string, unknown>;
-    const target = typeof params.id === 'string' ? params.id.slice(0, 256) : null;
     try {
-      await compliance.record(auth.orgId, {
-        actor: actorOf(request),
-        action: name,
-        target,
-        outcome: status < 400 ? 'success' : 'refused',
-        details: { status, request_id: String(request.id), method: request.method, route: request.routeOptions.url ?? null, ...(code === null ? {} : { code }) },
-      });
+      await compliance.record(auth.orgId, entryOf(request, name, status, code));
     } catch (error) {
       request.log.error({ err: error, action: name }, 'compliance audit entry could not be written');
     }
@@ -209,7 +235,8 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
   app.patch(
     action('PATCH', '/api/v1/ai/decisions/:id/explainability', 'compliance.decision.explainability'),
     { config: { scope: 'admin' }, schema: { tags: ['compliance'], params: IdParams, body: ExplainabilityBody } },
-    async (request) => compliance.decisions.updateExplainability(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof ExplainabilityBody>, actorOf(request)),
+    async (request) =>
+      audited(request, () => 200, (within) => compliance.decisions.updateExplainability(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof ExplainabilityBody>, actorOf(request), within)),
   );
 
   app.get(action('GET', '/api/v1/ai/decisions/:id/appeal-status', 'compliance.appeal.status'), { config: { scope: 'read' }, schema: { tags: ['compliance'], params: IdParams } }, async (request) =>
@@ -220,19 +247,20 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
     action('POST', '/api/v1/ai/decisions/:id/appeal', 'compliance.appeal.file'),
     { config: { scope: 'write' }, schema: { tags: ['compliance'], params: IdParams, body: AppealBody } },
     async (request, reply) => {
-      const appeal = await compliance.decisions.fileAppeal(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof AppealBody>, actorOf(request));
+      const appeal = await audited(request, () => 201, (within) => compliance.decisions.fileAppeal(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof AppealBody>, actorOf(request), within));
       return reply.status(201).send(appeal);
     },
   );
 
   app.post(action('POST', '/api/v1/ai/decisions/:id/appeal/review', 'compliance.appeal.review'), { config: { scope: 'admin' }, schema: { tags: ['compliance'], params: IdParams } }, async (request) =>
-    compliance.decisions.reviewAppeal(orgOf(request), (request.params as { id: string }).id, actorOf(request)),
+    audited(request, () => 200, (within) => compliance.decisions.reviewAppeal(orgOf(request), (request.params as { id: string }).id, actorOf(request), within)),
   );
 
   app.post(
     action('POST', '/api/v1/ai/decisions/:id/appeal/resolve', 'compliance.appeal.resolve'),
     { config: { scope: 'admin' }, schema: { tags: ['compliance'], params: IdParams, body: AppealResolveBody } },
-    async (request) => compliance.decisions.resolveAppeal(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof AppealResolveBody>, actorOf(request)),
+    async (request) =>
+      audited(request, () => 200, (within) => compliance.decisions.resolveAppeal(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof AppealResolveBody>, actorOf(request), within)),
   );
 
   app.get(action('GET', '/api/v1/ai/risk-assessment/:id', 'compliance.risk_assessment.read'), { config: { scope: 'read' }, schema: { tags: ['compliance'], params: IdParams } }, async (request) =>
@@ -240,7 +268,7 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
   );
 
   app.post(action('POST', '/api/v1/ai/explain', 'compliance.explain.create'), { config: { scope: 'write' }, schema: { tags: ['compliance'], body: ExplainBody } }, async (request, reply) => {
-    const explanation = await compliance.decisions.explain(orgOf(request), (request.body as Static<typeof ExplainBody>).decision_id);
+    const explanation = await audited(request, () => 201, (within) => compliance.decisions.explain(orgOf(request), (request.body as Static<typeof ExplainBody>).decision_id, within));
     return reply.status(201).send(explanation);
   });
 
@@ -254,7 +282,7 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
   // --------------------------------------------------------------------- grievances (item 2)
 
   app.post(action('POST', '/api/v1/compliance/grievance', 'compliance.grievance.submit'), { config: { scope: 'write' }, schema: { tags: ['compliance'], body: GrievanceBody } }, async (request, reply) => {
-    const grievance = await compliance.grievances.submit(orgOf(request), request.body as Static<typeof GrievanceBody>, actorOf(request));
+    const grievance = await audited(request, () => 201, (within) => compliance.grievances.submit(orgOf(request), request.body as Static<typeof GrievanceBody>, actorOf(request), within));
     return reply.status(201).send(grievance);
   });
 
@@ -266,19 +294,20 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
   });
 
   app.post(action('POST', '/api/v1/compliance/grievance/:id/review', 'compliance.grievance.review'), { config: { scope: 'admin' }, schema: { tags: ['compliance'], params: IdParams } }, async (request) =>
-    compliance.grievances.review(orgOf(request), (request.params as { id: string }).id, actorOf(request)),
+    audited(request, () => 200, (within) => compliance.grievances.review(orgOf(request), (request.params as { id: string }).id, actorOf(request), within)),
   );
 
   app.post(
     action('POST', '/api/v1/compliance/grievance/:id/decision', 'compliance.grievance.decide'),
     { config: { scope: 'admin' }, schema: { tags: ['compliance'], params: IdParams, body: GrievanceDecisionBody } },
-    async (request) => compliance.grievances.decide(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof GrievanceDecisionBody>, actorOf(request)),
+    async (request) =>
+      audited(request, () => 200, (within) => compliance.grievances.decide(orgOf(request), (request.params as { id: string }).id, request.body as Static<typeof GrievanceDecisionBody>, actorOf(request), within)),
   );
 
   // ----------------------------------------------------------------- model catalog (item 4)
 
   app.post(action('POST', '/api/v1/ai/model-catalog', 'compliance.model_catalog.register'), { config: { scope: 'admin' }, schema: { tags: ['compliance'], body: ModelBody } }, async (request, reply) => {
-    const model = await compliance.models.register(orgOf(request), request.body as Static<typeof ModelBody>, actorOf(request));
+    const model = await audited(request, () => 201, (within) => compliance.models.register(orgOf(request), request.body as Static<typeof ModelBody>, actorOf(request), within));
     return reply.status(201).send(model);
   });
 
@@ -307,7 +336,7 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
   // ---------------------------------------------------------------------- unlearning (item 3)
 
   app.post(action('POST', '/api/v1/ai/unlearning/request', 'compliance.unlearning.request'), { config: { scope: 'admin' }, schema: { tags: ['compliance'], body: UnlearningBody } }, async (request, reply) => {
-    const created = await compliance.unlearning.request(orgOf(request), request.body as Static<typeof UnlearningBody>, actorOf(request));
+    const created = await audited(request, () => 202, (within) => compliance.unlearning.request(orgOf(request), request.body as Static<typeof UnlearningBody>, actorOf(request), within));
     return reply.status(202).send(created);
   });
 
@@ -322,7 +351,11 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
 
   app.post(action('POST', '/api/v1/privacy/ai-opt-out', 'privacy.ai_opt_out.record'), { config: { scope: 'write' }, schema: { tags: ['privacy'], body: OptOutBody } }, async (request, reply) => {
     const body = request.body as Static<typeof OptOutBody>;
-    const { created, record } = await compliance.privacy.optOut(orgOf(request), body.subject_id, body.reason, actorOf(request));
+    const { created, record } = await audited(
+      request,
+      (written: { created: boolean }) => (written.created ? 201 : 200),
+      (within) => compliance.privacy.optOut(orgOf(request), body.subject_id, body.reason, actorOf(request), within),
+    );
     return reply.status(created ? 201 : 200).send(record);
   });
 

@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../audit/index.ts';
 import type { Cache } from '../platform/cache.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JobQueue } from '../platform/queue.ts';
@@ -119,7 +120,8 @@ export interface UnlearningDeps {
 }
 
 export interface Unlearning {
-  request(orgId: string, input: UnlearningInput, actor: string): Promise<UnlearningRequest>;
+  /** `within` runs in the request's transaction (the call's audit entry); the job is enqueued after it commits. */
+  request(orgId: string, input: UnlearningInput, actor: string, within?: WithinWrite<unknown>): Promise<UnlearningRequest>;
   get(orgId: string, id: string): Promise<UnlearningRequest | null>;
   list(orgId: string): Promise<UnlearningRequest[]>;
   /** Registers the queue handler and re-enqueues every request still queued or running. */
@@ -217,16 +219,18 @@ export function createUnlearning(deps: UnlearningDeps): Unlearning {
   };
 
   return {
-    async request(orgId, input, actor) {
+    async request(orgId, input, actor, within = noWithin) {
       const sessions = [...new Set(input.session_ids ?? [])];
       if (input.subject_id === undefined && sessions.length === 0) throw new SvcError('VALIDATION_FAILED', { message: 'give subject_id, session_ids or both', details: { field: 'subject_id', reason: 'required' } });
       const requestedAt = now();
-      const rows = await db.withOrg(orgId, (tx) =>
-        tx.query<Row>(
+      const rows = await db.withOrg(orgId, async (tx) => {
+        const inserted = await tx.query<Row>(
           `INSERT INTO compliance_unlearning (org_id, id, subject_id, session_ids, state, requested_at, requested_by, due_at) VALUES ($1, $2, $3, $4::jsonb, 'queued', $5, $6, $7) RETURNING ${COLUMNS}`,
           [orgId, randomUUID(), input.subject_id ?? null, JSON.stringify(sessions), requestedAt.toISOString(), actor, addCalendarDays(requestedAt, UNLEARNING_SERVICE_LEVEL_DAYS).toISOString()],
-        ),
-      );
+        );
+        await within(tx, inserted.rows[0]);
+        return inserted;
+      });
       const row = rows.rows[0]!;
       await enqueue(orgId, row.id, true);
       return view(row, requestedAt);

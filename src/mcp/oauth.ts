@@ -14,6 +14,7 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { AuditLog } from '../audit/index.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { entryBound } from '../platform/lru.ts';
@@ -120,22 +121,30 @@ export function createMcpOAuth(deps: McpOAuthDeps): McpOAuth {
       await deps.checkTarget(input.issuer, 'issuer');
       const jwksUri = input.jwks_uri ?? (await discover(input.issuer));
       await deps.checkTarget(jwksUri, 'jwks_uri');
-      const result = await db.withOrg(orgId, (tx) =>
-        tx.query<Row>(
-          `INSERT INTO mcp_oauth (org_id, issuer, jwks_uri, audience, role, scopes_supported) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (org_id) DO UPDATE SET issuer = $2, jwks_uri = $3, audience = $4, role = $5, scopes_supported = $6, updated_at = now() RETURNING *`,
-          [orgId, input.issuer, jwksUri, input.audience ?? null, input.role ?? 'viewer', JSON.stringify(input.scopes_supported ?? [])],
-        ),
+      // The settings and their audit entry are one transaction (stored together or not at all),
+      // tried again whole on a lost lock conflict.
+      return retryingLockConflicts(() =>
+        db.withOrg(orgId, async (tx) => {
+          const result = await tx.query<Row>(
+            `INSERT INTO mcp_oauth (org_id, issuer, jwks_uri, audience, role, scopes_supported) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (org_id) DO UPDATE SET issuer = $2, jwks_uri = $3, audience = $4, role = $5, scopes_supported = $6, updated_at = now() RETURNING *`,
+            [orgId, input.issuer, jwksUri, input.audience ?? null, input.role ?? 'viewer', JSON.stringify(input.scopes_supported ?? [])],
+          );
+          const saved = view(result.rows[0]!);
+          await deps.audit.append(orgId, { actor, action: 'mcp.authorization.set', target: saved.issuer, outcome: 'success', details: { issuer: saved.issuer, jwks_uri: saved.jwks_uri, audience: saved.audience, role: saved.role } }, { tx });
+          return saved;
+        }),
       );
-      const saved = view(result.rows[0]!);
-      await deps.audit.append(orgId, { actor, action: 'mcp.authorization.set', target: saved.issuer, outcome: 'success', details: { issuer: saved.issuer, jwks_uri: saved.jwks_uri, audience: saved.audience, role: saved.role } });
-      return saved;
     },
     async remove(orgId, actor) {
-      const result = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM mcp_oauth WHERE org_id = $1 RETURNING org_id', [orgId]));
-      if (result.rows.length === 0) return false;
-      await deps.audit.append(orgId, { actor, action: 'mcp.authorization.delete', target: orgId, outcome: 'success', details: {} });
-      return true;
+      return retryingLockConflicts(() =>
+        db.withOrg(orgId, async (tx) => {
+          const result = await tx.query('DELETE FROM mcp_oauth WHERE org_id = $1 RETURNING org_id', [orgId]);
+          if (result.rows.length === 0) return false;
+          await deps.audit.append(orgId, { actor, action: 'mcp.authorization.delete', target: orgId, outcome: 'success', details: {} }, { tx });
+          return true;
+        }),
+      );
     },
     forServer,
     async verify(serverId, token, resource) {
