@@ -3,6 +3,8 @@
 // kept stretches, the longest \s and \w runs read from a class table, and the English-word share
 // read from numeric word keys. And (speed-inspect19) the foreign-override detector's gate, which
 // answers as its one case-insensitive Unicode expression does without scanning every offset with it.
+// And (speed-inspect20) the gate's verb test on ASCII texts read by an automaton pass instead of its
+// case-insensitive expression.
 import { describe, expect, it } from 'vitest';
 import { candidateGateForTest } from '../../src/detection/foreign-override.ts';
 import { mergeStartsForTest } from '../../src/detection/catalogue/index.ts';
@@ -126,6 +128,34 @@ describe('the foreign-override gate', () => {
           : random.next() < 0.02 ? random.pick(pieces.slice(-2)) : random.pick(pieces.slice(0, -2));
       }
       expect(isCandidate(text), JSON.stringify(text)).toBe(CANDIDATE.test(text));
+    }
+  });
+
+  it('reads the verbs in ASCII texts as their case-insensitive expression does: any case, overlapping, at either end', () => {
+    const { LATIN_VERBS, hasLatinVerb } = candidateGateForTest;
+    const random = generator(29);
+    // Letters of the verbs and their neighbours in case, so that prefixes, near misses ("ignoru",
+    // "yok  say", "unu t") and overlaps ("zignoruj" holds "ignoruj") occur often.
+    const pieces = [...'abikunlpzjogyrsmthAKIUNZJGY .,\n\t-_\'0', 'ignoru', 'yok  say', 'unu t', 'zapomni', 'aba', 'hirau'];
+    let matched = 0;
+    for (let count = 0; count < 20_000; count++) {
+      let text = '';
+      const length = Math.floor(random.next() * 40);
+      for (let index = 0; index < length; index++) {
+        text += random.next() < 0.06
+          ? random.pick(verbs).replace(/./g, (letter) => (random.next() < 0.4 ? letter.toUpperCase() : letter))
+          : random.pick(pieces);
+      }
+      const expected = LATIN_VERBS.test(text);
+      if (expected) matched++;
+      expect(hasLatinVerb(text), JSON.stringify(text)).toBe(expected);
+      expect(isCandidate(text), JSON.stringify(text)).toBe(CANDIDATE.test(text));
+    }
+    // Both answers are well represented.
+    expect(matched).toBeGreaterThan(3_000);
+    expect(matched).toBeLessThan(17_000);
+    for (const text of ['', 'unut', 'UNUT', 'xunut', 'unutx', 'zIgNoRuJ', 'yok say', 'YOK SAY', 'yok\tsay', 'balewalai', 'a'.repeat(5000) + 'Kalimutan']) {
+      expect(hasLatinVerb(text), text.slice(-20)).toBe(LATIN_VERBS.test(text));
     }
   });
 });
