@@ -4,8 +4,10 @@
 // read from numeric word keys. And (speed-inspect19) the foreign-override detector's gate, which
 // answers as its one case-insensitive Unicode expression does without scanning every offset with it.
 // And (speed-inspect20) the gate's verb test on ASCII texts read by an automaton pass instead of its
-// case-insensitive expression.
+// case-insensitive expression, and the keyword automaton's offset lists kept in an array by keyword
+// during a pass instead of a map.
 import { describe, expect, it } from 'vitest';
+import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { candidateGateForTest } from '../../src/detection/foreign-override.ts';
 import { mergeStartsForTest } from '../../src/detection/catalogue/index.ts';
 import { longestRuns } from '../../src/detection/catalogue/windows.ts';
@@ -156,6 +158,57 @@ describe('the foreign-override gate', () => {
     expect(matched).toBeLessThan(17_000);
     for (const text of ['', 'unut', 'UNUT', 'xunut', 'unutx', 'zIgNoRuJ', 'yok say', 'YOK SAY', 'yok\tsay', 'balewalai', 'a'.repeat(5000) + 'Kalimutan']) {
       expect(hasLatinVerb(text), text.slice(-20)).toBe(LATIN_VERBS.test(text));
+    }
+  });
+});
+
+describe('the keyword automaton\'s offsets', () => {
+  /** Every occurrence of every keyword by indexOf, the former map-building order: ids by the end of their first occurrence. */
+  function reference(keywords: readonly string[], text: string, track: Uint8Array | undefined, limit: number) {
+    const found = new Uint8Array(keywords.length);
+    const events: { id: number; start: number; end: number }[] = [];
+    keywords.forEach((keyword, id) => {
+      for (let at = text.indexOf(keyword); at >= 0; at = text.indexOf(keyword, at + 1)) {
+        found[id] = 1;
+        events.push({ id, start: at, end: at + keyword.length });
+      }
+    });
+    // The automaton reports an occurrence when its last character is read; ids ending at one
+    // character in the order of its output list, which the entries' order below does not test.
+    events.sort((left, right) => left.end - right.end || left.id - right.id);
+    const starts = new Map<number, number[]>();
+    for (const { id, start } of events) {
+      if (track === undefined || track[id] !== 1) continue;
+      const list = starts.get(id);
+      if (list === undefined) starts.set(id, [start]);
+      else if (list.length <= limit) list.push(start);
+    }
+    return { found: [...found], starts: [...starts].sort((left, right) => left[0] - right[0]) };
+  }
+
+  it('are every tracked occurrence, ascending, stopped above the limit, pass after pass of one automaton', () => {
+    const random = generator(31);
+    const alphabet = [...'abcab ', 'ab', 'ba', 'abc', '\u0130', '\ud800'];
+    for (let round = 0; round < 200; round++) {
+      const keywords = [...new Set(Array.from({ length: 1 + Math.floor(random.next() * 12) }, () => Array.from({ length: 1 + Math.floor(random.next() * 4) }, () => random.pick([...'abc ', '\u0130'])).join('')))];
+      const automaton = buildAutomaton(keywords);
+      // Several passes of one automaton (its scratch must start empty each time), with and without tracking.
+      for (let pass = 0; pass < 6; pass++) {
+        const text = Array.from({ length: Math.floor(random.next() * 80) }, () => random.pick(alphabet)).join('');
+        const track = random.next() < 0.2 ? undefined : Uint8Array.from(keywords, () => (random.next() < 0.7 ? 1 : 0));
+        const limit = random.next() < 0.5 ? Infinity : Math.floor(random.next() * 6);
+        const expected = reference(keywords, text, track, limit);
+        const marks = automaton.mark(text, track, undefined, limit);
+        const base = automaton.markBase(text, track, limit);
+        for (const result of [marks, base]) {
+          expect([...result.found], JSON.stringify({ keywords, text })).toEqual(expected.found);
+          expect([...result.starts].sort((left, right) => left[0] - right[0]), JSON.stringify({ keywords, text, limit })).toEqual(expected.starts);
+        }
+        // Entries in the order their first offset came, as the map filled during a pass had them.
+        const firstSeen = [...marks.starts.keys()];
+        expect(firstSeen).toEqual([...firstSeen].sort((left, right) => marks.starts.get(left)![0]! + keywords[left]!.length - (marks.starts.get(right)![0]! + keywords[right]!.length) || 0));
+        expect([...base.starts.keys()]).toEqual(firstSeen);
+      }
     }
   });
 });
