@@ -144,35 +144,21 @@ const CANDIDATE = new RegExp(`[^\\x00-\\x7f]|${LATIN_VERB_LIST.join('|')}`, 'iu'
  * `iu`, `[^\x00-\x7f]` matches every code point beyond ASCII except U+017F and U+212A (they
  * fold to "s" and "k"): a code unit outside ASCII and those two (a surrogate too, paired or
  * not) is such a point, so CANDIDATE matches. A text of ASCII alone matches it exactly where
- * it holds one of the verbs in any case (LATIN_VERBS: `i` without `u` reads the same on ASCII),
- * and a verb occurs in any case exactly where it occurs in the text with A–Z read as a–z (the
- * verbs are lower-case ASCII): one pass of a small automaton over the text so read
- * (hasLatinVerb). Texts of ASCII and U+017F or U+212A (rare) are asked CANDIDATE itself.
- *
- * The automaton, not LATIN_VERBS: inside the engine V8 ran that case-insensitive alternation at
- * about 140 µs per 4 KB prompt, ten times what the same expression costs on the same texts in a
- * process of its own (about 13 µs; `--no-regexp-tier-up` gave the engine the 13 µs too), so how
- * fast it runs depends on the process around it. The automaton pass costs 20–30 µs wherever it runs
- * (docs/benchmarks.md, fifteenth round).
+ * it holds one of the verbs in any case, which `i` without `u` reads the same on ASCII. Texts
+ * of ASCII and U+017F or U+212A (rare) are asked CANDIDATE itself.
  */
 const BEYOND_ASCII = /[^\x00-\x7f\u017f\u212a]/;
 const FOLDS_TO_ASCII = /[\u017f\u212a]/;
 const LATIN_VERBS = new RegExp(LATIN_VERB_LIST.join('|'), 'i');
-const LATIN_VERB_AUTOMATON = buildAutomaton(LATIN_VERB_LIST);
-/** Each code unit as itself, A–Z as a–z. */
-const ASCII_LOWER = Uint16Array.from({ length: 0x10000 }, (_, unit) => (unit >= 0x41 && unit <= 0x5a ? unit + 0x20 : unit));
-
-/** LATIN_VERBS.test(text) for a text of ASCII alone. */
-function hasLatinVerb(text: string): boolean {
-  return LATIN_VERB_AUTOMATON.mark(text, undefined, ASCII_LOWER).found.includes(1);
-}
 
 /**
  * What BEYOND_ASCII and FOLDS_TO_ASCII (neither has the `u` flag: both read code units) find in a
  * text, from one walk of its code units: 2 where a unit is beyond ASCII and is neither U+017F
  * nor U+212A (BEYOND_ASCII matches), else 1 where one of those two occurs (FOLDS_TO_ASCII
- * matches), else 0. In the engine the two class expressions cost about 35 µs per 4 KB ASCII
- * prompt (read to the end, since nothing matches), the walk a few.
+ * matches), else 0. On a prompt of ASCII alone both expressions read every unit (nothing
+ * matches): 3–6 µs per 4 KB prompt where V8 has compiled them, about 35 µs in a process where it
+ * kept them in its regexp interpreter (seen in a benchmark driver; docs/benchmarks.md, fifteenth
+ * round). The walk costs a few µs either way.
  */
 function unitsBeyondAscii(text: string): 0 | 1 | 2 {
   let folds: 0 | 1 = 0;
@@ -188,7 +174,7 @@ function unitsBeyondAscii(text: string): 0 | 1 | 2 {
 function isCandidate(text: string): boolean {
   const beyond = unitsBeyondAscii(text);
   if (beyond === 2) return true;
-  return beyond === 1 ? CANDIDATE.test(text) : hasLatinVerb(text);
+  return beyond === 1 ? CANDIDATE.test(text) : LATIN_VERBS.test(text);
 }
 
 /**
@@ -252,4 +238,4 @@ export function detectForeignOverride(raw: string): Finding[] {
 export const FOREIGN_OVERRIDE_PATTERNS: readonly RegExp[] = [...LANGUAGES.flatMap((entry) => [entry.verb, entry.qualifier, entry.object]), CANDIDATE, SENTENCE_END, BEYOND_ASCII, FOLDS_TO_ASCII, LATIN_VERBS];
 
 /** The gate and the expression it stands for, for the equivalence test. */
-export const candidateGateForTest = { isCandidate, CANDIDATE, LATIN_VERBS, hasLatinVerb, unitsBeyondAscii, BEYOND_ASCII, FOLDS_TO_ASCII };
+export const candidateGateForTest = { isCandidate, CANDIDATE, unitsBeyondAscii, BEYOND_ASCII, FOLDS_TO_ASCII };

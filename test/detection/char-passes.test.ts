@@ -3,9 +3,8 @@
 // kept stretches, the longest \s and \w runs read from a class table, and the English-word share
 // read from numeric word keys. And (speed-inspect19) the foreign-override detector's gate, which
 // answers as its one case-insensitive Unicode expression does without scanning every offset with it.
-// And (speed-inspect20) the gate's verb test on ASCII texts read by an automaton pass instead of its
-// case-insensitive expression, its two class expressions read by one walk of the code units, and the keyword automaton's offset lists kept in an array by keyword
-// during a pass instead of a map.
+// And (speed-inspect20) the gate's two class expressions read by one walk of the code units, and
+// the keyword automaton's offset lists kept in an array by keyword during a pass instead of a map.
 import { describe, expect, it } from 'vitest';
 import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { candidateGateForTest } from '../../src/detection/foreign-override.ts';
@@ -151,8 +150,7 @@ describe('the foreign-override gate', () => {
     }
   });
 
-  it('reads the verbs in ASCII texts as their case-insensitive expression does: any case, overlapping, at either end', () => {
-    const { LATIN_VERBS, hasLatinVerb } = candidateGateForTest;
+  it('answers as the expression on ASCII texts of the verbs in any case, overlapping, near misses, at either end', () => {
     const random = generator(29);
     // Letters of the verbs and their neighbours in case, so that prefixes, near misses ("ignoru",
     // "yok  say", "unu t") and overlaps ("zignoruj" holds "ignoruj") occur often.
@@ -166,17 +164,13 @@ describe('the foreign-override gate', () => {
           ? random.pick(verbs).replace(/./g, (letter) => (random.next() < 0.4 ? letter.toUpperCase() : letter))
           : random.pick(pieces);
       }
-      const expected = LATIN_VERBS.test(text);
+      const expected = CANDIDATE.test(text);
       if (expected) matched++;
-      expect(hasLatinVerb(text), JSON.stringify(text)).toBe(expected);
-      expect(isCandidate(text), JSON.stringify(text)).toBe(CANDIDATE.test(text));
+      expect(isCandidate(text), JSON.stringify(text)).toBe(expected);
     }
     // Both answers are well represented.
     expect(matched).toBeGreaterThan(3_000);
     expect(matched).toBeLessThan(17_000);
-    for (const text of ['', 'unut', 'UNUT', 'xunut', 'unutx', 'zIgNoRuJ', 'yok say', 'YOK SAY', 'yok\tsay', 'balewalai', 'a'.repeat(5000) + 'Kalimutan']) {
-      expect(hasLatinVerb(text), text.slice(-20)).toBe(LATIN_VERBS.test(text));
-    }
   });
 });
 
