@@ -135,10 +135,8 @@ const LANGUAGES: readonly Language[] = [
   ),
 ];
 
-/** The Latin-script verbs of the languages above (lower-case ASCII). */
-const LATIN_VERB_LIST = ['abaikan', 'lupakan', 'acuhkan', 'hiraukan', 'pedulikan', 'pansinin', 'kalimutan', 'balewalain', 'isantabi', 'zignoruj', 'ignoruj', 'zapomnij', 'yok say', 'unut'] as const;
 /** Letters of the languages above that are not ASCII, or their Latin-script verbs: texts without any skip the expressions. */
-const CANDIDATE = new RegExp(`[^\\x00-\\x7f]|${LATIN_VERB_LIST.join('|')}`, 'iu');
+const CANDIDATE = /[^\x00-\x7f]|abaikan|lupakan|acuhkan|hiraukan|pedulikan|pansinin|kalimutan|balewalain|isantabi|zignoruj|ignoruj|zapomnij|yok say|unut/iu;
 /**
  * CANDIDATE's answer without its slow case-insensitive Unicode scan of every offset. Under
  * `iu`, `[^\x00-\x7f]` matches every code point beyond ASCII except U+017F and U+212A (they
@@ -149,32 +147,11 @@ const CANDIDATE = new RegExp(`[^\\x00-\\x7f]|${LATIN_VERB_LIST.join('|')}`, 'iu'
  */
 const BEYOND_ASCII = /[^\x00-\x7f\u017f\u212a]/;
 const FOLDS_TO_ASCII = /[\u017f\u212a]/;
-const LATIN_VERBS = new RegExp(LATIN_VERB_LIST.join('|'), 'i');
-
-/**
- * What BEYOND_ASCII and FOLDS_TO_ASCII (neither has the `u` flag: both read code units) find in a
- * text, from one walk of its code units: 2 where a unit is beyond ASCII and is neither U+017F
- * nor U+212A (BEYOND_ASCII matches), else 1 where one of those two occurs (FOLDS_TO_ASCII
- * matches), else 0. On a prompt of ASCII alone both expressions read every unit (nothing
- * matches): 3–6 µs per 4 KB prompt where V8 has compiled them, about 35 µs in a process where it
- * kept them in its regexp interpreter (seen in a benchmark driver; docs/benchmarks.md, fifteenth
- * round). The walk costs a few µs either way.
- */
-function unitsBeyondAscii(text: string): 0 | 1 | 2 {
-  let folds: 0 | 1 = 0;
-  for (let index = 0; index < text.length; index++) {
-    const unit = text.charCodeAt(index);
-    if (unit < 0x80) continue;
-    if (unit !== 0x17f && unit !== 0x212a) return 2;
-    folds = 1;
-  }
-  return folds;
-}
+const LATIN_VERBS = /abaikan|lupakan|acuhkan|hiraukan|pedulikan|pansinin|kalimutan|balewalain|isantabi|zignoruj|ignoruj|zapomnij|yok say|unut/i;
 
 function isCandidate(text: string): boolean {
-  const beyond = unitsBeyondAscii(text);
-  if (beyond === 2) return true;
-  return beyond === 1 ? CANDIDATE.test(text) : LATIN_VERBS.test(text);
+  if (BEYOND_ASCII.test(text)) return true;
+  return FOLDS_TO_ASCII.test(text) ? CANDIDATE.test(text) : LATIN_VERBS.test(text);
 }
 
 /**
@@ -238,4 +215,4 @@ export function detectForeignOverride(raw: string): Finding[] {
 export const FOREIGN_OVERRIDE_PATTERNS: readonly RegExp[] = [...LANGUAGES.flatMap((entry) => [entry.verb, entry.qualifier, entry.object]), CANDIDATE, SENTENCE_END, BEYOND_ASCII, FOLDS_TO_ASCII, LATIN_VERBS];
 
 /** The gate and the expression it stands for, for the equivalence test. */
-export const candidateGateForTest = { isCandidate, CANDIDATE, unitsBeyondAscii, BEYOND_ASCII, FOLDS_TO_ASCII };
+export const candidateGateForTest = { isCandidate, CANDIDATE };
