@@ -3,7 +3,10 @@
 // kept stretches, the longest \s and \w runs read from a class table, and the English-word share
 // read from numeric word keys. And (speed-inspect19) the foreign-override detector's gate, which
 // answers as its one case-insensitive Unicode expression does without scanning every offset with it.
+// And (speed-inspect20) the keyword automaton's offset lists kept in an array by keyword during a
+// pass instead of a map; and the gate again, on ASCII texts dense with the verbs and near misses.
 import { describe, expect, it } from 'vitest';
+import { buildAutomaton } from '../../src/detection/catalogue/keywords.ts';
 import { candidateGateForTest } from '../../src/detection/foreign-override.ts';
 import { mergeStartsForTest } from '../../src/detection/catalogue/index.ts';
 import { longestRuns } from '../../src/detection/catalogue/windows.ts';
@@ -126,6 +129,80 @@ describe('the foreign-override gate', () => {
           : random.next() < 0.02 ? random.pick(pieces.slice(-2)) : random.pick(pieces.slice(0, -2));
       }
       expect(isCandidate(text), JSON.stringify(text)).toBe(CANDIDATE.test(text));
+    }
+  });
+
+  it('answers as the expression on ASCII texts of the verbs in any case, overlapping, near misses, at either end', () => {
+    const random = generator(29);
+    // Letters of the verbs and their neighbours in case, so that prefixes, near misses ("ignoru",
+    // "yok  say", "unu t") and overlaps ("zignoruj" holds "ignoruj") occur often.
+    const pieces = [...'abikunlpzjogyrsmthAKIUNZJGY .,\n\t-_\'0', 'ignoru', 'yok  say', 'unu t', 'zapomni', 'aba', 'hirau'];
+    let matched = 0;
+    for (let count = 0; count < 20_000; count++) {
+      let text = '';
+      const length = Math.floor(random.next() * 40);
+      for (let index = 0; index < length; index++) {
+        text += random.next() < 0.06
+          ? random.pick(verbs).replace(/./g, (letter) => (random.next() < 0.4 ? letter.toUpperCase() : letter))
+          : random.pick(pieces);
+      }
+      const expected = CANDIDATE.test(text);
+      if (expected) matched++;
+      expect(isCandidate(text), JSON.stringify(text)).toBe(expected);
+    }
+    // Both answers are well represented.
+    expect(matched).toBeGreaterThan(3_000);
+    expect(matched).toBeLessThan(17_000);
+  });
+});
+
+describe('the keyword automaton\'s offsets', () => {
+  /** Every occurrence of every keyword by indexOf, the former map-building order: ids by the end of their first occurrence. */
+  function reference(keywords: readonly string[], text: string, track: Uint8Array | undefined, limit: number) {
+    const found = new Uint8Array(keywords.length);
+    const events: { id: number; start: number; end: number }[] = [];
+    keywords.forEach((keyword, id) => {
+      for (let at = text.indexOf(keyword); at >= 0; at = text.indexOf(keyword, at + 1)) {
+        found[id] = 1;
+        events.push({ id, start: at, end: at + keyword.length });
+      }
+    });
+    // The automaton reports an occurrence when its last character is read; ids ending at one
+    // character in the order of its output list, which the entries' order below does not test.
+    events.sort((left, right) => left.end - right.end || left.id - right.id);
+    const starts = new Map<number, number[]>();
+    for (const { id, start } of events) {
+      if (track === undefined || track[id] !== 1) continue;
+      const list = starts.get(id);
+      if (list === undefined) starts.set(id, [start]);
+      else if (list.length <= limit) list.push(start);
+    }
+    return { found: [...found], starts: [...starts].sort((left, right) => left[0] - right[0]) };
+  }
+
+  it('are every tracked occurrence, ascending, stopped above the limit, pass after pass of one automaton', () => {
+    const random = generator(31);
+    const alphabet = [...'abcab ', 'ab', 'ba', 'abc', '\u0130', '\ud800'];
+    for (let round = 0; round < 200; round++) {
+      const keywords = [...new Set(Array.from({ length: 1 + Math.floor(random.next() * 12) }, () => Array.from({ length: 1 + Math.floor(random.next() * 4) }, () => random.pick([...'abc ', '\u0130'])).join('')))];
+      const automaton = buildAutomaton(keywords);
+      // Several passes of one automaton (its scratch must start empty each time), with and without tracking.
+      for (let pass = 0; pass < 6; pass++) {
+        const text = Array.from({ length: Math.floor(random.next() * 80) }, () => random.pick(alphabet)).join('');
+        const track = random.next() < 0.2 ? undefined : Uint8Array.from(keywords, () => (random.next() < 0.7 ? 1 : 0));
+        const limit = random.next() < 0.5 ? Infinity : Math.floor(random.next() * 6);
+        const expected = reference(keywords, text, track, limit);
+        const marks = automaton.mark(text, track, undefined, limit);
+        const base = automaton.markBase(text, track, limit);
+        for (const result of [marks, base]) {
+          expect([...result.found], JSON.stringify({ keywords, text })).toEqual(expected.found);
+          expect([...result.starts].sort((left, right) => left[0] - right[0]), JSON.stringify({ keywords, text, limit })).toEqual(expected.starts);
+        }
+        // Entries in the order their first offset came, as the map filled during a pass had them.
+        const firstSeen = [...marks.starts.keys()];
+        expect(firstSeen).toEqual([...firstSeen].sort((left, right) => marks.starts.get(left)![0]! + keywords[left]!.length - (marks.starts.get(right)![0]! + keywords[right]!.length) || 0));
+        expect([...base.starts.keys()]).toEqual(firstSeen);
+      }
     }
   });
 });

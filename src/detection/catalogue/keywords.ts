@@ -128,6 +128,22 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
   const emitIds = Int32Array.from(outputs.flat());
   const lengths = Int32Array.from(keywords, (keyword) => keyword.length);
   const longest = Math.max(1, ...lengths);
+  // A pass's offset lists by keyword id while it runs (an array read per tracked occurrence
+  // instead of a map lookup), and the ids in the order their first offset came; collectStarts
+  // turns them into the pass's `starts` map (the same entries, in the same order, as a map
+  // filled during the pass) and leaves the scratch empty for the next pass. Passes are
+  // synchronous, so one scratch per automaton serves them all.
+  const pending = new Array<number[] | undefined>(keywords.length).fill(undefined);
+  const pendingIds: number[] = [];
+  const collectStarts = (): Map<number, number[]> => {
+    const starts = new Map<number, number[]>();
+    for (const id of pendingIds) {
+      starts.set(id, pending[id]!);
+      pending[id] = undefined;
+    }
+    pendingIds.length = 0;
+    return starts;
+  };
 
   return {
     find(text) {
@@ -143,8 +159,8 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
       return found;
     },
     mark(text, track, map, limit = Infinity) {
+      if (pendingIds.length > 0) collectStarts();
       const found = new Uint8Array(keywords.length);
-      const starts = new Map<number, number[]>();
       let state = 0;
       for (let index = 0; index < text.length; index++) {
         const unit = text.charCodeAt(index);
@@ -156,19 +172,21 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
           const id = emitIds[at]!;
           found[id] = 1;
           if (track !== undefined && track[id] === 1) {
-            const list = starts.get(id);
-            if (list === undefined) starts.set(id, [index + 1 - lengths[id]!]);
-            else if (list.length <= limit) list.push(index + 1 - lengths[id]!);
+            const list = pending[id];
+            if (list === undefined) {
+              pending[id] = [index + 1 - lengths[id]!];
+              pendingIds.push(id);
+            } else if (list.length <= limit) list.push(index + 1 - lengths[id]!);
           }
         }
       }
-      return { found, starts };
+      return { found, starts: collectStarts() };
     },
     markBase(text, track, limit) {
+      if (pendingIds.length > 0) collectStarts();
       const states = size <= 0xffff ? new Uint16Array(text.length) : new Uint32Array(text.length);
       const counts = new Int32Array(keywords.length);
       const found = new Uint8Array(keywords.length);
-      const starts = new Map<number, number[]>();
       let state = 0;
       for (let index = 0; index < text.length; index++) {
         const code = text.charCodeAt(index);
@@ -181,13 +199,15 @@ export function buildAutomaton(keywords: readonly string[]): KeywordAutomaton {
           counts[id]!++;
           found[id] = 1;
           if (track !== undefined && track[id] === 1) {
-            const list = starts.get(id);
-            if (list === undefined) starts.set(id, [index + 1 - lengths[id]!]);
-            else if (list.length <= limit) list.push(index + 1 - lengths[id]!);
+            const list = pending[id];
+            if (list === undefined) {
+              pending[id] = [index + 1 - lengths[id]!];
+              pendingIds.push(id);
+            } else if (list.length <= limit) list.push(index + 1 - lengths[id]!);
           }
         }
       }
-      return { text, track, limit, states, counts, found, starts };
+      return { text, track, limit, states, counts, found, starts: collectStarts() };
     },
     markLike(base, text) {
       const length = text.length;
