@@ -15,6 +15,7 @@ import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { SignJWT, jwtVerify } from 'jose';
 import type { ResolvedConfig } from '../platform/config.ts';
 import { safeEqual, sha256Hex } from '../platform/crypto.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
@@ -149,7 +150,8 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
      * pending invitation of the same address in the org is revoked. A failed delivery revokes the
      * new invitation and answers 502 EMAIL_DELIVERY_FAILED. `within` runs in the invitation's
      * transaction (its audit entry, with how it is delivered), `undelivered` in the revocation's
-     * after a failed delivery.
+     * after a failed delivery. Each transaction is retried alone on a lost lock conflict: callers
+     * must not retry the whole, which would send the e-mail again.
      */
     async invite(
       caller: AuthContext,
@@ -172,24 +174,31 @@ export function createMembers(deps: { db: Database; config: ResolvedConfig; sess
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(invitationKey);
       const invitedBy = caller.keyId !== null ? `api_key:${caller.keyId}` : `user:${caller.userId ?? 'unknown'}`;
-      const row = await db.withOrg(caller.orgId, async (tx) => {
-        await tx.query('UPDATE invitations SET revoked_at = now() WHERE lower(email) = $1 AND accepted_at IS NULL AND revoked_at IS NULL', [email]);
-        const inserted = await tx.query(
-          `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-          [id, caller.orgId, email, input.role, sha256Hex(token), invitedBy, expiresAt],
-        );
-        await within(tx, { invitation: invitationRow(inserted.rows[0]!), delivery: mailer === null ? 'not_configured' : 'sent' });
-        return inserted.rows[0]!;
-      });
+      // Each transaction is tried again alone on a lost lock conflict (retryingLockConflicts), never
+      // the whole invitation: a retry after the delivery would store a second invitation (its
+      // predecessor revoked unrecorded) and send a second e-mail with another link.
+      const row = await retryingLockConflicts(() =>
+        db.withOrg(caller.orgId, async (tx) => {
+          await tx.query('UPDATE invitations SET revoked_at = now() WHERE lower(email) = $1 AND accepted_at IS NULL AND revoked_at IS NULL', [email]);
+          const inserted = await tx.query(
+            `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+            [id, caller.orgId, email, input.role, sha256Hex(token), invitedBy, expiresAt],
+          );
+          await within(tx, { invitation: invitationRow(inserted.rows[0]!), delivery: mailer === null ? 'not_configured' : 'sent' });
+          return inserted.rows[0]!;
+        }),
+      );
       const acceptUrl = `${config.publicUrl}/dashboard/accept-invitation#token=${token}`;
       if (mailer === null) return { invitation: invitationRow(row), delivery: 'not_configured' as const, acceptUrl };
       try {
         await mailer.sendInvitation({ to: email, orgName: input.orgName, role: input.role, acceptUrl, expiresAt });
       } catch (error) {
-        await db.withOrg(caller.orgId, async (tx) => {
-          const revoked = await tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1 RETURNING *', [id]);
-          if (revoked.rows[0] !== undefined) await undelivered(tx, invitationRow(revoked.rows[0]));
-        });
+        await retryingLockConflicts(() =>
+          db.withOrg(caller.orgId, async (tx) => {
+            const revoked = await tx.query('UPDATE invitations SET revoked_at = now() WHERE id = $1 RETURNING *', [id]);
+            if (revoked.rows[0] !== undefined) await undelivered(tx, invitationRow(revoked.rows[0]));
+          }),
+        );
         throw new SvcError('EMAIL_DELIVERY_FAILED', { cause: error, details: { reason: (error as { code?: string }).code ?? 'send_failed' } });
       }
       return { invitation: invitationRow(row), delivery: 'sent' as const, acceptUrl: null };

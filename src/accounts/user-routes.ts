@@ -88,14 +88,14 @@ export const userRoutes: RoutesPlugin<Omit<AccountRoutesOptions, 'features'>> = 
       const caller = auth(request);
       const org = await accounts.getOrg(caller.orgId);
       if (org === null) throw new SvcError('NOT_FOUND');
-      const { invitation, delivery, acceptUrl } = await retryingLockConflicts(() =>
-        members.invite(
-          caller,
-          { email: request.body.email, role: request.body.role, orgName: org.name },
-          (tx, invited) => record(tx, request, 'user.invited', invited.invitation.invitation_id, { email: invited.invitation.email, role: invited.invitation.role, delivery: invited.delivery, expires_at: invited.invitation.expires_at }),
-          // The e-mail was not delivered: the invitation is revoked with an entry saying why.
-          (tx, revoked) => record(tx, request, 'user.invitation_revoked', revoked.invitation_id, { email: revoked.email, role: revoked.role, reason: 'delivery_failed' }),
-        ),
+      // Not wrapped in retryingLockConflicts: invite retries each of its transactions itself, and a
+      // retry of the whole would send the e-mail again (with another link) after a failed revocation.
+      const { invitation, delivery, acceptUrl } = await members.invite(
+        caller,
+        { email: request.body.email, role: request.body.role, orgName: org.name },
+        (tx, invited) => record(tx, request, 'user.invited', invited.invitation.invitation_id, { email: invited.invitation.email, role: invited.invitation.role, delivery: invited.delivery, expires_at: invited.invitation.expires_at }),
+        // The e-mail was not delivered: the invitation is revoked with an entry saying why.
+        (tx, revoked) => record(tx, request, 'user.invitation_revoked', revoked.invitation_id, { email: revoked.email, role: revoked.role, reason: 'delivery_failed' }),
       );
       reply.status(201);
       return { ...invitation, delivery, accept_url: acceptUrl };

@@ -6,7 +6,7 @@
  * target, outcome (`success`, or `refused` with the error code), status and request id. A call
  * without a valid credential names no org, so it has no chain to be written to.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEntryInput } from '../audit/index.ts';
@@ -141,10 +141,19 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
     return url;
   };
 
+  /**
+   * The id of a call's one entry, fixed per request: a write's success entry and the refusal the
+   * onSend hook chains after a failure share it, so the chain keeps whichever was stored first (the
+   * chain skips an id it holds). A failure after the write committed (its follow-up: the queue, the
+   * cache, the read of the answer) then adds no second, refused entry for the same call. Set by
+   * `audited` only: a call that writes nothing gets a fresh id (no lookup of it in the chain).
+   */
+  const entryIds = new WeakMap<FastifyRequest, string>();
   /** The call's entry: its action, target (the :id), outcome by status, and the error code of a refusal. */
   const entryOf = (request: FastifyRequest, name: string, status: number, code: string | null): AuditEntryInput => {
     const params = (request.params ?? {}) as Record<string, unknown>;
     return {
+      ...(entryIds.has(request) ? { id: entryIds.get(request)! } : {}),
       actor: actorOf(request),
       action: name,
       target: typeof params.id === 'string' ? params.id.slice(0, 256) : null,
@@ -159,12 +168,14 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
    * written) is appended in the write's own transaction, so the change and its entry are stored
    * together or not at all, and the whole is tried again on a lost lock conflict. A failure
    * stores neither and reaches the client (503 for an outage); the onSend hook then chains the
-   * refusal as for any refused call.
+   * refusal as for any refused call. A failure after the write committed chains nothing more:
+   * the refusal has the success entry's id (entryIds), which the chain already holds.
    */
   const audited = async <T, W>(request: FastifyRequest, status: (written: W) => number, write: (within: WithinWrite<W>) => Promise<T>): Promise<T> => {
     const orgId = orgOf(request);
     const name = actions.get(`${request.method} ${request.routeOptions.url ?? ''}`);
     if (name === undefined) return write(noWithin);
+    entryIds.set(request, randomUUID());
     const result = await retryingLockConflicts(() => write((tx, written) => compliance.record(orgId, entryOf(request, name, status(written), null), { tx })));
     chainedWithWrite.add(request);
     return result;

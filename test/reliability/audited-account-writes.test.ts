@@ -8,6 +8,7 @@
  * the chain), and the client's retry made a second key.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { bearer, invite, nextAddress, PASSWORD, register, tokenOf, type Person } from '../accounts/people.ts';
@@ -177,6 +178,50 @@ describe('an invitation whose e-mail cannot be delivered', () => {
       tx.query<{ action: string; details: Record<string, unknown> }>('SELECT action, details FROM audit_log WHERE target = $1 ORDER BY seq', [invitation!.invitation_id]),
     );
     // Before: nothing was chained, although the invitation had been stored.
+    expect(trail.rows.map((row) => [row.action, row.details.reason ?? null])).toEqual([
+      ['user.invited', null],
+      ['user.invitation_revoked', 'delivery_failed'],
+    ]);
+  });
+});
+
+describe('an invitation whose revocation after a failed delivery loses a lock conflict', () => {
+  let context: TestContext;
+  let owner: Person;
+  let server: Server;
+  let deliveries = 0;
+  beforeAll(async () => {
+    // An SMTP server that hangs up on every connection: each delivery fails, and is counted.
+    server = createServer((socket) => {
+      deliveries += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    context = await createTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: 'svc test <svc@example.test>' } });
+    owner = await register(context);
+  }, 60_000);
+  afterAll(async () => {
+    await context.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('tries the revocation again alone: one delivery attempt, one invitation, revoked with its entry', async () => {
+    const email = `viewer-${randomUUID().slice(0, 8)}@example.com`;
+    deliveries = 0;
+    failAppends(context.services.audit, 'user.invitation_revoked', 1, lockConflict);
+    const answer = await context.app.inject({ method: 'POST', url: '/api/v1/users/invitations', headers: bearer(owner.token), payload: { email, role: 'viewer' } });
+    expect(answer.statusCode).toBe(502);
+    expect(answer.json().error.code).toBe('EMAIL_DELIVERY_FAILED');
+    // Before: the whole invitation was tried again: a second invitation stored (the first revoked
+    // by it with no entry) and a second e-mail sent, with another link.
+    expect(deliveries).toBe(1);
+    const invitations = (await context.services.accounts.members.listInvitations(owner.orgId)).filter((listed) => listed.email === email);
+    expect(invitations.map((invitation) => invitation.status)).toEqual(['revoked']);
+    const trail = await context.services.db.withOrg(owner.orgId, (tx) =>
+      tx.query<{ action: string; details: Record<string, unknown> }>('SELECT action, details FROM audit_log WHERE target = $1 ORDER BY seq', [invitations[0]!.invitation_id]),
+    );
     expect(trail.rows.map((row) => [row.action, row.details.reason ?? null])).toEqual([
       ['user.invited', null],
       ['user.invitation_revoked', 'delivery_failed'],

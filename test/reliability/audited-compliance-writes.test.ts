@@ -7,7 +7,7 @@
  * failed append was only logged: a grievance (with its legal due dates) existed that the chain did
  * not show, and the client was answered 201.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { call } from '../compliance/helpers.ts';
@@ -78,5 +78,25 @@ describe('compliance changes and their audit entries are stored together or not 
     unavailable(await call(context, org.apiKey, 'POST', '/api/v1/ai/unlearning/request', { subject_id: unlearn }));
     const requests = await context.services.db.withOrg(org.orgId, (tx) => tx.query('SELECT id FROM compliance_unlearning WHERE subject_id = $1', [unlearn]));
     expect(requests.rows).toEqual([]);
+  });
+
+  it('chains one entry for a call that fails after its write committed (the success stored with the write, no second refusal)', async () => {
+    const subject = `subject-${randomUUID().slice(0, 8)}`;
+    const hashed = createHash('sha256').update(subject).digest('hex');
+    const realSet = context.services.cache.set.bind(context.services.cache);
+    // The opt-out is committed with its entry; caching it afterwards fails (the cache is down).
+    vi.spyOn(context.services.cache, 'set').mockImplementation(async (key: string, value: string, ttlMs?: number) => {
+      if (key.endsWith(hashed)) throw new Error('cache unavailable');
+      return realSet(key, value, ttlMs);
+    });
+    const failed = await call(context, org.apiKey, 'POST', '/api/v1/privacy/ai-opt-out', { subject_id: subject });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    vi.restoreAllMocks();
+    // Before: two entries for the one call, its success (201, with the write) and a refusal.
+    expect(await entriesOf('privacy.ai_opt_out.record', failed.requestId)).toEqual([{ outcome: 'success', status: 201 }]);
+    // A refused call with no write is still chained once, as refused.
+    const refused = await call(context, org.apiKey, 'POST', '/api/v1/ai/model-catalog', { name: `model-${randomUUID().slice(0, 8)}`, provider: 'example' });
+    expect(refused.status).toBe(400);
+    expect(await entriesOf('compliance.model_catalog.register', refused.requestId)).toEqual([{ outcome: 'refused', status: 400 }]);
   });
 });
