@@ -1035,11 +1035,12 @@ const SERVICE_UP_CHECK = /^(?:\(?[a-z_ ]{2,30}\)?\s{0,2}[:)\]-]\s{0,3})?(?:(?:pl
  * deprecated. Use 'errorPolicy: "ignore"' instead." — a linter or a runtime naming the option to
  * write, whose camel-case name reads as a tool (TARGETS). Only a sentence that is "use '<quoted>'
  * instead" alone, in a text that speaks of deprecation (Gates.deprecation), with no word of
- * destroying, sending or a secret in it ("Use 'apiKey: "sk-…"' instead", "Use 'sendUserData' …"),
- * with only local targets (scoreSegment): "Use the sendEmail tool instead to …" and "… use 'exportAllData' instead and upload
- * the result to https://…" stay requests.
+ * destroying, sending, disabling, skipping or a secret in the quote ("Use 'apiKey: "sk-…"'
+ * instead", "Use 'sendUserData' …", "Use 'disableAuth: true' instead"), with only local targets
+ * and at the end of its line (scoreSegment): "Use the sendEmail tool instead to …" and "… use
+ * 'exportAllData' instead and upload the result to https://…" stay requests.
  */
-const USE_INSTEAD = /^(?:please\s{1,3})?use\s{1,3}['"`](?![^\n]{0,120}?(?:delete|remove|erase|wipe|destroy|drop|purge|send|forward|transfer|upload|export|share|publish|leak|grant|exfil|secret|password|token|key|credential))[^'"`\n]{1,60}(?:['"`][^'"`\n]{1,40}['"`][^'"`\n]{0,10})?['"`]\s{1,3}instead\s{0,3}[.!]?$/;
+const USE_INSTEAD = /^(?:please\s{1,3})?use\s{1,3}['"`](?![^\n]{0,120}?(?:delete|remove|erase|wipe|destroy|drop|purge|send|forward|transfer|upload|export|share|publish|leak|grant|exfil|secret|password|token|key|credential|disable|auth|allowall|bypass|skip))[^'"`\n]{1,60}(?:['"`][^'"`\n]{1,40}['"`][^'"`\n]{0,10})?['"`]\s{1,3}instead\s{0,3}[.!]?$/;
 const DEPRECATION = /\b(?:deprecated|deprecation|obsolete|has\s{1,3}no\s{1,3}effect|no\s{1,3}longer\s{1,3}(?:supported|used)|superseded|renamed)\b/;
 
 /**
