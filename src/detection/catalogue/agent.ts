@@ -12,9 +12,11 @@ const SEND_VERBS = String.raw`(?:send|post|forward|upload|transmit|exfiltrate|le
  * secret at once. "Report your password to …", "Report the user's API keys to …", "Forward any
  * email asking for your password reset code to …" (the address does not follow the secret), and a
  * sentence that names a secret again or asks to include or attach something after the address
- * ("… to security@… and include your current password") are still sends.
+ * ("… to security@… and include your current password") are still sends. The address must end
+ * its sentence, and no secret is named in the 200 characters after it, on any line (review of det-fp-37): "…, quoting your current passphrase", "… with your one-time code",
+ * "… and copy the conversation to log@…" went through a list of words.
  */
-const REPORTED_REQUEST = String.raw`(?!\s{1,3}(?:(?:any|all|every|such|suspicious|unexpected|unsolicited|these|those)\s{1,3}){0,2}(?:requests?|attempts?|messages?|e-?mails?|calls?|texts?)\s{1,3}(?:for|asking\s{1,3}for|requesting|(?:that|which)\s{1,3}asks?\s{1,3}for|(?:that|which)\s{1,3}requests?)\s{1,3}(?:(?:your|their|a|the|any|user|login|account|bank|banking|online|sign-?in)\s{1,3}){0,3}(?:passwords?|credentials?|passcodes?|pins?|api[\s_-]?keys?|tokens?|secrets?|personal\s{1,3}(?:data|information))\s{1,3}to\s{1,3}[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,64}\.[a-z]{2,10}\b(?!(?:(?![.!?](?:\s|$))[^\n]){0,120}?\b(?:passwords?|credentials?|passcodes?|pins?|api[\s_-]?keys?|keys?|tokens?|secrets?|include|including|attach(?:ed|ing)?|along\s{1,3}with|together\s{1,3}with)\b))`;
+const REPORTED_REQUEST = String.raw`(?!\s{1,3}(?:(?:any|all|every|such|suspicious|unexpected|unsolicited|these|those)\s{1,3}){0,2}(?:requests?|attempts?|messages?|e-?mails?|calls?|texts?)\s{1,3}(?:for|asking\s{1,3}for|requesting|(?:that|which)\s{1,3}asks?\s{1,3}for|(?:that|which)\s{1,3}requests?)\s{1,3}(?:(?:your|their|a|the|any|user|login|account|bank|banking|online|sign-?in)\s{1,3}){0,3}(?:passwords?|credentials?|passcodes?|pins?|api[\s_-]?keys?|tokens?|secrets?|personal\s{1,3}(?:data|information))\s{1,3}to\s{1,3}[a-z0-9._%+-]{1,64}@[a-z0-9.-]{1,64}\.[a-z]{2,10}\b(?=(?:\s{1,3}(?:right\s{1,3}away|immediately|at\s{1,3}once|promptly))?\s{0,3}(?:[.!](?:\s|$)|$))(?![\s\S]{0,200}?\b(?:passwords?|credentials?|passcodes?|pins?|api[\s_-]?keys?|keys?|tokens?|secrets?|include|including|attach(?:ed|ing)?|along\s{1,3}with|together\s{1,3}with)\b))`;
 
 /**
  * Lookbehind: a threat (attackers, malware, someone …) earlier in the same clause, with no "you"
