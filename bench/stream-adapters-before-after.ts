@@ -18,6 +18,7 @@ import * as bedrockAfter from '../src/gateway/providers/bedrock.ts';
 import * as cohereAfter from '../src/gateway/providers/cohere.ts';
 import * as geminiAfter from '../src/gateway/providers/gemini.ts';
 import { encodeEvent } from '../test/fakes/providers/protocols/bedrock.ts';
+import { interleavedCpu } from './lib.ts';
 
 type Parse = (body: AsyncIterable<Uint8Array>) => AsyncIterable<StreamEvent>;
 const beforeDir = process.env.BENCH_BEFORE_DIR!;
@@ -93,26 +94,7 @@ for (const [name, { before, after }] of Object.entries(parsers)) {
     }
     if (count !== n + 1) throw new Error(`${name}: ${count} events, expected ${n + 1}`);
   };
-  const block = async (parse: Parse, k: number) => {
-    const start = process.cpuUsage();
-    for (let i = 0; i < k; i++) await once(parse);
-    const used = process.cpuUsage(start);
-    return (used.user + used.system) / k;
-  };
   const k = Math.max(20, Math.round(40000 / n));
-  for (let w = 0; w < 5; w++) {
-    await block(before, k);
-    await block(after, k);
-  }
-  const b: number[] = [], a: number[] = [], r: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    // Alternating which goes first, so drift in the machine's load hits both alike.
-    const first = round % 2 === 0 ? await block(before, k) : await block(after, k);
-    const second = round % 2 === 0 ? await block(after, k) : await block(before, k);
-    const [y, z] = round % 2 === 0 ? [first, second] : [second, first];
-    b.push(y);
-    a.push(z);
-    r.push(z / y);
-  }
+  const { before: b, after: a, ratios: r } = await interleavedCpu(() => once(before), () => once(after), { rounds, perBlock: k });
   console.log(JSON.stringify({ adapter: name, load_average: loadavg().map((value) => +value.toFixed(2)), chunks: n, reads, bytes: bytes.length, before_us: +med(b).toFixed(2), after_us: +med(a).toFixed(2), after_vs_before: +med(r).toFixed(3) }));
 }

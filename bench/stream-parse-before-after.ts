@@ -10,6 +10,7 @@
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { interleavedCpu } from './lib.ts';
 import * as after from '../src/gateway/providers/shared/openai-chat.ts';
 const before = (await import(pathToFileURL(join(process.env.BENCH_BEFORE_DIR!, 'src/gateway/providers/shared/openai-chat.ts')).href)) as typeof after;
 const n = Number(process.env.BENCH_STREAM_CHUNKS ?? 200);
@@ -25,18 +26,7 @@ const pieces: Uint8Array[] = []; const size = Math.ceil(bytes.length / reads);
 for (let i = 0; i < bytes.length; i += size) pieces.push(bytes.subarray(i, i + size));
 async function* body() { for (const p of pieces) yield p; }
 const once = async (mod: typeof after) => { let c = 0; const it = mod.parseOpenAiStream('openai', body())[Symbol.asyncIterator](); for (let r = await it.next(); !r.done; r = await it.next()) { c++; if (r.value.type === 'done') break; } return c; };
-const block = async (mod: typeof after, k: number) => { const s = process.cpuUsage(); for (let i = 0; i < k; i++) await once(mod); const u = process.cpuUsage(s); return (u.user + u.system) / k; };
 const k = Math.max(20, Math.round(40000 / n));
-for (let w = 0; w < 5; w++) { await block(before, k); await block(after, k); }
-const b: number[] = [], a: number[] = [], r: number[] = [];
-for (let round = 0; round < rounds; round++) {
-  // Alternating which goes first, so drift in the machine's load hits both alike.
-  const first = round % 2 === 0 ? await block(before, k) : await block(after, k);
-  const second = round % 2 === 0 ? await block(after, k) : await block(before, k);
-  const [y, z] = round % 2 === 0 ? [first, second] : [second, first];
-  b.push(y);
-  a.push(z);
-  r.push(z / y);
-}
+const { before: b, after: a, ratios: r } = await interleavedCpu(() => once(before), () => once(after), { rounds, perBlock: k });
 const med = (l: number[]) => [...l].sort((p, q) => p - q)[l.length >> 1]!;
 console.log(JSON.stringify({ load_average: loadavg().map((value) => +value.toFixed(2)), chunks: n, reads, before_us: +med(b).toFixed(2), after_us: +med(a).toFixed(2), after_vs_before: +med(r).toFixed(3) }));
