@@ -196,11 +196,7 @@ export function createSessions(deps: { db: Database; config: ResolvedConfig }) {
       return result.rows.length > 0;
     },
 
-    /** Revokes every active session of a user; returns how many. */
-    async revokeUser(orgId: string, userId: string): Promise<number> {
-      return db.withOrg(orgId, (tx) => revokeUserIn(tx, userId));
-    },
-    /** revokeUser in the caller's transaction (a password change and its audit entry). */
+    /** Revokes every active session of a user in the caller's transaction (a password change and its audit entry); returns how many. */
     revokeUserIn,
   };
 }
