@@ -161,8 +161,6 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
       details: { status, request_id: String(request.id), method: request.method, route: request.routeOptions.url ?? null, ...(code === null ? {} : { code }) },
     };
   };
-  /** Calls whose success entry was stored with their write (the onSend hook writes none for them). */
-  const chainedWithWrite = new WeakSet<FastifyRequest>();
   /**
    * A call that changes something: its success entry (answered with `status`, read from what was
    * written) is appended in the write's own transaction, so the change and its entry are stored
@@ -176,9 +174,7 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
     const name = actions.get(`${request.method} ${request.routeOptions.url ?? ''}`);
     if (name === undefined) return write(noWithin);
     entryIds.set(request, randomUUID());
-    const result = await retryingLockConflicts(() => write((tx, written) => compliance.record(orgId, entryOf(request, name, status(written), null), { tx })));
-    chainedWithWrite.add(request);
-    return result;
+    return retryingLockConflicts(() => write((tx, written) => compliance.record(orgId, entryOf(request, name, status(written), null), { tx })));
   };
 
   // One audit entry per call, written before the answer is sent (so a client that reads the
@@ -190,7 +186,8 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
     const name = actions.get(`${request.method} ${request.routeOptions.url ?? ''}`);
     if (name === undefined) return payload;
     const status = reply.statusCode;
-    if (chainedWithWrite.has(request) && status < 400) return payload;
+    // A call answered as a success after `audited` had its entry stored with its write.
+    if (entryIds.has(request) && status < 400) return payload;
     const code = status >= 400 ? errorCodeOf(payload) : null;
     try {
       await compliance.record(auth.orgId, entryOf(request, name, status, code));
