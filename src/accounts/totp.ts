@@ -157,7 +157,7 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
         // The password this token's first step checked has been changed since: the token is over.
         if (typeof row.password_hash !== 'string' || !safeEqual(sha256Hex(row.password_hash), passwordDigest)) return { kind: 'token' as const };
         const lockedUntil = row.totp_locked_until as Date | null;
-        if (lockedUntil !== null && new Date(lockedUntil).getTime() > at) return { kind: 'locked' as const, until: new Date(lockedUntil).getTime(), fresh: false };
+        if (lockedUntil !== null && new Date(lockedUntil).getTime() > at) return { kind: 'locked' as const, until: new Date(lockedUntil).getTime() };
         let accepted = false;
         if ('code' in answer) {
           const lastStep = row.totp_last_step === null ? null : Number(row.totp_last_step);
@@ -181,7 +181,15 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
         if (failures >= TOTP_MAX_FAILURES) {
           const until = at + TOTP_LOCK_MS;
           await tx.query('UPDATE users SET totp_failures = 0, totp_locked_until = $2 WHERE id = $1', [user.userId, new Date(until)]);
-          return { kind: 'locked' as const, until, fresh: true };
+          // The lock and its entry are stored together: an outage stores neither (503, the
+          // failure counter unchanged; the retry counts again), so no lock exists unrecorded and a
+          // stored lock is always answered MFA_LOCKED.
+          await audit.append(
+            user.orgId,
+            { actor: `user:${user.userId}`, action: 'user.totp.locked', target: user.userId, outcome: 'failure', details: { failures: TOTP_MAX_FAILURES, locked_until: new Date(until).toISOString() } },
+            { tx },
+          );
+          return { kind: 'locked' as const, until };
         }
         await tx.query('UPDATE users SET totp_failures = $2 WHERE id = $1', [user.userId, failures]);
         return { kind: 'wrong' as const, remaining: TOTP_MAX_FAILURES - failures };
@@ -195,15 +203,6 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
         case 'wrong':
           throw new SvcError('MFA_CODE_INVALID', { details: { attempts_remaining: outcome.remaining } });
         case 'locked': {
-          if (outcome.fresh) {
-            await audit.append(user.orgId, {
-              actor: `user:${user.userId}`,
-              action: 'user.totp.locked',
-              target: user.userId,
-              outcome: 'failure',
-              details: { failures: TOTP_MAX_FAILURES, locked_until: new Date(outcome.until).toISOString() },
-            });
-          }
           const retryAfter = Math.max(1, Math.ceil((outcome.until - at) / 1000));
           throw new SvcError('MFA_LOCKED', { details: { retry_after: retryAfter, locked_until: new Date(outcome.until).toISOString() }, headers: { 'Retry-After': String(retryAfter) } });
         }

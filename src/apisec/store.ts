@@ -65,8 +65,11 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
+/** A unique violation of the gateways' hostname and path prefix index (not another one in the same transaction, such as the audit entry's). */
+function isRouteTaken(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, constraint } = error as { code?: string; constraint?: string };
+  return code === '23505' && constraint === 'apisec_gateways_route';
 }
 
 export interface GeoRule {
@@ -147,7 +150,7 @@ export function createGatewayStore(db: Database): GatewayStore {
     return fromRow(row);
   };
   const conflict = (error: unknown): never => {
-    if (isUniqueViolation(error)) {
+    if (isRouteTaken(error)) {
       throw new SvcError('CONFLICT', { message: 'Another gateway already receives traffic at this hostname and path prefix.', details: { field: 'hostname' } });
     }
     throw error;

@@ -322,21 +322,26 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
 
   /** The claim failed: done, held, leased elsewhere, or too early. */
   const reschedule = async (job: DeliveryJob, now: Date): Promise<void> => {
-    const current = await db.withOrg(job.orgId, (tx) =>
-      tx.query<{ state: string; attempts: number; next_attempt_at: Date | null; lease_until: Date | null; endpoint_state: EndpointState }>(
+    // The endpoint's state is read under a share lock on its row, and the delivery held in the same
+    // transaction: a re-enable (which updates that row, then releases the held deliveries in its
+    // transaction) either commits first, and the endpoint is read active, or waits for this commit
+    // and releases the delivery held here. Read in a transaction of its own before the write, a
+    // re-enable committing between the two left the delivery held for good.
+    const row = await db.withOrg(job.orgId, async (tx) => {
+      const current = await tx.query<{ state: string; attempts: number; next_attempt_at: Date | null; lease_until: Date | null; endpoint_state: EndpointState }>(
         `SELECT d.state, d.attempts, d.next_attempt_at, d.lease_until, e.state AS endpoint_state
-           FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1`,
+           FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1 FOR SHARE OF e`,
         [job.deliveryId],
-      ),
-    );
-    const row = current.rows[0];
-    if (row === undefined || row.state !== 'pending') return;
-    if (row.endpoint_state === 'paused') {
-      await db.withOrg(job.orgId, (tx) =>
-        tx.query(`UPDATE webhook_deliveries SET state = 'held', lease_until = NULL WHERE id = $1 AND state = 'pending'`, [job.deliveryId]),
       );
-      return;
-    }
+      const found = current.rows[0];
+      if (found === undefined || found.state !== 'pending') return null;
+      if (found.endpoint_state === 'paused') {
+        await tx.query(`UPDATE webhook_deliveries SET state = 'held', lease_until = NULL WHERE id = $1 AND state = 'pending'`, [job.deliveryId]);
+        return null;
+      }
+      return found;
+    });
+    if (row === null) return;
     const due = Math.max(row.next_attempt_at?.getTime() ?? 0, row.lease_until?.getTime() ?? 0);
     await enqueue(job, Math.max(10, due - now.getTime()), `${job.deliveryId}_${row.attempts + 1}_${due}_${now.getTime()}`);
   };

@@ -3,7 +3,8 @@
  * codes, SSRF checks of backend URLs, audit entries, and the discovered-endpoints read API fed
  * by traffic (shadow and zombie endpoints against the gateway's OpenAPI inventory).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { failAppends } from '../reliability/audited-writes.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { startBackend, type Backend } from './backend.ts';
 
@@ -115,6 +116,28 @@ describe('gateways API', () => {
     const second = await call(context, otherAdmin, 'POST', '/api/v1/gateways', { name: 'b', backend_url: backend.url, hostname: 'api.conflict.test' });
     expect(second.statusCode).toBe(409);
     expect(second.json().error.code).toBe('CONFLICT');
+  });
+});
+
+describe('a unique violation that is not the hostname', () => {
+  it("is not answered as a hostname CONFLICT when the gateway's audit entry raises it", async () => {
+    const org = await context.createOrg();
+    // The entry's insert in the gateway's transaction violates a unique index of the audit chain.
+    failAppends(context.services.audit, 'gateway.create', 1, () => Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505', constraint: 'audit_log_pkey' }));
+    let answer;
+    try {
+      answer = await call(context, org.apiKey, 'POST', '/api/v1/gateways', { name: 'audited', backend_url: backend.url, hostname: 'audit-unique.test' });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    // Before: 409 CONFLICT on the hostname, which no other gateway holds.
+    expect(answer.json().error.code).not.toBe('CONFLICT');
+    expect(answer.statusCode).not.toBe(409);
+    const listed = await call(context, org.apiKey, 'GET', '/api/v1/gateways');
+    expect(JSON.stringify(listed.json())).not.toContain('audit-unique.test');
+    // The hostname's own violation is still a CONFLICT (see above); and the hostname is free.
+    const again = await call(context, org.apiKey, 'POST', '/api/v1/gateways', { name: 'audited', backend_url: backend.url, hostname: 'audit-unique.test' });
+    expect(again.statusCode).toBe(201);
   });
 });
 

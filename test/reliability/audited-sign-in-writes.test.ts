@@ -13,6 +13,7 @@ import { generate } from 'otplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
 import { startOidcProvider, type OidcProvider } from '../helpers/identity-providers.ts';
+import { TOTP_MAX_FAILURES } from '../../src/accounts/index.ts';
 import { chained, databaseOutage, expectUnavailable, failAppends, lockConflict } from './audited-writes.ts';
 
 let context: TestContext;
@@ -150,6 +151,36 @@ describe('TOTP changes and their audit entries are stored together or not at all
     expect((await post('/api/v1/auth/totp/confirm', { code }, user.session)).statusCode).toBe(200);
     expect(await enabledAt(user.orgId, user.userId)).not.toBeNull();
     expect(await chained(context, user.orgId, 'user.totp.enrolled')).toEqual([user.userId]);
+  });
+
+  it('stores no TOTP lock when its user.totp.locked entry meets an outage; the next wrong answer locks, answered MFA_LOCKED, with one entry', async () => {
+    const user = await enrolling();
+    const right = await generate({ secret: user.secret });
+    expect((await post('/api/v1/auth/totp/confirm', { code: right }, user.session)).statusCode).toBe(200);
+    const email = (await context.services.db.withOrg(user.orgId, (tx) => tx.query<{ email: string }>('SELECT email FROM users WHERE id = $1', [user.userId]))).rows[0]!.email;
+    const wrong = (Number(right) ^ 7).toString().padStart(6, '0');
+    const attempt = async () => {
+      const login = await post('/api/v1/auth/login', { email, password: PASSWORD });
+      expect(login.statusCode).toBe(200);
+      return post('/api/v1/auth/login/totp', { mfa_token: login.json().mfa_token as string, code: wrong });
+    };
+    const state = async () =>
+      (await context.services.db.withOrg(user.orgId, (tx) => tx.query<{ totp_failures: number; totp_locked_until: Date | null }>('SELECT totp_failures, totp_locked_until FROM users WHERE id = $1', [user.userId]))).rows[0]!;
+    for (let i = 1; i < TOTP_MAX_FAILURES; i++) expect((await attempt()).json().error.code).toBe('MFA_CODE_INVALID');
+
+    failAppends(context.services.audit, 'user.totp.locked', 1);
+    expectUnavailable(await attempt());
+    // Before: the lock was stored with no entry (and this call answered 503, not MFA_LOCKED).
+    expect(await state()).toMatchObject({ totp_failures: TOTP_MAX_FAILURES - 1, totp_locked_until: null });
+    expect(await chained(context, user.orgId, 'user.totp.locked')).toEqual([]);
+    vi.restoreAllMocks();
+
+    const locked = await attempt();
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json().error.code).toBe('MFA_LOCKED');
+    expect(Number(locked.headers['retry-after'])).toBe(locked.json().error.retry_after);
+    expect((await state()).totp_locked_until).not.toBeNull();
+    expect(await chained(context, user.orgId, 'user.totp.locked')).toEqual([user.userId]);
   });
 
   it("keeps a user's TOTP when the user.totp.reset entry meets an outage, and the admin's retry resets it with one entry", async () => {

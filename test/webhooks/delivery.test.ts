@@ -217,6 +217,51 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('a re-enable landing while the deliverer holds a retry', () => {
+  it('sends the retry: the hold and the re-enable do not interleave between reading "paused" and writing "held"', async () => {
+    receiver.on('/race', { status: 503 }, { status: 200 });
+    const { orgId, id } = await endpoint('/race');
+    const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', BLOCKED_DATA);
+    const deliveryId = deliveries[0]!;
+    await waitFor(async () => ((await deliveryRow(deliveryId)).attempts === 1 && receiver.received('/race').length === 1 ? true : undefined));
+    // The re-enable is made to commit right after the deliverer's transaction that read the
+    // endpoint paused (before: a transaction of its own, the hold written in the next one).
+    const { db } = services;
+    const realWithOrg = db.withOrg.bind(db);
+    let reenabled = false;
+    db.withOrg = async <T>(org: string, work: (tx: Parameters<Parameters<typeof realWithOrg>[1]>[0]) => Promise<T>): Promise<T> => {
+      let readPaused = false;
+      const result = await realWithOrg(org, (tx) =>
+        work(
+          new Proxy(tx, {
+            get(target, key) {
+              if (key !== 'query') return Reflect.get(target, key, target) as unknown;
+              return async (sql: string, values?: readonly unknown[]) => {
+                const answer = await target.query(sql, values);
+                if (/endpoint_state/.test(sql) && (answer.rows[0] as { endpoint_state?: string } | undefined)?.endpoint_state === 'paused') readPaused = true;
+                return answer;
+              };
+            },
+          }),
+        ),
+      );
+      if (readPaused && !reenabled && org === orgId) {
+        reenabled = true;
+        await webhooks.update(orgId, id, { state: 'active' });
+      }
+      return result;
+    };
+    try {
+      await webhooks.update(orgId, id, { state: 'paused' });
+      await waitFor(async () => (reenabled ? true : undefined));
+    } finally {
+      db.withOrg = realWithOrg;
+    }
+    // Before: the delivery stayed held with the endpoint active, never sent again.
+    expect(await settled(deliveryId)).toMatchObject({ state: 'confirmed', attempts: 2 });
+  });
+});
+
 describe('webhook delivery SSRF guard', () => {
   it('exhausts a delivery whose saved URL now points at a private address, without sending it', async () => {
     receiver.on('/private', { status: 200 });
