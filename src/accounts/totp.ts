@@ -150,7 +150,7 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
       const at = now();
       // The outcome is decided and recorded in one transaction (the row locked), then answered:
       // a failure must be counted even though it ends in an error.
-      const outcome = await db.withOrg(user.orgId, async (tx) => {
+      const outcome = await retryingLockConflicts(() => db.withOrg(user.orgId, async (tx) => {
         const result = await tx.query('SELECT password_hash, totp_secret, totp_enabled_at, totp_last_step, totp_failures, totp_locked_until FROM users WHERE id = $1 FOR UPDATE', [user.userId]);
         const row = result.rows[0];
         if (row === undefined || row.totp_enabled_at === null || row.totp_secret === null) return { kind: 'token' as const };
@@ -158,6 +158,9 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
         if (typeof row.password_hash !== 'string' || !safeEqual(sha256Hex(row.password_hash), passwordDigest)) return { kind: 'token' as const };
         const lockedUntil = row.totp_locked_until as Date | null;
         if (lockedUntil !== null && new Date(lockedUntil).getTime() > at) return { kind: 'locked' as const, until: new Date(lockedUntil).getTime() };
+        // The limit was reached but its lock could not be stored with its entry (an audit outage):
+        // no answer is checked until it is (fail closed), not even a right one.
+        if (Number(row.totp_failures) >= TOTP_MAX_FAILURES) return { kind: 'lock-due' as const };
         let accepted = false;
         if ('code' in answer) {
           const lastStep = row.totp_last_step === null ? null : Number(row.totp_last_step);
@@ -178,37 +181,54 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
         }
         if (accepted) return { kind: 'ok' as const, passwordHash: row.password_hash as string };
         const failures = Number(row.totp_failures) + 1;
-        if (failures >= TOTP_MAX_FAILURES) {
-          const until = at + TOTP_LOCK_MS;
-          await tx.query('UPDATE users SET totp_failures = 0, totp_locked_until = $2 WHERE id = $1', [user.userId, new Date(until)]);
-          // The lock and its entry are stored together: an outage stores neither (503, the
-          // failure counter unchanged; the retry counts again), so no lock exists unrecorded and a
-          // stored lock is always answered MFA_LOCKED.
-          await audit.append(
-            user.orgId,
-            { actor: `user:${user.userId}`, action: 'user.totp.locked', target: user.userId, outcome: 'failure', details: { failures: TOTP_MAX_FAILURES, locked_until: new Date(until).toISOString() } },
-            { tx },
-          );
-          return { kind: 'locked' as const, until };
-        }
         await tx.query('UPDATE users SET totp_failures = $2 WHERE id = $1', [user.userId, failures]);
-        return { kind: 'wrong' as const, remaining: TOTP_MAX_FAILURES - failures };
-      });
-      switch (outcome.kind) {
-        case 'ok':
-          // finishSignIn checks the hash again under its lock (a change landing after this).
-          return { ...user, passwordHash: outcome.passwordHash };
-        case 'token':
-          throw new SvcError('MFA_TOKEN_INVALID');
-        case 'wrong':
-          throw new SvcError('MFA_CODE_INVALID', { details: { attempts_remaining: outcome.remaining } });
-        case 'locked': {
-          const retryAfter = Math.max(1, Math.ceil((outcome.until - at) / 1000));
-          throw new SvcError('MFA_LOCKED', { details: { retry_after: retryAfter, locked_until: new Date(outcome.until).toISOString() }, headers: { 'Retry-After': String(retryAfter) } });
+        return failures >= TOTP_MAX_FAILURES ? { kind: 'lock-due' as const } : { kind: 'wrong' as const, remaining: TOTP_MAX_FAILURES - failures };
+      }));
+      if (outcome.kind === 'lock-due') {
+        // The lock and its entry are one transaction, after the failure that reached the limit is
+        // counted in its own: an outage stores neither lock nor entry (503), and the counter, left
+        // at the limit, keeps every later answer unchecked until a retry stores both. So no lock
+        // exists unrecorded, a stored lock is answered MFA_LOCKED, and an outage never gives a
+        // guess more.
+        const locked = await retryingLockConflicts(() =>
+          db.withOrg(user.orgId, async (tx) => {
+            const result = await tx.query('SELECT totp_failures, totp_locked_until FROM users WHERE id = $1 FOR UPDATE', [user.userId]);
+            const row = result.rows[0];
+            if (row === undefined) return { kind: 'token' as const };
+            const lockedUntil = row.totp_locked_until as Date | null;
+            if (lockedUntil !== null && new Date(lockedUntil).getTime() > at) return { kind: 'locked' as const, until: new Date(lockedUntil).getTime() };
+            // An admin's reset, or a recovery by another path, cleared the count since.
+            if (Number(row.totp_failures) < TOTP_MAX_FAILURES) return { kind: 'wrong' as const, remaining: TOTP_MAX_FAILURES - Number(row.totp_failures) };
+            const until = at + TOTP_LOCK_MS;
+            await tx.query('UPDATE users SET totp_failures = 0, totp_locked_until = $2 WHERE id = $1', [user.userId, new Date(until)]);
+            await audit.append(
+              user.orgId,
+              { actor: `user:${user.userId}`, action: 'user.totp.locked', target: user.userId, outcome: 'failure', details: { failures: TOTP_MAX_FAILURES, locked_until: new Date(until).toISOString() } },
+              { tx },
+            );
+            return { kind: 'locked' as const, until };
+          }),
+        );
+        return answerSecondStep(locked);
+      }
+      return answerSecondStep(outcome);
+
+      function answerSecondStep(result: { kind: 'ok'; passwordHash: string } | { kind: 'token' } | { kind: 'wrong'; remaining: number } | { kind: 'locked'; until: number }): SignedInUser & { passwordHash: string } {
+        switch (result.kind) {
+          case 'ok':
+            // finishSignIn checks the hash again under its lock (a change landing after this).
+            return { ...user, passwordHash: result.passwordHash };
+          case 'token':
+            throw new SvcError('MFA_TOKEN_INVALID');
+          case 'wrong':
+            throw new SvcError('MFA_CODE_INVALID', { details: { attempts_remaining: result.remaining } });
+          case 'locked': {
+            const retryAfter = Math.max(1, Math.ceil((result.until - at) / 1000));
+            throw new SvcError('MFA_LOCKED', { details: { retry_after: retryAfter, locked_until: new Date(result.until).toISOString() }, headers: { 'Retry-After': String(retryAfter) } });
+          }
         }
       }
     },
-
     /**
      * An admin removes a user's TOTP (lost device): the user signs in with the password alone and
      * may enrol again. A super_admin's needs a super_admin (`caller`; as for that role's grants):
