@@ -413,21 +413,25 @@ export const complianceRoutes: RoutesPlugin<ComplianceRoutesOptions> = async (ap
  * request to svc's API that carries `X-Subject-ID` of an opted-out subject is answered with
  * `X-AI-Opt-Out: honoured` and chained in the org's audit log with its request id
  * (privacy.ai_opt_out.applied), so automated decisions on it go to human review. The check is
- * one cache lookup (24 h); requests without the header cost nothing.
+ * one cache lookup (24 h); requests without the header cost nothing: the hook calls `done` at once,
+ * with no promise for Fastify to wait on (every API request runs it).
  */
 export function optOutHook(compliance: Compliance) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const header = request.headers['x-subject-id'];
-    const auth = request.auth;
-    if (typeof header !== 'string' || header === '' || header.length > 256 || auth === null || auth === undefined) return;
-    if (!(await compliance.privacy.isOptedOut(auth.orgId, header))) return;
+  const apply = async (request: FastifyRequest, reply: FastifyReply, orgId: string, header: string): Promise<void> => {
+    if (!(await compliance.privacy.isOptedOut(orgId, header))) return;
     reply.header('x-ai-opt-out', 'honoured');
-    await compliance.record(auth.orgId, {
+    await compliance.record(orgId, {
       actor: actorOf(request),
       action: 'privacy.ai_opt_out.applied',
       target: String(request.id),
       outcome: 'success',
       details: { request_id: String(request.id), method: request.method, route: request.routeOptions.url ?? null, subject_sha256: createHash('sha256').update(header).digest('hex') },
     });
+  };
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    const header = request.headers['x-subject-id'];
+    const auth = request.auth;
+    if (typeof header !== 'string' || header === '' || header.length > 256 || auth === null || auth === undefined) return done();
+    apply(request, reply, auth.orgId, header).then(() => done(), (error: Error) => done(error));
   };
 }

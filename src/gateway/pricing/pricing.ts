@@ -132,9 +132,19 @@ export function listedModels(provider: string): string[] {
 }
 
 const cache = new LRUCache<string, PriceLookup>(entryBound(2048));
+// The last lookup, in front of the cache: one completion prices its model several times (route
+// order, budget reservation, settlement, the answer's cost), and traffic repeats models.
+let last: { provider: string; model: string; lookup: PriceLookup } | null = null;
 
 /** The price of `model` at `provider` (see the module comment for the rule). Pure; memoized. */
 export function priceFor(provider: string, model: string): PriceLookup {
+  if (last !== null && last.provider === provider && last.model === model) return last.lookup;
+  const lookup = lookupPrice(provider, model);
+  last = { provider, model, lookup };
+  return lookup;
+}
+
+function lookupPrice(provider: string, model: string): PriceLookup {
   const key = `${provider}\u0000${model}`;
   const cached = cache.get(key);
   if (cached) return cached;
