@@ -355,10 +355,10 @@ function wrapPgliteTransaction(transaction: PgliteTransaction, role: string | nu
     async copyRows(table: string, columns: readonly string[], rows: string) {
       if (!SQL_NAME.test(table) || !columns.every((column) => SQL_NAME.test(column))) throw new Error('copyRows: table and column names are plain identifiers');
       const sql = `COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`;
-      // One simple-protocol script, the role switched around the COPY: a COPY sent as an extended
-      // query (parse, describe, bind, execute) cost ~1.2 ms of svc's CPU of its own, ~0.3 ms as a
-      // script (docs/benchmarks.md, "Issue #39 item 3, speed-ev39 round"). A failure aborts the
-      // script there and the transaction with it (nothing more runs in it).
+      // One simple-protocol script, the role switched around the COPY: sent as an extended query
+      // (parse, describe, bind, execute, each a round trip into the engine) between two role
+      // statements, a COPY cost 0.3-0.9 ms more of svc's CPU (docs/benchmarks.md, "Issue #39 item 3,
+      // speed-ev39 round"). A failure aborts the script there and the transaction with it.
       const script = role === null ? sql : `RESET ROLE; ${sql}; SET LOCAL ROLE ${role}`;
       try {
         const results = await transaction.exec(script, { blob: new Blob([sanitizeText(rows)]) });
