@@ -14,7 +14,9 @@
  *   logic      the provenance records wait in memory during the round and are written after it;
  *   evidence   the same, with the records written inside the round (a flush every 500
  *              completions, the writer's batch size).
- * The difference is what writing each completion's evidence costs on the embedded engine.
+ * The difference is what writing each completion's evidence costs on the embedded engine (with
+ * BENCH_DATABASE_URL=postgres://…, what it costs svc's process on PostgreSQL: the server's CPU is
+ * in another process and not counted).
  * A third kind of round, interleaved with the others, measures T5 (issue #32 item 6):
  *   without_t5 the logic round with the completion baselines switched off (the gateway's
  *              `behaviour` answers a resolved "no anomaly" without observing);
@@ -51,7 +53,8 @@ export async function runGatewayCoreBench(options: { quick?: boolean } = {}) {
   const rounds = options.quick ? 4 : 8;
   const perRound = options.quick ? 1_500 : 3_000;
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-core-'));
-  const config = benchConfig({ DATABASE_URL: `pglite:${dataDir}/pglite`, DATA_DIR: dataDir, REDIS_URL: 'memory:', LOG_LEVEL: 'warn' });
+  // BENCH_DATABASE_URL: the evidence written to PostgreSQL instead (multi-row INSERTs; the server's own CPU is not counted).
+  const config = benchConfig({ DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `pglite:${dataDir}/pglite`, DATA_DIR: dataDir, REDIS_URL: 'memory:', LOG_LEVEL: 'warn' });
   // The production baseline (memory cache, as the embedded default), switchable per round.
   const t5Cache = createCache({ kind: 'memory' }, 'bench-core:');
   const t5 = createProfileBaseline(t5Cache, { namespace: 'ai-t5' });

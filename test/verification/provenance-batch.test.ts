@@ -120,6 +120,35 @@ describe('provenance batches in the audit chain', () => {
     expect((await services.audit.verify(orgId)).ok).toBe(true);
   });
 
+  it('stores every other record of a full chunk whose first and middle statements meet ids already stored, under one audit entry, and the org stays confined after it', async () => {
+    const orgId = await createTestOrg(services.db);
+    const otherOrg = await createTestOrg(services.db);
+    const earlier = [record(), record()];
+    for (const each of earlier) services.verification.provenance.record(orgId, each);
+    services.verification.provenance.record(otherOrg, record());
+    await services.verification.provenance.flush();
+    // The writer's whole chunk (500 records, five statements); a stored id in the first and in the third.
+    const records = Array.from({ length: 500 }, () => record());
+    records[0] = record({ requestId: earlier[0]!.requestId, model: 'gpt-4o' });
+    records[ROWS_PER_STATEMENT * 2 + 7] = record({ requestId: earlier[1]!.requestId, model: 'gpt-4o' });
+    for (const each of records) services.verification.provenance.record(orgId, each);
+    await services.verification.provenance.flush();
+
+    const fresh = records.filter((each) => !earlier.some((stored) => stored.requestId === each.requestId));
+    const stored = await read(orgId, fresh.map((each) => each.requestId));
+    expect(stored.filter((view) => view !== null)).toHaveLength(498);
+    expect((await read(orgId, earlier.map((each) => each.requestId))).map((view) => view!.model)).toEqual(['gpt-4o-mini', 'gpt-4o-mini']);
+    const entries = (await services.audit.list(orgId)).filter((entry) => entry.action === 'ai.provenance.recorded');
+    expect(entries).toHaveLength(2);
+    const batch = entries.find((entry) => entry.seq === stored[0]!.chain_of_custody.audit_seq)!;
+    for (const view of stored) expect(view.chain_of_custody.audit_seq).toBe(batch.seq);
+    expect(batch.details).toMatchObject({ records: 498, records_sha256: provenanceBatchDigest(stored) });
+    expect((await services.audit.verify(orgId)).ok).toBe(true);
+    // The evidence is written by the database's owner; the org's own reads stay under row-level security.
+    const visible = await services.db.withOrg(orgId, (tx) => tx.query<{ orgs: number; records: number }>('SELECT (SELECT count(*)::int FROM orgs) AS orgs, (SELECT count(*)::int FROM ai_provenance) AS records'));
+    expect(visible.rows[0]).toEqual({ orgs: 1, records: 500 });
+  });
+
   it('hashes what is stored when a record carries a NUL character', async () => {
     const orgId = await createTestOrg(services.db);
     const each = record({ sources: [{ index: 0, id: 'doc\u00001', title: 'a\u0000b', sha256: '1'.repeat(64) }], riskClass: 'limited\u0000risk' });

@@ -355,16 +355,17 @@ function wrapPgliteTransaction(transaction: PgliteTransaction, role: string | nu
     async copyRows(table: string, columns: readonly string[], rows: string) {
       if (!SQL_NAME.test(table) || !columns.every((column) => SQL_NAME.test(column))) throw new Error('copyRows: table and column names are plain identifiers');
       const sql = `COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`;
-      let written: number;
+      // One simple-protocol script, the role switched around the COPY: sent as an extended query
+      // (parse, describe, bind, execute, each a round trip into the engine) between two role
+      // statements, a COPY cost 0.3-0.9 ms more of svc's CPU (docs/benchmarks.md, "Issue #39 item 3,
+      // speed-ev39 round"). A failure aborts the script there and the transaction with it.
+      const script = role === null ? sql : `RESET ROLE; ${sql}; SET LOCAL ROLE ${role}`;
       try {
-        if (role !== null) await transaction.exec('RESET ROLE');
-        written = (await transaction.query(sql, [], { blob: new Blob([sanitizeText(rows)]) })).affectedRows ?? 0;
-        // A failure above aborted the transaction (nothing more runs in it); here the role comes back.
-        if (role !== null) await transaction.exec(`SET LOCAL ROLE ${role}`);
+        const results = await transaction.exec(script, { blob: new Blob([sanitizeText(rows)]) });
+        return results[role === null ? 0 : 1]?.affectedRows ?? 0;
       } catch (error) {
         throw toQueryError(error, sql);
       }
-      return written;
     },
     async query<Row>(sql: string, params?: readonly unknown[]) {
       try {
