@@ -11,10 +11,10 @@
  * placeholders are restored across chunk boundaries when the org opted in; the verifier may
  * hold text back, release it, or stop the stream.
  *
- * Writes go to the raw Node response as they are produced (no buffering of svc's, no
- * compression; TCP_NODELAY is left on, Node's default; Node holds the writes of one tick together,
- * so what one upstream read brings leaves in one socket write), with back-pressure: when the socket
- * buffer is full the writer waits for 'drain' before taking the next upstream chunk.
+ * Writes go to the raw Node response once per upstream read: what the events of one read produce
+ * is written together, before the next read is awaited (and before anything that waits), never
+ * held longer; no compression; TCP_NODELAY is left on, Node's default. Back-pressure: when the
+ * socket buffer is full the writer waits for 'drain' before taking the next upstream chunk.
  *
  * Chunk shapes of svc's own format (`svcStreamEncoder`; documented in docs/gateway.md; the
  * compatible surfaces bring their own encoders, compat/):
