@@ -30,6 +30,7 @@ import { UpstreamError } from './contract.ts';
 import type { CompletionRequest, CompletionResult, InvokeOptions, ProviderAdapter, ProviderTarget, StreamEvent, UpstreamRequest } from './contract.ts';
 import { fetchText, openStream, toUpstreamError } from './http-client.ts';
 import type { StreamBody } from './http-client.ts';
+import type { ReadyEventIterator } from './streaming/sse.ts';
 
 export const providers = {
   openai,
@@ -183,7 +184,7 @@ export async function invokeStream(
     if (finished) body.dump({ limit: LEFTOVER_DRAIN_BYTES }).catch(() => undefined);
     else body.destroy();
   };
-  const events = adapter.parseStream(body, request.model)[Symbol.asyncIterator]();
+  const events: ReadyEventIterator = adapter.parseStream(body, request.model)[Symbol.asyncIterator]();
   let ended = false;
   const over = (): IteratorResult<StreamEvent> => ({ done: true, value: undefined });
   const failed = (error: unknown): never => {
@@ -194,8 +195,21 @@ export async function invokeStream(
   };
   // A plain iterator over the adapter's events rather than a second async generator around them:
   // one promise step per event instead of a generator's three (a stream's events pass here one by one).
-  const iterator: AsyncIterableIterator<StreamEvent> = {
+  const handOn = (event: StreamEvent): StreamEvent => {
+    if (event.type === 'done') {
+      ended = true;
+      release(true);
+    }
+    return event;
+  };
+  const iterator: AsyncIterableIterator<StreamEvent> & ReadyEventIterator = {
     [Symbol.asyncIterator]: () => iterator,
+    // The events the adapter already converted from the same upstream read, without a promise step each.
+    nextReady: () => {
+      if (ended) return undefined;
+      const event = events.nextReady?.();
+      return event === undefined ? undefined : handOn(event);
+    },
     next: () => {
       if (ended) return Promise.resolve(over());
       return events.next().then((result) => {

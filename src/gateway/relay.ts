@@ -11,10 +11,10 @@
  * placeholders are restored across chunk boundaries when the org opted in; the verifier may
  * hold text back, release it, or stop the stream.
  *
- * Writes go to the raw Node response as they are produced (no buffering of svc's, no
- * compression; TCP_NODELAY is left on, Node's default; Node holds the writes of one tick together,
- * so what one upstream read brings leaves in one socket write), with back-pressure: when the socket
- * buffer is full the writer waits for 'drain' before taking the next upstream chunk.
+ * Writes go to the raw Node response once per upstream read: what the events of one read produce
+ * is written together, before the next read is awaited (and before anything that waits), never
+ * held longer; no compression; TCP_NODELAY is left on, Node's default. Back-pressure: when the
+ * socket buffer is full the writer waits for 'drain' before taking the next upstream chunk.
  *
  * Chunk shapes of svc's own format (`svcStreamEncoder`; documented in docs/gateway.md; the
  * compatible surfaces bring their own encoders, compat/):
@@ -34,6 +34,7 @@ import { failureToError, type Attempts, type AttemptSuccess, type FirstEvent } f
 import type { ClientCancel } from './cancel.ts';
 import { UpstreamError, type FinishReason, type StreamEvent, type TokenUsage } from './contract.ts';
 import { createStreamRestorer } from './pii/index.ts';
+import type { ReadyEventIterator } from './streaming/sse.ts';
 import { estimateUsage, responseFilter, toPublicUsage, type CompletionEnvelope, type Settlement } from './settlement.ts';
 import type { CompletionBody } from './schemas.ts';
 import type { CompletionVerifier, StreamVerifier, VerifierStop } from './verifier.ts';
@@ -144,10 +145,10 @@ export function svcStreamEncoder(requestId: string): StreamEncoder {
   };
 }
 
-type StreamEnd = { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown; content: string } | { kind: 'aborted'; content: string };
+export type StreamEnd = { kind: 'done'; event: Extract<StreamEvent, { type: 'done' }>; content: string } | { kind: 'error'; error: unknown; content: string } | { kind: 'aborted'; content: string };
 
 /** A stream whose first event has arrived: failover is over, the client may now be answered. */
-interface OpenedStream {
+export interface OpenedStream {
   provider: string;
   model: string;
   served: ServedFacts;
@@ -228,25 +229,51 @@ async function openStream(parts: StreamParts, prepared: PreparedCompletion, sign
   };
 }
 
-/** Relays an opened stream to the client; failures after the first byte become an error event. */
-async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: StreamTarget, cancel: ClientCancel, guard: ResponseGuard | null, verifying: StreamVerifier | null): Promise<void> {
+/**
+ * Relays an opened stream to the client; failures after the first byte become an error event.
+ *
+ * One upstream read at a time: the events the provider's parser converted from one read are taken
+ * together (`nextReady`, no async step per event), each delta still goes through the response
+ * guard, PII restoring, the verifier and the encoder in order, and what they produce is written
+ * with one `write` once the read's events are done (or before anything that waits: the verifier's
+ * end, the response filter's end, a stop). The client receives the same bytes as when each event
+ * was written on its own: a delta the response guard or the verifier stops is never encoded, and
+ * what was encoded before it is written before the error event (src/gateway/relay-batched.test.ts
+ * compares both on streams cut at every byte).
+ *
+ * Exported for that test; the gateway reaches it through `relayStream`.
+ */
+export async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: StreamTarget, cancel: ClientCancel, guard: ResponseGuard | null, verifying: StreamVerifier | null): Promise<void> {
   const writer = new SseWriter(target.raw);
   const encoder = target.encoder ?? svcStreamEncoder(prepared.caller.requestId);
+  const rest: ReadyEventIterator = opened.rest;
+  const nextReady = typeof rest.nextReady === 'function' ? rest.nextReady.bind(rest) : null;
   let content = '';
   let started = false;
-  /** Writes an event; a promise only when the socket is full (back-pressure), so a delta costs no promise step otherwise. */
-  const send = (text: string): Promise<void> | null => {
+  /** Events encoded and not yet written: those of the upstream read being relayed. */
+  let pending = '';
+  /** Writes what is pending; a promise only when the socket is full (back-pressure). */
+  const flush = (): Promise<void> | null => {
+    if (pending === '') return null;
+    const text = pending;
+    pending = '';
     if (started) return writer.write(text);
     started = true;
     return writer.start(target.headers, text);
   };
+  const drain = async (): Promise<void> => {
+    const full = flush();
+    if (full !== null) await full;
+  };
   let event = opened.first;
   /** Verification ended the stream: upstream cancelled (not the provider's fault), explicit error event with the verdict. */
   const stopForVerification = async (stop: VerifierStop): Promise<void> => {
+    await drain();
     cancel.abort();
     await opened.rest.return?.().catch(() => undefined);
     opened.finish({ kind: 'aborted', content });
-    await send(encoder.error({ code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification }, true));
+    pending += encoder.error({ code: stop.code, message: ERRORS[stop.code].message, verification: stop.verification }, true);
+    await drain();
     writer.end();
   };
   try {
@@ -261,54 +288,65 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
           if (checked.stop !== null) return await stopForVerification(checked.stop);
           text = checked.release;
         }
-        if (text !== '' || !started) {
-          const full = send(encoder.delta(text));
-          if (full !== null) await full;
-        }
+        // The first event is written even when empty: it carries the headers out.
+        if (text !== '' || (!started && pending === '')) pending += encoder.delta(text);
       } else if (event.type === 'tool_call_delta') {
-        const full = send(encoder.toolCall(event));
-        if (full !== null) await full;
+        pending += encoder.toolCall(event);
       } else {
         let rest = opened.restore.flush();
         let verification: Record<string, unknown> | null = null;
         if (verifying !== null) {
           const flushed = verifying.push(rest);
           if (flushed.stop !== null) return await stopForVerification(flushed.stop);
+          await drain();
           const ended = await verifying.end({ finishReason: event.finishReason, provider: opened.provider, model: event.model ?? opened.model });
           if (ended.stop !== null) return await stopForVerification(ended.stop);
           rest = flushed.release + ended.release;
           verification = ended.verification;
         }
-        if (rest !== '') await send(encoder.delta(rest));
-        const filtered = guard === null ? responseFilter(prepared) : await guard.finish(content, responseFilter(prepared));
+        if (rest !== '') pending += encoder.delta(rest);
+        let filtered: Record<string, unknown> | null;
+        if (guard === null) filtered = responseFilter(prepared);
+        else {
+          await drain();
+          filtered = await guard.finish(content, responseFilter(prepared));
+        }
         const settled = opened.finish({ kind: 'done', event, content });
         const usage = settled?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-        await send(
-          encoder.end({
-            provider: opened.provider,
-            model: event.model ?? opened.model,
-            finishReason: event.finishReason,
-            usage: toPublicUsage(usage),
-            costUsd: settled === null ? 0 : settled.costUsd,
-            latencyMs: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
-            verification,
-            responseFilter: filtered,
-          }),
-        );
+        pending += encoder.end({
+          provider: opened.provider,
+          model: event.model ?? opened.model,
+          finishReason: event.finishReason,
+          usage: toPublicUsage(usage),
+          costUsd: settled === null ? 0 : settled.costUsd,
+          latencyMs: Math.round((performance.now() - prepared.startedAt) * 1000) / 1000,
+          verification,
+          responseFilter: filtered,
+        });
+        await drain();
         writer.end();
         return;
       }
+      const ready = nextReady?.();
+      if (ready !== undefined) {
+        event = ready;
+        continue;
+      }
+      await drain();
       const next = await opened.rest.next();
       if (next.done === true) throw new UpstreamError({ provider: opened.provider, status: null, code: 'network', providerCode: 'stream_ended_without_done' });
       event = next.value;
     }
   } catch (error) {
+    // What was encoded before the failure reaches the client first, as it did event by event.
+    await drain();
     if (cancel.aborted && isShuttingDown(cancel.reason) && !writer.isClosed) {
       // The server is stopping: settled like a stream the client left, then a final error event.
       await opened.rest.return?.().catch(() => undefined);
       opened.finish({ kind: 'aborted', content });
       const { error: shutdown } = shutdownErrorPayload(prepared.caller.requestId);
-      await send(encoder.error(shutdown, false));
+      pending += encoder.error(shutdown, false);
+      await drain();
       writer.end();
       return;
     }
@@ -324,7 +362,8 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
       // stream is settled like one the client left (no breaker failure), then the error event.
       await opened.rest.return?.().catch(() => undefined);
       opened.finish({ kind: 'aborted', content });
-      await send(encoder.error({ code: error.code, message: error.message }, false));
+      pending += encoder.error({ code: error.code, message: error.message }, false);
+      await drain();
       writer.end();
       return;
     }
@@ -332,8 +371,9 @@ async function pipe(prepared: PreparedCompletion, opened: OpenedStream, target: 
     const mapped = failureToError(error instanceof UpstreamError ? error : new UpstreamError({ provider: opened.provider, status: null, code: 'server', retryable: false, cause: error }), 1, 0);
     // A cut stream: held-back text is released only if it passes, and the error event carries the verdict.
     const ended = verifying === null ? null : await verifying.end({ finishReason: 'error', cut: true, provider: opened.provider, model: opened.model }).catch(() => null);
-    if (ended !== null && ended.stop === null && ended.release !== '') await send(encoder.delta(ended.release));
-    await send(encoder.error(ended === null ? { code: mapped.code, message: mapped.message } : { code: mapped.code, message: mapped.message, verification: ended.verification }, false));
+    if (ended !== null && ended.stop === null && ended.release !== '') pending += encoder.delta(ended.release);
+    pending += encoder.error(ended === null ? { code: mapped.code, message: mapped.message } : { code: mapped.code, message: mapped.message, verification: ended.verification }, false);
+    await drain();
     writer.end();
   }
 }

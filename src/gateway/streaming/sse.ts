@@ -75,6 +75,17 @@ export interface StreamConverter<E = SseEvent> {
 }
 
 /**
+ * A stream's event iterator that can also hand over, without an async step, the events it already
+ * holds: those converted from the upstream read its last `next()` took (what the relay takes
+ * together, src/gateway/relay.ts). `nextReady()` returns the event `next()` would resolve with at
+ * once, or undefined when `next()` has to wait for the upstream, end, or fail; it never reads,
+ * closes or fails itself.
+ */
+export interface ReadyEventIterator extends AsyncIterator<StreamEvent> {
+  nextReady?(): StreamEvent | undefined;
+}
+
+/**
  * A provider's stream events from its SSE batches, one batch converted at a time (`converter`).
  * What the adapters' async generators did event by event, without their cost per event: a
  * generator's `yield` awaits the value and resumes the generator on every `next()`, where the
@@ -89,11 +100,11 @@ export interface StreamConverter<E = SseEvent> {
  * does asking again after the completing event; a step's failure closes them too; batches never
  * read are never opened or closed (src/gateway/streaming/streaming.test.ts compares the two).
  */
-export function streamEvents<E>(batches: AsyncIterable<E[]>, converter: StreamConverter<E>): AsyncIterableIterator<StreamEvent> {
+export function streamEvents<E>(batches: AsyncIterable<E[]>, converter: StreamConverter<E>): AsyncIterableIterator<StreamEvent> & ReadyEventIterator {
   return new ConvertedEvents(batches, converter);
 }
 
-class ConvertedEvents<E> implements AsyncIterableIterator<StreamEvent> {
+class ConvertedEvents<E> implements AsyncIterableIterator<StreamEvent>, ReadyEventIterator {
   /** Taken at the first read, as a generator's `for await` did. */
   private source: AsyncIterator<E[]> | null = null;
   private queue: StreamEvent[] = [];
@@ -114,6 +125,10 @@ class ConvertedEvents<E> implements AsyncIterableIterator<StreamEvent> {
   /** An event of the read already converted costs no async step of its own. */
   next(): Promise<IteratorResult<StreamEvent>> {
     return this.taken < this.queue.length ? Promise.resolve({ done: false, value: this.queue[this.taken++]! }) : this.pull();
+  }
+
+  nextReady(): StreamEvent | undefined {
+    return this.taken < this.queue.length ? this.queue[this.taken++] : undefined;
   }
 
   async return(): Promise<IteratorResult<StreamEvent>> {
