@@ -583,8 +583,15 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     },
 
     async update(orgId, id, changes, within = noWithin) {
-      const before = await findEndpoint(orgId, id);
-      if (changes.url !== undefined) await assertPublicUrl(changes.url, { allowPrivate });
+      if (changes.url !== undefined) {
+        // An unknown endpoint is 404 before the URL is judged; the URL's DNS lookup runs before the
+        // transaction (no network call while the endpoint's row is locked) and is made again at
+        // every delivery, so an answer that changes later is refused then.
+        await findEndpoint(orgId, id);
+        await assertPublicUrl(changes.url, { allowPrivate });
+      } else if (!UUID.test(id)) {
+        throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      }
       const sets: string[] = [];
       const params: unknown[] = [id];
       const set = (column: string, value: unknown) => {
@@ -594,25 +601,32 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       if (changes.url !== undefined) set('url', changes.url);
       if (changes.events !== undefined) set('events', JSON.stringify(uniqueEvents(changes.events)));
       if (changes.description !== undefined) set('description', changes.description);
-      const reenable = changes.state === 'active' && before.state === 'paused';
-      if (reenable) {
-        sets.push(`state = 'active'`, 'consecutive_failures = 0', 'paused_at = NULL', 'paused_reason = NULL');
-      } else if (changes.state === 'paused' && before.state === 'active') {
-        sets.push(`state = 'paused'`, 'paused_at = now()', `paused_reason = 'manual'`);
-      }
-      if (sets.length === 0) {
-        const unchanged = endpointView(before);
-        await db.withOrg(orgId, (tx) => within(tx, unchanged));
-        return unchanged;
-      }
-      sets.push('updated_at = now()');
+      // The state the change is decided on (re-enable, pause or neither) is read in the change's
+      // transaction with the row locked: a pause by the deliverer (or another PATCH) committed
+      // between a read of its own and the write made a request for `active` leave the endpoint
+      // paused, or answer and record a state that was no longer stored.
       // The deliveries held while the endpoint was paused are released in the re-enable's own
       // transaction: a lost lock conflict rolls back both, and the caller's retry of the whole call
       // (retryingLockConflicts) makes both again. Released in a transaction of their own after the
       // commit, a conflict there had the retry find the endpoint active already: the held deliveries
       // stayed held for good, and the re-enable was audited twice (review-37).
       const { view: updated, released } = await db.withOrg(orgId, async (tx) => {
-        const result = await tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params);
+        const current = await tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 FOR UPDATE`, [id]);
+        const before = current.rows[0];
+        if (before === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+        const reenable = changes.state === 'active' && before.state === 'paused';
+        const stateSets =
+          reenable
+            ? [`state = 'active'`, 'consecutive_failures = 0', 'paused_at = NULL', 'paused_reason = NULL']
+            : changes.state === 'paused' && before.state === 'active'
+              ? [`state = 'paused'`, 'paused_at = now()', `paused_reason = 'manual'`]
+              : [];
+        if (sets.length === 0 && stateSets.length === 0) {
+          const view = endpointView(before);
+          await within(tx, view);
+          return { view, released: [] };
+        }
+        const result = await tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${[...sets, ...stateSets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params);
         const row = result.rows[0];
         if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
         const view = endpointView(row);
