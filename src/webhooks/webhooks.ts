@@ -37,7 +37,7 @@ import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
-import { isRetryableWriteFailure } from '../platform/db/failures.ts';
+import { isRetryableWriteFailure, retryingLockConflicts } from '../platform/db/failures.ts';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Outbox } from '../platform/outbox.ts';
 
@@ -327,7 +327,10 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     // transaction) either commits first, and the endpoint is read active, or waits for this commit
     // and releases the delivery held here. Read in a transaction of its own before the write, a
     // re-enable committing between the two left the delivery held for good.
-    const row = await db.withOrg(job.orgId, async (tx) => {
+    // A lost lock conflict rolls the transaction back whole and it is run again (it reads before it
+    // writes, and holds only a delivery still pending): thrown, the delivery was neither held nor
+    // queued again until the sweep, minutes later.
+    const row = await retryingLockConflicts(() => db.withOrg(job.orgId, async (tx) => {
       const current = await tx.query<{ state: string; attempts: number; next_attempt_at: Date | null; lease_until: Date | null; endpoint_state: EndpointState }>(
         `SELECT d.state, d.attempts, d.next_attempt_at, d.lease_until, e.state AS endpoint_state
            FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1 FOR SHARE OF e`,
@@ -340,7 +343,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         return null;
       }
       return found;
-    });
+    }));
     if (row === null) return;
     const due = Math.max(row.next_attempt_at?.getTime() ?? 0, row.lease_until?.getTime() ?? 0);
     await enqueue(job, Math.max(10, due - now.getTime()), `${job.deliveryId}_${row.attempts + 1}_${due}_${now.getTime()}`);
@@ -372,7 +375,11 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
                     updated_at = now()
               WHERE id = $4 RETURNING state`
           : `SELECT state FROM webhook_endpoints WHERE id = $4`;
-    const recorded = await db.withOrg(job.orgId, (tx) =>
+    // One statement in a transaction of its own, the decision fixed before it: a lost lock conflict
+    // (a re-enable or another attempt's record updating the endpoint's row) rolls it back whole and
+    // the same statement is run again, recording the attempt once. Thrown, the attempt was lost with
+    // the delivery left leased: sent again by the sweep although the receiver had confirmed it.
+    const recorded = await retryingLockConflicts(() => db.withOrg(job.orgId, (tx) =>
       tx.query<{ state: EndpointState }>(
         `WITH attempt AS (
            INSERT INTO webhook_attempts (id, org_id, delivery_id, endpoint_id, attempt, started_at, duration_ms, status_code, status_class, outcome, error)
@@ -389,7 +396,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
           nextAttemptAt?.toISOString() ?? null, ...(decision.outcome === 'exhausted' ? [policy.pauseAfterExhausted] : []),
         ],
       ),
-    );
+    ));
     const paused = decision.outcome === 'exhausted' && recorded.rows[0]?.state === 'paused';
     if (paused) logger.warn({ webhook_id: endpointId, org_id: job.orgId }, 'webhook endpoint paused after repeated failures');
     if (decision.outcome === 'retry' && nextAttemptAt !== null) {
