@@ -116,6 +116,29 @@ describe('audited updates decide on the state stored when they write', () => {
     expect(updates.map((record) => record.details)).toEqual([expect.objectContaining({ state: 'active' })]);
   });
 
+  it('keeps a gateway setting changed while another PATCH of the same gateway is in flight', async () => {
+    const org = await context.createOrg({ plan: 'enterprise' });
+    const created = await call(org.apiKey, 'POST', '/api/v1/gateways', { name: 'shop', backend_url: 'http://127.0.0.1:9', mode: 'monitor' });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().id as string;
+    // Another admin changes the backend timeout between this PATCH's read and its write.
+    const race = afterFirstRead(context.services.db, org.orgId, /FROM apisec_gateways WHERE id = \$1/, async () => {
+      const other = await call(org.apiKey, 'PATCH', `/api/v1/gateways/${id}`, { timeout_ms: 4_321 });
+      expect(other.statusCode).toBe(200);
+    });
+    let answer;
+    try {
+      answer = await call(org.apiKey, 'PATCH', `/api/v1/gateways/${id}`, { name: 'renamed' });
+    } finally {
+      race.restore();
+    }
+    expect(race.ran()).toBe(true);
+    expect(answer.statusCode).toBe(200);
+    // Before: the timeout written back to its old value with the rename, the other PATCH's 200 undone.
+    expect((await call(org.apiKey, 'GET', `/api/v1/gateways/${id}`)).json()).toMatchObject({ name: 'renamed', timeout_ms: 4_321 });
+    expect(await context.services.audit.list(org.orgId, { action: 'gateway.update' })).toHaveLength(2);
+  });
+
   it.skipIf(!usingPostgres)('lets a plan change and an audit append of the same org wait for each other without a deadlock', async () => {
     const org = await context.createOrg({ plan: 'starter' });
     const { db, audit, accounts } = context.services;
