@@ -618,7 +618,11 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       // commit, a conflict there had the retry find the endpoint active already: the held deliveries
       // stayed held for good, and the re-enable was audited twice (review-37).
       const { view: updated, released } = await db.withOrg(orgId, async (tx) => {
-        const current = await tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 FOR UPDATE`, [id]);
+        // FOR NO KEY UPDATE (the lock the UPDATE below takes anyway), never FOR UPDATE: each delivery
+        // the fan-out inserts and each attempt the deliverer records checks its foreign key with FOR
+        // KEY SHARE on this row, which FOR UPDATE blocks while the change waits for the chain head.
+        // It still conflicts with the deliverer's FOR SHARE of the row (its hold of a retry).
+        const current = await tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`, [id]);
         const before = current.rows[0];
         if (before === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
         const reenable = changes.state === 'active' && before.state === 'paused';
