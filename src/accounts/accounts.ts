@@ -97,6 +97,19 @@ export type { OrgUsage };
 const PLAN_RANK: Record<Plan, number> = { community: 0, starter: 1, pro: 2, enterprise: 3 };
 
 /** The calendar month (UTC) holding `now`: [start, end). */
+/**
+ * Locks an org's row for a change of its plan or trial, in the order every audited writer takes
+ * its locks: the row changed first, then the audit chain's head (`audit.append`). The lock is FOR
+ * NO KEY UPDATE, the one an UPDATE that keeps the id takes, never FOR UPDATE: every insert of a
+ * row that belongs to the org (an audit record, an API key, a finding) checks its foreign key
+ * with FOR KEY SHARE on this row, which FOR UPDATE blocks. A writer holding the chain head and
+ * inserting its record then waited for a plan change that waited for the chain head: PostgreSQL
+ * rolled one back (40P01). FOR NO KEY UPDATE still serializes plan and trial changes.
+ */
+function lockOrgRow(tx: Queryable, orgId: string) {
+  return tx.query('SELECT * FROM orgs WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
+}
+
 export function usageMonth(now: Date): { start: Date; end: Date } {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   return { start, end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
@@ -278,7 +291,8 @@ export function createAccounts(deps: {
         throw new SvcError('VALIDATION_FAILED', { details: { field: 'plan', allowed: [...PLANS] }, message: `plan must be one of ${PLANS.join(', ')}` });
       }
       const result = await db.withOrg(orgId, async (tx) => {
-        const current = await tx.query('SELECT * FROM orgs WHERE id = $1 FOR UPDATE', [orgId]);
+        // FOR NO KEY UPDATE, as the UPDATE below takes (its id is not changed), not FOR UPDATE: see lockOrgRow.
+        const current = await lockOrgRow(tx, orgId);
         const row = current.rows[0];
         if (!row) throw new SvcError('NOT_FOUND', { details: { resource: 'org' } });
         const before = orgRow(row);
@@ -374,7 +388,7 @@ export function createAccounts(deps: {
 
     async extendTrial(orgId: string, days: number, within: WithinWrite<OrgRecord> = noWithin): Promise<OrgRecord> {
       return db.withOrg(orgId, async (tx) => {
-        const result = await tx.query('SELECT * FROM orgs WHERE id = $1 FOR UPDATE', [orgId]);
+        const result = await lockOrgRow(tx, orgId);
         const row = result.rows[0];
         if (!row) throw new SvcError('NOT_FOUND');
         let next: Date;

@@ -229,6 +229,7 @@ export function createTotp(deps: { db: Database; config: Pick<ResolvedConfig, 'a
         }
       }
     },
+
     /**
      * An admin removes a user's TOTP (lost device): the user signs in with the password alone and
      * may enrol again. A super_admin's needs a super_admin (`caller`; as for that role's grants):

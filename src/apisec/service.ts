@@ -777,15 +777,25 @@ export function createApiSecurity(deps: ApiSecurityDeps): ApiSecurity {
       return gateway;
     },
     async update(orgId, actor, id, input) {
-      let fields: GatewayFields | null = null;
-      // Validation (which may resolve DNS) happens before the row is locked.
-      const current = await store.get(orgId, id);
-      fields = await validate(input, current);
-      const prepared = fields;
       const changed = Object.keys(input).filter((key) => key !== 'openapi').concat(input.openapi === undefined ? [] : ['openapi']);
-      const gateway = await retryingLockConflicts(() =>
-        store.update(orgId, id, () => prepared, (tx, updated) => note(orgId, actor, 'gateway.update', id, { changed, mode: updated.mode }, tx)),
-      );
+      // Validation (which may resolve DNS) happens before the row is locked, merging the change into
+      // the gateway as read then; the write goes ahead only if the locked row is still that one.
+      // Changed meanwhile (another PATCH), the attempt fails as a lost lock conflict and the whole is
+      // made again from a fresh read: the fields the other change set are kept, not written back
+      // with the values this one had read.
+      const gateway = await retryingLockConflicts(async () => {
+        const current = await store.get(orgId, id);
+        const prepared = await validate(input, current);
+        return store.update(
+          orgId,
+          id,
+          (locked) => {
+            if (JSON.stringify(locked) !== JSON.stringify(current)) throw Object.assign(new Error('the gateway changed since it was read'), { code: '40001' });
+            return prepared;
+          },
+          (tx, updated) => note(orgId, actor, 'gateway.update', id, { changed, mode: updated.mode }, tx),
+        );
+      });
       remember(gateway, gateway.id);
       analyzer.forget(id);
       await refreshRoutes();

@@ -120,6 +120,7 @@ export interface GatewayStore {
   create(orgId: string, fields: GatewayFields, within?: WithinWrite<Gateway>): Promise<Gateway>;
   list(orgId: string): Promise<Gateway[]>;
   get(orgId: string, id: string): Promise<Gateway>;
+  /** `change` is called with the gateway as stored, its row locked until the write's transaction ends. */
   update(orgId: string, id: string, change: (current: Gateway) => GatewayFields, within?: WithinWrite<Gateway>): Promise<Gateway>;
   remove(orgId: string, id: string, within?: WithinWrite<Gateway>): Promise<Gateway>;
   /** Any org's gateway by id (traffic path), or null. */
@@ -142,9 +143,9 @@ async function writtenThen<T>(tx: Queryable, written: T, within: WithinWrite<T>)
 }
 
 export function createGatewayStore(db: Database): GatewayStore {
-  const load = async (tx: Queryable, id: string): Promise<Gateway> => {
+  const load = async (tx: Queryable, id: string, lock = false): Promise<Gateway> => {
     if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
-    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1`, [id]);
+    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
     const row = result.rows[0];
     if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
     return fromRow(row);
@@ -182,7 +183,7 @@ export function createGatewayStore(db: Database): GatewayStore {
     async update(orgId, id, change, within = noWithin) {
       try {
         return await db.withOrg(orgId, async (tx) => {
-          const current = await load(tx, id);
+          const current = await load(tx, id, true);
           const fields = change(current);
           const result = await tx.query<GatewayRow>(
             `UPDATE apisec_gateways SET name = $2, backend_url = $3, mode = $4, hostname = $5, path_prefix = $6, openapi = $7, settings = $8, updated_at = now()

@@ -37,7 +37,7 @@ import { generateSecret, signatureHeaders } from './signing.ts';
 import { guardedConnector } from '../platform/ssrf.ts';
 import { createFanOutGate } from './fan-out-gate.ts';
 import { withDeadline } from '../platform/deadline.ts';
-import { isRetryableWriteFailure } from '../platform/db/failures.ts';
+import { isRetryableWriteFailure, retryingLockConflicts } from '../platform/db/failures.ts';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Outbox } from '../platform/outbox.ts';
 
@@ -327,7 +327,10 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     // transaction) either commits first, and the endpoint is read active, or waits for this commit
     // and releases the delivery held here. Read in a transaction of its own before the write, a
     // re-enable committing between the two left the delivery held for good.
-    const row = await db.withOrg(job.orgId, async (tx) => {
+    // A lost lock conflict rolls the transaction back whole and it is run again (it reads before it
+    // writes, and holds only a delivery still pending): thrown, the delivery was neither held nor
+    // queued again until the sweep, minutes later.
+    const row = await retryingLockConflicts(() => db.withOrg(job.orgId, async (tx) => {
       const current = await tx.query<{ state: string; attempts: number; next_attempt_at: Date | null; lease_until: Date | null; endpoint_state: EndpointState }>(
         `SELECT d.state, d.attempts, d.next_attempt_at, d.lease_until, e.state AS endpoint_state
            FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1 FOR SHARE OF e`,
@@ -340,7 +343,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         return null;
       }
       return found;
-    });
+    }));
     if (row === null) return;
     const due = Math.max(row.next_attempt_at?.getTime() ?? 0, row.lease_until?.getTime() ?? 0);
     await enqueue(job, Math.max(10, due - now.getTime()), `${job.deliveryId}_${row.attempts + 1}_${due}_${now.getTime()}`);
@@ -372,7 +375,11 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
                     updated_at = now()
               WHERE id = $4 RETURNING state`
           : `SELECT state FROM webhook_endpoints WHERE id = $4`;
-    const recorded = await db.withOrg(job.orgId, (tx) =>
+    // One statement in a transaction of its own, the decision fixed before it: a lost lock conflict
+    // (a re-enable or another attempt's record updating the endpoint's row) rolls it back whole and
+    // the same statement is run again, recording the attempt once. Thrown, the attempt was lost with
+    // the delivery left leased: sent again by the sweep although the receiver had confirmed it.
+    const recorded = await retryingLockConflicts(() => db.withOrg(job.orgId, (tx) =>
       tx.query<{ state: EndpointState }>(
         `WITH attempt AS (
            INSERT INTO webhook_attempts (id, org_id, delivery_id, endpoint_id, attempt, started_at, duration_ms, status_code, status_class, outcome, error)
@@ -389,7 +396,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
           nextAttemptAt?.toISOString() ?? null, ...(decision.outcome === 'exhausted' ? [policy.pauseAfterExhausted] : []),
         ],
       ),
-    );
+    ));
     const paused = decision.outcome === 'exhausted' && recorded.rows[0]?.state === 'paused';
     if (paused) logger.warn({ webhook_id: endpointId, org_id: job.orgId }, 'webhook endpoint paused after repeated failures');
     if (decision.outcome === 'retry' && nextAttemptAt !== null) {
@@ -583,8 +590,15 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     },
 
     async update(orgId, id, changes, within = noWithin) {
-      const before = await findEndpoint(orgId, id);
-      if (changes.url !== undefined) await assertPublicUrl(changes.url, { allowPrivate });
+      if (changes.url !== undefined) {
+        // An unknown endpoint is 404 before the URL is judged; the URL's DNS lookup runs before the
+        // transaction (no network call while the endpoint's row is locked) and is made again at
+        // every delivery, so an answer that changes later is refused then.
+        await findEndpoint(orgId, id);
+        await assertPublicUrl(changes.url, { allowPrivate });
+      } else if (!UUID.test(id)) {
+        throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      }
       const sets: string[] = [];
       const params: unknown[] = [id];
       const set = (column: string, value: unknown) => {
@@ -594,25 +608,36 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
       if (changes.url !== undefined) set('url', changes.url);
       if (changes.events !== undefined) set('events', JSON.stringify(uniqueEvents(changes.events)));
       if (changes.description !== undefined) set('description', changes.description);
-      const reenable = changes.state === 'active' && before.state === 'paused';
-      if (reenable) {
-        sets.push(`state = 'active'`, 'consecutive_failures = 0', 'paused_at = NULL', 'paused_reason = NULL');
-      } else if (changes.state === 'paused' && before.state === 'active') {
-        sets.push(`state = 'paused'`, 'paused_at = now()', `paused_reason = 'manual'`);
-      }
-      if (sets.length === 0) {
-        const unchanged = endpointView(before);
-        await db.withOrg(orgId, (tx) => within(tx, unchanged));
-        return unchanged;
-      }
-      sets.push('updated_at = now()');
+      // The state the change is decided on (re-enable, pause or neither) is read in the change's
+      // transaction with the row locked: a pause by the deliverer (or another PATCH) committed
+      // between a read of its own and the write made a request for `active` leave the endpoint
+      // paused, or answer and record a state that was no longer stored.
       // The deliveries held while the endpoint was paused are released in the re-enable's own
       // transaction: a lost lock conflict rolls back both, and the caller's retry of the whole call
       // (retryingLockConflicts) makes both again. Released in a transaction of their own after the
       // commit, a conflict there had the retry find the endpoint active already: the held deliveries
       // stayed held for good, and the re-enable was audited twice (review-37).
       const { view: updated, released } = await db.withOrg(orgId, async (tx) => {
-        const result = await tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params);
+        // FOR NO KEY UPDATE (the lock the UPDATE below takes anyway), never FOR UPDATE: each delivery
+        // the fan-out inserts and each attempt the deliverer records checks its foreign key with FOR
+        // KEY SHARE on this row, which FOR UPDATE blocks while the change waits for the chain head.
+        // It still conflicts with the deliverer's FOR SHARE of the row (its hold of a retry).
+        const current = await tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`, [id]);
+        const before = current.rows[0];
+        if (before === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+        const reenable = changes.state === 'active' && before.state === 'paused';
+        const stateSets =
+          reenable
+            ? [`state = 'active'`, 'consecutive_failures = 0', 'paused_at = NULL', 'paused_reason = NULL']
+            : changes.state === 'paused' && before.state === 'active'
+              ? [`state = 'paused'`, 'paused_at = now()', `paused_reason = 'manual'`]
+              : [];
+        if (sets.length === 0 && stateSets.length === 0) {
+          const view = endpointView(before);
+          await within(tx, view);
+          return { view, released: [] };
+        }
+        const result = await tx.query<EndpointRow>(`UPDATE webhook_endpoints SET ${[...sets, ...stateSets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`, params);
         const row = result.rows[0];
         if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
         const view = endpointView(row);
