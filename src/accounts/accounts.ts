@@ -96,7 +96,6 @@ export type { OrgUsage };
 
 const PLAN_RANK: Record<Plan, number> = { community: 0, starter: 1, pro: 2, enterprise: 3 };
 
-/** The calendar month (UTC) holding `now`: [start, end). */
 /**
  * Locks an org's row for a change of its plan or trial, in the order every audited writer takes
  * its locks: the row changed first, then the audit chain's head (`audit.append`). The lock is FOR
@@ -110,6 +109,7 @@ function lockOrgRow(tx: Queryable, orgId: string) {
   return tx.query('SELECT * FROM orgs WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
 }
 
+/** The calendar month (UTC) holding `now`: [start, end). */
 export function usageMonth(now: Date): { start: Date; end: Date } {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   return { start, end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };

@@ -145,7 +145,7 @@ async function writtenThen<T>(tx: Queryable, written: T, within: WithinWrite<T>)
 export function createGatewayStore(db: Database): GatewayStore {
   const load = async (tx: Queryable, id: string, lock = false): Promise<Gateway> => {
     if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
-    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [id]);
     const row = result.rows[0];
     if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
     return fromRow(row);

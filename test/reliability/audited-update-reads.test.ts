@@ -169,7 +169,7 @@ describe('audited updates decide on the state stored when they write', () => {
     const changed = accounts.changePlan(org.orgId, 'pro', (tx) => audit.append(org.orgId, entry('org.plan_changed'), { tx }));
     // The plan change waits for the chain head; then the append inserts its record.
     await waitFor(async () => {
-      const waiting = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      const waiting = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%audit_chain_heads%'`);
       return (waiting.rows[0]?.count ?? 0) > 0 ? true : undefined;
     }, 10_000);
     release();
