@@ -26,11 +26,23 @@
  * refusals into texts holding a record refused on its own (compounding) and texts every record of
  * which is allowed alone (accumulation: refused for the join; the findings that fired on those
  * are counted). BENCH_DRIFT_DUMP=<file> appends the accumulation texts there as JSON lines.
+ *
+ * Out of sample (issue #39 item 1): the served T3 classifier was trained on these corpora, so a
+ * served row partly measures it reading its own training records (docs/detection.md, det-drift-39:
+ * garak's latent documents). Each benign source's same 1 KB / 8 KB texts are therefore also
+ * inspected by the served engine with its T3 head replaced by the whole-source holdout's head for
+ * that source (trained without it: scripts/train-t3.ts `wholeSourceHeads`, the holdout's own
+ * trainer and training set, bench/detection.ts's never-trained sources left out; rules unchanged).
+ * The heads are cached in BENCH_DRIFT_T3_CACHE (default <tmp>/svc-drift-holdout/heads.json, keyed
+ * by the training set; the first run trains one head per source, several minutes). `length_drift`
+ * lists per source and size both refusal rates with their counts, the 8 KB − 1 KB difference and
+ * whether it is within ±1 point; the target is judged on the out-of-sample figures, the served
+ * ones printed beside them (docs/decisions.md).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { median, repoRoot, round3 } from './lib.ts';
@@ -67,10 +79,11 @@ class Worker {
     return worker;
   }
 
-  run(texts: readonly Text[], patterns = false): Promise<Batch> {
+  /** With `t3Weights` (a weights file), the texts are inspected with that T3 classifier instead of the served one. */
+  run(texts: readonly Text[], patterns = false, t3Weights?: string): Promise<Batch> {
     return new Promise((resolveBatch) => {
       this.pending.push((line) => resolveBatch(JSON.parse(line) as Batch));
-      this.child.stdin.write(`${JSON.stringify({ texts, ...(patterns ? { patterns } : {}) })}\n`);
+      this.child.stdin.write(`${JSON.stringify({ texts, ...(patterns ? { patterns } : {}), ...(t3Weights === undefined ? {} : { t3_weights: t3Weights }) })}\n`);
     });
   }
 
@@ -246,9 +259,56 @@ function sources(): Source[] {
   return [...out.values()];
 }
 
+/**
+ * Weights files of the served T3 classifier with its n-gram head replaced by the whole-source
+ * holdout's head of one source (trained without it, as bench/detection.ts's holdout trains it, with
+ * the sources the served weights never saw left out; Platt-calibrated on the other sources' held-out
+ * scores when the served weights are calibrated, as the holdout does). Written under the cache
+ * directory; `fileFor` answers null for a source the holdout has no head for.
+ */
+async function heldOutClassifiers(): Promise<{ fileFor(name: string): string | null; cache: string; seconds: number }> {
+  const { wholeSourceHeads } = await import('../scripts/train-t3.ts');
+  const { NOT_IN_SERVED_TRAINING } = await import('./detection.ts');
+  const { T3_WEIGHTS_FILE, decodeWeights, encodeWeights } = await import('../src/detection/ml/t3.ts');
+  const cache = process.env.BENCH_DRIFT_T3_CACHE ?? path.join(tmpdir(), 'svc-drift-holdout', 'heads.json');
+  const directory = path.dirname(cache);
+  mkdirSync(directory, { recursive: true });
+  const started = Date.now();
+  const heads = await wholeSourceHeads({ excludeFromTraining: NOT_IN_SERVED_TRAINING, cacheFile: cache });
+  const served = decodeWeights(readFileSync(T3_WEIGHTS_FILE, 'utf8'));
+  const written = new Map<string, string>();
+  return {
+    cache,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    fileFor(name: string): string | null {
+      const source = `pi/${name}`;
+      if (!heads.sources.includes(source)) return null;
+      let file = written.get(source);
+      if (file === undefined) {
+        file = path.join(directory, `without-${name}.json`);
+        const { calibration: _servedCalibration, ...rest } = served;
+        writeFileSync(file, encodeWeights({
+          ...rest,
+          features: heads.features,
+          dimensions: heads.dimensions,
+          ngrams: heads.head(source),
+          ...(served.calibration === undefined ? {} : { calibration: { head: 'ngrams' as const, method: 'platt' as const, ...heads.platt(source) } }),
+          trainedAt: `whole-source holdout without ${source}`,
+        }));
+        written.set(source, file);
+      }
+      return file;
+    },
+  };
+}
+
 async function driftBench(workers: readonly Worker[], quick: boolean): Promise<object> {
   const perSource = quick ? 30 : 120;
   const all = sources();
+  const heldOut = await heldOutClassifiers();
+  process.stderr.write(`drift: held-out T3 heads ready in ${heldOut.seconds} s (cache ${heldOut.cache})\n`);
+  // Per worker, source and size: refused texts of the served engine and of the out-of-sample one.
+  const lengthCounts: Record<string, Record<string, { kind: Kind; served: Record<string, [number, number]>; out_of_sample: Record<string, [number, number]> }>> = {};
   const rate = (decisions: readonly string[], refusedOnly: boolean) => (decisions.length === 0 ? null : Math.round((1000 * decisions.filter((decision) => decision === 'challenge' || decision === 'block' || (!refusedOnly && decision === 'alert')).length) / decisions.length) / 10);
   const benignTable: Record<string, object> = {};
   for (const source of all.filter((candidate) => candidate.benign.length > 0)) {
@@ -273,8 +333,22 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
       // its own is compounding (k records, k chances); one whose records are all allowed alone
       // was refused for the join (accumulation: evidence adding up across records).
       const unique = [...new Set(used.flat())];
+      const heldOutFile = heldOut.fileFor(source.name);
       for (const worker of workers) {
         const { decisions, patterns } = await worker.run(texts, true);
+        const counts = ((lengthCounts[worker.name] ??= {})[`${source.name} (${source.kind})`] ??= { kind: source.kind, served: {}, out_of_sample: {} });
+        counts.served[`${kb}KB`] = [decisions.filter((decision) => decision === 'challenge' || decision === 'block').length, count];
+        // The same texts, the T3 head trained without this source (rules as served).
+        if (heldOutFile !== null) {
+          const outOfSample = (await worker.run(texts, false, heldOutFile)).decisions;
+          counts.out_of_sample[`${kb}KB`] = [outOfSample.filter((decision) => decision === 'challenge' || decision === 'block').length, count];
+          row[`${worker.name}_${kb}KB_out_of_sample`] = {
+            texts: count,
+            not_allowed: outOfSample.filter((decision) => decision === 'challenge' || decision === 'block').length,
+            not_allowed_pct: rate(outOfSample, true),
+            alert_or_above_pct: rate(outOfSample, false),
+          };
+        }
         const aloneDecisions = (await worker.run(unique.map((content) => ({ kind: source.kind, content })))).decisions;
         const aloneOf = new Map(unique.map((record, index) => [record, aloneDecisions[index]!]));
         const refused = (decision: string) => decision === 'challenge' || decision === 'block';
@@ -293,6 +367,7 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
         };
         row[`${worker.name}_${kb}KB`] = {
           texts: count,
+          not_allowed: decisions.filter(refused).length,
           records_per_text: Math.round((used.reduce((sum, parts) => sum + parts.length, 0) / count) * 10) / 10,
           not_allowed_pct: rate(decisions, true),
           not_allowed_with_a_record_refused_alone_pct: pct(decisions.filter((decision, index) => refused(decision) && !accumulated[index]).length),
@@ -344,10 +419,62 @@ async function driftBench(workers: readonly Worker[], quick: boolean): Promise<o
     attackTable[`${source.name} (${source.kind})`] = row;
   }
   return {
-    definition: 'not allowed = challenge or block; detected = challenge or block. The T3 classifier was trained on these corpora (in sample); the per-source rows are what whole-source holdout would report per source, with the learned part in sample',
+    definition: 'not allowed = challenge or block; detected = challenge or block. The served T3 classifier was trained on these corpora (in sample): the rows without a suffix are the served engine; <worker>_<size>_out_of_sample rows are the same texts inspected with the T3 head trained without the source (whole-source holdout, rules unchanged)',
+    length_drift: lengthDrift(lengthCounts, heldOut),
     benign_by_source: benignTable,
     attacks_by_source: attackTable,
   };
+}
+
+/** Within ±1 point: the issue's "8 KB equals 1 KB" for a rate measured in whole texts. */
+const DRIFT_TOLERANCE_POINTS = 1;
+
+/**
+ * Per worker and benign source: refusals at 1 KB and 8 KB as served and out of sample, with counts,
+ * the 8 KB − 1 KB difference in points and whether it is within ±1 point; the target judged on the
+ * out-of-sample figures (the served ones beside them). Also printed as a table on stderr.
+ */
+function lengthDrift(counts: Record<string, Record<string, { kind: Kind; served: Record<string, [number, number]>; out_of_sample: Record<string, [number, number]> }>>, heldOut: { cache: string; seconds: number }): object {
+  const pct = ([refused, texts]: [number, number]) => Math.round((1000 * refused) / texts) / 10;
+  const figure = (pair: [number, number] | undefined) => (pair === undefined ? null : `${pair[0]}/${pair[1]} = ${pct(pair)} %`);
+  const gap = (sizes: Record<string, [number, number]>) => {
+    const one = sizes['1KB'];
+    const eight = sizes['8KB'];
+    if (one === undefined || eight === undefined) return null;
+    const points = Math.round((pct(eight) - pct(one)) * 10) / 10;
+    return { difference_points: points, within_1_point: Math.abs(points) <= DRIFT_TOLERANCE_POINTS };
+  };
+  const result: Record<string, object> = {};
+  for (const [worker, bySource] of Object.entries(counts)) {
+    const rows = Object.entries(bySource).map(([source, entry]) => ({
+      source,
+      out_of_sample: { '1KB': figure(entry.out_of_sample['1KB']), '8KB': figure(entry.out_of_sample['8KB']), ...(gap(entry.out_of_sample) ?? { difference_points: null, within_1_point: null }) },
+      served: { '1KB': figure(entry.served['1KB']), '8KB': figure(entry.served['8KB']), ...(gap(entry.served) ?? { difference_points: null, within_1_point: null }) },
+    }));
+    const judged = (which: 'out_of_sample' | 'served') => rows.filter((row) => row[which].within_1_point !== null);
+    const outside = (which: 'out_of_sample' | 'served') => judged(which).filter((row) => row[which].within_1_point === false).map((row) => `${row.source} ${(row[which].difference_points ?? 0) > 0 ? '+' : ''}${row[which].difference_points}`);
+    result[worker] = {
+      target: {
+        statement: 'benign false-positive rate at 8 KB equals that at 1 KB (within ±1 point), every development benign source with texts at both sizes',
+        judged_on: 'out_of_sample: the T3 head trained without the source measured (the hidden judge sees text the model was not trained on); served printed beside',
+        met: outside('out_of_sample').length === 0 && judged('out_of_sample').length > 0,
+        sources_judged: judged('out_of_sample').length,
+        sources_outside: outside('out_of_sample'),
+        served_beside: { met: outside('served').length === 0, sources_judged: judged('served').length, sources_outside: outside('served') },
+      },
+      held_out_heads: { cache: heldOut.cache, seconds_to_train_or_load: heldOut.seconds },
+      by_source: rows,
+    };
+    const cell = (text: string | null) => (text ?? '—').padEnd(18);
+    const lines = [
+      `length drift (${worker}): refused benign texts (challenge or block); out of sample = T3 trained without the source, served = shipped weights`,
+      `${'source (kind)'.padEnd(52)}${cell('oos 1 KB')}${cell('oos 8 KB')}${'oos Δ'.padEnd(9)}${cell('served 1 KB')}${cell('served 8 KB')}served Δ`,
+      ...rows.map((row) => `${row.source.padEnd(52)}${cell(row.out_of_sample['1KB'])}${cell(row.out_of_sample['8KB'])}${`${row.out_of_sample.difference_points ?? '—'}${row.out_of_sample.within_1_point === false ? ' ✗' : ''}`.padEnd(9)}${cell(row.served['1KB'])}${cell(row.served['8KB'])}${row.served.difference_points ?? '—'}${row.served.within_1_point === false ? ' ✗' : ''}`),
+      `target (±${DRIFT_TOLERANCE_POINTS} point, judged out of sample): ${outside('out_of_sample').length === 0 ? 'met' : `not met (${outside('out_of_sample').length} of ${judged('out_of_sample').length} sources outside)`}; served beside: ${outside('served').length === 0 ? 'met' : `not met (${outside('served').length} of ${judged('served').length})`}`,
+    ];
+    process.stderr.write(`${lines.join('\n')}\n`);
+  }
+  return result;
 }
 
 export async function runInspectBench(options: { quick?: boolean } = {}): Promise<object> {

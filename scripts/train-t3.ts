@@ -449,18 +449,15 @@ async function engineLoso(rows: Row[], heads: ReadonlyArray<readonly [string, Ar
  * other sources' out-of-source scores. Used by bench/detection.ts; no embeddings needed.
  */
 export async function wholeSourceHoldout(options: { calibrate?: boolean; sources?: (source: string) => boolean; excludeFromTraining?: ReadonlySet<string> } & EngineLosoOptions = {}): Promise<Record<string, unknown>> {
-  const samples = [...(await loadCorpus()), ...curatedSamples()];
-  const noEmbedding = new Float32Array(DIMENSIONS);
-  const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: noEmbedding, weight: 1 }));
-  const optionsFor: TrainOptions = { useEmbedding: false, epochs: Number(process.env.T3_EPOCHS ?? 8), learningRate: Number(process.env.T3_LR ?? 0.01), l2: Number(process.env.T3_L2 ?? 3e-3) };
-  const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
+  const training = await holdoutTraining(options.excludeFromTraining);
+  const { rows, sources } = training;
   const scored: Array<{ probability: number; attack: boolean; row: Row }> = [];
   // Debugging aid: T3_HOLDOUT_CACHE=file keeps the held-out probabilities between runs (training is
   // deterministic and the n-gram features do not depend on the catalogue or normalization), so a
   // rule change is re-measured in the time of the engine pass alone. Keyed by everything the
   // training depends on; a stale file is recomputed.
   const cacheFile = process.env.T3_HOLDOUT_CACHE;
-  const cacheKey = sha256Hex(JSON.stringify({ optionsFor, sources, excluded: [...(options.excludeFromTraining ?? [])].sort(), rows: rows.map((row) => `${row.sample.source}\u0000${row.sample.attack}\u0000${row.sample.text}`) }));
+  const cacheKey = training.key;
   const cached = cacheFile !== undefined && existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as { key: string; probabilities: number[] }) : null;
   if (cached !== null && cached.key === cacheKey) {
     let index = 0;
@@ -470,17 +467,102 @@ export async function wholeSourceHoldout(options: { calibrate?: boolean; sources
     return report.ngrams as Record<string, unknown>;
   }
   for (const source of sources) {
-    const train1 = rows.filter((row) => row.sample.source !== source && options.excludeFromTraining?.has(row.sample.source) !== true);
-    const test1 = rows.filter((row) => row.sample.source === source);
-    weigh(train1);
-    const head = train(train1, optionsFor);
-    for (const row of test1) scored.push({ probability: predict(head, row, false), attack: row.sample.attack, row });
+    const head = training.trainWithout(source);
+    for (const row of rows) if (row.sample.source === source) scored.push({ probability: predict(head, row, false), attack: row.sample.attack, row });
   }
   if (cacheFile !== undefined) writeFileSync(cacheFile, JSON.stringify({ key: cacheKey, probabilities: scored.map((item) => item.probability) }));
   const wanted = options.sources;
   const scoredRows = wanted === undefined ? rows : rows.filter((row) => wanted(row.sample.source));
   const report = await engineLoso(scoredRows, [['ngrams', scored]], options.calibrate === true, options);
   return report.ngrams as Record<string, unknown>;
+}
+
+/**
+ * The whole-source holdout's training set and trainer: every record (deduplicated) and our own
+ * phrasings, and the n-gram head trained without one source and without `excludeFromTraining`.
+ * `key` covers everything the training depends on (for caches).
+ */
+async function holdoutTraining(excludeFromTraining: ReadonlySet<string> | undefined): Promise<{ rows: Row[]; sources: string[]; key: string; trainWithout(source: string): T3Head }> {
+  const samples = [...(await loadCorpus()), ...curatedSamples()];
+  const noEmbedding = new Float32Array(DIMENSIONS);
+  const rows: Row[] = samples.map((sample) => ({ sample, features: extractFeatures(sample.text, FEATURES), embedding: noEmbedding, weight: 1 }));
+  const optionsFor: TrainOptions = { useEmbedding: false, epochs: Number(process.env.T3_EPOCHS ?? 8), learningRate: Number(process.env.T3_LR ?? 0.01), l2: Number(process.env.T3_L2 ?? 3e-3) };
+  const sources = [...new Set(rows.map((row) => row.sample.source))].filter((source) => source !== 'curated').sort();
+  const key = sha256Hex(JSON.stringify({ optionsFor, sources, excluded: [...(excludeFromTraining ?? [])].sort(), rows: rows.map((row) => `${row.sample.source}\u0000${row.sample.attack}\u0000${row.sample.text}`) }));
+  return {
+    rows,
+    sources,
+    key,
+    trainWithout(source: string): T3Head {
+      const train1 = rows.filter((row) => row.sample.source !== source && excludeFromTraining?.has(row.sample.source) !== true);
+      weigh(train1);
+      return train(train1, optionsFor);
+    },
+  };
+}
+
+/** The held-out n-gram head of one source, and what its classifier needs beside it. */
+export interface HeldOutHeads {
+  readonly features: FeatureConfig;
+  readonly dimensions: number;
+  /** Sources with a head (every source of the holdout). */
+  readonly sources: readonly string[];
+  /** The n-gram head trained without `source` (float32, as a weights file stores it). */
+  head(source: string): T3Head;
+  /** Platt scaling for `source`'s head, fitted on the other sources' held-out probabilities (as the holdout calibrates). */
+  platt(source: string): Platt;
+}
+
+/**
+ * The heads the whole-source holdout trains (one per source, `holdoutTraining`), kept rather than
+ * read once per record, so a caller can score other texts with the classifier that never saw a
+ * source (bench/inspect.ts's length drift). Cached in `cacheFile` (keyed as the holdout's cache;
+ * a stale file is retrained): the first run trains every source's head, as the holdout does.
+ */
+export async function wholeSourceHeads(options: { excludeFromTraining?: ReadonlySet<string>; cacheFile?: string } = {}): Promise<HeldOutHeads> {
+  const training = await holdoutTraining(options.excludeFromTraining);
+  const pack = (values: ArrayLike<number>) => Buffer.from(Float32Array.from(values).buffer).toString('base64');
+  const unpack = (encoded: string) => {
+    const bytes = Buffer.from(encoded, 'base64');
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4).slice();
+  };
+  type Stored = { key: string; heads: Record<string, { bias: number; weights: string }>; probabilities: Record<string, Array<[number, boolean]>> };
+  const cached = options.cacheFile !== undefined && existsSync(options.cacheFile) ? (JSON.parse(readFileSync(options.cacheFile, 'utf8')) as Stored) : null;
+  let stored: Stored;
+  if (cached !== null && cached.key === training.key) stored = cached;
+  else {
+    stored = { key: training.key, heads: {}, probabilities: {} };
+    for (const source of training.sources) {
+      const started = Date.now();
+      const trained = training.trainWithout(source);
+      // Rounded to float32 (what a weights file holds), so a cached head answers as a fresh one.
+      const head: T3Head = { weights: Float32Array.from(trained.weights), bias: trained.bias };
+      stored.heads[source] = { bias: head.bias, weights: pack(head.weights) };
+      stored.probabilities[source] = training.rows.filter((row) => row.sample.source === source).map((row) => [predict(head, row, false), row.sample.attack]);
+      process.stderr.write(`held-out head without ${source}: ${Math.round((Date.now() - started) / 100) / 10} s\n`);
+    }
+    if (options.cacheFile !== undefined) writeFileSync(options.cacheFile, JSON.stringify(stored));
+  }
+  const heads = new Map(Object.entries(stored.heads).map(([source, head]) => [source, { bias: head.bias, weights: unpack(head.weights) }]));
+  const platts = new Map<string, Platt>();
+  return {
+    features: FEATURES,
+    dimensions: DIMENSIONS,
+    sources: training.sources,
+    head(source: string): T3Head {
+      const head = heads.get(source);
+      if (head === undefined) throw new Error(`no held-out head for ${source}`);
+      return head;
+    },
+    platt(source: string): Platt {
+      let fit = platts.get(source);
+      if (fit === undefined) {
+        fit = fitPlatt(Object.entries(stored.probabilities).filter(([other]) => other !== source).flatMap(([other, items]) => items.map(([probability, attack]) => ({ probability, attack, source: other }))));
+        platts.set(source, fit);
+      }
+      return fit;
+    },
+  };
 }
 
 async function main(): Promise<void> {
