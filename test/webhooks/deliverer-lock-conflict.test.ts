@@ -1,10 +1,12 @@
 /**
  * The deliverer's writes that lose a lock conflict (40P01 deadlock, 40001 serialization failure)
- * are made again (rel-39). Each is one transaction that PostgreSQL rolls back whole, decided
- * before it runs: the attempt's record (attempt row, delivery state, endpoint failure counter)
- * and the hold of a retry whose endpoint is paused. Thrown, the attempt was lost with the delivery
- * left leased (sent again by the sweep after the lease, although the receiver had confirmed it),
- * and the retry was neither held nor queued again.
+ * are made again (rel-39; the claim since rel-40). Each is one transaction that PostgreSQL rolls
+ * back whole, decided before it runs: the claim that takes the delivery's lease (its conditions are
+ * checked afresh on the retry: claimed once, sent once), the attempt's record (attempt row, delivery
+ * state, endpoint failure counter) and the hold of a retry whose endpoint is paused. Thrown, the
+ * claim ended the job with the delivery pending and unqueued until the sweep; the attempt was lost
+ * with the delivery left leased (sent again by the sweep after the lease, although the receiver had
+ * confirmed it); the retry was neither held nor queued again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/platform/db/index.ts';
@@ -69,6 +71,30 @@ async function deliveryRow(id: string) {
 }
 
 describe('the deliverer losing a lock conflict', () => {
+  it('claims a delivery again when its claim loses a lock conflict, and sends it once', async () => {
+    receiver.on('/claim', { status: 200 });
+    const orgId = await createTestOrg(services.db);
+    const { id } = await webhooks.create(orgId, { url: receiver.url('/claim'), events: ['threat.blocked'] });
+    const conflict = conflictOnce(orgId, /UPDATE webhook_deliveries d SET attempts = d\.attempts \+ 1/);
+    try {
+      const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', { request_id: 'req-claim', threat_score: 0.95, decision: 'block' });
+      // Before: the job ended at the conflict with the delivery pending and unqueued, sent only when
+      // the sweep found it overdue (10 s past due at the earliest).
+      const row = await waitFor(async () => {
+        const current = await deliveryRow(deliveries[0]!);
+        return current.state === 'confirmed' ? current : undefined;
+      }, 8_000);
+      expect(conflict.left()).toBe(0);
+      expect(row.attempts).toBe(1);
+    } finally {
+      conflict.restore();
+    }
+    expect(receiver.received('/claim')).toHaveLength(1);
+    const summary = await webhooks.failureSummary(orgId, id);
+    expect(summary.counts['2xx']).toBe(1);
+    expect(summary.deliveries).toMatchObject({ confirmed: 1, pending: 0 });
+  });
+
   it('records a confirmed attempt once when its record loses a lock conflict, without sending it again', async () => {
     receiver.on('/record', { status: 200 });
     const orgId = await createTestOrg(services.db);
