@@ -9,12 +9,11 @@
  * confirmed it); the retry was neither held nor queued again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../../src/platform/db/index.ts';
 import type { Services } from '../../src/services.ts';
 import type { DeliveryPolicy, Webhooks } from '../../src/webhooks/index.ts';
 import { createTestServices, ownPostgresDatabase } from '../helpers/app.ts';
 import { createTestOrg } from '../audit/database.ts';
-import { lockConflict } from '../reliability/failing-stores.ts';
+import { conflictOnce as injectConflict } from '../support/lock-conflicts.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
 
 /** A retry waits a second: time to pause the endpoint first on a loaded machine. */
@@ -41,29 +40,7 @@ afterAll(async () => {
 });
 
 /** The next statement of `org` matching `statement` loses a lock conflict, once. */
-function conflictOnce(org: string, statement: RegExp): { restore(): void; left(): number } {
-  const { db } = services;
-  const realWithOrg = db.withOrg.bind(db);
-  let conflicts = 1;
-  db.withOrg = <T>(orgId: string, work: (tx: Queryable) => Promise<T>): Promise<T> =>
-    realWithOrg(orgId, (tx) =>
-      work(
-        new Proxy(tx, {
-          get(target, key) {
-            if (key !== 'query') return Reflect.get(target, key, target) as unknown;
-            return (sql: string, values?: readonly unknown[]) => {
-              if (conflicts > 0 && orgId === org && statement.test(sql)) {
-                conflicts -= 1;
-                return Promise.reject(lockConflict());
-              }
-              return target.query(sql, values);
-            };
-          },
-        }),
-      ),
-    );
-  return { restore: () => void (db.withOrg = realWithOrg), left: () => conflicts };
-}
+const conflictOnce = (org: string, statement: RegExp) => injectConflict(services.db, org, statement);
 
 async function deliveryRow(id: string) {
   const result = await services.db.query<{ state: string; attempts: number }>('SELECT state, attempts FROM webhook_deliveries WHERE id = $1', [id]);
