@@ -48,15 +48,20 @@ async function deliveryRow(id: string) {
 }
 
 describe('the deliverer losing a lock conflict', () => {
-  it('claims a delivery again when its claim loses a lock conflict, and sends it once', async () => {
-    receiver.on('/claim', { status: 200 });
+  // Before, the claim's conflict ended the job with the delivery pending and unqueued, sent only
+  // when the sweep found it overdue (10 s past due at the earliest); the record's lost the attempt
+  // with the delivery left pending under its lease (30 s and more), to be sent again.
+  it.each([
+    { write: 'claim', statement: /UPDATE webhook_deliveries d SET attempts = d\.attempts \+ 1/, title: 'claims a delivery again when its claim loses a lock conflict, and sends it once' },
+    { write: 'record', statement: /INSERT INTO webhook_attempts/, title: 'records a confirmed attempt once when its record loses a lock conflict, without sending it again' },
+  ])('$title', async ({ write, statement }) => {
+    const path = `/${write}`;
+    receiver.on(path, { status: 200 });
     const orgId = await createTestOrg(services.db);
-    const { id } = await webhooks.create(orgId, { url: receiver.url('/claim'), events: ['threat.blocked'] });
-    const conflict = conflictOnce(orgId, /UPDATE webhook_deliveries d SET attempts = d\.attempts \+ 1/);
+    const { id } = await webhooks.create(orgId, { url: receiver.url(path), events: ['threat.blocked'] });
+    const conflict = conflictOnce(orgId, statement);
     try {
-      const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', { request_id: 'req-claim', threat_score: 0.95, decision: 'block' });
-      // Before: the job ended at the conflict with the delivery pending and unqueued, sent only when
-      // the sweep found it overdue (10 s past due at the earliest).
+      const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', { request_id: `req-${write}`, threat_score: 0.95, decision: 'block' });
       const row = await waitFor(async () => {
         const current = await deliveryRow(deliveries[0]!);
         return current.state === 'confirmed' ? current : undefined;
@@ -66,30 +71,7 @@ describe('the deliverer losing a lock conflict', () => {
     } finally {
       conflict.restore();
     }
-    expect(receiver.received('/claim')).toHaveLength(1);
-    const summary = await webhooks.failureSummary(orgId, id);
-    expect(summary.counts['2xx']).toBe(1);
-    expect(summary.deliveries).toMatchObject({ confirmed: 1, pending: 0 });
-  });
-
-  it('records a confirmed attempt once when its record loses a lock conflict, without sending it again', async () => {
-    receiver.on('/record', { status: 200 });
-    const orgId = await createTestOrg(services.db);
-    const { id } = await webhooks.create(orgId, { url: receiver.url('/record'), events: ['threat.blocked'] });
-    const conflict = conflictOnce(orgId, /INSERT INTO webhook_attempts/);
-    try {
-      const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', { request_id: 'req-record', threat_score: 0.95, decision: 'block' });
-      // Before: the record was lost and the delivery stayed pending under its lease (30 s and more).
-      const row = await waitFor(async () => {
-        const current = await deliveryRow(deliveries[0]!);
-        return current.state === 'confirmed' ? current : undefined;
-      }, 8_000);
-      expect(conflict.left()).toBe(0);
-      expect(row.attempts).toBe(1);
-    } finally {
-      conflict.restore();
-    }
-    expect(receiver.received('/record')).toHaveLength(1);
+    expect(receiver.received(path)).toHaveLength(1);
     const summary = await webhooks.failureSummary(orgId, id);
     expect(summary.counts['2xx']).toBe(1);
     expect(summary.deliveries).toMatchObject({ confirmed: 1, pending: 0 });
