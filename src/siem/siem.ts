@@ -28,6 +28,7 @@ import { hostname as osHostname } from 'node:os';
 import type { Agent } from 'undici';
 import { decrypt, encrypt, encryptionKeyFrom, mask } from '../platform/crypto.ts';
 import type { Database, Queryable } from '../platform/db/index.ts';
+import { retryingLockConflicts } from '../platform/db/failures.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -398,7 +399,12 @@ export function createSiem(deps: SiemDeps): Siem {
       if (batch.items.length > 0) await send(row, batch.items);
       const findings = batch.items.filter((item) => item.type === 'finding').length;
       const audits = batch.items.length - findings;
-      await db.withOrg(orgId, async (tx) => {
+      // The batch is sent: its record is one transaction, decided before it runs, that a lost lock
+      // conflict rolls back whole, so it is run again (retryingLockConflicts). It deadlocks with a
+      // sink PATCH that disables or re-enables the sink or takes findings off its streams (that
+      // locks the sink row, then deletes the sink's pending rows; this deletes them, then updates
+      // the row). Thrown, it was counted a failed send: the sink backed off and sent the batch again.
+      await retryingLockConflicts(() => db.withOrg(orgId, async (tx) => {
         if (batch.eventIds.length > 0) await tx.query('DELETE FROM siem_pending WHERE sink_id = $1 AND event_id = ANY($2::uuid[])', [row.id, batch.eventIds]);
         await tx.query(
           `UPDATE siem_sinks SET lease_until = NULL, consecutive_failures = 0, next_attempt_at = now(),
@@ -407,7 +413,7 @@ export function createSiem(deps: SiemDeps): Siem {
             WHERE id = $1`,
           [row.id, batch.auditTo ?? 0, findings, audits, batch.items.length > 0],
         );
-      });
+      }));
       delivered = batch.items.length;
     } catch (error) {
       const code = error instanceof SendError ? error.code : ((error as { code?: unknown } | null)?.code as string | undefined) ?? 'error';

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, Queryable } from '../../src/platform/db/index.ts';
 import { createTestApp, usingPostgres, type TestContext } from '../helpers/app.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { holdAuditChainHead, testEntry, waitForChainHeadWaiter } from '../support/audit-chain-head.ts';
 
 /**
  * Runs `between` once, after the first transaction (of `org`) that ran a statement matching
@@ -142,38 +142,17 @@ describe('audited updates decide on the state stored when they write', () => {
   it.skipIf(!usingPostgres)('lets a plan change and an audit append of the same org wait for each other without a deadlock', async () => {
     const org = await context.createOrg({ plan: 'starter' });
     const { db, audit, accounts } = context.services;
-    const entry = (action: string) => ({ actor: 'cli', action, target: null, outcome: 'success' as const, details: {} });
-    // The org's chain head exists (it has a first record), as for any org that was ever audited.
-    await audit.append(org.orgId, entry('test.first'));
     // An audited write whose entry has taken the chain head and not yet inserted its record.
-    let holdingHead!: () => void;
-    const headTaken = new Promise<void>((resolve) => (holdingHead = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const paused = (tx: Queryable): Queryable =>
-      new Proxy(tx, {
-        get(target, key) {
-          if (key !== 'query') return Reflect.get(target, key, target) as unknown;
-          return async (sql: string, values?: readonly unknown[]) => {
-            const result = await target.query(sql, values);
-            if (/INSERT INTO audit_chain_heads/.test(sql)) {
-              holdingHead();
-              await released;
-            }
-            return result;
-          };
-        },
-      });
-    const appended = db.withOrg(org.orgId, (tx) => audit.append(org.orgId, entry('test.racing'), { tx: paused(tx) }));
-    await headTaken;
-    const changed = accounts.changePlan(org.orgId, 'pro', (tx) => audit.append(org.orgId, entry('org.plan_changed'), { tx }));
-    // The plan change waits for the chain head; then the append inserts its record.
-    await waitFor(async () => {
-      const waiting = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%audit_chain_heads%'`);
-      return (waiting.rows[0]?.count ?? 0) > 0 ? true : undefined;
-    }, 10_000);
-    release();
-    const outcomes = await Promise.allSettled([appended, changed]);
+    const head = await holdAuditChainHead(context.services, org.orgId, 'test.racing');
+    let changed;
+    try {
+      changed = accounts.changePlan(org.orgId, 'pro', (tx) => audit.append(org.orgId, testEntry('org.plan_changed'), { tx }));
+      // The plan change waits for the chain head; then the append inserts its record.
+      await waitForChainHeadWaiter(db);
+    } finally {
+      head.release();
+    }
+    const outcomes = await Promise.allSettled([head.appended, changed]);
     // Before: the org row locked FOR UPDATE blocked the record's foreign key check (FOR KEY SHARE)
     // while the plan change waited for the chain head; PostgreSQL rolled one back with 40P01.
     expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as { code?: string }).code : 'ok'))).toEqual(['ok', 'ok']);

@@ -8,9 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../../src/platform/db/index.ts';
 import { createTestApp, type TestContext } from '../helpers/app.ts';
-import { lockConflict } from './failing-stores.ts';
+import { conflictOnce } from '../support/lock-conflicts.ts';
 
 describe('re-enabling a webhook endpoint whose held deliveries lose a lock conflict', () => {
   let context: TestContext;
@@ -40,32 +39,14 @@ describe('re-enabling a webhook endpoint whose held deliveries lose a lock confl
 
     // The statement that releases the held deliveries loses one lock conflict (40P01: PostgreSQL
     // rolled its transaction back whole).
-    const realWithOrg = db.withOrg.bind(db);
-    let conflicts = 1;
-    db.withOrg = <T>(orgId: string, work: (tx: Queryable) => Promise<T>): Promise<T> =>
-      realWithOrg(orgId, (tx) =>
-        work(
-          new Proxy(tx, {
-            get(target, key) {
-              if (key !== 'query') return Reflect.get(target, key, target) as unknown;
-              return (sql: string, values?: readonly unknown[]) => {
-                if (conflicts > 0 && /state = 'pending'/.test(sql) && /state = 'held'/.test(sql)) {
-                  conflicts -= 1;
-                  return Promise.reject(lockConflict());
-                }
-                return target.query(sql, values);
-              };
-            },
-          }),
-        ),
-      );
+    const conflict = conflictOnce(db, org.orgId, /SET state = 'pending'[\s\S]*state = 'held'/);
     let answer;
     try {
       answer = await call('PATCH', `/api/v1/webhooks/${endpointId}`, { state: 'active' });
     } finally {
-      db.withOrg = realWithOrg;
+      conflict.restore();
     }
-    expect(conflicts).toBe(0);
+    expect(conflict.left()).toBe(0);
     expect(answer.statusCode).toBe(200);
     expect(answer.json()).toMatchObject({ state: 'active' });
 

@@ -1,18 +1,19 @@
 /**
  * The deliverer's writes that lose a lock conflict (40P01 deadlock, 40001 serialization failure)
- * are made again (rel-39). Each is one transaction that PostgreSQL rolls back whole, decided
- * before it runs: the attempt's record (attempt row, delivery state, endpoint failure counter)
- * and the hold of a retry whose endpoint is paused. Thrown, the attempt was lost with the delivery
- * left leased (sent again by the sweep after the lease, although the receiver had confirmed it),
- * and the retry was neither held nor queued again.
+ * are made again (rel-39; the claim since rel-40). Each is one transaction that PostgreSQL rolls
+ * back whole, decided before it runs: the claim that takes the delivery's lease (its conditions are
+ * checked afresh on the retry: claimed once, sent once), the attempt's record (attempt row, delivery
+ * state, endpoint failure counter) and the hold of a retry whose endpoint is paused. Thrown, the
+ * claim ended the job with the delivery pending and unqueued until the sweep; the attempt was lost
+ * with the delivery left leased (sent again by the sweep after the lease, although the receiver had
+ * confirmed it); the retry was neither held nor queued again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../../src/platform/db/index.ts';
 import type { Services } from '../../src/services.ts';
 import type { DeliveryPolicy, Webhooks } from '../../src/webhooks/index.ts';
 import { createTestServices, ownPostgresDatabase } from '../helpers/app.ts';
 import { createTestOrg } from '../audit/database.ts';
-import { lockConflict } from '../reliability/failing-stores.ts';
+import { conflictOnce as injectConflict } from '../support/lock-conflicts.ts';
 import { startReceiver, waitFor, type Receiver } from './receiver.ts';
 
 /** A retry waits a second: time to pause the endpoint first on a loaded machine. */
@@ -39,29 +40,7 @@ afterAll(async () => {
 });
 
 /** The next statement of `org` matching `statement` loses a lock conflict, once. */
-function conflictOnce(org: string, statement: RegExp): { restore(): void; left(): number } {
-  const { db } = services;
-  const realWithOrg = db.withOrg.bind(db);
-  let conflicts = 1;
-  db.withOrg = <T>(orgId: string, work: (tx: Queryable) => Promise<T>): Promise<T> =>
-    realWithOrg(orgId, (tx) =>
-      work(
-        new Proxy(tx, {
-          get(target, key) {
-            if (key !== 'query') return Reflect.get(target, key, target) as unknown;
-            return (sql: string, values?: readonly unknown[]) => {
-              if (conflicts > 0 && orgId === org && statement.test(sql)) {
-                conflicts -= 1;
-                return Promise.reject(lockConflict());
-              }
-              return target.query(sql, values);
-            };
-          },
-        }),
-      ),
-    );
-  return { restore: () => void (db.withOrg = realWithOrg), left: () => conflicts };
-}
+const conflictOnce = (org: string, statement: RegExp) => injectConflict(services.db, org, statement);
 
 async function deliveryRow(id: string) {
   const result = await services.db.query<{ state: string; attempts: number }>('SELECT state, attempts FROM webhook_deliveries WHERE id = $1', [id]);
@@ -69,14 +48,20 @@ async function deliveryRow(id: string) {
 }
 
 describe('the deliverer losing a lock conflict', () => {
-  it('records a confirmed attempt once when its record loses a lock conflict, without sending it again', async () => {
-    receiver.on('/record', { status: 200 });
+  // Before, the claim's conflict ended the job with the delivery pending and unqueued, sent only
+  // when the sweep found it overdue (10 s past due at the earliest); the record's lost the attempt
+  // with the delivery left pending under its lease (30 s and more), to be sent again.
+  it.each([
+    { write: 'claim', statement: /UPDATE webhook_deliveries d SET attempts = d\.attempts \+ 1/, title: 'claims a delivery again when its claim loses a lock conflict, and sends it once' },
+    { write: 'record', statement: /INSERT INTO webhook_attempts/, title: 'records a confirmed attempt once when its record loses a lock conflict, without sending it again' },
+  ])('$title', async ({ write, statement }) => {
+    const path = `/${write}`;
+    receiver.on(path, { status: 200 });
     const orgId = await createTestOrg(services.db);
-    const { id } = await webhooks.create(orgId, { url: receiver.url('/record'), events: ['threat.blocked'] });
-    const conflict = conflictOnce(orgId, /INSERT INTO webhook_attempts/);
+    const { id } = await webhooks.create(orgId, { url: receiver.url(path), events: ['threat.blocked'] });
+    const conflict = conflictOnce(orgId, statement);
     try {
-      const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', { request_id: 'req-record', threat_score: 0.95, decision: 'block' });
-      // Before: the record was lost and the delivery stayed pending under its lease (30 s and more).
+      const { deliveries } = await webhooks.emit(orgId, 'threat.blocked', { request_id: `req-${write}`, threat_score: 0.95, decision: 'block' });
       const row = await waitFor(async () => {
         const current = await deliveryRow(deliveries[0]!);
         return current.state === 'confirmed' ? current : undefined;
@@ -86,7 +71,7 @@ describe('the deliverer losing a lock conflict', () => {
     } finally {
       conflict.restore();
     }
-    expect(receiver.received('/record')).toHaveLength(1);
+    expect(receiver.received(path)).toHaveLength(1);
     const summary = await webhooks.failureSummary(orgId, id);
     expect(summary.counts['2xx']).toBe(1);
     expect(summary.deliveries).toMatchObject({ confirmed: 1, pending: 0 });

@@ -7,11 +7,10 @@
  * committed. PostgreSQL only: PGlite runs one transaction at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../../src/platform/db/index.ts';
 import type { Services } from '../../src/services.ts';
 import { createTestServices, ownPostgresDatabase, usingPostgres } from '../helpers/app.ts';
 import { createTestOrg } from '../audit/database.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { holdAuditChainHead, testEntry, waitForChainHeadWaiter } from '../support/audit-chain-head.ts';
 
 let services: Services;
 let database: Awaited<ReturnType<typeof ownPostgresDatabase>>;
@@ -31,49 +30,23 @@ describe('a webhook PATCH waiting for the audit chain head', () => {
   it.skipIf(!usingPostgres)('does not hold back the fan-out of events to the endpoint it changes', async () => {
     const { db, audit, webhooks } = services;
     const orgId = await createTestOrg(db);
-    const entry = (action: string) => ({ actor: 'cli', action, target: null, outcome: 'success' as const, details: {} });
-    await audit.append(orgId, entry('test.first'));
     const { id } = await webhooks.create(orgId, { url: 'http://127.0.0.1:9/hook', events: ['threat.blocked'] });
 
     // Another audited write has taken the org's chain head and not yet committed.
-    let holdingHead!: () => void;
-    const headTaken = new Promise<void>((resolve) => (holdingHead = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const paused = (tx: Queryable): Queryable =>
-      new Proxy(tx, {
-        get(target, key) {
-          if (key !== 'query') return Reflect.get(target, key, target) as unknown;
-          return async (sql: string, values?: readonly unknown[]) => {
-            const result = await target.query(sql, values);
-            if (/INSERT INTO audit_chain_heads/.test(sql)) {
-              holdingHead();
-              await released;
-            }
-            return result;
-          };
-        },
-      });
-    const other = db.withOrg(orgId, (tx) => audit.append(orgId, entry('test.holding'), { tx: paused(tx) }));
-    await headTaken;
+    const head = await holdAuditChainHead(services, orgId, 'test.holding');
     try {
       // The PATCH locks the endpoint, writes, and waits for the head with its audit entry.
-      const patched = webhooks.update(orgId, id, { description: 'renamed' }, (tx) => audit.append(orgId, entry('webhook.update'), { tx }));
-      await waitFor(async () => {
-        const waiting = await db.query<{ count: number }>(
-          `SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%audit_chain_heads%'`,
-        );
-        return (waiting.rows[0]?.count ?? 0) > 0 ? true : undefined;
-      }, 10_000);
+      const patched = webhooks.update(orgId, id, { description: 'renamed' }, (tx) => audit.append(orgId, testEntry('webhook.update'), { tx }));
+      await waitForChainHeadWaiter(db);
       // An event of the org meanwhile: its delivery row references the endpoint.
       const emitted = webhooks.emit(orgId, 'threat.blocked', { request_id: 'req-fanout', threat_score: 0.95, decision: 'block' }).then((result) => result.deliveries.length);
       const outcome = await Promise.race([emitted, new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 3_000))]);
       // Before: 'held' (the delivery's foreign key check waited for the PATCH, which waited for the head).
       expect(outcome).toBe(1);
-      release();
-      await Promise.all([other, patched, emitted]);
+      head.release();
+      await Promise.all([head.appended, patched, emitted]);
     } finally {
-      release();
+      head.release();
     }
     expect((await webhooks.get(orgId, id)).description).toBe('renamed');
     expect((await audit.list(orgId, { action: 'webhook.update' })).length).toBe(1);
