@@ -319,8 +319,16 @@ class PgliteDatabase implements Database {
     try {
       return await this.instance.transaction(async (transaction) => {
         const tx = wrapPgliteTransaction(transaction, APP_ROLE);
-        await tx.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
-        await tx.query(`SET LOCAL ROLE ${APP_ROLE}`);
+        if (ORG_ID_LITERAL.test(orgId)) {
+          // One simple-protocol script: as two extended queries (parse, describe, bind, describe,
+          // execute, sync: six calls into the engine each) the set-up cost ~220 µs more of svc's
+          // CPU per transaction (docs/benchmarks.md, "Issue #39 item 3, speed-ev40 round"). The
+          // id is spliced only when it is a UUID, so it cannot end the literal.
+          await tx.exec(`SELECT set_config('app.org_id', '${orgId}', true); SET LOCAL ROLE ${APP_ROLE}`);
+        } else {
+          await tx.query(`SELECT set_config('app.org_id', $1, true)`, [orgId]);
+          await tx.query(`SET LOCAL ROLE ${APP_ROLE}`);
+        }
         return fn(tx);
       });
     } catch (error) {
@@ -348,6 +356,8 @@ export function copyField(value: string | number | boolean | null): string {
 }
 const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 const SQL_NAME = /^[a-z_][a-z0-9_]*$/;
+/** An org id that may be written into a script as a literal: a UUID's hex digits and hyphens only. */
+const ORG_ID_LITERAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A PGlite transaction as a Queryable; `role` is the role it runs as (SET LOCAL), restored after a COPY. */
 function wrapPgliteTransaction(transaction: PgliteTransaction, role: string | null): Queryable {
