@@ -133,6 +133,24 @@ describe('batched appends and block entries', () => {
     expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 105, first_bad: null });
   });
 
+  it('stores entries whose text holds quotes, backslashes, dollar quotes and NUL as given, and the chain verifies', async () => {
+    // Whatever text an entry holds (a quote, a dollar quote, NUL) must not end a literal, change a
+    // value or lose an entry, on either engine.
+    const orgId = await createTestOrg(database);
+    const awkward = ["it's", 'back\\slash \\x27', '$svc_audit_rows$', '$$', '$svc_audit_rows$x$svc_audit_rows$', 'nul\u0000here', "'); DROP TABLE audit_log; --", 'emoji 🙂 \u00e9'];
+    const entries = awkward.map((text, index) => ({ actor: `user:${text}`, action: 'odd.text', target: text, outcome: 'success', details: { text, index, nested: { [text]: [text] } } }));
+    const appended = await audit.appendMany(orgId, entries);
+    expect(appended.map((record) => record.seq)).toEqual(awkward.map((_, index) => index + 1));
+    const stored = (await audit.list(orgId, { limit: 100 })).sort((a, b) => a.seq - b.seq);
+    expect(stored.map((record) => record.target)).toEqual(awkward.map((text) => text.replaceAll('\0', '\uFFFD')));
+    expect(stored.map((record) => record.details)).toEqual(appended.map((record) => record.details));
+    expect(stored.map((record) => record.hash)).toEqual(appended.map((record) => record.hash));
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: awkward.length, first_bad: null });
+    // One at a time too (the evidence writer's single entry per flush).
+    for (const entry of entries) await audit.appendMany(orgId, [entry]);
+    expect(await audit.verify(orgId)).toEqual({ ok: true, checked: 2 * awkward.length, first_bad: null });
+  });
+
   it('writes one audit entry per threat.blocked event, in batches, and finds them by session', async () => {
     const orgId = await createTestOrg(database);
     const { logger } = memoryLogger('error');
