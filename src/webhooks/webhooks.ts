@@ -251,11 +251,12 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     const { deliveryId, orgId } = job;
     const startedAt = new Date();
     const leaseUntil = new Date(startedAt.getTime() + policy.timeoutMs + LEASE_MARGIN_MS);
-    // One conditional UPDATE in a transaction of its own: a lost lock conflict (a PATCH or a
-    // re-enable holding the endpoint's row, the sweep or another job on the delivery) rolls it back
-    // whole, nothing claimed, and it is run again; the conditions are checked afresh, so a delivery
-    // claimed meanwhile by another job is not claimed twice (it goes to reschedule). Thrown, the job
-    // ended with the delivery pending and unqueued: sent only when the sweep found it, 10 s and more late.
+    // One conditional UPDATE in a transaction of its own; it locks only the delivery's row (the
+    // endpoint is read through FROM, not locked), so it waits rather than deadlocks in practice, and
+    // the retry is defensive. A lost lock conflict rolls it back whole, nothing claimed, and it is run
+    // again; the conditions are checked afresh, so a delivery claimed meanwhile by another job is not
+    // claimed twice (it goes to reschedule). Thrown, the job ended with the delivery pending and
+    // unqueued: sent only when the sweep found it, 10 s and more late.
     const claimed = await retryingLockConflicts(() => db.withOrg(orgId, (tx) =>
       tx.query<{ attempts: number; payload: string; endpoint_id: string; url: string; secret_ciphertext: string }>(
         `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_until = $3
