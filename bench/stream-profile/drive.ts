@@ -18,6 +18,8 @@ import { Pool } from 'undici';
 import { repoRoot, startChild } from '../lib.ts';
 
 const chunks = process.env.CHUNKS ?? '5';
+/** MODE=json: the gateway benchmark's JSON completion instead of a streamed one (speed-json41). */
+const stream = process.env.MODE !== 'json';
 const count = Number(process.env.N ?? 2000);
 const svcDir = process.env.SVC_DIR ?? repoRoot;
 const ticks = (stat: string) => {
@@ -52,8 +54,8 @@ interface Target {
   body: string;
 }
 const targets: Record<'svc' | 'bare', Target> = {
-  bare: { child: bare.child, port: bare.info.port, path: '/v1/chat/completions', authorization: 'Bearer sk-bench-upstream-key', body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }], max_tokens: 64, stream: true, stream_options: { include_usage: true } }) },
-  svc: { child: svc.child, port: svc.info.port, path: '/api/v1/gateway/completions', authorization: `Bearer ${svc.info.api_key}`, body: JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }], max_tokens: 64, stream: true }) },
+  bare: { child: bare.child, port: bare.info.port, path: '/v1/chat/completions', authorization: 'Bearer sk-bench-upstream-key', body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }) },
+  svc: { child: svc.child, port: svc.info.port, path: '/api/v1/gateway/completions', authorization: `Bearer ${svc.info.api_key}`, body: JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }], max_tokens: 64, ...(stream ? { stream: true } : {}) }) },
 };
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function drive(target: Target, n: number): Promise<{ cpu: number; main: number }> {
@@ -64,7 +66,7 @@ async function drive(target: Target, n: number): Promise<{ cpu: number; main: nu
   for (let index = 0; index < n; index++) {
     const response = await pool.request({ path: target.path, method: 'POST', headers: { 'content-type': 'application/json', authorization: target.authorization }, body: target.body });
     const text = await response.body.text();
-    if (response.statusCode !== 200 || !text.includes('[DONE]')) throw new Error(`unexpected answer ${response.statusCode}`);
+    if (response.statusCode !== 200 || !text.includes(stream ? '[DONE]' : 'Hello from the bench upstream')) throw new Error(`unexpected answer ${response.statusCode}`);
   }
   await delay(400);
   const result = { cpu: Math.round(((ticks(`/proc/${pid}/stat`) - start) * 10_000) / n), main: Math.round(((ticks(`/proc/${pid}/task/${pid}/stat`) - startMain) * 10_000) / n) };

@@ -32,7 +32,11 @@ export function sanitizeJson<T>(value: T): T {
   if (value instanceof Date || Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return value;
   if (Array.isArray(value)) return value.map((item: unknown) => sanitizeJson(item)) as T;
   const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) copy[sanitizeText(key)] = sanitizeJson(item);
+  const source = value as Record<string, unknown>;
+  // Object.keys, not Object.entries: the same members in the same order without a [key, value]
+  // array per member (a JSON completion's evidence record is copied here; docs/benchmarks.md,
+  // "speed-json41 round").
+  for (const key of Object.keys(source)) copy[sanitizeText(key)] = sanitizeJson(source[key]);
   return copy as T;
 }
 
