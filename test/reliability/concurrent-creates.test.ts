@@ -57,4 +57,18 @@ describe('concurrent creates that meet a unique name or a parent being deleted',
     expect(new Set(answers.filter((answer) => answer.statusCode !== 200).map(codeOf))).toEqual(new Set(['CONFLICT']));
     expect(await count("SELECT count(*)::int AS n FROM mcp_servers WHERE name LIKE 'rename-%'", [])).toBe(ids.length - 1);
   });
+
+  it('adds geo rules to a gateway while it is deleted: each 201 or 404 NOT_FOUND, never 500, and no rule outlives the gateway', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const gateway = await call('POST', '/api/v1/gateways', { name: `geo-raced-${round}`, backend_url: 'http://127.0.0.1:9', health_check: null });
+      expect(gateway.statusCode).toBe(201);
+      const gatewayId = (gateway.json() as { id: string }).id;
+      const rule = (index: number) => call('POST', '/api/v1/geo-rules', { rule_name: `raced-${round}-${index}`, action: 'block', countries: ['fr'], gateway_id: gatewayId });
+      const [removed, ...added] = await Promise.all([call('DELETE', `/api/v1/gateways/${gatewayId}`), ...Array.from({ length: CONCURRENCY - 1 }, (_, index) => rule(index))]);
+      expect(removed!.statusCode).toBe(204);
+      const outcomes = added.map((answer) => `${answer.statusCode} ${codeOf(answer)}`);
+      expect(outcomes.filter((outcome) => outcome !== '201 ok' && outcome !== '404 NOT_FOUND')).toEqual([]);
+      expect(await count('SELECT count(*)::int AS n FROM apisec_geo_rules WHERE gateway_id = $1', [gatewayId])).toBe(0);
+    }
+  });
 });
