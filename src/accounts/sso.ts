@@ -295,6 +295,12 @@ export function createSso(deps: {
         const key = `sso:oidc:state:${state}`;
         const raw = await cache.get(key);
         if (raw === null) throw new SvcError('SSO_STATE_INVALID', { details: { reason: 'unknown_or_used' } });
+        // Single use under concurrency too: callbacks with one state sent at once all read it
+        // before any deleted it, and each exchanged the code (rel-41). The first to set the
+        // marker (SET NX on Redis, shared by the replicas) goes on; the others were too late.
+        if (!(await cache.setIfAbsent(`sso:oidc:state-used:${sha256Hex(state)}`, '1', STATE_TTL_MS))) {
+          throw new SvcError('SSO_STATE_INVALID', { details: { reason: 'unknown_or_used' } });
+        }
         await cache.del(key);
         const entry = JSON.parse(raw) as OidcState;
         if (entry.orgId !== orgId) throw new SvcError('SSO_STATE_INVALID', { details: { reason: 'other_org' } });

@@ -143,9 +143,11 @@ async function writtenThen<T>(tx: Queryable, written: T, within: WithinWrite<T>)
 }
 
 export function createGatewayStore(db: Database): GatewayStore {
-  const load = async (tx: Queryable, id: string, lock = false): Promise<Gateway> => {
+  /** A gateway read in `tx`; `lock` takes its row: 'update' for a change of it, 'key-share' to keep it from a delete while a row that refers to it is inserted. */
+  const load = async (tx: Queryable, id: string, lock: 'update' | 'key-share' | false = false): Promise<Gateway> => {
     if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
-    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`, [id]);
+    const clause = lock === 'update' ? ' FOR NO KEY UPDATE' : lock === 'key-share' ? ' FOR KEY SHARE' : '';
+    const result = await tx.query<GatewayRow>(`SELECT ${COLUMNS} FROM apisec_gateways WHERE id = $1${clause}`, [id]);
     const row = result.rows[0];
     if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'gateway', id } });
     return fromRow(row);
@@ -183,7 +185,7 @@ export function createGatewayStore(db: Database): GatewayStore {
     async update(orgId, id, change, within = noWithin) {
       try {
         return await db.withOrg(orgId, async (tx) => {
-          const current = await load(tx, id, true);
+          const current = await load(tx, id, 'update');
           const fields = change(current);
           const result = await tx.query<GatewayRow>(
             `UPDATE apisec_gateways SET name = $2, backend_url = $3, mode = $4, hostname = $5, path_prefix = $6, openapi = $7, settings = $8, updated_at = now()
@@ -223,7 +225,11 @@ export function createGatewayStore(db: Database): GatewayStore {
     async createGeoRule(orgId, rule, within = noWithin) {
       const id = randomUUID();
       return db.withOrg(orgId, async (tx) => {
-        if (rule.gatewayId !== null) await load(tx, rule.gatewayId);
+        // FOR KEY SHARE (the lock the rule's foreign key check takes anyway, now before it): a
+        // gateway deleted meanwhile is found gone (404) instead of failing the insert's check
+        // (23503, a 500), and one not yet deleted is kept until the rule is committed, when
+        // the delete removes it with the gateway.
+        if (rule.gatewayId !== null) await load(tx, rule.gatewayId, 'key-share');
         const result = await tx.query<GeoRow>(
           `INSERT INTO apisec_geo_rules (id, org_id, gateway_id, rule_name, action, countries, response_code, log)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${GEO_COLUMNS}`,

@@ -128,6 +128,17 @@ function sessionRow(row: Record<string, unknown>, now: number): SessionRecord {
   };
 }
 
+/**
+ * The name check above runs before the write: two registrations (or renames) to one name at
+ * once both pass it, and the unique index refuses the later write (23505). That write's
+ * transaction is rolled back whole; it is the same answer as the check's.
+ */
+function nameTakenMeanwhile(error: unknown): 'exists' {
+  const { code, constraint } = (error ?? {}) as { code?: string; constraint?: string };
+  if (code === '23505' && constraint === 'mcp_servers_org_id_name_key') return 'exists';
+  throw error;
+}
+
 export function createStore(db: Database) {
   return {
     async createServer(orgId: string, input: { name: string; url: string; transport: McpTransport; tool_categories: Record<string, string>; on_held: 'hide' | 'block' }): Promise<McpServerRecord | 'exists'> {
@@ -139,7 +150,7 @@ export function createStore(db: Database) {
           [randomUUID(), orgId, input.name, input.url, input.transport, JSON.stringify(input.tool_categories), input.on_held],
         );
         return serverRow(rows[0]!);
-      });
+      }).catch(nameTakenMeanwhile);
     },
     /**
      * Edits a registration (only the fields given); its pins, quarantine and sessions stay.
@@ -160,7 +171,7 @@ export function createStore(db: Database) {
           await tx.query("UPDATE mcp_definitions SET category = NULL WHERE org_id = $1 AND server_id = $2 AND kind = 'tool' AND name = ANY($3::text[])", [orgId, id, [...uncategorized]]);
         }
         return serverRow(rows[0]);
-      });
+      }).catch(nameTakenMeanwhile);
     },
     async listServers(orgId: string): Promise<McpServerRecord[]> {
       const { rows } = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM mcp_servers WHERE org_id = $1 ORDER BY created_at, id', [orgId]));

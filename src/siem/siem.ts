@@ -531,6 +531,7 @@ export function createSiem(deps: SiemDeps): Siem {
         const sets: string[] = [];
         const params: unknown[] = [id];
         let resetCursor = false;
+        let retryNow = false;
         const set = (column: string, value: unknown) => {
           params.push(value);
           sets.push(`${column} = $${params.length}`);
@@ -561,15 +562,18 @@ export function createSiem(deps: SiemDeps): Siem {
           // a row a finding recorded while the sink was being disabled left behind is dropped.
           resetCursor = true;
           await tx.query('DELETE FROM siem_pending WHERE sink_id = $1', [id]);
-          sets.push('enabled = true', 'disabled_reason = NULL', 'consecutive_failures = 0', 'next_attempt_at = now()');
+          sets.push('enabled = true', 'disabled_reason = NULL', 'consecutive_failures = 0');
+          retryNow = true;
         } else if (changes.enabled === false && current.enabled) {
           sets.push('enabled = false', `disabled_reason = 'manual'`);
           await tx.query('DELETE FROM siem_pending WHERE sink_id = $1', [id]);
         }
-        // A changed target is tried at once, not after the old target's backoff.
+        // A changed target is tried at once, not after the old target's backoff. (Set once: a
+        // re-enable that also changes the target assigned the column twice, which PostgreSQL refuses.)
         if (changes.host !== undefined || changes.port !== undefined || changes.url !== undefined || changes.token !== undefined || changes.transport !== undefined || changes.ca_pem !== undefined) {
-          sets.push('next_attempt_at = now()');
+          retryNow = true;
         }
+        if (retryNow) sets.push('next_attempt_at = now()');
         if (resetCursor) set('audit_cursor', await chainHead(tx, orgId));
         if (sets.length === 0) return viewThen(tx, current, within);
         sets.push('updated_at = now()');
