@@ -11,11 +11,10 @@
  *   npx tsx bench/evidence-copy.ts [--quick]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { PGlite, Transaction } from '@electric-sql/pglite';
-import { copyField, migrate, openDatabase } from '../src/platform/db/index.ts';
+import { loadavg } from 'node:os';
+import type { Transaction } from '@electric-sql/pglite';
+import { copyField } from '../src/platform/db/index.ts';
+import { withEmbeddedDatabase } from './embedded-db.ts';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 6 : 14;
@@ -23,11 +22,7 @@ const SIZES = [1, 100, 500];
 const COLUMNS = ['org_id', 'created_at', 'request_id', 'content_hash', 'delivered', 'provider', 'model', 'streamed', 'sources', 'checks', 'passed', 'action', 'retried_from', 'risk_class', 'sb942_manifest_present', 'audit_seq', 'audit_hash'];
 const COPY = `COPY ai_provenance (${COLUMNS.join(', ')}) FROM '/dev/blob'`;
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-bench-copy-'));
-const db = await openDatabase({ kind: 'pglite', dir }, { appRolePassword: 'bench' });
-try {
-  await migrate(db);
-  const pglite = (db as unknown as { instance: PGlite }).instance;
+await withEmbeddedDatabase('copy', async ({ pglite }) => {
   const orgId = randomUUID();
   let sequence = 0;
   // A completion's evidence row as the writer formats it (provenance.ts, copyText).
@@ -82,7 +77,4 @@ try {
     };
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
-} finally {
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-}
+});

@@ -9,17 +9,11 @@
  *   npx tsx bench/evidence-roundtrips.ts
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { PGlite, Transaction } from '@electric-sql/pglite';
-import { migrate, openDatabase } from '../src/platform/db/index.ts';
+import { loadavg } from 'node:os';
+import type { Transaction } from '@electric-sql/pglite';
+import { withEmbeddedDatabase } from './embedded-db.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-bench-rt-'));
-const db = await openDatabase({ kind: 'pglite', dir }, { appRolePassword: 'bench' });
-try {
-  await migrate(db);
-  const pglite = (db as unknown as { instance: PGlite }).instance;
+await withEmbeddedDatabase('rt', async ({ db, pglite }) => {
   const orgId = randomUUID();
   const ZERO = '0'.repeat(64);
   await db.query(`INSERT INTO orgs (id, tag, name, plan) VALUES ($1, 'bench001', 'bench', 'enterprise')`, [orgId]);
@@ -53,7 +47,4 @@ try {
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const out = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, +med(v).toFixed(1)]));
   console.log(JSON.stringify({ at: new Date().toISOString(), load: [load0, loadavg()[0]], us_per_transaction: out }));
-} finally {
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-}
+});

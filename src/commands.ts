@@ -8,6 +8,7 @@ import { runAuditVerify } from './audit/index.ts';
 import { retryingLockConflicts } from './platform/db/failures.ts';
 import { migrate, type Queryable } from './platform/db/index.ts';
 import { SvcError } from './platform/errors.ts';
+import { isUuid } from './platform/uuid.ts';
 import type { Services } from './services.ts';
 
 export interface CommandResult {
@@ -52,7 +53,7 @@ function oneOf<T extends string>(options: Options, name: string, allowed: readon
 
 function uuid(options: Options, name: string): string {
   const value = required(options, name);
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+  if (!isUuid(value)) {
     throw new SvcError('VALIDATION_FAILED', { message: `--${name} must be an org id (uuid)`, details: { field: name } });
   }
   return value;

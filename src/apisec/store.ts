@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
+import { isUuid } from '../platform/uuid.ts';
 import type { Gateway, GatewayMode, GatewaySettings } from './types.ts';
 import { DEFAULT_BOT_POLICY, DEFAULT_TIMEOUT_MS } from './types.ts';
 
@@ -58,11 +59,6 @@ function fromRow(row: GatewayRow): Gateway {
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }
 
 /** A unique violation of the gateways' hostname and path prefix index (not another one in the same transaction, such as the audit entry's). */

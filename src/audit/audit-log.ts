@@ -19,6 +19,7 @@ import type { JobQueue } from '../platform/queue.ts';
 import { deriveSecret } from '../platform/secrets.ts';
 import { SvcError } from '../platform/errors.ts';
 import { sanitizeJson, sanitizeParam } from '../platform/db/sanitize.ts';
+import { isUuid } from '../platform/uuid.ts';
 import {
   ChainVerifier,
   GENESIS,
@@ -132,7 +133,6 @@ interface CheckpointRow {
   signature: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RECORD_COLUMNS = 'org_id::text, seq::text, occurred_at, actor, action, target, outcome, details, prev_hash, hash';
 const CHECKPOINT_COLUMNS = 'org_id::text, seq::text, hash, kind, created_at, signature';
 
@@ -162,7 +162,7 @@ export function createAuditLog(services: AuditServices): AuditLog {
   const appendIn = async (tx: Queryable, orgId: string, inputs: readonly AuditEntryInput[], now: Date): Promise<AuditRecord[]> => {
     if (inputs.length === 0) return [];
     const entries = inputs.map(normalizeEntry);
-    const ids = inputs.map((input) => (input.id !== undefined && UUID.test(input.id) ? input.id.toLowerCase() : null));
+    const ids = inputs.map((input) => (input.id !== undefined && isUuid(input.id) ? input.id.toLowerCase() : null));
     // One statement creates the head on the first append and otherwise locks it (ON CONFLICT DO
     // UPDATE takes the row lock): concurrent appends of this org wait here, in order.
     const head = await tx.query<{ seq: string; hash: string }>(

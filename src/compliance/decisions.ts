@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
+import { isUuid } from '../platform/uuid.ts';
 import type { CatalogModel, ModelCatalog } from './models.ts';
 import { APPEAL_MACHINE, nextState, type AppealStatus } from './states.ts';
 import { explainThreat, type ThreatEvent, type Threats } from './threats.ts';
@@ -394,7 +395,7 @@ export function createDecisions(deps: { db: Database; threats: Threats; models: 
       return { id, created_at: created.rows[0]!.created_at.toISOString(), ...body };
     },
     async explanation(orgId, id) {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+      if (!isUuid(id)) return null;
       const rows = await db.withOrg(orgId, (tx) => tx.query<{ id: string; created_at: Date; body: Omit<Explanation, 'id' | 'created_at'> }>('SELECT id::text, created_at, body FROM compliance_explanations WHERE id = $1', [id]));
       const row = rows.rows[0];
       return row === undefined ? null : { id: row.id, created_at: row.created_at.toISOString(), ...row.body };

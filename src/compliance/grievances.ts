@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
+import { isUuid } from '../platform/uuid.ts';
 import { GRIEVANCE_ACKNOWLEDGE_BUSINESS_DAYS, GRIEVANCE_RESPONSE_DAYS, addBusinessDays, addCalendarDays } from './business-days.ts';
 import { GRIEVANCE_MACHINE, nextState, type GrievanceMove, type GrievanceState } from './states.ts';
 
@@ -99,14 +100,13 @@ export interface Grievances {
   overdueByOrg(): Promise<Array<{ orgId: string; acknowledgment: number; response: number }>>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function createGrievances(deps: { db: Database; now?: () => Date }): Grievances {
   const { db } = deps;
   const now = deps.now ?? (() => new Date());
 
   const read = async (tx: Queryable, id: string, lock: boolean): Promise<GrievanceRow> => {
-    const rows = UUID.test(id) ? await tx.query<GrievanceRow>(`SELECT ${COLUMNS} FROM compliance_grievances WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]) : { rows: [] };
+    const rows = isUuid(id) ? await tx.query<GrievanceRow>(`SELECT ${COLUMNS} FROM compliance_grievances WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]) : { rows: [] };
     const row = rows.rows[0];
     if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'grievance', id } });
     return row;
@@ -150,7 +150,7 @@ export function createGrievances(deps: { db: Database; now?: () => Date }): Grie
       return view(rows.rows[0]!, submittedAt);
     },
     async get(orgId, id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const rows = await db.withOrg(orgId, (tx) => tx.query<GrievanceRow>(`SELECT ${COLUMNS} FROM compliance_grievances WHERE id = $1`, [id]));
       return rows.rows[0] === undefined ? null : view(rows.rows[0], now());
     },

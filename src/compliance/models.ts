@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../platform/db/index.ts';
 import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
+import { isUuid } from '../platform/uuid.ts';
 
 export const SYSTEMIC_RISK_FLOPS = 1e25;
 export const SYSTEMIC_RISK_PARAMETERS = 1e11;
@@ -121,7 +122,7 @@ export function createModelCatalog(db: Database): ModelCatalog {
       return result.rows.map(view);
     },
     async get(orgId, id) {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+      if (!isUuid(id)) return null;
       const result = await db.withOrg(orgId, (tx) => tx.query<ModelRow>(`SELECT ${COLUMNS} FROM compliance_models WHERE id = $1`, [id]));
       return result.rows[0] === undefined ? null : view(result.rows[0]);
     },

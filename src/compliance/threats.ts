@@ -7,6 +7,7 @@
  */
 import type { Database, Queryable } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
+import { isUuid } from '../platform/uuid.ts';
 import type { ThreatEvent } from './threat-event.ts';
 
 export type { ThreatEvent } from './threat-event.ts';
@@ -96,7 +97,6 @@ export function explainThreat(event: ThreatEvent): string {
 }
 
 const CURSOR_TIME = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d(?::?\d\d)?)?$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function encodeCursor(row: ThreatRow): string {
   return Buffer.from(JSON.stringify([row.occurred_text, row.id])).toString('base64url');
@@ -105,7 +105,7 @@ function encodeCursor(row: ThreatRow): string {
 function decodeCursor(cursor: string): [string, string] {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && CURSOR_TIME.test(value[0]) && UUID.test(value[1])) {
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && CURSOR_TIME.test(value[0]) && isUuid(value[1])) {
       return [value[0], value[1]];
     }
   } catch {
@@ -233,7 +233,7 @@ export function createThreats(db: Database, flushEvidence: () => Promise<void> =
       return { data: page.map(toThreatEvent), next_cursor: rows.rows.length > limit && last !== undefined ? encodeCursor(last) : null };
     },
     async get(orgId, id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       await flushEvidence();
       const rows = await db.withOrg(orgId, (tx) => tx.query<ThreatRow>(`SELECT ${COLUMNS} FROM threat_events WHERE id = $1`, [id]));
       const row = rows.rows[0];

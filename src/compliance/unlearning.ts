@@ -25,6 +25,7 @@ import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { JobQueue } from '../platform/queue.ts';
+import { isUuid } from '../platform/uuid.ts';
 import { UNLEARNING_SERVICE_LEVEL_DAYS, addCalendarDays } from './business-days.ts';
 import type { UnlearningState } from './states.ts';
 
@@ -81,7 +82,6 @@ interface Row {
 }
 
 const COLUMNS = 'id::text, state, subject_id, session_ids, requested_at, requested_by, due_at, started_at, completed_at, steps, attempts, last_error, audit_seq, audit_hash';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function view(row: Row, now: Date): UnlearningRequest {
   const completedAt = row.completed_at;
@@ -236,7 +236,7 @@ export function createUnlearning(deps: UnlearningDeps): Unlearning {
       return view(row, requestedAt);
     },
     async get(orgId, id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const rows = await db.withOrg(orgId, (tx) => tx.query<Row>(`SELECT ${COLUMNS} FROM compliance_unlearning WHERE id = $1`, [id]));
       return rows.rows[0] === undefined ? null : view(rows.rows[0], now());
     },

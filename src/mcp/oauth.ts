@@ -18,6 +18,7 @@ import { retryingLockConflicts } from '../platform/db/failures.ts';
 import type { Database } from '../platform/db/index.ts';
 import { SvcError } from '../platform/errors.ts';
 import { entryBound } from '../platform/lru.ts';
+import { isUuid } from '../platform/uuid.ts';
 
 export type McpOAuthRole = 'viewer' | 'operator' | 'admin';
 
@@ -105,7 +106,7 @@ export function createMcpOAuth(deps: McpOAuthDeps): McpOAuth {
   };
 
   const forServer = async (serverId: string) => {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(serverId)) return null;
+    if (!isUuid(serverId)) return null;
     const result = await db.query<Row>('SELECT o.* FROM mcp_servers s JOIN mcp_oauth o ON o.org_id = s.org_id WHERE s.id = $1', [serverId]);
     const row = result.rows[0];
     return row === undefined ? null : { ...view(row), orgId: row.org_id };

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../platform/db/index.ts';
+import { isUuid } from '../platform/uuid.ts';
 import type { McpFinding } from './inspection.ts';
 
 export interface McpServerRecord {
@@ -158,7 +159,7 @@ export function createStore(db: Database) {
      * override): the next listing infers it again. Null when there is no such server.
      */
     async updateServer(orgId: string, id: string, input: { name: string; url: string; transport: McpTransport; tool_categories: Record<string, string>; on_held: 'hide' | 'block' }, uncategorized: readonly string[]): Promise<McpServerRecord | 'exists' | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       return db.withOrg(orgId, async (tx) => {
         const existing = await tx.query('SELECT 1 FROM mcp_servers WHERE org_id = $1 AND name = $2 AND id <> $3', [orgId, input.name, id]);
         if (existing.rowCount > 0) return 'exists' as const;
@@ -178,12 +179,12 @@ export function createStore(db: Database) {
       return rows.map(serverRow);
     },
     async getServer(orgId: string, id: string): Promise<McpServerRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const { rows } = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM mcp_servers WHERE org_id = $1 AND id = $2', [orgId, id]));
       return rows[0] === undefined ? null : serverRow(rows[0]);
     },
     async deleteServer(orgId: string, id: string): Promise<boolean> {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const { rowCount } = await db.withOrg(orgId, (tx) => tx.query('DELETE FROM mcp_servers WHERE org_id = $1 AND id = $2', [orgId, id]));
       return rowCount > 0;
     },
@@ -244,12 +245,12 @@ export function createStore(db: Database) {
       return rows.map(quarantineRow);
     },
     async getQuarantine(orgId: string, id: string): Promise<QuarantineRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const { rows } = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM mcp_quarantine WHERE org_id = $1 AND id = $2', [orgId, id]));
       return rows[0] === undefined ? null : quarantineRow(rows[0]);
     },
     async releaseQuarantine(orgId: string, id: string, actor: string): Promise<QuarantineRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const { rows } = await db.withOrg(orgId, (tx) =>
         tx.query("UPDATE mcp_quarantine SET state = 'released', released_at = now(), released_by = $3 WHERE org_id = $1 AND id = $2 RETURNING *", [orgId, id, actor]),
       );
@@ -297,4 +298,3 @@ export function createStore(db: Database) {
 
 export type McpStore = ReturnType<typeof createStore>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

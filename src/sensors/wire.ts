@@ -22,6 +22,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { CloudEvent } from 'cloudevents';
 import canonicalize from 'canonicalize';
 import { jsonNestedDeeper } from '../platform/json-depth.ts';
+import { UUID_PATTERN } from '../platform/uuid.ts';
 
 /** The wire version this build speaks (N). The collector accepts N and N−1 and refuses N+1. */
 export const WIRE_VERSION = 1;
@@ -73,7 +74,7 @@ export const FindingDataSchema = Type.Object(
     mcp: Type.Optional(
       Type.Object(
         {
-          server_id: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
+          server_id: Type.String({ pattern: UUID_PATTERN }),
           mcp_session_id: Type.Optional(Type.Union([Text(256), Type.Null()])),
           role: Type.Optional(Text(32)),
         },

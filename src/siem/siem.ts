@@ -33,6 +33,7 @@ import { noWithin, type WithinWrite } from '../platform/db/within.ts';
 import { SvcError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { assertPublicHost, assertPublicUrl, isPrivateHost } from '../platform/ssrf.ts';
+import { isUuid } from '../platform/uuid.ts';
 import { hecEvent, octetFrame, syslogMessage, type AuditRecordView, type FindingRecord, type SiemRecord } from './format.ts';
 import { hecAgent, sendHec, sendSyslog, SendError, type SendPolicy } from './transport.ts';
 
@@ -135,7 +136,6 @@ export interface Siem {
   close(): Promise<void>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_SINKS_PER_ORG = 20;
 const LEASE_MARGIN_MS = 30_000;
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$|^\[?[0-9A-Fa-f:.]+\]?$/;
@@ -277,7 +277,7 @@ export function createSiem(deps: SiemDeps): Siem {
   };
 
   const find = async (tx: Queryable, id: string, lock = false): Promise<SinkRow> => {
-    if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
+    if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
     const result = await tx.query<SinkRow>(`SELECT ${SINK_COLUMNS} FROM siem_sinks WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
     const row = result.rows[0];
     if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
@@ -583,7 +583,7 @@ export function createSiem(deps: SiemDeps): Siem {
     },
 
     async remove(orgId, id, within = noWithin) {
-      if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
+      if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });
       await db.withOrg(orgId, async (tx) => {
         const deleted = await tx.query('DELETE FROM siem_sinks WHERE id = $1 RETURNING id', [id]);
         if (deleted.rowCount === 0) throw new SvcError('NOT_FOUND', { details: { resource: 'siem_sink' } });

@@ -40,6 +40,7 @@ import { withDeadline } from '../platform/deadline.ts';
 import { isRetryableWriteFailure, retryingLockConflicts } from '../platform/db/failures.ts';
 import { uuidFromText } from '../platform/crypto.ts';
 import type { Outbox } from '../platform/outbox.ts';
+import { isUuid } from '../platform/uuid.ts';
 
 const JOB = 'webhook.deliver';
 /** The outbox kind of a webhook event (journal and spool). */
@@ -171,7 +172,6 @@ interface EndpointRow {
 }
 
 const ENDPOINT_COLUMNS = 'id::text, url, events, description, state, consecutive_failures, paused_at, paused_reason, created_at, updated_at';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface DeliveryJob {
   deliveryId: string;
@@ -215,7 +215,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
   };
 
   const findEndpoint = async (orgId: string, id: string): Promise<EndpointRow> => {
-    if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+    if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
     const result = await db.withOrg(orgId, (tx) => tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id]));
     const row = result.rows[0];
     if (row === undefined) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
@@ -602,7 +602,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
         // every delivery, so an answer that changes later is refused then.
         await findEndpoint(orgId, id);
         await assertPublicUrl(changes.url, { allowPrivate });
-      } else if (!UUID.test(id)) {
+      } else if (!isUuid(id)) {
         throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
       }
       const sets: string[] = [];
@@ -657,7 +657,7 @@ function buildWebhooks(services: WebhookServices, policy: DeliveryPolicy, random
     },
 
     async remove(orgId, id, within = noWithin) {
-      if (!UUID.test(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
+      if (!isUuid(id)) throw new SvcError('NOT_FOUND', { details: { resource: 'webhook' } });
       // One statement decides: of concurrent deletes, only the one whose DELETE removed the row
       // succeeds; the others wait for it and find nothing (404), so one audit entry is written.
       await db.withOrg(orgId, async (tx) => {

@@ -21,6 +21,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { DatabaseTarget } from '../config.ts';
 import { fromTransaction, toQueryError } from './query-error.ts';
 import { sanitizeParams, sanitizeText } from './sanitize.ts';
+import { isUuid } from '../uuid.ts';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -319,7 +320,7 @@ class PgliteDatabase implements Database {
     try {
       return await this.instance.transaction(async (transaction) => {
         const tx = wrapPgliteTransaction(transaction, APP_ROLE);
-        if (ORG_ID_LITERAL.test(orgId)) {
+        if (isUuid(orgId)) {
           // One simple-protocol script: as two extended queries (parse, describe, bind, describe,
           // execute, sync: six calls into the engine each) the set-up cost ~220 µs more of svc's
           // CPU per transaction (docs/benchmarks.md, "Issue #39 item 3, speed-ev40 round"). The
@@ -356,8 +357,6 @@ export function copyField(value: string | number | boolean | null): string {
 }
 const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 const SQL_NAME = /^[a-z_][a-z0-9_]*$/;
-/** An org id that may be written into a script as a literal: a UUID's hex digits and hyphens only. */
-const ORG_ID_LITERAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A PGlite transaction as a Queryable; `role` is the role it runs as (SET LOCAL), restored after a COPY. */
 function wrapPgliteTransaction(transaction: PgliteTransaction, role: string | null): Queryable {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { randomBase62, sha256Hex } from '../../platform/crypto.ts';
 import type { Database, Queryable } from '../../platform/db/index.ts';
 import { noWithin as none, type WithinWrite } from '../../platform/db/within.ts';
+import { isUuid } from '../../platform/uuid.ts';
 import type { SensorClass } from '../wire.ts';
 
 /** Configuration the collector pushes to a sensor (heartbeat answer and GET /sensors/{id}/config). */
@@ -116,7 +117,7 @@ export function createSensorStore(db: Database) {
 
     /** A sensor by id on the owner connection (the wire identifies it before any org is known). */
     async find(id: string): Promise<SensorRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const { rows } = await db.query('SELECT * FROM sensors WHERE id = $1', [id]);
       return rows[0] === undefined ? null : sensorRow(rows[0]);
     },
@@ -192,14 +193,14 @@ export function createSensorStore(db: Database) {
     },
 
     async get(orgId: string, id: string): Promise<SensorRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const { rows } = await db.withOrg(orgId, (tx) => tx.query('SELECT * FROM sensors WHERE org_id = $1 AND id = $2', [orgId, id]));
       return rows[0] === undefined ? null : sensorRow(rows[0]);
     },
 
     /** Merges a configuration change and bumps its version (the sensor sees it at its next heartbeat). */
     async setConfig(orgId: string, id: string, change: Partial<SensorConfig>, within: WithinWrite<SensorRecord> = none): Promise<SensorRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       return db.withOrg(orgId, async (tx) => {
         const { rows } = await tx.query('UPDATE sensors SET config = config || $3::jsonb, config_version = config_version + 1 WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [
           orgId, id, JSON.stringify(change),
@@ -209,7 +210,7 @@ export function createSensorStore(db: Database) {
     },
 
     async revoke(orgId: string, id: string, within: WithinWrite<SensorRecord> = none): Promise<SensorRecord | null> {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       return db.withOrg(orgId, async (tx) => {
         const { rows } = await tx.query('UPDATE sensors SET revoked_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING *', [orgId, id]);
         return updatedThen(tx, rows[0], within);
@@ -218,7 +219,7 @@ export function createSensorStore(db: Database) {
 
     /** The expiry of the sensor's current certificate (the CA calls this when it issues one). */
     async setCertificateExpiry(id: string, expiresAt: Date): Promise<void> {
-      if (!UUID.test(id)) return;
+      if (!isUuid(id)) return;
       await db.query('UPDATE sensors SET certificate_expires_at = $2 WHERE id = $1', [id, expiresAt.toISOString()]);
     },
   };
@@ -242,4 +243,3 @@ async function updateRegistration(tx: Queryable, orgId: string, id: string, inpu
 
 export type SensorStore = ReturnType<typeof createSensorStore>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
