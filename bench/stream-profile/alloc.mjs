@@ -5,30 +5,11 @@
 // completion by the nearest svc function on the allocating stack (self: the allocating frame's own
 // function when it is svc's) and young-generation collections per completion.
 //   UPSTREAM_BASE_URL=http://127.0.0.1:PORT N=2000 node --expose-gc bench/stream-profile/alloc.mjs
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
-const dir = resolve(process.env.SVC_DIR ?? '.');
+import { startInProcess } from './in-process.mjs';
 const n = Number(process.env.N ?? 2000);
-const { default: pino } = await import(join(dir, 'node_modules/pino/pino.js'));
-const { buildApp } = await import(join(dir, 'dist/http/build-app.js'));
-const { createServices } = await import(join(dir, 'dist/services.js'));
-const { loadConfig } = await import(join(dir, 'dist/platform/config.js'));
-const { resolveSecrets } = await import(join(dir, 'dist/platform/secrets.js'));
-const dataDir = mkdtempSync(join(tmpdir(), 'svc-alloc-'));
-const config = resolveSecrets(loadConfig({ ENVIRONMENT: 'development', SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz', API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
-  DATABASE_URL: `pglite:${dataDir}/pglite`, DATA_DIR: dataDir, REDIS_URL: 'memory:', ALLOW_PRIVATE_TARGETS: 'true', CACHE_PREFIX: `bench:${process.pid}:`, LOG_LEVEL: 'info' }));
-const services = await createServices(config, { logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
-const app = await buildApp(config, services);
-const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
-await services.accounts.providerKeys.set(org.id, 'openai', 'sk-bench-upstream-key', process.env.UPSTREAM_BASE_URL);
-const body = JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarize in one sentence why keep-alive connections matter for API gateways.' }], max_tokens: 64 });
-const complete = async () => {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, payload: body });
-  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
-};
+const { complete, close } = await startInProcess('svc-alloc-');
 for (let index = 0; index < 500; index++) await complete();
 await new Promise((r) => setTimeout(r, 1000));
 let minor = 0;
@@ -65,4 +46,4 @@ console.log('by nearest svc function (bytes per completion):');
 for (const [key, value] of [...nearest].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 40))) console.log(`  ${Math.round(value / n)}  ${key}`);
 console.log('by allocating function <- nearest svc function (bytes per completion):');
 for (const [key, value] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 40))) console.log(`  ${Math.round(value / n)}  ${key}`);
-await app.close(); await services.close(); rmSync(dataDir, { recursive: true, force: true });
+await close();

@@ -4,28 +4,9 @@
 // N sequential JSON completions; counts the calls into PGlite (query, exec, transaction) and their
 // statements' text, and each table's rows before and after (so the rows a completion leaves).
 //   UPSTREAM_BASE_URL=http://127.0.0.1:PORT N=500 node bench/stream-profile/db-count.mjs
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-const dir = resolve(process.env.SVC_DIR ?? '.');
+import { startInProcess } from './in-process.mjs';
 const n = Number(process.env.N ?? 500);
-const { default: pino } = await import(join(dir, 'node_modules/pino/pino.js'));
-const { buildApp } = await import(join(dir, 'dist/http/build-app.js'));
-const { createServices } = await import(join(dir, 'dist/services.js'));
-const { loadConfig } = await import(join(dir, 'dist/platform/config.js'));
-const { resolveSecrets } = await import(join(dir, 'dist/platform/secrets.js'));
-const dataDir = mkdtempSync(join(tmpdir(), 'svc-dbcount-'));
-const config = resolveSecrets(loadConfig({ ENVIRONMENT: 'development', SECRET_KEY: 'bench-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz', API_ENCRYPTION_KEY: 'bench-encryption-key-0123456789-abcdefghijklmnopqrs',
-  DATABASE_URL: `pglite:${dataDir}/pglite`, DATA_DIR: dataDir, REDIS_URL: 'memory:', ALLOW_PRIVATE_TARGETS: 'true', CACHE_PREFIX: `bench:${process.pid}:`, LOG_LEVEL: 'info' }));
-const services = await createServices(config, { logDestination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }) });
-const app = await buildApp(config, services);
-const { org, apiKey } = await services.accounts.createOrg({ name: 'bench', plan: 'enterprise' });
-await services.accounts.providerKeys.set(org.id, 'openai', 'sk-bench-upstream-key', process.env.UPSTREAM_BASE_URL);
-const body = JSON.stringify({ provider: 'openai', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarize in one sentence why keep-alive connections matter for API gateways.' }], max_tokens: 64 });
-const complete = async () => {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/gateway/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, payload: body });
-  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${response.body.slice(0, 300)}`);
-};
+const { services, complete, close } = await startInProcess('svc-dbcount-');
 const pg = services.db.instance;
 const calls = new Map();
 let counting = false;
@@ -82,4 +63,4 @@ for (const [key, value] of [...calls].sort((a, b) => b[1] - a[1])) { total += va
 console.log(`  total ${(total / n).toFixed(3)}`);
 console.log('inside the engine per completion (protocol calls, wall µs):');
 for (const [key, { calls: c, ns }] of [...engine].sort((a, b) => Number(b[1].ns - a[1].ns))) console.log(`  ${(c / n).toFixed(3)} calls  ${(Number(ns) / 1000 / n).toFixed(1)} µs  ${key}`);
-await app.close(); await services.close(); rmSync(dataDir, { recursive: true, force: true });
+await close();
